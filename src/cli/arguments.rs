@@ -1,0 +1,210 @@
+//! The command line's grammar and help texts.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::domain::{FeedbackStatus, RepoName, SandboxBackend};
+
+const AFTER_HELP: &str = "\
+Data lives in the OS's app-data folder (~/.local/share/handoff on Linux); set
+HANDOFF_DATA_DIR or pass --data-dir to use another folder. The desktop app reads the
+same folder.
+
+Exit codes: 0 success; 1 failed or refused (unknown id, MERGED item, quota used up);
+2 usage error (unknown option, bad repository name, empty text).
+
+Examples:
+  handoff repo add octocat/hello-world --base main --quota 30
+  handoff feedback add --repo octocat/hello-world \"The signup button is too small\"
+  handoff feedback list --status waiting-for-review --json
+  handoff followup add 12 -m \"Make it blue, not green\"";
+
+/// Handoff turns feedback into pull requests with an AI agent in a sandbox, and keeps
+/// a local mirror of feedback, follow-ups and runs.
+#[derive(Debug, Parser)]
+#[command(name = "handoff", version, about, long_about = None, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// The data folder (default: $HANDOFF_DATA_DIR, else the OS's app-data folder).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Connect GitHub repositories and change their settings.
+    #[command(subcommand)]
+    Repo(RepoCommand),
+    /// Add, list and show feedback items.
+    #[command(subcommand)]
+    Feedback(FeedbackCommand),
+    /// Add follow-up messages to a feedback item's thread.
+    #[command(subcommand)]
+    Followup(FollowUpCommand),
+    /// List agent runs.
+    #[command(subcommand)]
+    Runs(RunsCommand),
+    /// Show where the data lives and the schema version.
+    Info(JsonFlag),
+}
+
+#[derive(Debug, Args)]
+pub struct JsonFlag {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RepoCommand {
+    /// Connect a repository (owner/name or its GitHub URL).
+    Add {
+        /// The repository: owner/name, https://github.com/owner/name or git@github.com:owner/name.git.
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+        #[command(flatten)]
+        settings: RepoSettingsArguments,
+    },
+    /// List connected repositories.
+    List(JsonFlag),
+    /// Show one repository's settings and the quota left this month.
+    Show {
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// Change a repository's settings.
+    Set {
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+        #[command(flatten)]
+        settings: RepoSettingsArguments,
+    },
+}
+
+#[derive(Debug, Args, Default)]
+pub struct RepoSettingsArguments {
+    /// The branch PRs target and first runs start from [default: main].
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+    /// The label that makes an issue a feedback item [default: feedback].
+    #[arg(long, value_name = "LABEL")]
+    pub label: Option<String>,
+    /// Runs allowed per calendar month [default: 50].
+    #[arg(long, value_name = "N", conflicts_with = "no_quota")]
+    pub quota: Option<u32>,
+    /// No monthly limit on runs.
+    #[arg(long)]
+    pub no_quota: bool,
+    /// Instructions the agent gets on every run of this repository.
+    #[arg(long, value_name = "TEXT", conflicts_with = "instructions_file")]
+    pub instructions: Option<String>,
+    /// Read the custom instructions from a file.
+    #[arg(long, value_name = "PATH")]
+    pub instructions_file: Option<PathBuf>,
+    /// Where the agent runs [default: docker].
+    #[arg(long, value_name = "BACKEND")]
+    pub backend: Option<SandboxBackend>,
+    /// The agent preset: opencode, claude, aider, codex or custom [default: opencode].
+    #[arg(long, value_name = "PRESET")]
+    pub agent: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FeedbackCommand {
+    /// Add a feedback item (status NEW). The body is the argument, --file, or stdin with "-".
+    Add {
+        /// The repository the feedback is for.
+        #[arg(long, value_parser = parse_repo_name)]
+        repo: RepoName,
+        /// A short title [default: the body's first line].
+        #[arg(long)]
+        title: Option<String>,
+        /// What should change. "-" reads standard input.
+        #[arg(conflicts_with = "file", required_unless_present = "file")]
+        body: Option<String>,
+        /// Read the body from a file.
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// List feedback items grouped by status, as the dashboard shows them.
+    List {
+        /// Only this repository's items.
+        #[arg(long, value_parser = parse_repo_name)]
+        repo: Option<RepoName>,
+        /// Only items in this status (NEW, CODING, WAITING_FOR_REVIEW, FAILED, MERGED).
+        #[arg(long)]
+        status: Option<FeedbackStatus>,
+        /// Only items whose title, body, branch, repository or PR number match.
+        #[arg(long, value_name = "WORDS")]
+        search: Option<String>,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// Show one item with its status history, follow-up thread and runs.
+    Show {
+        /// The feedback id (the number in the first column of `handoff feedback list`).
+        id: i64,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FollowUpCommand {
+    /// Append the owner's message to a feedback item's thread (refused when MERGED).
+    ///
+    /// The next run of the item (`Update PR`) includes it in the agent's prompt.
+    Add {
+        /// The feedback id.
+        feedback: i64,
+        /// The message. "-" reads standard input.
+        #[arg(
+            short = 'm',
+            long = "message",
+            conflicts_with = "file",
+            required_unless_present = "file"
+        )]
+        message: Option<String>,
+        /// Read the message from a file.
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// List a feedback item's thread in order.
+    List {
+        /// The feedback id.
+        feedback: i64,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// List runs, newest first.
+    List {
+        /// Only the runs of this feedback id.
+        #[arg(long, value_name = "ID")]
+        feedback: Option<i64>,
+        /// Only queued and running runs.
+        #[arg(long)]
+        active: bool,
+        /// At most this many runs.
+        #[arg(long, value_name = "N")]
+        limit: Option<u32>,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+}
+
+fn parse_repo_name(text: &str) -> Result<RepoName, String> {
+    text.parse::<RepoName>().map_err(|error| error.to_string())
+}

@@ -1,0 +1,149 @@
+//! `handoff repo add|list|show|set`.
+
+use chrono::Utc;
+use serde::Serialize;
+
+use super::arguments::{RepoCommand, RepoSettingsArguments};
+use super::outcome::CliError;
+use super::output::{dash_if_none, print_json, Table};
+use crate::domain::{NewRepo, Repo};
+use crate::store::{QuotaStatus, RepoSettingsChange, Store};
+
+#[derive(Debug, Serialize)]
+struct RepoWithQuota {
+    #[serde(flatten)]
+    repo: Repo,
+    quota_this_month: QuotaStatus,
+}
+
+pub async fn run(store: &Store, command: RepoCommand) -> Result<(), CliError> {
+    match command {
+        RepoCommand::Add { repo, settings } => {
+            let mut new = NewRepo::with_defaults(repo);
+            let change = settings_change(settings)?;
+            if let Some(branch) = change.default_branch {
+                new.default_branch = branch;
+            }
+            if let Some(label) = change.feedback_label {
+                new.feedback_label = label;
+            }
+            if let Some(instructions) = change.custom_instructions {
+                new.custom_instructions = instructions;
+            }
+            if let Some(quota) = change.monthly_run_quota {
+                new.monthly_run_quota = quota;
+            }
+            if let Some(backend) = change.sandbox_backend {
+                new.sandbox_backend = backend;
+            }
+            if let Some(agent) = change.agent_preset {
+                new.agent_preset = agent;
+            }
+            let repo = store.add_repo(&new).await?;
+            println!(
+                "connected {} (base {}, label {}, {} runs a month, {} backend)",
+                repo.name,
+                repo.default_branch,
+                repo.feedback_label,
+                dash_if_none(repo.monthly_run_quota),
+                repo.sandbox_backend
+            );
+            Ok(())
+        }
+        RepoCommand::List(output) => {
+            let repos = store.repos().await?;
+            if output.json {
+                return print_json(&repos);
+            }
+            if repos.is_empty() {
+                println!("no repositories yet: connect one with `handoff repo add owner/name`");
+                return Ok(());
+            }
+            let mut table =
+                Table::new(&["REPOSITORY", "BASE", "LABEL", "QUOTA", "BACKEND", "AGENT"]);
+            for repo in repos {
+                table.row(vec![
+                    repo.name.full_name(),
+                    repo.default_branch,
+                    repo.feedback_label,
+                    dash_if_none(repo.monthly_run_quota),
+                    repo.sandbox_backend.to_string(),
+                    repo.agent_preset,
+                ]);
+            }
+            print!("{}", table.render());
+            Ok(())
+        }
+        RepoCommand::Show { repo, output } => {
+            let repo = store.repo_by_name(&repo).await?;
+            let quota = store.quota_status(repo.id, Utc::now()).await?;
+            if output.json {
+                return print_json(&RepoWithQuota {
+                    repo,
+                    quota_this_month: quota,
+                });
+            }
+            println!("{}", repo.name);
+            println!("  base branch:   {}", repo.default_branch);
+            println!("  feedback label: {}", repo.feedback_label);
+            println!("  backend:       {}", repo.sandbox_backend);
+            println!("  agent:         {}", repo.agent_preset);
+            match (quota.quota, quota.left) {
+                (Some(limit), Some(left)) => {
+                    println!("  quota:         {left} of {limit} runs left this month")
+                }
+                _ => println!("  quota:         no limit ({} runs this month)", quota.used),
+            }
+            if repo.custom_instructions.is_empty() {
+                println!("  instructions:  (none)");
+            } else {
+                println!("  instructions:");
+                for line in repo.custom_instructions.lines() {
+                    println!("    {line}");
+                }
+            }
+            Ok(())
+        }
+        RepoCommand::Set { repo, settings } => {
+            let repo = store.repo_by_name(&repo).await?;
+            let change = settings_change(settings)?;
+            if change == RepoSettingsChange::default() {
+                return Err(CliError::Usage(
+                    "nothing to change: name a setting, for example --quota 30".to_owned(),
+                ));
+            }
+            let repo = store.change_repo_settings(repo.id, &change).await?;
+            println!("updated {}", repo.name);
+            Ok(())
+        }
+    }
+}
+
+fn settings_change(arguments: RepoSettingsArguments) -> Result<RepoSettingsChange, CliError> {
+    let instructions = match (arguments.instructions, arguments.instructions_file) {
+        (Some(text), _) => Some(text),
+        (None, Some(path)) => Some(std::fs::read_to_string(&path).map_err(|error| {
+            CliError::Usage(format!("cannot read {}: {error}", path.display()))
+        })?),
+        (None, None) => None,
+    };
+    if let Some(label) = &arguments.label {
+        if label.trim().is_empty() {
+            return Err(CliError::Usage("the feedback label is empty".to_owned()));
+        }
+    }
+    Ok(RepoSettingsChange {
+        default_branch: arguments.base,
+        feedback_label: arguments.label.map(|label| label.trim().to_owned()),
+        custom_instructions: instructions,
+        monthly_run_quota: if arguments.no_quota {
+            Some(None)
+        } else {
+            arguments.quota.map(Some)
+        },
+        sandbox_backend: arguments.backend,
+        agent_preset: arguments.agent,
+        agent_command: None,
+        docker_image: None,
+    })
+}

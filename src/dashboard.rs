@@ -1,0 +1,82 @@
+//! The dashboard (D1): feedback cards grouped by status, as both the desktop app and
+//! `handoff feedback list` show them.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::domain::feedback::PullRequestState;
+use crate::domain::{FeedbackId, FeedbackSource, FeedbackStatus, RunId, RunStatus, Stage};
+
+/// The last run of a feedback item, as its card shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LastRunSummary {
+    pub id: RunId,
+    pub stage: Stage,
+    pub status: RunStatus,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// One feedback card.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DashboardCard {
+    pub feedback_id: FeedbackId,
+    pub public_id: String,
+    pub title: String,
+    pub repo: String,
+    pub status: FeedbackStatus,
+    pub source: FeedbackSource,
+    pub head_branch: String,
+    pub pr_number: Option<u64>,
+    pub pr_url: Option<String>,
+    pub pr_state: Option<PullRequestState>,
+    pub owner_follow_up_count: u32,
+    pub visitor_follow_up_count: u32,
+    pub run_count: u32,
+    pub total_cost_usd: f64,
+    pub last_run: Option<LastRunSummary>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl DashboardCard {
+    pub fn follow_up_count(&self) -> u32 {
+        self.owner_follow_up_count + self.visitor_follow_up_count
+    }
+}
+
+/// The cards of one status.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DashboardGroup {
+    pub status: FeedbackStatus,
+    pub label: &'static str,
+    pub cards: Vec<DashboardCard>,
+}
+
+/// Every group, in F2's order, empty ones included so the layout stays put.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Dashboard {
+    pub groups: Vec<DashboardGroup>,
+    pub total: usize,
+}
+
+impl Dashboard {
+    /// Groups `cards` by status, keeping their order within a group.
+    pub fn group(cards: Vec<DashboardCard>) -> Dashboard {
+        let total = cards.len();
+        let mut groups: Vec<DashboardGroup> = FeedbackStatus::ALL
+            .iter()
+            .map(|status| DashboardGroup {
+                status: *status,
+                label: status.label(),
+                cards: Vec::new(),
+            })
+            .collect();
+        for card in cards {
+            if let Some(group) = groups.iter_mut().find(|group| group.status == card.status) {
+                group.cards.push(card);
+            }
+        }
+        Dashboard { groups, total }
+    }
+}

@@ -1,0 +1,24 @@
+//! The domain: the words of PRODUCT.md as types, and the rules that tie them together.
+//!
+//! Everything here is pure: no I/O, no clock, no database. The store and the pipeline
+//! call these rules so that a status transition, an iterate refusal or a branch name is
+//! decided in exactly one place.
+
+pub mod feedback;
+pub mod feedback_status;
+pub mod follow_up;
+pub mod head_branch;
+pub mod iterate_rules;
+pub mod repo;
+pub mod repo_name;
+pub mod run;
+pub mod stored_text;
+
+pub use feedback::{Feedback, FeedbackId, FeedbackSource, PublicFeedbackId, PullRequestState};
+pub use feedback_status::{FeedbackStatus, StatusChange, StatusEvent, TransitionError};
+pub use follow_up::{BodyError, FollowUp, FollowUpBody, FollowUpId, FollowUpSource};
+pub use head_branch::head_branch_for;
+pub use iterate_rules::{code_run_kind, CodeRunKind, IterateRefusal};
+pub use repo::{NewRepo, Repo, RepoId};
+pub use repo_name::{RepoName, RepoNameError};
+pub use run::{LogChunk, LogStream, Run, RunId, RunStatus, SandboxBackend, Stage};

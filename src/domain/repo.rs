@@ -1,0 +1,99 @@
+//! A connected repository and its settings: base branch, feedback label, custom agent
+//! instructions, run quota, sandbox backend and agent preset.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::repo_name::RepoName;
+use super::run::SandboxBackend;
+
+/// The row id of a repository in the local mirror.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RepoId(pub i64);
+
+impl fmt::Display for RepoId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// The quota a new repository gets unless told otherwise: runs per calendar month.
+pub const DEFAULT_MONTHLY_RUN_QUOTA: u32 = 50;
+
+/// The label that makes a GitHub issue a feedback item unless told otherwise (F1).
+pub const DEFAULT_FEEDBACK_LABEL: &str = "feedback";
+
+/// A connected repository.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Repo {
+    pub id: RepoId,
+    pub name: RepoName,
+    pub default_branch: String,
+    pub feedback_label: String,
+    pub custom_instructions: String,
+    /// Runs allowed per calendar month (UTC); `None` means no limit.
+    pub monthly_run_quota: Option<u32>,
+    pub sandbox_backend: SandboxBackend,
+    pub agent_preset: String,
+    pub agent_command: Option<String>,
+    pub docker_image: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// What `handoff repo add` and the app's "connect repository" form ask for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewRepo {
+    pub name: RepoName,
+    pub default_branch: String,
+    pub feedback_label: String,
+    pub custom_instructions: String,
+    pub monthly_run_quota: Option<u32>,
+    pub sandbox_backend: SandboxBackend,
+    pub agent_preset: String,
+}
+
+impl NewRepo {
+    /// A repository with the defaults: base `main`, label `feedback`, 50 runs a month,
+    /// Docker, the opencode preset.
+    pub fn with_defaults(name: RepoName) -> Self {
+        NewRepo {
+            name,
+            default_branch: "main".to_owned(),
+            feedback_label: DEFAULT_FEEDBACK_LABEL.to_owned(),
+            custom_instructions: String::new(),
+            monthly_run_quota: Some(DEFAULT_MONTHLY_RUN_QUOTA),
+            sandbox_backend: SandboxBackend::Docker,
+            agent_preset: "opencode".to_owned(),
+        }
+    }
+}
+
+/// Why a branch name typed by a person cannot be a base branch.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad branch name {0:?}: it must be a valid git branch name")]
+pub struct BadBranchName(pub String);
+
+/// A cheap check of a base branch name, before git itself is asked.
+pub fn check_branch_name(name: &str) -> Result<(), BadBranchName> {
+    let bad = name.is_empty()
+        || name.starts_with('-')
+        || name.starts_with('/')
+        || name.ends_with('/')
+        || name.ends_with('.')
+        || name.ends_with(".lock")
+        || name.contains("..")
+        || name.contains("@{")
+        || name.contains("//")
+        || name == "@"
+        || name
+            .chars()
+            .any(|c| c.is_control() || matches!(c, ' ' | '~' | '^' | ':' | '?' | '*' | '[' | '\\'));
+    if bad {
+        Err(BadBranchName(name.to_owned()))
+    } else {
+        Ok(())
+    }
+}

@@ -1,0 +1,140 @@
+//! Runs (F5): one execution of the agent in a sandbox for one stage, kept for ever.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::feedback::FeedbackId;
+use super::iterate_rules::CodeRunKind;
+use super::repo::RepoId;
+
+/// The row id of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RunId(pub i64);
+
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+crate::stored_text_enum! {
+    /// Where a run stands. `queued` and `running` are the active ones: the database
+    /// allows at most one active run per feedback item.
+    pub enum RunStatus as "run status" {
+        Queued => "queued",
+        Running => "running",
+        Succeeded => "succeeded",
+        Failed => "failed",
+        Cancelled => "cancelled",
+    }
+}
+
+impl RunStatus {
+    pub fn is_active(self) -> bool {
+        matches!(self, RunStatus::Queued | RunStatus::Running)
+    }
+}
+
+crate::stored_text_enum! {
+    /// What a run does (H1): `code` creates or iterates a feedback PR; the others are
+    /// the QA stages on a PR.
+    pub enum Stage as "stage" {
+        Code => "code",
+        Review => "review",
+        Plan => "plan",
+        Test => "test",
+        Fix => "fix",
+        FullAuto => "full-auto",
+    }
+}
+
+crate::stored_text_enum! {
+    /// Where the agent runs.
+    pub enum SandboxBackend as "sandbox backend" {
+        /// A container on a Docker engine, local or remote.
+        Docker => "docker",
+        /// A cloud sandbox from E2B.
+        E2b => "e2b",
+        /// A plain process in the working copy: no isolation; for development only.
+        Local => "local",
+    }
+}
+
+/// One run as the mirror holds it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Run {
+    pub id: RunId,
+    pub repo_id: RepoId,
+    pub feedback_id: Option<FeedbackId>,
+    pub pr_number: Option<u64>,
+    pub parent_run_id: Option<RunId>,
+    pub stage: Stage,
+    pub code_run_kind: Option<CodeRunKind>,
+    pub backend: SandboxBackend,
+    pub agent_preset: String,
+    pub status: RunStatus,
+    pub instructions: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub exit_code: Option<i64>,
+    pub failure_code: Option<String>,
+    pub failure_message: Option<String>,
+    pub notes: Vec<String>,
+    pub llm_cost_usd: Option<f64>,
+    pub tokens_in: Option<i64>,
+    pub tokens_out: Option<i64>,
+}
+
+impl Run {
+    /// Wall-clock time from start to finish, when both are known.
+    pub fn duration(&self) -> Option<chrono::Duration> {
+        Some(self.finished_at? - self.started_at?)
+    }
+}
+
+crate::stored_text_enum! {
+    /// The stream a line of a run's log came from.
+    pub enum LogStream as "log stream" {
+        Stdout => "stdout",
+        Stderr => "stderr",
+        /// What Handoff itself says about the run (steps, warnings, the failure).
+        Handoff => "handoff",
+    }
+}
+
+/// One piece of a run's log.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LogChunk {
+    pub run_id: RunId,
+    pub seq: i64,
+    pub stream: LogStream,
+    pub at: DateTime<Utc>,
+    pub text: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_words_round_trip() {
+        for stage in Stage::ALL {
+            assert_eq!(stage.as_str().parse::<Stage>().unwrap(), *stage);
+        }
+        let error = "podman".parse::<SandboxBackend>().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "unknown sandbox backend \"podman\": expected one of docker, e2b, local"
+        );
+    }
+
+    #[test]
+    fn only_queued_and_running_are_active() {
+        let active: Vec<_> = RunStatus::ALL.iter().filter(|s| s.is_active()).collect();
+        assert_eq!(active, [&RunStatus::Queued, &RunStatus::Running]);
+    }
+}

@@ -1,0 +1,28 @@
+//! Error codes: what the desktop UI and `--json` output receive instead of messages to
+//! match. Each error enum of the core maps its variants onto these.
+
+use serde::Serialize;
+
+crate::stored_text_enum! {
+    /// A stable, machine-readable name for a kind of failure.
+    pub enum ErrorCode as "error code" {
+        InvalidInput => "invalid_input",
+        NotFound => "not_found",
+        AlreadyExists => "already_exists",
+        IllegalTransition => "illegal_transition",
+        RunActive => "run_active",
+        Merged => "merged",
+        QuotaExhausted => "quota_exhausted",
+        DataFolder => "data_folder",
+        DatabaseFromNewerVersion => "database_from_newer_version",
+        DatabaseDamaged => "database_damaged",
+        Database => "database",
+    }
+}
+
+/// An error as the UI receives it: a code to act on and a message to show.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CodedError {
+    pub code: ErrorCode,
+    pub message: String,
+}

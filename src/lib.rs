@@ -1,0 +1,17 @@
+//! Handoff's core: everything the desktop app and the `handoff` command line do, with
+//! no dependency on Tauri or any UI.
+//!
+//! - [`domain`]: the product's words as types and its rules (status transitions,
+//!   iterate rules, head branch names).
+//! - [`store`]: the local SQLite mirror.
+//! - [`dashboard`]: the feedback cards as the app and the CLI show them.
+//! - [`cli`]: the `handoff` command line.
+
+pub mod cli;
+pub mod dashboard;
+pub mod data_dir;
+pub mod domain;
+pub mod error_code;
+pub mod store;
+
+pub use store::{Store, StoreError};

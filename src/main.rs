@@ -1,0 +1,5 @@
+//! The `handoff` command line: see `handoff --help`.
+
+fn main() -> std::process::ExitCode {
+    handoff::cli::main()
+}

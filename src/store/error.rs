@@ -1,0 +1,98 @@
+//! What can go wrong in the store, as one enum whose variants say what to do next.
+
+use std::path::PathBuf;
+
+use crate::domain::feedback_status::TransitionError;
+use crate::domain::follow_up::{BodyError, FollowUpOnMergedItem};
+use crate::domain::repo::BadBranchName;
+use crate::domain::{FeedbackId, IterateRefusal, RepoNameError, RunId};
+use crate::error_code::ErrorCode;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot create the data folder {path}: {source}")]
+    DataFolder {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "the database {path} was written by a newer Handoff (schema version {found}, this build knows up to {supported}); \
+         install the newer Handoff or set HANDOFF_DATA_DIR to another folder. The file was left as it is."
+    )]
+    NewerVersion {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error(
+        "the database {path} is damaged ({detail}); it was left as it is: move it away or restore a backup, \
+         then start Handoff again"
+    )]
+    Damaged { path: PathBuf, detail: String },
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("database migration failed: {0}")]
+    Migration(#[from] sqlx::migrate::MigrateError),
+    #[error("no repository {0}: add it with `handoff repo add {0}`")]
+    RepoNotFound(String),
+    #[error("repository {0} is already connected")]
+    RepoAlreadyConnected(String),
+    #[error("no feedback {0}")]
+    FeedbackNotFound(FeedbackId),
+    #[error("no run {0}")]
+    RunNotFound(RunId),
+    #[error("feedback {feedback_id} already has an active run; one run at a time")]
+    RunAlreadyActive { feedback_id: FeedbackId },
+    #[error("pull request #{pr_number} already has an active run; one run at a time")]
+    PullRequestRunAlreadyActive { pr_number: u64 },
+    #[error(
+        "the monthly run quota of {repo} is used up ({used} of {quota}); raise it with `handoff repo set {repo} --quota N` or wait for next month"
+    )]
+    QuotaExhausted { repo: String, quota: u32, used: u32 },
+    #[error("run {0} has already finished")]
+    RunAlreadyFinished(RunId),
+    #[error(transparent)]
+    Transition(#[from] TransitionError),
+    #[error(transparent)]
+    Iterate(#[from] IterateRefusal),
+    #[error(transparent)]
+    FollowUpOnMerged(#[from] FollowUpOnMergedItem),
+    #[error(transparent)]
+    Body(#[from] BodyError),
+    #[error(transparent)]
+    RepoName(#[from] RepoNameError),
+    #[error(transparent)]
+    BranchName(#[from] BadBranchName),
+    #[error("stored data is not what this build expects: {0}")]
+    Corrupt(String),
+}
+
+impl StoreError {
+    /// The code the UI and `--json` output use for this error.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            StoreError::DataFolder { .. } => ErrorCode::DataFolder,
+            StoreError::NewerVersion { .. } => ErrorCode::DatabaseFromNewerVersion,
+            StoreError::Damaged { .. } | StoreError::Corrupt(_) => ErrorCode::DatabaseDamaged,
+            StoreError::Database(_) | StoreError::Migration(_) => ErrorCode::Database,
+            StoreError::RepoNotFound(_)
+            | StoreError::FeedbackNotFound(_)
+            | StoreError::RunNotFound(_) => ErrorCode::NotFound,
+            StoreError::RepoAlreadyConnected(_) => ErrorCode::AlreadyExists,
+            StoreError::RunAlreadyActive { .. }
+            | StoreError::PullRequestRunAlreadyActive { .. }
+            | StoreError::Iterate(IterateRefusal::Coding(_)) => ErrorCode::RunActive,
+            StoreError::Iterate(IterateRefusal::Merged(_)) | StoreError::FollowUpOnMerged(_) => {
+                ErrorCode::Merged
+            }
+            StoreError::QuotaExhausted { .. } => ErrorCode::QuotaExhausted,
+            StoreError::RunAlreadyFinished(_) | StoreError::Transition(_) => {
+                ErrorCode::IllegalTransition
+            }
+            StoreError::Body(_) | StoreError::RepoName(_) | StoreError::BranchName(_) => {
+                ErrorCode::InvalidInput
+            }
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! The local SQLite mirror: repositories, feedback, status history, follow-ups, runs and
+//! their logs, managed comments and their versions, the outbox, quota use.
+//!
+//! One [`Store`] wraps a connection pool to one database file. Every rule that can be
+//! guarded by the database is: one active run per feedback item (a partial unique
+//! index), append-only follow-ups and histories (triggers), MERGED being final (a
+//! trigger). The methods live in one file per table group.
+
+mod dashboard_cards;
+mod error;
+mod feedback;
+mod follow_ups;
+mod opening;
+mod quota;
+mod repos;
+mod row_mapping;
+mod runs;
+pub mod time_text;
+
+use std::path::{Path, PathBuf};
+
+use sqlx::SqlitePool;
+
+pub use error::StoreError;
+pub use feedback::{FeedbackFilter, NewFeedback};
+pub use opening::supported_schema_version;
+pub use quota::QuotaStatus;
+pub use repos::RepoSettingsChange;
+pub use runs::{CodeRunRequest, RunFilter, RunOutcome, StartedCodeRun};
+
+/// The file name of the database inside the data folder.
+pub const DATABASE_FILE_NAME: &str = "handoff.sqlite3";
+
+/// The local mirror. Cheap to clone: clones share one pool.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: SqlitePool,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens the mirror in `data_dir`, creating the folder and the database if needed.
+    pub async fn open_in(data_dir: &Path) -> Result<Store, StoreError> {
+        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::DataFolder {
+            path: data_dir.to_owned(),
+            source,
+        })?;
+        Store::open_file(&data_dir.join(DATABASE_FILE_NAME)).await
+    }
+
+    /// Opens the database file at `path` (see [`opening`] for what is checked first).
+    pub async fn open_file(path: &Path) -> Result<Store, StoreError> {
+        let pool = opening::open_database(path).await?;
+        Ok(Store {
+            pool,
+            path: path.to_owned(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The pool, for tests and tools that look at the tables directly.
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// Closes every connection; the WAL is checkpointed into the database file.
+    pub async fn close(self) {
+        self.pool.close().await;
+    }
+}

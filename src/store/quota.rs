@@ -1,0 +1,63 @@
+//! Run quota (I7): each run uses one unit of its repository's monthly quota.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::error::StoreError;
+use super::time_text::{start_of_month, time_text};
+use super::Store;
+use crate::domain::RepoId;
+
+/// A repository's quota this month.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct QuotaStatus {
+    /// Runs allowed this month; `None` means no limit.
+    pub quota: Option<u32>,
+    pub used: u32,
+    /// Runs left this month; `None` means no limit.
+    pub left: Option<u32>,
+}
+
+impl QuotaStatus {
+    pub fn is_exhausted(&self) -> bool {
+        self.left == Some(0)
+    }
+}
+
+pub(super) async fn quota_status_in<'c, E>(
+    executor: E,
+    repo_id: RepoId,
+    now: DateTime<Utc>,
+) -> Result<QuotaStatus, StoreError>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
+{
+    let (quota, used): (Option<i64>, i64) = sqlx::query_as(
+        "SELECT r.monthly_run_quota, \
+                (SELECT COUNT(*) FROM quota_uses q WHERE q.repo_id = r.id AND q.used_at >= ?) \
+         FROM repos r WHERE r.id = ?",
+    )
+    .bind(time_text(start_of_month(now)))
+    .bind(repo_id.0)
+    .fetch_optional(executor)
+    .await?
+    .ok_or_else(|| StoreError::RepoNotFound(format!("#{repo_id}")))?;
+    let quota = quota.map(|q| u32::try_from(q).unwrap_or(u32::MAX));
+    let used = u32::try_from(used).unwrap_or(u32::MAX);
+    Ok(QuotaStatus {
+        quota,
+        used,
+        left: quota.map(|q| q.saturating_sub(used)),
+    })
+}
+
+impl Store {
+    /// The quota of `repo_id` in the month of `now`.
+    pub async fn quota_status(
+        &self,
+        repo_id: RepoId,
+        now: DateTime<Utc>,
+    ) -> Result<QuotaStatus, StoreError> {
+        quota_status_in(&self.pool, repo_id, now).await
+    }
+}

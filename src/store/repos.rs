@@ -1,0 +1,161 @@
+//! Connected repositories: add, list, find, change settings.
+
+use super::error::StoreError;
+use super::row_mapping::{repo_columns, repo_from_row};
+use super::time_text::now_text;
+use super::Store;
+use crate::domain::repo::check_branch_name;
+use crate::domain::{NewRepo, Repo, RepoId, RepoName, SandboxBackend};
+
+/// Settings to change on a repository; `None` leaves a setting as it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RepoSettingsChange {
+    pub default_branch: Option<String>,
+    pub feedback_label: Option<String>,
+    pub custom_instructions: Option<String>,
+    /// `Some(None)` removes the limit.
+    pub monthly_run_quota: Option<Option<u32>>,
+    pub sandbox_backend: Option<SandboxBackend>,
+    pub agent_preset: Option<String>,
+    /// `Some(None)` goes back to the preset's own command.
+    pub agent_command: Option<Option<String>>,
+    /// `Some(None)` goes back to the default image.
+    pub docker_image: Option<Option<String>>,
+}
+
+impl Store {
+    /// Connects a repository. A repository already connected (in any letter case) is
+    /// refused.
+    pub async fn add_repo(&self, new: &NewRepo) -> Result<Repo, StoreError> {
+        check_branch_name(&new.default_branch)?;
+        let inserted = sqlx::query(
+            "INSERT INTO repos (owner, name, default_branch, feedback_label, custom_instructions, \
+             monthly_run_quota, sandbox_backend, agent_preset, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(&new.name.owner)
+        .bind(&new.name.name)
+        .bind(&new.default_branch)
+        .bind(&new.feedback_label)
+        .bind(&new.custom_instructions)
+        .bind(new.monthly_run_quota.map(i64::from))
+        .bind(new.sandbox_backend.as_str())
+        .bind(&new.agent_preset)
+        .bind(now_text())
+        .fetch_one(&self.pool)
+        .await;
+        match inserted {
+            Ok(row) => {
+                use sqlx::Row as _;
+                self.repo(RepoId(row.try_get("id")?)).await
+            }
+            Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
+                Err(StoreError::RepoAlreadyConnected(new.name.full_name()))
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Every connected repository, by name.
+    pub async fn repos(&self) -> Result<Vec<Repo>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            repo_columns!(),
+            " FROM repos r ORDER BY r.owner, r.name"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(repo_from_row).collect()
+    }
+
+    pub async fn repo(&self, id: RepoId) -> Result<Repo, StoreError> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            repo_columns!(),
+            " FROM repos r WHERE r.id = ?"
+        ))
+        .bind(id.0)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or_else(|| StoreError::RepoNotFound(format!("#{id}")))?;
+        repo_from_row(&row)
+    }
+
+    /// The repository named `name` (letter case does not matter, as on GitHub).
+    pub async fn repo_by_name(&self, name: &RepoName) -> Result<Repo, StoreError> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            repo_columns!(),
+            " FROM repos r WHERE r.owner = ? AND r.name = ?"
+        ))
+        .bind(&name.owner)
+        .bind(&name.name)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or_else(|| StoreError::RepoNotFound(name.full_name()))?;
+        repo_from_row(&row)
+    }
+
+    /// Changes the settings named in `change` and returns the repository as it is now.
+    pub async fn change_repo_settings(
+        &self,
+        id: RepoId,
+        change: &RepoSettingsChange,
+    ) -> Result<Repo, StoreError> {
+        if let Some(branch) = &change.default_branch {
+            check_branch_name(branch)?;
+        }
+        let current = self.repo(id).await?;
+        let quota = change
+            .monthly_run_quota
+            .unwrap_or(current.monthly_run_quota)
+            .map(i64::from);
+        sqlx::query(
+            "UPDATE repos SET default_branch = ?, feedback_label = ?, custom_instructions = ?, \
+             monthly_run_quota = ?, sandbox_backend = ?, agent_preset = ?, agent_command = ?, \
+             docker_image = ? WHERE id = ?",
+        )
+        .bind(
+            change
+                .default_branch
+                .as_ref()
+                .unwrap_or(&current.default_branch),
+        )
+        .bind(
+            change
+                .feedback_label
+                .as_ref()
+                .unwrap_or(&current.feedback_label),
+        )
+        .bind(
+            change
+                .custom_instructions
+                .as_ref()
+                .unwrap_or(&current.custom_instructions),
+        )
+        .bind(quota)
+        .bind(
+            change
+                .sandbox_backend
+                .unwrap_or(current.sandbox_backend)
+                .as_str(),
+        )
+        .bind(
+            change
+                .agent_preset
+                .as_ref()
+                .unwrap_or(&current.agent_preset),
+        )
+        .bind(
+            change
+                .agent_command
+                .clone()
+                .unwrap_or(current.agent_command),
+        )
+        .bind(change.docker_image.clone().unwrap_or(current.docker_image))
+        .bind(id.0)
+        .execute(&self.pool)
+        .await?;
+        self.repo(id).await
+    }
+}

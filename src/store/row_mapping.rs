@@ -1,0 +1,194 @@
+//! Rows to domain records: the SELECT lists and the functions that read them, so each
+//! record is read the same way by every query.
+
+use chrono::{DateTime, Utc};
+use sqlx::sqlite::SqliteRow;
+use sqlx::Row as _;
+
+use super::error::StoreError;
+use crate::domain::feedback::PullRequestState;
+use crate::domain::{
+    CodeRunKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, FollowUp, FollowUpId,
+    FollowUpSource, LogChunk, LogStream, PublicFeedbackId, Repo, RepoId, RepoName, Run, RunId,
+    RunStatus, SandboxBackend, Stage, StatusChange, StatusEvent,
+};
+
+/// The columns [`repo_from_row`] reads, from `repos r`.
+macro_rules! repo_columns {
+    () => {
+        "r.id, r.owner, r.name, r.default_branch, r.feedback_label, r.custom_instructions, \
+         r.monthly_run_quota, r.sandbox_backend, r.agent_preset, r.agent_command, r.docker_image, \
+         r.created_at"
+    };
+}
+
+/// The columns [`feedback_from_row`] reads, from `feedback f JOIN repos r`.
+macro_rules! feedback_columns {
+    () => {
+        "f.id, f.repo_id, r.owner AS repo_owner, r.name AS repo_name, f.public_id, f.title, f.body, \
+         f.source, f.github_issue_number, f.github_issue_author, f.status, f.head_branch, \
+         f.pr_number, f.pr_url, f.pr_state, f.created_at, f.updated_at"
+    };
+}
+
+/// The columns [`run_from_row`] reads, from `runs`.
+macro_rules! run_columns {
+    () => {
+        "id, repo_id, feedback_id, pr_number, parent_run_id, stage, code_run_kind, backend, \
+         agent_preset, status, instructions, created_at, started_at, finished_at, exit_code, \
+         failure_code, failure_message, notes, llm_cost_usd, tokens_in, tokens_out"
+    };
+}
+
+/// The columns [`follow_up_from_row`] reads, from `followups u LEFT JOIN followup_inclusions i`.
+macro_rules! follow_up_columns {
+    () => {
+        "u.id, u.feedback_id, u.body, u.source, u.author_login, u.created_at, \
+         (u.source = 'owner' OR i.followup_id IS NOT NULL) AS included_in_prompts"
+    };
+}
+
+pub(crate) use {feedback_columns, follow_up_columns, repo_columns, run_columns};
+
+fn corrupt(what: &str, text: &str) -> StoreError {
+    StoreError::Corrupt(format!("unexpected {what} {text:?} in the database"))
+}
+
+fn word<T>(row: &SqliteRow, column: &str, parse: fn(&str) -> Option<T>) -> Result<T, StoreError> {
+    let text: String = row.try_get(column)?;
+    parse(&text).ok_or_else(|| corrupt(column, &text))
+}
+
+fn optional_word<T>(
+    row: &SqliteRow,
+    column: &str,
+    parse: fn(&str) -> Option<T>,
+) -> Result<Option<T>, StoreError> {
+    let text: Option<String> = row.try_get(column)?;
+    text.map(|text| parse(&text).ok_or_else(|| corrupt(column, &text)))
+        .transpose()
+}
+
+fn unsigned(row: &SqliteRow, column: &str) -> Result<Option<u64>, StoreError> {
+    let value: Option<i64> = row.try_get(column)?;
+    Ok(value.and_then(|v| u64::try_from(v).ok()))
+}
+
+fn time(row: &SqliteRow, column: &str) -> Result<DateTime<Utc>, StoreError> {
+    Ok(row.try_get(column)?)
+}
+
+fn optional_time(row: &SqliteRow, column: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
+    Ok(row.try_get(column)?)
+}
+
+pub fn repo_from_row(row: &SqliteRow) -> Result<Repo, StoreError> {
+    let quota: Option<i64> = row.try_get("monthly_run_quota")?;
+    Ok(Repo {
+        id: RepoId(row.try_get("id")?),
+        name: RepoName {
+            owner: row.try_get("owner")?,
+            name: row.try_get("name")?,
+        },
+        default_branch: row.try_get("default_branch")?,
+        feedback_label: row.try_get("feedback_label")?,
+        custom_instructions: row.try_get("custom_instructions")?,
+        monthly_run_quota: quota.map(|q| u32::try_from(q).unwrap_or(u32::MAX)),
+        sandbox_backend: word(row, "sandbox_backend", SandboxBackend::parse)?,
+        agent_preset: row.try_get("agent_preset")?,
+        agent_command: row.try_get("agent_command")?,
+        docker_image: row.try_get("docker_image")?,
+        created_at: time(row, "created_at")?,
+    })
+}
+
+pub fn feedback_from_row(row: &SqliteRow) -> Result<Feedback, StoreError> {
+    Ok(Feedback {
+        id: FeedbackId(row.try_get("id")?),
+        repo_id: RepoId(row.try_get("repo_id")?),
+        repo: RepoName {
+            owner: row.try_get("repo_owner")?,
+            name: row.try_get("repo_name")?,
+        },
+        public_id: PublicFeedbackId(row.try_get("public_id")?),
+        title: row.try_get("title")?,
+        body: row.try_get("body")?,
+        source: word(row, "source", FeedbackSource::parse)?,
+        github_issue_number: unsigned(row, "github_issue_number")?,
+        github_issue_author: row.try_get("github_issue_author")?,
+        status: word(row, "status", |text| text.parse::<FeedbackStatus>().ok())?,
+        head_branch: row.try_get("head_branch")?,
+        pr_number: unsigned(row, "pr_number")?,
+        pr_url: row.try_get("pr_url")?,
+        pr_state: optional_word(row, "pr_state", PullRequestState::parse)?,
+        created_at: time(row, "created_at")?,
+        updated_at: time(row, "updated_at")?,
+    })
+}
+
+pub fn follow_up_from_row(row: &SqliteRow) -> Result<FollowUp, StoreError> {
+    Ok(FollowUp {
+        id: FollowUpId(row.try_get("id")?),
+        feedback_id: FeedbackId(row.try_get("feedback_id")?),
+        body: row.try_get("body")?,
+        source: word(row, "source", FollowUpSource::parse)?,
+        author_login: row.try_get("author_login")?,
+        included_in_prompts: row.try_get("included_in_prompts")?,
+        created_at: time(row, "created_at")?,
+    })
+}
+
+pub fn run_from_row(row: &SqliteRow) -> Result<Run, StoreError> {
+    let feedback_id: Option<i64> = row.try_get("feedback_id")?;
+    let parent_run_id: Option<i64> = row.try_get("parent_run_id")?;
+    let notes: String = row.try_get("notes")?;
+    Ok(Run {
+        id: RunId(row.try_get("id")?),
+        repo_id: RepoId(row.try_get("repo_id")?),
+        feedback_id: feedback_id.map(FeedbackId),
+        pr_number: unsigned(row, "pr_number")?,
+        parent_run_id: parent_run_id.map(RunId),
+        stage: word(row, "stage", Stage::parse)?,
+        code_run_kind: optional_word(row, "code_run_kind", CodeRunKind::parse)?,
+        backend: word(row, "backend", SandboxBackend::parse)?,
+        agent_preset: row.try_get("agent_preset")?,
+        status: word(row, "status", RunStatus::parse)?,
+        instructions: row.try_get("instructions")?,
+        created_at: time(row, "created_at")?,
+        started_at: optional_time(row, "started_at")?,
+        finished_at: optional_time(row, "finished_at")?,
+        exit_code: row.try_get("exit_code")?,
+        failure_code: row.try_get("failure_code")?,
+        failure_message: row.try_get("failure_message")?,
+        notes: notes
+            .lines()
+            .filter(|line| !line.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        llm_cost_usd: row.try_get("llm_cost_usd")?,
+        tokens_in: row.try_get("tokens_in")?,
+        tokens_out: row.try_get("tokens_out")?,
+    })
+}
+
+pub fn status_change_from_row(row: &SqliteRow) -> Result<StatusChange, StoreError> {
+    let run_id: Option<i64> = row.try_get("run_id")?;
+    Ok(StatusChange {
+        feedback_id: FeedbackId(row.try_get("feedback_id")?),
+        from: optional_word(row, "from_status", |text| text.parse().ok())?,
+        to: word(row, "to_status", |text| text.parse().ok())?,
+        event: word(row, "event", StatusEvent::parse)?,
+        run_id: run_id.map(RunId),
+        at: time(row, "at")?,
+    })
+}
+
+pub fn log_chunk_from_row(row: &SqliteRow) -> Result<LogChunk, StoreError> {
+    Ok(LogChunk {
+        run_id: RunId(row.try_get("run_id")?),
+        seq: row.try_get("seq")?,
+        stream: word(row, "stream", LogStream::parse)?,
+        at: time(row, "at")?,
+        text: row.try_get("text")?,
+    })
+}
