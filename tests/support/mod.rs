@@ -1,0 +1,14 @@
+//! Support code shared by the integration tests: temporary stores and seeded data.
+#![allow(dead_code)]
+
+pub mod seed;
+
+use handoff::Store;
+use tempfile::TempDir;
+
+/// A store in a fresh temporary data folder; the folder lives as long as the guard.
+pub async fn temp_store() -> (TempDir, Store) {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let store = Store::open_in(dir.path()).await.expect("store opens");
+    (dir, store)
+}
