@@ -6,7 +6,9 @@
 //! - [`store`]: the local SQLite mirror.
 //! - [`dashboard`]: the feedback cards as the app and the CLI show them.
 //! - [`cli`]: the `handoff` command line.
+//! - [`app_commands`]: what the desktop app asks of the core, with coded errors.
 
+pub mod app_commands;
 pub mod cli;
 pub mod dashboard;
 pub mod data_dir;

@@ -6,6 +6,7 @@
 //! index), append-only follow-ups and histories (triggers), MERGED being final (a
 //! trigger). The methods live in one file per table group.
 
+mod change_watch;
 mod dashboard_cards;
 mod error;
 mod feedback;
@@ -21,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use sqlx::SqlitePool;
 
+pub use change_watch::ChangeWatch;
 pub use error::StoreError;
 pub use feedback::{FeedbackFilter, NewFeedback};
 pub use opening::supported_schema_version;

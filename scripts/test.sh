@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: installs what is missing (Debian packages,
+# tauri-driver), checks formatting and lints, then runs every test, including the
+# end-to-end tests that open the real app window under Xvfb.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+started=$(date +%s)
+bash scripts/install-deps.sh
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "== cargo clippy (all targets, warnings are errors)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== cargo nextest run (every test of the workspace)"
+cargo nextest run --workspace --locked --no-fail-fast
+
+echo "== all green in $(( $(date +%s) - started )) s"

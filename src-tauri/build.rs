@@ -1,0 +1,11 @@
+//! Tauri's build step: reads tauri.conf.json and capabilities/, embeds ../ui, and
+//! declares the app's own commands so that a capability must grant each one.
+
+/// Every command the shell registers; capabilities/main-window.json grants them.
+const APP_COMMANDS: &[&str] = &["app_info", "dashboard", "repos", "open_pull_request"];
+
+fn main() {
+    let attributes = tauri_build::Attributes::new()
+        .app_manifest(tauri_build::AppManifest::new().commands(APP_COMMANDS));
+    tauri_build::try_build(attributes).expect("tauri build step");
+}

@@ -1,0 +1,161 @@
+//! End to end: the real `handoff-desktop` window, driven through tauri-driver and
+//! WebKitWebDriver under Xvfb, shows what the store holds.
+
+mod support;
+
+use fantoccini::Locator;
+use handoff::Store;
+use serde_json::Value;
+use support::{seed, AppSession};
+
+const COLUMNS_SCRIPT: &str = "return [...document.querySelectorAll('.column')].map(c => ({ \
+    status: c.dataset.status, \
+    title: c.querySelector('.column-title').textContent, \
+    count: c.querySelector('.column-count').textContent, \
+    cards: [...c.querySelectorAll('.card')].map(card => ({ \
+        title: card.querySelector('.card-title').textContent, \
+        repo: card.querySelector('.card-repo').textContent, \
+        pr: card.querySelector('.pr-link').hidden ? null : card.querySelector('.pr-link').textContent, \
+        followUps: card.querySelector('.follow-ups').textContent \
+    })) }));";
+
+fn column<'a>(columns: &'a Value, status: &str) -> &'a Value {
+    columns
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|column| column["status"] == status)
+        .unwrap_or_else(|| panic!("no {status} column in {columns}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dashboard_shows_cards_grouped_by_status() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let store = Store::open_in(data_dir.path()).await.unwrap();
+    seed::seed_dashboard(&store).await;
+
+    let app = AppSession::start(data_dir.path()).await;
+    assert_eq!(app.wait_until_loaded().await, "true");
+
+    let columns = app.client.execute(COLUMNS_SCRIPT, vec![]).await.unwrap();
+    let statuses: Vec<_> = columns
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|column| column["title"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["New", "Coding", "Waiting for review", "Failed", "Merged"]
+    );
+    for status in ["NEW", "CODING", "WAITING_FOR_REVIEW", "FAILED", "MERGED"] {
+        assert_eq!(column(&columns, status)["count"], "1", "{status}");
+    }
+
+    let waiting = &column(&columns, "WAITING_FOR_REVIEW")["cards"][0];
+    assert_eq!(waiting["title"], seed::WAITING_TITLE);
+    assert_eq!(waiting["repo"], seed::DEMO_REPO);
+    assert_eq!(waiting["pr"], "#7 open");
+    assert_eq!(waiting["followUps"], "2 follow-ups");
+    let merged = &column(&columns, "MERGED")["cards"][0];
+    assert_eq!(merged["pr"], "#3 merged");
+    let new = &column(&columns, "NEW")["cards"][0];
+    assert_eq!(new["title"], seed::NEW_TITLE);
+    assert_eq!(new["pr"], Value::Null);
+
+    let summary = app.client.find(Locator::Id("summary")).await.unwrap();
+    assert_eq!(summary.text().await.unwrap(), "5 items");
+
+    app.screenshot("dashboard").await;
+    app.close().await;
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn search_narrows_the_board_and_new_feedback_appears_without_a_reload() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let store = Store::open_in(data_dir.path()).await.unwrap();
+    seed::seed_dashboard(&store).await;
+
+    let app = AppSession::start(data_dir.path()).await;
+    assert_eq!(app.wait_until_loaded().await, "true");
+
+    let search = app.client.find(Locator::Id("search")).await.unwrap();
+    search.send_keys("pricing").await.unwrap();
+    let titles = app
+        .eventually(
+            "return [...document.querySelectorAll('.card-title')].map(t => t.textContent);",
+            |value| value.as_array().is_some_and(|titles| titles.len() == 1),
+        )
+        .await;
+    assert_eq!(titles, serde_json::json!([seed::WAITING_TITLE]));
+    search.clear().await.unwrap();
+
+    // Another writer (here the library, as the CLI would) adds an item: the board follows.
+    let added = seed::add_feedback(&store, seed::DEMO_REPO, "Added while the window is open", "Body.").await;
+    let count = app
+        .eventually(
+            "return document.querySelectorAll('.card').length;",
+            |value| value == 6,
+        )
+        .await;
+    assert_eq!(count, 6, "feedback {} appeared", added.id);
+    app.close().await;
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn untrusted_text_is_shown_as_text_not_markup() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let store = Store::open_in(data_dir.path()).await.unwrap();
+    seed::add_repo(&store, seed::DEMO_REPO).await;
+    let hostile = "<img src=x onerror=\"document.title='pwned'\"><b>bold</b>";
+    seed::add_feedback(&store, seed::DEMO_REPO, hostile, "Body.").await;
+
+    let app = AppSession::start(data_dir.path()).await;
+    assert_eq!(app.wait_until_loaded().await, "true");
+
+    let title = app
+        .client
+        .execute("return document.querySelector('.card-title').textContent;", vec![])
+        .await
+        .unwrap();
+    assert_eq!(title, hostile);
+    let injected = app
+        .client
+        .execute("return document.querySelectorAll('.card img, .card b').length;", vec![])
+        .await
+        .unwrap();
+    assert_eq!(injected, 0);
+    assert_eq!(app.client.title().await.unwrap(), "Handoff");
+    app.close().await;
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_damaged_database_is_explained_in_the_window_and_left_alone() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let database = data_dir.path().join(handoff::store::DATABASE_FILE_NAME);
+    std::fs::write(&database, b"this is not a database at all, but it is somebody's file").unwrap();
+
+    let app = AppSession::start(data_dir.path()).await;
+    assert_eq!(app.wait_until_loaded().await, "error");
+
+    let notice = app
+        .client
+        .execute(
+            "const n = document.getElementById('notice'); \
+             return { hidden: n.hidden, code: n.dataset.code, title: document.getElementById('notice-title').textContent };",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(notice["hidden"], false);
+    assert_eq!(notice["code"], "database_damaged");
+    assert_eq!(notice["title"], "The database is damaged");
+    app.close().await;
+    assert_eq!(
+        std::fs::read(&database).unwrap(),
+        b"this is not a database at all, but it is somebody's file"
+    );
+}

@@ -1,0 +1,191 @@
+//! Driving the real app window: a private X display (Xvfb), tauri-driver in front of
+//! WebKitWebDriver, and a WebDriver session on the `handoff-desktop` binary.
+#![allow(dead_code)]
+
+use std::io::{BufRead as _, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder};
+
+/// The seeded mirror the tests share with the core's own tests.
+#[path = "../../../tests/support/seed.rs"]
+pub mod seed;
+
+/// A process that is stopped (SIGTERM, then waited for) when dropped.
+struct Stoppable(Child);
+
+impl Drop for Stoppable {
+    fn drop(&mut self) {
+        // tauri-driver must get SIGTERM, not SIGKILL, or WebKitWebDriver stays behind.
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The app under test, with its own display, driver and data folder.
+pub struct AppSession {
+    pub client: Client,
+    _driver: Stoppable,
+    _display: Option<Stoppable>,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free port")
+}
+
+fn find_program(name: &str) -> PathBuf {
+    let mut candidates: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).map(|dir| dir.join(name)).collect())
+        .unwrap_or_default();
+    if let Some(home) = std::env::var_os("HOME") {
+        candidates.push(Path::new(&home).join(".cargo/bin").join(name));
+    }
+    candidates
+        .into_iter()
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| panic!("{name} is not installed: run scripts/install-deps.sh"))
+}
+
+/// Starts Xvfb on a display it picks itself and returns that display's name.
+fn start_display() -> (Stoppable, String) {
+    let mut child = Command::new(find_program("Xvfb"))
+        .args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("Xvfb starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("Xvfb's stdout"))
+        .read_line(&mut line)
+        .expect("Xvfb names its display");
+    let display = format!(":{}", line.trim());
+    (Stoppable(child), display)
+}
+
+async fn wait_for_port(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("tauri-driver did not listen on port {port}");
+}
+
+impl AppSession {
+    /// Opens the real app window on the data in `data_dir`.
+    pub async fn start(data_dir: &Path) -> AppSession {
+        let (display_process, display) = match std::env::var("HANDOFF_TEST_DISPLAY") {
+            Ok(display) if !display.is_empty() => (None, display),
+            _ => {
+                let (process, display) = start_display();
+                (Some(process), display)
+            }
+        };
+        let port = free_port();
+        let native_port = free_port();
+        let driver = Command::new(find_program("tauri-driver"))
+            .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+            .arg("--native-driver")
+            .arg(find_program("WebKitWebDriver"))
+            .env("DISPLAY", &display)
+            .env("HANDOFF_DATA_DIR", data_dir)
+            .env_remove("WAYLAND_DISPLAY")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("tauri-driver starts");
+        let driver = Stoppable(driver);
+        wait_for_port(port).await;
+
+        let mut capabilities = serde_json::Map::new();
+        capabilities.insert(
+            "tauri:options".to_owned(),
+            serde_json::json!({ "application": env!("CARGO_BIN_EXE_handoff-desktop") }),
+        );
+        let client = ClientBuilder::native()
+            .capabilities(capabilities)
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+            .expect("a WebDriver session on the app");
+        AppSession {
+            client,
+            _driver: driver,
+            _display: display_process,
+        }
+    }
+
+    /// Waits until the page has loaded the dashboard (or shown an error).
+    pub async fn wait_until_loaded(&self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let loaded = self
+                .client
+                .execute("return document.body.dataset.loaded || '';", vec![])
+                .await
+                .expect("script runs");
+            if let Some(state) = loaded.as_str().filter(|state| !state.is_empty()) {
+                return state.to_owned();
+            }
+            assert!(Instant::now() < deadline, "the dashboard never loaded");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Evaluates `script` (a function body returning JSON) until `accept` likes its
+    /// value, for up to ten seconds.
+    pub async fn eventually(
+        &self,
+        script: &str,
+        accept: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let value = self.client.execute(script, vec![]).await.expect("script runs");
+            if accept(&value) || Instant::now() >= deadline {
+                return value;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Saves a screenshot of the window under target/ and returns its path.
+    pub async fn screenshot(&self, name: &str) -> PathBuf {
+        // Let WebKit paint what the DOM already holds before the picture is taken.
+        self.client
+            .execute_async(
+                "const done = arguments[0]; \
+                 requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 250)));",
+                vec![],
+            )
+            .await
+            .expect("a frame is painted");
+        let png = self.client.screenshot().await.expect("screenshot");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots");
+        std::fs::create_dir_all(&dir).expect("screenshot folder");
+        let path = dir.join(format!("{name}.png"));
+        std::fs::write(&path, png).expect("screenshot written");
+        path
+    }
+
+    pub async fn close(self) {
+        let _ = self.client.close().await;
+    }
+}

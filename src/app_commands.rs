@@ -1,0 +1,106 @@
+//! What the desktop app asks of the core, in the shapes it sends and receives: inputs
+//! made of plain strings and numbers, results that serialize, errors as [`CodedError`].
+//! The Tauri commands in `src-tauri` are one-line calls into this module.
+
+use serde::{Deserialize, Serialize};
+
+use crate::dashboard::Dashboard;
+use crate::domain::{FeedbackId, FeedbackStatus, Repo, RepoName};
+use crate::error_code::{CodedError, ErrorCode};
+use crate::store::{FeedbackFilter, Store, StoreError};
+
+impl From<StoreError> for CodedError {
+    fn from(error: StoreError) -> Self {
+        CodedError {
+            code: error.code(),
+            message: error.to_string(),
+        }
+    }
+}
+
+fn invalid_input(message: String) -> CodedError {
+    CodedError {
+        code: ErrorCode::InvalidInput,
+        message,
+    }
+}
+
+/// The dashboard's filter as the UI sends it: empty strings mean "all".
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct DashboardQuery {
+    pub repo: String,
+    pub status: String,
+    pub search: String,
+}
+
+impl DashboardQuery {
+    fn to_filter(&self) -> Result<FeedbackFilter, CodedError> {
+        let repo = match self.repo.trim() {
+            "" => None,
+            text => Some(
+                text.parse::<RepoName>()
+                    .map_err(|error| invalid_input(error.to_string()))?,
+            ),
+        };
+        let status = match self.status.trim() {
+            "" => None,
+            text => Some(
+                text.parse::<FeedbackStatus>()
+                    .map_err(|error| invalid_input(error.to_string()))?,
+            ),
+        };
+        let search = Some(self.search.trim().to_owned()).filter(|text| !text.is_empty());
+        Ok(FeedbackFilter {
+            repo,
+            status,
+            search,
+        })
+    }
+}
+
+/// The dashboard for `query`.
+pub async fn dashboard(store: &Store, query: &DashboardQuery) -> Result<Dashboard, CodedError> {
+    Ok(store.dashboard(&query.to_filter()?).await?)
+}
+
+/// Connected repositories, for the filter menu.
+pub async fn repos(store: &Store) -> Result<Vec<Repo>, CodedError> {
+    Ok(store.repos().await?)
+}
+
+/// The web address of a feedback item's PR, checked to be an https URL before anything
+/// opens it.
+pub async fn pull_request_url(store: &Store, feedback_id: i64) -> Result<String, CodedError> {
+    let feedback = store.feedback(FeedbackId(feedback_id)).await?;
+    match feedback.pr_url {
+        Some(url) if url.starts_with("https://") && !url.contains(char::is_whitespace) => Ok(url),
+        Some(url) => Err(invalid_input(format!(
+            "feedback {feedback_id} has a PR address that is not https: {url}"
+        ))),
+        None => Err(CodedError {
+            code: ErrorCode::NotFound,
+            message: format!("feedback {feedback_id} has no pull request yet"),
+        }),
+    }
+}
+
+/// Where the app keeps its data, for the About box and error screens.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppInfo {
+    pub version: &'static str,
+    pub data_dir: String,
+    pub database: String,
+}
+
+pub fn app_info(data_dir: &std::path::Path) -> AppInfo {
+    AppInfo {
+        version: env!("CARGO_PKG_VERSION"),
+        data_dir: data_dir.display().to_string(),
+        database: data_dir
+            .join(crate::store::DATABASE_FILE_NAME)
+            .display()
+            .to_string(),
+    }
+}
