@@ -15,7 +15,10 @@ pub fn app_info(state: State<'_, DesktopState>) -> AppInfo {
 }
 
 #[tauri::command]
-pub async fn dashboard(state: State<'_, DesktopState>, query: DashboardQuery) -> Result<Dashboard, CodedError> {
+pub async fn dashboard(
+    state: State<'_, DesktopState>,
+    query: DashboardQuery,
+) -> Result<Dashboard, CodedError> {
     app_commands::dashboard(state.store()?, &query).await
 }
 
@@ -32,8 +35,10 @@ pub async fn open_pull_request(
     feedback_id: i64,
 ) -> Result<(), CodedError> {
     let url = app_commands::pull_request_url(state.store()?, feedback_id).await?;
-    app.opener().open_url(url, None::<&str>).map_err(|error| CodedError {
-        code: ErrorCode::InvalidInput,
-        message: format!("cannot open the browser: {error}"),
-    })
+    app.opener()
+        .open_url(url, None::<&str>)
+        .map_err(|error| CodedError {
+            code: ErrorCode::InvalidInput,
+            message: format!("cannot open the browser: {error}"),
+        })
 }

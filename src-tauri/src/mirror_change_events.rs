@@ -17,7 +17,9 @@ pub fn spawn(app: AppHandle, state: &DesktopState) {
     let Ok(store) = state.store() else { return };
     let store = store.clone();
     tauri::async_runtime::spawn(async move {
-        let Ok(mut watch) = store.watch_changes().await else { return };
+        let Ok(mut watch) = store.watch_changes().await else {
+            return;
+        };
         loop {
             tokio::time::sleep(POLL_INTERVAL).await;
             match watch.changed().await {

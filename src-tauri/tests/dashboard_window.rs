@@ -92,7 +92,13 @@ async fn search_narrows_the_board_and_new_feedback_appears_without_a_reload() {
     search.clear().await.unwrap();
 
     // Another writer (here the library, as the CLI would) adds an item: the board follows.
-    let added = seed::add_feedback(&store, seed::DEMO_REPO, "Added while the window is open", "Body.").await;
+    let added = seed::add_feedback(
+        &store,
+        seed::DEMO_REPO,
+        "Added while the window is open",
+        "Body.",
+    )
+    .await;
     let count = app
         .eventually(
             "return document.querySelectorAll('.card').length;",
@@ -117,13 +123,19 @@ async fn untrusted_text_is_shown_as_text_not_markup() {
 
     let title = app
         .client
-        .execute("return document.querySelector('.card-title').textContent;", vec![])
+        .execute(
+            "return document.querySelector('.card-title').textContent;",
+            vec![],
+        )
         .await
         .unwrap();
     assert_eq!(title, hostile);
     let injected = app
         .client
-        .execute("return document.querySelectorAll('.card img, .card b').length;", vec![])
+        .execute(
+            "return document.querySelectorAll('.card img, .card b').length;",
+            vec![],
+        )
         .await
         .unwrap();
     assert_eq!(injected, 0);
@@ -136,7 +148,11 @@ async fn untrusted_text_is_shown_as_text_not_markup() {
 async fn a_damaged_database_is_explained_in_the_window_and_left_alone() {
     let data_dir = tempfile::tempdir().unwrap();
     let database = data_dir.path().join(handoff::store::DATABASE_FILE_NAME);
-    std::fs::write(&database, b"this is not a database at all, but it is somebody's file").unwrap();
+    std::fs::write(
+        &database,
+        b"this is not a database at all, but it is somebody's file",
+    )
+    .unwrap();
 
     let app = AppSession::start(data_dir.path()).await;
     assert_eq!(app.wait_until_loaded().await, "error");

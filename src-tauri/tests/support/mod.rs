@@ -51,7 +51,11 @@ fn free_port() -> u16 {
 
 fn find_program(name: &str) -> PathBuf {
     let mut candidates: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|path| std::env::split_paths(&path).map(|dir| dir.join(name)).collect())
+        .map(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join(name))
+                .collect()
+        })
         .unwrap_or_default();
     if let Some(home) = std::env::var_os("HOME") {
         candidates.push(Path::new(&home).join(".cargo/bin").join(name));
@@ -65,7 +69,15 @@ fn find_program(name: &str) -> PathBuf {
 /// Starts Xvfb on a display it picks itself and returns that display's name.
 fn start_display() -> (Stoppable, String) {
     let mut child = Command::new(find_program("Xvfb"))
-        .args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+        .args([
+            "-displayfd",
+            "1",
+            "-screen",
+            "0",
+            "1280x800x24",
+            "-nolisten",
+            "tcp",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -81,7 +93,10 @@ fn start_display() -> (Stoppable, String) {
 async fn wait_for_port(port: u16) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while Instant::now() < deadline {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -102,7 +117,12 @@ impl AppSession {
         let port = free_port();
         let native_port = free_port();
         let driver = Command::new(find_program("tauri-driver"))
-            .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native_port.to_string(),
+            ])
             .arg("--native-driver")
             .arg(find_program("WebKitWebDriver"))
             .env("DISPLAY", &display)
@@ -158,7 +178,11 @@ impl AppSession {
     ) -> serde_json::Value {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let value = self.client.execute(script, vec![]).await.expect("script runs");
+            let value = self
+                .client
+                .execute(script, vec![])
+                .await
+                .expect("script runs");
             if accept(&value) || Instant::now() >= deadline {
                 return value;
             }
