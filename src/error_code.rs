@@ -17,6 +17,14 @@ crate::stored_text_enum! {
         DatabaseFromNewerVersion => "database_from_newer_version",
         DatabaseDamaged => "database_damaged",
         Database => "database",
+        Keyring => "keyring",
+        GithubAuth => "github_auth",
+        GithubForbidden => "github_forbidden",
+        GithubRateLimited => "github_rate_limited",
+        GithubRefused => "github_refused",
+        GithubUnreachable => "github_unreachable",
+        GithubMalformedAnswer => "github_malformed_answer",
+        EditConflict => "edit_conflict",
     }
 }
 

@@ -4,6 +4,8 @@
 //! - [`domain`]: the product's words as types and its rules (status transitions,
 //!   iterate rules, head branch names).
 //! - [`store`]: the local SQLite mirror.
+//! - [`github`]: the GitHub client, managed comments, safe edits, sync, sign-in.
+//! - [`secrets`]: the OS keyring, the only place secrets are kept.
 //! - [`dashboard`]: the feedback cards as the app and the CLI show them.
 //! - [`cli`]: the `handoff` command line.
 //! - [`app_commands`]: what the desktop app asks of the core, with coded errors.
@@ -14,6 +16,8 @@ pub mod dashboard;
 pub mod data_dir;
 pub mod domain;
 pub mod error_code;
+pub mod github;
+pub mod secrets;
 pub mod store;
 
 pub use store::{Store, StoreError};

@@ -4,21 +4,29 @@
 //! call these rules so that a status transition, an iterate refusal or a branch name is
 //! decided in exactly one place.
 
+pub mod comment_version;
 pub mod feedback;
 pub mod feedback_status;
 pub mod follow_up;
 pub mod head_branch;
 pub mod iterate_rules;
+pub mod managed_comment;
+pub mod outbox_entry;
 pub mod repo;
 pub mod repo_name;
 pub mod run;
 pub mod stored_text;
 
+pub use comment_version::{
+    CommentVersion, CommentVersionId, ManagedComment, ManagedCommentId, VersionOrigin,
+};
 pub use feedback::{Feedback, FeedbackId, FeedbackSource, PublicFeedbackId, PullRequestState};
 pub use feedback_status::{FeedbackStatus, StatusChange, StatusEvent, TransitionError};
 pub use follow_up::{BodyError, FollowUp, FollowUpBody, FollowUpId, FollowUpSource};
 pub use head_branch::head_branch_for;
 pub use iterate_rules::{code_run_kind, CodeRunKind, IterateRefusal};
+pub use managed_comment::CommentKind;
+pub use outbox_entry::{OutboxEntry, OutboxEntryId, OutboxOperation, OutboxState};
 pub use repo::{NewRepo, Repo, RepoId};
 pub use repo_name::{RepoName, RepoNameError};
 pub use run::{LogChunk, LogStream, Run, RunId, RunStatus, SandboxBackend, Stage};

@@ -11,11 +11,15 @@ mod dashboard_cards;
 mod error;
 mod feedback;
 mod follow_ups;
+mod http_validators;
+mod managed_comments;
 mod opening;
+mod outbox;
 mod quota;
 mod repos;
 mod row_mapping;
 mod runs;
+mod settings;
 pub mod time_text;
 
 use std::path::{Path, PathBuf};
@@ -25,10 +29,13 @@ use sqlx::SqlitePool;
 pub use change_watch::ChangeWatch;
 pub use error::StoreError;
 pub use feedback::{FeedbackFilter, NewFeedback};
+pub use http_validators::StoredAnswer;
+pub use managed_comments::NewCommentVersion;
 pub use opening::supported_schema_version;
 pub use quota::QuotaStatus;
 pub use repos::RepoSettingsChange;
 pub use runs::{CodeRunRequest, RunFilter, RunOutcome, StartedCodeRun};
+pub use settings::SettingKey;
 
 /// The file name of the database inside the data folder.
 pub const DATABASE_FILE_NAME: &str = "handoff.sqlite3";

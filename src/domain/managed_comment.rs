@@ -1,0 +1,355 @@
+//! Managed comments (H2-H7): the PR comments Handoff owns, each found by a hidden marker
+//! on its first line. This file builds their bodies and reads them back; it knows
+//! nothing of HTTP or SQLite.
+//!
+//! A body is laid out as the existing workflow lays it out, so both can share a PR:
+//!
+//! ```text
+//! <!-- sandbox-qa-review -->
+//! ### 🔍 QA code review (AI — edit freely; plan builds on your edits)
+//!
+//! _2026-11-30 03:44 UTC · Handoff run 12 · branch `feedback/f2c-fb-x`_
+//!
+//! …the content…
+//! ```
+//!
+//! Reading back (H4) strips the marker, the header and the time line, so the next stage
+//! gets only the content, including every correction the owner made.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::run::RunId;
+
+crate::stored_text_enum! {
+    /// Which managed comment: one per QA stage, and the follow-ups thread (I6).
+    pub enum CommentKind as "comment kind" {
+        Review => "review",
+        Plan => "plan",
+        Results => "results",
+        FollowUps => "followups",
+    }
+}
+
+impl CommentKind {
+    /// The hidden first line that identifies the comment (H2).
+    pub fn marker(self) -> &'static str {
+        match self {
+            CommentKind::Review => "<!-- sandbox-qa-review -->",
+            CommentKind::Plan => "<!-- sandbox-qa-plan -->",
+            CommentKind::Results => "<!-- sandbox-qa-results -->",
+            CommentKind::FollowUps => "<!-- f2c-followups -->",
+        }
+    }
+
+    /// The visible header under the marker (H3).
+    pub fn header(self) -> &'static str {
+        match self {
+            CommentKind::Review => {
+                "### 🔍 QA code review (AI — edit freely; plan builds on your edits)"
+            }
+            CommentKind::Plan => "### 🧪 QA test plan (AI — edit freely; test runs exactly this)",
+            CommentKind::Results => "### 🧪 QA review — test results",
+            CommentKind::FollowUps => "### 💬 Follow-ups (the thread the agent works from)",
+        }
+    }
+
+    /// The kind whose marker is the first line of `body`, if any. A marker anywhere else
+    /// (a quoted reply, a mention in prose) does not count (H5).
+    pub fn of_body(body: &str) -> Option<CommentKind> {
+        let first_line = body.lines().next()?.trim();
+        CommentKind::ALL
+            .iter()
+            .copied()
+            .find(|kind| kind.marker() == first_line)
+    }
+}
+
+/// GitHub refuses comments over 65,536 characters; content is cut well below that so
+/// the marker, header and time line always fit (H7).
+pub const CONTENT_LIMIT_CHARS: usize = 60_000;
+const _: () = assert!(
+    CONTENT_LIMIT_CHARS == 60_000,
+    "truncation_notice names the limit in words"
+);
+
+/// What the time line of a body says besides the time.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct BodyContext {
+    pub run_id: Option<RunId>,
+    pub branch: Option<String>,
+}
+
+/// A body ready to send, and what it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuiltBody {
+    /// The whole body, as it goes to GitHub.
+    pub body: String,
+    /// The content as it stands in the body (cut, with its notice, when too long).
+    pub content: String,
+    /// The untruncated content, when it had to be cut.
+    pub full_content: Option<String>,
+}
+
+/// The notice that ends cut content; it says where the whole text is.
+pub fn truncation_notice(context: &BodyContext) -> String {
+    let place = match context.run_id {
+        Some(run) => format!("in Handoff, run {run} (`handoff runs show {run}`)"),
+        None => "in Handoff's local history (`handoff comment history`)".to_owned(),
+    };
+    format!("\n\n---\n_…cut at 60,000 characters to fit on GitHub; the full text is kept {place}._")
+}
+
+/// Builds the body of a `kind` comment holding `content`.
+pub fn build_body(
+    kind: CommentKind,
+    content: &str,
+    at: DateTime<Utc>,
+    context: &BodyContext,
+) -> BuiltBody {
+    let (shown, full_content) = cut_to_limit(content.trim_end(), context);
+    let mut meta = vec![at.format("%Y-%m-%d %H:%M UTC").to_string()];
+    if let Some(run) = context.run_id {
+        meta.push(format!("Handoff run {run}"));
+    }
+    if let Some(branch) = &context.branch {
+        meta.push(format!("branch `{branch}`"));
+    }
+    let body = [
+        kind.marker(),
+        kind.header(),
+        "",
+        &format!("_{}_", meta.join(" · ")),
+        "",
+        &shown,
+    ]
+    .join("\n");
+    BuiltBody {
+        body,
+        content: shown,
+        full_content,
+    }
+}
+
+/// Is `line` a time line as [`build_body`] writes it (or as the seed workflow did)?
+fn is_time_line(line: &str) -> bool {
+    let line = line.trim();
+    line.len() > 2
+        && line.starts_with('_')
+        && line.ends_with('_')
+        && line.contains(" · ")
+        && line.chars().take(5).skip(1).all(|c| c.is_ascii_digit())
+}
+
+/// A managed comment's body split in two: the chrome (marker, header, time line, and the
+/// blank lines around them) and the content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitBody {
+    pub chrome: String,
+    pub content: String,
+}
+
+/// Splits `body` into chrome and content (H4). Anything the owner wrote stays in the
+/// content, even above a header they moved. `None` when `body` is not a `kind` comment
+/// (its first line is not the marker).
+pub fn split_body(kind: CommentKind, body: &str) -> Option<SplitBody> {
+    if CommentKind::of_body(body) != Some(kind) {
+        return None;
+    }
+    let normalized = body.replace("\r\n", "\n");
+    let lines: Vec<&str> = normalized.split('\n').collect();
+    let mut index = 1;
+    let skip_blank = |index: &mut usize| {
+        while lines.get(*index).is_some_and(|line| line.trim().is_empty()) {
+            *index += 1;
+        }
+    };
+    skip_blank(&mut index);
+    if lines
+        .get(index)
+        .is_some_and(|line| line.trim() == kind.header())
+    {
+        index += 1;
+        skip_blank(&mut index);
+    }
+    if lines.get(index).is_some_and(|line| is_time_line(line)) {
+        index += 1;
+        skip_blank(&mut index);
+    }
+    let content_lines = lines.get(index..).unwrap_or_default();
+    let mut chrome = lines[..index].join("\n");
+    chrome.push('\n');
+    Some(SplitBody {
+        chrome,
+        content: content_lines.join("\n").trim_end().to_owned(),
+    })
+}
+
+/// The content of a managed comment's body: without the marker, the header and the time
+/// line (H4). `None` when `body` is not a `kind` comment.
+pub fn read_content(kind: CommentKind, body: &str) -> Option<String> {
+    split_body(kind, body).map(|split| split.content)
+}
+
+/// The content of a comment Handoff found by its stored id: like [`read_content`], but a
+/// body whose marker line the owner removed still counts as the comment's.
+pub fn read_content_of_known_comment(kind: CommentKind, body: &str) -> String {
+    read_content(kind, body).unwrap_or_else(|| {
+        read_content(kind, &format!("{}\n{body}", kind.marker())).unwrap_or_default()
+    })
+}
+
+/// The body after the owner replaced the content of `base_body` with `new_content`: the
+/// chrome stays as it was (a missing marker is put back), the content is cut at the
+/// limit like an agent's (H7).
+pub fn replace_content(
+    kind: CommentKind,
+    base_body: &str,
+    new_content: &str,
+    context: &BodyContext,
+) -> BuiltBody {
+    let chrome = split_body(kind, base_body)
+        .map(|split| split.chrome)
+        .unwrap_or_else(|| format!("{}\n{}\n\n", kind.marker(), kind.header()));
+    let new_content = new_content.trim_end();
+    let (shown, full_content) = cut_to_limit(new_content, context);
+    BuiltBody {
+        body: format!("{chrome}{shown}"),
+        content: shown,
+        full_content,
+    }
+}
+
+/// `content`, cut at [`CONTENT_LIMIT_CHARS`] with the notice when longer, and the whole
+/// content when it was cut.
+fn cut_to_limit(content: &str, context: &BodyContext) -> (String, Option<String>) {
+    if content.chars().count() > CONTENT_LIMIT_CHARS {
+        let cut: String = content.chars().take(CONTENT_LIMIT_CHARS).collect();
+        (
+            format!("{cut}{}", truncation_notice(context)),
+            Some(content.to_owned()),
+        )
+    } else {
+        (content.to_owned(), None)
+    }
+}
+
+/// Bodies as GitHub may hand them back: `\r\n` line ends and trailing space differ
+/// without the text differing.
+pub fn same_body(first: &str, second: &str) -> bool {
+    first.replace("\r\n", "\n").trim_end() == second.replace("\r\n", "\n").trim_end()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone as _;
+
+    fn at() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 30, 3, 44, 0).unwrap()
+    }
+
+    fn context() -> BodyContext {
+        BodyContext {
+            run_id: Some(RunId(12)),
+            branch: Some("feedback/f2c-fb-x".to_owned()),
+        }
+    }
+
+    #[test]
+    fn body_has_marker_header_time_line_and_content() {
+        let built = build_body(CommentKind::Review, "Looks fine.\n", at(), &context());
+        assert_eq!(
+            built.body,
+            "<!-- sandbox-qa-review -->\n\
+             ### 🔍 QA code review (AI — edit freely; plan builds on your edits)\n\
+             \n\
+             _2026-11-30 03:44 UTC · Handoff run 12 · branch `feedback/f2c-fb-x`_\n\
+             \n\
+             Looks fine."
+        );
+        assert_eq!(built.full_content, None);
+    }
+
+    #[test]
+    fn reading_back_gives_only_the_content() {
+        let content = "## Findings\n\n- the button is 20px\n\n_emphasis stays_";
+        let built = build_body(CommentKind::Plan, content, at(), &context());
+        assert_eq!(
+            read_content(CommentKind::Plan, &built.body).as_deref(),
+            Some(content)
+        );
+    }
+
+    #[test]
+    fn reading_back_the_seed_workflows_layout_strips_its_chrome_too() {
+        let body = "<!-- sandbox-qa-plan -->\n### 🧪 QA test plan (AI — edit freely; test runs exactly this)\n\n_2026-01-02T03:04:05Z · [run](https://github.com/o/r/actions/runs/1) · branch `main`_\n\n1. Open the page";
+        assert_eq!(
+            read_content(CommentKind::Plan, body).as_deref(),
+            Some("1. Open the page")
+        );
+    }
+
+    #[test]
+    fn owner_edits_above_and_below_survive_reading_back() {
+        let body = "<!-- sandbox-qa-review -->\nOwner's note first.\n### 🔍 QA code review (AI — edit freely; plan builds on your edits)\n\nrest";
+        assert_eq!(
+            read_content(CommentKind::Review, body).as_deref(),
+            Some("Owner's note first.\n### 🔍 QA code review (AI — edit freely; plan builds on your edits)\n\nrest")
+        );
+    }
+
+    #[test]
+    fn a_marker_counts_only_on_the_first_line() {
+        let quoted = "> <!-- sandbox-qa-review -->\n> ### 🔍 QA code review\n\nI disagree";
+        assert_eq!(CommentKind::of_body(quoted), None);
+        let mentioned = "see below\n<!-- sandbox-qa-review -->";
+        assert_eq!(CommentKind::of_body(mentioned), None);
+        assert_eq!(read_content(CommentKind::Review, quoted), None);
+        assert_eq!(
+            CommentKind::of_body("  <!-- sandbox-qa-results -->  \r\nx"),
+            Some(CommentKind::Results)
+        );
+    }
+
+    #[test]
+    fn an_owner_edit_keeps_the_chrome_and_replaces_the_content() {
+        let built = build_body(CommentKind::Review, "agent text", at(), &context());
+        let edited = replace_content(CommentKind::Review, &built.body, "owner text\n", &context());
+        assert_eq!(edited.body, built.body.replace("agent text", "owner text"));
+        assert_eq!(edited.content, "owner text");
+        let without_marker = replace_content(CommentKind::Plan, "just text", "new", &context());
+        assert!(without_marker
+            .body
+            .starts_with("<!-- sandbox-qa-plan -->\n### 🧪"));
+        assert_eq!(
+            read_content(CommentKind::Plan, &without_marker.body).as_deref(),
+            Some("new")
+        );
+    }
+
+    #[test]
+    fn a_known_comment_without_its_marker_still_reads() {
+        assert_eq!(
+            read_content_of_known_comment(CommentKind::Plan, "owner removed the marker\n1. step"),
+            "owner removed the marker\n1. step"
+        );
+        assert!(same_body("a\r\nb\n", "a\nb"));
+    }
+
+    #[test]
+    fn long_content_is_cut_with_a_notice_and_kept_whole() {
+        let long = "é".repeat(70_000);
+        let built = build_body(CommentKind::Review, &long, at(), &context());
+        assert_eq!(built.full_content.as_deref(), Some(long.as_str()));
+        assert!(built.content.starts_with(&"é".repeat(CONTENT_LIMIT_CHARS)));
+        assert!(built.content.contains("cut at 60,000 characters"));
+        assert!(built.content.contains("run 12"));
+        assert!(built.body.chars().count() < 65_536);
+        let read = read_content(CommentKind::Review, &built.body).unwrap();
+        assert_eq!(
+            read, built.content,
+            "the next stage gets what the comment says"
+        );
+    }
+}

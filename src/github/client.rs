@@ -1,0 +1,509 @@
+//! The GitHub REST client: octocrab as the transport (base URI, auth header, timeouts),
+//! with Handoff's own rules on top: every answer's status mapped to a [`GithubError`]
+//! that names the request, transient failures retried with backoff, rate limits waited
+//! out (within a bound) instead of failing, conditional GETs whose validators and bodies
+//! live in the store (D8), and no secret in any error text.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use chrono::{DateTime, TimeZone as _, Utc};
+use http::header::{HeaderMap, HeaderName, HeaderValue};
+use http::{Method, StatusCode};
+use http_body_util::BodyExt as _;
+use octocrab::Octocrab;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::endpoints::GithubEndpoints;
+use super::error::GithubError;
+use super::link_header::next_page_url;
+use crate::secrets::{redact, Secret};
+use crate::store::{Store, StoredAnswer};
+
+/// How hard the client tries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestPolicy {
+    /// Attempts per request for transient failures (network, 5xx), at least 1.
+    pub attempts: u32,
+    /// The wait before the second attempt; it doubles for each further one.
+    pub first_retry_delay: Duration,
+    /// The longest a rate limit is waited out; a later reset fails the request.
+    pub max_rate_limit_wait: Duration,
+    /// Connect and read timeout of each attempt.
+    pub timeout: Duration,
+}
+
+impl Default for RequestPolicy {
+    fn default() -> Self {
+        RequestPolicy {
+            attempts: 3,
+            first_retry_delay: Duration::from_millis(500),
+            max_rate_limit_wait: Duration::from_secs(15 * 60),
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Counts of what the client sent, for reports and benchmarks.
+#[derive(Debug, Default)]
+pub struct RequestCounters {
+    sent: AtomicU64,
+    not_modified: AtomicU64,
+    rate_limit_waits: AtomicU64,
+}
+
+/// A snapshot of [`RequestCounters`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct RequestCount {
+    /// Requests sent (each attempt counts).
+    pub sent: u64,
+    /// Of those, answered 304 Not Modified: free against the rate limit.
+    pub not_modified: u64,
+    /// Times a rate limit was waited out.
+    pub rate_limit_waits: u64,
+}
+
+/// An answer with its status, headers and body.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+/// The body of a conditional GET, and whether it changed since the last one.
+#[derive(Debug, Clone)]
+pub struct ConditionalAnswer {
+    pub body: String,
+    pub changed: bool,
+    /// The next page's path, for paginated lists.
+    pub next_page: Option<String>,
+}
+
+/// A GitHub REST client for one API base and one token.
+#[derive(Debug, Clone)]
+pub struct GithubClient {
+    octocrab: Octocrab,
+    endpoints: GithubEndpoints,
+    token: Secret,
+    policy: RequestPolicy,
+    counters: Arc<RequestCounters>,
+}
+
+fn request_name(method: &Method, path: &str) -> String {
+    let path = path.split('?').next().unwrap_or(path);
+    format!("{method} {path}")
+}
+
+fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|value| value.to_str().ok())
+}
+
+/// GitHub's `message` from an error body, if it has one.
+fn github_message(body: &[u8]) -> String {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|value| {
+            let message = value.get("message")?.as_str()?.to_owned();
+            let details: Vec<String> = value
+                .get("errors")
+                .and_then(|errors| errors.as_array())
+                .map(|errors| {
+                    errors
+                        .iter()
+                        .filter_map(|error| {
+                            error
+                                .get("message")
+                                .and_then(|m| m.as_str())
+                                .map(str::to_owned)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            Some(if details.is_empty() {
+                message
+            } else {
+                format!("{message}: {}", details.join("; "))
+            })
+        })
+        .unwrap_or_else(|| "no reason given".to_owned())
+}
+
+/// When a rate-limited answer says the limit resets, if it is one.
+fn rate_limit_reset(status: StatusCode, headers: &HeaderMap) -> Option<DateTime<Utc>> {
+    if status != StatusCode::FORBIDDEN && status != StatusCode::TOO_MANY_REQUESTS {
+        return None;
+    }
+    if let Some(seconds) =
+        header_text(headers, "retry-after").and_then(|v| v.trim().parse::<i64>().ok())
+    {
+        return Some(Utc::now() + chrono::Duration::seconds(seconds.max(0)));
+    }
+    let exhausted = header_text(headers, "x-ratelimit-remaining").map(str::trim) == Some("0");
+    if !exhausted {
+        return None;
+    }
+    header_text(headers, "x-ratelimit-reset")
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .and_then(|epoch| Utc.timestamp_opt(epoch, 0).single())
+        .or_else(|| Some(Utc::now() + chrono::Duration::seconds(60)))
+}
+
+impl GithubClient {
+    pub fn new(
+        endpoints: GithubEndpoints,
+        token: Secret,
+        policy: RequestPolicy,
+    ) -> Result<Self, GithubError> {
+        let octocrab = Octocrab::builder()
+            .base_uri(endpoints.api_base.as_str())
+            .map_err(|_| GithubError::BadAddress(endpoints.api_base.clone()))?
+            .personal_token(token.expose().to_owned())
+            .set_connect_timeout(Some(policy.timeout))
+            .set_read_timeout(Some(policy.timeout))
+            .add_header(
+                HeaderName::from_static("x-github-api-version"),
+                "2022-11-28".to_owned(),
+            )
+            .build()
+            .map_err(|error| GithubError::BadAddress(format!("{}: {error}", endpoints.api_base)))?;
+        Ok(GithubClient {
+            octocrab,
+            endpoints,
+            token,
+            policy,
+            counters: Arc::new(RequestCounters::default()),
+        })
+    }
+
+    pub fn endpoints(&self) -> &GithubEndpoints {
+        &self.endpoints
+    }
+
+    /// The token, for the host-side git push of the pipeline (never for a sandbox).
+    pub fn token(&self) -> &Secret {
+        &self.token
+    }
+
+    pub fn request_count(&self) -> RequestCount {
+        RequestCount {
+            sent: self.counters.sent.load(Ordering::Relaxed),
+            not_modified: self.counters.not_modified.load(Ordering::Relaxed),
+            rate_limit_waits: self.counters.rate_limit_waits.load(Ordering::Relaxed),
+        }
+    }
+
+    /// `path` relative to the API base: a path as given, or a `Link` URL made relative.
+    fn relative_path(&self, path_or_url: &str) -> String {
+        path_or_url
+            .strip_prefix(&self.endpoints.api_base)
+            .unwrap_or(path_or_url)
+            .to_owned()
+    }
+
+    async fn send_once(
+        &self,
+        method: &Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+        headers: &HeaderMap,
+    ) -> Result<Answer, GithubError> {
+        let mut builder = http::Request::builder()
+            .method(method.clone())
+            .uri(path)
+            .header(http::header::ACCEPT, "application/vnd.github+json");
+        for (name, value) in headers {
+            builder = builder.header(name, value);
+        }
+        let transport = |error: octocrab::Error| GithubError::Unreachable {
+            request: request_name(method, path),
+            detail: redact(
+                error.to_string().lines().next().unwrap_or_default(),
+                &self.token,
+            ),
+        };
+        let request = self
+            .octocrab
+            .build_request(builder, body)
+            .map_err(transport)?;
+        self.counters.sent.fetch_add(1, Ordering::Relaxed);
+        let response = self.octocrab.execute(request).await.map_err(transport)?;
+        let (parts, body) = response.into_parts();
+        let body = body.collect().await.map_err(transport)?.to_bytes();
+        Ok(Answer {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+        })
+    }
+
+    /// Sends a request until it succeeds, fails for good, or runs out of attempts:
+    /// transient failures are retried with backoff (POST only when nothing reached the
+    /// server), rate limits are waited out. A 304 counts as success.
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+        headers: HeaderMap,
+    ) -> Result<Answer, GithubError> {
+        let path = self.relative_path(path);
+        let request = request_name(&method, &path);
+        let mut delay = self.policy.first_retry_delay;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let last_attempt = attempt >= self.policy.attempts.max(1);
+            let outcome = self.send_once(&method, &path, body, &headers).await;
+            let answer = match outcome {
+                Ok(answer) => answer,
+                Err(error) => {
+                    let retry = !last_attempt && method != Method::POST;
+                    if retry {
+                        tokio::time::sleep(delay).await;
+                        delay *= 2;
+                        continue;
+                    }
+                    return Err(error);
+                }
+            };
+            let status = answer.status;
+            if status.is_success() || status == StatusCode::NOT_MODIFIED {
+                if status == StatusCode::NOT_MODIFIED {
+                    self.counters.not_modified.fetch_add(1, Ordering::Relaxed);
+                }
+                return Ok(answer);
+            }
+            if let Some(reset_at) = rate_limit_reset(status, &answer.headers) {
+                let wait = (reset_at - Utc::now()).to_std().unwrap_or_default()
+                    + Duration::from_millis(250);
+                if wait > self.policy.max_rate_limit_wait {
+                    return Err(GithubError::RateLimited { request, reset_at });
+                }
+                self.counters
+                    .rate_limit_waits
+                    .fetch_add(1, Ordering::Relaxed);
+                tokio::time::sleep(wait).await;
+                attempt -= 1;
+                continue;
+            }
+            if status.is_server_error() && !last_attempt && method != Method::POST {
+                tokio::time::sleep(delay).await;
+                delay *= 2;
+                continue;
+            }
+            return Err(self.status_error(&request, &answer));
+        }
+    }
+
+    fn status_error(&self, request: &str, answer: &Answer) -> GithubError {
+        let request = request.to_owned();
+        let message = redact(&github_message(&answer.body), &self.token);
+        match answer.status {
+            StatusCode::UNAUTHORIZED => GithubError::Unauthorized { request },
+            StatusCode::NOT_FOUND | StatusCode::GONE => GithubError::NotFound { request },
+            StatusCode::FORBIDDEN => GithubError::Forbidden { request, message },
+            StatusCode::UNPROCESSABLE_ENTITY | StatusCode::CONFLICT | StatusCode::BAD_REQUEST => {
+                GithubError::Unprocessable { request, message }
+            }
+            status if status.is_server_error() => GithubError::Server {
+                request,
+                status: status.as_u16(),
+            },
+            status => GithubError::Unprocessable {
+                request,
+                message: format!("unexpected status {}: {message}", status.as_u16()),
+            },
+        }
+    }
+
+    /// Reads a JSON answer, saying plainly what is wrong with one that is not.
+    pub fn parse_json<T: DeserializeOwned>(
+        &self,
+        method: &Method,
+        path: &str,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> Result<T, GithubError> {
+        let malformed = |detail: String| GithubError::MalformedAnswer {
+            request: request_name(method, &self.relative_path(path)),
+            detail,
+        };
+        let content_type = header_text(headers, "content-type").unwrap_or_default();
+        let trimmed = body
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .map(|i| &body[i..])
+            .unwrap_or(&[]);
+        if content_type.starts_with("text/html") || trimmed.starts_with(b"<") {
+            return Err(malformed(
+                "it is HTML, not JSON (a proxy or captive portal?)".to_owned(),
+            ));
+        }
+        if trimmed.is_empty() {
+            return Err(malformed("the body is empty".to_owned()));
+        }
+        serde_json::from_slice(body).map_err(|error| {
+            malformed(match error.classify() {
+                serde_json::error::Category::Eof => format!("the body was cut short ({error})"),
+                serde_json::error::Category::Syntax => {
+                    format!("the body is not valid JSON ({error})")
+                }
+                _ => format!("the JSON does not have the expected shape ({error})"),
+            })
+        })
+    }
+
+    pub async fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T, GithubError> {
+        let answer = self.send(Method::GET, path, None, HeaderMap::new()).await?;
+        self.parse_json(&Method::GET, path, &answer.headers, &answer.body)
+    }
+
+    pub async fn post_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> Result<T, GithubError> {
+        let answer = self
+            .send(Method::POST, path, Some(body), HeaderMap::new())
+            .await?;
+        self.parse_json(&Method::POST, path, &answer.headers, &answer.body)
+    }
+
+    pub async fn patch_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> Result<T, GithubError> {
+        let answer = self
+            .send(Method::PATCH, path, Some(body), HeaderMap::new())
+            .await?;
+        self.parse_json(&Method::PATCH, path, &answer.headers, &answer.body)
+    }
+
+    pub async fn delete(&self, path: &str) -> Result<(), GithubError> {
+        self.send(Method::DELETE, path, None, HeaderMap::new())
+            .await?;
+        Ok(())
+    }
+
+    /// A conditional GET (D8): sends the stored validators of `path`; a 304 returns the
+    /// stored body (and costs nothing against the rate limit), a 200 stores the new one.
+    pub async fn get_conditional(
+        &self,
+        store: &Store,
+        path: &str,
+    ) -> Result<ConditionalAnswer, GithubError> {
+        let path = self.relative_path(path);
+        let key = format!("{}{}", self.endpoints.api_base, path);
+        let stored = store.stored_answer(&key).await?;
+        let mut headers = HeaderMap::new();
+        if let Some(stored) = &stored {
+            if let Some(etag) = stored
+                .etag
+                .as_deref()
+                .and_then(|v| HeaderValue::from_str(v).ok())
+            {
+                headers.insert(http::header::IF_NONE_MATCH, etag);
+            } else if let Some(date) = stored
+                .last_modified
+                .as_deref()
+                .and_then(|v| HeaderValue::from_str(v).ok())
+            {
+                headers.insert(http::header::IF_MODIFIED_SINCE, date);
+            }
+        }
+        let answer = self.send(Method::GET, &path, None, headers).await?;
+        if answer.status == StatusCode::NOT_MODIFIED {
+            if let Some(stored) = stored {
+                return Ok(ConditionalAnswer {
+                    body: stored.body,
+                    changed: false,
+                    next_page: stored.next_page,
+                });
+            }
+            // A 304 for nothing we sent: ask again without validators.
+            store.forget_answer(&key).await?;
+            let answer = self
+                .send(Method::GET, &path, None, HeaderMap::new())
+                .await?;
+            return self.store_conditional(store, &key, &path, answer).await;
+        }
+        self.store_conditional(store, &key, &path, answer).await
+    }
+
+    async fn store_conditional(
+        &self,
+        store: &Store,
+        key: &str,
+        path: &str,
+        answer: Answer,
+    ) -> Result<ConditionalAnswer, GithubError> {
+        // Check it is JSON before keeping it.
+        let _: serde_json::Value =
+            self.parse_json(&Method::GET, path, &answer.headers, &answer.body)?;
+        let body =
+            String::from_utf8(answer.body.to_vec()).map_err(|_| GithubError::MalformedAnswer {
+                request: request_name(&Method::GET, path),
+                detail: "the body is not UTF-8".to_owned(),
+            })?;
+        let next_page = header_text(&answer.headers, "link")
+            .and_then(next_page_url)
+            .map(|url| self.relative_path(&url));
+        let etag = header_text(&answer.headers, "etag").map(str::to_owned);
+        let last_modified = header_text(&answer.headers, "last-modified").map(str::to_owned);
+        if etag.is_some() || last_modified.is_some() {
+            store
+                .store_answer(
+                    key,
+                    &StoredAnswer {
+                        etag,
+                        last_modified,
+                        body: body.clone(),
+                        next_page: next_page.clone(),
+                    },
+                )
+                .await?;
+        }
+        Ok(ConditionalAnswer {
+            body,
+            changed: true,
+            next_page,
+        })
+    }
+
+    /// Every page of a list, conditionally; `changed` if any page changed.
+    pub async fn get_all_pages<T: DeserializeOwned>(
+        &self,
+        store: &Store,
+        first_page: &str,
+    ) -> Result<(Vec<T>, bool), GithubError> {
+        let mut items = Vec::new();
+        let mut changed = false;
+        let mut next = Some(first_page.to_owned());
+        let mut pages = 0;
+        while let Some(path) = next {
+            pages += 1;
+            if pages > 1000 {
+                return Err(GithubError::MalformedAnswer {
+                    request: request_name(&Method::GET, first_page),
+                    detail: "more than 1000 pages: the Link headers loop".to_owned(),
+                });
+            }
+            let answer = self.get_conditional(store, &path).await?;
+            changed |= answer.changed;
+            let page: Vec<T> = self.parse_json(
+                &Method::GET,
+                &path,
+                &HeaderMap::new(),
+                answer.body.as_bytes(),
+            )?;
+            items.extend(page);
+            next = answer.next_page;
+        }
+        Ok((items, changed))
+    }
+}

@@ -1,0 +1,85 @@
+//! Issue comments (a PR's conversation comments are issue comments): list every page,
+//! get, create, update.
+
+use serde_json::json;
+
+use super::client::GithubClient;
+use super::error::GithubError;
+use super::wire::WireComment;
+use crate::domain::RepoName;
+use crate::store::Store;
+
+impl GithubClient {
+    /// Every comment of issue or PR `number`, oldest first, all pages (H5); conditional,
+    /// so an unchanged thread costs no rate limit. `changed` says if any page changed.
+    pub async fn issue_comments(
+        &self,
+        store: &Store,
+        repo: &RepoName,
+        number: u64,
+    ) -> Result<(Vec<WireComment>, bool), GithubError> {
+        self.get_all_pages(
+            store,
+            &format!(
+                "/repos/{}/{}/issues/{number}/comments?per_page=100",
+                repo.owner, repo.name
+            ),
+        )
+        .await
+    }
+
+    /// One comment; `None` when it is gone (deleted on GitHub).
+    pub async fn issue_comment(
+        &self,
+        repo: &RepoName,
+        id: u64,
+    ) -> Result<Option<WireComment>, GithubError> {
+        match self
+            .get_json(&format!(
+                "/repos/{}/{}/issues/comments/{id}",
+                repo.owner, repo.name
+            ))
+            .await
+        {
+            Ok(comment) => Ok(Some(comment)),
+            Err(GithubError::NotFound { .. }) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    pub async fn create_issue_comment(
+        &self,
+        repo: &RepoName,
+        number: u64,
+        body: &str,
+    ) -> Result<WireComment, GithubError> {
+        self.post_json(
+            &format!(
+                "/repos/{}/{}/issues/{number}/comments",
+                repo.owner, repo.name
+            ),
+            &json!({ "body": body }),
+        )
+        .await
+    }
+
+    /// Replaces a comment's body; `None` when the comment is gone.
+    pub async fn update_issue_comment(
+        &self,
+        repo: &RepoName,
+        id: u64,
+        body: &str,
+    ) -> Result<Option<WireComment>, GithubError> {
+        match self
+            .patch_json(
+                &format!("/repos/{}/{}/issues/comments/{id}", repo.owner, repo.name),
+                &json!({ "body": body }),
+            )
+            .await
+        {
+            Ok(comment) => Ok(Some(comment)),
+            Err(GithubError::NotFound { .. }) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! GitHub: the REST client and everything Handoff does with it — managed comments
+//! (publish, read back, safe owner edits through the outbox), sync, and sign-in.
+//!
+//! Works against github.com, GitHub Enterprise, or the fake GitHub of the tests: the API
+//! base is a setting ([`endpoints`]), and the code path is the same for all three.
+
+pub mod client;
+pub mod comment_publishing;
+pub mod endpoints;
+pub mod error;
+pub mod issue_comments;
+pub mod issues;
+pub mod link_header;
+pub mod owner_edits;
+pub mod pulls;
+pub mod sign_in;
+pub mod sync;
+pub mod wire;
+
+pub use client::{GithubClient, RequestCount, RequestPolicy};
+pub use comment_publishing::{CommentPlace, Published, ReadBack};
+pub use endpoints::GithubEndpoints;
+pub use error::GithubError;
+pub use owner_edits::{ConflictChoice, EditConflict, EditOutcome, OutboxReport};
+pub use sync::SyncReport;

@@ -1,0 +1,49 @@
+//! Settings of this installation that are not secrets: the GitHub API base, the signed-in
+//! login, the device-flow client id. (Secrets live in the OS keyring only.)
+
+use super::error::StoreError;
+use super::Store;
+
+crate::stored_text_enum! {
+    /// The settings there are.
+    pub enum SettingKey as "setting" {
+        /// The REST API base: `https://api.github.com`, `https://HOST/api/v3`, or a fake.
+        GithubApiBase => "github.api_base",
+        /// The web base for device-flow sign-in: `https://github.com` or `https://HOST`.
+        GithubWebBase => "github.web_base",
+        /// The login the stored token belongs to (the repositories' owner).
+        GithubLogin => "github.login",
+        /// The OAuth app client id for device-flow sign-in.
+        GithubDeviceClientId => "github.device_client_id",
+    }
+}
+
+impl Store {
+    pub async fn setting(&self, key: SettingKey) -> Result<Option<String>, StoreError> {
+        Ok(
+            sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
+                .bind(key.as_str())
+                .fetch_optional(&self.pool)
+                .await?,
+        )
+    }
+
+    pub async fn set_setting(&self, key: SettingKey, value: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(key.as_str())
+        .bind(value)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn remove_setting(&self, key: SettingKey) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM settings WHERE key = ?")
+            .bind(key.as_str())
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+}
