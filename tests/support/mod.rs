@@ -1,6 +1,9 @@
 //! Support code shared by the integration tests: temporary stores and seeded data.
 #![allow(dead_code)]
 
+pub mod fake_github;
+pub mod openapi_schema;
+pub mod raw_http;
 pub mod seed;
 
 use handoff::Store;

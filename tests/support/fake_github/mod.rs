@@ -1,0 +1,591 @@
+//! A fake GitHub for the tests: an HTTP server in the test process that keeps state and
+//! speaks the REST paths Handoff uses (shaped per GitHub's published description), with
+//! ETags and 304s, rate limits, pagination, injectable faults, GitHub's device-flow
+//! sign-in, and real bare git repositories served over HTTP by `git http-backend`.
+//!
+//! Tests drive it through [`FakeGithub`]: make repositories, issues, comments; edit or
+//! delete a comment behind Handoff's back; merge or close a PR; inject faults; read the
+//! request log.
+
+mod faults;
+mod git_http;
+mod rest;
+mod shapes;
+mod state;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+pub use faults::{Fault, FaultRule};
+pub use shapes::Urls;
+use state::{now, repo_key, FakeComment, FakeIssue, FakeRepo, FakeState, FakeUser};
+
+/// One request the fake answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestRecord {
+    pub method: String,
+    pub path: String,
+    pub status: u16,
+    /// Counted against the rate limit (a 304 is not).
+    pub costs_rate_limit: bool,
+}
+
+pub struct Shared {
+    pub state: Mutex<FakeState>,
+    pub faults: Mutex<Vec<FaultRule>>,
+    pub requests: Mutex<Vec<RequestRecord>>,
+    pub oauth_client_ids: Mutex<Vec<String>>,
+    pub urls: Urls,
+    pub git_root: PathBuf,
+}
+
+/// The login and token of the repositories' owner, made at start.
+pub const OWNER: &str = "octocat";
+
+/// A running fake GitHub. Dropping it stops the server and removes its repositories.
+pub struct FakeGithub {
+    shared: Arc<Shared>,
+    address: SocketAddr,
+    owner_token: String,
+    server: tokio::task::JoinHandle<()>,
+    _root: tempfile::TempDir,
+}
+
+impl Drop for FakeGithub {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+fn git(directory: &Path, arguments: &[&str]) -> String {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(directory)
+        .args(arguments)
+        .env("GIT_AUTHOR_NAME", "Fake GitHub")
+        .env("GIT_AUTHOR_EMAIL", "fake@github.invalid")
+        .env("GIT_COMMITTER_NAME", "Fake GitHub")
+        .env("GIT_COMMITTER_EMAIL", "fake@github.invalid")
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {arguments:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+impl FakeGithub {
+    /// Starts the fake on a free local port, with the owner `octocat` signed up.
+    pub async fn start() -> FakeGithub {
+        let root = tempfile::tempdir().expect("a folder for the fake's repositories");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let address = listener.local_addr().expect("an address");
+        let base = format!("http://{address}");
+        let shared = Arc::new(Shared {
+            state: Mutex::new(FakeState::default()),
+            faults: Mutex::new(Vec::new()),
+            requests: Mutex::new(Vec::new()),
+            oauth_client_ids: Mutex::new(Vec::new()),
+            urls: Urls {
+                api: base.clone(),
+                web: base,
+            },
+            git_root: root.path().to_owned(),
+        });
+        let app = axum::Router::new().fallback({
+            let shared = shared.clone();
+            move |request| rest::handle(shared.clone(), request)
+        });
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        let mut fake = FakeGithub {
+            shared,
+            address,
+            owner_token: String::new(),
+            server,
+            _root: root,
+        };
+        fake.owner_token = fake.add_user(OWNER);
+        fake
+    }
+
+    pub fn api_base(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    pub fn web_base(&self) -> String {
+        self.api_base()
+    }
+
+    /// The owner's token.
+    pub fn owner_token(&self) -> &str {
+        &self.owner_token
+    }
+
+    /// Signs up a user and returns their token.
+    pub fn add_user(&self, login: &str) -> String {
+        self.add_account(login, false)
+    }
+
+    /// Signs up a bot account and returns its token.
+    pub fn add_bot(&self, login: &str) -> String {
+        self.add_account(login, true)
+    }
+
+    fn add_account(&self, login: &str, is_bot: bool) -> String {
+        let mut state = self.shared.state.lock().expect("state");
+        let id = state.new_id();
+        let token = format!("ghp_fake{id}{}", login.len() * 7919);
+        state.users.push(FakeUser {
+            id,
+            login: login.to_owned(),
+            token: token.clone(),
+            is_bot,
+        });
+        token
+    }
+
+    fn user_id(&self, login: &str) -> u64 {
+        self.shared
+            .state
+            .lock()
+            .expect("state")
+            .user_by_login(login)
+            .unwrap_or_else(|| panic!("no fake user {login}"))
+            .id
+    }
+
+    /// Makes a repository of the owner with one commit (a README) on `default_branch`.
+    pub fn create_repo(&self, full_name: &str, default_branch: &str) {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let bare = self.shared.git_root.join(owner).join(format!("{name}.git"));
+        std::fs::create_dir_all(&bare).expect("a folder for the bare repository");
+        git(
+            &bare,
+            &[
+                "init",
+                "--quiet",
+                "--bare",
+                &format!("--initial-branch={default_branch}"),
+            ],
+        );
+        git(&bare, &["config", "http.receivepack", "true"]);
+        let work = tempfile::tempdir().expect("a work tree");
+        git(
+            work.path(),
+            &[
+                "init",
+                "--quiet",
+                &format!("--initial-branch={default_branch}"),
+            ],
+        );
+        std::fs::write(work.path().join("README.md"), format!("# {name}\n")).expect("README");
+        git(work.path(), &["add", "README.md"]);
+        git(work.path(), &["commit", "--quiet", "-m", "Initial commit"]);
+        git(
+            work.path(),
+            &[
+                "push",
+                "--quiet",
+                bare.to_str().expect("UTF-8 path"),
+                default_branch,
+            ],
+        );
+        let mut state = self.shared.state.lock().expect("state");
+        let id = state.new_id();
+        state.repos.insert(
+            repo_key(owner, name),
+            FakeRepo {
+                id,
+                owner: owner.to_owned(),
+                name: name.to_owned(),
+                default_branch: default_branch.to_owned(),
+                bare_path: bare,
+                created_at: now(),
+                next_number: 1,
+                issues: Default::default(),
+                pulls: Default::default(),
+                labels: Default::default(),
+            },
+        );
+    }
+
+    /// The bare repository behind `owner/name`.
+    pub fn bare_path(&self, full_name: &str) -> PathBuf {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        self.shared
+            .state
+            .lock()
+            .expect("state")
+            .repo(owner, name)
+            .expect("a fake repository")
+            .bare_path
+            .clone()
+    }
+
+    /// The HTTP clone address of a repository (credentials not included).
+    pub fn git_url(&self, full_name: &str) -> String {
+        format!("{}/{full_name}.git", self.api_base())
+    }
+
+    /// Opens an issue by `author` with `labels`; returns its number.
+    pub fn create_issue(
+        &self,
+        full_name: &str,
+        author: &str,
+        title: &str,
+        body: &str,
+        labels: &[&str],
+    ) -> u64 {
+        let user_id = self.user_id(author);
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut state = self.shared.state.lock().expect("state");
+        let id = state.new_id();
+        let mut label_ids = Vec::new();
+        for _ in labels {
+            label_ids.push(state.new_id());
+        }
+        let repo = state.repo_mut(owner, name).expect("a fake repository");
+        for (label, label_id) in labels.iter().zip(label_ids) {
+            repo.labels.entry((*label).to_owned()).or_insert(label_id);
+        }
+        let number = repo.next_number;
+        repo.next_number += 1;
+        let at = now();
+        repo.issues.insert(
+            number,
+            FakeIssue {
+                id,
+                number,
+                title: title.to_owned(),
+                body: Some(body.to_owned()),
+                user_id,
+                labels: labels.iter().map(|l| (*l).to_owned()).collect(),
+                state: "open".to_owned(),
+                created_at: at,
+                updated_at: at,
+                closed_at: None,
+                is_pull: false,
+            },
+        );
+        number
+    }
+
+    /// Comments on issue or PR `number` as `author`; returns the comment's id.
+    pub fn add_comment(&self, full_name: &str, number: u64, author: &str, body: &str) -> u64 {
+        let user_id = self.user_id(author);
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut state = self.shared.state.lock().expect("state");
+        assert!(
+            state
+                .repo(owner, name)
+                .is_some_and(|repo| repo.issues.contains_key(&number)),
+            "no issue or PR #{number} in {full_name}"
+        );
+        let id = state.new_id();
+        let at = now();
+        state.comments.insert(
+            id,
+            FakeComment {
+                id,
+                repo_key: repo_key(owner, name),
+                issue_number: number,
+                user_id,
+                body: body.to_owned(),
+                created_at: at,
+                updated_at: at,
+            },
+        );
+        id
+    }
+
+    /// Edits a comment as someone on GitHub would (behind Handoff's back).
+    pub fn edit_comment(&self, id: u64, body: &str) {
+        let mut state = self.shared.state.lock().expect("state");
+        let comment = state.comments.get_mut(&id).expect("a fake comment");
+        comment.body = body.to_owned();
+        comment.updated_at = now();
+    }
+
+    /// Deletes a comment as someone on GitHub would.
+    pub fn delete_comment(&self, id: u64) {
+        self.shared
+            .state
+            .lock()
+            .expect("state")
+            .comments
+            .remove(&id);
+    }
+
+    pub fn comment_body(&self, id: u64) -> Option<String> {
+        self.shared
+            .state
+            .lock()
+            .expect("state")
+            .comments
+            .get(&id)
+            .map(|comment| comment.body.clone())
+    }
+
+    /// The comments of issue or PR `number`: (id, author, body), oldest first.
+    pub fn comments(&self, full_name: &str, number: u64) -> Vec<(u64, String, String)> {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let state = self.shared.state.lock().expect("state");
+        state
+            .comments_of(&repo_key(owner, name), number)
+            .into_iter()
+            .map(|comment| {
+                (
+                    comment.id,
+                    state.user(comment.user_id).login.clone(),
+                    comment.body.clone(),
+                )
+            })
+            .collect()
+    }
+
+    /// Opens a PR from `head` (which must exist) into the default branch, as `author`.
+    pub fn create_pull(&self, full_name: &str, author: &str, head: &str, title: &str) -> u64 {
+        let user_id = self.user_id(author);
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut state = self.shared.state.lock().expect("state");
+        let pull_id = state.new_id();
+        let issue_id = state.new_id();
+        let repo = state.repo_mut(owner, name).expect("a fake repository");
+        let number = repo.next_number;
+        repo.next_number += 1;
+        let at = now();
+        repo.issues.insert(
+            number,
+            FakeIssue {
+                id: issue_id,
+                number,
+                title: title.to_owned(),
+                body: None,
+                user_id,
+                labels: Vec::new(),
+                state: "open".to_owned(),
+                created_at: at,
+                updated_at: at,
+                closed_at: None,
+                is_pull: true,
+            },
+        );
+        let base = repo.default_branch.clone();
+        repo.pulls.insert(
+            number,
+            state::FakePull {
+                id: pull_id,
+                number,
+                head: head.to_owned(),
+                base,
+                merged_at: None,
+                merge_commit_sha: None,
+            },
+        );
+        number
+    }
+
+    /// Makes a branch at the tip of another one, in the bare repository.
+    pub fn create_branch(&self, full_name: &str, branch: &str, from: &str) {
+        git(&self.bare_path(full_name), &["branch", branch, from]);
+    }
+
+    /// The commit `branch` points at, if it exists.
+    pub fn branch_sha(&self, full_name: &str, branch: &str) -> Option<String> {
+        let output = Command::new("git")
+            .arg("-C")
+            .arg(self.bare_path(full_name))
+            .args([
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("refs/heads/{branch}"),
+            ])
+            .output()
+            .expect("git runs");
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    }
+
+    /// Merges PR `number` with a real merge commit on its base branch.
+    pub fn merge_pull(&self, full_name: &str, number: u64) {
+        let bare = self.bare_path(full_name);
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let (head, base) = {
+            let state = self.shared.state.lock().expect("state");
+            let pull = &state.repo(owner, name).expect("repo").pulls[&number];
+            (pull.head.clone(), pull.base.clone())
+        };
+        let tree = git(&bare, &["merge-tree", "--write-tree", &base, &head]);
+        let tree = tree.lines().next().expect("a tree").to_owned();
+        let commit = git(
+            &bare,
+            &[
+                "commit-tree",
+                &tree,
+                "-p",
+                &base,
+                "-p",
+                &head,
+                "-m",
+                &format!("Merge pull request #{number}"),
+            ],
+        );
+        git(
+            &bare,
+            &["update-ref", &format!("refs/heads/{base}"), &commit],
+        );
+        let mut state = self.shared.state.lock().expect("state");
+        let repo = state.repo_mut(owner, name).expect("repo");
+        let at = now();
+        let pull = repo.pulls.get_mut(&number).expect("a PR");
+        pull.merged_at = Some(at);
+        pull.merge_commit_sha = Some(commit);
+        let issue = repo.issues.get_mut(&number).expect("its issue");
+        issue.state = "closed".to_owned();
+        issue.closed_at = Some(at);
+        issue.updated_at = at;
+    }
+
+    /// Closes PR `number` without merging.
+    pub fn close_pull(&self, full_name: &str, number: u64) {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut state = self.shared.state.lock().expect("state");
+        let repo = state.repo_mut(owner, name).expect("repo");
+        let issue = repo.issues.get_mut(&number).expect("a PR");
+        issue.state = "closed".to_owned();
+        issue.closed_at = Some(now());
+        issue.updated_at = now();
+    }
+
+    /// The state of PR `number`: "open", "closed" or "merged".
+    pub fn pull_state(&self, full_name: &str, number: u64) -> String {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let state = self.shared.state.lock().expect("state");
+        let repo = state.repo(owner, name).expect("repo");
+        if repo.pulls[&number].merged_at.is_some() {
+            "merged".to_owned()
+        } else {
+            repo.issues[&number].state.clone()
+        }
+    }
+
+    /// Every PR of the repository: (number, head branch, state).
+    pub fn pulls(&self, full_name: &str) -> Vec<(u64, String, String)> {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let numbers: Vec<u64> = {
+            let state = self.shared.state.lock().expect("state");
+            state
+                .repo(owner, name)
+                .expect("repo")
+                .pulls
+                .keys()
+                .copied()
+                .collect()
+        };
+        numbers
+            .into_iter()
+            .map(|number| {
+                let head = {
+                    let state = self.shared.state.lock().expect("state");
+                    state.repo(owner, name).expect("repo").pulls[&number]
+                        .head
+                        .clone()
+                };
+                (number, head, self.pull_state(full_name, number))
+            })
+            .collect()
+    }
+
+    /// Issues (not PRs) of the repository: (number, title, body, state).
+    pub fn issues(&self, full_name: &str) -> Vec<(u64, String, String, String)> {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let state = self.shared.state.lock().expect("state");
+        state
+            .repo(owner, name)
+            .expect("repo")
+            .issues
+            .values()
+            .filter(|issue| !issue.is_pull)
+            .map(|issue| {
+                (
+                    issue.number,
+                    issue.title.clone(),
+                    issue.body.clone().unwrap_or_default(),
+                    issue.state.clone(),
+                )
+            })
+            .collect()
+    }
+
+    /// Registers an OAuth app for the device flow.
+    pub fn register_oauth_app(&self, client_id: &str) {
+        self.shared
+            .oauth_client_ids
+            .lock()
+            .expect("ids")
+            .push(client_id.to_owned());
+    }
+
+    /// The owner enters `user_code` on GitHub and approves, as `login`.
+    pub fn approve_device(&self, user_code: &str, login: &str) {
+        let token = {
+            let state = self.shared.state.lock().expect("state");
+            state.user_by_login(login).expect("a user").token.clone()
+        };
+        let mut state = self.shared.state.lock().expect("state");
+        let entry = state
+            .device_codes
+            .values_mut()
+            .find(|entry| entry.user_code == user_code)
+            .expect("a device code");
+        entry.approved_token = Some(token);
+    }
+
+    /// The user codes handed out so far.
+    pub fn device_user_codes(&self) -> Vec<String> {
+        self.shared
+            .state
+            .lock()
+            .expect("state")
+            .device_codes
+            .values()
+            .map(|entry| entry.user_code.clone())
+            .collect()
+    }
+
+    pub fn inject(&self, rule: FaultRule) {
+        self.shared.faults.lock().expect("faults").push(rule);
+    }
+
+    /// Every request answered so far.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.shared.requests.lock().expect("log").clone()
+    }
+
+    pub fn clear_requests(&self) {
+        self.shared.requests.lock().expect("log").clear();
+    }
+
+    /// Requests answered so far that cost rate limit.
+    pub fn rate_limit_cost(&self) -> usize {
+        self.requests()
+            .iter()
+            .filter(|r| r.costs_rate_limit)
+            .count()
+    }
+
+    pub fn urls(&self) -> Urls {
+        self.shared.urls.clone()
+    }
+}

@@ -1,0 +1,158 @@
+//! What the fake GitHub knows: users and their tokens, repositories (each a real bare
+//! git repository), issues and pull requests (sharing one numbering, as on GitHub),
+//! comments, and the device-flow codes handed out.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use chrono::{DateTime, SubsecRound as _, Utc};
+
+#[derive(Debug, Clone)]
+pub struct FakeUser {
+    pub id: u64,
+    pub login: String,
+    pub token: String,
+    pub is_bot: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct FakeIssue {
+    pub id: u64,
+    pub number: u64,
+    pub title: String,
+    pub body: Option<String>,
+    pub user_id: u64,
+    pub labels: Vec<String>,
+    pub state: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub closed_at: Option<DateTime<Utc>>,
+    /// Set for the issue side of a pull request.
+    pub is_pull: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct FakePull {
+    pub id: u64,
+    pub number: u64,
+    pub head: String,
+    pub base: String,
+    pub merged_at: Option<DateTime<Utc>>,
+    pub merge_commit_sha: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct FakeComment {
+    pub id: u64,
+    pub repo_key: String,
+    pub issue_number: u64,
+    pub user_id: u64,
+    pub body: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone)]
+pub struct FakeRepo {
+    pub id: u64,
+    pub owner: String,
+    pub name: String,
+    pub default_branch: String,
+    pub bare_path: PathBuf,
+    pub created_at: DateTime<Utc>,
+    pub next_number: u64,
+    /// Issues and the issue side of pull requests, by number.
+    pub issues: BTreeMap<u64, FakeIssue>,
+    pub pulls: BTreeMap<u64, FakePull>,
+    pub labels: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct DeviceCodeState {
+    pub client_id: String,
+    pub user_code: String,
+    /// The token the device gets once the owner approved it.
+    pub approved_token: Option<String>,
+    pub denied: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct FakeState {
+    pub next_id: u64,
+    pub users: Vec<FakeUser>,
+    pub repos: BTreeMap<String, FakeRepo>,
+    pub comments: BTreeMap<u64, FakeComment>,
+    pub device_codes: BTreeMap<String, DeviceCodeState>,
+    pub rate_limit: RateLimitState,
+}
+
+#[derive(Debug, Clone)]
+pub struct RateLimitState {
+    pub limit: u64,
+    pub used: u64,
+    pub reset_at: DateTime<Utc>,
+}
+
+impl Default for RateLimitState {
+    fn default() -> Self {
+        RateLimitState {
+            limit: 5000,
+            used: 0,
+            reset_at: Utc::now() + chrono::Duration::hours(1),
+        }
+    }
+}
+
+/// GitHub's times have whole seconds.
+pub fn now() -> DateTime<Utc> {
+    Utc::now().trunc_subsecs(0)
+}
+
+/// The key of a repository: lowercase `owner/name` (GitHub's names ignore case).
+pub fn repo_key(owner: &str, name: &str) -> String {
+    format!(
+        "{}/{}",
+        owner.to_ascii_lowercase(),
+        name.to_ascii_lowercase()
+    )
+}
+
+impl FakeState {
+    pub fn new_id(&mut self) -> u64 {
+        self.next_id += 1;
+        1000 + self.next_id
+    }
+
+    pub fn user_by_token(&self, token: &str) -> Option<&FakeUser> {
+        self.users.iter().find(|user| user.token == token)
+    }
+
+    pub fn user(&self, id: u64) -> &FakeUser {
+        self.users
+            .iter()
+            .find(|user| user.id == id)
+            .expect("a known user")
+    }
+
+    pub fn user_by_login(&self, login: &str) -> Option<&FakeUser> {
+        self.users
+            .iter()
+            .find(|user| user.login.eq_ignore_ascii_case(login))
+    }
+
+    pub fn repo(&self, owner: &str, name: &str) -> Option<&FakeRepo> {
+        self.repos.get(&repo_key(owner, name))
+    }
+
+    pub fn repo_mut(&mut self, owner: &str, name: &str) -> Option<&mut FakeRepo> {
+        self.repos.get_mut(&repo_key(owner, name))
+    }
+
+    /// Comments of one issue or PR, oldest first.
+    pub fn comments_of(&self, key: &str, number: u64) -> Vec<&FakeComment> {
+        self.comments
+            .values()
+            .filter(|comment| comment.repo_key == key && comment.issue_number == number)
+            .collect()
+    }
+}
