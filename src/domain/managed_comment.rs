@@ -134,11 +134,19 @@ pub fn build_body(
 /// Is `line` a time line as [`build_body`] writes it (or as the seed workflow did)?
 fn is_time_line(line: &str) -> bool {
     let line = line.trim();
-    line.len() > 2
-        && line.starts_with('_')
-        && line.ends_with('_')
-        && line.contains(" · ")
-        && line.chars().take(5).skip(1).all(|c| c.is_ascii_digit())
+    let Some(inner) = line
+        .strip_prefix('_')
+        .and_then(|rest| rest.strip_suffix('_'))
+    else {
+        return false;
+    };
+    // It begins with a date: `2026-11-30 03:44 UTC` or `2026-11-30T03:44:00Z`.
+    let bytes = inner.as_bytes();
+    bytes.len() >= 10
+        && bytes[..4].iter().all(u8::is_ascii_digit)
+        && bytes[4] == b'-'
+        && bytes[5..7].iter().all(u8::is_ascii_digit)
+        && bytes[7] == b'-'
 }
 
 /// A managed comment's body split in two: the chrome (marker, header, time line, and the
@@ -278,6 +286,26 @@ mod tests {
         assert_eq!(
             read_content(CommentKind::Plan, &built.body).as_deref(),
             Some(content)
+        );
+    }
+
+    #[test]
+    fn a_time_line_without_run_or_branch_is_stripped_too() {
+        let built = build_body(
+            CommentKind::Review,
+            "just this",
+            at(),
+            &BodyContext::default(),
+        );
+        assert!(built.body.contains("\n_2026-11-30 03:44 UTC_\n"));
+        assert_eq!(
+            read_content(CommentKind::Review, &built.body).as_deref(),
+            Some("just this")
+        );
+        let emphasis = "<!-- sandbox-qa-review -->\n_not a date, but emphasis_\nrest";
+        assert_eq!(
+            read_content(CommentKind::Review, emphasis).as_deref(),
+            Some("_not a date, but emphasis_\nrest")
         );
     }
 

@@ -21,5 +21,5 @@ pub use client::{GithubClient, RequestCount, RequestPolicy};
 pub use comment_publishing::{CommentPlace, Published, ReadBack};
 pub use endpoints::GithubEndpoints;
 pub use error::GithubError;
-pub use owner_edits::{ConflictChoice, EditConflict, EditOutcome, OutboxReport};
+pub use owner_edits::{ConflictChoice, EditConflict, EditOutcome, OutboxPass, OutboxReport};
 pub use sync::SyncReport;

@@ -215,11 +215,15 @@ async fn send_entry(
                 theirs,
             }))
         }
+        // Worth another try later: GitHub unreachable or failing, a rate limit, a
+        // garbled answer (a proxy's page), or a token to be renewed.
         Err(error)
             if error.is_transient()
                 || matches!(
                     error,
-                    GithubError::Unauthorized { .. } | GithubError::NotSignedIn { .. }
+                    GithubError::Unauthorized { .. }
+                        | GithubError::NotSignedIn { .. }
+                        | GithubError::MalformedAnswer { .. }
                 ) =>
         {
             let next = Utc::now()
@@ -235,8 +239,7 @@ async fn send_entry(
         Err(
             error @ (GithubError::Unprocessable { .. }
             | GithubError::Forbidden { .. }
-            | GithubError::NotFound { .. }
-            | GithubError::MalformedAnswer { .. }),
+            | GithubError::NotFound { .. }),
         ) => {
             store
                 .mark_outbox_failed(entry.id, &error.to_string())
@@ -247,15 +250,29 @@ async fn send_entry(
     }
 }
 
+/// Which outbox entries a pass sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutboxPass {
+    /// Only those whose backoff has passed (background sync).
+    DueOnly,
+    /// Every pending one now (the owner asked to retry).
+    Everything,
+}
+
 /// Sends what is due in the outbox, oldest first. Within one comment, order is kept: a
 /// later edit waits while an earlier one is unsent. A transient failure stops the pass
 /// (GitHub is probably unreachable); the rest waits for the next one.
 pub async fn send_outbox(
     client: &GithubClient,
     store: &Store,
+    pass: OutboxPass,
 ) -> Result<OutboxReport, GithubError> {
     let mut report = OutboxReport::default();
-    let due = store.pending_outbox_entries(Some(Utc::now())).await?;
+    let due_by = match pass {
+        OutboxPass::DueOnly => Some(Utc::now()),
+        OutboxPass::Everything => None,
+    };
+    let due = store.pending_outbox_entries(due_by).await?;
     for (index, entry) in due.iter().enumerate() {
         if let Some(comment) = entry.managed_comment_id {
             let unsent = store.unsent_outbox_entries_of_comment(comment).await?;

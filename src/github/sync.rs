@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::client::{GithubClient, RequestCount};
 use super::comment_publishing::record_remote_body;
 use super::error::GithubError;
-use super::owner_edits::{send_outbox, OutboxReport};
+use super::owner_edits::{send_outbox, OutboxPass, OutboxReport};
 use super::wire::WireUser;
 use crate::domain::{
     CommentKind, FeedbackId, FeedbackSource, FeedbackStatus, PullRequestState, Repo,
@@ -63,7 +63,7 @@ pub async fn sync(
 ) -> Result<SyncReport, GithubError> {
     let before = client.request_count();
     let mut report = SyncReport {
-        outbox: send_outbox(client, store).await?,
+        outbox: send_outbox(client, store, OutboxPass::DueOnly).await?,
         ..SyncReport::default()
     };
     let owner = owner_login(client, store).await?;

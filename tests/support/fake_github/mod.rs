@@ -564,6 +564,11 @@ impl FakeGithub {
             .collect()
     }
 
+    /// Forgets every injected fault that has not happened yet.
+    pub fn clear_faults(&self) {
+        self.shared.faults.lock().expect("faults").clear();
+    }
+
     pub fn inject(&self, rule: FaultRule) {
         self.shared.faults.lock().expect("faults").push(rule);
     }
