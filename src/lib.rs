@@ -12,6 +12,7 @@
 
 pub mod app_commands;
 pub mod cli;
+pub mod comment_diff;
 pub mod dashboard;
 pub mod data_dir;
 pub mod domain;

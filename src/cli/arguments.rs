@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::domain::{FeedbackStatus, RepoName, SandboxBackend};
+use crate::domain::{CommentKind, FeedbackStatus, RepoName, SandboxBackend};
 
 const AFTER_HELP: &str = "\
 Data lives in the OS's app-data folder (~/.local/share/handoff on Linux); set
@@ -47,8 +47,144 @@ pub enum Command {
     /// List agent runs.
     #[command(subcommand)]
     Runs(RunsCommand),
+    /// Sign in to GitHub (token in the OS keyring), check or forget the sign-in.
+    #[command(subcommand)]
+    Auth(AuthCommand),
+    /// Read, edit, compare the managed PR comments (review, plan, results, follow-ups).
+    #[command(subcommand)]
+    Comment(CommentCommand),
+    /// Mirror GitHub: labelled issues, visitor comments, PR states, comment edits.
+    Sync(SyncArguments),
+    /// GitHub writes waiting to be sent (edits made offline), and their errors.
+    Outbox(OutboxArguments),
     /// Show where the data lives and the schema version.
     Info(JsonFlag),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuthCommand {
+    /// Sign in with a token (pasted, or from stdin with --with-token) or the device flow.
+    ///
+    /// The token is checked with GitHub first and then kept in the OS keyring only.
+    Login {
+        /// Read the token from standard input (for scripts).
+        #[arg(long, conflicts_with = "device")]
+        with_token: bool,
+        /// Sign in in the browser with GitHub's device flow (needs an OAuth app's client id).
+        #[arg(long)]
+        device: bool,
+        /// The OAuth app's client id for --device [default: the saved one].
+        #[arg(long, value_name = "ID", env = "HANDOFF_GITHUB_CLIENT_ID")]
+        client_id: Option<String>,
+        /// The REST API base, for GitHub Enterprise (https://HOST/api/v3) [default: https://api.github.com].
+        #[arg(long, value_name = "URL")]
+        api_base: Option<String>,
+        /// The web base for the device flow [default: derived from --api-base].
+        #[arg(long, value_name = "URL")]
+        web_base: Option<String>,
+    },
+    /// Who is signed in where; asks GitHub whether the token still works.
+    Status {
+        /// Do not ask GitHub; only say what is stored.
+        #[arg(long)]
+        offline: bool,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// Remove the token from the OS keyring.
+    Logout,
+}
+
+/// Which managed comment: repository, PR number, kind.
+#[derive(Debug, Args)]
+pub struct CommentAddress {
+    /// The repository (owner/name).
+    #[arg(value_parser = parse_repo_name)]
+    pub repo: RepoName,
+    /// The pull request number.
+    pub pr: u64,
+    /// review, plan, results or followups.
+    pub kind: CommentKind,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CommentCommand {
+    /// Show the comment's content as the next stage reads it (from GitHub when signed in).
+    Show {
+        #[command(flatten)]
+        address: CommentAddress,
+        /// Show the whole body with its marker, header and time line.
+        #[arg(long)]
+        raw: bool,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// Edit the content in $EDITOR (or take it from --file) and save it to GitHub.
+    ///
+    /// The edit is based on the version you saw; if the comment changed on GitHub since,
+    /// nothing is overwritten: you see both and choose with `handoff comment resolve`.
+    /// Offline, the edit waits in the outbox.
+    Edit {
+        #[command(flatten)]
+        address: CommentAddress,
+        /// Take the new content from this file ("-" for stdin) instead of opening $EDITOR.
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
+    },
+    /// Every version: the agent's originals, each edit, by whom, when.
+    History {
+        #[command(flatten)]
+        address: CommentAddress,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// Compare two versions [default: the previous one with the newest].
+    Diff {
+        #[command(flatten)]
+        address: CommentAddress,
+        /// The older version's number (see `history`).
+        from: Option<u32>,
+        /// The newer version's number.
+        to: Option<u32>,
+    },
+    /// Settle a conflict between your edit and an edit made on GitHub.
+    Resolve {
+        #[command(flatten)]
+        address: CommentAddress,
+        /// Put your text on GitHub (GitHub's stays in the history).
+        #[arg(
+            long,
+            conflicts_with = "take_github",
+            required_unless_present = "take_github"
+        )]
+        keep_mine: bool,
+        /// Keep GitHub's text and drop your edit from the outbox (it stays in the history).
+        #[arg(long)]
+        take_github: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct SyncArguments {
+    /// Only this repository.
+    #[arg(long, value_parser = parse_repo_name)]
+    pub repo: Option<RepoName>,
+    #[command(flatten)]
+    pub output: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct OutboxArguments {
+    #[command(subcommand)]
+    pub action: Option<OutboxAction>,
+    #[command(flatten)]
+    pub output: JsonFlag,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OutboxAction {
+    /// Send every pending write now, without waiting for its backoff.
+    Send,
 }
 
 #[derive(Debug, Args)]

@@ -7,12 +7,16 @@
 //! empty body).
 
 mod arguments;
+mod auth_command;
+mod comment_command;
 mod feedback_command;
 mod follow_up_command;
+mod outbox_command;
 mod outcome;
 mod output;
 mod repo_command;
 mod runs_command;
+mod sync_command;
 mod text_input;
 
 use std::process::ExitCode;
@@ -66,6 +70,10 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Feedback(command) => feedback_command::run(&store, command).await,
         Command::Followup(command) => follow_up_command::run(&store, command).await,
         Command::Runs(command) => runs_command::run(&store, command).await,
+        Command::Auth(command) => auth_command::run(&store, command).await,
+        Command::Comment(command) => comment_command::run(&store, command).await,
+        Command::Sync(arguments) => sync_command::run(&store, arguments).await,
+        Command::Outbox(arguments) => outbox_command::run(&store, arguments).await,
         Command::Info(arguments) => output::print_info(&store, &data_dir, arguments.json),
     };
     store.close().await;

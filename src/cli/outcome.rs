@@ -28,6 +28,21 @@ impl CliError {
     }
 }
 
+impl From<crate::github::GithubError> for CliError {
+    fn from(error: crate::github::GithubError) -> Self {
+        match error.code() {
+            ErrorCode::InvalidInput => CliError::Usage(error.to_string()),
+            _ => CliError::Failure(error.to_string()),
+        }
+    }
+}
+
+impl From<crate::secrets::SecretError> for CliError {
+    fn from(error: crate::secrets::SecretError) -> Self {
+        CliError::Failure(error.to_string())
+    }
+}
+
 impl From<StoreError> for CliError {
     fn from(error: StoreError) -> Self {
         match error.code() {

@@ -32,9 +32,21 @@ impl Table {
         }
     }
 
+    /// Adds a row; every cell but the last is cut to a cell's width.
     pub fn row(&mut self, cells: Vec<String>) {
-        self.rows
-            .push(cells.into_iter().map(|cell| one_line(&cell)).collect());
+        let last = cells.len().saturating_sub(1);
+        let cells = cells
+            .into_iter()
+            .enumerate()
+            .map(|(index, cell)| {
+                if index == last {
+                    flatten(&cell)
+                } else {
+                    one_line(&cell)
+                }
+            })
+            .collect();
+        self.rows.push(cells);
     }
 
     pub fn render(&self) -> String {
@@ -66,12 +78,16 @@ impl Table {
     }
 }
 
+/// `text` on one line.
+fn flatten(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
 /// `text` on one line, cut to a cell's width.
 pub fn one_line(text: &str) -> String {
-    let flat: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let flat = flatten(text);
     if flat.chars().count() <= CELL_MAX_CHARS {
         flat
     } else {

@@ -1,0 +1,85 @@
+//! `handoff outbox [send]`: GitHub writes waiting to be sent, and their errors.
+
+use serde::Serialize;
+
+use super::arguments::{OutboxAction, OutboxArguments};
+use super::outcome::CliError;
+use super::output::{dash_if_none, print_json, short_time, Table};
+use crate::domain::OutboxEntry;
+use crate::github::client::RequestPolicy;
+use crate::github::owner_edits::{send_outbox, OutboxPass};
+use crate::github::sign_in::connect;
+use crate::secrets::SecretStore;
+use crate::store::Store;
+
+#[derive(Debug, Serialize)]
+struct OutboxLine {
+    #[serde(flatten)]
+    entry: OutboxEntry,
+    target: String,
+}
+
+pub async fn run(store: &Store, arguments: OutboxArguments) -> Result<(), CliError> {
+    match arguments.action {
+        Some(OutboxAction::Send) => {
+            let client = connect(store, &SecretStore::os(), RequestPolicy::default()).await?;
+            let report = send_outbox(&client, store, OutboxPass::Everything).await?;
+            if arguments.output.json {
+                return print_json(&report);
+            }
+            println!(
+                "{} sent, {} in conflict, {} still waiting, {} failed",
+                report.sent, report.conflicts, report.postponed, report.failed
+            );
+            if let Some(reason) = report.stopped_because {
+                return Err(CliError::Failure(format!("stopped: {reason}")));
+            }
+            Ok(())
+        }
+        None => {
+            let mut lines = Vec::new();
+            for entry in store.unsent_outbox_entries().await? {
+                let target = match entry.managed_comment_id {
+                    Some(comment) => {
+                        let comment = store.managed_comment_by_id(comment).await?;
+                        format!(
+                            "{} #{} {} comment",
+                            comment.repo, comment.pr_number, comment.kind
+                        )
+                    }
+                    None => "-".to_owned(),
+                };
+                lines.push(OutboxLine { entry, target });
+            }
+            if arguments.output.json {
+                return print_json(&lines);
+            }
+            if lines.is_empty() {
+                println!("the outbox is empty: everything is on GitHub");
+                return Ok(());
+            }
+            let mut table = Table::new(&[
+                "ID",
+                "STATE",
+                "WHAT",
+                "SAVED",
+                "TRIES",
+                "NEXT TRY",
+                "LAST ERROR",
+            ]);
+            for line in lines {
+                table.row(vec![
+                    line.entry.id.0.to_string(),
+                    line.entry.state.to_string(),
+                    line.target,
+                    short_time(&line.entry.created_at),
+                    line.entry.attempts.to_string(),
+                    short_time(&line.entry.next_attempt_at),
+                    dash_if_none(line.entry.last_error),
+                ]);
+            }
+            print!("{}", table.render());
+            Ok(())
+        }
+    }
+}
