@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use futures::StreamExt as _;
 use serde::Serialize;
 
 use super::client::{GithubClient, RequestCount};
@@ -41,6 +42,22 @@ pub struct SyncReport {
     pub requests: RequestCount,
     /// Repositories that could not be synced, with why.
     pub errors: Vec<String>,
+}
+
+/// How many GitHub requests a sync has in flight at once.
+const REQUESTS_IN_FLIGHT: usize = 8;
+
+/// Runs `fetch` for each of `items`, several at a time, and returns the results in the
+/// order of `items` (so what is written to the store does not depend on timing).
+async fn fetch_each<'a, T, F, Fut, R>(items: &'a [T], fetch: F) -> Vec<R>
+where
+    F: Fn(&'a T) -> Fut,
+    Fut: std::future::Future<Output = R>,
+{
+    futures::stream::iter(items.iter().map(fetch))
+        .buffered(REQUESTS_IN_FLIGHT)
+        .collect()
+        .await
 }
 
 /// The login of the signed-in owner, from the settings or (once) from GitHub.
@@ -142,13 +159,16 @@ async fn sync_repo(
         .collect();
 
     // F1, F4: other people's comments on a feedback issue are visitor follow-ups.
-    for item in &open_items {
-        let Some(issue_number) = item.github_issue_number else {
-            continue;
-        };
-        let (comments, _) = client
-            .issue_comments(store, &repo.name, issue_number)
-            .await?;
+    let issue_items: Vec<_> = open_items
+        .iter()
+        .filter_map(|item| item.github_issue_number.map(|number| (*item, number)))
+        .collect();
+    let threads = fetch_each(&issue_items, |(_, number)| {
+        client.issue_comments(store, &repo.name, *number)
+    })
+    .await;
+    for ((item, _), thread) in issue_items.iter().zip(threads) {
+        let (comments, _) = thread?;
         for comment in comments {
             let Some(user) = &comment.user else { continue };
             let is_owner = user.login.eq_ignore_ascii_case(owner);
@@ -168,11 +188,16 @@ async fn sync_repo(
     }
 
     // F2: a merged PR gives MERGED, closed unmerged FAILED, reopened WAITING_FOR_REVIEW.
-    for item in &open_items {
-        let Some(pr_number) = item.pr_number else {
-            continue;
-        };
-        let (pull, _) = client.pull_request(store, &repo.name, pr_number).await?;
+    let pull_items: Vec<_> = open_items
+        .iter()
+        .filter_map(|item| item.pr_number.map(|number| (*item, number)))
+        .collect();
+    let pulls = fetch_each(&pull_items, |(_, number)| {
+        client.pull_request(store, &repo.name, *number)
+    })
+    .await;
+    for ((item, _), pull) in pull_items.iter().zip(pulls) {
+        let (pull, _) = pull?;
         let state = pull.state();
         if item.pr_state == Some(state) {
             continue;
@@ -199,8 +224,13 @@ async fn sync_repo(
             by_pr.entry(comment.pr_number).or_default().push(comment);
         }
     }
-    for (pr_number, comments) in by_pr {
-        let (remote_comments, _) = client.issue_comments(store, &repo.name, pr_number).await?;
+    let by_pr: Vec<(u64, Vec<_>)> = by_pr.into_iter().collect();
+    let threads = fetch_each(&by_pr, |(pr_number, _)| {
+        client.issue_comments(store, &repo.name, *pr_number)
+    })
+    .await;
+    for ((_, comments), thread) in by_pr.into_iter().zip(threads) {
+        let (remote_comments, _) = thread?;
         for comment in comments {
             let remote = comment
                 .github_comment_id

@@ -1,5 +1,6 @@
 //! Support code shared by the integration tests: temporary stores and seeded data.
-#![allow(dead_code)]
+// Each test crate uses a different part of the support code.
+#![allow(dead_code, unused_imports)]
 
 pub mod fake_github;
 pub mod openapi_schema;
