@@ -60,12 +60,16 @@ async fn upsert_counts() -> (usize, usize, usize) {
 
     // First publication: no id stored, no such comment yet (search, then create).
     fake.clear_requests();
-    publish_agent_output(&github, &store, place, "first review", None, None).await.unwrap();
+    publish_agent_output(&github, &store, place, "first review", None, None)
+        .await
+        .unwrap();
     let first_without_id = fake.requests().len();
 
     // With the id stored: one update.
     fake.clear_requests();
-    publish_agent_output(&github, &store, place, "second review", None, None).await.unwrap();
+    publish_agent_output(&github, &store, place, "second review", None, None)
+        .await
+        .unwrap();
     let with_id = fake.requests().len();
 
     // Without the id (a fresh mirror, the comment exists past the first 100): search, update.
@@ -106,7 +110,10 @@ async fn idle_sync_counts(pulls: usize) -> (usize, usize, usize, usize) {
         })
         .await
         .unwrap();
-    store.set_setting(SettingKey::GithubLogin, OWNER).await.unwrap();
+    store
+        .set_setting(SettingKey::GithubLogin, OWNER)
+        .await
+        .unwrap();
     let github = client(&fake);
     for n in 0..pulls {
         let feedback = store
@@ -145,7 +152,11 @@ async fn idle_sync_counts(pulls: usize) -> (usize, usize, usize, usize) {
         fake.create_branch(REPO, &feedback.head_branch, "main");
         let number = fake.create_pull(REPO, OWNER, &feedback.head_branch, &feedback.title);
         store
-            .record_pull_request(feedback.id, number, &format!("{}/{REPO}/pull/{number}", fake.web_base()))
+            .record_pull_request(
+                feedback.id,
+                number,
+                &format!("{}/{REPO}/pull/{number}", fake.web_base()),
+            )
             .await
             .unwrap();
         publish_agent_output(
@@ -169,7 +180,12 @@ async fn idle_sync_counts(pulls: usize) -> (usize, usize, usize, usize) {
     let first_cost = fake.rate_limit_cost();
     fake.clear_requests();
     sync(&github, &store, None).await.unwrap();
-    (first_sent, first_cost, fake.requests().len(), fake.rate_limit_cost())
+    (
+        first_sent,
+        first_cost,
+        fake.requests().len(),
+        fake.rate_limit_cost(),
+    )
 }
 
 fn main() {
@@ -182,9 +198,13 @@ fn main() {
     println!("## GitHub requests (counted by the fake GitHub)\n");
     println!("| case | requests | cost against the rate limit |");
     println!("|---|---|---|");
-    println!("| (a) upsert a stage comment, id stored, PR with 150 comments | {with_id} | {with_id} |");
+    println!(
+        "| (a) upsert a stage comment, id stored, PR with 150 comments | {with_id} | {with_id} |"
+    );
     println!("| (a) upsert, no id stored, comment exists past the first 100 | {existing_without_id} | {existing_without_id} |");
     println!("| (a) upsert, no id stored, no comment yet (search + create) | {first_without_id} | {first_without_id} |");
-    println!("| (b) first sync of 200 feedback PRs (nothing cached yet) | {first_sent} | {first_cost} |");
+    println!(
+        "| (b) first sync of 200 feedback PRs (nothing cached yet) | {first_sent} | {first_cost} |"
+    );
     println!("| (b) idle sync of 200 feedback PRs | {idle_sent} | {idle_cost} |");
 }

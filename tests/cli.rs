@@ -410,3 +410,52 @@ async fn the_cli_and_the_library_see_the_same_store() {
         handoff::domain::FeedbackSource::Cli
     );
 }
+
+#[tokio::test]
+async fn runs_show_tells_how_a_run_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_in(dir.path()).await.unwrap();
+    seed::seed_dashboard(&store).await;
+    let failed = store
+        .runs(&handoff::store::RunFilter::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|run| run.status == handoff::domain::RunStatus::Failed)
+        .unwrap();
+    store
+        .add_run_note(failed.id, "plan comment not found: test planned anew")
+        .await
+        .unwrap();
+    store.close().await;
+
+    let text = stdout(&handoff(
+        dir.path(),
+        &["runs", "show", &failed.id.to_string()],
+    ));
+    assert!(text.contains("code · failed on local"), "{text}");
+    assert!(
+        text.contains("failure:  the agent produced no changes (agent_failed)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("note:     plan comment not found: test planned anew"),
+        "{text}"
+    );
+
+    let json = json(&handoff(
+        dir.path(),
+        &["runs", "show", &failed.id.to_string(), "--json"],
+    ));
+    assert_eq!(json["run"]["status"], "failed");
+    assert_eq!(json["output"], serde_json::Value::Null);
+    let none = handoff(
+        dir.path(),
+        &["runs", "show", &failed.id.to_string(), "--output"],
+    );
+    assert_eq!(none.status.code(), Some(1));
+    assert_eq!(
+        handoff(dir.path(), &["runs", "show", "999"]).status.code(),
+        Some(1)
+    );
+}

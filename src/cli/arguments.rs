@@ -325,6 +325,16 @@ pub enum FollowUpCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum RunsCommand {
+    /// Show one run: stage, backend, times, result, notes, and (with --output) its output.
+    Show {
+        /// The run id.
+        run: i64,
+        /// Print the stage's full output (the whole text, even where GitHub got it cut).
+        #[arg(long)]
+        output: bool,
+        #[command(flatten)]
+        format: JsonFlag,
+    },
     /// List runs, newest first.
     List {
         /// Only the runs of this feedback id.

@@ -3,11 +3,74 @@
 use super::arguments::RunsCommand;
 use super::outcome::CliError;
 use super::output::{dash_if_none, print_json, short_time, Table};
-use crate::domain::FeedbackId;
-use crate::store::{RunFilter, Store};
+use crate::domain::{FeedbackId, Run, RunId};
+use crate::store::{RunFilter, RunTexts, Store};
+
+#[derive(Debug, serde::Serialize)]
+struct RunDetail {
+    run: Run,
+    #[serde(flatten)]
+    texts: RunTexts,
+}
 
 pub async fn run(store: &Store, command: RunsCommand) -> Result<(), CliError> {
     match command {
+        RunsCommand::Show {
+            run,
+            output,
+            format,
+        } => {
+            let run = store.run(RunId(run)).await?;
+            let texts = store.run_texts(run.id).await?;
+            if format.json {
+                return print_json(&RunDetail { run, texts });
+            }
+            if output {
+                match &texts.output {
+                    Some(text) => println!("{text}"),
+                    None => return Err(CliError::Failure(format!("run {} has no output", run.id))),
+                }
+                return Ok(());
+            }
+            println!(
+                "run {} · {} · {} on {}",
+                run.id, run.stage, run.status, run.backend
+            );
+            println!("feedback: {}", dash_if_none(run.feedback_id));
+            println!(
+                "PR:       {}",
+                dash_if_none(run.pr_number.map(|n| format!("#{n}")))
+            );
+            println!("agent:    {}", run.agent_preset);
+            println!("created:  {}", short_time(&run.created_at));
+            println!(
+                "started:  {}",
+                dash_if_none(run.started_at.as_ref().map(short_time))
+            );
+            println!(
+                "finished: {}",
+                dash_if_none(run.finished_at.as_ref().map(short_time))
+            );
+            println!("exit:     {}", dash_if_none(run.exit_code));
+            if let Some(message) = &run.failure_message {
+                println!(
+                    "failure:  {} ({})",
+                    message,
+                    run.failure_code.as_deref().unwrap_or("-")
+                );
+            }
+            for note in &run.notes {
+                println!("note:     {note}");
+            }
+            if let Some(text) = &texts.output {
+                println!(
+                    "output:   {} characters (`handoff runs show {} --output`)",
+                    text.chars().count(),
+                    run.id
+                );
+            }
+            Ok(())
+        }
         RunsCommand::List {
             feedback,
             active,

@@ -34,7 +34,7 @@ pub use managed_comments::NewCommentVersion;
 pub use opening::supported_schema_version;
 pub use quota::QuotaStatus;
 pub use repos::RepoSettingsChange;
-pub use runs::{CodeRunRequest, RunFilter, RunOutcome, StartedCodeRun};
+pub use runs::{CodeRunRequest, RunFilter, RunOutcome, RunTexts, StartedCodeRun};
 pub use settings::SettingKey;
 
 /// The file name of the database inside the data folder.

@@ -434,3 +434,26 @@ impl Store {
         rows.iter().map(log_chunk_from_row).collect()
     }
 }
+
+impl Store {
+    /// A run's full stage output and prompt, kept apart from [`Run`] because they can be
+    /// long.
+    pub async fn run_texts(&self, id: RunId) -> Result<RunTexts, StoreError> {
+        let row = sqlx::query("SELECT prompt, output FROM runs WHERE id = ?")
+            .bind(id.0)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or(StoreError::RunNotFound(id))?;
+        Ok(RunTexts {
+            prompt: row.try_get("prompt")?,
+            output: row.try_get("output")?,
+        })
+    }
+}
+
+/// The long texts of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunTexts {
+    pub prompt: Option<String>,
+    pub output: Option<String>,
+}
