@@ -4,6 +4,7 @@
 //! call these rules so that a status transition, an iterate refusal or a branch name is
 //! decided in exactly one place.
 
+pub mod code_prompt;
 pub mod comment_version;
 pub mod feedback;
 pub mod feedback_status;

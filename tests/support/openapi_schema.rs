@@ -1,16 +1,17 @@
 //! Checks JSON against the schemas of GitHub's published OpenAPI description
-//! (../shared/specs/github/rest-subset.json, OpenAPI 3.0): enough of JSON Schema for
+//! (tests/specs/github/rest-subset.json, a copy of the one beside the product
+//! specification; OpenAPI 3.0): enough of JSON Schema for
 //! what that description uses — types with `nullable`, `required`, `properties`,
 //! `additionalProperties`, `items`, `enum`, `oneOf`/`anyOf`/`allOf`, lengths, bounds,
 //! and the `date-time` and `uri` formats.
 
 use serde_json::Value;
 
-/// GitHub's API description, as shipped beside the product specification.
+/// GitHub's API description (kept in the repository, see tests/specs/README.md).
 pub fn github_description() -> Value {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/specs/github/rest-subset.json"
+        "/tests/specs/github/rest-subset.json"
     );
     let text =
         std::fs::read_to_string(path).unwrap_or_else(|error| panic!("cannot read {path}: {error}"));

@@ -1,0 +1,460 @@
+//! The `e2b` backend (P4): a cloud sandbox. E2B's control-plane REST API creates it,
+//! sets its timeout and kills it; its in-sandbox API (envd) takes the workspace as one
+//! uploaded archive, runs the job as a streamed process (Connect framing, with
+//! `Connect-Timeout-Ms` bounding its life and keepalives proving it is alive) and hands
+//! `out/` back as a downloaded archive. Both bases are configurable, so the same code
+//! talks to E2B's cloud or to a fake in tests.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::connect_stream::{encode_envelope, EnvelopeDecoder};
+use super::tar_transfer::{pack_dir, unpack_into};
+use super::{JobControl, OutputStream, SandboxEnd, SandboxError, SandboxEvent, SandboxJob};
+use crate::domain::SandboxBackend;
+use crate::secrets::{redact, Secret};
+
+pub const DEFAULT_API_BASE: &str = "https://api.e2b.app";
+/// envd's address; `{sandbox_id}`, `{port}` and `{domain}` are filled in.
+pub const DEFAULT_ENVD_URL: &str = "https://{port}-{sandbox_id}.{domain}";
+pub const DEFAULT_DOMAIN: &str = "e2b.app";
+pub const ENVD_PORT: u16 = 49983;
+pub const DEFAULT_TEMPLATE: &str = "base";
+
+/// Where E2B is and how it is used.
+#[derive(Debug, Clone)]
+pub struct E2bSettings {
+    pub api_base: String,
+    pub envd_url_template: String,
+    pub template: String,
+    /// With no frame (output or keepalive) for this long, the stream counts as hung.
+    pub keepalive_timeout: Duration,
+}
+
+impl Default for E2bSettings {
+    fn default() -> Self {
+        E2bSettings {
+            api_base: DEFAULT_API_BASE.to_owned(),
+            envd_url_template: DEFAULT_ENVD_URL.to_owned(),
+            template: DEFAULT_TEMPLATE.to_owned(),
+            keepalive_timeout: Duration::from_secs(90),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct E2bSandbox {
+    http: reqwest::Client,
+    settings: E2bSettings,
+    api_key: Option<Secret>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreatedSandbox {
+    #[serde(rename = "sandboxID")]
+    sandbox_id: String,
+    #[serde(default)]
+    envd_access_token: Option<String>,
+    #[serde(default)]
+    domain: Option<String>,
+}
+
+/// A sandbox that exists, with how to reach its envd.
+struct LiveSandbox {
+    id: String,
+    envd: String,
+    access_token: Option<String>,
+}
+
+fn unavailable(detail: impl Into<String>) -> SandboxError {
+    SandboxError::Unavailable {
+        backend: SandboxBackend::E2b,
+        detail: detail.into(),
+    }
+}
+
+fn failed(detail: impl Into<String>) -> SandboxError {
+    SandboxError::Failed {
+        backend: SandboxBackend::E2b,
+        detail: detail.into(),
+    }
+}
+
+/// One event of a process stream (proto3 JSON of `process.StartResponse`).
+#[derive(Debug, Default, Deserialize)]
+struct StartResponse {
+    #[serde(default)]
+    event: Option<ProcessEvent>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct ProcessEvent {
+    #[serde(default)]
+    start: Option<serde_json::Value>,
+    #[serde(default)]
+    data: Option<DataEvent>,
+    #[serde(default)]
+    end: Option<EndEvent>,
+    #[serde(default)]
+    keepalive: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct DataEvent {
+    #[serde(default)]
+    stdout: Option<String>,
+    #[serde(default)]
+    stderr: Option<String>,
+    #[serde(default)]
+    pty: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct EndEvent {
+    /// proto3 JSON leaves out a zero exit code.
+    #[serde(default)]
+    exit_code: i64,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+impl E2bSandbox {
+    pub fn new(settings: E2bSettings, api_key: Option<Secret>) -> Self {
+        E2bSandbox {
+            http: reqwest::Client::new(),
+            settings,
+            api_key,
+        }
+    }
+
+    fn key(&self) -> Result<&Secret, SandboxError> {
+        self.api_key
+            .as_ref()
+            .ok_or_else(|| unavailable("no E2B API key: store one with `handoff secrets set e2b`"))
+    }
+
+    /// Turns a transport error into text without any secret in it.
+    fn describe(&self, error: reqwest::Error) -> String {
+        let text = error.without_url().to_string();
+        match &self.api_key {
+            Some(key) => redact(&text, key),
+            None => text,
+        }
+    }
+
+    pub async fn preflight(&self) -> Result<(), SandboxError> {
+        self.key()?;
+        Ok(())
+    }
+
+    fn envd_base(&self, id: &str, domain: Option<&str>) -> String {
+        self.settings
+            .envd_url_template
+            .replace("{sandbox_id}", id)
+            .replace("{port}", &ENVD_PORT.to_string())
+            .replace("{domain}", domain.unwrap_or(DEFAULT_DOMAIN))
+            .trim_end_matches('/')
+            .to_owned()
+    }
+
+    async fn create(&self, job: &SandboxJob) -> Result<LiveSandbox, SandboxError> {
+        let response = self
+            .http
+            .post(format!("{}/sandboxes", self.settings.api_base))
+            .header("X-API-Key", self.key()?.expose())
+            .json(&json!({
+                "templateID": self.settings.template,
+                "timeout": job.timeout.as_secs() + 120,
+                "metadata": { "handoff_run": job.run_id.to_string() },
+            }))
+            .send()
+            .await
+            .map_err(|error| unavailable(format!("cannot reach E2B: {}", self.describe(error))))?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = response.text().await.unwrap_or_default();
+            return Err(unavailable(format!(
+                "E2B refused to create a sandbox ({status}): {}",
+                body.trim()
+            )));
+        }
+        let created: CreatedSandbox = response.json().await.map_err(|error| {
+            failed(format!(
+                "E2B's answer to create is not what it should be: {}",
+                self.describe(error)
+            ))
+        })?;
+        Ok(LiveSandbox {
+            envd: self.envd_base(&created.sandbox_id, created.domain.as_deref()),
+            id: created.sandbox_id,
+            access_token: created.envd_access_token,
+        })
+    }
+
+    fn envd_request(
+        &self,
+        sandbox: &LiveSandbox,
+        method: reqwest::Method,
+        path: &str,
+    ) -> reqwest::RequestBuilder {
+        let mut request = self
+            .http
+            .request(method, format!("{}{path}", sandbox.envd))
+            .header("E2b-Sandbox-Id", &sandbox.id)
+            .header("E2b-Sandbox-Port", ENVD_PORT.to_string());
+        if let Some(token) = &sandbox.access_token {
+            request = request.header("X-Access-Token", token);
+        }
+        request
+    }
+
+    async fn set_timeout(&self, sandbox: &LiveSandbox, seconds: u64) -> Result<(), SandboxError> {
+        let response = self
+            .http
+            .post(format!(
+                "{}/sandboxes/{}/timeout",
+                self.settings.api_base, sandbox.id
+            ))
+            .header("X-API-Key", self.key()?.expose())
+            .json(&json!({ "timeout": seconds }))
+            .send()
+            .await
+            .map_err(|error| {
+                failed(format!(
+                    "cannot set the sandbox's timeout: {}",
+                    self.describe(error)
+                ))
+            })?;
+        if !response.status().is_success() {
+            return Err(failed(format!(
+                "E2B refused the timeout ({})",
+                response.status()
+            )));
+        }
+        Ok(())
+    }
+
+    async fn kill(&self, sandbox_id: &str) {
+        if let Ok(key) = self.key() {
+            let _ = self
+                .http
+                .delete(format!("{}/sandboxes/{sandbox_id}", self.settings.api_base))
+                .header("X-API-Key", key.expose())
+                .send()
+                .await;
+        }
+    }
+
+    pub async fn run(
+        &self,
+        job: &SandboxJob,
+        control: JobControl,
+    ) -> Result<SandboxEnd, SandboxError> {
+        let sandbox = self.create(job).await?;
+        control.report(SandboxEvent::Started {
+            sandbox_id: sandbox.id.clone(),
+        });
+        let outcome = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
+            self.run_in(&sandbox, job, control),
+        ))
+        .await;
+        self.kill(&sandbox.id).await;
+        match outcome {
+            Ok(result) => result,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+
+    async fn run_in(
+        &self,
+        sandbox: &LiveSandbox,
+        job: &SandboxJob,
+        mut control: JobControl,
+    ) -> Result<SandboxEnd, SandboxError> {
+        let name = format!("handoff-run-{}", job.run_id);
+        let archive = pack_dir(&job.workspace, ".", true).map_err(|error| {
+            SandboxError::Transfer(format!("cannot pack the workspace: {error}"))
+        })?;
+        let upload = self
+            .envd_request(
+                sandbox,
+                reqwest::Method::POST,
+                &format!("/files?path={name}.tar.gz"),
+            )
+            .header("Content-Type", "application/octet-stream")
+            .body(archive)
+            .send()
+            .await
+            .map_err(|error| {
+                SandboxError::Transfer(format!(
+                    "cannot upload the workspace: {}",
+                    self.describe(error)
+                ))
+            })?;
+        if !upload.status().is_success() {
+            return Err(SandboxError::Transfer(format!(
+                "the sandbox refused the upload ({})",
+                upload.status()
+            )));
+        }
+        self.set_timeout(sandbox, job.timeout.as_secs() + 120)
+            .await?;
+
+        // Unpack, run the job, pack out/ — all inside the sandbox, relative to $HOME.
+        let script = format!(
+            "W=\"$HOME/{name}\"; mkdir -p \"$W\" && tar -xzf \"$HOME/{name}.tar.gz\" -C \"$W\" || exit 96; \
+             export HANDOFF_WORKSPACE=\"$W\"; cd \"$W/repo\" && sh \"$W/handoff/job.sh\"; code=$?; \
+             tar -czf \"$HOME/{name}-out.tar.gz\" -C \"$W\" out; exit $code"
+        );
+        let environment: HashMap<&str, &str> = job
+            .environment
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.expose()))
+            .collect();
+        let request = json!({
+            "process": { "cmd": "/bin/bash", "args": ["-l", "-c", script], "envs": environment },
+            "stdin": false,
+        });
+        let timeout_ms = job.timeout.as_millis().to_string();
+        let response = self
+            .envd_request(sandbox, reqwest::Method::POST, "/process.Process/Start")
+            .header("Content-Type", "application/connect+json")
+            .header("Connect-Protocol-Version", "1")
+            .header("Connect-Timeout-Ms", &timeout_ms)
+            .body(encode_envelope(request.to_string().as_bytes()))
+            .send()
+            .await
+            .map_err(|error| failed(format!("cannot start the job: {}", self.describe(error))))?;
+        if !response.status().is_success() {
+            let status = response.status();
+            let body = response.text().await.unwrap_or_default();
+            return Err(failed(format!(
+                "the sandbox refused to start the job ({status}): {}",
+                body.trim()
+            )));
+        }
+
+        let reporter = control.clone();
+        let end = tokio::select! {
+            end = self.follow(response, &reporter) => end?,
+            _ = tokio::time::sleep(job.timeout) => return Ok(SandboxEnd::TimedOut),
+            _ = control.cancelled() => return Ok(SandboxEnd::Cancelled),
+        };
+
+        let download = self
+            .envd_request(
+                sandbox,
+                reqwest::Method::GET,
+                &format!("/files?path={name}-out.tar.gz"),
+            )
+            .send()
+            .await
+            .map_err(|error| {
+                SandboxError::Transfer(format!("cannot download out/: {}", self.describe(error)))
+            })?;
+        if download.status() == reqwest::StatusCode::NOT_FOUND {
+            return Ok(end);
+        }
+        if !download.status().is_success() {
+            return Err(SandboxError::Transfer(format!(
+                "the sandbox refused the download ({})",
+                download.status()
+            )));
+        }
+        let bytes = download.bytes().await.map_err(|error| {
+            SandboxError::Transfer(format!("cannot download out/: {}", self.describe(error)))
+        })?;
+        unpack_into(&bytes, &job.workspace, 0, true)
+            .map_err(|error| SandboxError::Transfer(format!("cannot unpack out/: {error}")))?;
+        Ok(end)
+    }
+
+    /// Reads the process stream to its end; a silence longer than the keepalive timeout
+    /// counts as a hung stream.
+    async fn follow(
+        &self,
+        mut response: reqwest::Response,
+        control: &JobControl,
+    ) -> Result<SandboxEnd, SandboxError> {
+        let mut decoder = EnvelopeDecoder::default();
+        let mut exit = None;
+        loop {
+            let chunk = tokio::time::timeout(self.settings.keepalive_timeout, response.chunk())
+                .await
+                .map_err(|_| {
+                    failed(format!(
+                        "the sandbox sent nothing, not even a keepalive, for {} s: the stream is hung",
+                        self.settings.keepalive_timeout.as_secs()
+                    ))
+                })?
+                .map_err(|error| failed(format!("the process stream broke: {}", self.describe(error))))?;
+            let Some(chunk) = chunk else {
+                decoder
+                    .finish()
+                    .map_err(|error| failed(format!("the process stream broke: {error}")))?;
+                break;
+            };
+            decoder.push(&chunk);
+            while let Some(envelope) = decoder
+                .next_envelope()
+                .map_err(|error| failed(format!("the process stream is malformed: {error}")))?
+            {
+                if envelope.end_stream {
+                    let trailer: serde_json::Value =
+                        serde_json::from_slice(&envelope.payload).unwrap_or_default();
+                    if let Some(error) = trailer.get("error") {
+                        return Err(failed(format!(
+                            "the process stream ended with an error: {error}"
+                        )));
+                    }
+                    return exit.ok_or_else(|| {
+                        failed("the process stream ended without the process's end")
+                    });
+                }
+                let message: StartResponse = serde_json::from_slice(&envelope.payload)
+                    .map_err(|error| failed(format!("a process event is malformed: {error}")))?;
+                let Some(event) = message.event else { continue };
+                if let Some(data) = event.data {
+                    for (stream, text) in [
+                        (OutputStream::Stdout, data.stdout.or(data.pty)),
+                        (OutputStream::Stderr, data.stderr),
+                    ] {
+                        if let Some(text) = text {
+                            let bytes = base64::engine::general_purpose::STANDARD
+                                .decode(text)
+                                .map_err(|error| {
+                                    failed(format!("process output is not base64: {error}"))
+                                })?;
+                            control.report(SandboxEvent::Output { stream, bytes });
+                        }
+                    }
+                }
+                if let Some(end) = event.end {
+                    if let Some(error) = end.error.filter(|e| !e.is_empty()) {
+                        control.report(SandboxEvent::Output {
+                            stream: OutputStream::Stderr,
+                            bytes: format!("sandbox: {error}\n").into_bytes(),
+                        });
+                    }
+                    exit = Some(SandboxEnd::Exited(end.exit_code));
+                }
+                let _ = (event.start, event.keepalive);
+            }
+        }
+        exit.ok_or_else(|| failed("the process stream ended without the process's end"))
+    }
+
+    /// Kills a sandbox left by a crash.
+    pub async fn remove_leftover(&self, sandbox_id: Option<&str>) -> Result<(), SandboxError> {
+        if let Some(id) = sandbox_id {
+            self.kill(id).await;
+        }
+        Ok(())
+    }
+}

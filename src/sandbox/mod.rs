@@ -1,0 +1,196 @@
+//! Sandboxes (P1-P4): where the agent runs. One job description, three backends.
+//!
+//! A [`SandboxJob`] is a workspace folder on the host — `repo/` (the working copy),
+//! `handoff/` (the job script, the prompt, the stage's inputs) and `out/` (empty) — and
+//! how long and with what limits to run it. A backend runs `handoff/job.sh` inside its
+//! sandbox and, when it ends for any reason, brings `out/` back into the host workspace
+//! and removes the sandbox. The GitHub token is never part of a job: the host fetches,
+//! commits and pushes (P2).
+//!
+//! - [`local_process`]: a plain process in the workspace; no isolation, for development.
+//! - [`docker`]: a container on a Docker engine (the default socket or `DOCKER_HOST`).
+//! - [`e2b`]: a cloud sandbox through E2B's REST API and its in-sandbox API.
+
+pub mod connect_stream;
+pub mod docker;
+pub mod e2b;
+pub mod local_process;
+pub mod tar_transfer;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch};
+
+use crate::domain::{RunId, SandboxBackend};
+use crate::error_code::ErrorCode;
+use crate::secrets::Secret;
+
+/// Resource limits of a sandbox (enforced by Docker; E2B sizes come from its template).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ResourceLimits {
+    pub memory_bytes: i64,
+    pub cpus: f64,
+    pub max_processes: i64,
+}
+
+impl Default for ResourceLimits {
+    fn default() -> Self {
+        ResourceLimits {
+            memory_bytes: 4 * 1024 * 1024 * 1024,
+            cpus: 2.0,
+            max_processes: 1024,
+        }
+    }
+}
+
+/// What a sandbox runs.
+#[derive(Debug, Clone)]
+pub struct SandboxJob {
+    pub run_id: RunId,
+    /// The host workspace: `repo/`, `handoff/job.sh`, `out/`.
+    pub workspace: PathBuf,
+    /// Environment the agent gets besides Handoff's own variables: its API key and the
+    /// like. Never the GitHub token.
+    pub environment: Vec<(String, Secret)>,
+    /// Wall-clock limit of the whole job.
+    pub timeout: Duration,
+    pub limits: ResourceLimits,
+}
+
+/// How a job ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SandboxEnd {
+    /// The job script exited with this code.
+    Exited(i64),
+    /// The wall-clock limit passed; the sandbox was stopped.
+    TimedOut,
+    /// The owner cancelled; the sandbox was stopped.
+    Cancelled,
+}
+
+/// Which output stream a piece of output came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
+}
+
+/// What a backend reports while it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SandboxEvent {
+    /// The sandbox exists; its id lets a restart find and remove it (P7).
+    Started { sandbox_id: String },
+    /// Output of the job, as it comes.
+    Output {
+        stream: OutputStream,
+        bytes: Vec<u8>,
+    },
+}
+
+/// The channels between a running job and the pipeline.
+#[derive(Debug, Clone)]
+pub struct JobControl {
+    pub events: mpsc::UnboundedSender<SandboxEvent>,
+    /// Turns true when the owner cancels the run.
+    pub cancel: watch::Receiver<bool>,
+}
+
+impl JobControl {
+    pub fn report(&self, event: SandboxEvent) {
+        let _ = self.events.send(event);
+    }
+
+    /// Waits until the run is cancelled (never returns if it is not).
+    pub async fn cancelled(&mut self) {
+        loop {
+            if *self.cancel.borrow() {
+                return;
+            }
+            if self.cancel.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
+
+/// Why a sandbox could not run a job.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("the {backend} sandbox is not available: {detail}")]
+    Unavailable {
+        backend: SandboxBackend,
+        detail: String,
+    },
+    #[error("the {backend} sandbox failed: {detail}")]
+    Failed {
+        backend: SandboxBackend,
+        detail: String,
+    },
+    #[error("moving files into or out of the sandbox failed: {0}")]
+    Transfer(String),
+}
+
+impl SandboxError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            SandboxError::Unavailable { .. } => ErrorCode::SandboxUnavailable,
+            SandboxError::Failed { .. } | SandboxError::Transfer(_) => ErrorCode::SandboxFailed,
+        }
+    }
+}
+
+/// A configured backend, ready to run jobs.
+#[derive(Debug, Clone)]
+pub enum Sandbox {
+    Local(local_process::LocalSandbox),
+    Docker(docker::DockerSandbox),
+    E2b(e2b::E2bSandbox),
+}
+
+impl Sandbox {
+    pub fn backend(&self) -> SandboxBackend {
+        match self {
+            Sandbox::Local(_) => SandboxBackend::Local,
+            Sandbox::Docker(_) => SandboxBackend::Docker,
+            Sandbox::E2b(_) => SandboxBackend::E2b,
+        }
+    }
+
+    /// Checks the backend can run a job now (engine reachable, image present, key set),
+    /// before anything is spent on a run.
+    pub async fn preflight(&self) -> Result<(), SandboxError> {
+        match self {
+            Sandbox::Local(sandbox) => sandbox.preflight().await,
+            Sandbox::Docker(sandbox) => sandbox.preflight().await,
+            Sandbox::E2b(sandbox) => sandbox.preflight().await,
+        }
+    }
+
+    /// Runs `job` to its end; `out/` is in the host workspace afterwards and the sandbox
+    /// is gone, whatever happened.
+    pub async fn run(
+        &self,
+        job: &SandboxJob,
+        control: JobControl,
+    ) -> Result<SandboxEnd, SandboxError> {
+        match self {
+            Sandbox::Local(sandbox) => sandbox.run(job, control).await,
+            Sandbox::Docker(sandbox) => sandbox.run(job, control).await,
+            Sandbox::E2b(sandbox) => sandbox.run(job, control).await,
+        }
+    }
+
+    /// Stops and removes what a run left behind (after a crash, P7).
+    pub async fn remove_leftover(
+        &self,
+        run_id: RunId,
+        sandbox_id: Option<&str>,
+    ) -> Result<(), SandboxError> {
+        match self {
+            Sandbox::Local(sandbox) => sandbox.remove_leftover(sandbox_id).await,
+            Sandbox::Docker(sandbox) => sandbox.remove_leftover(run_id).await,
+            Sandbox::E2b(sandbox) => sandbox.remove_leftover(sandbox_id).await,
+        }
+    }
+}
