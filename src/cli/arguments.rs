@@ -248,6 +248,19 @@ pub struct RepoSettingsArguments {
     /// The agent preset: opencode, claude, aider, codex or custom [default: opencode].
     #[arg(long, value_name = "PRESET")]
     pub agent: Option<String>,
+    /// The command of the `custom` agent preset, run in the working copy with sh -c
+    /// ("" to clear). $HANDOFF_PROMPT_FILE holds the prompt.
+    #[arg(long, value_name = "COMMAND")]
+    pub agent_command: Option<String>,
+    /// The Docker image runs use ("" for the default, handoff-agent:latest).
+    #[arg(long, value_name = "IMAGE")]
+    pub docker_image: Option<String>,
+    /// The E2B template runs use ("" for E2B's base template).
+    #[arg(long, value_name = "TEMPLATE")]
+    pub e2b_template: Option<String>,
+    /// Wall-clock limit of one run, in minutes [default: 30].
+    #[arg(long, value_name = "MINUTES")]
+    pub timeout_minutes: Option<u32>,
 }
 
 #[derive(Debug, Subcommand)]

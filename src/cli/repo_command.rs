@@ -19,27 +19,9 @@ struct RepoWithQuota {
 pub async fn run(store: &Store, command: RepoCommand) -> Result<(), CliError> {
     match command {
         RepoCommand::Add { repo, settings } => {
-            let mut new = NewRepo::with_defaults(repo);
             let change = settings_change(settings)?;
-            if let Some(branch) = change.default_branch {
-                new.default_branch = branch;
-            }
-            if let Some(label) = change.feedback_label {
-                new.feedback_label = label;
-            }
-            if let Some(instructions) = change.custom_instructions {
-                new.custom_instructions = instructions;
-            }
-            if let Some(quota) = change.monthly_run_quota {
-                new.monthly_run_quota = quota;
-            }
-            if let Some(backend) = change.sandbox_backend {
-                new.sandbox_backend = backend;
-            }
-            if let Some(agent) = change.agent_preset {
-                new.agent_preset = agent;
-            }
-            let repo = store.add_repo(&new).await?;
+            let added = store.add_repo(&NewRepo::with_defaults(repo)).await?;
+            let repo = store.change_repo_settings(added.id, &change).await?;
             println!(
                 "connected {} (base {}, label {}, {} runs a month, {} backend)",
                 repo.name,
@@ -143,7 +125,17 @@ fn settings_change(arguments: RepoSettingsArguments) -> Result<RepoSettingsChang
         },
         sandbox_backend: arguments.backend,
         agent_preset: arguments.agent,
-        agent_command: None,
-        docker_image: None,
+        agent_command: arguments
+            .agent_command
+            .map(|command| Some(command).filter(|c| !c.trim().is_empty())),
+        docker_image: arguments
+            .docker_image
+            .map(|image| Some(image).filter(|i| !i.trim().is_empty())),
+        run_timeout_seconds: arguments
+            .timeout_minutes
+            .map(|minutes| minutes.max(1).saturating_mul(60)),
+        e2b_template: arguments
+            .e2b_template
+            .map(|template| Some(template).filter(|t| !t.trim().is_empty())),
     })
 }

@@ -9,6 +9,7 @@ pub mod comment_version;
 pub mod feedback;
 pub mod feedback_status;
 pub mod follow_up;
+pub mod follow_ups_comment;
 pub mod head_branch;
 pub mod iterate_rules;
 pub mod managed_comment;
@@ -16,6 +17,7 @@ pub mod outbox_entry;
 pub mod repo;
 pub mod repo_name;
 pub mod run;
+pub mod run_event;
 pub mod stored_text;
 
 pub use comment_version::{

@@ -40,6 +40,10 @@ pub struct Repo {
     pub agent_preset: String,
     pub agent_command: Option<String>,
     pub docker_image: Option<String>,
+    /// Wall-clock limit of one run.
+    pub run_timeout_seconds: u32,
+    /// The E2B template runs start from (`None`: E2B's base template).
+    pub e2b_template: Option<String>,
     pub created_at: DateTime<Utc>,
 }
 

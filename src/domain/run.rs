@@ -87,6 +87,15 @@ pub struct Run {
     pub llm_cost_usd: Option<f64>,
     pub tokens_in: Option<i64>,
     pub tokens_out: Option<i64>,
+    /// Where the run's sandbox lives (container id, E2B sandbox id, `pid:N`).
+    pub sandbox_id: Option<String>,
+    pub head_branch: Option<String>,
+    /// The commit the working copy started from, and the one pushed.
+    pub start_sha: Option<String>,
+    pub end_sha: Option<String>,
+    /// The last sign of life of the process driving the run (P7).
+    pub heartbeat_at: Option<DateTime<Utc>>,
+    pub cancel_requested_at: Option<DateTime<Utc>>,
 }
 
 impl Run {

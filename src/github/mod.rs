@@ -8,6 +8,7 @@ pub mod client;
 pub mod comment_publishing;
 pub mod endpoints;
 pub mod error;
+pub mod feedback_pull_request;
 pub mod issue_comments;
 pub mod issues;
 pub mod link_header;

@@ -18,6 +18,7 @@ mod outbox;
 mod quota;
 mod repos;
 mod row_mapping;
+mod run_events;
 mod runs;
 mod settings;
 pub mod time_text;

@@ -21,6 +21,9 @@ pub struct RepoSettingsChange {
     pub agent_command: Option<Option<String>>,
     /// `Some(None)` goes back to the default image.
     pub docker_image: Option<Option<String>>,
+    pub run_timeout_seconds: Option<u32>,
+    /// `Some(None)` goes back to the default template.
+    pub e2b_template: Option<Option<String>>,
 }
 
 impl Store {
@@ -113,7 +116,7 @@ impl Store {
         sqlx::query(
             "UPDATE repos SET default_branch = ?, feedback_label = ?, custom_instructions = ?, \
              monthly_run_quota = ?, sandbox_backend = ?, agent_preset = ?, agent_command = ?, \
-             docker_image = ? WHERE id = ?",
+             docker_image = ?, run_timeout_seconds = ?, e2b_template = ? WHERE id = ?",
         )
         .bind(
             change
@@ -153,6 +156,13 @@ impl Store {
                 .unwrap_or(current.agent_command),
         )
         .bind(change.docker_image.clone().unwrap_or(current.docker_image))
+        .bind(i64::from(
+            change
+                .run_timeout_seconds
+                .unwrap_or(current.run_timeout_seconds)
+                .max(1),
+        ))
+        .bind(change.e2b_template.clone().unwrap_or(current.e2b_template))
         .bind(id.0)
         .execute(&self.pool)
         .await?;

@@ -18,7 +18,7 @@ macro_rules! repo_columns {
     () => {
         "r.id, r.owner, r.name, r.default_branch, r.feedback_label, r.custom_instructions, \
          r.monthly_run_quota, r.sandbox_backend, r.agent_preset, r.agent_command, r.docker_image, \
-         r.created_at"
+         r.run_timeout_seconds, r.e2b_template, r.created_at"
     };
 }
 
@@ -36,7 +36,8 @@ macro_rules! run_columns {
     () => {
         "id, repo_id, feedback_id, pr_number, parent_run_id, stage, code_run_kind, backend, \
          agent_preset, status, instructions, created_at, started_at, finished_at, exit_code, \
-         failure_code, failure_message, notes, llm_cost_usd, tokens_in, tokens_out"
+         failure_code, failure_message, notes, llm_cost_usd, tokens_in, tokens_out, sandbox_id, \
+         head_branch, start_sha, end_sha, heartbeat_at, cancel_requested_at"
     };
 }
 
@@ -98,6 +99,11 @@ pub fn repo_from_row(row: &SqliteRow) -> Result<Repo, StoreError> {
         agent_preset: row.try_get("agent_preset")?,
         agent_command: row.try_get("agent_command")?,
         docker_image: row.try_get("docker_image")?,
+        run_timeout_seconds: {
+            let seconds: i64 = row.try_get("run_timeout_seconds")?;
+            u32::try_from(seconds).unwrap_or(u32::MAX)
+        },
+        e2b_template: row.try_get("e2b_template")?,
         created_at: time(row, "created_at")?,
     })
 }
@@ -168,6 +174,12 @@ pub fn run_from_row(row: &SqliteRow) -> Result<Run, StoreError> {
         llm_cost_usd: row.try_get("llm_cost_usd")?,
         tokens_in: row.try_get("tokens_in")?,
         tokens_out: row.try_get("tokens_out")?,
+        sandbox_id: row.try_get("sandbox_id")?,
+        head_branch: row.try_get("head_branch")?,
+        start_sha: row.try_get("start_sha")?,
+        end_sha: row.try_get("end_sha")?,
+        heartbeat_at: optional_time(row, "heartbeat_at")?,
+        cancel_requested_at: optional_time(row, "cancel_requested_at")?,
     })
 }
 

@@ -457,3 +457,83 @@ pub struct RunTexts {
     pub prompt: Option<String>,
     pub output: Option<String>,
 }
+
+impl Store {
+    /// Records where a run's sandbox lives, as soon as it exists (P7).
+    pub async fn set_run_sandbox(&self, id: RunId, sandbox_id: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE runs SET sandbox_id = ? WHERE id = ?")
+            .bind(sandbox_id)
+            .bind(id.0)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Records what a run starts from: its branch, the commit, the prompt.
+    pub async fn record_run_start(
+        &self,
+        id: RunId,
+        head_branch: &str,
+        start_sha: &str,
+        prompt: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query("UPDATE runs SET head_branch = ?, start_sha = ?, prompt = ? WHERE id = ?")
+            .bind(head_branch)
+            .bind(start_sha)
+            .bind(prompt)
+            .bind(id.0)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Marks the driving process as alive; returns whether a cancel was asked for.
+    pub async fn heartbeat(&self, id: RunId) -> Result<bool, StoreError> {
+        let cancel: Option<Option<String>> = sqlx::query_scalar(
+            "UPDATE runs SET heartbeat_at = ? WHERE id = ? AND status IN ('queued', 'running') \
+             RETURNING cancel_requested_at",
+        )
+        .bind(now_text())
+        .bind(id.0)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(matches!(cancel, Some(Some(_))))
+    }
+
+    /// Asks the process driving an active run to cancel it. A run that has already
+    /// ended is refused.
+    pub async fn request_cancel(&self, id: RunId) -> Result<Run, StoreError> {
+        let updated = sqlx::query(
+            "UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, ?) \
+             WHERE id = ? AND status IN ('queued', 'running')",
+        )
+        .bind(now_text())
+        .bind(id.0)
+        .execute(&self.pool)
+        .await?;
+        if updated.rows_affected() == 0 {
+            self.run(id).await?;
+            return Err(StoreError::RunAlreadyFinished(id));
+        }
+        self.run(id).await
+    }
+
+    /// Active runs whose driving process has shown no sign of life since `stale_before`
+    /// (it crashed, or the machine restarted).
+    pub async fn abandoned_runs(
+        &self,
+        stale_before: chrono::DateTime<Utc>,
+    ) -> Result<Vec<Run>, StoreError> {
+        let stale = super::time_text::time_text(stale_before);
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE status IN ('queued', 'running') \
+              AND COALESCE(heartbeat_at, created_at) < ? ORDER BY id"
+        ))
+        .bind(stale)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(run_from_row).collect()
+    }
+}

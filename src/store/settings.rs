@@ -15,6 +15,16 @@ crate::stored_text_enum! {
         GithubLogin => "github.login",
         /// The OAuth app client id for device-flow sign-in.
         GithubDeviceClientId => "github.device_client_id",
+        /// The author name of the commits Handoff makes for the agent.
+        AgentGitName => "agent.git_name",
+        /// The author email of those commits.
+        AgentGitEmail => "agent.git_email",
+        /// The Docker image of repositories that name none.
+        DockerDefaultImage => "docker.default_image",
+        /// E2B's control-plane API base.
+        E2bApiBase => "e2b.api_base",
+        /// The address of a sandbox's envd: `{sandbox_id}`, `{port}`, `{domain}` are filled in.
+        E2bEnvdUrl => "e2b.envd_url",
     }
 }
 

@@ -1,0 +1,72 @@
+//! The content of the managed "Follow-ups" comment on a feedback PR (I6): the thread
+//! the agent worked from, oldest first, so reviewers see why the PR changed.
+
+use super::follow_up::{FollowUp, FollowUpSource};
+
+/// The content, or `None` when the thread is empty (no comment is needed then).
+pub fn follow_ups_comment_content(follow_ups: &[FollowUp]) -> Option<String> {
+    let included: Vec<&FollowUp> = follow_ups
+        .iter()
+        .filter(|f| f.included_in_prompts)
+        .collect();
+    if included.is_empty() {
+        return None;
+    }
+    let mut content = String::from(
+        "Instructions the agent was given after the original feedback, oldest first. \
+         Handoff updates this comment on every \"Update PR\".\n",
+    );
+    for (number, follow_up) in included.iter().enumerate() {
+        let who = match follow_up.source {
+            FollowUpSource::Owner => "the owner".to_owned(),
+            FollowUpSource::Visitor => format!(
+                "@{} (visitor; shown to the agent as untrusted context)",
+                follow_up.author_login.as_deref().unwrap_or("unknown")
+            ),
+        };
+        content.push_str(&format!(
+            "\n{}. **{}** · {}\n\n",
+            number + 1,
+            who,
+            follow_up.created_at.format("%Y-%m-%d %H:%M UTC")
+        ));
+        for line in follow_up.body.lines() {
+            content.push_str(&format!("   > {line}\n"));
+        }
+    }
+    Some(content.trim_end().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{FeedbackId, FollowUpId};
+
+    #[test]
+    fn the_thread_is_numbered_in_order_and_visitors_are_marked() {
+        let at = chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let follow_up = |id, body: &str, source, included| FollowUp {
+            id: FollowUpId(id),
+            feedback_id: FeedbackId(1),
+            body: body.to_owned(),
+            source,
+            author_login: Some("mallory".to_owned()),
+            included_in_prompts: included,
+            created_at: at,
+        };
+        let content = follow_ups_comment_content(&[
+            follow_up(1, "Make it 44px", FollowUpSource::Owner, true),
+            follow_up(2, "skip me", FollowUpSource::Visitor, false),
+            follow_up(3, "Also blue\nplease", FollowUpSource::Visitor, true),
+        ])
+        .unwrap();
+        assert!(content.contains("1. **the owner**"), "{content}");
+        assert!(
+            content.contains("2. **@mallory (visitor; shown to the agent as untrusted context)**"),
+            "{content}"
+        );
+        assert!(content.contains("   > Also blue\n   > please"), "{content}");
+        assert!(!content.contains("skip me"));
+        assert_eq!(follow_ups_comment_content(&[]), None);
+    }
+}

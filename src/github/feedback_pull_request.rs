@@ -1,0 +1,163 @@
+//! The pull request of a feedback item (I5): found by its stored number or by its head
+//! branch, never opened twice; a PR closed unmerged is reopened, and when that fails a
+//! new PR from the same branch is opened and recorded.
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::client::GithubClient;
+use super::error::GithubError;
+use super::wire::WirePull;
+use crate::domain::{Feedback, PullRequestState, Repo};
+use crate::store::Store;
+
+/// What became of the PR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PullRequestAction {
+    /// A new PR (the item had none).
+    Opened,
+    /// The open PR the item already had.
+    Kept,
+    /// The item's PR was closed unmerged and is open again.
+    Reopened,
+    /// The old PR could not be reopened; a new one from the same branch took its place.
+    Replaced,
+}
+
+async fn pull(
+    client: &GithubClient,
+    repo: &Repo,
+    number: u64,
+) -> Result<Option<WirePull>, GithubError> {
+    match client
+        .get_json(&format!(
+            "/repos/{}/{}/pulls/{number}",
+            repo.name.owner, repo.name.name
+        ))
+        .await
+    {
+        Ok(pull) => Ok(Some(pull)),
+        Err(GithubError::NotFound { .. }) => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+/// The PRs from `branch`, newest first.
+async fn pulls_from_branch(
+    client: &GithubClient,
+    repo: &Repo,
+    branch: &str,
+) -> Result<Vec<WirePull>, GithubError> {
+    client
+        .get_json(&format!(
+            "/repos/{}/{}/pulls?state=all&head={}:{}&per_page=100",
+            repo.name.owner,
+            repo.name.name,
+            repo.name.owner,
+            super::issues::query_value(branch)
+        ))
+        .await
+}
+
+async fn open_new(
+    client: &GithubClient,
+    repo: &Repo,
+    feedback: &Feedback,
+) -> Result<WirePull, GithubError> {
+    let mut body = format!(
+        "{}\n\n---\n_Opened by Handoff for feedback `{}`. Follow-up instructions add commits to this PR._",
+        feedback.body, feedback.public_id
+    );
+    if let Some(issue) = feedback.github_issue_number {
+        body.push_str(&format!("\n\nCloses #{issue}."));
+    }
+    client
+        .post_json(
+            &format!("/repos/{}/{}/pulls", repo.name.owner, repo.name.name),
+            &json!({
+                "title": feedback.title,
+                "head": feedback.head_branch,
+                "base": repo.default_branch,
+                "body": body,
+            }),
+        )
+        .await
+}
+
+async fn reopen(client: &GithubClient, repo: &Repo, number: u64) -> Result<WirePull, GithubError> {
+    client
+        .patch_json(
+            &format!(
+                "/repos/{}/{}/pulls/{number}",
+                repo.name.owner, repo.name.name
+            ),
+            &json!({ "state": "open" }),
+        )
+        .await
+}
+
+/// Makes sure the item's branch has an open PR and records it on the item.
+pub async fn ensure_feedback_pull_request(
+    client: &GithubClient,
+    store: &Store,
+    repo: &Repo,
+    feedback: &Feedback,
+) -> Result<(WirePull, PullRequestAction), GithubError> {
+    let stored = match feedback.pr_number {
+        Some(number) => pull(client, repo, number).await?,
+        None => None,
+    };
+    let existing = match stored {
+        Some(found) if found.head.name == feedback.head_branch => Some(found),
+        _ => {
+            let mut from_branch = pulls_from_branch(client, repo, &feedback.head_branch).await?;
+            from_branch.sort_by_key(|pull| {
+                (
+                    pull.state() != PullRequestState::Open,
+                    std::cmp::Reverse(pull.number),
+                )
+            });
+            from_branch.into_iter().next()
+        }
+    };
+    let (pull, action) = match existing {
+        Some(found) if found.state() == PullRequestState::Open => (found, PullRequestAction::Kept),
+        Some(found) if found.state() == PullRequestState::Closed => {
+            match reopen(client, repo, found.number).await {
+                Ok(reopened) => (reopened, PullRequestAction::Reopened),
+                Err(GithubError::Unprocessable { .. } | GithubError::Forbidden { .. }) => (
+                    open_new(client, repo, feedback).await?,
+                    PullRequestAction::Replaced,
+                ),
+                Err(error) => return Err(error),
+            }
+        }
+        Some(_merged) => (
+            open_new(client, repo, feedback).await?,
+            PullRequestAction::Replaced,
+        ),
+        None => match open_new(client, repo, feedback).await {
+            Ok(opened) => (opened, PullRequestAction::Opened),
+            // Someone (or an earlier, interrupted run) opened it meanwhile.
+            Err(GithubError::Unprocessable { message, .. })
+                if message.contains("already exists") =>
+            {
+                let found = pulls_from_branch(client, repo, &feedback.head_branch)
+                    .await?
+                    .into_iter()
+                    .find(|pull| pull.state() == PullRequestState::Open)
+                    .ok_or(GithubError::Unprocessable {
+                        request: "POST pulls".to_owned(),
+                        message,
+                    })?;
+                (found, PullRequestAction::Kept)
+            }
+            Err(error) => return Err(error),
+        },
+    };
+    store
+        .record_pull_request(feedback.id, pull.number, &pull.html_url)
+        .await?;
+    Ok((pull, action))
+}

@@ -1,0 +1,325 @@
+//! Git on the host (P2, I3): a cache per repository (a bare mirror, fetched
+//! incrementally), a fresh working copy per run, and the push. The GitHub token exists
+//! only in the environment of the host's own git processes, as an `http.extraHeader`
+//! given through `GIT_CONFIG_*` — never in a URL, an argument, a config file or a
+//! working copy. Pushes are never forced and never go to the base branch.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use base64::Engine as _;
+
+use crate::domain::RepoName;
+use crate::secrets::{redact, Secret};
+
+/// A git command that failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GitError {
+    #[error("`{command}` failed: {detail}")]
+    Failed { command: String, detail: String },
+    #[error(
+        "GitHub refused the push to {branch}: it moved on since the run started (someone pushed); nothing was overwritten"
+    )]
+    Rejected { branch: String, detail: String },
+    #[error("refusing to push to {0}: runs never push to the base branch")]
+    ProtectedBranch(String),
+    #[error("the agent's commits do not build on the branch as it was (history was rewritten); nothing was pushed")]
+    RewrittenHistory,
+}
+
+/// Git on the host for one GitHub and one token.
+#[derive(Debug, Clone)]
+pub struct HostGit {
+    web_base: String,
+    token: Secret,
+}
+
+impl HostGit {
+    pub fn new(web_base: &str, token: Secret) -> Self {
+        HostGit {
+            web_base: web_base.trim_end_matches('/').to_owned(),
+            token,
+        }
+    }
+
+    /// The clone address of `repo`, without credentials.
+    pub fn remote_url(&self, repo: &RepoName) -> String {
+        format!("{}/{}/{}.git", self.web_base, repo.owner, repo.name)
+    }
+
+    fn authorization(&self) -> String {
+        let basic = base64::engine::general_purpose::STANDARD
+            .encode(format!("x-access-token:{}", self.token.expose()));
+        format!("Authorization: Basic {basic}")
+    }
+
+    /// Runs git in `directory`; with `authenticated`, the token rides along in the
+    /// process's environment only.
+    async fn git(
+        &self,
+        directory: &Path,
+        arguments: &[&str],
+        authenticated: bool,
+    ) -> Result<String, GitError> {
+        let mut command = tokio::process::Command::new("git");
+        command
+            .args(["-c", "core.hooksPath=/dev/null", "-c", "credential.helper="])
+            .args(arguments)
+            .current_dir(directory)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_ASKPASS", "true")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env("GIT_AUTHOR_NAME", "Handoff")
+            .env("GIT_AUTHOR_EMAIL", "handoff@localhost")
+            .env("GIT_COMMITTER_NAME", "Handoff")
+            .env("GIT_COMMITTER_EMAIL", "handoff@localhost")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if authenticated {
+            command
+                .env("GIT_CONFIG_COUNT", "1")
+                .env("GIT_CONFIG_KEY_0", "http.extraHeader")
+                .env("GIT_CONFIG_VALUE_0", self.authorization());
+        }
+        let described = format!("git {}", arguments.join(" "));
+        let output = command.output().await.map_err(|error| GitError::Failed {
+            command: described.clone(),
+            detail: error.to_string(),
+        })?;
+        if output.status.success() {
+            return Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned());
+        }
+        let detail = redact(String::from_utf8_lossy(&output.stderr).trim(), &self.token);
+        Err(GitError::Failed {
+            command: described,
+            detail,
+        })
+    }
+
+    /// The cache of `repo` in `cache_root`, made if missing and brought up to date with
+    /// one incremental fetch of every branch.
+    pub async fn update_cache(
+        &self,
+        cache_root: &Path,
+        repo: &RepoName,
+    ) -> Result<PathBuf, GitError> {
+        let cache = cache_root
+            .join(&repo.owner)
+            .join(format!("{}.git", repo.name));
+        if !cache.join("HEAD").exists() {
+            std::fs::create_dir_all(&cache).map_err(|error| GitError::Failed {
+                command: format!("mkdir {}", cache.display()),
+                detail: error.to_string(),
+            })?;
+            self.git(&cache, &["init", "--quiet", "--bare"], false)
+                .await?;
+        }
+        let url = self.remote_url(repo);
+        self.git(
+            &cache,
+            &[
+                "fetch",
+                "--quiet",
+                "--prune",
+                "--no-tags",
+                &url,
+                "+refs/heads/*:refs/heads/*",
+            ],
+            true,
+        )
+        .await?;
+        Ok(cache)
+    }
+
+    /// Whether `branch` exists in `cache`.
+    pub async fn branch_exists(&self, cache: &Path, branch: &str) -> bool {
+        self.git(
+            cache,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("refs/heads/{branch}"),
+            ],
+            false,
+        )
+        .await
+        .is_ok()
+    }
+
+    /// A working copy at `destination` with `checkout` checked out (and, with
+    /// `new_branch`, a new branch made there). It has no remote: it knows nothing of
+    /// GitHub. Returns the commit it starts from.
+    pub async fn make_working_copy(
+        &self,
+        cache: &Path,
+        destination: &Path,
+        checkout: &str,
+        new_branch: Option<&str>,
+    ) -> Result<String, GitError> {
+        let cache_text = cache.to_string_lossy().into_owned();
+        let destination_text = destination.to_string_lossy().into_owned();
+        let parent = destination.parent().unwrap_or(destination);
+        self.git(
+            parent,
+            &[
+                "clone",
+                "--quiet",
+                "--no-tags",
+                "--branch",
+                checkout,
+                &cache_text,
+                &destination_text,
+            ],
+            false,
+        )
+        .await?;
+        if let Some(branch) = new_branch {
+            self.git(destination, &["checkout", "--quiet", "-b", branch], false)
+                .await?;
+        }
+        self.git(destination, &["remote", "remove", "origin"], false)
+            .await?;
+        self.git(destination, &["rev-parse", "HEAD"], false).await
+    }
+
+    /// A shallow clone straight from GitHub, the way the original workflow started each
+    /// run (kept to compare against the cache in the benchmark).
+    pub async fn shallow_clone(
+        &self,
+        repo: &RepoName,
+        branch: &str,
+        destination: &Path,
+    ) -> Result<String, GitError> {
+        let url = self.remote_url(repo);
+        let destination_text = destination.to_string_lossy().into_owned();
+        let parent = destination.parent().unwrap_or(destination);
+        self.git(
+            parent,
+            &[
+                "clone",
+                "--quiet",
+                "--depth",
+                "1",
+                "--no-tags",
+                "--branch",
+                branch,
+                &url,
+                &destination_text,
+            ],
+            true,
+        )
+        .await?;
+        self.git(destination, &["rev-parse", "HEAD"], false).await
+    }
+
+    /// Fetches the commits of a bundle made in the sandbox into `cache` as `run_ref`;
+    /// returns the commit it points at.
+    pub async fn import_bundle(
+        &self,
+        cache: &Path,
+        bundle: &Path,
+        run_ref: &str,
+    ) -> Result<String, GitError> {
+        let bundle_text = bundle.to_string_lossy().into_owned();
+        self.git(cache, &["bundle", "verify", "--quiet", &bundle_text], false)
+            .await?;
+        self.git(
+            cache,
+            &[
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                &bundle_text,
+                &format!("+HEAD:{run_ref}"),
+            ],
+            false,
+        )
+        .await?;
+        self.git(cache, &["rev-parse", run_ref], false).await
+    }
+
+    /// Whether `ancestor` is an ancestor of (or equal to) `descendant`.
+    pub async fn is_ancestor(&self, cache: &Path, ancestor: &str, descendant: &str) -> bool {
+        self.git(
+            cache,
+            &["merge-base", "--is-ancestor", ancestor, descendant],
+            false,
+        )
+        .await
+        .is_ok()
+    }
+
+    /// How many commits `to` has that `from` has not.
+    pub async fn commits_between(
+        &self,
+        cache: &Path,
+        from: &str,
+        to: &str,
+    ) -> Result<u32, GitError> {
+        let count = self
+            .git(
+                cache,
+                &["rev-list", "--count", &format!("{from}..{to}")],
+                false,
+            )
+            .await?;
+        Ok(count.parse().unwrap_or(0))
+    }
+
+    /// Pushes `from_ref` of `cache` to `branch` on GitHub: never forced, never to
+    /// `protected` (the base branch).
+    pub async fn push(
+        &self,
+        cache: &Path,
+        repo: &RepoName,
+        from_ref: &str,
+        branch: &str,
+        protected: &str,
+    ) -> Result<(), GitError> {
+        if branch == protected || branch.is_empty() {
+            return Err(GitError::ProtectedBranch(branch.to_owned()));
+        }
+        let url = self.remote_url(repo);
+        let refspec = format!("{from_ref}:refs/heads/{branch}");
+        match self
+            .git(
+                cache,
+                &["push", "--quiet", "--no-verify", &url, &refspec],
+                true,
+            )
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(GitError::Failed { detail, .. })
+                if detail.contains("rejected")
+                    || detail.contains("non-fast-forward")
+                    || detail.contains("fetch first") =>
+            {
+                Err(GitError::Rejected {
+                    branch: branch.to_owned(),
+                    detail,
+                })
+            }
+            Err(error) => Err(error),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_remote_address_carries_no_credentials() {
+        let git = HostGit::new("https://github.com/", Secret::new("ghp_secret_value"));
+        let url = git.remote_url(&"octocat/hello-world".parse().unwrap());
+        assert_eq!(url, "https://github.com/octocat/hello-world.git");
+        assert!(
+            !git.authorization().contains("ghp_secret_value"),
+            "the header is encoded"
+        );
+    }
+}

@@ -1,0 +1,88 @@
+//! The job script every backend runs (`handoff/job.sh`): the agent, then Handoff's own
+//! finish inside the sandbox — commit what the agent left changed, with hooks off, and
+//! bundle the new commits into `out/changes.bundle`. The host reads only that bundle
+//! and `out/`; it never runs git in the agent's working copy (its hooks, filters and
+//! config are the agent's to plant), and nothing in the sandbox can push.
+
+/// What a job script needs.
+#[derive(Debug, Clone)]
+pub struct JobScript<'a> {
+    pub run_id: crate::domain::RunId,
+    pub stage: crate::domain::Stage,
+    pub agent_command: &'a str,
+    pub start_sha: &'a str,
+    pub git_name: &'a str,
+    pub git_email: &'a str,
+}
+
+/// `text` as one single-quoted shell word.
+pub fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+impl JobScript<'_> {
+    pub fn render(&self) -> String {
+        format!(
+            r#"#!/bin/sh
+# Written by Handoff for run {run}. Runs the agent, then commits what it left changed
+# and bundles the new commits for Handoff to fetch. Nothing here pushes.
+W="${{HANDOFF_WORKSPACE:?}}"
+export HANDOFF_PROMPT_FILE="$W/handoff/prompt.md"
+export HANDOFF_INPUT_DIR="$W/handoff/inputs"
+export HANDOFF_OUTPUT_DIR="$W/out"
+export HANDOFF_STAGE={stage}
+export HANDOFF_RUN_ID={run}
+mkdir -p "$HANDOFF_OUTPUT_DIR"
+cd "$W/repo" || {{ echo "handoff: no working copy at $W/repo" >&2; exit 97; }}
+echo "handoff: the agent starts" >&2
+sh -c {agent}
+agent_status=$?
+echo "handoff: the agent exited with $agent_status" >&2
+cd "$W/repo" || exit 97
+git_safe() {{
+  git -c core.hooksPath=/dev/null -c commit.gpgSign=false -c safe.directory='*' \
+      -c user.name={name} -c user.email={email} "$@"
+}}
+git_safe add -A >/dev/null 2>&1
+if ! git_safe diff --cached --quiet >/dev/null 2>&1; then
+  git_safe commit -q -F "$W/handoff/commit-message.txt" || echo "handoff: committing failed" >&2
+fi
+if [ "$(git_safe rev-parse HEAD)" != {start} ]; then
+  git_safe bundle create "$HANDOFF_OUTPUT_DIR/changes.bundle" {start}..HEAD >/dev/null 2>&1 \
+    || echo "handoff: bundling the commits failed" >&2
+fi
+exit $agent_status
+"#,
+            run = self.run_id,
+            stage = shell_quote(self.stage.as_str()),
+            agent = shell_quote(self.agent_command),
+            name = shell_quote(self.git_name),
+            email = shell_quote(self.git_email),
+            start = shell_quote(self.start_sha),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_survives_quotes_and_dollars() {
+        assert_eq!(shell_quote("it's $HOME"), r"'it'\''s $HOME'");
+        let script = JobScript {
+            run_id: crate::domain::RunId(3),
+            stage: crate::domain::Stage::Code,
+            agent_command: "echo 'hi' \"$HANDOFF_PROMPT_FILE\"",
+            start_sha: "abc",
+            git_name: "Handoff agent",
+            git_email: "agent@handoff.invalid",
+        }
+        .render();
+        assert!(
+            script.contains(r#"sh -c 'echo '\''hi'\'' "$HANDOFF_PROMPT_FILE"'"#),
+            "{script}"
+        );
+        assert!(script.contains("core.hooksPath=/dev/null"));
+    }
+}

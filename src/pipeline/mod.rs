@@ -1,0 +1,133 @@
+//! The sandbox pipeline (P1): one pipeline over every backend. A run prepares a working
+//! copy on the host, runs the agent in a sandbox with the prompt, brings back its
+//! commits and stage output, pushes from the host, updates the PR and its comments, and
+//! records the result — with the quota, the one-run-per-item rule and the iterate rules
+//! checked before any sandbox starts.
+//!
+//! - [`code_run`]: first runs and iterates of feedback PRs (I1-I8).
+//! - [`host_git`]: the repository cache, working copies, bundles and pushes.
+//! - [`job_script`]: what every sandbox runs.
+//! - [`agent_presets`]: the agents' commands.
+//! - [`run_log`], [`run_supervision`]: live logs, heartbeat and cancel.
+//! - [`reconcile`]: runs a crash left behind (P7).
+//! - [`sandbox_choice`]: which sandbox a run gets.
+
+pub mod agent_presets;
+pub mod code_run;
+pub mod host_git;
+pub mod job_script;
+pub mod reconcile;
+pub mod run_log;
+pub mod run_supervision;
+pub mod sandbox_choice;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::error_code::ErrorCode;
+use crate::github::{GithubClient, GithubError};
+use crate::sandbox::e2b::E2bSettings;
+use crate::sandbox::{ResourceLimits, SandboxError};
+use crate::secrets::{SecretError, SecretStore};
+use crate::store::{SettingKey, Store, StoreError};
+
+pub use code_run::{BegunCodeRun, CodeRunOptions, CodeRunReport, CodeRunResult};
+
+/// The image Docker runs use unless the repository names one.
+pub const DEFAULT_DOCKER_IMAGE: &str = "handoff-agent:latest";
+
+/// How the pipeline works on this installation.
+#[derive(Debug, Clone)]
+pub struct PipelineSettings {
+    /// The author of the commits Handoff makes for the agent.
+    pub git_name: String,
+    pub git_email: String,
+    /// How often a running pipeline shows it is alive (and looks for a cancel).
+    pub heartbeat_interval: Duration,
+    pub limits: ResourceLimits,
+    pub default_docker_image: String,
+    pub e2b: E2bSettings,
+    /// Keep each run's workspace after the run (to look at what the agent saw).
+    pub keep_workspaces: bool,
+}
+
+impl Default for PipelineSettings {
+    fn default() -> Self {
+        PipelineSettings {
+            git_name: "Handoff agent".to_owned(),
+            git_email: "agent@handoff.invalid".to_owned(),
+            heartbeat_interval: Duration::from_secs(2),
+            limits: ResourceLimits::default(),
+            default_docker_image: DEFAULT_DOCKER_IMAGE.to_owned(),
+            e2b: E2bSettings::default(),
+            keep_workspaces: false,
+        }
+    }
+}
+
+impl PipelineSettings {
+    /// The defaults, with what this installation's settings change.
+    pub async fn configured(store: &Store) -> Result<Self, StoreError> {
+        let mut settings = PipelineSettings::default();
+        if let Some(name) = store.setting(SettingKey::AgentGitName).await? {
+            settings.git_name = name;
+        }
+        if let Some(email) = store.setting(SettingKey::AgentGitEmail).await? {
+            settings.git_email = email;
+        }
+        if let Some(image) = store.setting(SettingKey::DockerDefaultImage).await? {
+            settings.default_docker_image = image;
+        }
+        if let Some(base) = store.setting(SettingKey::E2bApiBase).await? {
+            settings.e2b.api_base = base.trim_end_matches('/').to_owned();
+        }
+        if let Some(template) = store.setting(SettingKey::E2bEnvdUrl).await? {
+            settings.e2b.envd_url_template = template;
+        }
+        Ok(settings)
+    }
+}
+
+/// Everything a run needs from its surroundings.
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    pub store: Store,
+    pub github: GithubClient,
+    pub secrets: SecretStore,
+    pub data_dir: PathBuf,
+    pub settings: PipelineSettings,
+}
+
+/// Why a run could not start (once it has started, failures are recorded on the run).
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Github(#[from] GithubError),
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    #[error(transparent)]
+    Secrets(#[from] SecretError),
+    #[error(transparent)]
+    Agent(#[from] agent_presets::AgentChoiceError),
+    #[error("the {preset} agent needs an API key for {provider}: store it with `handoff secrets set {provider}`")]
+    MissingAgentKey { preset: String, provider: String },
+    #[error("cannot prepare the run's workspace: {0}")]
+    Workspace(String),
+}
+
+impl PipelineError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            PipelineError::Store(error) => error.code(),
+            PipelineError::Github(error) => error.code(),
+            PipelineError::Sandbox(error) => error.code(),
+            PipelineError::Secrets(_) => ErrorCode::Keyring,
+            PipelineError::Agent(_) | PipelineError::MissingAgentKey { .. } => {
+                ErrorCode::InvalidInput
+            }
+            PipelineError::Workspace(_) => ErrorCode::SandboxFailed,
+        }
+    }
+}

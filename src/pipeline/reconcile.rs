@@ -1,0 +1,79 @@
+//! Runs a crash left behind (P7): on start-up, a run whose driving process shows no sign
+//! of life is ended as failed with the reason, its sandbox is removed, and its item
+//! leaves CODING. Nothing stays stuck.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::{Pipeline, PipelineError};
+use crate::domain::run_event::RunEventKind;
+use crate::domain::RunId;
+use crate::store::{RunOutcome, StoreError};
+
+/// A heartbeat older than this means the run's process is gone.
+pub const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// What was done about one abandoned run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reconciled {
+    pub run_id: RunId,
+    pub message: String,
+}
+
+impl Pipeline {
+    /// Ends every active run whose process has shown no sign of life since
+    /// `stale_before` (usually now minus [`STALE_AFTER`]).
+    pub async fn reconcile_abandoned_runs(
+        &self,
+        stale_before: DateTime<Utc>,
+    ) -> Result<Vec<Reconciled>, PipelineError> {
+        let mut reconciled = Vec::new();
+        for run in self.store.abandoned_runs(stale_before).await? {
+            let repo = self.store.repo(run.repo_id).await.ok();
+            let removal = match self.sandbox_for(run.backend, repo.as_ref()).await {
+                Ok(sandbox) => sandbox
+                    .remove_leftover(run.id, run.sandbox_id.as_deref())
+                    .await
+                    .map_err(|error| error.to_string()),
+                Err(error) => Err(error.to_string()),
+            };
+            let message = format!(
+                "Handoff stopped while this run was going (a crash or a restart); {}",
+                match removal {
+                    Ok(()) => "its sandbox was removed".to_owned(),
+                    Err(error) => format!("its sandbox could not be removed: {error}"),
+                }
+            );
+            match self
+                .store
+                .finish_run(
+                    run.id,
+                    &RunOutcome::Failed {
+                        failure_code: "abandoned".to_owned(),
+                        message: message.clone(),
+                        exit_code: None,
+                    },
+                )
+                .await
+            {
+                Ok(_) => {}
+                // Its process finished it meanwhile after all.
+                Err(StoreError::RunAlreadyFinished(_)) => continue,
+                Err(error) => return Err(error.into()),
+            }
+            self.store
+                .record_run_event(
+                    run.id,
+                    run.feedback_id,
+                    RunEventKind::RunFailed,
+                    &format!("Run {} failed: {message}", run.id),
+                )
+                .await?;
+            reconciled.push(Reconciled {
+                run_id: run.id,
+                message,
+            });
+        }
+        Ok(reconciled)
+    }
+}

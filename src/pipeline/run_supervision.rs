@@ -1,0 +1,40 @@
+//! Keeping a run's driving process visible (P5, P7): a heartbeat in the store every few
+//! seconds — a restart treats a run without one as abandoned — and the owner's cancel,
+//! asked for from any process, passed on to the sandbox.
+
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::domain::RunId;
+use crate::store::Store;
+
+/// Stops the supervision when dropped.
+#[derive(Debug)]
+pub struct Supervision {
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Supervision {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Beats every `interval`; turns `cancel` true when a cancel is asked for.
+pub fn supervise(
+    store: Store,
+    run_id: RunId,
+    interval: Duration,
+    cancel: watch::Sender<bool>,
+) -> Supervision {
+    let task = tokio::spawn(async move {
+        loop {
+            if let Ok(true) = store.heartbeat(run_id).await {
+                let _ = cancel.send(true);
+            }
+            tokio::time::sleep(interval).await;
+        }
+    });
+    Supervision { task }
+}
