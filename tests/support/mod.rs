@@ -4,6 +4,7 @@
 
 pub mod fake_github;
 pub mod openapi_schema;
+pub mod pipeline_world;
 pub mod raw_http;
 pub mod secret_service;
 pub mod seed;

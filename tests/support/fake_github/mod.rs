@@ -164,6 +164,16 @@ impl FakeGithub {
 
     /// Makes a repository of the owner with one commit (a README) on `default_branch`.
     pub fn create_repo(&self, full_name: &str, default_branch: &str) {
+        self.create_repo_with_files(full_name, default_branch, &[]);
+    }
+
+    /// Makes a repository whose first commit holds a README and `files` (path, text).
+    pub fn create_repo_with_files(
+        &self,
+        full_name: &str,
+        default_branch: &str,
+        files: &[(&str, &str)],
+    ) {
         let (owner, name) = full_name.split_once('/').expect("owner/name");
         let bare = self.shared.git_root.join(owner).join(format!("{name}.git"));
         std::fs::create_dir_all(&bare).expect("a folder for the bare repository");
@@ -187,7 +197,12 @@ impl FakeGithub {
             ],
         );
         std::fs::write(work.path().join("README.md"), format!("# {name}\n")).expect("README");
-        git(work.path(), &["add", "README.md"]);
+        for (path, text) in files {
+            let file = work.path().join(path);
+            std::fs::create_dir_all(file.parent().expect("a parent")).expect("folders");
+            std::fs::write(file, text).expect("a file");
+        }
+        git(work.path(), &["add", "-A"]);
         git(work.path(), &["commit", "--quiet", "-m", "Initial commit"]);
         git(
             work.path(),
@@ -391,6 +406,60 @@ impl FakeGithub {
             },
         );
         number
+    }
+
+    /// Commits `files` on top of `branch` as someone pushing by hand; returns the commit.
+    pub fn push_commit(
+        &self,
+        full_name: &str,
+        branch: &str,
+        message: &str,
+        files: &[(&str, &str)],
+    ) -> String {
+        let bare = self.bare_path(full_name);
+        let work = tempfile::tempdir().expect("a work tree");
+        let bare_text = bare.to_str().expect("UTF-8 path").to_owned();
+        git(
+            work.path(),
+            &["clone", "--quiet", "--branch", branch, &bare_text, "."],
+        );
+        for (path, text) in files {
+            let file = work.path().join(path);
+            std::fs::create_dir_all(file.parent().expect("a parent")).expect("folders");
+            std::fs::write(file, text).expect("a file");
+        }
+        git(work.path(), &["add", "-A"]);
+        git(work.path(), &["commit", "--quiet", "-m", message]);
+        git(work.path(), &["push", "--quiet", "origin", branch]);
+        git(work.path(), &["rev-parse", "HEAD"])
+    }
+
+    /// The text of `path` on `branch`, if it is there.
+    pub fn file_on_branch(&self, full_name: &str, branch: &str, path: &str) -> Option<String> {
+        let output = Command::new("git")
+            .arg("-C")
+            .arg(self.bare_path(full_name))
+            .args(["show", &format!("{branch}:{path}")])
+            .output()
+            .expect("git runs");
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
+    /// Commit subjects of `branch` that `base` does not have, oldest first.
+    pub fn commits_ahead(&self, full_name: &str, branch: &str, base: &str) -> Vec<String> {
+        let listed = git(
+            &self.bare_path(full_name),
+            &[
+                "log",
+                "--reverse",
+                "--format=%s",
+                &format!("{base}..{branch}"),
+            ],
+        );
+        listed.lines().map(str::to_owned).collect()
     }
 
     /// Makes a branch at the tip of another one, in the bare repository.

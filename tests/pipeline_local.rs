@@ -1,0 +1,474 @@
+//! The pipeline end to end on the `local` backend, against the fake GitHub with real git
+//! and the scripted agent: first run, iterate, refusals, quota, failures that point at
+//! the log, cancel, timeout, a push that someone raced, and a crash reconciled.
+
+mod support;
+
+use std::time::Duration;
+
+use handoff::domain::run_event::RunEventKind;
+use handoff::domain::{FeedbackStatus, RunStatus, SandboxBackend};
+use handoff::github::sync::sync;
+use handoff::pipeline::{CodeRunOptions, CodeRunResult, PipelineError};
+use handoff::store::{RepoSettingsChange, RunFilter, StoreError};
+use support::pipeline_world::{
+    first_run_iterate_and_manual_commit_journey, pr_number, token_never_enters_the_sandbox,
+    PipelineWorld, REPO,
+};
+
+async fn world() -> PipelineWorld {
+    PipelineWorld::new(SandboxBackend::Local).await
+}
+
+fn failure(report: &handoff::pipeline::CodeRunReport) -> (String, String) {
+    match &report.result {
+        CodeRunResult::Failed { code, message } => (code.clone(), message.clone()),
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_journey_first_run_iterate_manual_commit() {
+    first_run_iterate_and_manual_commit_journey(&world().await).await;
+}
+
+#[tokio::test]
+async fn the_token_never_enters_the_sandbox() {
+    token_never_enters_the_sandbox(&world().await).await;
+}
+
+#[tokio::test]
+async fn iterate_refused_while_coding() {
+    let world = world().await;
+    let feedback = world
+        .feedback("Slow", "@@sleep 3\n@@write slow.txt done")
+        .await;
+    let begun = world
+        .pipeline
+        .begin_code_run(feedback.id, CodeRunOptions::default())
+        .await
+        .unwrap();
+    let running = tokio::spawn(begun.drive());
+
+    let refused = world
+        .pipeline
+        .begin_code_run(
+            feedback.id,
+            CodeRunOptions {
+                instructions: Some("hurry".to_owned()),
+                ..CodeRunOptions::default()
+            },
+        )
+        .await
+        .unwrap_err();
+
+    assert_eq!(
+        refused.to_string(),
+        format!(
+            "feedback {} is CODING: one run at a time; wait for it to finish or cancel it",
+            feedback.id
+        )
+    );
+    assert!(
+        world
+            .store
+            .follow_ups(feedback.id)
+            .await
+            .unwrap()
+            .is_empty(),
+        "the refused text was not kept"
+    );
+    let report = running.await.unwrap().unwrap();
+    pr_number(&report);
+}
+
+#[tokio::test]
+async fn merged_is_refused_with_submit_new_feedback() {
+    let world = world().await;
+    let feedback = world.feedback("Merge me", "@@write merged.txt yes").await;
+    let number = pr_number(&world.run(&feedback, None).await);
+    world.fake.merge_pull(REPO, number);
+    sync(&world.pipeline.github, &world.store, None)
+        .await
+        .unwrap();
+    assert_eq!(world.status(&feedback).await, FeedbackStatus::Merged);
+
+    let refused = world
+        .pipeline
+        .begin_code_run(feedback.id, CodeRunOptions::default())
+        .await
+        .unwrap_err();
+
+    assert_eq!(
+        refused.to_string(),
+        format!("feedback {} is MERGED: submit new feedback", feedback.id)
+    );
+}
+
+#[tokio::test]
+async fn a_pr_closed_unmerged_is_reopened_by_the_retry() {
+    let world = world().await;
+    let feedback = world.feedback("Close me", "@@write a.txt one").await;
+    let number = pr_number(&world.run(&feedback, None).await);
+    world.fake.close_pull(REPO, number);
+    sync(&world.pipeline.github, &world.store, None)
+        .await
+        .unwrap();
+    assert_eq!(world.status(&feedback).await, FeedbackStatus::Failed);
+
+    let retry = world
+        .run(&feedback, Some("Try again.\n@@write a.txt two"))
+        .await;
+
+    assert_eq!(pr_number(&retry), number, "the same PR, reopened");
+    assert_eq!(world.fake.pull_state(REPO, number), "open");
+    assert_eq!(world.fake.pulls(REPO).len(), 1);
+    assert_eq!(
+        world.status(&feedback).await,
+        FeedbackStatus::WaitingForReview
+    );
+}
+
+#[tokio::test]
+async fn a_pr_that_cannot_be_reopened_is_replaced_from_the_same_branch() {
+    let world = world().await;
+    let feedback = world.feedback("Replace me", "@@write a.txt one").await;
+    let number = pr_number(&world.run(&feedback, None).await);
+    world.fake.close_pull(REPO, number);
+    world.fake.inject(
+        support::fake_github::FaultRule::new(
+            &format!("/pulls/{number}"),
+            support::fake_github::Fault::Status(422),
+        )
+        .method("PATCH"),
+    );
+
+    let retry = world
+        .run(&feedback, Some("Again.\n@@write a.txt two"))
+        .await;
+
+    let replacement = pr_number(&retry);
+    assert_ne!(replacement, number);
+    assert_eq!(
+        world.store.feedback(feedback.id).await.unwrap().pr_number,
+        Some(replacement)
+    );
+    let pulls = world.fake.pulls(REPO);
+    assert_eq!(pulls.len(), 2);
+    assert!(pulls
+        .iter()
+        .all(|(_, head, _)| *head == feedback.head_branch));
+}
+
+#[tokio::test]
+async fn an_exhausted_quota_is_refused_before_any_sandbox_starts() {
+    let world = world().await;
+    world
+        .store
+        .change_repo_settings(
+            world.repo.id,
+            &RepoSettingsChange {
+                monthly_run_quota: Some(Some(1)),
+                ..RepoSettingsChange::default()
+            },
+        )
+        .await
+        .unwrap();
+    let feedback = world.feedback("Quota", "@@write q.txt one").await;
+    pr_number(&world.run(&feedback, None).await);
+    let workspaces = world.data.path().join("workspaces");
+    let before = std::fs::read_dir(&workspaces)
+        .map(|d| d.count())
+        .unwrap_or(0);
+
+    let refused = world
+        .pipeline
+        .begin_code_run(
+            feedback.id,
+            CodeRunOptions {
+                instructions: Some("@@write q.txt two".to_owned()),
+                ..CodeRunOptions::default()
+            },
+        )
+        .await
+        .unwrap_err();
+
+    assert!(
+        matches!(
+            refused,
+            PipelineError::Store(StoreError::QuotaExhausted { .. })
+        ),
+        "{refused:?}"
+    );
+    assert!(
+        refused
+            .to_string()
+            .contains("quota of octocat/hello-world is used up (1 of 1)"),
+        "{refused}"
+    );
+    let runs = world.store.runs(&RunFilter::default()).await.unwrap();
+    assert_eq!(runs.len(), 1, "no run was recorded");
+    assert_eq!(
+        std::fs::read_dir(&workspaces)
+            .map(|d| d.count())
+            .unwrap_or(0),
+        before,
+        "no workspace was made"
+    );
+    assert!(world
+        .store
+        .follow_ups(feedback.id)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
+async fn a_failing_agent_fails_the_run_and_points_at_its_log() {
+    let world = world().await;
+    let feedback = world.feedback("Fail", "@@write f.txt x\n@@fail").await;
+
+    let report = world.run(&feedback, None).await;
+
+    let (code, message) = failure(&report);
+    assert_eq!(code, "agent_failed");
+    assert_eq!(
+        message,
+        format!(
+            "the agent exited with code 3; see its log: `handoff runs logs {}`",
+            report.run.id
+        )
+    );
+    assert_eq!(world.status(&feedback).await, FeedbackStatus::Failed);
+    assert!(world.fake.pulls(REPO).is_empty(), "nothing was pushed");
+    assert!(world.fake.branch_sha(REPO, &feedback.head_branch).is_none());
+    assert_eq!(report.events[0].kind, RunEventKind::RunFailed);
+    assert!(report.events[0].message.contains("exited with code 3"));
+}
+
+#[tokio::test]
+async fn an_agent_that_changes_nothing_fails_loudly() {
+    let world = world().await;
+    let feedback = world.feedback("Nothing", "Please do nothing at all.").await;
+
+    let report = world.run(&feedback, None).await;
+
+    let (code, message) = failure(&report);
+    assert_eq!(code, "no_changes");
+    assert!(
+        message.contains("the agent changed nothing; see its log: `handoff runs logs"),
+        "{message}"
+    );
+    assert_eq!(report.run.status, RunStatus::Failed);
+}
+
+#[tokio::test]
+async fn a_run_over_its_time_limit_is_stopped() {
+    let world = world().await;
+    let feedback = world
+        .feedback("Slow", "@@sleep 30\n@@write s.txt late")
+        .await;
+    let begun = world
+        .pipeline
+        .begin_code_run(
+            feedback.id,
+            CodeRunOptions {
+                timeout: Some(Duration::from_secs(1)),
+                ..CodeRunOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+
+    let report = begun.drive().await.unwrap();
+
+    let (code, message) = failure(&report);
+    assert_eq!(code, "timed_out");
+    assert!(
+        message.starts_with("the run took longer than 1 s and was stopped"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_run_stops_its_sandbox_and_is_marked() {
+    let world = world().await;
+    let feedback = world
+        .feedback("Cancel me", "@@sleep 30\n@@write c.txt late")
+        .await;
+    let begun = world
+        .pipeline
+        .begin_code_run(feedback.id, CodeRunOptions::default())
+        .await
+        .unwrap();
+    let run_id = begun.run_id();
+    let driving = tokio::spawn(begun.drive());
+    // Wait until the agent runs, then cancel as another process would: through the store.
+    loop {
+        let log: String = world
+            .store
+            .run_log(run_id, 0)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|c| c.text)
+            .collect();
+        if log.contains("scripted agent:") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    world.store.request_cancel(run_id).await.unwrap();
+
+    let report = tokio::time::timeout(Duration::from_secs(20), driving)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+
+    assert_eq!(report.result, CodeRunResult::Cancelled);
+    assert_eq!(report.run.status, RunStatus::Cancelled);
+    assert_eq!(world.status(&feedback).await, FeedbackStatus::Failed);
+    let pid: u32 = report
+        .run
+        .sandbox_id
+        .unwrap()
+        .trim_start_matches("pid:")
+        .parse()
+        .unwrap();
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the agent's process is gone"
+    );
+}
+
+#[tokio::test]
+async fn a_push_raced_by_someone_else_is_reported_not_overwritten() {
+    let world = world().await;
+    let feedback = world.feedback("Race", "@@write r.txt one").await;
+    pr_number(&world.run(&feedback, None).await);
+    let begun = world
+        .pipeline
+        .begin_code_run(
+            feedback.id,
+            CodeRunOptions {
+                instructions: Some("@@sleep 2\n@@write r.txt two".to_owned()),
+                ..CodeRunOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    let driving = tokio::spawn(begun.drive());
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let theirs = world.fake.push_commit(
+        REPO,
+        &feedback.head_branch,
+        "Pushed meanwhile",
+        &[("other.txt", "theirs\n")],
+    );
+
+    let report = driving.await.unwrap().unwrap();
+
+    let (code, message) = failure(&report);
+    assert_eq!(code, "push_rejected");
+    assert!(message.contains("nothing was overwritten"), "{message}");
+    assert!(message.contains("refs/handoff/runs/"), "{message}");
+    assert_eq!(
+        world
+            .fake
+            .branch_sha(REPO, &feedback.head_branch)
+            .as_deref(),
+        Some(theirs.as_str())
+    );
+}
+
+#[tokio::test]
+async fn a_run_left_by_a_crash_is_reconciled() {
+    let world = world().await;
+    let feedback = world
+        .feedback("Crash", "@@sleep 60\n@@write late.txt x")
+        .await;
+    let begun = world
+        .pipeline
+        .begin_code_run(feedback.id, CodeRunOptions::default())
+        .await
+        .unwrap();
+    let run_id = begun.run_id();
+    let driving = tokio::spawn(begun.drive());
+    loop {
+        let run = world.store.run(run_id).await.unwrap();
+        if run.sandbox_id.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The process driving the run dies: nothing finishes the run or removes its sandbox.
+    driving.abort();
+    let _ = driving.await;
+    let left = world.store.run(run_id).await.unwrap();
+    assert_eq!(left.status, RunStatus::Running);
+    assert_eq!(world.status(&feedback).await, FeedbackStatus::Coding);
+
+    // A restart finds it (its heartbeat is stale) and ends it.
+    let reconciled = world
+        .pipeline
+        .reconcile_abandoned_runs(chrono::Utc::now() + chrono::Duration::seconds(1))
+        .await
+        .unwrap();
+
+    assert_eq!(reconciled.len(), 1);
+    assert!(
+        reconciled[0].message.contains("its sandbox was removed"),
+        "{}",
+        reconciled[0].message
+    );
+    let run = world.store.run(run_id).await.unwrap();
+    assert_eq!(run.status, RunStatus::Failed);
+    assert_eq!(run.failure_code.as_deref(), Some("abandoned"));
+    assert_eq!(world.status(&feedback).await, FeedbackStatus::Failed);
+    let pid: u32 = left
+        .sandbox_id
+        .unwrap()
+        .trim_start_matches("pid:")
+        .parse()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the leftover process was killed"
+    );
+    // Nothing is stuck: the item takes a new run at once.
+    let again = world
+        .pipeline
+        .begin_code_run(feedback.id, CodeRunOptions::default())
+        .await
+        .expect("a new run starts");
+    world.store.request_cancel(again.run_id()).await.unwrap();
+    assert_eq!(
+        again.drive().await.unwrap().result,
+        CodeRunResult::Cancelled
+    );
+}
+
+#[tokio::test]
+async fn huge_and_binary_output_is_kept_within_bounds() {
+    let world = world().await;
+    let feedback = world
+        .feedback("Noisy", "@@noise 200000\n@@write n.txt ok")
+        .await;
+
+    let report = world.run(&feedback, None).await;
+
+    pr_number(&report);
+    let log = world.log_text(&report).await;
+    assert!(
+        log.len() <= handoff::pipeline::run_log::LOG_LIMIT_BYTES + 4096,
+        "{}",
+        log.len()
+    );
+    assert!(
+        log.contains("more bytes of output were left out"),
+        "the cut is said"
+    );
+    assert!(!log.contains('\0'));
+}

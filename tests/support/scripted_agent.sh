@@ -1,0 +1,89 @@
+#!/bin/sh
+# A scripted stand-in for an AI agent, for Handoff's tests. It reads the prompt and
+# obeys the lines that begin with "@@", in order:
+#   @@write PATH TEXT     make PATH hold TEXT (and a newline)
+#   @@append PATH TEXT    add a line to PATH
+#   @@commit MESSAGE      commit everything now, as the agent (agents may commit)
+#   @@sleep SECONDS       wait
+#   @@fail                exit 3 once the other lines are done
+#   @@noise LINES         print LINES lines of output, some of them binary
+#   @@scan                print the environment, every file of the workspace, the
+#                         git config and every process's command line it can see
+#   @@usage DOLLARS       report a cost in out/usage.json
+#   @@output TEXT         add TEXT as a line of the stage output (out/output.md)
+#   @@echo-inputs         copy every input of the stage into the stage output
+# It ends by writing out/summary.md.
+set -u
+set -f
+prompt="${HANDOFF_PROMPT_FILE:?}"
+out="${HANDOFF_OUTPUT_DIR:?}"
+workspace="$(dirname "$out")"
+echo "scripted agent: $(wc -l < "$prompt") lines of prompt, stage ${HANDOFF_STAGE:-?}"
+directives=$(mktemp)
+grep '^@@' "$prompt" > "$directives" || true
+failing=0
+done_list=""
+while IFS= read -r line; do
+  # shellcheck disable=SC2086
+  set -- $line
+  verb=$1
+  shift
+  case "$verb" in
+    @@write)
+      file=$1; shift
+      mkdir -p "$(dirname "$file")"
+      printf '%s\n' "$*" > "$file"
+      done_list="$done_list wrote $file;";;
+    @@append)
+      file=$1; shift
+      mkdir -p "$(dirname "$file")"
+      printf '%s\n' "$*" >> "$file"
+      done_list="$done_list appended to $file;";;
+    @@commit)
+      git add -A
+      git -c user.name="Scripted Agent" -c user.email=agent@example.invalid commit -q -m "$*" \
+        && done_list="$done_list committed;";;
+    @@sleep)
+      sleep "$1";;
+    @@fail)
+      failing=1;;
+    @@noise)
+      n=0
+      while [ "$n" -lt "$1" ]; do
+        echo "noise line $n: lorem ipsum dolor sit amet"
+        n=$((n + 1))
+      done
+      printf 'binary: \000\001\377\376 end\n';;
+    @@scan)
+      echo "== environment"; env | sort
+      echo "== files of the workspace"
+      find "$workspace" -path '*/.git/objects' -prune -o -type f -print | sort | while IFS= read -r f; do
+        echo "-- $f"; cat "$f" 2>/dev/null; echo
+      done
+      echo "== git config"; git config --list --show-origin 2>&1
+      echo "== command lines"
+      for c in /proc/[0-9]*/cmdline; do tr '\000' ' ' < "$c" 2>/dev/null; echo; done
+      echo "== scan done";;
+    @@usage)
+      printf '{"cost_usd": %s, "tokens_in": 1200, "tokens_out": 340}\n' "$1" > "$out/usage.json";;
+    @@output)
+      printf '%s\n' "$*" >> "$out/output.md";;
+    @@echo-inputs)
+      for f in "${HANDOFF_INPUT_DIR:?}"/*; do
+        [ -f "$f" ] || continue
+        echo "--- input $(basename "$f")" >> "$out/output.md"
+        cat "$f" >> "$out/output.md"
+        echo >> "$out/output.md"
+      done;;
+    *)
+      echo "scripted agent: unknown directive $verb" >&2;;
+  esac
+done < "$directives"
+rm -f "$directives"
+echo "Scripted agent:$done_list" > "$out/summary.md"
+echo "scripted agent: done ($done_list )"
+if [ "$failing" -eq 1 ]; then
+  echo "scripted agent: failing as asked" >&2
+  exit 3
+fi
+exit 0
