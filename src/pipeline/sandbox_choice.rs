@@ -22,7 +22,8 @@ impl Pipeline {
                 let image = repo
                     .and_then(|repo| repo.docker_image.clone())
                     .unwrap_or_else(|| self.settings.default_docker_image.clone());
-                Sandbox::Docker(DockerSandbox::connect(&image)?)
+                let installation = self.store.installation_id().await?;
+                Sandbox::Docker(DockerSandbox::connect(&image, &installation)?)
             }
             SandboxBackend::E2b => {
                 let mut settings = self.settings.e2b.clone();

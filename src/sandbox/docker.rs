@@ -22,6 +22,8 @@ use crate::domain::{RunId, SandboxBackend};
 
 /// The label every Handoff container carries, with the run's id as value.
 pub const RUN_LABEL: &str = "dev.handoff.run";
+/// The label naming the installation (data folder) a container belongs to.
+pub const INSTALLATION_LABEL: &str = "dev.handoff.installation";
 
 /// Where the workspace lives inside the container.
 const WORKSPACE: &str = "/workspace";
@@ -30,6 +32,7 @@ const WORKSPACE: &str = "/workspace";
 pub struct DockerSandbox {
     docker: Docker,
     image: String,
+    installation: String,
 }
 
 fn unavailable(detail: impl Into<String>) -> SandboxError {
@@ -47,13 +50,15 @@ fn failed(detail: impl Into<String>) -> SandboxError {
 }
 
 impl DockerSandbox {
-    /// Connects to the engine named by `DOCKER_HOST`, or the default socket.
-    pub fn connect(image: &str) -> Result<Self, SandboxError> {
+    /// Connects to the engine named by `DOCKER_HOST`, or the default socket, for the
+    /// installation `installation` (its containers carry that label).
+    pub fn connect(image: &str, installation: &str) -> Result<Self, SandboxError> {
         let docker = Docker::connect_with_defaults()
             .map_err(|error| unavailable(format!("cannot reach the Docker engine: {error}")))?;
         Ok(DockerSandbox {
             docker,
             image: image.to_owned(),
+            installation: installation.to_owned(),
         })
     }
 
@@ -80,9 +85,10 @@ impl DockerSandbox {
         job: &SandboxJob,
         control: JobControl,
     ) -> Result<SandboxEnd, SandboxError> {
-        let name = format!("handoff-run-{}-{}", job.run_id, std::process::id());
+        let name = format!("handoff-{}-run-{}", self.installation, job.run_id);
         let mut labels = HashMap::new();
         labels.insert(RUN_LABEL.to_owned(), job.run_id.to_string());
+        labels.insert(INSTALLATION_LABEL.to_owned(), self.installation.clone());
         let mut environment = vec![format!("HANDOFF_WORKSPACE={WORKSPACE}")];
         environment.extend(
             job.environment
@@ -275,14 +281,15 @@ impl DockerSandbox {
         Ok(())
     }
 
-    /// Ids of Handoff's containers (of one run, or all of them).
+    /// Ids of this installation's containers (of one run, or all of them).
     pub async fn containers_of(&self, run_id: Option<RunId>) -> Result<Vec<String>, SandboxError> {
-        let label = match run_id {
+        let mut labels = vec![format!("{INSTALLATION_LABEL}={}", self.installation)];
+        labels.push(match run_id {
             Some(run) => format!("{RUN_LABEL}={run}"),
             None => RUN_LABEL.to_owned(),
-        };
+        });
         let mut filters = HashMap::new();
-        filters.insert("label".to_owned(), vec![label]);
+        filters.insert("label".to_owned(), labels);
         let containers = self
             .docker
             .list_containers(Some(

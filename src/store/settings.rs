@@ -21,6 +21,9 @@ crate::stored_text_enum! {
         AgentGitEmail => "agent.git_email",
         /// The Docker image of repositories that name none.
         DockerDefaultImage => "docker.default_image",
+        /// A random id of this installation (data folder), made on first use; it tells
+        /// this installation's sandboxes from another's on a shared Docker engine.
+        InstallationId => "installation.id",
         /// E2B's control-plane API base.
         E2bApiBase => "e2b.api_base",
         /// The address of a sandbox's envd: `{sandbox_id}`, `{port}`, `{domain}` are filled in.
@@ -47,6 +50,25 @@ impl Store {
         .execute(&self.pool)
         .await?;
         Ok(())
+    }
+
+    /// This installation's id (see [`SettingKey::InstallationId`]), made if missing.
+    pub async fn installation_id(&self) -> Result<String, StoreError> {
+        if let Some(id) = self.setting(SettingKey::InstallationId).await? {
+            return Ok(id);
+        }
+        let made = crate::domain::PublicFeedbackId::random()
+            .as_str()
+            .replace("fb-", "");
+        sqlx::query("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING")
+            .bind(SettingKey::InstallationId.as_str())
+            .bind(&made)
+            .execute(&self.pool)
+            .await?;
+        Ok(self
+            .setting(SettingKey::InstallationId)
+            .await?
+            .unwrap_or(made))
     }
 
     pub async fn remove_setting(&self, key: SettingKey) -> Result<(), StoreError> {

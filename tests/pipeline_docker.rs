@@ -1,0 +1,248 @@
+//! The pipeline on the `docker` backend: the real Docker engine of this machine and the
+//! test image built locally by scripts/build-test-image.sh (no registry). The same
+//! journey as every backend, plus what only containers have: limits, and removal in
+//! every outcome.
+
+mod support;
+
+use std::time::Duration;
+
+use bollard::Docker;
+use handoff::domain::{RunStatus, SandboxBackend};
+use handoff::pipeline::{CodeRunOptions, CodeRunResult, PipelineError};
+use handoff::sandbox::docker::DockerSandbox;
+use handoff::sandbox::SandboxError;
+use handoff::store::{RepoSettingsChange, RunFilter};
+use support::pipeline_world::{
+    first_run_iterate_and_manual_commit_journey, pr_number, token_never_enters_the_sandbox,
+    PipelineWorld, TEST_IMAGE,
+};
+
+async fn world() -> PipelineWorld {
+    PipelineWorld::new(SandboxBackend::Docker).await
+}
+
+async fn containers_of(world: &PipelineWorld, run: handoff::domain::RunId) -> Vec<String> {
+    let installation = world.store.installation_id().await.unwrap();
+    DockerSandbox::connect(TEST_IMAGE, &installation)
+        .unwrap()
+        .containers_of(Some(run))
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_journey_first_run_iterate_manual_commit() {
+    first_run_iterate_and_manual_commit_journey(&world().await).await;
+}
+
+#[tokio::test]
+async fn the_token_never_enters_the_container() {
+    token_never_enters_the_sandbox(&world().await).await;
+}
+
+#[tokio::test]
+async fn the_container_has_limits_and_is_removed_after_success_and_failure() {
+    let world = world().await;
+    let feedback = world
+        .feedback("Limits", "@@sleep 2\n@@write l.txt ok")
+        .await;
+    let begun = world
+        .pipeline
+        .begin_code_run(feedback.id, CodeRunOptions::default())
+        .await
+        .unwrap();
+    let run_id = begun.run_id();
+    let driving = tokio::spawn(begun.drive());
+    let container = loop {
+        if let Some(id) = world.store.run(run_id).await.unwrap().sandbox_id {
+            break id;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let inspected = Docker::connect_with_defaults()
+        .unwrap()
+        .inspect_container(&container, None)
+        .await
+        .unwrap();
+    let host = inspected.host_config.unwrap();
+    assert_eq!(host.memory, Some(512 * 1024 * 1024));
+    assert_eq!(host.nano_cpus, Some(1_000_000_000));
+    assert_eq!(host.pids_limit, Some(256));
+    assert_eq!(
+        inspected.config.unwrap().labels.unwrap()["dev.handoff.run"],
+        run_id.to_string()
+    );
+
+    let report = driving.await.unwrap().unwrap();
+    pr_number(&report);
+    assert!(
+        containers_of(&world, run_id).await.is_empty(),
+        "removed after success"
+    );
+
+    let failing = world.feedback("Fails", "@@write f.txt x\n@@fail").await;
+    let report = world.run(&failing, None).await;
+    assert!(matches!(report.result, CodeRunResult::Failed { .. }));
+    assert!(
+        containers_of(&world, report.run.id).await.is_empty(),
+        "removed after failure"
+    );
+}
+
+#[tokio::test]
+async fn the_container_is_removed_after_a_timeout_and_a_cancel() {
+    let world = world().await;
+    let slow = world
+        .feedback("Slow", "@@sleep 60\n@@write s.txt late")
+        .await;
+    let begun = world
+        .pipeline
+        .begin_code_run(
+            slow.id,
+            CodeRunOptions {
+                timeout: Some(Duration::from_secs(2)),
+                ..CodeRunOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    let report = begun.drive().await.unwrap();
+    assert!(
+        matches!(&report.result, CodeRunResult::Failed { code, .. } if code == "timed_out"),
+        "{:?}",
+        report.result
+    );
+    assert!(
+        containers_of(&world, report.run.id).await.is_empty(),
+        "removed after the timeout"
+    );
+
+    let begun = world
+        .pipeline
+        .begin_code_run(slow.id, CodeRunOptions::default())
+        .await
+        .unwrap();
+    let run_id = begun.run_id();
+    let driving = tokio::spawn(begun.drive());
+    loop {
+        let log: String = world
+            .store
+            .run_log(run_id, 0)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|c| c.text)
+            .collect();
+        if log.contains("scripted agent:") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    world.store.request_cancel(run_id).await.unwrap();
+    let report = tokio::time::timeout(Duration::from_secs(30), driving)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.run.status, RunStatus::Cancelled);
+    assert!(
+        containers_of(&world, run_id).await.is_empty(),
+        "removed after the cancel"
+    );
+}
+
+#[tokio::test]
+async fn a_container_left_by_a_crash_is_found_by_its_label_and_removed() {
+    let world = world().await;
+    let feedback = world
+        .feedback("Crash", "@@sleep 60\n@@write c.txt late")
+        .await;
+    let begun = world
+        .pipeline
+        .begin_code_run(feedback.id, CodeRunOptions::default())
+        .await
+        .unwrap();
+    let run_id = begun.run_id();
+    let driving = tokio::spawn(begun.drive());
+    loop {
+        let log: String = world
+            .store
+            .run_log(run_id, 0)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|c| c.text)
+            .collect();
+        if log.contains("scripted agent:") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    driving.abort();
+    let _ = driving.await;
+    assert_eq!(
+        containers_of(&world, run_id).await.len(),
+        1,
+        "the crash left the container"
+    );
+
+    let reconciled = world
+        .pipeline
+        .reconcile_abandoned_runs(chrono::Utc::now() + chrono::Duration::seconds(1))
+        .await
+        .unwrap();
+
+    assert_eq!(reconciled.len(), 1);
+    assert!(
+        containers_of(&world, run_id).await.is_empty(),
+        "reconcile removed it"
+    );
+    assert_eq!(
+        world.store.run(run_id).await.unwrap().status,
+        RunStatus::Failed
+    );
+}
+
+#[tokio::test]
+async fn a_missing_image_is_refused_before_the_run_is_recorded() {
+    let world = world().await;
+    world
+        .store
+        .change_repo_settings(
+            world.repo.id,
+            &RepoSettingsChange {
+                docker_image: Some(Some("handoff-no-such-image:1".to_owned())),
+                ..RepoSettingsChange::default()
+            },
+        )
+        .await
+        .unwrap();
+    let feedback = world.feedback("No image", "@@write x.txt y").await;
+
+    let refused = world
+        .pipeline
+        .begin_code_run(feedback.id, CodeRunOptions::default())
+        .await
+        .unwrap_err();
+
+    assert!(
+        matches!(
+            refused,
+            PipelineError::Sandbox(SandboxError::Unavailable { .. })
+        ),
+        "{refused:?}"
+    );
+    assert!(
+        refused
+            .to_string()
+            .contains("handoff-no-such-image:1 is not on this engine"),
+        "{refused}"
+    );
+    assert!(world
+        .store
+        .runs(&RunFilter::default())
+        .await
+        .unwrap()
+        .is_empty());
+}
