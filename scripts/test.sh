@@ -7,6 +7,14 @@ cd "$(dirname "$0")/.."
 
 started=$(date +%s)
 bash scripts/install-deps.sh
+bash scripts/build-test-image.sh
+
+# Containers a crashed test run may have left behind carry Handoff's run label.
+remove_leftover_containers() {
+  docker ps -aq --filter label=dev.handoff.run | xargs -r docker rm -f >/dev/null 2>&1 || true
+}
+remove_leftover_containers
+trap remove_leftover_containers EXIT
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

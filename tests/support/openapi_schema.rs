@@ -222,3 +222,49 @@ fn check(schema: &Value, value: &Value, at: &str, found: &mut Vec<String>) {
         }
     }
 }
+
+/// `value` with every local `$ref` ("#/components/...") of `root` written out in place
+/// (descriptions with references, like E2B's, are checked this way).
+pub fn dereference(root: &Value, value: &Value) -> Value {
+    fn walk(root: &Value, value: &Value, depth: usize) -> Value {
+        if depth > 40 {
+            return Value::Null;
+        }
+        match value {
+            Value::Object(object) => {
+                if let Some(Value::String(reference)) = object.get("$ref") {
+                    let target = reference
+                        .trim_start_matches("#/")
+                        .split('/')
+                        .try_fold(root, |at, part| at.get(part));
+                    return match target {
+                        Some(target) => walk(root, target, depth + 1),
+                        None => panic!("dangling $ref {reference}"),
+                    };
+                }
+                Value::Object(
+                    object
+                        .iter()
+                        .map(|(key, inner)| (key.clone(), walk(root, inner, depth + 1)))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|item| walk(root, item, depth + 1))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+    walk(root, value, 0)
+}
+
+/// One of E2B's descriptions (`openapi.yml` or `envd.yaml`), as JSON.
+pub fn e2b_description(file: &str) -> Value {
+    let path = format!("{}/tests/specs/e2b/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("cannot read {path}: {error}"));
+    serde_yaml::from_str(&text).expect("the description is YAML")
+}

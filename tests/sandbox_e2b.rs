@@ -1,0 +1,326 @@
+//! The `e2b` backend against the fake E2B: a job runs in a sandbox and its out/ comes
+//! back; the sandbox is killed in every outcome; a hung stream is noticed; a bad key is
+//! refused before anything runs; and the fake answers as E2B's descriptions say.
+
+mod support;
+
+use std::time::Duration;
+
+use handoff::domain::RunId;
+use handoff::sandbox::e2b::{E2bSandbox, E2bSettings};
+use handoff::sandbox::{
+    JobControl, ResourceLimits, SandboxEnd, SandboxError, SandboxEvent, SandboxJob,
+};
+use handoff::secrets::Secret;
+use support::fake_e2b::FakeE2b;
+use support::openapi_schema::{dereference, e2b_description, violations};
+use tokio::sync::{mpsc, watch};
+
+const KEY: &str = "e2b_test_key_1234567890";
+
+fn sandbox(fake: &FakeE2b, key: &str, keepalive_timeout: Duration) -> E2bSandbox {
+    E2bSandbox::new(
+        E2bSettings {
+            api_base: fake.api_base(),
+            envd_url_template: fake.envd_url_template(),
+            template: "base".to_owned(),
+            keepalive_timeout,
+        },
+        Some(Secret::new(key)),
+    )
+}
+
+/// A workspace whose job script is `script`.
+fn workspace(script: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("repo")).unwrap();
+    std::fs::create_dir_all(dir.path().join("handoff")).unwrap();
+    std::fs::create_dir_all(dir.path().join("out")).unwrap();
+    std::fs::write(dir.path().join("repo/file.txt"), "in the repo\n").unwrap();
+    std::fs::write(dir.path().join("handoff/job.sh"), script).unwrap();
+    dir
+}
+
+fn job(dir: &tempfile::TempDir, timeout: Duration) -> SandboxJob {
+    SandboxJob {
+        run_id: RunId(7),
+        workspace: dir.path().to_owned(),
+        environment: vec![("AGENT_KEY".to_owned(), Secret::new("agent-secret"))],
+        timeout,
+        limits: ResourceLimits::default(),
+    }
+}
+
+fn control() -> (
+    JobControl,
+    mpsc::UnboundedReceiver<SandboxEvent>,
+    watch::Sender<bool>,
+) {
+    let (events, receiver) = mpsc::unbounded_channel();
+    let (cancel_sender, cancel) = watch::channel(false);
+    (JobControl { events, cancel }, receiver, cancel_sender)
+}
+
+fn output_of(mut receiver: mpsc::UnboundedReceiver<SandboxEvent>) -> String {
+    let mut text = String::new();
+    while let Ok(event) = receiver.try_recv() {
+        if let SandboxEvent::Output { bytes, .. } = event {
+            text.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    text
+}
+
+#[tokio::test]
+async fn a_job_runs_in_the_sandbox_and_its_out_folder_comes_back() {
+    let fake = FakeE2b::start(KEY).await;
+    let dir = workspace(
+        "cat \"$HANDOFF_WORKSPACE/repo/file.txt\"\necho \"key: $AGENT_KEY\" >&2\necho result > \"$HANDOFF_WORKSPACE/out/result.txt\"\nexit 0\n",
+    );
+    let (control, events, _cancel) = control();
+
+    let end = sandbox(&fake, KEY, Duration::from_secs(10))
+        .run(&job(&dir, Duration::from_secs(30)), control)
+        .await
+        .unwrap();
+
+    assert_eq!(end, SandboxEnd::Exited(0));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out/result.txt")).unwrap(),
+        "result\n"
+    );
+    let output = output_of(events);
+    assert!(
+        output.contains("in the repo") && output.contains("key: agent-secret"),
+        "{output}"
+    );
+    assert!(fake.live_sandboxes().is_empty(), "the sandbox was killed");
+    let start = fake
+        .requests()
+        .into_iter()
+        .find(|request| request.path.ends_with("/process.Process/Start"))
+        .unwrap();
+    assert_eq!(start.connect_timeout_ms.as_deref(), Some("30000"));
+    let created = &fake.sandboxes()[0];
+    assert_eq!(created.metadata["handoff_run"], "7");
+    assert_eq!(
+        created.timeout_seconds, 150,
+        "the timeout was set through the API"
+    );
+}
+
+#[tokio::test]
+async fn a_failing_job_reports_its_exit_code_and_the_sandbox_still_goes() {
+    let fake = FakeE2b::start(KEY).await;
+    let dir = workspace("echo failing >&2\nexit 5\n");
+    let (control, _events, _cancel) = control();
+
+    let end = sandbox(&fake, KEY, Duration::from_secs(10))
+        .run(&job(&dir, Duration::from_secs(30)), control)
+        .await
+        .unwrap();
+
+    assert_eq!(end, SandboxEnd::Exited(5));
+    assert!(fake.live_sandboxes().is_empty());
+}
+
+#[tokio::test]
+async fn a_stream_without_keepalives_is_hung_and_the_sandbox_is_killed() {
+    let fake = FakeE2b::start(KEY).await;
+    fake.hang_next_process();
+    let dir = workspace("sleep 30\n");
+    let (control, _events, _cancel) = control();
+
+    let error = sandbox(&fake, KEY, Duration::from_secs(1))
+        .run(&job(&dir, Duration::from_secs(60)), control)
+        .await
+        .unwrap_err();
+
+    assert!(
+        error.to_string().contains("not even a keepalive"),
+        "{error}"
+    );
+    assert!(
+        fake.live_sandboxes().is_empty(),
+        "the hung sandbox was killed"
+    );
+}
+
+#[tokio::test]
+async fn a_cancel_kills_the_sandbox() {
+    let fake = FakeE2b::start(KEY).await;
+    let dir = workspace("echo started\nsleep 30\n");
+    let (control, _events, cancel) = control();
+    let runner = sandbox(&fake, KEY, Duration::from_secs(10));
+    let job = job(&dir, Duration::from_secs(60));
+    let running = tokio::spawn(async move { runner.run(&job, control).await });
+    tokio::time::sleep(Duration::from_millis(800)).await;
+
+    cancel.send(true).unwrap();
+
+    let end = tokio::time::timeout(Duration::from_secs(10), running)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(end, SandboxEnd::Cancelled);
+    assert!(fake.live_sandboxes().is_empty());
+}
+
+#[tokio::test]
+async fn a_bad_key_is_refused_before_anything_runs() {
+    let fake = FakeE2b::start(KEY).await;
+    let dir = workspace("exit 0\n");
+    let (control, _events, _cancel) = control();
+
+    let error = sandbox(&fake, "wrong_key_0000000", Duration::from_secs(10))
+        .run(&job(&dir, Duration::from_secs(30)), control)
+        .await
+        .unwrap_err();
+
+    assert!(
+        matches!(error, SandboxError::Unavailable { .. }),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("E2B refused to create a sandbox (401 Unauthorized)"),
+        "{error}"
+    );
+    assert!(!error.to_string().contains("wrong_key_0000000"));
+    assert!(fake.sandboxes().is_empty());
+}
+
+#[tokio::test]
+async fn the_fakes_answers_follow_e2bs_descriptions() {
+    let control_plane = e2b_description("openapi.yml");
+    let envd = e2b_description("envd.yaml");
+    let fake = FakeE2b::start(KEY).await;
+    let post = |path: &str, body: serde_json::Value, key: &str| {
+        let base = fake.api_base();
+        let path = path.to_owned();
+        let key = key.to_owned();
+        async move {
+            support::raw_http::request(
+                &base,
+                "POST",
+                &path,
+                &[("X-API-Key", &key), ("Content-Type", "application/json")],
+                Some(body.to_string().as_bytes()),
+            )
+            .await
+        }
+    };
+    let schema_of = |description: &serde_json::Value, path: &str, method: &str, status: &str| {
+        let response = &description["paths"][path][method]["responses"][status];
+        let response = dereference(description, response);
+        dereference(
+            description,
+            &response["content"]["application/json"]["schema"],
+        )
+    };
+
+    let created = post(
+        "/sandboxes",
+        serde_json::json!({ "templateID": "base", "timeout": 60 }),
+        KEY,
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    let problems = violations(
+        &schema_of(&control_plane, "/sandboxes", "post", "201"),
+        &created.json(),
+    );
+    assert!(problems.is_empty(), "{problems:?}");
+    let id = created.json()["sandboxID"].as_str().unwrap().to_owned();
+    let token = created.json()["envdAccessToken"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let got = support::raw_http::request(
+        &fake.api_base(),
+        "GET",
+        &format!("/sandboxes/{id}"),
+        &[("X-API-Key", KEY)],
+        None,
+    )
+    .await;
+    let problems = violations(
+        &schema_of(&control_plane, "/sandboxes/{sandboxID}", "get", "200"),
+        &got.json(),
+    );
+    assert!(problems.is_empty(), "{problems:?}");
+
+    let refused = post(
+        "/sandboxes",
+        serde_json::json!({ "templateID": "base" }),
+        "nope",
+    )
+    .await;
+    assert_eq!(refused.status, 401);
+    let problems = violations(
+        &schema_of(&control_plane, "/sandboxes", "post", "401"),
+        &refused.json(),
+    );
+    assert!(problems.is_empty(), "{problems:?}");
+
+    let timeout = post(
+        &format!("/sandboxes/{id}/timeout"),
+        serde_json::json!({ "timeout": 90 }),
+        KEY,
+    )
+    .await;
+    assert_eq!(timeout.status, 204);
+
+    let upload = support::raw_http::request(
+        &fake.api_base(),
+        "POST",
+        &format!("/envd/{id}/files?path=hello.txt"),
+        &[
+            ("X-Access-Token", &token),
+            ("Content-Type", "application/octet-stream"),
+        ],
+        Some(b"hi"),
+    )
+    .await;
+    assert_eq!(upload.status, 200);
+    let problems = violations(&schema_of(&envd, "/files", "post", "200"), &upload.json());
+    assert!(problems.is_empty(), "{problems:?}");
+    let missing = support::raw_http::request(
+        &fake.api_base(),
+        "GET",
+        &format!("/envd/{id}/files?path=nothing.txt"),
+        &[("X-Access-Token", &token)],
+        None,
+    )
+    .await;
+    assert_eq!(missing.status, 404);
+    let problems = violations(&schema_of(&envd, "/files", "get", "404"), &missing.json());
+    assert!(problems.is_empty(), "{problems:?}");
+
+    let killed = support::raw_http::request(
+        &fake.api_base(),
+        "DELETE",
+        &format!("/sandboxes/{id}"),
+        &[("X-API-Key", KEY)],
+        None,
+    )
+    .await;
+    assert_eq!(killed.status, 204);
+    let again = support::raw_http::request(
+        &fake.api_base(),
+        "DELETE",
+        &format!("/sandboxes/{id}"),
+        &[("X-API-Key", KEY)],
+        None,
+    )
+    .await;
+    assert_eq!(again.status, 404);
+    let problems = violations(
+        &schema_of(&control_plane, "/sandboxes/{sandboxID}", "delete", "404"),
+        &again.json(),
+    );
+    assert!(problems.is_empty(), "{problems:?}");
+}
