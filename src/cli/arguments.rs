@@ -44,9 +44,21 @@ pub enum Command {
     /// Add follow-up messages to a feedback item's thread.
     #[command(subcommand)]
     Followup(FollowUpCommand),
-    /// List agent runs.
+    /// Run the agent on a feedback item: the first run opens its PR, later runs add
+    /// commits to the same PR. Prints the run's log as it goes; Ctrl-C cancels.
+    Run(RunArguments),
+    /// "Update PR": send follow-up instructions and run the agent again on the same
+    /// branch and PR (refused while CODING and when MERGED).
+    Iterate(IterateArguments),
+    /// List, show, follow and cancel agent runs.
     #[command(subcommand)]
     Runs(RunsCommand),
+    /// Keep API keys (E2B, the agents' providers) in the OS keyring.
+    #[command(subcommand)]
+    Secrets(SecretsCommand),
+    /// Read and change this installation's settings (E2B address, Docker image, …).
+    #[command(subcommand)]
+    Config(ConfigCommand),
     /// Sign in to GitHub (token in the OS keyring), check or forget the sign-in.
     #[command(subcommand)]
     Auth(AuthCommand),
@@ -185,6 +197,79 @@ pub struct OutboxArguments {
 pub enum OutboxAction {
     /// Send every pending write now, without waiting for its backoff.
     Send,
+}
+
+#[derive(Debug, Args)]
+pub struct RunOptions {
+    /// Where the agent runs [default: the repository's backend].
+    #[arg(long, value_name = "BACKEND")]
+    pub backend: Option<SandboxBackend>,
+    /// Wall-clock limit of this run in minutes [default: the repository's].
+    #[arg(long, value_name = "MINUTES")]
+    pub timeout_minutes: Option<u64>,
+    /// Print no log while the run goes on, only how it ended.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Print how the run ended as JSON (implies --quiet).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArguments {
+    /// The feedback id.
+    pub feedback: i64,
+    /// New instructions to send with the run (stored as a follow-up).
+    #[arg(short = 'm', long = "message")]
+    pub message: Option<String>,
+    #[command(flatten)]
+    pub options: RunOptions,
+}
+
+#[derive(Debug, Args)]
+pub struct IterateArguments {
+    /// The feedback id.
+    pub feedback: i64,
+    /// What to change ("-" reads standard input).
+    #[arg(
+        short = 'm',
+        long = "message",
+        conflicts_with = "file",
+        required_unless_present = "file"
+    )]
+    pub message: Option<String>,
+    /// Read the instructions from a file.
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    #[command(flatten)]
+    pub options: RunOptions,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SecretsCommand {
+    /// Store a secret from standard input or a hidden prompt: e2b, anthropic, openai,
+    /// or another provider's name.
+    Set {
+        /// Which secret.
+        name: String,
+    },
+    /// Remove a stored secret.
+    Delete { name: String },
+    /// Which of the usual secrets are stored (never their values).
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Show every setting (or one).
+    Get {
+        /// A setting, for example e2b.api_base.
+        key: Option<String>,
+    },
+    /// Change a setting.
+    Set { key: String, value: String },
+    /// Go back to a setting's default.
+    Unset { key: String },
 }
 
 #[derive(Debug, Args)]
@@ -327,6 +412,11 @@ pub enum FollowUpCommand {
         #[command(flatten)]
         output: JsonFlag,
     },
+    /// Let a visitor's follow-up into the agent's prompts (marked there as untrusted).
+    Include {
+        /// The follow-up's id (see `handoff followup list --json`).
+        follow_up: i64,
+    },
     /// List a feedback item's thread in order.
     List {
         /// The feedback id.
@@ -338,6 +428,18 @@ pub enum FollowUpCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum RunsCommand {
+    /// Print a run's log; with --follow, keep printing until the run ends.
+    Logs {
+        /// The run id.
+        run: i64,
+        #[arg(long, short = 'f')]
+        follow: bool,
+    },
+    /// Cancel an active run: its sandbox is stopped and the run marked cancelled.
+    Cancel {
+        /// The run id.
+        run: i64,
+    },
     /// Show one run: stage, backend, times, result, notes, and (with --output) its output.
     Show {
         /// The run id.

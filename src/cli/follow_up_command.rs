@@ -4,7 +4,7 @@ use super::arguments::FollowUpCommand;
 use super::outcome::CliError;
 use super::output::{print_json, short_time};
 use super::text_input::read_text;
-use crate::domain::FeedbackId;
+use crate::domain::{FeedbackId, FollowUpId, FollowUpSource};
 use crate::store::Store;
 
 pub async fn run(store: &Store, command: FollowUpCommand) -> Result<(), CliError> {
@@ -26,6 +26,20 @@ pub async fn run(store: &Store, command: FollowUpCommand) -> Result<(), CliError
             println!(
                 "added follow-up {count} to feedback {feedback}; the next run (Update PR) includes it"
             );
+            Ok(())
+        }
+        FollowUpCommand::Include { follow_up } => {
+            let included = store
+                .include_visitor_follow_up(FollowUpId(follow_up))
+                .await?;
+            if included.source == FollowUpSource::Owner {
+                println!("follow-up {follow_up} is the owner's: it is always in the prompt");
+            } else {
+                println!(
+                    "follow-up {follow_up} from @{} now goes into the agent's prompts, marked as untrusted",
+                    included.author_login.as_deref().unwrap_or("?")
+                );
+            }
             Ok(())
         }
         FollowUpCommand::List { feedback, output } => {

@@ -9,13 +9,16 @@
 mod arguments;
 mod auth_command;
 mod comment_command;
+mod config_command;
 mod feedback_command;
 mod follow_up_command;
 mod outbox_command;
 mod outcome;
 mod output;
 mod repo_command;
+mod run_command;
 mod runs_command;
+mod secrets_command;
 mod sync_command;
 mod text_input;
 
@@ -69,7 +72,11 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Repo(command) => repo_command::run(&store, command).await,
         Command::Feedback(command) => feedback_command::run(&store, command).await,
         Command::Followup(command) => follow_up_command::run(&store, command).await,
-        Command::Runs(command) => runs_command::run(&store, command).await,
+        Command::Run(arguments) => run_command::run(&store, &data_dir, arguments).await,
+        Command::Iterate(arguments) => run_command::iterate(&store, &data_dir, arguments).await,
+        Command::Runs(command) => runs_command::run(&store, &data_dir, command).await,
+        Command::Secrets(command) => secrets_command::run(command).await,
+        Command::Config(command) => config_command::run(&store, command).await,
         Command::Auth(command) => auth_command::run(&store, command).await,
         Command::Comment(command) => comment_command::run(&store, command).await,
         Command::Sync(arguments) => sync_command::run(&store, arguments).await,

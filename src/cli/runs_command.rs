@@ -3,7 +3,7 @@
 use super::arguments::RunsCommand;
 use super::outcome::CliError;
 use super::output::{dash_if_none, print_json, short_time, Table};
-use crate::domain::{FeedbackId, Run, RunId};
+use crate::domain::{FeedbackId, LogChunk, LogStream, Run, RunId};
 use crate::store::{RunFilter, RunTexts, Store};
 
 #[derive(Debug, serde::Serialize)]
@@ -13,8 +13,52 @@ struct RunDetail {
     texts: RunTexts,
 }
 
-pub async fn run(store: &Store, command: RunsCommand) -> Result<(), CliError> {
+pub async fn run(
+    store: &Store,
+    data_dir: &std::path::Path,
+    command: RunsCommand,
+) -> Result<(), CliError> {
     match command {
+        RunsCommand::Logs { run, follow } => {
+            let run_id = RunId(run);
+            if follow {
+                let mut log = Box::pin(crate::pipeline::run_log::follow_run_log(
+                    store.clone(),
+                    run_id,
+                    std::time::Duration::from_millis(200),
+                ));
+                while let Some(chunk) = futures::StreamExt::next(&mut log).await {
+                    print_chunk(&chunk?);
+                }
+                let run = store.run(run_id).await?;
+                eprintln!("run {} ended: {}", run.id, run.status);
+            } else {
+                for chunk in store.run_log(run_id, 0).await? {
+                    print_chunk(&chunk);
+                }
+            }
+            Ok(())
+        }
+        RunsCommand::Cancel { run } => {
+            let run = store.request_cancel(RunId(run)).await?;
+            println!(
+                "cancel asked for run {}: its sandbox is being stopped",
+                run.id
+            );
+            // A run whose process is gone cannot hear the cancel: end it now.
+            if let Ok(pipeline) = super::run_command::pipeline(store, data_dir).await {
+                let stale_before = chrono::Utc::now()
+                    - chrono::Duration::from_std(crate::pipeline::reconcile::STALE_AFTER)
+                        .unwrap_or_default();
+                for reconciled in pipeline.reconcile_abandoned_runs(stale_before).await? {
+                    eprintln!(
+                        "note: run {} was ended: {}",
+                        reconciled.run_id, reconciled.message
+                    );
+                }
+            }
+            Ok(())
+        }
         RunsCommand::Show {
             run,
             output,
@@ -111,5 +155,12 @@ pub async fn run(store: &Store, command: RunsCommand) -> Result<(), CliError> {
             print!("{}", table.render());
             Ok(())
         }
+    }
+}
+
+fn print_chunk(chunk: &LogChunk) {
+    match chunk.stream {
+        LogStream::Handoff => print!("» {}", chunk.text),
+        LogStream::Stdout | LogStream::Stderr => print!("{}", chunk.text),
     }
 }

@@ -136,6 +136,9 @@ impl Pipeline {
         feedback_id: FeedbackId,
         options: CodeRunOptions,
     ) -> Result<BegunCodeRun, PipelineError> {
+        if let Some(text) = &options.instructions {
+            crate::domain::FollowUpBody::parse("follow-up", text).map_err(StoreError::from)?;
+        }
         let feedback = self.store.feedback(feedback_id).await?;
         let repo = self.store.repo(feedback.repo_id).await?;
         code_run_kind(feedback.id, feedback.status).map_err(StoreError::from)?;

@@ -42,6 +42,8 @@ pub enum StoreError {
     FeedbackNotFound(FeedbackId),
     #[error("no run {0}")]
     RunNotFound(RunId),
+    #[error("no follow-up {0}")]
+    FollowUpNotFound(i64),
     #[error("feedback {feedback_id} already has an active run; one run at a time")]
     RunAlreadyActive { feedback_id: FeedbackId },
     #[error("pull request #{pr_number} already has an active run; one run at a time")]
@@ -78,7 +80,8 @@ impl StoreError {
             StoreError::Database(_) | StoreError::Migration(_) => ErrorCode::Database,
             StoreError::RepoNotFound(_)
             | StoreError::FeedbackNotFound(_)
-            | StoreError::RunNotFound(_) => ErrorCode::NotFound,
+            | StoreError::RunNotFound(_)
+            | StoreError::FollowUpNotFound(_) => ErrorCode::NotFound,
             StoreError::RepoAlreadyConnected(_) => ErrorCode::AlreadyExists,
             StoreError::RunAlreadyActive { .. }
             | StoreError::PullRequestRunAlreadyActive { .. }

@@ -83,7 +83,7 @@ impl Store {
         .bind(id.0)
         .fetch_optional(&self.pool)
         .await?
-        .ok_or_else(|| StoreError::Corrupt(format!("follow-up {} vanished", id.0)))?;
+        .ok_or(StoreError::FollowUpNotFound(id.0))?;
         follow_up_from_row(&row)
     }
 

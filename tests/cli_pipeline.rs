@@ -1,0 +1,311 @@
+//! `handoff run`, `handoff iterate` and `handoff runs logs|cancel` as a person uses them:
+//! separate processes, the token and the E2B key in a real Secret Service, the fake
+//! GitHub and the fake E2B, the scripted agent.
+
+mod support;
+
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+use support::fake_e2b::FakeE2b;
+use support::fake_github::FakeGithub;
+use support::pipeline_world::{REPO, SCRIPTED_AGENT};
+use support::secret_service::SecretService;
+
+struct Cli<'a> {
+    data_dir: &'a Path,
+    keyring: &'a SecretService,
+}
+
+impl Cli<'_> {
+    fn command(&self, arguments: &[&str]) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"));
+        command
+            .args(arguments)
+            .env("HANDOFF_DATA_DIR", self.data_dir)
+            .env("DBUS_SESSION_BUS_ADDRESS", self.keyring.bus_address())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        command
+    }
+
+    async fn run_with_input(&self, arguments: &[&str], input: &str) -> Output {
+        use tokio::io::AsyncWriteExt as _;
+        let mut child = self.command(arguments).spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.as_bytes()).await.unwrap();
+        drop(stdin);
+        child.wait_with_output().await.unwrap()
+    }
+
+    async fn run(&self, arguments: &[&str]) -> Output {
+        self.run_with_input(arguments, "").await
+    }
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn ok(output: &Output) -> String {
+    assert!(output.status.success(), "failed: {}", text(output));
+    text(output)
+}
+
+/// Signed in to the fake GitHub, with the repository connected to run the scripted
+/// agent on `backend`.
+async fn set_up(fake: &FakeGithub, cli: &Cli<'_>, backend: &str) {
+    fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
+    ok(&cli
+        .run_with_input(
+            &[
+                "auth",
+                "login",
+                "--with-token",
+                "--api-base",
+                &fake.api_base(),
+            ],
+            fake.owner_token(),
+        )
+        .await);
+    ok(&cli
+        .run(&[
+            "repo",
+            "add",
+            REPO,
+            "--backend",
+            backend,
+            "--agent",
+            "custom",
+            "--agent-command",
+            "sh .handoff/agent.sh",
+            "--no-quota",
+        ])
+        .await);
+}
+
+async fn add_feedback(cli: &Cli<'_>, body: &str) -> String {
+    let added = ok(&cli
+        .run(&["feedback", "add", "--repo", REPO, "--json", body])
+        .await);
+    let json: serde_json::Value = serde_json::from_str(&added).unwrap();
+    json["id"].to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_journey_on_e2b_from_the_command_line() {
+    let fake = FakeGithub::start().await;
+    let e2b = FakeE2b::start("e2b_key_for_tests_42").await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    set_up(&fake, &cli, "e2b").await;
+    ok(&cli
+        .run_with_input(&["secrets", "set", "e2b"], "e2b_key_for_tests_42")
+        .await);
+    ok(&cli
+        .run(&["config", "set", "e2b.api_base", &e2b.api_base()])
+        .await);
+    ok(&cli
+        .run(&["config", "set", "e2b.envd_url", &e2b.envd_url_template()])
+        .await);
+    let feedback = add_feedback(
+        &cli,
+        "Button too small\n@@write src/button.css height: 20px",
+    )
+    .await;
+
+    let first = ok(&cli.run(&["run", &feedback]).await);
+
+    assert!(first.contains("first of feedback"), "{first}");
+    assert!(
+        first.contains("scripted agent:"),
+        "the log streamed: {first}"
+    );
+    assert!(first.contains("PR #1 opened"), "{first}");
+    let branch = fake.pulls(REPO)[0].1.clone();
+    assert_eq!(
+        fake.file_on_branch(REPO, &branch, "src/button.css")
+            .as_deref(),
+        Some("height: 20px\n")
+    );
+
+    fake.push_commit(REPO, &branch, "By hand", &[("HAND.md", "mine\n")]);
+    let second = ok(&cli
+        .run(&[
+            "iterate",
+            &feedback,
+            "-m",
+            "Taller.\n@@write src/button.css height: 44px",
+        ])
+        .await);
+    assert!(second.contains("iterate of feedback"), "{second}");
+    assert!(second.contains("PR #1 updated"), "{second}");
+    assert_eq!(fake.pulls(REPO).len(), 1);
+    assert_eq!(
+        fake.file_on_branch(REPO, &branch, "src/button.css")
+            .as_deref(),
+        Some("height: 44px\n")
+    );
+    assert_eq!(
+        fake.file_on_branch(REPO, &branch, "HAND.md").as_deref(),
+        Some("mine\n")
+    );
+    assert_eq!(e2b.sandboxes().len(), 2, "one sandbox per run");
+    assert!(e2b.live_sandboxes().is_empty(), "every sandbox was killed");
+    let shown = ok(&cli.run(&["feedback", "show", &feedback]).await);
+    assert!(shown.contains("WAITING_FOR_REVIEW"), "{shown}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn logs_can_be_followed_and_a_run_cancelled_from_another_process() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    set_up(&fake, &cli, "local").await;
+    let feedback = add_feedback(&cli, "Slow one\n@@sleep 30\n@@write slow.txt late").await;
+
+    let running = cli.command(&["run", &feedback, "--quiet"]).spawn().unwrap();
+    let run_id = loop {
+        let listed = ok(&cli.run(&["runs", "list", "--active", "--json"]).await);
+        let runs: serde_json::Value = serde_json::from_str(&listed).unwrap();
+        if let Some(run) = runs.as_array().unwrap().first() {
+            break run["id"].to_string();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let following = cli
+        .command(&["runs", "logs", &run_id, "--follow"])
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+
+    let cancelled = ok(&cli.run(&["runs", "cancel", &run_id]).await);
+    assert!(
+        cancelled.contains(&format!("cancel asked for run {run_id}")),
+        "{cancelled}"
+    );
+
+    let run_output = tokio::time::timeout(Duration::from_secs(30), running.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(run_output.status.code(), Some(1));
+    assert!(
+        text(&run_output).contains(&format!("run {run_id} was cancelled")),
+        "{}",
+        text(&run_output)
+    );
+    let followed = tokio::time::timeout(Duration::from_secs(30), following.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let followed = text(&followed);
+    assert!(followed.contains("scripted agent:"), "{followed}");
+    assert!(followed.contains("cancelled by the owner"), "{followed}");
+    assert!(
+        followed.contains(&format!("run {run_id} ended: cancelled")),
+        "{followed}"
+    );
+    let again = ok(&cli.run(&["runs", "logs", &run_id]).await);
+    assert!(
+        again.contains("» starting the local sandbox"),
+        "the log is kept: {again}"
+    );
+    let second_cancel = cli.run(&["runs", "cancel", &run_id]).await;
+    assert_eq!(second_cancel.status.code(), Some(1));
+    assert!(
+        text(&second_cancel).contains("has already finished"),
+        "{}",
+        text(&second_cancel)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_cancels_the_run_in_the_foreground() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    set_up(&fake, &cli, "local").await;
+    let feedback = add_feedback(&cli, "Slow one\n@@sleep 30\n@@write slow.txt late").await;
+
+    let mut running = cli.command(&["run", &feedback]).spawn().unwrap();
+    let mut stderr = running.stderr.take().unwrap();
+    let mut seen = String::new();
+    while !seen.contains("the agent starts") {
+        let mut buffer = [0u8; 1024];
+        let read = tokio::io::AsyncReadExt::read(&mut stderr, &mut buffer)
+            .await
+            .unwrap();
+        assert!(read > 0, "the run ended early: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
+    }
+    std::process::Command::new("kill")
+        .args(["-INT", &running.id().unwrap().to_string()])
+        .status()
+        .unwrap();
+    let mut rest = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut rest)
+        .await
+        .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(30), running.wait())
+        .await
+        .unwrap()
+        .unwrap();
+
+    assert_eq!(status.code(), Some(1));
+    assert!(rest.contains("cancelling run"), "{rest}");
+    assert!(rest.contains("was cancelled"), "{rest}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn refusals_come_back_as_one_line_and_exit_1() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    set_up(&fake, &cli, "local").await;
+    ok(&cli.run(&["repo", "set", REPO, "--quota", "1"]).await);
+    let feedback = add_feedback(&cli, "Once\n@@write once.txt 1").await;
+    ok(&cli.run(&["run", &feedback, "--quiet"]).await);
+
+    let quota = cli.run(&["iterate", &feedback, "-m", "again"]).await;
+    assert_eq!(quota.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&quota.stderr).trim(),
+        "error: the monthly run quota of octocat/hello-world is used up (1 of 1); raise it with `handoff repo set octocat/hello-world --quota N` or wait for next month"
+    );
+
+    fake.merge_pull(REPO, 1);
+    ok(&cli.run(&["sync"]).await);
+    ok(&cli.run(&["repo", "set", REPO, "--no-quota"]).await);
+    let merged = cli.run(&["iterate", &feedback, "-m", "more"]).await;
+    assert_eq!(merged.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&merged.stderr).trim(),
+        format!("error: feedback {feedback} is MERGED: submit new feedback")
+    );
+    let empty = cli.run(&["iterate", &feedback, "-m", "  "]).await;
+    assert_eq!(empty.status.code(), Some(2), "{}", text(&empty));
+}
