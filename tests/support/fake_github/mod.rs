@@ -167,6 +167,42 @@ impl FakeGithub {
         self.create_repo_with_files(full_name, default_branch, &[]);
     }
 
+    /// Makes a repository with no commits at all and returns its bare repository, for a
+    /// caller that fills it itself (for example with `git fast-import`).
+    pub fn create_empty_repo(&self, full_name: &str, default_branch: &str) -> PathBuf {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let bare = self.shared.git_root.join(owner).join(format!("{name}.git"));
+        std::fs::create_dir_all(&bare).expect("a folder for the bare repository");
+        git(
+            &bare,
+            &[
+                "init",
+                "--quiet",
+                "--bare",
+                &format!("--initial-branch={default_branch}"),
+            ],
+        );
+        git(&bare, &["config", "http.receivepack", "true"]);
+        let mut state = self.shared.state.lock().expect("state");
+        let id = state.new_id();
+        state.repos.insert(
+            repo_key(owner, name),
+            FakeRepo {
+                id,
+                owner: owner.to_owned(),
+                name: name.to_owned(),
+                default_branch: default_branch.to_owned(),
+                bare_path: bare.clone(),
+                created_at: now(),
+                next_number: 1,
+                issues: Default::default(),
+                pulls: Default::default(),
+                labels: Default::default(),
+            },
+        );
+        bare
+    }
+
     /// Makes a repository whose first commit holds a README and `files` (path, text).
     pub fn create_repo_with_files(
         &self,

@@ -1,0 +1,309 @@
+//! What a run costs besides the agent's own work, on a generated repository of 20,000
+//! files and 2,000 commits served by the fake GitHub over real git HTTP:
+//!
+//! (a) getting a working copy: Handoff's warm cache (an incremental fetch, then a local
+//!     clone) against a fresh shallow clone from GitHub, as the original workflow did;
+//!     and a cold cache (the first run of a repository);
+//! (b) from "run" to the agent's first instruction, the whole pipeline on the local
+//!     backend with a warm cache;
+//! (c) the full overhead of an iterate on Docker beyond the agent's own time.
+//!
+//! Run: `cargo bench --bench pipeline_overhead` (needs the test image:
+//! scripts/build-test-image.sh). Figures: benches/results/pipeline_overhead.md.
+
+#[path = "../tests/support/fake_github/mod.rs"]
+#[allow(dead_code, unused_imports)]
+mod fake_github;
+
+use std::io::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fake_github::FakeGithub;
+use handoff::domain::{FeedbackSource, NewRepo, SandboxBackend};
+use handoff::github::{GithubClient, GithubEndpoints, RequestPolicy};
+use handoff::pipeline::host_git::HostGit;
+use handoff::pipeline::{CodeRunOptions, CodeRunResult, Pipeline, PipelineSettings};
+use handoff::secrets::{Secret, SecretStore};
+use handoff::store::{NewFeedback, RepoSettingsChange};
+use handoff::Store;
+
+const REPO: &str = "octocat/big-repo";
+const FILES: usize = 20_000;
+const COMMITS: usize = 2_000;
+const ROUNDS: usize = 5;
+const IMAGE: &str = "handoff-test-agent:bookworm";
+
+/// An agent that notes when it starts and ends (nanoseconds since the epoch) and
+/// changes one file.
+const TIMING_AGENT: &str = "date +%s%N > \"$HANDOFF_OUTPUT_DIR/agent-start\"; \
+    echo \"run $HANDOFF_RUN_ID\" >> CHANGES.md; \
+    date +%s%N > \"$HANDOFF_OUTPUT_DIR/agent-end\"; \
+    cp \"$HANDOFF_OUTPUT_DIR/agent-start\" \"$HANDOFF_OUTPUT_DIR/agent-end\" \"$HANDOFF_OUTPUT_DIR/../\" 2>/dev/null; true";
+
+/// Fills `bare` with FILES files in the first commit and COMMITS commits in all.
+fn generate_history(bare: &Path) {
+    let mut importer = Command::new("git")
+        .arg("-C")
+        .arg(bare)
+        .args(["fast-import", "--quiet"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("git fast-import");
+    let mut input = std::io::BufWriter::new(importer.stdin.take().unwrap());
+    let mut data = |input: &mut std::io::BufWriter<std::process::ChildStdin>, text: &str| {
+        write!(input, "data {}\n{}\n", text.len(), text).unwrap();
+    };
+    for commit in 0..COMMITS {
+        writeln!(input, "commit refs/heads/main").unwrap();
+        writeln!(
+            input,
+            "committer Bench <bench@example.invalid> {} +0000",
+            1_700_000_000 + commit
+        )
+        .unwrap();
+        // Each commit follows the branch's previous one.
+        data(&mut input, &format!("Commit {commit}"));
+        let files: Vec<usize> = if commit == 0 {
+            (0..FILES).collect()
+        } else {
+            (0..5)
+                .map(|n| (commit * 7919 + n * 104_729) % FILES)
+                .collect()
+        };
+        for file in files {
+            writeln!(
+                input,
+                "M 100644 inline src/module_{:03}/file_{file:05}.txt",
+                file / 100
+            )
+            .unwrap();
+            data(
+                &mut input,
+                &format!(
+                    "file {file}, last touched by commit {commit}\n{}\n",
+                    "lorem ipsum dolor sit amet ".repeat(6)
+                ),
+            );
+        }
+    }
+    drop(input);
+    assert!(importer.wait().unwrap().success(), "fast-import failed");
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn ms(duration: Duration) -> String {
+    format!("{} ms", duration.as_millis())
+}
+
+fn nanos_in(path: &Path) -> Option<u128> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+fn now_nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+async fn pipeline_for(
+    fake: &FakeGithub,
+    backend: SandboxBackend,
+    keep: bool,
+) -> (Pipeline, tempfile::TempDir) {
+    let data = tempfile::tempdir().unwrap();
+    let store = Store::open_in(data.path()).await.unwrap();
+    let repo = store
+        .add_repo(&NewRepo {
+            sandbox_backend: backend,
+            agent_preset: "custom".to_owned(),
+            monthly_run_quota: None,
+            ..NewRepo::with_defaults(REPO.parse().unwrap())
+        })
+        .await
+        .unwrap();
+    store
+        .change_repo_settings(
+            repo.id,
+            &RepoSettingsChange {
+                agent_command: Some(Some(TIMING_AGENT.to_owned())),
+                docker_image: Some(Some(IMAGE.to_owned())),
+                ..RepoSettingsChange::default()
+            },
+        )
+        .await
+        .unwrap();
+    let github = GithubClient::new(
+        GithubEndpoints::new(&fake.api_base(), None).unwrap(),
+        Secret::new(fake.owner_token()),
+        RequestPolicy::default(),
+    )
+    .unwrap();
+    let pipeline = Pipeline {
+        store,
+        github,
+        secrets: SecretStore::os(),
+        data_dir: data.path().to_owned(),
+        settings: PipelineSettings {
+            keep_workspaces: keep,
+            ..PipelineSettings::default()
+        },
+    };
+    (pipeline, data)
+}
+
+/// One code run; returns (overhead before the agent's first instruction, overhead in
+/// all beyond the agent's own time).
+async fn timed_run(
+    pipeline: &Pipeline,
+    feedback: handoff::domain::FeedbackId,
+    instructions: Option<String>,
+) -> (Duration, Duration) {
+    let started = now_nanos();
+    let clock = Instant::now();
+    let begun = pipeline
+        .begin_code_run(
+            feedback,
+            CodeRunOptions {
+                instructions,
+                ..CodeRunOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    let run_id = begun.run_id();
+    let report = begun.drive().await.unwrap();
+    let total = clock.elapsed();
+    assert!(
+        matches!(report.result, CodeRunResult::Succeeded { .. }),
+        "{:?}",
+        report.result
+    );
+    let workspace = pipeline
+        .data_dir
+        .join("workspaces")
+        .join(format!("run-{run_id}"));
+    let agent_start = nanos_in(&workspace.join("out/agent-start")).expect("the agent's start time");
+    let agent_end = nanos_in(&workspace.join("out/agent-end")).expect("the agent's end time");
+    let _ = std::fs::remove_dir_all(&workspace);
+    let to_first = Duration::from_nanos((agent_start - started) as u64);
+    let agent = Duration::from_nanos((agent_end - agent_start) as u64);
+    (to_first, total.saturating_sub(agent))
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let fake = FakeGithub::start().await;
+        let bare = fake.create_empty_repo(REPO, "main");
+        let generation = Instant::now();
+        generate_history(&bare);
+        eprintln!("generated {FILES} files and {COMMITS} commits in {}", ms(generation.elapsed()));
+        let git = HostGit::new(&fake.web_base(), Secret::new(fake.owner_token()));
+        let repo_name = REPO.parse().unwrap();
+
+        // The disk itself: how long writing FILES small files takes here.
+        let mut disk = Vec::new();
+        for _ in 0..ROUNDS {
+            let scratch = tempfile::tempdir().unwrap();
+            let clock = Instant::now();
+            for file in 0..FILES {
+                let folder = scratch.path().join(format!("m{:03}", file / 100));
+                std::fs::create_dir_all(&folder).unwrap();
+                std::fs::write(folder.join(format!("f{file:05}.txt")), [b'x'; 200]).unwrap();
+            }
+            disk.push(clock.elapsed());
+        }
+
+        // (a) Working copies.
+        let mut cold = Vec::new();
+        let mut warm_fetch = Vec::new();
+        let mut warm = Vec::new();
+        let mut shallow = Vec::new();
+        for _ in 0..ROUNDS {
+            let scratch = tempfile::tempdir().unwrap();
+            let clock = Instant::now();
+            let cache = git.update_cache(&scratch.path().join("cache"), &repo_name).await.unwrap();
+            git.make_working_copy(&cache, &scratch.path().join("cold"), "main", Some("feedback/f2c-bench")).await.unwrap();
+            cold.push(clock.elapsed());
+
+            let clock = Instant::now();
+            let cache = git.update_cache(&scratch.path().join("cache"), &repo_name).await.unwrap();
+            warm_fetch.push(clock.elapsed());
+            git.make_working_copy(&cache, &scratch.path().join("warm"), "main", Some("feedback/f2c-bench")).await.unwrap();
+            warm.push(clock.elapsed());
+
+            let clock = Instant::now();
+            git.shallow_clone(&repo_name, "main", &scratch.path().join("shallow")).await.unwrap();
+            shallow.push(clock.elapsed());
+        }
+
+        // (b) From "run" to the agent's first instruction, local backend, warm cache.
+        let (pipeline, _data) = pipeline_for(&fake, SandboxBackend::Local, true).await;
+        let feedback = pipeline
+            .store
+            .add_feedback(&NewFeedback {
+                repo: REPO.parse().unwrap(),
+                title: Some("Bench".to_owned()),
+                body: "Benchmark".to_owned(),
+                source: FeedbackSource::App,
+                github_issue: None,
+            })
+            .await
+            .unwrap();
+        let (first_cold, _) = timed_run(&pipeline, feedback.id, None).await;
+        let mut to_first_local = Vec::new();
+        let mut iterate_local = Vec::new();
+        for round in 0..ROUNDS {
+            let (to_first, overhead) = timed_run(&pipeline, feedback.id, Some(format!("round {round}"))).await;
+            to_first_local.push(to_first);
+            iterate_local.push(overhead);
+        }
+
+        // (c) An iterate on Docker, beyond the agent's own time.
+        let (docker, _docker_data) = pipeline_for(&fake, SandboxBackend::Docker, true).await;
+        let feedback = docker
+            .store
+            .add_feedback(&NewFeedback {
+                repo: REPO.parse().unwrap(),
+                title: Some("Bench on Docker".to_owned()),
+                body: "Benchmark".to_owned(),
+                source: FeedbackSource::App,
+                github_issue: None,
+            })
+            .await
+            .unwrap();
+        timed_run(&docker, feedback.id, None).await;
+        let mut to_first_docker = Vec::new();
+        let mut iterate_docker = Vec::new();
+        for round in 0..ROUNDS {
+            let (to_first, overhead) = timed_run(&docker, feedback.id, Some(format!("docker round {round}"))).await;
+            to_first_docker.push(to_first);
+            iterate_docker.push(overhead);
+        }
+
+        println!("## Pipeline overhead (median of {ROUNDS} rounds)\n");
+        println!("Repository: {FILES} files, {COMMITS} commits, served by the fake GitHub over git HTTP.\n");
+        println!("| what | time |");
+        println!("|---|---|");
+        println!("| baseline: writing {FILES} files of 200 bytes on this machine's disk | {} |", ms(median(disk)));
+        println!("| (a) warm cache: the incremental fetch alone (nothing new on GitHub) | {} |", ms(median(warm_fetch)));
+        println!("| (a) working copy, cold cache (first run of a repository: full fetch + local clone) | {} |", ms(median(cold)));
+        println!("| (a) working copy, warm cache (incremental fetch + local clone) | {} |", ms(median(warm)));
+        println!("| (a) working copy, fresh shallow clone from GitHub (the original workflow) | {} |", ms(median(shallow)));
+        println!("| (b) \"run\" to the agent's first instruction, local backend, cold cache (one run) | {} |", ms(first_cold));
+        println!("| (b) \"run\" to the agent's first instruction, local backend, warm cache | {} |", ms(median(to_first_local)));
+        println!("| (b) whole iterate beyond the agent's own time, local backend | {} |", ms(median(iterate_local)));
+        println!("| (c) \"run\" to the agent's first instruction, Docker, warm cache | {} |", ms(median(to_first_docker)));
+        println!("| (c) whole iterate beyond the agent's own time, Docker | {} |", ms(median(iterate_docker)));
+    });
+}
