@@ -398,17 +398,27 @@ impl BegunCodeRun {
                 format!("the base branch {base} does not exist on GitHub"),
             ));
         };
-        let start_sha = git
-            .make_working_copy(&cache, &workspace.join("repo"), checkout, new_branch)
-            .await
-            .map_err(|error| Stop::failed("git_checkout", error.to_string()))?;
+        let in_place = self.sandbox.works_in_place();
+        let start_sha = if in_place {
+            git.make_working_copy(&cache, &workspace.join("repo"), checkout, new_branch)
+                .await
+        } else {
+            git.bundle_branch(&cache, checkout, &workspace.join("handoff/repo.bundle"))
+                .await
+        }
+        .map_err(|error| Stop::failed("git_checkout", error.to_string()))?;
         log.say(&format!(
-            "working copy of {head} at {} ({})",
+            "working copy of {head} at {} ({}{})",
             &start_sha[..start_sha.len().min(12)],
             if new_branch.is_some() {
                 format!("new, from {base}")
             } else {
                 "its current tip".to_owned()
+            },
+            if in_place {
+                ""
+            } else {
+                "; made in the sandbox from a bundle"
             }
         ))
         .await?;
@@ -440,6 +450,7 @@ impl BegunCodeRun {
         };
         let job_script = JobScript {
             run_id,
+            clone_from_bundle: (!in_place).then_some((checkout, new_branch)),
             stage: Stage::Code,
             agent_command: &self.agent_command,
             start_sha: &start_sha,

@@ -185,6 +185,36 @@ impl HostGit {
         self.git(destination, &["rev-parse", "HEAD"], false).await
     }
 
+    /// A bundle of `checkout` (its whole history) at `destination`, from which a sandbox
+    /// makes its own working copy; returns the commit `checkout` points at. Sending one
+    /// packed file is much cheaper than a checked-out tree of many files.
+    pub async fn bundle_branch(
+        &self,
+        cache: &Path,
+        checkout: &str,
+        destination: &Path,
+    ) -> Result<String, GitError> {
+        let destination_text = destination.to_string_lossy().into_owned();
+        self.git(
+            cache,
+            &[
+                "bundle",
+                "create",
+                "--quiet",
+                &destination_text,
+                &format!("refs/heads/{checkout}"),
+            ],
+            false,
+        )
+        .await?;
+        self.git(
+            cache,
+            &["rev-parse", &format!("refs/heads/{checkout}")],
+            false,
+        )
+        .await
+    }
+
     /// A shallow clone straight from GitHub, the way the original workflow started each
     /// run (kept to compare against the cache in the benchmark).
     pub async fn shallow_clone(

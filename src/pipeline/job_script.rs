@@ -8,6 +8,9 @@
 #[derive(Debug, Clone)]
 pub struct JobScript<'a> {
     pub run_id: crate::domain::RunId,
+    /// When the sandbox makes its own working copy from `handoff/repo.bundle`: the
+    /// branch to check out, and the new branch to make there, if any.
+    pub clone_from_bundle: Option<(&'a str, Option<&'a str>)>,
     pub stage: crate::domain::Stage,
     pub agent_command: &'a str,
     pub start_sha: &'a str,
@@ -33,7 +36,7 @@ export HANDOFF_OUTPUT_DIR="$W/out"
 export HANDOFF_STAGE={stage}
 export HANDOFF_RUN_ID={run}
 mkdir -p "$HANDOFF_OUTPUT_DIR"
-cd "$W/repo" || {{ echo "handoff: no working copy at $W/repo" >&2; exit 97; }}
+{clone}cd "$W/repo" || {{ echo "handoff: no working copy at $W/repo" >&2; exit 97; }}
 echo "handoff: the agent starts" >&2
 sh -c {agent}
 agent_status=$?
@@ -59,6 +62,21 @@ exit $agent_status
             name = shell_quote(self.git_name),
             email = shell_quote(self.git_email),
             start = shell_quote(self.start_sha),
+            clone = match self.clone_from_bundle {
+                None => String::new(),
+                Some((checkout, new_branch)) => format!(
+                    "if [ ! -d \"$W/repo/.git\" ]; then\n  \
+                     rm -rf \"$W/repo\"\n  \
+                     git clone --quiet --branch {checkout} \"$W/handoff/repo.bundle\" \"$W/repo\" \\\n    \
+                     || {{ echo \"handoff: cannot make the working copy from the bundle\" >&2; exit 98; }}\n  \
+                     rm -f \"$W/handoff/repo.bundle\"\n  \
+                     git -C \"$W/repo\" remote remove origin\n{new_branch}fi\n",
+                    checkout = shell_quote(checkout),
+                    new_branch = new_branch
+                        .map(|branch| format!("  git -C \"$W/repo\" checkout --quiet -b {}\n", shell_quote(branch)))
+                        .unwrap_or_default(),
+                ),
+            },
         )
     }
 }
@@ -72,6 +90,7 @@ mod tests {
         assert_eq!(shell_quote("it's $HOME"), r"'it'\''s $HOME'");
         let script = JobScript {
             run_id: crate::domain::RunId(3),
+            clone_from_bundle: Some(("main", Some("feedback/f2c-x"))),
             stage: crate::domain::Stage::Code,
             agent_command: "echo 'hi' \"$HANDOFF_PROMPT_FILE\"",
             start_sha: "abc",
@@ -84,5 +103,15 @@ mod tests {
             "{script}"
         );
         assert!(script.contains("core.hooksPath=/dev/null"));
+        assert!(
+            script.contains(
+                "git clone --quiet --branch 'main' \"$W/handoff/repo.bundle\" \"$W/repo\""
+            ),
+            "{script}"
+        );
+        assert!(
+            script.contains("checkout --quiet -b 'feedback/f2c-x'"),
+            "{script}"
+        );
     }
 }

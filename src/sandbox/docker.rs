@@ -99,7 +99,7 @@ impl DockerSandbox {
             image: Some(self.image.clone()),
             cmd: Some(vec!["sh".to_owned(), format!("{WORKSPACE}/handoff/job.sh")]),
             env: Some(environment),
-            working_dir: Some(format!("{WORKSPACE}/repo")),
+            working_dir: Some(WORKSPACE.to_owned()),
             labels: Some(labels),
             host_config: Some(HostConfig {
                 memory: Some(job.limits.memory_bytes),

@@ -309,7 +309,7 @@ impl E2bSandbox {
         // Unpack, run the job, pack out/ — all inside the sandbox, relative to $HOME.
         let script = format!(
             "W=\"$HOME/{name}\"; mkdir -p \"$W\" && tar -xzf \"$HOME/{name}.tar.gz\" -C \"$W\" || exit 96; \
-             export HANDOFF_WORKSPACE=\"$W\"; cd \"$W/repo\" && sh \"$W/handoff/job.sh\"; code=$?; \
+             export HANDOFF_WORKSPACE=\"$W\"; cd \"$W\" && sh \"$W/handoff/job.sh\"; code=$?; \
              tar -czf \"$HOME/{name}-out.tar.gz\" -C \"$W\" out; exit $code"
         );
         let environment: HashMap<&str, &str> = job

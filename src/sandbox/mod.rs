@@ -1,7 +1,9 @@
 //! Sandboxes (P1-P4): where the agent runs. One job description, three backends.
 //!
-//! A [`SandboxJob`] is a workspace folder on the host — `repo/` (the working copy),
-//! `handoff/` (the job script, the prompt, the stage's inputs) and `out/` (empty) — and
+//! A [`SandboxJob`] is a workspace folder on the host — `repo/` (the working copy; for
+//! a backend that does not work in place, a bundle in `handoff/` it makes the working
+//! copy from), `handoff/` (the job script, the prompt, the stage's inputs) and `out/`
+//! (empty) — and
 //! how long and with what limits to run it. A backend runs `handoff/job.sh` inside its
 //! sandbox and, when it ends for any reason, brings `out/` back into the host workspace
 //! and removes the sandbox. The GitHub token is never part of a job: the host fetches,
@@ -155,6 +157,13 @@ impl Sandbox {
             Sandbox::Docker(_) => SandboxBackend::Docker,
             Sandbox::E2b(_) => SandboxBackend::E2b,
         }
+    }
+
+    /// Whether the sandbox works on the host's files in place (so the host makes the
+    /// working copy), rather than on copies it receives (so it makes its own from a
+    /// bundle, which is far cheaper to send than a tree of many files).
+    pub fn works_in_place(&self) -> bool {
+        matches!(self, Sandbox::Local(_))
     }
 
     /// Checks the backend can run a job now (engine reachable, image present, key set),
