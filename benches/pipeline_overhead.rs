@@ -52,7 +52,7 @@ fn generate_history(bare: &Path) {
         .spawn()
         .expect("git fast-import");
     let mut input = std::io::BufWriter::new(importer.stdin.take().unwrap());
-    let mut data = |input: &mut std::io::BufWriter<std::process::ChildStdin>, text: &str| {
+    let data = |input: &mut std::io::BufWriter<std::process::ChildStdin>, text: &str| {
         write!(input, "data {}\n{}\n", text.len(), text).unwrap();
     };
     for commit in 0..COMMITS {

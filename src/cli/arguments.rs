@@ -50,6 +50,10 @@ pub enum Command {
     /// "Update PR": send follow-up instructions and run the agent again on the same
     /// branch and PR (refused while CODING and when MERGED).
     Iterate(IterateArguments),
+    /// The QA stages on a PR: review, plan, test, fix, or auto (all four in a row).
+    /// Each stage owns one comment on the PR; the next stage reads it as it is on GitHub
+    /// now, with your corrections.
+    Qa(QaArguments),
     /// List, show, follow and cancel agent runs.
     #[command(subcommand)]
     Runs(RunsCommand),
@@ -245,6 +249,35 @@ pub struct IterateArguments {
     pub options: RunOptions,
 }
 
+#[derive(Debug, Args)]
+pub struct QaArguments {
+    /// review, plan, test, fix, or auto (review, plan, test and fix without pausing).
+    #[arg(value_parser = parse_qa_stage)]
+    pub stage: crate::domain::Stage,
+    /// The repository (owner/name).
+    #[arg(value_parser = parse_repo_name)]
+    pub repo: RepoName,
+    /// The pull request number.
+    pub pr: u64,
+    /// Run even though the stage's comment carries your edits (they stay in the history).
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub options: RunOptions,
+}
+
+fn parse_qa_stage(text: &str) -> Result<crate::domain::Stage, String> {
+    use crate::domain::Stage;
+    match text.trim() {
+        "review" => Ok(Stage::Review),
+        "plan" => Ok(Stage::Plan),
+        "test" => Ok(Stage::Test),
+        "fix" => Ok(Stage::Fix),
+        "auto" | "full-auto" => Ok(Stage::FullAuto),
+        other => Err(format!("unknown QA stage {other:?}: use review, plan, test, fix or auto")),
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum SecretsCommand {
     /// Store a secret from standard input or a hidden prompt: e2b, anthropic, openai,
@@ -297,6 +330,22 @@ pub enum RepoCommand {
         repo: RepoName,
         #[command(flatten)]
         output: JsonFlag,
+    },
+    /// Show, replace or reset the prompt template of a QA stage for a repository.
+    Prompt {
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+        /// review, plan, test or fix.
+        #[arg(value_parser = parse_qa_stage)]
+        stage: crate::domain::Stage,
+        /// Replace the template with this file's text (placeholders: {{pr_number}},
+        /// {{pr_title}}, {{branch}}, {{base}}, {{review}}, {{plan}}, {{failures}},
+        /// {{instructions}}).
+        #[arg(long, value_name = "PATH", conflicts_with = "reset")]
+        file: Option<PathBuf>,
+        /// Go back to the built-in template.
+        #[arg(long)]
+        reset: bool,
     },
     /// Change a repository's settings.
     Set {

@@ -16,6 +16,7 @@ mod outbox_command;
 mod outcome;
 mod output;
 mod repo_command;
+mod qa_command;
 mod run_command;
 mod runs_command;
 mod secrets_command;
@@ -74,6 +75,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Followup(command) => follow_up_command::run(&store, command).await,
         Command::Run(arguments) => run_command::run(&store, &data_dir, arguments).await,
         Command::Iterate(arguments) => run_command::iterate(&store, &data_dir, arguments).await,
+        Command::Qa(arguments) => qa_command::run(&store, &data_dir, arguments).await,
         Command::Runs(command) => runs_command::run(&store, &data_dir, command).await,
         Command::Secrets(command) => secrets_command::run(command).await,
         Command::Config(command) => config_command::run(&store, command).await,

@@ -18,7 +18,9 @@ pub mod repo;
 pub mod repo_name;
 pub mod run;
 pub mod run_event;
+pub mod stage_prompts;
 pub mod stored_text;
+pub mod test_results;
 
 pub use comment_version::{
     CommentVersion, CommentVersionId, ManagedComment, ManagedCommentId, VersionOrigin,
@@ -32,4 +34,5 @@ pub use managed_comment::CommentKind;
 pub use outbox_entry::{OutboxEntry, OutboxEntryId, OutboxOperation, OutboxState};
 pub use repo::{NewRepo, Repo, RepoId};
 pub use repo_name::{RepoName, RepoNameError};
+pub use test_results::ScenarioResult;
 pub use run::{LogChunk, LogStream, Run, RunId, RunStatus, SandboxBackend, Stage};

@@ -14,6 +14,7 @@ pub mod issues;
 pub mod link_header;
 pub mod owner_edits;
 pub mod pulls;
+pub mod qa_issues;
 pub mod sign_in;
 pub mod sync;
 pub mod wire;

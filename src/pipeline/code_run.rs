@@ -7,29 +7,23 @@
 //! end; whatever goes wrong from there is recorded on the run, with the reason and a
 //! pointer to its log, and the item leaves CODING.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use chrono::Utc;
 use serde::Serialize;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
-use super::agent_presets::agent_command;
-use super::host_git::{GitError, HostGit};
-use super::job_script::JobScript;
-use super::run_log::{record_sandbox_events, RunLog};
+use super::agent_job::{read_optional, AgentSetup, JobFiles, Stop};
+use super::run_log::RunLog;
 use super::run_supervision::supervise;
 use super::{Pipeline, PipelineError};
 use crate::domain::code_prompt::{code_prompt, CodePromptParts};
 use crate::domain::follow_ups_comment::follow_ups_comment_content;
 use crate::domain::run_event::{RunEvent, RunEventKind};
-use crate::domain::{
-    code_run_kind, CodeRunKind, CommentKind, FeedbackId, Repo, Run, RunId, SandboxBackend, Stage,
-};
+use crate::domain::{code_run_kind, CodeRunKind, CommentKind, FeedbackId, Repo, Run, RunId, SandboxBackend, Stage};
 use crate::github::comment_publishing::{publish_agent_output, CommentPlace};
 use crate::github::feedback_pull_request::{ensure_feedback_pull_request, PullRequestAction};
-use crate::sandbox::{JobControl, Sandbox, SandboxEnd, SandboxJob};
-use crate::secrets::{Secret, SecretName};
 use crate::store::{CodeRunRequest, RunOutcome, StartedCodeRun, StoreError};
 
 /// What the owner asks for.
@@ -74,31 +68,7 @@ pub struct BegunCodeRun {
     pub started: StartedCodeRun,
     pipeline: Pipeline,
     repo: Repo,
-    sandbox: Sandbox,
-    agent_command: String,
-    agent_environment: Vec<(String, Secret)>,
-    timeout: Duration,
-}
-
-/// Why a started run did not succeed.
-enum Stop {
-    Failed { code: &'static str, message: String },
-    Cancelled,
-}
-
-impl Stop {
-    fn failed(code: &'static str, message: impl Into<String>) -> Self {
-        Stop::Failed {
-            code,
-            message: message.into(),
-        }
-    }
-}
-
-impl From<StoreError> for Stop {
-    fn from(error: StoreError) -> Self {
-        Stop::failed("store", error.to_string())
-    }
+    setup: AgentSetup,
 }
 
 /// What a successful run leaves.
@@ -119,13 +89,6 @@ struct Usage {
     cost_usd: Option<f64>,
     tokens_in: Option<i64>,
     tokens_out: Option<i64>,
-}
-
-fn read_optional(path: &Path) -> Option<String> {
-    std::fs::read(path)
-        .ok()
-        .map(|bytes| String::from_utf8_lossy(&bytes).replace('\0', ""))
-        .filter(|text| !text.trim().is_empty())
 }
 
 impl Pipeline {
@@ -151,24 +114,8 @@ impl Pipeline {
             }
             .into());
         }
-        let (command, key) = agent_command(&repo.agent_preset, repo.agent_command.as_deref())?;
-        let mut agent_environment = Vec::new();
-        if let Some(key) = key {
-            let secret = self
-                .secrets
-                .get(&SecretName::AgentApiKey {
-                    provider: key.provider.to_owned(),
-                })
-                .await?
-                .ok_or_else(|| PipelineError::MissingAgentKey {
-                    preset: repo.agent_preset.clone(),
-                    provider: key.provider.to_owned(),
-                })?;
-            agent_environment.push((key.variable.to_owned(), secret));
-        }
-        let backend = options.backend.unwrap_or(repo.sandbox_backend);
-        let sandbox = self.sandbox_for(backend, Some(&repo)).await?;
-        sandbox.preflight().await?;
+        let setup = self.agent_setup(&repo, options.backend, options.timeout).await?;
+        let backend = setup.sandbox.backend();
         let started = self
             .store
             .start_code_run(&CodeRunRequest {
@@ -181,26 +128,11 @@ impl Pipeline {
         Ok(BegunCodeRun {
             started,
             pipeline: self.clone(),
-            timeout: options
-                .timeout
-                .unwrap_or(Duration::from_secs(u64::from(repo.run_timeout_seconds))),
             repo,
-            sandbox,
-            agent_command: command,
-            agent_environment,
+            setup,
         })
     }
 
-    fn workspace_of(&self, run_id: RunId) -> PathBuf {
-        self.data_dir
-            .join("workspaces")
-            .join(format!("run-{run_id}"))
-    }
-
-    fn cache_root(&self) -> PathBuf {
-        let host = self.github.endpoints().api_host().replace([':', '/'], "_");
-        self.data_dir.join("git-cache").join(host)
-    }
 }
 
 impl BegunCodeRun {
@@ -220,7 +152,7 @@ impl BegunCodeRun {
             store.clone(),
             run_id,
             self.pipeline.settings.heartbeat_interval,
-            cancel_sender,
+            std::sync::Arc::new(cancel_sender),
         );
         let workspace = self.pipeline.workspace_of(run_id);
 
@@ -371,59 +303,15 @@ impl BegunCodeRun {
                 format!("the head branch {head} is the base branch"),
             ));
         }
-        let git = HostGit::new(
-            &self.pipeline.github.endpoints().web_base,
-            self.pipeline.github.token().clone(),
-        );
-        let see_log = format!("see its log: `handoff runs logs {run_id}`");
+        let pipeline = &self.pipeline;
 
         // 1. The working copy: the current tip of the head branch for an iterate (with
         //    whatever the owner pushed by hand), the base branch for a first run.
-        std::fs::create_dir_all(workspace.join("handoff/inputs"))
-            .and_then(|()| std::fs::create_dir_all(workspace.join("out")))
-            .map_err(|error| Stop::failed("workspace", error.to_string()))?;
-        log.say(&format!("fetching {} into the cache", repo.name))
+        let copy = pipeline
+            .prepare_working_copy(&self.setup, log, workspace, repo, head, Some(base))
             .await?;
-        let cache = git
-            .update_cache(&self.pipeline.cache_root(), &repo.name)
-            .await
-            .map_err(|error| Stop::failed("git_fetch", error.to_string()))?;
-        let (checkout, new_branch) = if git.branch_exists(&cache, head).await {
-            (head, None)
-        } else if git.branch_exists(&cache, base).await {
-            (base, Some(head))
-        } else {
-            return Err(Stop::failed(
-                "no_base_branch",
-                format!("the base branch {base} does not exist on GitHub"),
-            ));
-        };
-        let in_place = self.sandbox.works_in_place();
-        let start_sha = if in_place {
-            git.make_working_copy(&cache, &workspace.join("repo"), checkout, new_branch)
-                .await
-        } else {
-            git.bundle_branch(&cache, checkout, &workspace.join("handoff/repo.bundle"))
-                .await
-        }
-        .map_err(|error| Stop::failed("git_checkout", error.to_string()))?;
-        log.say(&format!(
-            "working copy of {head} at {} ({}{})",
-            &start_sha[..start_sha.len().min(12)],
-            if new_branch.is_some() {
-                format!("new, from {base}")
-            } else {
-                "its current tip".to_owned()
-            },
-            if in_place {
-                ""
-            } else {
-                "; made in the sandbox from a bundle"
-            }
-        ))
-        .await?;
 
-        // 2. The prompt (I4) and the job.
+        // 2. The prompt (I4) and the job, run in the sandbox.
         let follow_ups = store.follow_ups(feedback.id).await?;
         let kind = self.started.kind;
         let prompt = code_prompt(CodePromptParts {
@@ -436,10 +324,7 @@ impl BegunCodeRun {
         let newest = follow_ups.iter().rev().find(|f| f.included_in_prompts);
         let commit_message = match (kind, newest) {
             (CodeRunKind::First, _) | (_, None) => {
-                format!(
-                    "{}\n\nHandoff feedback {}, run {run_id}.\n",
-                    feedback.title, feedback.public_id
-                )
+                format!("{}\n\nHandoff feedback {}, run {run_id}.\n", feedback.title, feedback.public_id)
             }
             (_, Some(follow_up)) => format!(
                 "{}\n\nFollow-up: {}\n\nHandoff feedback {}, run {run_id}.\n",
@@ -448,105 +333,35 @@ impl BegunCodeRun {
                 feedback.public_id
             ),
         };
-        let job_script = JobScript {
-            run_id,
-            clone_from_bundle: (!in_place).then_some((checkout, new_branch)),
-            stage: Stage::Code,
-            agent_command: &self.agent_command,
-            start_sha: &start_sha,
-            git_name: &self.pipeline.settings.git_name,
-            git_email: &self.pipeline.settings.git_email,
-        }
-        .render();
-        for (name, text) in [
-            ("prompt.md", prompt.as_str()),
-            ("commit-message.txt", commit_message.as_str()),
-            ("job.sh", job_script.as_str()),
-        ] {
-            std::fs::write(workspace.join("handoff").join(name), text)
-                .map_err(|error| Stop::failed("workspace", error.to_string()))?;
-        }
-        store
-            .record_run_start(run_id, head, &start_sha, &prompt)
+        let out = pipeline
+            .run_agent(
+                &self.setup,
+                log,
+                workspace,
+                run_id,
+                Stage::Code,
+                &copy,
+                JobFiles {
+                    prompt: &prompt,
+                    commit_message: &commit_message,
+                    inputs: &[],
+                },
+                cancel,
+            )
             .await?;
 
-        // 3. The sandbox.
-        log.say(&format!(
-            "starting the {} sandbox ({} limit)",
-            self.sandbox.backend(),
-            humanize(self.timeout)
-        ))
-        .await?;
-        let (events, receiver) = mpsc::unbounded_channel();
-        let recorder = tokio::spawn(record_sandbox_events(store.clone(), run_id, receiver));
-        let job = SandboxJob {
-            run_id,
-            workspace: workspace.to_owned(),
-            environment: self.agent_environment.clone(),
-            timeout: self.timeout,
-            limits: self.pipeline.settings.limits,
-        };
-        let end = self.sandbox.run(&job, JobControl { events, cancel }).await;
-        let recorded = recorder
-            .await
-            .map_err(|error| Stop::failed("log", error.to_string()))?;
-        recorded?;
-        let end = end.map_err(|error| Stop::failed("sandbox", error.to_string()))?;
-        match end {
-            SandboxEnd::Cancelled => return Err(Stop::Cancelled),
-            SandboxEnd::TimedOut => {
-                return Err(Stop::failed(
-                    "timed_out",
-                    format!(
-                        "the run took longer than {} and was stopped; {see_log}",
-                        humanize(self.timeout)
-                    ),
-                ))
-            }
-            SandboxEnd::Exited(0) => {}
-            SandboxEnd::Exited(code) => {
-                return Err(Stop::failed(
-                    "agent_failed",
-                    format!("the agent exited with code {code}; {see_log}"),
-                ))
-            }
-        }
-
-        // 4. Its commits (P6: none is a loud failure), checked, then pushed from here.
-        let out = workspace.join("out");
-        let bundle = out.join("changes.bundle");
-        if !bundle.exists() {
+        // 3. Its commits (P6: none is a loud failure), checked, then pushed from here.
+        let Some((end_sha, commits)) = pipeline
+            .push_agent_commits(log, run_id, &out, &copy, repo, head, base)
+            .await?
+        else {
             return Err(Stop::failed(
                 "no_changes",
-                format!("the agent changed nothing; {see_log}"),
+                format!("the agent changed nothing; see its log: `handoff runs logs {run_id}`"),
             ));
-        }
-        let run_ref = format!("refs/handoff/runs/{run_id}");
-        let end_sha = git
-            .import_bundle(&cache, &bundle, &run_ref)
-            .await
-            .map_err(|error| Stop::failed("bundle", error.to_string()))?;
-        if !git.is_ancestor(&cache, &start_sha, &end_sha).await {
-            return Err(Stop::failed(
-                "rewritten_history",
-                GitError::RewrittenHistory.to_string(),
-            ));
-        }
-        let commits = git
-            .commits_between(&cache, &start_sha, &end_sha)
-            .await
-            .map_err(|error| Stop::failed("bundle", error.to_string()))?;
-        log.say(&format!("pushing {commits} commit(s) to {head}"))
-            .await?;
-        git.push(&cache, &repo.name, &run_ref, head, base).await.map_err(|error| match error {
-            GitError::Rejected { .. } => Stop::failed(
-                "push_rejected",
-                format!("{error}; the agent's commits are kept in Handoff's cache as {run_ref}: run again to build on the new tip"),
-            ),
-            other => Stop::failed("push", other.to_string()),
-        })?;
+        };
 
-        // 5. The PR (never a second one) and its Follow-ups comment (I5, I6).
+        // 4. The PR (never a second one) and its Follow-ups comment (I5, I6).
         let github = &self.pipeline.github;
         let feedback = store.feedback(feedback.id).await?;
         let (pull, action) = ensure_feedback_pull_request(github, store, repo, &feedback)
@@ -591,17 +406,5 @@ impl BegunCodeRun {
             summary: read_optional(&out.join("summary.md")),
             usage,
         })
-    }
-}
-
-/// `90 s`, `30 min`, `2 h`.
-fn humanize(duration: Duration) -> String {
-    let seconds = duration.as_secs();
-    if seconds < 120 {
-        format!("{seconds} s")
-    } else if seconds < 2 * 3600 {
-        format!("{} min", seconds / 60)
-    } else {
-        format!("{} h", seconds / 3600)
     }
 }

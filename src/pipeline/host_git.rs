@@ -245,6 +245,16 @@ impl HostGit {
         self.git(destination, &["rev-parse", "HEAD"], false).await
     }
 
+    /// The diff of `head` against where it left `base` (what a PR shows), from `cache`.
+    pub async fn pull_request_diff(&self, cache: &Path, base: &str, head: &str) -> Result<String, GitError> {
+        self.git(
+            cache,
+            &["diff", "--no-color", "--no-ext-diff", &format!("refs/heads/{base}...refs/heads/{head}")],
+            false,
+        )
+        .await
+    }
+
     /// Fetches the commits of a bundle made in the sandbox into `cache` as `run_ref`;
     /// returns the commit it points at.
     pub async fn import_bundle(

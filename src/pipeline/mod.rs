@@ -12,10 +12,12 @@
 //! - [`reconcile`]: runs a crash left behind (P7).
 //! - [`sandbox_choice`]: which sandbox a run gets.
 
+pub mod agent_job;
 pub mod agent_presets;
 pub mod code_run;
 pub mod host_git;
 pub mod job_script;
+pub mod qa_run;
 pub mod reconcile;
 pub mod run_log;
 pub mod run_supervision;
@@ -115,6 +117,19 @@ pub enum PipelineError {
     MissingAgentKey { preset: String, provider: String },
     #[error("cannot prepare the run's workspace: {0}")]
     Workspace(String),
+    #[error("the code stage runs with `handoff run`; the QA stages are review, plan, test, fix and full-auto")]
+    NotAQaStage,
+    #[error("PR #{number} is {state}: QA runs on open pull requests only")]
+    PullRequestNotOpen { number: u64, state: String },
+    #[error(
+        "the {kind} comment carries your edits (version {version}); running {stage} again replaces it on GitHub. \
+         Your text stays in the history (`handoff comment history`). Run again with --force to go ahead."
+    )]
+    OwnerEdits {
+        stage: crate::domain::Stage,
+        kind: crate::domain::CommentKind,
+        version: u32,
+    },
 }
 
 impl PipelineError {
@@ -128,6 +143,9 @@ impl PipelineError {
                 ErrorCode::InvalidInput
             }
             PipelineError::Workspace(_) => ErrorCode::SandboxFailed,
+            PipelineError::NotAQaStage => ErrorCode::InvalidInput,
+            PipelineError::PullRequestNotOpen { .. } => ErrorCode::IllegalTransition,
+            PipelineError::OwnerEdits { .. } => ErrorCode::EditConflict,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! seconds — a restart treats a run without one as abandoned — and the owner's cancel,
 //! asked for from any process, passed on to the sandbox.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::watch;

@@ -21,6 +21,7 @@ mod row_mapping;
 mod run_events;
 mod runs;
 mod settings;
+mod stage_runs;
 pub mod time_text;
 
 use std::path::{Path, PathBuf};
@@ -37,6 +38,7 @@ pub use quota::QuotaStatus;
 pub use repos::RepoSettingsChange;
 pub use runs::{CodeRunRequest, RunFilter, RunOutcome, RunTexts, StartedCodeRun};
 pub use settings::SettingKey;
+pub use stage_runs::{StageRunRequest, StageTestResult, StoredTestResult};
 
 /// The file name of the database inside the data folder.
 pub const DATABASE_FILE_NAME: &str = "handoff.sqlite3";

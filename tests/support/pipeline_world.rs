@@ -311,3 +311,97 @@ pub async fn token_never_enters_the_sandbox(world: &PipelineWorld) {
     assert!(!texts.prompt.unwrap_or_default().contains(token));
     let _ = OWNER;
 }
+
+/// What the scripted agent does in each QA stage (the repository's custom instructions
+/// go into every stage's prompt).
+pub const QA_DIRECTIVES: &str = "\
+@@review:output Review: the signup button is 20px high; it should be 44px.
+@@plan:echo-inputs
+@@plan:output 1. Measure the signup button.
+@@test:echo-inputs
+@@test:result Button height|failed|measured 20px
+@@test:result Login works|passed|logged in fine
+@@fix:write src/button.css .signup { height: 44px; }
+@@fix:output Made the button 44px.";
+
+impl PipelineWorld {
+    /// A PR on the fake (a branch with one commit) and the repository told to follow
+    /// the QA directives; returns the PR's number.
+    pub async fn qa_pull_request(&self) -> u64 {
+        self.fake.create_branch(REPO, "feature/signup", "main");
+        self.fake.push_commit(
+            REPO,
+            "feature/signup",
+            "Signup button",
+            &[("src/button.css", ".signup { height: 20px; }\n")],
+        );
+        let number = self.fake.create_pull(REPO, OWNER, "feature/signup", "Signup button");
+        self.store
+            .change_repo_settings(
+                self.repo.id,
+                &RepoSettingsChange {
+                    custom_instructions: Some(QA_DIRECTIVES.to_owned()),
+                    ..RepoSettingsChange::default()
+                },
+            )
+            .await
+            .unwrap();
+        number
+    }
+
+    /// Runs a QA stage (or the chain) to its end.
+    pub async fn qa(&self, number: u64, stage: handoff::domain::Stage, force: bool) -> handoff::pipeline::qa_run::QaReport {
+        let begun = self
+            .pipeline
+            .begin_qa(
+                &REPO.parse().unwrap(),
+                number,
+                stage,
+                handoff::pipeline::qa_run::QaOptions {
+                    force,
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap_or_else(|error| panic!("the {stage} run did not start: {error}"));
+        begun.drive().await.expect("the QA run is recorded")
+    }
+
+    /// The body of the managed comment with `marker` on PR `number`.
+    pub fn managed_body(&self, number: u64, marker: &str) -> Option<(u64, String)> {
+        self.fake
+            .comments(REPO, number)
+            .into_iter()
+            .find(|(_, _, body)| body.starts_with(marker))
+            .map(|(id, _, body)| (id, body))
+    }
+}
+
+/// Every QA stage in a row on the world's backend: the three comments and the issue
+/// are left in place, and the fix is pushed.
+pub async fn full_auto_journey(world: &PipelineWorld) {
+    let number = world.qa_pull_request().await;
+
+    let report = world.qa(number, handoff::domain::Stage::FullAuto, false).await;
+
+    assert!(report.succeeded(), "{:#?}", report.stages);
+    let stages: Vec<_> = report.stages.iter().map(|stage| stage.stage).collect();
+    use handoff::domain::Stage;
+    assert_eq!(stages, [Stage::Review, Stage::Plan, Stage::Test, Stage::Fix]);
+    assert!(world.managed_body(number, "<!-- sandbox-qa-review -->").is_some());
+    assert!(world.managed_body(number, "<!-- sandbox-qa-plan -->").is_some());
+    let results = world.managed_body(number, "<!-- sandbox-qa-results -->").unwrap().1;
+    assert!(results.contains("2 scenarios: 1 passed, 1 failed"), "{results}");
+    assert!(results.contains("A fix was pushed by Handoff run"), "{results}");
+    let issues = world.fake.issues(REPO);
+    assert_eq!(issues.len(), 1, "{issues:?}");
+    assert!(issues[0].1.contains("Button height"));
+    assert_eq!(
+        world.fake.file_on_branch(REPO, "feature/signup", "src/button.css").as_deref(),
+        Some(".signup { height: 44px; }\n")
+    );
+    assert_eq!(report.run.status, handoff::domain::RunStatus::Succeeded);
+    let children = world.store.child_runs(report.run.id).await.unwrap();
+    assert_eq!(children.len(), 4);
+    assert!(children.iter().all(|run| run.status == handoff::domain::RunStatus::Succeeded));
+}

@@ -12,7 +12,11 @@
 #   @@usage DOLLARS       report a cost in out/usage.json
 #   @@output TEXT         add TEXT as a line of the stage output (out/output.md)
 #   @@echo-inputs         copy every input of the stage into the stage output
-# It ends by writing out/summary.md.
+#   @@bigoutput CHARS     make the stage output CHARS characters long
+#   @@result NAME|passed|EVIDENCE   add a scenario result (passed or failed) to
+#                         out/results.json
+# A directive written @@STAGE:VERB (for example @@test:result …) applies only in that
+# stage. It ends by writing out/summary.md.
 set -u
 set -f
 prompt="${HANDOFF_PROMPT_FILE:?}"
@@ -28,6 +32,12 @@ while IFS= read -r line; do
   set -- $line
   verb=$1
   shift
+  case "$verb" in
+    @@*:*)
+      only="${verb#@@}"; only="${only%%:*}"
+      [ "$only" = "${HANDOFF_STAGE:-}" ] || continue
+      verb="@@${verb#*:}";;
+  esac
   case "$verb" in
     @@write)
       file=$1; shift
@@ -68,6 +78,14 @@ while IFS= read -r line; do
       printf '{"cost_usd": %s, "tokens_in": 1200, "tokens_out": 340}\n' "$1" > "$out/usage.json";;
     @@output)
       printf '%s\n' "$*" >> "$out/output.md";;
+    @@bigoutput)
+      head -c "$1" /dev/zero | tr '\000' 'r' > "$out/output.md";;
+    @@result)
+      rest="$*"
+      name="${rest%%|*}"; rest="${rest#*|}"
+      outcome="${rest%%|*}"; evidence="${rest#*|}"
+      passed=false; [ "$outcome" = passed ] && passed=true
+      printf '{"name": "%s", "passed": %s, "evidence": "%s"}\n' "$name" "$passed" "$evidence" >> "$out/results.jsonl";;
     @@echo-inputs)
       for f in "${HANDOFF_INPUT_DIR:?}"/*; do
         [ -f "$f" ] || continue
@@ -80,6 +98,10 @@ while IFS= read -r line; do
   esac
 done < "$directives"
 rm -f "$directives"
+if [ -f "$out/results.jsonl" ]; then
+  { printf '{"scenarios": ['; paste -sd, "$out/results.jsonl"; printf ']}\n'; } > "$out/results.json"
+  rm -f "$out/results.jsonl"
+fi
 echo "Scripted agent:$done_list" > "$out/summary.md"
 echo "scripted agent: done ($done_list )"
 if [ "$failing" -eq 1 ]; then

@@ -1,0 +1,74 @@
+//! Issues for failing QA scenarios (H1): one per scenario of a PR, found again on a
+//! re-run (by the stored number, else by the marker on its first line) and updated
+//! rather than filed twice; closed when the scenario passes again.
+
+use serde_json::json;
+
+use super::client::GithubClient;
+use super::error::GithubError;
+use super::wire::WireIssue;
+use crate::domain::test_results::{failure_issue_body, failure_issue_marker};
+use crate::domain::{Repo, RunId};
+use crate::store::{Store, StoredTestResult};
+
+/// The label every QA failure issue carries.
+pub const QA_LABEL: &str = "handoff-qa";
+
+fn issue_path(repo: &Repo, number: u64) -> String {
+    format!("/repos/{}/{}/issues/{number}", repo.name.owner, repo.name.name)
+}
+
+/// Files (or updates and reopens) the issue of a failing scenario; returns its number.
+pub async fn file_failure_issue(
+    client: &GithubClient,
+    store: &Store,
+    repo: &Repo,
+    pr_number: u64,
+    run_id: RunId,
+    result: &StoredTestResult,
+) -> Result<u64, GithubError> {
+    let body = failure_issue_body(pr_number, run_id.0, &result.result);
+    let title = format!("QA: {} (#{pr_number})", result.result.name);
+    let update = json!({ "title": title, "body": body, "state": "open" });
+
+    let mut known = store.qa_issue(repo.id, pr_number, &result.scenario_key).await?;
+    if known.is_none() {
+        let marker = failure_issue_marker(pr_number, &result.scenario_key);
+        let (issues, _) = client.labeled_issues(store, &repo.name, QA_LABEL).await?;
+        known = issues
+            .iter()
+            .find(|issue| issue.body.as_deref().and_then(|b| b.lines().next()).map(str::trim) == Some(marker.as_str()))
+            .map(|issue| issue.number);
+    }
+    if let Some(number) = known {
+        match client.patch_json::<WireIssue>(&issue_path(repo, number), &update).await {
+            Ok(issue) => {
+                store.set_test_result_issue(result, repo.id, pr_number, issue.number).await?;
+                return Ok(issue.number);
+            }
+            Err(GithubError::NotFound { .. }) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    let created: WireIssue = client
+        .post_json(
+            &format!("/repos/{}/{}/issues", repo.name.owner, repo.name.name),
+            &json!({ "title": title, "body": body, "labels": [QA_LABEL] }),
+        )
+        .await?;
+    store
+        .set_test_result_issue(result, repo.id, pr_number, created.number)
+        .await?;
+    Ok(created.number)
+}
+
+/// Closes the issue of a scenario that passes now.
+pub async fn close_fixed_issue(client: &GithubClient, repo: &Repo, number: u64) -> Result<(), GithubError> {
+    match client
+        .patch_json::<WireIssue>(&issue_path(repo, number), &json!({ "state": "closed" }))
+        .await
+    {
+        Ok(_) | Err(GithubError::NotFound { .. }) => Ok(()),
+        Err(error) => Err(error),
+    }
+}
