@@ -17,7 +17,13 @@ async fn world() -> PipelineWorld {
 }
 
 async fn prompt_of(world: &PipelineWorld, report: &handoff::pipeline::qa_run::QaReport) -> String {
-    world.store.run_texts(report.run.id).await.unwrap().prompt.unwrap_or_default()
+    world
+        .store
+        .run_texts(report.run.id)
+        .await
+        .unwrap()
+        .prompt
+        .unwrap_or_default()
 }
 
 fn detail(report: &handoff::pipeline::qa_run::QaReport) -> String {
@@ -33,27 +39,43 @@ async fn the_owners_corrections_reach_the_next_stage_verbatim() {
     let number = world.qa_pull_request().await;
 
     detail(&world.qa(number, Stage::Review, false).await);
-    let (review_id, review_body) = world.managed_body(number, "<!-- sandbox-qa-review -->").unwrap();
+    let (review_id, review_body) = world
+        .managed_body(number, "<!-- sandbox-qa-review -->")
+        .unwrap();
     assert!(review_body.starts_with(
         "<!-- sandbox-qa-review -->\n### 🔍 QA code review (AI — edit freely; plan builds on your edits)\n\n_"
     ));
     let owner_review = "Owner: ignore the colour.\n- The button **must** be 48px, not 44px.";
-    let edited = review_body.replace("Review: the signup button is 20px high; it should be 44px.", owner_review);
+    let edited = review_body.replace(
+        "Review: the signup button is 20px high; it should be 44px.",
+        owner_review,
+    );
     world.fake.edit_comment(review_id, &edited);
 
     let plan = world.qa(number, Stage::Plan, false).await;
     detail(&plan);
     let plan_prompt = prompt_of(&world, &plan).await;
     assert!(plan_prompt.contains(owner_review), "{plan_prompt}");
-    assert!(!plan_prompt.contains("<!-- sandbox-qa-review -->"), "no marker");
+    assert!(
+        !plan_prompt.contains("<!-- sandbox-qa-review -->"),
+        "no marker"
+    );
     assert!(!plan_prompt.contains("### 🔍 QA code review"), "no header");
     assert!(!plan_prompt.contains(" UTC · "), "no time line");
 
-    let (plan_id, plan_body) = world.managed_body(number, "<!-- sandbox-qa-plan -->").unwrap();
-    assert!(plan_body.contains(owner_review), "the agent echoed the review it got:\n{plan_body}");
+    let (plan_id, plan_body) = world
+        .managed_body(number, "<!-- sandbox-qa-plan -->")
+        .unwrap();
+    assert!(
+        plan_body.contains(owner_review),
+        "the agent echoed the review it got:\n{plan_body}"
+    );
     let owner_plan = "1. Measure the button on a phone.\n2. It must be exactly 48px.";
     let content_start = plan_body.find("--- input review.md").unwrap();
-    world.fake.edit_comment(plan_id, &format!("{}{owner_plan}", &plan_body[..content_start]));
+    world.fake.edit_comment(
+        plan_id,
+        &format!("{}{owner_plan}", &plan_body[..content_start]),
+    );
 
     let test = world.qa(number, Stage::Test, false).await;
     let test_prompt = prompt_of(&world, &test).await;
@@ -67,7 +89,9 @@ async fn a_deleted_plan_makes_test_plan_anew_and_say_so() {
     let world = world().await;
     let number = world.qa_pull_request().await;
     world.qa(number, Stage::Plan, false).await;
-    let (plan_id, _) = world.managed_body(number, "<!-- sandbox-qa-plan -->").unwrap();
+    let (plan_id, _) = world
+        .managed_body(number, "<!-- sandbox-qa-plan -->")
+        .unwrap();
     world.fake.delete_comment(plan_id);
 
     let test = world.qa(number, Stage::Test, false).await;
@@ -75,10 +99,23 @@ async fn a_deleted_plan_makes_test_plan_anew_and_say_so() {
     detail(&test);
     let run = test.stages[0].run.clone().unwrap();
     assert_eq!(run.notes, ["plan comment not found: test planned anew"]);
-    let log: String = world.store.run_log(run.id, 0).await.unwrap().into_iter().map(|c| c.text).collect();
-    assert!(log.contains("note: plan comment not found: test planned anew"), "{log}");
+    let log: String = world
+        .store
+        .run_log(run.id, 0)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| c.text)
+        .collect();
+    assert!(
+        log.contains("note: plan comment not found: test planned anew"),
+        "{log}"
+    );
     let prompt = prompt_of(&world, &test).await;
-    assert!(prompt.contains("the plan comment was not found. Make a test plan yourself first"), "{prompt}");
+    assert!(
+        prompt.contains("the plan comment was not found. Make a test plan yourself first"),
+        "{prompt}"
+    );
 }
 
 #[tokio::test]
@@ -86,26 +123,63 @@ async fn rerunning_review_over_an_edited_review_needs_force_and_keeps_the_edit()
     let world = world().await;
     let number = world.qa_pull_request().await;
     world.qa(number, Stage::Review, false).await;
-    let (id, body) = world.managed_body(number, "<!-- sandbox-qa-review -->").unwrap();
-    world.fake.edit_comment(id, &format!("{body}\n\nOwner: also check the focus ring."));
+    let (id, body) = world
+        .managed_body(number, "<!-- sandbox-qa-review -->")
+        .unwrap();
+    world
+        .fake
+        .edit_comment(id, &format!("{body}\n\nOwner: also check the focus ring."));
 
     let refused = world
         .pipeline
-        .begin_qa(&REPO.parse().unwrap(), number, Stage::Review, QaOptions::default())
+        .begin_qa(
+            &REPO.parse().unwrap(),
+            number,
+            Stage::Review,
+            QaOptions::default(),
+        )
         .await
         .unwrap_err();
 
-    assert!(matches!(refused, PipelineError::OwnerEdits { version: 2, .. }), "{refused:?}");
-    assert!(refused.to_string().contains("Run again with --force"), "{refused}");
+    assert!(
+        matches!(refused, PipelineError::OwnerEdits { version: 2, .. }),
+        "{refused:?}"
+    );
+    assert!(
+        refused.to_string().contains("Run again with --force"),
+        "{refused}"
+    );
     let forced = world.qa(number, Stage::Review, true).await;
     detail(&forced);
-    let repo = world.store.repo_by_name(&REPO.parse().unwrap()).await.unwrap();
-    let comment = world.store.managed_comment(repo.id, number, CommentKind::Review).await.unwrap().unwrap();
+    let repo = world
+        .store
+        .repo_by_name(&REPO.parse().unwrap())
+        .await
+        .unwrap();
+    let comment = world
+        .store
+        .managed_comment(repo.id, number, CommentKind::Review)
+        .await
+        .unwrap()
+        .unwrap();
     let history = world.store.comment_versions(comment.id).await.unwrap();
     let origins: Vec<_> = history.iter().map(|v| v.origin).collect();
-    assert_eq!(origins, [VersionOrigin::Agent, VersionOrigin::EditOnGithub, VersionOrigin::Agent]);
-    assert!(history[1].content.contains("Owner: also check the focus ring."));
-    assert!(!world.managed_body(number, "<!-- sandbox-qa-review -->").unwrap().1.contains("focus ring"));
+    assert_eq!(
+        origins,
+        [
+            VersionOrigin::Agent,
+            VersionOrigin::EditOnGithub,
+            VersionOrigin::Agent
+        ]
+    );
+    assert!(history[1]
+        .content
+        .contains("Owner: also check the focus ring."));
+    assert!(!world
+        .managed_body(number, "<!-- sandbox-qa-review -->")
+        .unwrap()
+        .1
+        .contains("focus ring"));
 }
 
 #[tokio::test]
@@ -113,9 +187,13 @@ async fn a_quoted_marker_and_150_comments_do_not_confuse_the_stages() {
     let world = world().await;
     let number = world.qa_pull_request().await;
     world.qa(number, Stage::Review, false).await;
-    let (review_id, _) = world.managed_body(number, "<!-- sandbox-qa-review -->").unwrap();
+    let (review_id, _) = world
+        .managed_body(number, "<!-- sandbox-qa-review -->")
+        .unwrap();
     for n in 0..150 {
-        world.fake.add_comment(REPO, number, OWNER, &format!("discussion {n}"));
+        world
+            .fake
+            .add_comment(REPO, number, OWNER, &format!("discussion {n}"));
     }
     world.fake.add_comment(
         REPO,
@@ -132,7 +210,10 @@ async fn a_quoted_marker_and_150_comments_do_not_confuse_the_stages() {
         .unwrap();
     let plan = world.qa(number, Stage::Plan, false).await;
     let prompt = prompt_of(&world, &plan).await;
-    assert!(prompt.contains("Review: the signup button is 20px high"), "{prompt}");
+    assert!(
+        prompt.contains("Review: the signup button is 20px high"),
+        "{prompt}"
+    );
     assert!(!prompt.contains("A reply that quotes the review."));
     world.fake.delete_comment(review_id);
     let again = world.qa(number, Stage::Review, false).await;
@@ -150,13 +231,20 @@ async fn a_quoted_marker_and_150_comments_do_not_confuse_the_stages() {
 async fn a_seventy_thousand_character_review_is_cut_and_plan_gets_what_github_shows() {
     let world = world().await;
     let number = world.qa_pull_request().await;
-    let repo = world.store.repo_by_name(&REPO.parse().unwrap()).await.unwrap();
+    let repo = world
+        .store
+        .repo_by_name(&REPO.parse().unwrap())
+        .await
+        .unwrap();
     world
         .store
         .change_repo_settings(
             repo.id,
             &handoff::store::RepoSettingsChange {
-                custom_instructions: Some(format!("@@review:bigoutput 70000\n{}", support::pipeline_world::QA_DIRECTIVES)),
+                custom_instructions: Some(format!(
+                    "@@review:bigoutput 70000\n{}",
+                    support::pipeline_world::QA_DIRECTIVES
+                )),
                 ..Default::default()
             },
         )
@@ -167,13 +255,21 @@ async fn a_seventy_thousand_character_review_is_cut_and_plan_gets_what_github_sh
 
     assert!(detail(&review).contains("cut to fit GitHub"));
     let texts = world.store.run_texts(review.run.id).await.unwrap();
-    assert!(texts.output.as_deref().unwrap().chars().count() >= 70_000, "the run keeps it whole");
-    let (_, body) = world.managed_body(number, "<!-- sandbox-qa-review -->").unwrap();
+    assert!(
+        texts.output.as_deref().unwrap().chars().count() >= 70_000,
+        "the run keeps it whole"
+    );
+    let (_, body) = world
+        .managed_body(number, "<!-- sandbox-qa-review -->")
+        .unwrap();
     assert!(body.chars().count() <= 65_536);
     assert!(body.contains("cut at 60,000 characters"));
     let plan = world.qa(number, Stage::Plan, false).await;
     let prompt = prompt_of(&world, &plan).await;
-    assert!(prompt.contains("cut at 60,000 characters"), "the agent gets what the owner sees");
+    assert!(
+        prompt.contains("cut at 60,000 characters"),
+        "the agent gets what the owner sees"
+    );
     assert!(!prompt.contains(&"r".repeat(60_001)));
 }
 
@@ -184,19 +280,46 @@ async fn test_files_one_issue_per_failure_and_updates_it_on_a_rerun() {
     world.qa(number, Stage::Plan, false).await;
 
     let first = world.qa(number, Stage::Test, false).await;
-    assert!(detail(&first).starts_with("2 scenarios: 1 passed, 1 failed; issues #"), "{}", detail(&first));
+    assert!(
+        detail(&first).starts_with("2 scenarios: 1 passed, 1 failed; issues #"),
+        "{}",
+        detail(&first)
+    );
     let second = world.qa(number, Stage::Test, false).await;
     detail(&second);
 
     let issues = world.fake.issues(REPO);
     assert_eq!(issues.len(), 1, "updated, not duplicated: {issues:?}");
-    assert!(issues[0].2.starts_with(&format!("<!-- handoff-qa-failure pr={number} scenario=")));
+    assert!(issues[0]
+        .2
+        .starts_with(&format!("<!-- handoff-qa-failure pr={number} scenario=")));
     assert!(issues[0].2.contains("measured 20px"));
-    assert!(issues[0].2.contains(&format!("(run {})", second.run.id)), "the body follows the latest run");
-    let results = world.managed_body(number, "<!-- sandbox-qa-results -->").unwrap().1;
-    assert!(results.contains(&format!("| 1 | Button height | ❌ failed | #{} |", issues[0].0)), "{results}");
-    let repo = world.store.repo_by_name(&REPO.parse().unwrap()).await.unwrap();
-    let stored = world.store.latest_test_results(repo.id, number).await.unwrap().unwrap();
+    assert!(
+        issues[0].2.contains(&format!("(run {})", second.run.id)),
+        "the body follows the latest run"
+    );
+    let results = world
+        .managed_body(number, "<!-- sandbox-qa-results -->")
+        .unwrap()
+        .1;
+    assert!(
+        results.contains(&format!(
+            "| 1 | Button height | ❌ failed | #{} |",
+            issues[0].0
+        )),
+        "{results}"
+    );
+    let repo = world
+        .store
+        .repo_by_name(&REPO.parse().unwrap())
+        .await
+        .unwrap();
+    let stored = world
+        .store
+        .latest_test_results(repo.id, number)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(stored.run_id, second.run.id);
     assert_eq!(stored.results.len(), 2);
 }
@@ -206,23 +329,44 @@ async fn fix_reads_the_stored_results_not_a_comment_and_pushes_to_the_branch() {
     let world = world().await;
     let number = world.qa_pull_request().await;
     world.qa(number, Stage::Test, false).await;
-    let (results_id, _) = world.managed_body(number, "<!-- sandbox-qa-results -->").unwrap();
+    let (results_id, _) = world
+        .managed_body(number, "<!-- sandbox-qa-results -->")
+        .unwrap();
     world.fake.delete_comment(results_id);
     let before = world.fake.branch_sha(REPO, "feature/signup").unwrap();
 
     let fix = world.qa(number, Stage::Fix, false).await;
 
-    assert!(detail(&fix).starts_with("1 commit(s) pushed to feature/signup"), "{}", detail(&fix));
+    assert!(
+        detail(&fix).starts_with("1 commit(s) pushed to feature/signup"),
+        "{}",
+        detail(&fix)
+    );
     let prompt = prompt_of(&world, &fix).await;
     assert!(prompt.contains("1. Button height"), "{prompt}");
     assert!(prompt.contains("Evidence: measured 20px"), "{prompt}");
-    assert!(!prompt.contains("Login works"), "only failures are to fix");
+    assert!(
+        !prompt.contains("2. Login works"),
+        "only failures are to fix:\n{prompt}"
+    );
     assert_eq!(
-        world.fake.file_on_branch(REPO, "feature/signup", "src/button.css").as_deref(),
+        world
+            .fake
+            .file_on_branch(REPO, "feature/signup", "src/button.css")
+            .as_deref(),
         Some(".signup { height: 44px; }\n")
     );
-    assert_eq!(world.fake.commits_ahead(REPO, "feature/signup", &before).len(), 1);
-    let results = world.managed_body(number, "<!-- sandbox-qa-results -->").unwrap().1;
+    assert_eq!(
+        world
+            .fake
+            .commits_ahead(REPO, "feature/signup", &before)
+            .len(),
+        1
+    );
+    let results = world
+        .managed_body(number, "<!-- sandbox-qa-results -->")
+        .unwrap()
+        .1;
     assert!(results.contains("A fix was pushed"), "{results}");
 }
 
@@ -236,7 +380,10 @@ async fn fix_without_stored_results_says_what_to_run_first() {
     match &fix.stages[0].result {
         QaResult::Failed { code, message } => {
             assert_eq!(code, "no_results");
-            assert_eq!(message, &format!("no test results are stored for PR #{number}: run the test stage first"));
+            assert_eq!(
+                message,
+                &format!("no test results are stored for PR #{number}: run the test stage first")
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -246,10 +393,20 @@ async fn fix_without_stored_results_says_what_to_run_first() {
 async fn a_stage_that_writes_nothing_fails_loudly() {
     let world = world().await;
     let number = world.qa_pull_request().await;
-    let repo = world.store.repo_by_name(&REPO.parse().unwrap()).await.unwrap();
+    let repo = world
+        .store
+        .repo_by_name(&REPO.parse().unwrap())
+        .await
+        .unwrap();
     world
         .store
-        .change_repo_settings(repo.id, &handoff::store::RepoSettingsChange { custom_instructions: Some("Say nothing.".to_owned()), ..Default::default() })
+        .change_repo_settings(
+            repo.id,
+            &handoff::store::RepoSettingsChange {
+                custom_instructions: Some("Say nothing.".to_owned()),
+                ..Default::default()
+            },
+        )
         .await
         .unwrap();
 
@@ -262,7 +419,9 @@ async fn a_stage_that_writes_nothing_fails_loudly() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(world.managed_body(number, "<!-- sandbox-qa-review -->").is_none());
+    assert!(world
+        .managed_body(number, "<!-- sandbox-qa-review -->")
+        .is_none());
 }
 
 #[tokio::test]

@@ -274,7 +274,9 @@ fn parse_qa_stage(text: &str) -> Result<crate::domain::Stage, String> {
         "test" => Ok(Stage::Test),
         "fix" => Ok(Stage::Fix),
         "auto" | "full-auto" => Ok(Stage::FullAuto),
-        other => Err(format!("unknown QA stage {other:?}: use review, plan, test, fix or auto")),
+        other => Err(format!(
+            "unknown QA stage {other:?}: use review, plan, test, fix or auto"
+        )),
     }
 }
 

@@ -27,7 +27,9 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: QaArguments) -> Resu
             arguments.stage,
             QaOptions {
                 backend: options.backend,
-                timeout: options.timeout_minutes.map(|minutes| Duration::from_secs(minutes.max(1) * 60)),
+                timeout: options
+                    .timeout_minutes
+                    .map(|minutes| Duration::from_secs(minutes.max(1) * 60)),
                 force: arguments.force,
             },
         )
@@ -49,7 +51,11 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: QaArguments) -> Resu
         let mut index = 0;
         while index < followed.len() {
             let run_id = followed[index];
-            let mut log = Box::pin(follow_run_log(store.clone(), run_id, Duration::from_millis(200)));
+            let mut log = Box::pin(follow_run_log(
+                store.clone(),
+                run_id,
+                Duration::from_millis(200),
+            ));
             while let Some(Ok(chunk)) = log.next().await {
                 match chunk.stream {
                     LogStream::Handoff => eprint!("» {}", chunk.text),
@@ -79,16 +85,23 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: QaArguments) -> Resu
         } => report,
         () = cancel_on_interrupt => unreachable!("waiting for Ctrl-C never ends by itself"),
     };
-    let report = report.map_err(|error| CliError::Failure(format!("the run's task failed: {error}")))??;
+    let report =
+        report.map_err(|error| CliError::Failure(format!("the run's task failed: {error}")))??;
     if options.json {
         print_json(&report)?;
     } else {
         for stage in &report.stages {
-            let run = stage.run.as_ref().map(|run| format!("run {}", run.id)).unwrap_or_else(|| "-".to_owned());
+            let run = stage
+                .run
+                .as_ref()
+                .map(|run| format!("run {}", run.id))
+                .unwrap_or_else(|| "-".to_owned());
             match &stage.result {
                 QaResult::Succeeded { detail } => println!("{}: {detail} ({run})", stage.stage),
                 QaResult::Skipped { reason } => println!("{}: skipped, {reason}", stage.stage),
-                QaResult::Failed { message, .. } => println!("{}: failed: {message} ({run})", stage.stage),
+                QaResult::Failed { message, .. } => {
+                    println!("{}: failed: {message} ({run})", stage.stage)
+                }
                 QaResult::Cancelled => println!("{}: cancelled ({run})", stage.stage),
             }
             if let Some(run) = &stage.run {

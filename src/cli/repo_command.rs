@@ -94,11 +94,16 @@ pub async fn run(store: &Store, command: RepoCommand) -> Result<(), CliError> {
         } => {
             let repo = store.repo_by_name(&repo).await?;
             if stage == crate::domain::Stage::FullAuto || stage == crate::domain::Stage::Code {
-                return Err(CliError::Usage("prompts are per stage: review, plan, test or fix".to_owned()));
+                return Err(CliError::Usage(
+                    "prompts are per stage: review, plan, test or fix".to_owned(),
+                ));
             }
             if reset {
                 store.set_stage_prompt(repo.id, stage, None).await?;
-                println!("the {stage} prompt of {} is the built-in one again", repo.name);
+                println!(
+                    "the {stage} prompt of {} is the built-in one again",
+                    repo.name
+                );
                 return Ok(());
             }
             if let Some(path) = file {
@@ -106,14 +111,18 @@ pub async fn run(store: &Store, command: RepoCommand) -> Result<(), CliError> {
                 if template.trim().is_empty() {
                     return Err(CliError::Usage("the template is empty".to_owned()));
                 }
-                store.set_stage_prompt(repo.id, stage, Some(&template)).await?;
+                store
+                    .set_stage_prompt(repo.id, stage, Some(&template))
+                    .await?;
                 println!("the {stage} prompt of {} is replaced", repo.name);
                 return Ok(());
             }
             let own = store.stage_prompt(repo.id, stage).await?;
             let shown = own
                 .clone()
-                .or_else(|| crate::domain::stage_prompts::default_stage_template(stage).map(str::to_owned))
+                .or_else(|| {
+                    crate::domain::stage_prompts::default_stage_template(stage).map(str::to_owned)
+                })
                 .unwrap_or_default();
             if own.is_none() {
                 eprintln!("(the built-in {stage} prompt)");

@@ -34,5 +34,5 @@ pub use managed_comment::CommentKind;
 pub use outbox_entry::{OutboxEntry, OutboxEntryId, OutboxOperation, OutboxState};
 pub use repo::{NewRepo, Repo, RepoId};
 pub use repo_name::{RepoName, RepoNameError};
-pub use test_results::ScenarioResult;
 pub use run::{LogChunk, LogStream, Run, RunId, RunStatus, SandboxBackend, Stage};
+pub use test_results::ScenarioResult;

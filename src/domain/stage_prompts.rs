@@ -90,7 +90,10 @@ pub fn fill_stage_template(template: &str, values: &StagePromptValues<'_>) -> St
     let instructions = if values.instructions.trim().is_empty() {
         String::new()
     } else {
-        format!("Instructions from the repository owner:\n\n{}", values.instructions.trim())
+        format!(
+            "Instructions from the repository owner:\n\n{}",
+            values.instructions.trim()
+        )
     };
     let pr_number = values.pr_number.to_string();
     let value_of = |name: &str| -> Option<&str> {
@@ -111,7 +114,10 @@ pub fn fill_stage_template(template: &str, values: &StagePromptValues<'_>) -> St
     while let Some(open) = rest.find("{{") {
         filled.push_str(&rest[..open]);
         let after = &rest[open + 2..];
-        match after.find("}}").and_then(|close| value_of(&after[..close]).map(|value| (close, value))) {
+        match after
+            .find("}}")
+            .and_then(|close| value_of(&after[..close]).map(|value| (close, value)))
+        {
             Some((close, value)) => {
                 filled.push_str(value);
                 rest = &after[close + 2..];

@@ -35,7 +35,8 @@ pub const EVIDENCE_MAX_CHARS: usize = 8_000;
 
 /// Reads the agent's `results.json`.
 pub fn parse_test_results(text: &str) -> Result<Vec<ScenarioResult>, ResultsError> {
-    let file: ResultsFile = serde_json::from_str(text).map_err(|error| ResultsError::Shape(error.to_string()))?;
+    let file: ResultsFile =
+        serde_json::from_str(text).map_err(|error| ResultsError::Shape(error.to_string()))?;
     if file.scenarios.is_empty() {
         return Err(ResultsError::Empty);
     }
@@ -48,7 +49,12 @@ pub fn parse_test_results(text: &str) -> Result<Vec<ScenarioResult>, ResultsErro
                 return Err(ResultsError::Unnamed(index + 1));
             }
             if scenario.evidence.chars().count() > EVIDENCE_MAX_CHARS {
-                scenario.evidence = scenario.evidence.chars().take(EVIDENCE_MAX_CHARS).collect::<String>() + "…";
+                scenario.evidence = scenario
+                    .evidence
+                    .chars()
+                    .take(EVIDENCE_MAX_CHARS)
+                    .collect::<String>()
+                    + "…";
             }
             Ok(scenario)
         })
@@ -64,7 +70,10 @@ pub fn scenario_key(name: &str) -> String {
         .join(" ")
         .to_lowercase();
     let digest = Sha256::digest(normalized.as_bytes());
-    digest[..6].iter().map(|byte| format!("{byte:02x}")).collect()
+    digest[..6]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 /// The hidden first line of the issue filed for a failing scenario.
@@ -107,8 +116,14 @@ pub fn results_summary(lines: &[SummaryLine<'_>], run_id: i64, note: Option<&str
             "| {} | {} | {} | {} |\n",
             index + 1,
             cell(&line.scenario.name),
-            if line.scenario.passed { "✅ passed" } else { "❌ failed" },
-            line.issue_number.map(|n| format!("#{n}")).unwrap_or_default()
+            if line.scenario.passed {
+                "✅ passed"
+            } else {
+                "❌ failed"
+            },
+            line.issue_number
+                .map(|n| format!("#{n}"))
+                .unwrap_or_default()
         ));
     }
     if let Some(note) = note {
@@ -126,24 +141,59 @@ mod tests {
         let parsed = parse_test_results(r#"{"scenarios": [{"name": " Login ", "passed": true}, {"name": "Button", "passed": false, "evidence": "20px"}]}"#).unwrap();
         assert_eq!(parsed[0].name, "Login");
         assert!(!parsed[1].passed);
-        assert!(matches!(parse_test_results("not json"), Err(ResultsError::Shape(_))));
-        assert_eq!(parse_test_results(r#"{"scenarios": []}"#), Err(ResultsError::Empty));
-        assert_eq!(parse_test_results(r#"{"scenarios": [{"name": "", "passed": true}]}"#), Err(ResultsError::Unnamed(1)));
-        assert!(matches!(parse_test_results(r#"{"scenarios": [{"name": "x"}]}"#), Err(ResultsError::Shape(_))));
+        assert!(matches!(
+            parse_test_results("not json"),
+            Err(ResultsError::Shape(_))
+        ));
+        assert_eq!(
+            parse_test_results(r#"{"scenarios": []}"#),
+            Err(ResultsError::Empty)
+        );
+        assert_eq!(
+            parse_test_results(r#"{"scenarios": [{"name": "", "passed": true}]}"#),
+            Err(ResultsError::Unnamed(1))
+        );
+        assert!(matches!(
+            parse_test_results(r#"{"scenarios": [{"name": "x"}]}"#),
+            Err(ResultsError::Shape(_))
+        ));
     }
 
     #[test]
     fn a_scenario_keeps_its_key_across_spacing_and_case() {
-        assert_eq!(scenario_key("Button  is 44px"), scenario_key("button is 44PX"));
-        assert_ne!(scenario_key("Button is 44px"), scenario_key("Button is 45px"));
+        assert_eq!(
+            scenario_key("Button  is 44px"),
+            scenario_key("button is 44PX")
+        );
+        assert_ne!(
+            scenario_key("Button is 44px"),
+            scenario_key("Button is 45px")
+        );
     }
 
     #[test]
     fn the_summary_counts_and_links() {
-        let passed = ScenarioResult { name: "Login".into(), passed: true, evidence: String::new() };
-        let failed = ScenarioResult { name: "A | B".into(), passed: false, evidence: "x".into() };
+        let passed = ScenarioResult {
+            name: "Login".into(),
+            passed: true,
+            evidence: String::new(),
+        };
+        let failed = ScenarioResult {
+            name: "A | B".into(),
+            passed: false,
+            evidence: "x".into(),
+        };
         let summary = results_summary(
-            &[SummaryLine { scenario: &passed, issue_number: None }, SummaryLine { scenario: &failed, issue_number: Some(9) }],
+            &[
+                SummaryLine {
+                    scenario: &passed,
+                    issue_number: None,
+                },
+                SummaryLine {
+                    scenario: &failed,
+                    issue_number: Some(9),
+                },
+            ],
             4,
             None,
         );

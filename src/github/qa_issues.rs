@@ -15,7 +15,10 @@ use crate::store::{Store, StoredTestResult};
 pub const QA_LABEL: &str = "handoff-qa";
 
 fn issue_path(repo: &Repo, number: u64) -> String {
-    format!("/repos/{}/{}/issues/{number}", repo.name.owner, repo.name.name)
+    format!(
+        "/repos/{}/{}/issues/{number}",
+        repo.name.owner, repo.name.name
+    )
 }
 
 /// Files (or updates and reopens) the issue of a failing scenario; returns its number.
@@ -31,19 +34,33 @@ pub async fn file_failure_issue(
     let title = format!("QA: {} (#{pr_number})", result.result.name);
     let update = json!({ "title": title, "body": body, "state": "open" });
 
-    let mut known = store.qa_issue(repo.id, pr_number, &result.scenario_key).await?;
+    let mut known = store
+        .qa_issue(repo.id, pr_number, &result.scenario_key)
+        .await?;
     if known.is_none() {
         let marker = failure_issue_marker(pr_number, &result.scenario_key);
         let (issues, _) = client.labeled_issues(store, &repo.name, QA_LABEL).await?;
         known = issues
             .iter()
-            .find(|issue| issue.body.as_deref().and_then(|b| b.lines().next()).map(str::trim) == Some(marker.as_str()))
+            .find(|issue| {
+                issue
+                    .body
+                    .as_deref()
+                    .and_then(|b| b.lines().next())
+                    .map(str::trim)
+                    == Some(marker.as_str())
+            })
             .map(|issue| issue.number);
     }
     if let Some(number) = known {
-        match client.patch_json::<WireIssue>(&issue_path(repo, number), &update).await {
+        match client
+            .patch_json::<WireIssue>(&issue_path(repo, number), &update)
+            .await
+        {
             Ok(issue) => {
-                store.set_test_result_issue(result, repo.id, pr_number, issue.number).await?;
+                store
+                    .set_test_result_issue(result, repo.id, pr_number, issue.number)
+                    .await?;
                 return Ok(issue.number);
             }
             Err(GithubError::NotFound { .. }) => {}
@@ -63,7 +80,11 @@ pub async fn file_failure_issue(
 }
 
 /// Closes the issue of a scenario that passes now.
-pub async fn close_fixed_issue(client: &GithubClient, repo: &Repo, number: u64) -> Result<(), GithubError> {
+pub async fn close_fixed_issue(
+    client: &GithubClient,
+    repo: &Repo,
+    number: u64,
+) -> Result<(), GithubError> {
     match client
         .patch_json::<WireIssue>(&issue_path(repo, number), &json!({ "state": "closed" }))
         .await

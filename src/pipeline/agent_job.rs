@@ -88,11 +88,16 @@ pub(crate) fn humanize(duration: Duration) -> String {
 
 impl Pipeline {
     pub(crate) fn host_git(&self) -> HostGit {
-        HostGit::new(&self.github.endpoints().web_base, self.github.token().clone())
+        HostGit::new(
+            &self.github.endpoints().web_base,
+            self.github.token().clone(),
+        )
     }
 
     pub(crate) fn workspace_of(&self, run_id: RunId) -> PathBuf {
-        self.data_dir.join("workspaces").join(format!("run-{run_id}"))
+        self.data_dir
+            .join("workspaces")
+            .join(format!("run-{run_id}"))
     }
 
     pub(crate) fn cache_root(&self) -> PathBuf {
@@ -150,7 +155,8 @@ impl Pipeline {
             .and_then(|()| std::fs::create_dir_all(workspace.join("out")))
             .map_err(|error| Stop::failed("workspace", error.to_string()))?;
         let git = self.host_git();
-        log.say(&format!("fetching {} into the cache", repo.name)).await?;
+        log.say(&format!("fetching {} into the cache", repo.name))
+            .await?;
         let cache = git
             .update_cache(&self.cache_root(), &repo.name)
             .await
@@ -159,22 +165,35 @@ impl Pipeline {
             (branch.to_owned(), None)
         } else {
             match base_for_new {
-                Some(base) if git.branch_exists(&cache, base).await => (base.to_owned(), Some(branch.to_owned())),
+                Some(base) if git.branch_exists(&cache, base).await => {
+                    (base.to_owned(), Some(branch.to_owned()))
+                }
                 Some(base) => {
-                    return Err(Stop::failed("no_base_branch", format!("the base branch {base} does not exist on GitHub")))
+                    return Err(Stop::failed(
+                        "no_base_branch",
+                        format!("the base branch {base} does not exist on GitHub"),
+                    ))
                 }
                 None => {
                     return Err(Stop::failed(
                         "no_branch",
-                        format!("the branch {branch} is not in {} (a PR from a fork?)", repo.name),
+                        format!(
+                            "the branch {branch} is not in {} (a PR from a fork?)",
+                            repo.name
+                        ),
                     ))
                 }
             }
         };
         let in_place = setup.sandbox.works_in_place();
         let start_sha = if in_place {
-            git.make_working_copy(&cache, &workspace.join("repo"), &checkout, new_branch.as_deref())
-                .await
+            git.make_working_copy(
+                &cache,
+                &workspace.join("repo"),
+                &checkout,
+                new_branch.as_deref(),
+            )
+            .await
         } else {
             git.bundle_branch(&cache, &checkout, &workspace.join("handoff/repo.bundle"))
                 .await
@@ -187,7 +206,11 @@ impl Pipeline {
                 Some(_) => format!("new, from {checkout}"),
                 None => "its current tip".to_owned(),
             },
-            if in_place { "" } else { "; made in the sandbox from a bundle" }
+            if in_place {
+                ""
+            } else {
+                "; made in the sandbox from a bundle"
+            }
         ))
         .await?;
         Ok(WorkingCopy {
@@ -216,7 +239,8 @@ impl Pipeline {
         let store = &self.store;
         let job_script = JobScript {
             run_id,
-            clone_from_bundle: (!copy.in_place).then_some((copy.checkout.as_str(), copy.new_branch.as_deref())),
+            clone_from_bundle: (!copy.in_place)
+                .then_some((copy.checkout.as_str(), copy.new_branch.as_deref())),
             stage,
             agent_command: &setup.agent_command,
             start_sha: &copy.start_sha,
@@ -235,7 +259,9 @@ impl Pipeline {
             write(handoff.join("inputs").join(name), text)?;
         }
         let branch = copy.new_branch.as_deref().unwrap_or(&copy.checkout);
-        store.record_run_start(run_id, branch, &copy.start_sha, files.prompt).await?;
+        store
+            .record_run_start(run_id, branch, &copy.start_sha, files.prompt)
+            .await?;
 
         log.say(&format!(
             "starting the {} sandbox ({} limit)",
@@ -253,7 +279,9 @@ impl Pipeline {
             limits: self.settings.limits,
         };
         let end = setup.sandbox.run(&job, JobControl { events, cancel }).await;
-        let recorded = recorder.await.map_err(|error| Stop::failed("log", error.to_string()))?;
+        let recorded = recorder
+            .await
+            .map_err(|error| Stop::failed("log", error.to_string()))?;
         recorded?;
         let end = end.map_err(|error| Stop::failed("sandbox", error.to_string()))?;
         let see_log = format!("see its log: `handoff runs logs {run_id}`");
@@ -261,7 +289,10 @@ impl Pipeline {
             SandboxEnd::Cancelled => Err(Stop::Cancelled),
             SandboxEnd::TimedOut => Err(Stop::failed(
                 "timed_out",
-                format!("the run took longer than {} and was stopped; {see_log}", humanize(setup.timeout)),
+                format!(
+                    "the run took longer than {} and was stopped; {see_log}",
+                    humanize(setup.timeout)
+                ),
             )),
             SandboxEnd::Exited(0) => Ok(workspace.join("out")),
             SandboxEnd::Exited(code) => Err(Stop::failed(
@@ -295,14 +326,21 @@ impl Pipeline {
             .import_bundle(&copy.cache, &bundle, &run_ref)
             .await
             .map_err(|error| Stop::failed("bundle", error.to_string()))?;
-        if !git.is_ancestor(&copy.cache, &copy.start_sha, &end_sha).await {
-            return Err(Stop::failed("rewritten_history", GitError::RewrittenHistory.to_string()));
+        if !git
+            .is_ancestor(&copy.cache, &copy.start_sha, &end_sha)
+            .await
+        {
+            return Err(Stop::failed(
+                "rewritten_history",
+                GitError::RewrittenHistory.to_string(),
+            ));
         }
         let commits = git
             .commits_between(&copy.cache, &copy.start_sha, &end_sha)
             .await
             .map_err(|error| Stop::failed("bundle", error.to_string()))?;
-        log.say(&format!("pushing {commits} commit(s) to {branch}")).await?;
+        log.say(&format!("pushing {commits} commit(s) to {branch}"))
+            .await?;
         git.push(&copy.cache, &repo.name, &run_ref, branch, protected)
             .await
             .map_err(|error| match error {

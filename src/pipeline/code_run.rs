@@ -21,7 +21,9 @@ use super::{Pipeline, PipelineError};
 use crate::domain::code_prompt::{code_prompt, CodePromptParts};
 use crate::domain::follow_ups_comment::follow_ups_comment_content;
 use crate::domain::run_event::{RunEvent, RunEventKind};
-use crate::domain::{code_run_kind, CodeRunKind, CommentKind, FeedbackId, Repo, Run, RunId, SandboxBackend, Stage};
+use crate::domain::{
+    code_run_kind, CodeRunKind, CommentKind, FeedbackId, Repo, Run, RunId, SandboxBackend, Stage,
+};
 use crate::github::comment_publishing::{publish_agent_output, CommentPlace};
 use crate::github::feedback_pull_request::{ensure_feedback_pull_request, PullRequestAction};
 use crate::store::{CodeRunRequest, RunOutcome, StartedCodeRun, StoreError};
@@ -114,7 +116,9 @@ impl Pipeline {
             }
             .into());
         }
-        let setup = self.agent_setup(&repo, options.backend, options.timeout).await?;
+        let setup = self
+            .agent_setup(&repo, options.backend, options.timeout)
+            .await?;
         let backend = setup.sandbox.backend();
         let started = self
             .store
@@ -132,7 +136,6 @@ impl Pipeline {
             setup,
         })
     }
-
 }
 
 impl BegunCodeRun {
@@ -324,7 +327,10 @@ impl BegunCodeRun {
         let newest = follow_ups.iter().rev().find(|f| f.included_in_prompts);
         let commit_message = match (kind, newest) {
             (CodeRunKind::First, _) | (_, None) => {
-                format!("{}\n\nHandoff feedback {}, run {run_id}.\n", feedback.title, feedback.public_id)
+                format!(
+                    "{}\n\nHandoff feedback {}, run {run_id}.\n",
+                    feedback.title, feedback.public_id
+                )
             }
             (_, Some(follow_up)) => format!(
                 "{}\n\nFollow-up: {}\n\nHandoff feedback {}, run {run_id}.\n",

@@ -246,10 +246,20 @@ impl HostGit {
     }
 
     /// The diff of `head` against where it left `base` (what a PR shows), from `cache`.
-    pub async fn pull_request_diff(&self, cache: &Path, base: &str, head: &str) -> Result<String, GitError> {
+    pub async fn pull_request_diff(
+        &self,
+        cache: &Path,
+        base: &str,
+        head: &str,
+    ) -> Result<String, GitError> {
         self.git(
             cache,
-            &["diff", "--no-color", "--no-ext-diff", &format!("refs/heads/{base}...refs/heads/{head}")],
+            &[
+                "diff",
+                "--no-color",
+                "--no-ext-diff",
+                &format!("refs/heads/{base}...refs/heads/{head}"),
+            ],
             false,
         )
         .await

@@ -23,9 +23,13 @@ use super::run_log::RunLog;
 use super::run_supervision::supervise;
 use super::{Pipeline, PipelineError};
 use crate::domain::run_event::RunEventKind;
-use crate::domain::stage_prompts::{default_stage_template, fill_stage_template, StagePromptValues};
+use crate::domain::stage_prompts::{
+    default_stage_template, fill_stage_template, StagePromptValues,
+};
 use crate::domain::test_results::{parse_test_results, results_summary, SummaryLine};
-use crate::domain::{CommentKind, Repo, RepoName, Run, RunId, SandboxBackend, Stage, VersionOrigin};
+use crate::domain::{
+    CommentKind, Repo, RepoName, Run, RunId, SandboxBackend, Stage, VersionOrigin,
+};
 use crate::github::comment_publishing::{publish_agent_output, read_back, CommentPlace, ReadBack};
 use crate::github::qa_issues::{close_fixed_issue, file_failure_issue};
 use crate::github::wire::WirePull;
@@ -68,9 +72,12 @@ pub struct QaReport {
 
 impl QaReport {
     pub fn succeeded(&self) -> bool {
-        self.stages
-            .iter()
-            .all(|stage| matches!(stage.result, QaResult::Succeeded { .. } | QaResult::Skipped { .. }))
+        self.stages.iter().all(|stage| {
+            matches!(
+                stage.result,
+                QaResult::Succeeded { .. } | QaResult::Skipped { .. }
+            )
+        })
     }
 }
 
@@ -118,7 +125,10 @@ impl Pipeline {
         let repo = self.store.repo_by_name(repo).await?;
         let pull: WirePull = self
             .github
-            .get_json(&format!("/repos/{}/{}/pulls/{pr_number}", repo.name.owner, repo.name.name))
+            .get_json(&format!(
+                "/repos/{}/{}/pulls/{pr_number}",
+                repo.name.owner, repo.name.name
+            ))
             .await?;
         if pull.state() != crate::domain::PullRequestState::Open {
             return Err(PipelineError::PullRequestNotOpen {
@@ -133,7 +143,9 @@ impl Pipeline {
         if !options.force {
             let mut checked = Vec::new();
             for stage in stages {
-                let Some(kind) = stage_comment(*stage) else { continue };
+                let Some(kind) = stage_comment(*stage) else {
+                    continue;
+                };
                 if checked.contains(&kind) {
                     continue;
                 }
@@ -143,7 +155,9 @@ impl Pipeline {
                     pr_number,
                     kind,
                 };
-                if let ReadBack::Present { version, .. } = read_back(&self.github, &self.store, place).await? {
+                if let ReadBack::Present { version, .. } =
+                    read_back(&self.github, &self.store, place).await?
+                {
                     if version.origin != VersionOrigin::Agent {
                         return Err(PipelineError::OwnerEdits {
                             stage: *stage,
@@ -166,13 +180,18 @@ impl Pipeline {
                 .into());
             }
         }
-        let setup = self.agent_setup(&repo, options.backend, options.timeout).await?;
+        let setup = self
+            .agent_setup(&repo, options.backend, options.timeout)
+            .await?;
         let run = self
             .store
             .start_stage_run(&StageRunRequest {
                 repo_id: repo.id,
                 pr_number,
-                feedback_id: self.store.feedback_of_pull_request(repo.id, pr_number).await?,
+                feedback_id: self
+                    .store
+                    .feedback_of_pull_request(repo.id, pr_number)
+                    .await?,
                 stage,
                 backend: setup.sandbox.backend(),
                 agent_preset: repo.agent_preset.clone(),
@@ -248,7 +267,8 @@ impl BegunQa {
                     })
                     .await?;
                 store.mark_run_running(child.id, None).await?;
-                let _child_supervision = supervise(store.clone(), child.id, interval, cancel_sender.clone());
+                let _child_supervision =
+                    supervise(store.clone(), child.id, interval, cancel_sender.clone());
                 log.say(&format!("{stage}: run {}", child.id)).await?;
                 let result = self.run_stage(child.id, stage, cancel.clone()).await?;
                 let ok = matches!(result, QaResult::Succeeded { .. });
@@ -272,11 +292,18 @@ impl BegunQa {
     }
 
     /// Runs one stage as run `run_id` and records its end on that run.
-    async fn run_stage(&self, run_id: RunId, stage: Stage, cancel: watch::Receiver<bool>) -> Result<QaResult, PipelineError> {
+    async fn run_stage(
+        &self,
+        run_id: RunId,
+        stage: Stage,
+        cancel: watch::Receiver<bool>,
+    ) -> Result<QaResult, PipelineError> {
         let store = &self.pipeline.store;
         let log = RunLog::new(store.clone(), run_id);
         let workspace = self.pipeline.workspace_of(run_id);
-        let outcome = self.execute_stage(&log, &workspace, run_id, stage, cancel).await;
+        let outcome = self
+            .execute_stage(&log, &workspace, run_id, stage, cancel)
+            .await;
         if !self.pipeline.settings.keep_workspaces {
             let _ = std::fs::remove_dir_all(&workspace);
         }
@@ -309,7 +336,8 @@ impl BegunQa {
                 )
             }
             Err(Stop::Cancelled) => {
-                log.say("cancelled by the owner; the sandbox was stopped").await?;
+                log.say("cancelled by the owner; the sandbox was stopped")
+                    .await?;
                 (
                     QaResult::Cancelled,
                     RunOutcome::Cancelled {
@@ -323,12 +351,23 @@ impl BegunQa {
         }
         store.finish_run(run_id, &run_outcome).await?;
         let (kind, message) = match &result {
-            QaResult::Succeeded { detail } => (RunEventKind::RunSucceeded, format!("{stage} on PR #{}: {detail}", self.pull.number)),
-            QaResult::Failed { message, .. } => (RunEventKind::RunFailed, format!("{stage} on PR #{} failed: {message}", self.pull.number)),
-            QaResult::Cancelled => (RunEventKind::RunFailed, format!("{stage} on PR #{} was cancelled", self.pull.number)),
+            QaResult::Succeeded { detail } => (
+                RunEventKind::RunSucceeded,
+                format!("{stage} on PR #{}: {detail}", self.pull.number),
+            ),
+            QaResult::Failed { message, .. } => (
+                RunEventKind::RunFailed,
+                format!("{stage} on PR #{} failed: {message}", self.pull.number),
+            ),
+            QaResult::Cancelled => (
+                RunEventKind::RunFailed,
+                format!("{stage} on PR #{} was cancelled", self.pull.number),
+            ),
             QaResult::Skipped { .. } => return Ok(result),
         };
-        store.record_run_event(run_id, self.run.feedback_id, kind, &message).await?;
+        store
+            .record_run_event(run_id, self.run.feedback_id, kind, &message)
+            .await?;
         Ok(result)
     }
 
@@ -367,7 +406,12 @@ impl BegunQa {
         )
         .await
         .map(|published| published.version.number)
-        .map_err(|error| Stop::failed("github", format!("the {kind} comment could not be posted: {error}")))
+        .map_err(|error| {
+            Stop::failed(
+                "github",
+                format!("the {kind} comment could not be posted: {error}"),
+            )
+        })
     }
 
     async fn execute_stage(
@@ -407,8 +451,14 @@ impl BegunQa {
                 review = match self.read_input(CommentKind::Review).await? {
                     Some(content) => content,
                     None => {
-                        self.note(log, run_id, "review comment not found: planned without a review").await?;
-                        "(There is no code review on this PR: the review comment was not found.)".to_owned()
+                        self.note(
+                            log,
+                            run_id,
+                            "review comment not found: planned without a review",
+                        )
+                        .await?;
+                        "(There is no code review on this PR: the review comment was not found.)"
+                            .to_owned()
                     }
                 };
                 inputs.push(("review.md".to_owned(), review.clone()));
@@ -418,7 +468,8 @@ impl BegunQa {
                 plan = match self.read_input(CommentKind::Plan).await? {
                     Some(content) => content,
                     None => {
-                        self.note(log, run_id, "plan comment not found: test planned anew").await?;
+                        self.note(log, run_id, "plan comment not found: test planned anew")
+                            .await?;
                         "(There is no test plan on this PR: the plan comment was not found. Make a test plan \
                          yourself first, write it to $HANDOFF_OUTPUT_DIR/output.md, then run it.)"
                             .to_owned()
@@ -428,16 +479,24 @@ impl BegunQa {
                 values.plan = &plan;
             }
             Stage::Fix => {
-                let Some(results) = store.latest_test_results(self.repo.id, pr_number).await? else {
+                let Some(results) = store.latest_test_results(self.repo.id, pr_number).await?
+                else {
                     return Err(Stop::failed(
                         "no_results",
                         format!("no test results are stored for PR #{pr_number}: run the test stage first"),
                     ));
                 };
-                let failing: Vec<_> = results.results.iter().filter(|r| !r.result.passed).collect();
+                let failing: Vec<_> = results
+                    .results
+                    .iter()
+                    .filter(|r| !r.result.passed)
+                    .collect();
                 if failing.is_empty() {
                     return Ok(StageDone {
-                        detail: format!("nothing to fix: every scenario of run {} passed", results.run_id),
+                        detail: format!(
+                            "nothing to fix: every scenario of run {} passed",
+                            results.run_id
+                        ),
                         output: None,
                         end_sha: None,
                     });
@@ -450,7 +509,10 @@ impl BegunQa {
                             "{}. {}{}\n   Evidence: {}",
                             index + 1,
                             result.result.name,
-                            result.issue_number.map(|n| format!(" (issue #{n})")).unwrap_or_default(),
+                            result
+                                .issue_number
+                                .map(|n| format!(" (issue #{n})"))
+                                .unwrap_or_default(),
                             result.result.evidence.replace('\n', "\n   ")
                         )
                     })
@@ -459,7 +521,8 @@ impl BegunQa {
                 let scenarios: Vec<_> = results.results.iter().map(|r| &r.result).collect();
                 inputs.push((
                     "results.json".to_owned(),
-                    serde_json::to_string_pretty(&serde_json::json!({ "scenarios": scenarios })).unwrap_or_default(),
+                    serde_json::to_string_pretty(&serde_json::json!({ "scenarios": scenarios }))
+                        .unwrap_or_default(),
                 ));
                 values.failures = &failures;
                 latest_results = Some(results);
@@ -485,7 +548,8 @@ impl BegunQa {
             None => default_stage_template(stage).unwrap_or_default().to_owned(),
         };
         let prompt = fill_stage_template(&template, &values);
-        let commit_message = format!("Fix QA failures on #{pr_number}\n\nHandoff {stage} run {run_id}.\n");
+        let commit_message =
+            format!("Fix QA failures on #{pr_number}\n\nHandoff {stage} run {run_id}.\n");
         let out = self
             .pipeline
             .run_agent(
@@ -506,17 +570,22 @@ impl BegunQa {
 
         match stage {
             Stage::Review | Stage::Plan => {
-                let what = if stage == Stage::Review { "review" } else { "test plan" };
+                let what = if stage == Stage::Review {
+                    "review"
+                } else {
+                    "test plan"
+                };
                 let Some(text) = read_optional(&out.join("output.md")) else {
                     return Err(Stop::failed("no_output", format!("the agent wrote no {what} (out/output.md is missing or empty); {see_log}")));
                 };
                 let kind = stage_comment(stage).unwrap_or(CommentKind::Review);
                 let version = self.publish(run_id, kind, &text).await?;
-                let cut = if text.chars().count() > crate::domain::managed_comment::CONTENT_LIMIT_CHARS {
-                    " (cut to fit GitHub; the full text is kept on the run)"
-                } else {
-                    ""
-                };
+                let cut =
+                    if text.chars().count() > crate::domain::managed_comment::CONTENT_LIMIT_CHARS {
+                        " (cut to fit GitHub; the full text is kept on the run)"
+                    } else {
+                        ""
+                    };
                 Ok(StageDone {
                     detail: format!("{what} posted on PR #{pr_number} (version {version}){cut}"),
                     output: Some(text),
@@ -527,20 +596,38 @@ impl BegunQa {
                 let Some(text) = read_optional(&out.join("results.json")) else {
                     return Err(Stop::failed("no_output", format!("the agent wrote no results (out/results.json is missing or empty); {see_log}")));
                 };
-                let results = parse_test_results(&text).map_err(|error| Stop::failed("bad_results", format!("{error}; {see_log}")))?;
-                let stored = store.record_test_results(run_id, self.repo.id, pr_number, &results).await?;
+                let results = parse_test_results(&text)
+                    .map_err(|error| Stop::failed("bad_results", format!("{error}; {see_log}")))?;
+                let stored = store
+                    .record_test_results(run_id, self.repo.id, pr_number, &results)
+                    .await?;
                 let github = &self.pipeline.github;
                 let mut issues = Vec::new();
                 for result in &stored {
                     if !result.result.passed {
-                        let number = file_failure_issue(github, store, &self.repo, pr_number, run_id, result)
-                            .await
-                            .map_err(|error| Stop::failed("github", format!("the issue for \"{}\" could not be filed: {error}", result.result.name)))?;
+                        let number = file_failure_issue(
+                            github, store, &self.repo, pr_number, run_id, result,
+                        )
+                        .await
+                        .map_err(|error| {
+                            Stop::failed(
+                                "github",
+                                format!(
+                                    "the issue for \"{}\" could not be filed: {error}",
+                                    result.result.name
+                                ),
+                            )
+                        })?;
                         issues.push(number);
-                    } else if let Some(number) = store.qa_issue(self.repo.id, pr_number, &result.scenario_key).await? {
+                    } else if let Some(number) = store
+                        .qa_issue(self.repo.id, pr_number, &result.scenario_key)
+                        .await?
+                    {
                         close_fixed_issue(github, &self.repo, number)
                             .await
-                            .map_err(|error: GithubError| Stop::failed("github", error.to_string()))?;
+                            .map_err(|error: GithubError| {
+                                Stop::failed("github", error.to_string())
+                            })?;
                     }
                 }
                 let stored = store.test_results_of_run(run_id).await?;
@@ -566,7 +653,14 @@ impl BegunQa {
                         if issues.is_empty() {
                             String::new()
                         } else {
-                            format!("; issues {}", issues.iter().map(|n| format!("#{n}")).collect::<Vec<_>>().join(", "))
+                            format!(
+                                "; issues {}",
+                                issues
+                                    .iter()
+                                    .map(|n| format!("#{n}"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
                         }
                     ),
                     output: Some(output),
@@ -579,7 +673,10 @@ impl BegunQa {
                     .push_agent_commits(log, run_id, &out, &copy, &self.repo, head, base)
                     .await?;
                 let Some((end_sha, commits)) = pushed else {
-                    return Err(Stop::failed("no_changes", format!("the agent changed nothing; {see_log}")));
+                    return Err(Stop::failed(
+                        "no_changes",
+                        format!("the agent changed nothing; {see_log}"),
+                    ));
                 };
                 if let Some(results) = &latest_results {
                     let lines: Vec<SummaryLine<'_>> = results
@@ -612,10 +709,17 @@ impl Pipeline {
     /// The PR's title, for prompts (empty when GitHub cannot say).
     async fn github_title(&self, repo: &Repo, pr_number: u64) -> String {
         self.github
-            .get_json::<serde_json::Value>(&format!("/repos/{}/{}/pulls/{pr_number}", repo.name.owner, repo.name.name))
+            .get_json::<serde_json::Value>(&format!(
+                "/repos/{}/{}/pulls/{pr_number}",
+                repo.name.owner, repo.name.name
+            ))
             .await
             .ok()
-            .and_then(|pull| pull.get("title").and_then(|t| t.as_str()).map(str::to_owned))
+            .and_then(|pull| {
+                pull.get("title")
+                    .and_then(|t| t.as_str())
+                    .map(str::to_owned)
+            })
             .unwrap_or_default()
     }
 }
@@ -635,7 +739,12 @@ fn full_auto_outcome(stages: &[QaStageReport]) -> RunOutcome {
         .map(|stage| format!("{}: {}", stage.stage, describe(&stage.result)))
         .collect::<Vec<_>>()
         .join("\n");
-    match stages.iter().find(|stage| !matches!(stage.result, QaResult::Succeeded { .. } | QaResult::Skipped { .. })) {
+    match stages.iter().find(|stage| {
+        !matches!(
+            stage.result,
+            QaResult::Succeeded { .. } | QaResult::Skipped { .. }
+        )
+    }) {
         None => RunOutcome::Succeeded {
             exit_code: Some(0),
             end_sha: None,
@@ -649,12 +758,20 @@ fn full_auto_outcome(stages: &[QaStageReport]) -> RunOutcome {
         },
         Some(stage) => RunOutcome::Failed {
             failure_code: "stage_failed".to_owned(),
-            message: format!("the {} stage failed: {}", stage.stage, describe(&stage.result)),
+            message: format!(
+                "the {} stage failed: {}",
+                stage.stage,
+                describe(&stage.result)
+            ),
             exit_code: None,
         },
     }
 }
 
-async fn finish(store: &crate::store::Store, run_id: RunId, outcome: &RunOutcome) -> Result<(), StoreError> {
+async fn finish(
+    store: &crate::store::Store,
+    run_id: RunId,
+    outcome: &RunOutcome,
+) -> Result<(), StoreError> {
     store.finish_run(run_id, outcome).await.map(|_| ())
 }

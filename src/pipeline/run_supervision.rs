@@ -27,7 +27,7 @@ pub fn supervise(
     store: Store,
     run_id: RunId,
     interval: Duration,
-    cancel: watch::Sender<bool>,
+    cancel: Arc<watch::Sender<bool>>,
 ) -> Supervision {
     let task = tokio::spawn(async move {
         loop {

@@ -55,10 +55,11 @@ impl Store {
         if request.takes_quota {
             let quota = quota_status_in(&mut *transaction, request.repo_id, now).await?;
             if let (true, Some(limit)) = (quota.is_exhausted(), quota.quota) {
-                let (owner, name): (String, String) = sqlx::query_as("SELECT owner, name FROM repos WHERE id = ?")
-                    .bind(request.repo_id.0)
-                    .fetch_one(&mut *transaction)
-                    .await?;
+                let (owner, name): (String, String) =
+                    sqlx::query_as("SELECT owner, name FROM repos WHERE id = ?")
+                        .bind(request.repo_id.0)
+                        .fetch_one(&mut *transaction)
+                        .await?;
                 return Err(StoreError::QuotaExhausted {
                     repo: format!("{owner}/{name}"),
                     quota: limit,
@@ -107,21 +108,30 @@ impl Store {
     }
 
     /// The feedback item whose PR is `pr_number` of `repo_id`, if any.
-    pub async fn feedback_of_pull_request(&self, repo_id: RepoId, pr_number: u64) -> Result<Option<FeedbackId>, StoreError> {
-        let id: Option<i64> = sqlx::query_scalar("SELECT id FROM feedback WHERE repo_id = ? AND pr_number = ?")
-            .bind(repo_id.0)
-            .bind(pr_number as i64)
-            .fetch_optional(&self.pool)
-            .await?;
+    pub async fn feedback_of_pull_request(
+        &self,
+        repo_id: RepoId,
+        pr_number: u64,
+    ) -> Result<Option<FeedbackId>, StoreError> {
+        let id: Option<i64> =
+            sqlx::query_scalar("SELECT id FROM feedback WHERE repo_id = ? AND pr_number = ?")
+                .bind(repo_id.0)
+                .bind(pr_number as i64)
+                .fetch_optional(&self.pool)
+                .await?;
         Ok(id.map(FeedbackId))
     }
 
     /// The stage runs of a full-auto chain, in order.
     pub async fn child_runs(&self, parent: RunId) -> Result<Vec<Run>, StoreError> {
-        let rows = sqlx::query(concat!("SELECT ", run_columns!(), " FROM runs WHERE parent_run_id = ? ORDER BY id"))
-            .bind(parent.0)
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE parent_run_id = ? ORDER BY id"
+        ))
+        .bind(parent.0)
+        .fetch_all(&self.pool)
+        .await?;
         rows.iter().map(run_from_row).collect()
     }
 
@@ -154,32 +164,42 @@ impl Store {
         self.test_results_of_run(run_id).await
     }
 
-    pub async fn test_results_of_run(&self, run_id: RunId) -> Result<Vec<StoredTestResult>, StoreError> {
-        let rows: Vec<(i64, i64, String, String, bool, String, Option<i64>)> = sqlx::query_as(
+    pub async fn test_results_of_run(
+        &self,
+        run_id: RunId,
+    ) -> Result<Vec<StoredTestResult>, StoreError> {
+        let rows = sqlx::query(
             "SELECT id, run_id, scenario_key, scenario, passed, evidence, issue_number FROM test_results \
              WHERE run_id = ? ORDER BY position",
         )
         .bind(run_id.0)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(id, run, key, scenario, passed, evidence, issue)| StoredTestResult {
-                id,
-                run_id: RunId(run),
-                scenario_key: key,
-                result: ScenarioResult {
-                    name: scenario,
-                    passed,
-                    evidence,
-                },
-                issue_number: issue.map(|n| n as u64),
+        rows.iter()
+            .map(|row| {
+                use sqlx::Row as _;
+                let issue: Option<i64> = row.try_get("issue_number")?;
+                Ok(StoredTestResult {
+                    id: row.try_get("id")?,
+                    run_id: RunId(row.try_get("run_id")?),
+                    scenario_key: row.try_get("scenario_key")?,
+                    result: ScenarioResult {
+                        name: row.try_get("scenario")?,
+                        passed: row.try_get("passed")?,
+                        evidence: row.try_get("evidence")?,
+                    },
+                    issue_number: issue.map(|n| n as u64),
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// The results of the newest test run of a PR that stored any.
-    pub async fn latest_test_results(&self, repo_id: RepoId, pr_number: u64) -> Result<Option<StageTestResult>, StoreError> {
+    pub async fn latest_test_results(
+        &self,
+        repo_id: RepoId,
+        pr_number: u64,
+    ) -> Result<Option<StageTestResult>, StoreError> {
         let run: Option<i64> = sqlx::query_scalar(
             "SELECT MAX(run_id) FROM test_results WHERE repo_id = ? AND pr_number = ?",
         )
@@ -225,7 +245,12 @@ impl Store {
     }
 
     /// The issue filed earlier for a scenario of a PR, if any.
-    pub async fn qa_issue(&self, repo_id: RepoId, pr_number: u64, scenario_key: &str) -> Result<Option<u64>, StoreError> {
+    pub async fn qa_issue(
+        &self,
+        repo_id: RepoId,
+        pr_number: u64,
+        scenario_key: &str,
+    ) -> Result<Option<u64>, StoreError> {
         let number: Option<i64> = sqlx::query_scalar(
             "SELECT issue_number FROM qa_issues WHERE repo_id = ? AND pr_number = ? AND scenario_key = ?",
         )
@@ -238,7 +263,11 @@ impl Store {
     }
 
     /// Every scenario of a PR that ever had an issue: (scenario key, issue number).
-    pub async fn qa_issues_of_pull_request(&self, repo_id: RepoId, pr_number: u64) -> Result<Vec<(String, u64)>, StoreError> {
+    pub async fn qa_issues_of_pull_request(
+        &self,
+        repo_id: RepoId,
+        pr_number: u64,
+    ) -> Result<Vec<(String, u64)>, StoreError> {
         let rows: Vec<(String, i64)> = sqlx::query_as(
             "SELECT scenario_key, issue_number FROM qa_issues WHERE repo_id = ? AND pr_number = ? ORDER BY issue_number",
         )
@@ -246,20 +275,34 @@ impl Store {
         .bind(pr_number as i64)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows.into_iter().map(|(key, number)| (key, number as u64)).collect())
+        Ok(rows
+            .into_iter()
+            .map(|(key, number)| (key, number as u64))
+            .collect())
     }
 
     /// A repository's own template for a stage, if it has one.
-    pub async fn stage_prompt(&self, repo_id: RepoId, stage: Stage) -> Result<Option<String>, StoreError> {
-        Ok(sqlx::query_scalar("SELECT template FROM repo_stage_prompts WHERE repo_id = ? AND stage = ?")
-            .bind(repo_id.0)
-            .bind(stage.as_str())
-            .fetch_optional(&self.pool)
-            .await?)
+    pub async fn stage_prompt(
+        &self,
+        repo_id: RepoId,
+        stage: Stage,
+    ) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT template FROM repo_stage_prompts WHERE repo_id = ? AND stage = ?",
+        )
+        .bind(repo_id.0)
+        .bind(stage.as_str())
+        .fetch_optional(&self.pool)
+        .await?)
     }
 
     /// Sets (or, with `None`, removes) a repository's template for a stage.
-    pub async fn set_stage_prompt(&self, repo_id: RepoId, stage: Stage, template: Option<&str>) -> Result<(), StoreError> {
+    pub async fn set_stage_prompt(
+        &self,
+        repo_id: RepoId,
+        stage: Stage,
+        template: Option<&str>,
+    ) -> Result<(), StoreError> {
         match template {
             Some(template) => {
                 sqlx::query(

@@ -335,7 +335,9 @@ impl PipelineWorld {
             "Signup button",
             &[("src/button.css", ".signup { height: 20px; }\n")],
         );
-        let number = self.fake.create_pull(REPO, OWNER, "feature/signup", "Signup button");
+        let number = self
+            .fake
+            .create_pull(REPO, OWNER, "feature/signup", "Signup button");
         self.store
             .change_repo_settings(
                 self.repo.id,
@@ -350,7 +352,12 @@ impl PipelineWorld {
     }
 
     /// Runs a QA stage (or the chain) to its end.
-    pub async fn qa(&self, number: u64, stage: handoff::domain::Stage, force: bool) -> handoff::pipeline::qa_run::QaReport {
+    pub async fn qa(
+        &self,
+        number: u64,
+        stage: handoff::domain::Stage,
+        force: bool,
+    ) -> handoff::pipeline::qa_run::QaReport {
         let begun = self
             .pipeline
             .begin_qa(
@@ -382,26 +389,49 @@ impl PipelineWorld {
 pub async fn full_auto_journey(world: &PipelineWorld) {
     let number = world.qa_pull_request().await;
 
-    let report = world.qa(number, handoff::domain::Stage::FullAuto, false).await;
+    let report = world
+        .qa(number, handoff::domain::Stage::FullAuto, false)
+        .await;
 
     assert!(report.succeeded(), "{:#?}", report.stages);
     let stages: Vec<_> = report.stages.iter().map(|stage| stage.stage).collect();
     use handoff::domain::Stage;
-    assert_eq!(stages, [Stage::Review, Stage::Plan, Stage::Test, Stage::Fix]);
-    assert!(world.managed_body(number, "<!-- sandbox-qa-review -->").is_some());
-    assert!(world.managed_body(number, "<!-- sandbox-qa-plan -->").is_some());
-    let results = world.managed_body(number, "<!-- sandbox-qa-results -->").unwrap().1;
-    assert!(results.contains("2 scenarios: 1 passed, 1 failed"), "{results}");
-    assert!(results.contains("A fix was pushed by Handoff run"), "{results}");
+    assert_eq!(
+        stages,
+        [Stage::Review, Stage::Plan, Stage::Test, Stage::Fix]
+    );
+    assert!(world
+        .managed_body(number, "<!-- sandbox-qa-review -->")
+        .is_some());
+    assert!(world
+        .managed_body(number, "<!-- sandbox-qa-plan -->")
+        .is_some());
+    let results = world
+        .managed_body(number, "<!-- sandbox-qa-results -->")
+        .unwrap()
+        .1;
+    assert!(
+        results.contains("2 scenarios: 1 passed, 1 failed"),
+        "{results}"
+    );
+    assert!(
+        results.contains("A fix was pushed by Handoff run"),
+        "{results}"
+    );
     let issues = world.fake.issues(REPO);
     assert_eq!(issues.len(), 1, "{issues:?}");
     assert!(issues[0].1.contains("Button height"));
     assert_eq!(
-        world.fake.file_on_branch(REPO, "feature/signup", "src/button.css").as_deref(),
+        world
+            .fake
+            .file_on_branch(REPO, "feature/signup", "src/button.css")
+            .as_deref(),
         Some(".signup { height: 44px; }\n")
     );
     assert_eq!(report.run.status, handoff::domain::RunStatus::Succeeded);
     let children = world.store.child_runs(report.run.id).await.unwrap();
     assert_eq!(children.len(), 4);
-    assert!(children.iter().all(|run| run.status == handoff::domain::RunStatus::Succeeded));
+    assert!(children
+        .iter()
+        .all(|run| run.status == handoff::domain::RunStatus::Succeeded));
 }

@@ -87,7 +87,11 @@ while IFS= read -r line; do
       passed=false; [ "$outcome" = passed ] && passed=true
       printf '{"name": "%s", "passed": %s, "evidence": "%s"}\n' "$name" "$passed" "$evidence" >> "$out/results.jsonl";;
     @@echo-inputs)
-      for f in "${HANDOFF_INPUT_DIR:?}"/*; do
+      set +f
+      inputs=$(ls "${HANDOFF_INPUT_DIR:?}")
+      set -f
+      for name in $inputs; do
+        f="$HANDOFF_INPUT_DIR/$name"
         [ -f "$f" ] || continue
         echo "--- input $(basename "$f")" >> "$out/output.md"
         cat "$f" >> "$out/output.md"

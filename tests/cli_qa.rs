@@ -1,0 +1,170 @@
+//! `handoff qa …` as a person uses it: the stages in the foreground, the refusal over
+//! the owner's edits and `--force`, a missing input said plainly, and the full chain.
+
+mod support;
+
+use std::path::Path;
+use std::process::Output;
+
+use support::fake_github::{FakeGithub, OWNER};
+use support::pipeline_world::{QA_DIRECTIVES, REPO, SCRIPTED_AGENT};
+use support::secret_service::SecretService;
+
+async fn handoff(
+    data_dir: &Path,
+    keyring: &SecretService,
+    arguments: &[&str],
+    input: &str,
+) -> Output {
+    use tokio::io::AsyncWriteExt as _;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"))
+        .args(arguments)
+        .env("HANDOFF_DATA_DIR", data_dir)
+        .env("DBUS_SESSION_BUS_ADDRESS", keyring.bus_address())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).await.unwrap();
+    drop(stdin);
+    child.wait_with_output().await.unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_qa_stages_from_the_command_line() {
+    let fake = FakeGithub::start().await;
+    fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
+    fake.create_branch(REPO, "feature/signup", "main");
+    fake.push_commit(
+        REPO,
+        "feature/signup",
+        "Signup",
+        &[("src/button.css", ".signup { height: 20px; }\n")],
+    );
+    let pr = fake
+        .create_pull(REPO, OWNER, "feature/signup", "Signup button")
+        .to_string();
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let instructions = dir.path().join("instructions.md");
+    std::fs::write(&instructions, QA_DIRECTIVES).unwrap();
+    let cli = |arguments: &'static [&'static str]| handoff(dir.path(), &keyring, arguments, "");
+    let ok = |output: Output| {
+        assert!(output.status.success(), "failed: {}", text(&output));
+        text(&output)
+    };
+    ok(handoff(
+        dir.path(),
+        &keyring,
+        &[
+            "auth",
+            "login",
+            "--with-token",
+            "--api-base",
+            &fake.api_base(),
+        ],
+        fake.owner_token(),
+    )
+    .await);
+    ok(handoff(
+        dir.path(),
+        &keyring,
+        &[
+            "repo",
+            "add",
+            REPO,
+            "--backend",
+            "local",
+            "--agent",
+            "custom",
+            "--agent-command",
+            "sh .handoff/agent.sh",
+            "--no-quota",
+            "--instructions-file",
+            instructions.to_str().unwrap(),
+        ],
+        "",
+    )
+    .await);
+    let qa = |stage: &str, extra: &[&str]| {
+        let mut arguments = vec![
+            "qa".to_owned(),
+            stage.to_owned(),
+            REPO.to_owned(),
+            pr.clone(),
+        ];
+        arguments.extend(extra.iter().map(|a| a.to_string()));
+        let dir = dir.path().to_owned();
+        let keyring = &keyring;
+        async move {
+            let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+            handoff(&dir, keyring, &arguments, "").await
+        }
+    };
+
+    let review = ok(qa("review", &[]).await);
+    assert!(
+        review.contains("» starting the local sandbox"),
+        "the log streams: {review}"
+    );
+    assert!(
+        review.contains(&format!("review: review posted on PR #{pr} (version 1)")),
+        "{review}"
+    );
+
+    let (id, body) = fake
+        .comments(REPO, pr.parse().unwrap())
+        .into_iter()
+        .map(|(id, _, body)| (id, body))
+        .find(|(_, body)| body.starts_with("<!-- sandbox-qa-review -->"))
+        .unwrap();
+    fake.edit_comment(id, &format!("{body}\nOwner: 48px, please."));
+    let refused = qa("review", &[]).await;
+    assert_eq!(refused.status.code(), Some(1));
+    let refusal = text(&refused);
+    assert!(
+        refusal.contains("the review comment carries your edits (version 2)"),
+        "{refusal}"
+    );
+    assert!(refusal.contains("--force"), "{refusal}");
+    let history = ok(handoff(
+        dir.path(),
+        &keyring,
+        &["comment", "history", REPO, &pr, "review"],
+        "",
+    )
+    .await);
+    assert!(history.contains("edit_on_github"), "{history}");
+
+    let test = ok(qa("test", &[]).await);
+    assert!(
+        test.contains("note: plan comment not found: test planned anew"),
+        "{test}"
+    );
+    assert!(
+        test.contains("test: 2 scenarios: 1 passed, 1 failed; issues #"),
+        "{test}"
+    );
+
+    let auto = ok(qa("auto", &["--force"]).await);
+    for line in [
+        "review: review posted",
+        "plan: test plan posted",
+        "test: 2 scenarios",
+        "fix: 1 commit(s) pushed to feature/signup",
+    ] {
+        assert!(auto.contains(line), "{line} missing from:\n{auto}");
+    }
+    let unknown = cli(&["qa", "deploy", "octocat/hello-world", "1"]).await;
+    assert_eq!(unknown.status.code(), Some(2));
+}
