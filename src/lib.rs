@@ -18,6 +18,7 @@ pub mod data_dir;
 pub mod domain;
 pub mod error_code;
 pub mod github;
+pub mod markdown;
 pub mod pipeline;
 pub mod sandbox;
 pub mod secrets;

@@ -506,3 +506,39 @@ async fn the_token_never_reaches_the_database() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_slow_answer_times_out_and_the_retry_succeeds() {
+    let fake = FakeGithub::start().await;
+    fake.create_repo(REPO, "main");
+    fake.add_user("visitor");
+    fake.create_issue(REPO, "visitor", "Dark mode", "Please", &["feedback"]);
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with_repo(&dir).await;
+    let github = GithubClient::new(
+        GithubEndpoints::new(&fake.api_base(), None).unwrap(),
+        Secret::new(fake.owner_token()),
+        RequestPolicy {
+            attempts: 2,
+            first_retry_delay: Duration::from_millis(10),
+            max_rate_limit_wait: Duration::from_secs(5),
+            timeout: Duration::from_millis(500),
+        },
+    )
+    .unwrap();
+    fake.inject(FaultRule::new(
+        "/issues?labels",
+        Fault::Slow(Duration::from_secs(3)),
+    ));
+
+    let report = sync(&github, &store, None).await.unwrap();
+
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.new_feedback.len(), 1);
+    // GET /user, the labelled issues twice (the first given up on), the issue's comments.
+    assert_eq!(
+        github.request_count().sent,
+        4,
+        "the slow answer was given up on and asked again"
+    );
+}
