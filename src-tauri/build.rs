@@ -2,7 +2,27 @@
 //! declares the app's own commands so that a capability must grant each one.
 
 /// Every command the shell registers; capabilities/main-window.json grants them.
-const APP_COMMANDS: &[&str] = &["app_info", "dashboard", "repos", "open_pull_request"];
+const APP_COMMANDS: &[&str] = &[
+    "app_info",
+    "dashboard",
+    "repos",
+    "feedback_detail",
+    "add_feedback",
+    "add_follow_up",
+    "include_follow_up",
+    "start_run",
+    "cancel_run",
+    "follow_run_log",
+    "open_comment",
+    "preview_markdown",
+    "save_comment",
+    "resolve_comment_conflict",
+    "session_status",
+    "sign_in",
+    "sync_now",
+    "open_pull_request",
+    "open_link",
+];
 
 fn main() {
     let attributes = tauri_build::Attributes::new()

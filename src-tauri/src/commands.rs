@@ -1,13 +1,20 @@
 //! The commands the page may invoke: each one a call into `handoff::app_commands`.
 
-use handoff::app_commands::{self, AppInfo, DashboardQuery};
+use handoff::app_commands::comments::{self, CommentEditor, SaveResult};
+use handoff::app_commands::feedback_view::{self, FeedbackDetail, NewFeedbackInput};
+use handoff::app_commands::session::{self, SessionStatus};
+use handoff::app_commands::{self, runs, AppInfo, DashboardQuery};
 use handoff::dashboard::Dashboard;
-use handoff::domain::Repo;
+use handoff::domain::{Feedback, LogChunk, Repo};
 use handoff::error_code::{CodedError, ErrorCode};
+use handoff::github::SyncReport;
+use tauri::ipc::Channel;
 use tauri::State;
 use tauri_plugin_opener::OpenerExt as _;
 
 use crate::desktop_state::DesktopState;
+
+type Answer<T> = Result<T, CodedError>;
 
 #[tauri::command]
 pub fn app_info(state: State<'_, DesktopState>) -> AppInfo {
@@ -15,16 +22,126 @@ pub fn app_info(state: State<'_, DesktopState>) -> AppInfo {
 }
 
 #[tauri::command]
-pub async fn dashboard(
-    state: State<'_, DesktopState>,
-    query: DashboardQuery,
-) -> Result<Dashboard, CodedError> {
+pub async fn dashboard(state: State<'_, DesktopState>, query: DashboardQuery) -> Answer<Dashboard> {
     app_commands::dashboard(state.store()?, &query).await
 }
 
 #[tauri::command]
-pub async fn repos(state: State<'_, DesktopState>) -> Result<Vec<Repo>, CodedError> {
+pub async fn repos(state: State<'_, DesktopState>) -> Answer<Vec<Repo>> {
     app_commands::repos(state.store()?).await
+}
+
+#[tauri::command]
+pub async fn feedback_detail(
+    state: State<'_, DesktopState>,
+    feedback_id: i64,
+) -> Answer<FeedbackDetail> {
+    feedback_view::feedback_detail(state.store()?, feedback_id).await
+}
+
+#[tauri::command]
+pub async fn add_feedback(
+    state: State<'_, DesktopState>,
+    input: NewFeedbackInput,
+) -> Answer<Feedback> {
+    feedback_view::add_feedback(state.store()?, &input).await
+}
+
+#[tauri::command]
+pub async fn add_follow_up(
+    state: State<'_, DesktopState>,
+    feedback_id: i64,
+    text: String,
+) -> Answer<()> {
+    feedback_view::add_follow_up(state.store()?, feedback_id, &text).await
+}
+
+#[tauri::command]
+pub async fn include_follow_up(state: State<'_, DesktopState>, follow_up_id: i64) -> Answer<()> {
+    feedback_view::include_follow_up(state.store()?, follow_up_id).await
+}
+
+#[tauri::command]
+pub async fn start_run(
+    state: State<'_, DesktopState>,
+    feedback_id: i64,
+    instructions: Option<String>,
+) -> Answer<i64> {
+    runs::start_code_run(state.core()?, feedback_id, instructions).await
+}
+
+#[tauri::command]
+pub async fn cancel_run(state: State<'_, DesktopState>, run_id: i64) -> Answer<()> {
+    runs::cancel_run(state.core()?, run_id).await
+}
+
+/// Streams a run's log to the page until the run ends.
+#[tauri::command]
+pub fn follow_run_log(
+    state: State<'_, DesktopState>,
+    run_id: i64,
+    on_chunk: Channel<LogChunk>,
+) -> Answer<()> {
+    let core = state.core()?.clone();
+    tauri::async_runtime::spawn(runs::follow_log(core, run_id, move |chunk| {
+        on_chunk.send(chunk).is_ok()
+    }));
+    Ok(())
+}
+
+#[tauri::command]
+pub async fn open_comment(
+    state: State<'_, DesktopState>,
+    repo: String,
+    pr_number: u64,
+    kind: String,
+) -> Answer<CommentEditor> {
+    comments::open_comment(state.core()?, &repo, pr_number, &kind).await
+}
+
+#[tauri::command]
+pub fn preview_markdown(text: String) -> String {
+    comments::preview_markdown(&text)
+}
+
+#[tauri::command]
+pub async fn save_comment(
+    state: State<'_, DesktopState>,
+    repo: String,
+    pr_number: u64,
+    kind: String,
+    content: String,
+    based_on: i64,
+) -> Answer<SaveResult> {
+    comments::save_comment(state.core()?, &repo, pr_number, &kind, &content, based_on).await
+}
+
+#[tauri::command]
+pub async fn resolve_comment_conflict(
+    state: State<'_, DesktopState>,
+    entry_id: i64,
+    keep_mine: bool,
+) -> Answer<SaveResult> {
+    comments::resolve_comment_conflict(state.core()?, entry_id, keep_mine).await
+}
+
+#[tauri::command]
+pub async fn session_status(state: State<'_, DesktopState>) -> Answer<SessionStatus> {
+    session::session_status(state.core()?).await
+}
+
+#[tauri::command]
+pub async fn sign_in(
+    state: State<'_, DesktopState>,
+    token: String,
+    api_base: Option<String>,
+) -> Answer<SessionStatus> {
+    session::sign_in(state.core()?, &token, api_base.as_deref()).await
+}
+
+#[tauri::command]
+pub async fn sync_now(state: State<'_, DesktopState>) -> Answer<SyncReport> {
+    session::sync_now(state.core()?).await
 }
 
 /// Opens the item's PR in the browser; the URL comes from the store, not the page.
@@ -33,8 +150,18 @@ pub async fn open_pull_request(
     app: tauri::AppHandle,
     state: State<'_, DesktopState>,
     feedback_id: i64,
-) -> Result<(), CodedError> {
+) -> Answer<()> {
     let url = app_commands::pull_request_url(state.store()?, feedback_id).await?;
+    open_in_browser(&app, url)
+}
+
+/// Opens a link from rendered markdown in the browser (http and https only).
+#[tauri::command]
+pub fn open_link(app: tauri::AppHandle, url: String) -> Answer<()> {
+    open_in_browser(&app, app_commands::checked_link(&url)?)
+}
+
+fn open_in_browser(app: &tauri::AppHandle, url: String) -> Answer<()> {
     app.opener()
         .open_url(url, None::<&str>)
         .map_err(|error| CodedError {

@@ -1,16 +1,17 @@
-//! What the shell holds for the lifetime of the window: the data folder and the store,
-//! or the coded error that kept the store from opening (shown by the page, never a
-//! crash: a damaged or newer database must be explained, not hidden).
+//! What the shell holds for the lifetime of the window: the core (store, data folder,
+//! keyring), or the coded error that kept the store from opening (shown by the page,
+//! never a crash: a damaged or newer database must be explained, not hidden).
 
 use std::path::PathBuf;
 
+use handoff::app_commands::AppCore;
 use handoff::data_dir::data_dir;
 use handoff::error_code::{CodedError, ErrorCode};
 use handoff::Store;
 
 pub struct DesktopState {
     pub data_dir: PathBuf,
-    pub store: Result<Store, CodedError>,
+    pub core: Result<AppCore, CodedError>,
 }
 
 impl DesktopState {
@@ -20,18 +21,25 @@ impl DesktopState {
             Err(error) => {
                 return DesktopState {
                     data_dir: PathBuf::new(),
-                    store: Err(CodedError {
+                    core: Err(CodedError {
                         code: ErrorCode::DataFolder,
                         message: error.to_string(),
                     }),
                 }
             }
         };
-        let store = Store::open_in(&data_dir).await.map_err(CodedError::from);
-        DesktopState { data_dir, store }
+        let core = Store::open_in(&data_dir)
+            .await
+            .map(|store| AppCore::new(store, &data_dir))
+            .map_err(CodedError::from);
+        DesktopState { data_dir, core }
+    }
+
+    pub fn core(&self) -> Result<&AppCore, CodedError> {
+        self.core.as_ref().map_err(Clone::clone)
     }
 
     pub fn store(&self) -> Result<&Store, CodedError> {
-        self.store.as_ref().map_err(Clone::clone)
+        self.core().map(|core| &core.store)
     }
 }

@@ -1,22 +1,25 @@
 //! Handoff's desktop app: a window over the same core the `handoff` command line uses.
 //!
 //! This crate is a thin shell: it opens the store, registers the commands in
-//! [`commands`], and tells the page when the mirror changed. Everything else is in the
-//! `handoff` core crate.
+//! [`commands`], and runs the [`background_tasks`]. Everything else is in the `handoff`
+//! core crate.
 
 // Hide the console window of release builds on Windows.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod background_tasks;
 mod commands;
 mod desktop_state;
-mod mirror_change_events;
 
 fn main() {
     tauri::Builder::default()
         .plugin(tauri_plugin_opener::init())
+        .plugin(tauri_plugin_notification::init())
         .setup(|app| {
             let state = tauri::async_runtime::block_on(desktop_state::DesktopState::open());
-            mirror_change_events::spawn(app.handle().clone(), &state);
+            if let Ok(core) = state.core() {
+                background_tasks::spawn_all(app.handle().clone(), core.clone());
+            }
             tauri::Manager::manage(app, state);
             Ok(())
         })
@@ -24,7 +27,22 @@ fn main() {
             commands::app_info,
             commands::dashboard,
             commands::repos,
+            commands::feedback_detail,
+            commands::add_feedback,
+            commands::add_follow_up,
+            commands::include_follow_up,
+            commands::start_run,
+            commands::cancel_run,
+            commands::follow_run_log,
+            commands::open_comment,
+            commands::preview_markdown,
+            commands::save_comment,
+            commands::resolve_comment_conflict,
+            commands::session_status,
+            commands::sign_in,
+            commands::sync_now,
             commands::open_pull_request,
+            commands::open_link,
         ])
         .run(tauri::generate_context!())
         .expect("Handoff's window could not start");

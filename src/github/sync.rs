@@ -47,14 +47,10 @@ pub struct SyncReport {
 /// How many GitHub requests a sync has in flight at once.
 const REQUESTS_IN_FLIGHT: usize = 8;
 
-/// Runs `fetch` for each of `items`, several at a time, and returns the results in the
-/// order of `items` (so what is written to the store does not depend on timing).
-async fn fetch_each<'a, T, F, Fut, R>(items: &'a [T], fetch: F) -> Vec<R>
-where
-    F: Fn(&'a T) -> Fut,
-    Fut: std::future::Future<Output = R>,
-{
-    futures::stream::iter(items.iter().map(fetch))
+/// Awaits `requests` several at a time and returns their results in order (so what is
+/// written to the store does not depend on timing).
+async fn in_flight<F: std::future::Future>(requests: Vec<F>) -> Vec<F::Output> {
+    futures::stream::iter(requests)
         .buffered(REQUESTS_IN_FLIGHT)
         .collect()
         .await
@@ -163,9 +159,12 @@ async fn sync_repo(
         .iter()
         .filter_map(|item| item.github_issue_number.map(|number| (*item, number)))
         .collect();
-    let threads = fetch_each(&issue_items, |(_, number)| {
-        client.issue_comments(store, &repo.name, *number)
-    })
+    let threads = in_flight(
+        issue_items
+            .iter()
+            .map(|(_, number)| client.issue_comments(store, &repo.name, *number))
+            .collect(),
+    )
     .await;
     for ((item, _), thread) in issue_items.iter().zip(threads) {
         let (comments, _) = thread?;
@@ -192,9 +191,12 @@ async fn sync_repo(
         .iter()
         .filter_map(|item| item.pr_number.map(|number| (*item, number)))
         .collect();
-    let pulls = fetch_each(&pull_items, |(_, number)| {
-        client.pull_request(store, &repo.name, *number)
-    })
+    let pulls = in_flight(
+        pull_items
+            .iter()
+            .map(|(_, number)| client.pull_request(store, &repo.name, *number))
+            .collect(),
+    )
     .await;
     for ((item, _), pull) in pull_items.iter().zip(pulls) {
         let (pull, _) = pull?;
@@ -225,9 +227,12 @@ async fn sync_repo(
         }
     }
     let by_pr: Vec<(u64, Vec<_>)> = by_pr.into_iter().collect();
-    let threads = fetch_each(&by_pr, |(pr_number, _)| {
-        client.issue_comments(store, &repo.name, *pr_number)
-    })
+    let threads = in_flight(
+        by_pr
+            .iter()
+            .map(|(pr_number, _)| client.issue_comments(store, &repo.name, *pr_number))
+            .collect(),
+    )
     .await;
     for ((_, comments), thread) in by_pr.into_iter().zip(threads) {
         let (remote_comments, _) = thread?;

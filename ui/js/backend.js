@@ -22,6 +22,27 @@ export const backend = {
   appInfo: () => call("app_info"),
   dashboard: (query) => call("dashboard", { query }),
   repos: () => call("repos"),
+  feedbackDetail: (feedbackId) => call("feedback_detail", { feedbackId }),
+  addFeedback: (input) => call("add_feedback", { input }),
+  addFollowUp: (feedbackId, text) => call("add_follow_up", { feedbackId, text }),
+  includeFollowUp: (followUpId) => call("include_follow_up", { followUpId }),
+  startRun: (feedbackId, instructions) => call("start_run", { feedbackId, instructions }),
+  cancelRun: (runId) => call("cancel_run", { runId }),
+  followRunLog: (runId, onChunk) => {
+    const channel = new tauri.core.Channel();
+    channel.onmessage = onChunk;
+    return call("follow_run_log", { runId, onChunk: channel });
+  },
+  openComment: (repo, prNumber, kind) => call("open_comment", { repo, prNumber, kind }),
+  previewMarkdown: (text) => call("preview_markdown", { text }),
+  saveComment: (repo, prNumber, kind, content, basedOn) =>
+    call("save_comment", { repo, prNumber, kind, content, basedOn }),
+  resolveCommentConflict: (entryId, keepMine) => call("resolve_comment_conflict", { entryId, keepMine }),
+  sessionStatus: () => call("session_status"),
+  signIn: (token, apiBase) => call("sign_in", { token, apiBase }),
+  syncNow: () => call("sync_now"),
   openPullRequest: (feedbackId) => call("open_pull_request", { feedbackId }),
+  openLink: (url) => call("open_link", { url }),
   onMirrorChanged: (handler) => tauri.event.listen("mirror-changed", handler),
+  onRunEvent: (handler) => tauri.event.listen("run-event", (event) => handler(event.payload)),
 };

@@ -20,7 +20,10 @@ function cardElement(card, actions) {
     prLink.textContent = `#${card.pr_number} ${state}`;
     prLink.dataset.prState = state;
     prLink.title = card.pr_url ?? "";
-    prLink.addEventListener("click", () => actions.openPullRequest(card.feedback_id));
+    prLink.addEventListener("click", (event) => {
+      event.stopPropagation();
+      actions.openPullRequest(card.feedback_id);
+    });
   } else {
     element.querySelector(".no-pr").hidden = false;
   }
@@ -50,6 +53,12 @@ function cardElement(card, actions) {
   } else {
     lastRun.textContent = `Created ${relativeTime(card.created_at)}`;
   }
+  const open = () => actions.openDetail(card.feedback_id);
+  element.addEventListener("click", open);
+  element.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") open();
+  });
+  if (actions.selected === card.feedback_id) element.classList.add("selected");
   return element;
 }
 

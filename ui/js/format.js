@@ -32,3 +32,18 @@ export const runStatusWords = {
   failed: "failed",
   cancelled: "cancelled",
 };
+
+export const statusWords = {
+  NEW: "New",
+  CODING: "Coding",
+  WAITING_FOR_REVIEW: "Waiting for review",
+  FAILED: "Failed",
+  MERGED: "Merged",
+};
+
+export const commentLabels = {
+  review: "🔍 QA code review",
+  plan: "🧪 QA test plan",
+  results: "🧪 QA results",
+  followups: "💬 Follow-ups",
+};

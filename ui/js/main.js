@@ -1,9 +1,12 @@
-// Wires the dashboard: loads it, reloads on filter input and whenever the mirror
-// changes (this app, the `handoff` CLI or a sync), and shows coded errors plainly.
+// Wires the app: the dashboard (reloaded on filter input and whenever the mirror
+// changes), the detail panel, the forms, the session, and run events as toasts.
 
 import { backend } from "./backend.js";
 import { renderBoard } from "./board.js";
 import { plural } from "./format.js";
+import { showDetail, refreshDetail, shownFeedback, closeDetail } from "./detail.js";
+import { openNewFeedback, openSignIn } from "./dialogs.js";
+import { toast, errorToast } from "./toasts.js";
 
 const board = document.getElementById("board");
 const summary = document.getElementById("summary");
@@ -12,6 +15,7 @@ const search = document.getElementById("search");
 const repoFilter = document.getElementById("repo-filter");
 const statusFilter = document.getElementById("status-filter");
 const notice = document.getElementById("notice");
+const sessionButton = document.getElementById("session");
 
 const noticeTitles = {
   database_damaged: "The database is damaged",
@@ -22,6 +26,7 @@ const noticeTitles = {
 
 let appInfo = null;
 let loadGeneration = 0;
+let session = { signedIn: false };
 
 function showNotice(error) {
   notice.hidden = false;
@@ -37,12 +42,17 @@ function hideNotice() {
 }
 
 const actions = {
+  selected: null,
   async openPullRequest(feedbackId) {
     try {
       await backend.openPullRequest(feedbackId);
     } catch (error) {
-      showNotice(error);
+      errorToast(error);
     }
+  },
+  openDetail(feedbackId) {
+    actions.selected = feedbackId;
+    showDetail(feedbackId).then(() => loadDashboard().catch(showNotice));
   },
 };
 
@@ -70,14 +80,27 @@ async function loadDashboard() {
   summary.textContent = filtering
     ? `${plural(dashboard.total, "item")} match`
     : plural(dashboard.total, "item");
+  actions.selected = shownFeedback();
   renderBoard(board, dashboard, { onlyStatus: query.status, actions });
   document.body.dataset.loaded = "true";
+}
+
+async function loadSession() {
+  try {
+    session = await backend.sessionStatus();
+  } catch (error) {
+    session = { signedIn: false };
+  }
+  sessionButton.textContent = session.signedIn ? `@${session.login ?? "signed in"}` : "Sign in to GitHub";
+  sessionButton.dataset.signedIn = String(Boolean(session.signedIn));
+  sessionButton.title = session.signedIn ? `Signed in to ${session.apiBase}` : "Sign in with a GitHub token";
 }
 
 async function reload() {
   try {
     await loadRepos();
     await loadDashboard();
+    refreshDetail();
   } catch (error) {
     showNotice(error);
     document.body.dataset.loaded = "error";
@@ -92,12 +115,54 @@ search.addEventListener("input", () => {
 repoFilter.addEventListener("change", () => loadDashboard().catch(showNotice));
 statusFilter.addEventListener("change", () => loadDashboard().catch(showNotice));
 document.getElementById("filters").addEventListener("submit", (event) => event.preventDefault());
+document.getElementById("new-feedback").addEventListener("click", () =>
+  openNewFeedback((feedback) => actions.openDetail(feedback.id)).catch(errorToast));
+document.getElementById("sync-now").addEventListener("click", async (event) => {
+  const syncButton = event.currentTarget;
+  syncButton.disabled = true;
+  try {
+    const report = await backend.syncNow();
+    toast(`Synced: ${report.new_feedback.length} new feedback, ${report.status_changes.length} status changes`, { kind: "success" });
+    reload();
+  } catch (error) {
+    if (error.code === "github_auth") openSignIn(() => loadSession());
+    else errorToast(error);
+  } finally {
+    syncButton.disabled = false;
+  }
+});
+sessionButton.addEventListener("click", () => {
+  if (!session.signedIn) openSignIn(() => loadSession());
+});
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && !document.querySelector("dialog[open]")) closeDetail();
+});
+
+// Links in rendered markdown open in the browser, never in the app's window.
+document.addEventListener("click", (event) => {
+  const link = event.target.closest?.("a[href]");
+  if (!link) return;
+  event.preventDefault();
+  backend.openLink(link.href).catch(errorToast);
+});
 
 backend.onMirrorChanged(() => reload());
+backend.onRunEvent((runEvent) => {
+  const kind = runEvent.kind === "run_failed" ? "error" : "success";
+  const feedbackId = runEvent.feedback_id;
+  toast(runEvent.message, {
+    kind,
+    action: feedbackId != null ? { label: "Open", run: () => actions.openDetail(feedbackId) } : null,
+    timeout: 12000,
+  });
+});
 
 backend
   .appInfo()
   .then((info) => {
     appInfo = info;
   })
-  .finally(reload);
+  .finally(() => {
+    loadSession();
+    reload();
+  });

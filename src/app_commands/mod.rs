@@ -1,12 +1,31 @@
 //! What the desktop app asks of the core, in the shapes it sends and receives: inputs
-//! made of plain strings and numbers, results that serialize, errors as [`CodedError`].
-//! The Tauri commands in `src-tauri` are one-line calls into this module.
+//! made of plain strings and numbers, results that serialize (untrusted text already
+//! rendered to sanitized HTML), errors as [`CodedError`]. The Tauri commands in
+//! `src-tauri` are one-line calls into this module.
+//!
+//! - this file: the dashboard, and [`AppCore`], what the app holds for its lifetime;
+//! - [`feedback_view`]: one item with its thread, runs and comments; new feedback;
+//! - [`runs`]: starting, cancelling and following runs;
+//! - [`comments`]: reading, editing and saving managed comments (D3, D4);
+//! - [`session`]: sign-in, sync and the events that become notifications.
+
+pub mod comments;
+pub mod feedback_view;
+pub mod runs;
+pub mod session;
+
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::dashboard::Dashboard;
 use crate::domain::{FeedbackId, FeedbackStatus, Repo, RepoName};
 use crate::error_code::{CodedError, ErrorCode};
+use crate::github::client::RequestPolicy;
+use crate::github::sign_in::connect;
+use crate::github::{GithubClient, GithubError};
+use crate::pipeline::{Pipeline, PipelineError, PipelineSettings};
+use crate::secrets::{SecretError, SecretStore};
 use crate::store::{FeedbackFilter, Store, StoreError};
 
 impl From<StoreError> for CodedError {
@@ -15,6 +34,67 @@ impl From<StoreError> for CodedError {
             code: error.code(),
             message: error.to_string(),
         }
+    }
+}
+
+impl From<GithubError> for CodedError {
+    fn from(error: GithubError) -> Self {
+        CodedError {
+            code: error.code(),
+            message: error.to_string(),
+        }
+    }
+}
+
+impl From<PipelineError> for CodedError {
+    fn from(error: PipelineError) -> Self {
+        CodedError {
+            code: error.code(),
+            message: error.to_string(),
+        }
+    }
+}
+
+impl From<SecretError> for CodedError {
+    fn from(error: SecretError) -> Self {
+        CodedError {
+            code: ErrorCode::Keyring,
+            message: error.to_string(),
+        }
+    }
+}
+
+/// What the app holds for its lifetime: the store, where the data lives, the keyring.
+#[derive(Debug, Clone)]
+pub struct AppCore {
+    pub store: Store,
+    pub data_dir: PathBuf,
+    pub secrets: SecretStore,
+}
+
+impl AppCore {
+    pub fn new(store: Store, data_dir: &Path) -> Self {
+        AppCore {
+            store,
+            data_dir: data_dir.to_owned(),
+            secrets: SecretStore::os(),
+        }
+    }
+
+    /// A GitHub client with the token from the keyring.
+    pub async fn github(&self) -> Result<GithubClient, CodedError> {
+        Ok(connect(&self.store, &self.secrets, RequestPolicy::default()).await?)
+    }
+
+    /// The pipeline, signed in to GitHub.
+    pub async fn pipeline(&self) -> Result<Pipeline, CodedError> {
+        Ok(Pipeline {
+            store: self.store.clone(),
+            github: self.github().await?,
+            secrets: self.secrets.clone(),
+            data_dir: self.data_dir.clone(),
+            settings: PipelineSettings::configured(&self.store).await?,
+        })
     }
 }
 
@@ -82,6 +162,20 @@ pub async fn pull_request_url(store: &Store, feedback_id: i64) -> Result<String,
             code: ErrorCode::NotFound,
             message: format!("feedback {feedback_id} has no pull request yet"),
         }),
+    }
+}
+
+/// A link from rendered markdown, checked before the browser gets it: http(s) only.
+pub fn checked_link(url: &str) -> Result<String, CodedError> {
+    let url = url.trim();
+    let allowed = (url.starts_with("https://") || url.starts_with("http://"))
+        && !url.contains(char::is_whitespace);
+    if allowed {
+        Ok(url.to_owned())
+    } else {
+        Err(invalid_input(format!(
+            "only web links open in the browser, not {url:?}"
+        )))
     }
 }
 

@@ -1,0 +1,228 @@
+//! Managed comments in the app (D3, D4): the current text beside its rendered preview,
+//! the agent's original beside it as a diff, and saving that syncs to GitHub without
+//! ever overwriting a newer edit there silently: the owner sees both and chooses.
+
+use serde::Serialize;
+
+use super::{invalid_input, AppCore};
+use crate::comment_diff::{line_changes, DiffLine};
+use crate::domain::{
+    CommentKind, CommentVersion, CommentVersionId, OutboxEntryId, Repo, RepoName, VersionOrigin,
+};
+use crate::error_code::{CodedError, ErrorCode};
+use crate::github::comment_publishing::{read_back, CommentPlace, ReadBack};
+use crate::github::owner_edits::{resolve_conflict, save_owner_edit, ConflictChoice, EditOutcome};
+use crate::markdown::render_markdown;
+
+/// A comment opened for editing.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommentEditor {
+    pub repo: String,
+    pub pr_number: u64,
+    pub kind: CommentKind,
+    pub header: &'static str,
+    /// The version the editor starts from (the one an edit is based on).
+    pub version: CommentVersion,
+    pub content: String,
+    pub content_html: String,
+    /// The agent's latest original, to compare the current text with.
+    pub agent_original: Option<String>,
+    pub changes_from_agent: Vec<DiffLine>,
+    pub history: Vec<CommentVersion>,
+    /// Where the text came from: GitHub just now, or the local history (offline).
+    pub source: &'static str,
+    pub note: Option<String>,
+}
+
+/// What a save did.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SaveResult {
+    /// `sent`, `queued`, `conflict` or `discarded`.
+    pub outcome: &'static str,
+    pub message: String,
+    pub conflict: Option<ConflictView>,
+}
+
+/// Both texts of a conflict.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConflictView {
+    pub entry_id: i64,
+    pub mine: String,
+    pub mine_html: String,
+    pub theirs: String,
+    pub theirs_html: String,
+    pub changes: Vec<DiffLine>,
+}
+
+async fn repo(core: &AppCore, repo: &str) -> Result<Repo, CodedError> {
+    let name: RepoName = repo
+        .parse()
+        .map_err(|error: crate::domain::RepoNameError| invalid_input(error.to_string()))?;
+    Ok(core.store.repo_by_name(&name).await?)
+}
+
+fn kind(text: &str) -> Result<CommentKind, CodedError> {
+    CommentKind::parse(text).ok_or_else(|| invalid_input(format!("unknown comment kind {text:?}")))
+}
+
+/// The comment as it is now (read back from GitHub when signed in and reachable).
+pub async fn open_comment(
+    core: &AppCore,
+    repo_name: &str,
+    pr_number: u64,
+    kind_name: &str,
+) -> Result<CommentEditor, CodedError> {
+    let repo = repo(core, repo_name).await?;
+    let kind = kind(kind_name)?;
+    let place = CommentPlace {
+        repo: &repo,
+        pr_number,
+        kind,
+    };
+    let (source, note) = match core.github().await {
+        Ok(github) => match read_back(&github, &core.store, place).await {
+            Ok(ReadBack::Present { .. }) => ("github", None),
+            Ok(ReadBack::Missing { deleted }) => (
+                "local",
+                Some(if deleted {
+                    format!("the {kind} comment was deleted on GitHub; its history is kept here")
+                } else {
+                    format!("there is no {kind} comment on GitHub")
+                }),
+            ),
+            Err(error) => (
+                "local",
+                Some(format!(
+                    "GitHub could not be read ({error}): showing the local history"
+                )),
+            ),
+        },
+        Err(error) => (
+            "local",
+            Some(format!("{}: showing the local history", error.message)),
+        ),
+    };
+    let comment = core
+        .store
+        .managed_comment(repo.id, pr_number, kind)
+        .await?
+        .ok_or_else(|| CodedError {
+            code: ErrorCode::NotFound,
+            message: format!("no {kind} comment is known on #{pr_number}"),
+        })?;
+    let history = core.store.comment_versions(comment.id).await?;
+    let version = history.last().cloned().ok_or_else(|| CodedError {
+        code: ErrorCode::NotFound,
+        message: format!("the {kind} comment has no text yet"),
+    })?;
+    let agent = history
+        .iter()
+        .rev()
+        .find(|v| v.origin == VersionOrigin::Agent);
+    Ok(CommentEditor {
+        repo: repo.name.full_name(),
+        pr_number,
+        kind,
+        header: kind.header(),
+        content: version.whole_content().to_owned(),
+        content_html: render_markdown(version.whole_content()),
+        agent_original: agent.map(|v| v.whole_content().to_owned()),
+        changes_from_agent: agent
+            .map(|agent| line_changes(agent, &version))
+            .unwrap_or_default(),
+        version,
+        history,
+        source,
+        note,
+    })
+}
+
+/// Markdown as the preview shows it (rendered and sanitized here).
+pub fn preview_markdown(text: &str) -> String {
+    render_markdown(text)
+}
+
+fn save_result(outcome: EditOutcome) -> SaveResult {
+    match outcome {
+        EditOutcome::Sent { version } => SaveResult {
+            outcome: "sent",
+            message: format!("Saved as version {} and updated on GitHub", version.number),
+            conflict: None,
+        },
+        EditOutcome::Queued { version, reason } => SaveResult {
+            outcome: "queued",
+            message: format!("Saved here as version {}; it waits in the outbox ({reason})", version.number),
+            conflict: None,
+        },
+        EditOutcome::Discarded => SaveResult {
+            outcome: "discarded",
+            message: "Kept GitHub's text; your edit stays in the history".to_owned(),
+            conflict: None,
+        },
+        EditOutcome::Conflict(conflict) => SaveResult {
+            outcome: "conflict",
+            message: "The comment changed on GitHub since you opened it. Nothing was overwritten: choose which text to keep."
+                .to_owned(),
+            conflict: Some(ConflictView {
+                entry_id: conflict.entry.0,
+                mine: conflict.mine.whole_content().to_owned(),
+                mine_html: render_markdown(conflict.mine.whole_content()),
+                theirs: conflict.theirs.whole_content().to_owned(),
+                theirs_html: render_markdown(conflict.theirs.whole_content()),
+                changes: line_changes(&conflict.theirs, &conflict.mine),
+            }),
+        },
+    }
+}
+
+/// Saves the owner's edit, based on version `based_on`.
+pub async fn save_comment(
+    core: &AppCore,
+    repo_name: &str,
+    pr_number: u64,
+    kind_name: &str,
+    content: &str,
+    based_on: i64,
+) -> Result<SaveResult, CodedError> {
+    let repo = repo(core, repo_name).await?;
+    let place = CommentPlace {
+        repo: &repo,
+        pr_number,
+        kind: kind(kind_name)?,
+    };
+    let github = core.github().await.ok();
+    let outcome = save_owner_edit(
+        github.as_ref(),
+        &core.store,
+        place,
+        content,
+        CommentVersionId(based_on),
+    )
+    .await?;
+    Ok(save_result(outcome))
+}
+
+/// Settles a conflict: keep mine (put it on GitHub) or take GitHub's.
+pub async fn resolve_comment_conflict(
+    core: &AppCore,
+    entry_id: i64,
+    keep_mine: bool,
+) -> Result<SaveResult, CodedError> {
+    let github = core.github().await.ok();
+    let choice = if keep_mine {
+        ConflictChoice::KeepMine
+    } else {
+        ConflictChoice::TakeGithub
+    };
+    let outcome = resolve_conflict(
+        github.as_ref(),
+        &core.store,
+        OutboxEntryId(entry_id),
+        choice,
+    )
+    .await?;
+    Ok(save_result(outcome))
+}

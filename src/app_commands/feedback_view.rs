@@ -1,0 +1,195 @@
+//! One feedback item as the app's detail panel shows it (D2): the body and the thread
+//! as sanitized HTML (visitor text apart and marked), the runs with their notes, the
+//! managed comments of its PR, and what the "Update PR" button may do now (D5).
+
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+
+use super::invalid_input;
+use crate::domain::managed_comment::CommentKind;
+use crate::domain::{
+    code_run_kind, CodeRunKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, FollowUpId,
+    FollowUpSource, RepoName, Run, VersionOrigin,
+};
+use crate::error_code::CodedError;
+use crate::markdown::render_markdown;
+use crate::store::{NewFeedback, QuotaStatus, RunFilter, Store};
+
+/// One message of the thread.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadEntry {
+    pub id: i64,
+    pub source: FollowUpSource,
+    pub author: Option<String>,
+    pub created_at: chrono::DateTime<Utc>,
+    pub body_html: String,
+    pub included_in_prompts: bool,
+}
+
+/// A managed comment of the item's PR, as the panel lists it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommentSummary {
+    pub kind: CommentKind,
+    pub version: u32,
+    pub origin: VersionOrigin,
+    pub content_html: String,
+    pub missing: bool,
+}
+
+/// What the run button does now.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NextRun {
+    /// `first`, `iterate`, `retry`, or `none`.
+    pub kind: String,
+    pub label: String,
+    pub enabled: bool,
+    /// Why it is disabled, when it is.
+    pub reason: Option<String>,
+    pub quota: QuotaStatus,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackDetail {
+    pub feedback: Feedback,
+    pub body_html: String,
+    pub thread: Vec<ThreadEntry>,
+    pub runs: Vec<Run>,
+    pub comments: Vec<CommentSummary>,
+    pub next_run: NextRun,
+}
+
+fn next_run(feedback: &Feedback, quota: QuotaStatus) -> NextRun {
+    let left = match quota.left {
+        Some(1) => " (1 run left)".to_owned(),
+        Some(left) => format!(" ({left} runs left)"),
+        None => String::new(),
+    };
+    match code_run_kind(feedback.id, feedback.status) {
+        Err(refusal) => NextRun {
+            kind: "none".to_owned(),
+            label: if feedback.status == FeedbackStatus::Coding {
+                "Running…".to_owned()
+            } else {
+                "Merged".to_owned()
+            },
+            enabled: false,
+            reason: Some(refusal.to_string()),
+            quota,
+        },
+        Ok(kind) => {
+            let label = match kind {
+                CodeRunKind::First => "Run agent",
+                CodeRunKind::Iterate => "Update PR",
+                CodeRunKind::Retry => "Retry",
+            };
+            NextRun {
+                kind: kind.as_str().to_owned(),
+                label: format!("{label}{left}"),
+                enabled: !quota.is_exhausted(),
+                reason: quota
+                    .is_exhausted()
+                    .then(|| "the monthly run quota is used up".to_owned()),
+                quota,
+            }
+        }
+    }
+}
+
+/// Everything the detail panel shows about `id`.
+pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, CodedError> {
+    let id = FeedbackId(id);
+    let feedback = store.feedback(id).await?;
+    let thread = store
+        .follow_ups(id)
+        .await?
+        .into_iter()
+        .map(|follow_up| ThreadEntry {
+            id: follow_up.id.0,
+            source: follow_up.source,
+            author: follow_up.author_login,
+            created_at: follow_up.created_at,
+            body_html: render_markdown(&follow_up.body),
+            included_in_prompts: follow_up.included_in_prompts,
+        })
+        .collect();
+    let runs = store
+        .runs(&RunFilter {
+            feedback_id: Some(id),
+            ..RunFilter::default()
+        })
+        .await?;
+    let mut comments = Vec::new();
+    if let Some(pr_number) = feedback.pr_number {
+        for kind in CommentKind::ALL {
+            let Some(comment) = store
+                .managed_comment(feedback.repo_id, pr_number, *kind)
+                .await?
+            else {
+                continue;
+            };
+            let Some(version) = store.latest_comment_version(comment.id).await? else {
+                continue;
+            };
+            comments.push(CommentSummary {
+                kind: *kind,
+                version: version.number,
+                origin: version.origin,
+                content_html: render_markdown(&version.content),
+                missing: comment.missing_since.is_some(),
+            });
+        }
+    }
+    let quota = store.quota_status(feedback.repo_id, Utc::now()).await?;
+    Ok(FeedbackDetail {
+        body_html: render_markdown(&feedback.body),
+        next_run: next_run(&feedback, quota),
+        feedback,
+        thread,
+        runs,
+        comments,
+    })
+}
+
+/// A new feedback item from the app's form.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewFeedbackInput {
+    pub repo: String,
+    #[serde(default)]
+    pub title: String,
+    pub body: String,
+}
+
+pub async fn add_feedback(store: &Store, input: &NewFeedbackInput) -> Result<Feedback, CodedError> {
+    let repo: RepoName = input
+        .repo
+        .parse()
+        .map_err(|error: crate::domain::RepoNameError| invalid_input(error.to_string()))?;
+    Ok(store
+        .add_feedback(&NewFeedback {
+            repo,
+            title: Some(input.title.clone()).filter(|title| !title.trim().is_empty()),
+            body: input.body.clone(),
+            source: FeedbackSource::App,
+            github_issue: None,
+        })
+        .await?)
+}
+
+pub async fn add_follow_up(store: &Store, feedback_id: i64, text: &str) -> Result<(), CodedError> {
+    store
+        .add_owner_follow_up(FeedbackId(feedback_id), text)
+        .await?;
+    Ok(())
+}
+
+pub async fn include_follow_up(store: &Store, follow_up_id: i64) -> Result<(), CodedError> {
+    store
+        .include_visitor_follow_up(FollowUpId(follow_up_id))
+        .await?;
+    Ok(())
+}

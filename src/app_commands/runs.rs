@@ -1,0 +1,63 @@
+//! Runs from the app: start one (first run, "Update PR", retry) in the background,
+//! cancel one, read its log. The live log reaches the page through a channel the shell
+//! feeds from [`crate::pipeline::run_log::follow_run_log`].
+
+use super::AppCore;
+use crate::domain::{FeedbackId, LogChunk, RunId};
+use crate::error_code::CodedError;
+use crate::pipeline::CodeRunOptions;
+
+/// Starts a code run of `feedback_id` (with new instructions, for "Update PR") and
+/// drives it in the background; returns its id at once. Refusals (CODING, MERGED,
+/// quota, sandbox) come back here, before anything is spent.
+pub async fn start_code_run(
+    core: &AppCore,
+    feedback_id: i64,
+    instructions: Option<String>,
+) -> Result<i64, CodedError> {
+    let pipeline = core.pipeline().await?;
+    let instructions = instructions.filter(|text| !text.trim().is_empty());
+    let begun = pipeline
+        .begin_code_run(
+            FeedbackId(feedback_id),
+            CodeRunOptions {
+                instructions,
+                ..CodeRunOptions::default()
+            },
+        )
+        .await?;
+    let run_id = begun.run_id();
+    tokio::spawn(begun.drive());
+    Ok(run_id.0)
+}
+
+/// Asks an active run to stop.
+pub async fn cancel_run(core: &AppCore, run_id: i64) -> Result<(), CodedError> {
+    core.store.request_cancel(RunId(run_id)).await?;
+    Ok(())
+}
+
+/// The log of a run after `after_seq`.
+pub async fn run_log(
+    core: &AppCore,
+    run_id: i64,
+    after_seq: i64,
+) -> Result<Vec<LogChunk>, CodedError> {
+    Ok(core.store.run_log(RunId(run_id), after_seq).await?)
+}
+
+/// Feeds `deliver` every chunk of a run's log, then new ones as they come, until the
+/// run has ended (the shell passes a channel to the page).
+pub async fn follow_log(core: AppCore, run_id: i64, deliver: impl Fn(LogChunk) -> bool) {
+    use futures::StreamExt as _;
+    let mut log = Box::pin(crate::pipeline::run_log::follow_run_log(
+        core.store.clone(),
+        RunId(run_id),
+        std::time::Duration::from_millis(250),
+    ));
+    while let Some(Ok(chunk)) = log.next().await {
+        if !deliver(chunk) {
+            return;
+        }
+    }
+}

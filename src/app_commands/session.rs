@@ -1,0 +1,70 @@
+//! The app's session with GitHub (D7, D8): who is signed in, signing in with a pasted
+//! token (kept in the OS keyring only), a sync now or on the timer, and the run events
+//! that become notifications (D6, I8).
+
+use serde::Serialize;
+
+use super::AppCore;
+use crate::domain::run_event::RunEvent;
+use crate::error_code::CodedError;
+use crate::github::endpoints::GithubEndpoints;
+use crate::github::sign_in::{auth_status, sign_in_with_token};
+use crate::github::sync::{sync, SyncReport};
+use crate::pipeline::reconcile::{Reconciled, STALE_AFTER};
+use crate::secrets::Secret;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStatus {
+    pub signed_in: bool,
+    pub login: Option<String>,
+    pub api_base: String,
+}
+
+pub async fn session_status(core: &AppCore) -> Result<SessionStatus, CodedError> {
+    let status = auth_status(&core.store, &core.secrets, false).await?;
+    Ok(SessionStatus {
+        signed_in: status.token_stored,
+        login: status.login,
+        api_base: status.api_base,
+    })
+}
+
+/// Checks `token` with GitHub and keeps it in the keyring.
+pub async fn sign_in(
+    core: &AppCore,
+    token: &str,
+    api_base: Option<&str>,
+) -> Result<SessionStatus, CodedError> {
+    let endpoints = match api_base.filter(|base| !base.trim().is_empty()) {
+        Some(base) => GithubEndpoints::new(base, None)?,
+        None => GithubEndpoints::configured(&core.store).await?,
+    };
+    sign_in_with_token(
+        &core.store,
+        &core.secrets,
+        endpoints,
+        Secret::new(token.trim()),
+    )
+    .await?;
+    session_status(core).await
+}
+
+/// One sync with GitHub.
+pub async fn sync_now(core: &AppCore) -> Result<SyncReport, CodedError> {
+    let github = core.github().await?;
+    Ok(sync(&github, &core.store, None).await?)
+}
+
+/// Events not yet shown (each handed out once).
+pub async fn take_run_events(core: &AppCore) -> Result<Vec<RunEvent>, CodedError> {
+    Ok(core.store.take_unseen_run_events().await?)
+}
+
+/// Ends runs a crash left behind (P7); used when the app starts.
+pub async fn reconcile_abandoned_runs(core: &AppCore) -> Result<Vec<Reconciled>, CodedError> {
+    let pipeline = core.pipeline().await?;
+    let stale_before =
+        chrono::Utc::now() - chrono::Duration::from_std(STALE_AFTER).unwrap_or_default();
+    Ok(pipeline.reconcile_abandoned_runs(stale_before).await?)
+}

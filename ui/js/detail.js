@@ -1,0 +1,243 @@
+// The detail panel of one feedback item (D2): its body, "Update PR" (D5), the thread
+// (visitor text apart and marked untrusted, F4), the runs with their notes and live
+// logs (P5, H6), and the PR's managed comments (D3).
+
+import { backend } from "./backend.js";
+import { el, button, trustedHtml } from "./dom.js";
+import { relativeTime, money, statusWords, commentLabels } from "./format.js";
+import { toast, errorToast } from "./toasts.js";
+import { openCommentEditor } from "./comment_editor.js";
+
+const panel = document.getElementById("detail");
+let shownId = null;
+let openLogs = new Set();
+// Elements that live across re-renders of the same item: the text being typed into
+// "Update PR", and the logs being followed (each followed once).
+let updateText = null;
+const followedLogs = new Map();
+
+function resetKeptElements() {
+  updateText = null;
+  followedLogs.clear();
+}
+
+export function shownFeedback() {
+  return shownId;
+}
+
+export function closeDetail() {
+  shownId = null;
+  openLogs = new Set();
+  resetKeptElements();
+  panel.hidden = true;
+  panel.replaceChildren();
+  document.body.classList.remove("with-detail");
+}
+
+export async function showDetail(feedbackId) {
+  if (shownId !== feedbackId) {
+    openLogs = new Set();
+    resetKeptElements();
+  }
+  shownId = feedbackId;
+  let detail;
+  try {
+    detail = await backend.feedbackDetail(feedbackId);
+  } catch (error) {
+    errorToast(error);
+    return;
+  }
+  if (shownId !== feedbackId) return;
+  panel.replaceChildren(...render(detail));
+  panel.hidden = false;
+  document.body.classList.add("with-detail");
+  panel.dataset.feedbackId = String(feedbackId);
+  panel.dataset.status = detail.feedback.status;
+}
+
+export function refreshDetail() {
+  if (shownId != null) showDetail(shownId);
+}
+
+function render(detail) {
+  const feedback = detail.feedback;
+  const header = el("header", { class: "detail-header" }, [
+    el("div", { class: "detail-title-row" }, [
+      el("h2", { class: "detail-title", text: feedback.title }),
+      button("×", closeDetail, "close"),
+    ]),
+    el("div", { class: "detail-meta" }, [
+      el("span", { class: "status-pill", text: statusWords[feedback.status] ?? feedback.status, dataset: { status: feedback.status } }),
+      el("span", { class: "mono", text: feedback.repo.owner + "/" + feedback.repo.name }),
+      feedback.pr_number != null
+        ? button(`PR #${feedback.pr_number}${feedback.pr_state ? " " + feedback.pr_state : ""}`, () =>
+            backend.openPullRequest(feedback.id).catch(errorToast), "pr-link")
+        : el("span", { class: "muted", text: "no PR yet" }),
+      el("span", { class: "mono muted", text: feedback.head_branch }),
+    ]),
+  ]);
+  const body = trustedHtml(el("div", { class: "markdown detail-body" }), detail.bodyHtml);
+  return [header, body, renderUpdate(detail), renderThread(detail), renderRuns(detail), renderComments(detail)];
+}
+
+function renderUpdate(detail) {
+  const next = detail.nextRun;
+  const section = el("section", { class: "update" });
+  if (next.kind === "none") {
+    section.append(el("p", { class: "muted update-closed", text: next.reason ?? "" }));
+    return section;
+  }
+  updateText ??= el("textarea", {
+    class: "update-text",
+    attrs: { rows: "3", placeholder: "Tell the agent what to change…", "aria-label": "Instructions for the agent" },
+  });
+  const text = updateText;
+  const go = button(next.label, async () => {
+    go.disabled = true;
+    try {
+      const runId = await backend.startRun(detail.feedback.id, text.value);
+      openLogs.add(runId);
+      text.value = "";
+      toast(`Run ${runId} started`);
+      await showDetail(detail.feedback.id);
+    } catch (error) {
+      errorToast(error);
+      go.disabled = false;
+    }
+  }, "button primary update-button");
+  go.disabled = !next.enabled;
+  section.append(text, el("div", { class: "update-row" }, [
+    go,
+    el("span", { class: "hint", text: next.reason ?? (next.kind === "first" ? "Opens a PR from a new branch." : "Adds commits to the same branch and PR.") }),
+  ]));
+  return section;
+}
+
+function threadEntry(entry) {
+  const who = entry.source === "owner" ? "You" : `@${entry.author ?? "visitor"}`;
+  const item = el("li", { class: `thread-entry ${entry.source}` }, [
+    el("div", { class: "thread-meta" }, [
+      el("strong", { text: who }),
+      el("span", { class: "muted", text: relativeTime(entry.createdAt) }),
+    ]),
+    trustedHtml(el("div", { class: "markdown" }), entry.bodyHtml),
+  ]);
+  if (entry.source === "visitor") {
+    const state = entry.includedInPrompts
+      ? el("span", { class: "badge", text: "in the agent's prompt, as untrusted" })
+      : button("Include in the prompt", async () => {
+          try {
+            await backend.includeFollowUp(entry.id);
+            refreshDetail();
+          } catch (error) {
+            errorToast(error);
+          }
+        }, "button small");
+    item.append(el("div", { class: "thread-actions" }, [state]));
+  }
+  return item;
+}
+
+function renderThread(detail) {
+  const own = detail.thread.filter((entry) => entry.source === "owner");
+  const visitors = detail.thread.filter((entry) => entry.source === "visitor");
+  const section = el("section", { class: "thread" }, [el("h3", { text: `Follow-ups (${own.length})` })]);
+  if (own.length) section.append(el("ol", { class: "thread-list" }, own.map(threadEntry)));
+  else section.append(el("p", { class: "muted", text: "No follow-ups yet." }));
+  if (visitors.length) {
+    section.append(
+      el("h3", { class: "visitors-title", text: `Visitor comments (${visitors.length}) — untrusted` }),
+      el("p", { class: "hint", text: "Never sent to the agent unless you include them; then they are marked as untrusted." }),
+      el("ol", { class: "thread-list visitors" }, visitors.map(threadEntry)),
+    );
+  }
+  return section;
+}
+
+function runRow(run) {
+  const active = run.status === "queued" || run.status === "running";
+  const when = relativeTime(run.finished_at ?? run.started_at ?? run.created_at);
+  const summary = el("div", { class: "run-summary" }, [
+    el("span", { class: "run-dot", dataset: { runStatus: run.status } }),
+    el("strong", { text: `Run ${run.id}` }),
+    el("span", { text: `${run.stage}${run.code_run_kind ? " · " + run.code_run_kind : ""} · ${run.status} on ${run.backend}` }),
+    el("span", { class: "muted", text: when }),
+    run.llm_cost_usd ? el("span", { class: "muted", text: money(run.llm_cost_usd) }) : null,
+  ]);
+  const row = el("li", { class: "run", dataset: { runId: String(run.id), runStatus: run.status } }, [summary]);
+  if (run.failure_message) row.append(el("p", { class: "run-failure", text: run.failure_message }));
+  for (const note of run.notes ?? []) row.append(el("p", { class: "run-note", text: `⚠ ${note}` }));
+  const kept = followedLogs.get(run.id);
+  const log = kept ?? el("pre", { class: "run-log", attrs: { "aria-label": `Log of run ${run.id}` } });
+  if (!kept) log.hidden = true;
+  const actions = el("div", { class: "run-actions" });
+  const toggle = button(log.hidden ? "Show log" : "Hide log", () => {
+    if (log.hidden) openLog(run.id, log, toggle);
+    else {
+      log.hidden = true;
+      toggle.textContent = "Show log";
+      openLogs.delete(run.id);
+    }
+  }, "button small");
+  actions.append(toggle);
+  if (active) {
+    actions.append(button("Cancel", async () => {
+      try {
+        await backend.cancelRun(run.id);
+        toast(`Cancelling run ${run.id}…`);
+      } catch (error) {
+        errorToast(error);
+      }
+    }, "button small danger"));
+  }
+  row.append(actions, log);
+  if (!kept && (openLogs.has(run.id) || (active && openLogs.size === 0))) openLog(run.id, log, toggle);
+  return row;
+}
+
+function openLog(runId, log, toggle) {
+  openLogs.add(runId);
+  log.hidden = false;
+  toggle.textContent = "Hide log";
+  if (followedLogs.has(runId)) return;
+  followedLogs.set(runId, log);
+  backend
+    .followRunLog(runId, (chunk) => {
+      const line = el("span", { class: `log-${chunk.stream}`, text: chunk.stream === "handoff" ? `» ${chunk.text}` : chunk.text });
+      const atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 8;
+      log.append(line);
+      if (atBottom) log.scrollTop = log.scrollHeight;
+    })
+    .catch(errorToast);
+}
+
+function renderRuns(detail) {
+  const section = el("section", { class: "runs" }, [el("h3", { text: `Runs (${detail.runs.length})` })]);
+  if (detail.runs.length === 0) section.append(el("p", { class: "muted", text: "No run yet." }));
+  else section.append(el("ol", { class: "run-list" }, detail.runs.map(runRow)));
+  return section;
+}
+
+function renderComments(detail) {
+  const feedback = detail.feedback;
+  const section = el("section", { class: "comments" }, [el("h3", { text: "On the PR" })]);
+  if (!detail.comments.length) {
+    section.append(el("p", { class: "muted", text: feedback.pr_number == null ? "No PR yet." : "No Handoff comment on the PR yet." }));
+    return section;
+  }
+  for (const comment of detail.comments) {
+    const edited = comment.origin !== "agent";
+    section.append(el("article", { class: "managed-comment", dataset: { kind: comment.kind } }, [
+      el("header", {}, [
+        el("strong", { text: commentLabels[comment.kind] ?? comment.kind }),
+        el("span", { class: `badge ${edited ? "edited" : ""}`, text: edited ? `edited · v${comment.version}` : `AI · v${comment.version}` }),
+        comment.missing ? el("span", { class: "badge warning", text: "deleted on GitHub" }) : null,
+        button("Edit", () => openCommentEditor(
+          `${feedback.repo.owner}/${feedback.repo.name}`, feedback.pr_number, comment.kind, refreshDetail,
+        ), "button small"),
+      ]),
+      trustedHtml(el("div", { class: "markdown comment-body" }), comment.contentHtml),
+    ]));
+  }
+  return section;
+}

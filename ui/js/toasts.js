@@ -1,0 +1,25 @@
+// Short messages in the corner: what happened, and sometimes a button to act on it.
+
+import { el, button } from "./dom.js";
+
+const area = document.getElementById("toasts");
+
+export function toast(message, { kind = "info", action = null, timeout = 6000 } = {}) {
+  const item = el("div", { class: `toast ${kind}`, attrs: { role: kind === "error" ? "alert" : "status" } }, [
+    el("span", { text: message }),
+  ]);
+  if (action) {
+    item.append(button(action.label, () => {
+      action.run();
+      item.remove();
+    }, "button small"));
+  }
+  item.append(button("×", () => item.remove(), "toast-close"));
+  area.append(item);
+  if (timeout) setTimeout(() => item.remove(), timeout);
+  return item;
+}
+
+export function errorToast(error) {
+  return toast(error.message ?? String(error), { kind: "error", timeout: 10000 });
+}
