@@ -10,7 +10,7 @@ packages=(
   libayatana-appindicator3-dev librsvg2-dev libgtk-3-dev libsoup-3.0-dev
   libjavascriptcoregtk-4.1-dev pkg-config xvfb xauth webkit2gtk-driver
   imagemagick x11-utils xdotool dbus dbus-x11 keyutils gnome-keyring libsecret-tools
-  git debootstrap
+  git debootstrap fonts-noto-color-emoji
 )
 
 missing=()

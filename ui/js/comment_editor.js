@@ -9,6 +9,8 @@ import { commentLabels } from "./format.js";
 import { toast, errorToast } from "./toasts.js";
 
 const dialog = document.getElementById("comment-dialog");
+// A closed editor leaves nothing behind: the next one starts from what is stored.
+dialog.addEventListener("close", () => dialog.replaceChildren());
 
 function diffView(lines) {
   if (!lines.length) return el("p", { class: "muted", text: "Nothing yet." });
@@ -35,6 +37,14 @@ export async function openCommentEditor(repo, prNumber, kind, onSaved) {
   const changes = el("div", { class: "editor-changes" }, [diffView(editor.changesFromAgent)]);
   const status = el("p", { class: "editor-status hint" });
   if (editor.note) status.textContent = editor.note;
+
+  // Escape does not throw away unsaved words: only "Cancel" does.
+  dialog.oncancel = (event) => {
+    if (text.isConnected && text.value !== editor.content) {
+      event.preventDefault();
+      status.textContent = "You have unsaved changes: save them, or press Cancel to discard them.";
+    }
+  };
 
   let timer = null;
   text.addEventListener("input", () => {
@@ -115,7 +125,8 @@ export async function openCommentEditor(repo, prNumber, kind, onSaved) {
       el("h2", { text: `${commentLabels[kind] ?? kind} · #${prNumber}` }),
       el("span", { class: "badge", text: `version ${editor.version.number} of ${editor.history.length}` }),
     ]),
-    el("p", { class: "hint", text: editor.header }),
+    // The header line GitHub shows above the content, without its markdown heading marks.
+    el("p", { class: "hint", text: "Shown under the heading: " + editor.header.replace(/^#+\s*/, "") }),
     tabs,
     panes,
     changes,

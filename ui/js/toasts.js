@@ -3,6 +3,8 @@
 import { el, button } from "./dom.js";
 
 const area = document.getElementById("toasts");
+// More than this many at once hide the window: the oldest make way.
+const MOST_SHOWN = 3;
 
 export function toast(message, { kind = "info", action = null, timeout = 6000 } = {}) {
   const item = el("div", { class: `toast ${kind}`, attrs: { role: kind === "error" ? "alert" : "status" } }, [
@@ -16,6 +18,7 @@ export function toast(message, { kind = "info", action = null, timeout = 6000 } 
   }
   item.append(button("×", () => item.remove(), "toast-close"));
   area.append(item);
+  while (area.children.length > MOST_SHOWN) area.firstElementChild.remove();
   if (timeout) setTimeout(() => item.remove(), timeout);
   return item;
 }

@@ -1,6 +1,6 @@
 //! Driving the real app window: a private X display (Xvfb), tauri-driver in front of
 //! WebKitWebDriver, and a WebDriver session on the `handoff-desktop` binary.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::io::{BufRead as _, BufReader};
 use std::net::TcpListener;
@@ -13,6 +13,17 @@ use fantoccini::{Client, ClientBuilder};
 /// The seeded mirror the tests share with the core's own tests.
 #[path = "../../../tests/support/seed.rs"]
 pub mod seed;
+
+/// The stateful fake GitHub the core's tests use.
+#[path = "../../../tests/support/fake_github/mod.rs"]
+pub mod fake_github;
+
+/// A real Secret Service (D-Bus + gnome-keyring) for the app's token.
+#[path = "../../../tests/support/secret_service.rs"]
+pub mod secret_service;
+
+/// The agent the tests script (`@@` directives in its prompt).
+pub const SCRIPTED_AGENT: &str = include_str!("../../../tests/support/scripted_agent.sh");
 
 /// A process that is stopped (SIGTERM, then waited for) when dropped.
 struct Stoppable(Child);
@@ -107,6 +118,12 @@ async fn wait_for_port(port: u16) {
 impl AppSession {
     /// Opens the real app window on the data in `data_dir`.
     pub async fn start(data_dir: &Path) -> AppSession {
+        AppSession::start_with_env(data_dir, &[]).await
+    }
+
+    /// Opens the real app window with extra environment variables (e.g. the session bus
+    /// of a test keyring).
+    pub async fn start_with_env(data_dir: &Path, env: &[(&str, &str)]) -> AppSession {
         let (display_process, display) = match std::env::var("HANDOFF_TEST_DISPLAY") {
             Ok(display) if !display.is_empty() => (None, display),
             _ => {
@@ -128,6 +145,7 @@ impl AppSession {
             .env("DISPLAY", &display)
             .env("HANDOFF_DATA_DIR", data_dir)
             .env_remove("WAYLAND_DISPLAY")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -207,6 +225,74 @@ impl AppSession {
         let path = dir.join(format!("{name}.png"));
         std::fs::write(&path, png).expect("screenshot written");
         path
+    }
+
+    /// Clicks the first element matching `css`, waiting up to ten seconds for it (and
+    /// finding it again if the page re-rendered it meanwhile).
+    pub async fn click(&self, css: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let clicked = match self.client.find(fantoccini::Locator::Css(css)).await {
+                Ok(element) => element.click().await.map(|_| ()),
+                Err(error) => Err(error),
+            };
+            match clicked {
+                Ok(()) => return,
+                Err(error) => {
+                    assert!(Instant::now() < deadline, "could not click {css}: {error}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+
+    /// Types `text` into the first element matching `css` (after clearing it).
+    pub async fn type_into(&self, css: &str, text: &str) {
+        let field = self.wait_for(css).await;
+        // WebKitWebDriver's "clear" refuses some fields in dialogs; empty it as a
+        // person would (select all, delete), then type.
+        self.client
+            .execute(
+                "arguments[0].focus(); arguments[0].select(); arguments[0].value = ''; \
+                 arguments[0].dispatchEvent(new Event('input', { bubbles: true }));",
+                vec![serde_json::to_value(&field).expect("element reference")],
+            )
+            .await
+            .unwrap_or_else(|error| panic!("empty {css}: {error}"));
+        // Line breaks are typed as the Enter key, the way a person types them.
+        let enter: char = fantoccini::key::Key::Enter.into();
+        let keys = text.replace('\n', &enter.to_string());
+        field
+            .send_keys(&keys)
+            .await
+            .unwrap_or_else(|error| panic!("type into {css}: {error}"));
+    }
+
+    /// The first element matching `css`, once it is there.
+    pub async fn wait_for(&self, css: &str) -> fantoccini::elements::Element {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match self.client.find(fantoccini::Locator::Css(css)).await {
+                Ok(element) => return element,
+                Err(error) => {
+                    assert!(Instant::now() < deadline, "{css} never appeared: {error}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+
+    /// The text of every element matching `css`, in order.
+    pub async fn texts(&self, css: &str) -> Vec<String> {
+        let value = self
+            .client
+            .execute(
+                "return [...document.querySelectorAll(arguments[0])].map(e => e.textContent);",
+                vec![serde_json::Value::String(css.to_owned())],
+            )
+            .await
+            .expect("script runs");
+        serde_json::from_value(value).expect("a list of texts")
     }
 
     pub async fn close(self) {
