@@ -7,11 +7,11 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use handoff::domain::{CommentKind, FeedbackSource, NewRepo, SandboxBackend};
+use handoff::domain::{CommentKind, NewRepo, SandboxBackend};
 use handoff::github::comment_publishing::publish_agent_output;
 use handoff::github::{CommentPlace, GithubClient, GithubEndpoints, RequestPolicy};
 use handoff::secrets::Secret;
-use handoff::store::{NewFeedback, RepoSettingsChange};
+use handoff::store::RepoSettingsChange;
 use handoff::Store;
 use serde_json::Value;
 use support::fake_github::{FakeGithub, OWNER};
@@ -19,27 +19,6 @@ use support::secret_service::SecretService;
 use support::{seed, AppSession, SCRIPTED_AGENT};
 
 const REPO: &str = "octocat/hello-world";
-
-/// Waits (up to `limit`) until `script`'s value satisfies `accept`, then returns it.
-async fn eventually_within(
-    app: &AppSession,
-    limit: Duration,
-    script: &str,
-    accept: impl Fn(&Value) -> bool,
-) -> Value {
-    let deadline = Instant::now() + limit;
-    loop {
-        let value = app
-            .client
-            .execute(script, vec![])
-            .await
-            .expect("script runs");
-        if accept(&value) || Instant::now() >= deadline {
-            return value;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
 
 async fn open_card(app: &AppSession, feedback_id: i64) {
     app.click(&format!(".card[data-feedback-id=\"{feedback_id}\"]"))
@@ -55,6 +34,43 @@ async fn open_card(app: &AppSession, feedback_id: i64) {
         Value::String(feedback_id.to_string()),
         "the detail panel opened"
     );
+}
+
+/// A fake GitHub, a real keyring and an empty mirror, for the journeys that sign in.
+struct GithubWorld {
+    fake: FakeGithub,
+    keyring: SecretService,
+    store: Store,
+    data_dir: tempfile::TempDir,
+}
+
+impl GithubWorld {
+    async fn new() -> GithubWorld {
+        let fake = FakeGithub::start().await;
+        let keyring = SecretService::start();
+        let data_dir = tempfile::tempdir().unwrap();
+        let store = Store::open_in(data_dir.path()).await.unwrap();
+        GithubWorld {
+            fake,
+            keyring,
+            store,
+            data_dir,
+        }
+    }
+
+    /// Opens the window on this mirror, signs in through its dialog, and opens the
+    /// card of `feedback_id`.
+    async fn open_signed_in(&self, feedback_id: i64) -> AppSession {
+        let app = AppSession::start_with_env(
+            self.data_dir.path(),
+            &[("DBUS_SESSION_BUS_ADDRESS", self.keyring.bus_address())],
+        )
+        .await;
+        assert_eq!(app.wait_until_loaded().await, "true");
+        sign_in(&app, &self.fake).await;
+        open_card(&app, feedback_id).await;
+        app
+    }
 }
 
 /// Signs in through the window's dialog, the way a person pastes a token.
@@ -100,16 +116,7 @@ async fn connected_repo(fake: &FakeGithub, store: &Store) -> handoff::domain::Re
 }
 
 async fn add_feedback(store: &Store, title: &str, body: &str) -> handoff::domain::Feedback {
-    store
-        .add_feedback(&NewFeedback {
-            repo: REPO.parse().unwrap(),
-            title: Some(title.to_owned()),
-            body: body.to_owned(),
-            source: FeedbackSource::App,
-            github_issue: None,
-        })
-        .await
-        .unwrap()
+    seed::add_feedback(store, REPO, title, body).await
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -228,37 +235,28 @@ async fn a_feedback_body_is_shown_as_sanitized_markdown() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn update_pr_from_the_window_adds_commits_to_the_same_pull_request() {
-    let fake = FakeGithub::start().await;
-    let keyring = SecretService::start();
-    let data_dir = tempfile::tempdir().unwrap();
-    let store = Store::open_in(data_dir.path()).await.unwrap();
-    connected_repo(&fake, &store).await;
+    let world = GithubWorld::new().await;
+    let (fake, store) = (&world.fake, &world.store);
+    connected_repo(fake, store).await;
     let item = add_feedback(
-        &store,
+        store,
         "Button too small",
         "The signup button is tiny.\n@@write src/button.css height: 20px",
     )
     .await;
 
-    let app = AppSession::start_with_env(
-        data_dir.path(),
-        &[("DBUS_SESSION_BUS_ADDRESS", keyring.bus_address())],
-    )
-    .await;
-    assert_eq!(app.wait_until_loaded().await, "true");
-    sign_in(&app, &fake).await;
-    open_card(&app, item.id.0).await;
+    let app = world.open_signed_in(item.id.0).await;
     assert!(app.texts("#detail .update-button").await[0].starts_with("Run agent"));
 
     // The first run opens the PR; its log streams into the panel while it runs.
     app.click("#detail .update-button").await;
-    let status = eventually_within(
-        &app,
-        Duration::from_secs(120),
-        "return document.getElementById('detail').dataset.status;",
-        |value| value == "WAITING_FOR_REVIEW" || value == "FAILED",
-    )
-    .await;
+    let status = app
+        .eventually_within(
+            Duration::from_secs(120),
+            "return document.getElementById('detail').dataset.status;",
+            |value| value == "WAITING_FOR_REVIEW" || value == "FAILED",
+        )
+        .await;
     assert_eq!(status, "WAITING_FOR_REVIEW");
     let pulls = fake.pulls(REPO);
     assert_eq!(pulls.len(), 1, "one PR opened: {pulls:?}");
@@ -268,20 +266,11 @@ async fn update_pr_from_the_window_adds_commits_to_the_same_pull_request() {
             .as_deref(),
         Some("height: 20px\n")
     );
-    let log = app
-        .eventually(
-            "const l = document.querySelector('#detail .run-log'); return l ? l.textContent : '';",
-            |value| {
-                value
-                    .as_str()
-                    .is_some_and(|text| text.contains("scripted agent:"))
-            },
-        )
-        .await;
-    assert!(
-        log.as_str().unwrap().contains("scripted agent:"),
-        "the agent's output streamed into the panel: {log}"
-    );
+    app.text_eventually_containing(
+        "const l = document.querySelector('#detail .run-log'); return l ? l.textContent : '';",
+        "scripted agent:",
+    )
+    .await;
 
     // "Update PR" adds a commit to the same branch and PR, and the thread keeps the words.
     assert!(app.texts("#detail .update-button").await[0].starts_with("Update PR"));
@@ -291,20 +280,20 @@ async fn update_pr_from_the_window_adds_commits_to_the_same_pull_request() {
     )
     .await;
     app.click("#detail .update-button").await;
-    let runs = eventually_within(
-        &app,
-        Duration::from_secs(120),
-        "return [...document.querySelectorAll('#detail .run')].map(r => r.dataset.runStatus);",
-        |value| {
-            value.as_array().is_some_and(|runs| {
-                runs.len() == 2
-                    && runs
-                        .iter()
-                        .all(|status| status == "succeeded" || status == "failed")
-            })
-        },
-    )
-    .await;
+    let runs = app
+        .eventually_within(
+            Duration::from_secs(120),
+            "return [...document.querySelectorAll('#detail .run')].map(r => r.dataset.runStatus);",
+            |value| {
+                value.as_array().is_some_and(|runs| {
+                    runs.len() == 2
+                        && runs
+                            .iter()
+                            .all(|status| status == "succeeded" || status == "failed")
+                })
+            },
+        )
+        .await;
     assert_eq!(
         runs,
         serde_json::json!(["succeeded", "succeeded"]),
@@ -342,15 +331,13 @@ async fn update_pr_from_the_window_adds_commits_to_the_same_pull_request() {
     );
     app.screenshot("update-pr").await;
     app.close().await;
-    store.close().await;
+    world.store.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_managed_comment_edited_in_the_window_reaches_github_and_a_conflict_asks_first() {
-    let fake = FakeGithub::start().await;
-    let keyring = SecretService::start();
-    let data_dir = tempfile::tempdir().unwrap();
-    let store = Store::open_in(data_dir.path()).await.unwrap();
+    let world = GithubWorld::new().await;
+    let (fake, store) = (&world.fake, &world.store);
     fake.create_repo(REPO, "main");
     fake.create_branch(REPO, "feedback/f2c-fb-1", "main");
     let pr = fake.create_pull(REPO, OWNER, "feedback/f2c-fb-1", "Bigger button");
@@ -358,7 +345,7 @@ async fn a_managed_comment_edited_in_the_window_reaches_github_and_a_conflict_as
         .add_repo(&NewRepo::with_defaults(REPO.parse().unwrap()))
         .await
         .unwrap();
-    let item = add_feedback(&store, "Bigger button", "The button is tiny.").await;
+    let item = add_feedback(store, "Bigger button", "The button is tiny.").await;
     store
         .record_pull_request(
             item.id,
@@ -375,7 +362,7 @@ async fn a_managed_comment_edited_in_the_window_reaches_github_and_a_conflict_as
     .unwrap();
     let published = publish_agent_output(
         &agent,
-        &store,
+        store,
         CommentPlace {
             repo: &repo,
             pr_number: pr,
@@ -392,14 +379,7 @@ async fn a_managed_comment_edited_in_the_window_reaches_github_and_a_conflict_as
         .github_comment_id
         .expect("the comment is on GitHub");
 
-    let app = AppSession::start_with_env(
-        data_dir.path(),
-        &[("DBUS_SESSION_BUS_ADDRESS", keyring.bus_address())],
-    )
-    .await;
-    assert_eq!(app.wait_until_loaded().await, "true");
-    sign_in(&app, &fake).await;
-    open_card(&app, item.id.0).await;
+    let app = world.open_signed_in(item.id.0).await;
     let review = "#detail .managed-comment[data-kind=review]";
     assert_eq!(app.texts(&format!("{review} .badge")).await, ["AI · v1"]);
     assert_eq!(
@@ -414,20 +394,11 @@ async fn a_managed_comment_edited_in_the_window_reaches_github_and_a_conflict_as
         "The button is **too small**.\n\nOwner: also check *tablets*.",
     )
     .await;
-    let preview = app
-        .eventually(
-            "return document.querySelector('#comment-dialog[open] .editor-preview').innerHTML;",
-            |value| {
-                value
-                    .as_str()
-                    .is_some_and(|html| html.contains("<em>tablets</em>"))
-            },
-        )
-        .await;
-    assert!(
-        preview.as_str().unwrap().contains("<em>tablets</em>"),
-        "{preview}"
-    );
+    app.text_eventually_containing(
+        "return document.querySelector('#comment-dialog[open] .editor-preview').innerHTML;",
+        "<em>tablets</em>",
+    )
+    .await;
     app.screenshot("comment-editor").await;
     app.click("#comment-dialog[open] .modal-actions .primary")
         .await;
@@ -525,5 +496,5 @@ async fn a_managed_comment_edited_in_the_window_reaches_github_and_a_conflict_as
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     app.close().await;
-    store.close().await;
+    world.store.close().await;
 }

@@ -194,7 +194,18 @@ impl AppSession {
         script: &str,
         accept: impl Fn(&serde_json::Value) -> bool,
     ) -> serde_json::Value {
-        let deadline = Instant::now() + Duration::from_secs(10);
+        self.eventually_within(Duration::from_secs(10), script, accept)
+            .await
+    }
+
+    /// [`AppSession::eventually`] with a limit of its own, for what takes long (a run).
+    pub async fn eventually_within(
+        &self,
+        limit: Duration,
+        script: &str,
+        accept: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
+        let deadline = Instant::now() + limit;
         loop {
             let value = self
                 .client
@@ -206,6 +217,18 @@ impl AppSession {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// Waits until the text `script` returns contains `needle`, and returns that text.
+    pub async fn text_eventually_containing(&self, script: &str, needle: &str) -> String {
+        let value = self
+            .eventually(script, |value| {
+                value.as_str().is_some_and(|text| text.contains(needle))
+            })
+            .await;
+        let text = value.as_str().unwrap_or_default().to_owned();
+        assert!(text.contains(needle), "never contained {needle:?}: {value}");
+        text
     }
 
     /// Saves a screenshot of the window under target/ and returns its path.
