@@ -5,67 +5,15 @@
 mod support;
 
 use std::path::Path;
-use std::process::Output;
 
+use support::cli_process::{ok_stdout, text, Cli};
 use support::fake_github::{FakeGithub, Fault, FaultRule, OWNER};
 use support::secret_service::SecretService;
 
 const REPO: &str = "octocat/hello-world";
 
-struct Cli<'a> {
-    data_dir: &'a Path,
-    keyring: &'a SecretService,
-}
-
-impl Cli<'_> {
-    async fn run_with(
-        &self,
-        arguments: &[&str],
-        stdin: Option<&str>,
-        environment: &[(&str, &str)],
-    ) -> Output {
-        use tokio::io::AsyncWriteExt as _;
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"));
-        command
-            .args(arguments)
-            .env("HANDOFF_DATA_DIR", self.data_dir)
-            .env("DBUS_SESSION_BUS_ADDRESS", self.keyring.bus_address())
-            .env_remove("HANDOFF_GITHUB_CLIENT_ID")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        for (name, value) in environment {
-            command.env(name, value);
-        }
-        let mut child = command.spawn().expect("handoff runs");
-        let mut input = child.stdin.take().unwrap();
-        if let Some(text) = stdin {
-            input.write_all(text.as_bytes()).await.unwrap();
-        }
-        drop(input);
-        child.wait_with_output().await.unwrap()
-    }
-
-    async fn run(&self, arguments: &[&str]) -> Output {
-        self.run_with(arguments, None, &[]).await
-    }
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
-fn ok(output: &Output) -> String {
-    assert!(output.status.success(), "failed: {}", text(output));
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
 async fn signed_in(fake: &FakeGithub, cli: &Cli<'_>) {
-    ok(&cli.run(&["repo", "add", REPO]).await);
+    ok_stdout(&cli.run(&["repo", "add", REPO]).await);
     let login = cli
         .run_with(
             &[
@@ -80,7 +28,7 @@ async fn signed_in(fake: &FakeGithub, cli: &Cli<'_>) {
         )
         .await;
     assert!(
-        ok(&login).contains(&format!("as {OWNER}")),
+        ok_stdout(&login).contains(&format!("as {OWNER}")),
         "{}",
         text(&login)
     );
@@ -135,7 +83,7 @@ async fn a_pasted_token_is_checked_kept_in_the_keyring_and_forgotten_on_logout()
     assert_eq!(json["token_accepted"], true);
     assert!(!data_folder_holds(dir.path(), fake.owner_token()));
 
-    ok(&cli.run(&["auth", "logout"]).await);
+    ok_stdout(&cli.run(&["auth", "logout"]).await);
     let sync = cli.run(&["sync"]).await;
     assert_eq!(sync.status.code(), Some(1));
     assert!(
@@ -188,7 +136,7 @@ async fn device_flow_sign_in_waits_for_the_owner_to_approve() {
         "{said}"
     );
     assert!(said.contains("as octocat"), "{said}");
-    ok(&cli.run(&["auth", "status"]).await);
+    ok_stdout(&cli.run(&["auth", "status"]).await);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -261,8 +209,8 @@ async fn sync_mirrors_labelled_issues_and_reports_what_it_did() {
     };
     signed_in(&fake, &cli).await;
 
-    let first = ok(&cli.run(&["sync"]).await);
-    let second = ok(&cli.run(&["sync"]).await);
+    let first = ok_stdout(&cli.run(&["sync"]).await);
+    let second = ok_stdout(&cli.run(&["sync"]).await);
 
     assert!(
         first.contains("synced 1 repository: 1 new feedback"),
@@ -270,7 +218,7 @@ async fn sync_mirrors_labelled_issues_and_reports_what_it_did() {
     );
     assert!(second.contains("0 new feedback"), "{second}");
     assert!(second.contains("answered 304 (free)"), "{second}");
-    let list = ok(&cli.run(&["feedback", "list"]).await);
+    let list = ok_stdout(&cli.run(&["feedback", "list"]).await);
     assert!(list.contains("Dark mode"), "{list}");
 }
 
@@ -301,7 +249,7 @@ async fn comment_show_edit_history_and_diff() {
     let (pr, comment) = reviewed_pull(&fake, &cli).await;
     let pr = pr.to_string();
 
-    let shown = ok(&cli.run(&["comment", "show", REPO, &pr, "review"]).await);
+    let shown = ok_stdout(&cli.run(&["comment", "show", REPO, &pr, "review"]).await);
     assert_eq!(shown.trim(), "The button is fine.");
 
     let editor = dir.path().join("editor.sh");
@@ -319,7 +267,7 @@ async fn comment_show_edit_history_and_diff() {
         )
         .await;
     assert!(
-        ok(&edited).contains("saved version 2 and updated the comment on GitHub"),
+        ok_stdout(&edited).contains("saved version 2 and updated the comment on GitHub"),
         "{}",
         text(&edited)
     );
@@ -332,26 +280,28 @@ async fn comment_show_edit_history_and_diff() {
         .unwrap()
         .starts_with("<!-- sandbox-qa-review -->\n### 🔍"));
 
-    let history = ok(&cli.run(&["comment", "history", REPO, &pr, "review"]).await);
+    let history = ok_stdout(&cli.run(&["comment", "history", REPO, &pr, "review"]).await);
     assert!(
         history.contains("edit_on_github") && history.contains("owner_in_handoff"),
         "{history}"
     );
-    let diff = ok(&cli
-        .run(&["comment", "diff", REPO, &pr, "review", "1", "2"])
-        .await);
+    let diff = ok_stdout(
+        &cli.run(&["comment", "diff", REPO, &pr, "review", "1", "2"])
+            .await,
+    );
     assert!(
         diff.contains("-The button is fine.\n+The button is too small: 20px."),
         "{diff}"
     );
 
-    let unchanged = ok(&cli
-        .run_with(
+    let unchanged = ok_stdout(
+        &cli.run_with(
             &["comment", "edit", REPO, &pr, "review", "--file", "-"],
             Some("The button is too small: 20px.\n"),
             &[],
         )
-        .await);
+        .await,
+    );
     assert!(unchanged.contains("no change"), "{unchanged}");
     let bad = cli
         .run(&["comment", "diff", REPO, &pr, "review", "1", "9"])
@@ -420,12 +370,13 @@ async fn an_edit_over_a_newer_github_edit_shows_both_and_waits_for_a_choice() {
         github_body,
         "GitHub's edit stands"
     );
-    let outbox = ok(&cli.run(&["outbox"]).await);
+    let outbox = ok_stdout(&cli.run(&["outbox"]).await);
     assert!(outbox.contains("conflict"), "{outbox}");
 
-    let resolved = ok(&cli
-        .run(&["comment", "resolve", REPO, &pr, "review", "--keep-mine"])
-        .await);
+    let resolved = ok_stdout(
+        &cli.run(&["comment", "resolve", REPO, &pr, "review", "--keep-mine"])
+            .await,
+    );
     assert!(
         resolved.contains("updated the comment on GitHub"),
         "{resolved}"
@@ -434,9 +385,10 @@ async fn an_edit_over_a_newer_github_edit_shows_both_and_waits_for_a_choice() {
         .comment_body(comment)
         .unwrap()
         .ends_with("The button needs work."));
-    let history = ok(&cli
-        .run(&["comment", "history", REPO, &pr, "review", "--json"])
-        .await);
+    let history = ok_stdout(
+        &cli.run(&["comment", "history", REPO, &pr, "review", "--json"])
+            .await,
+    );
     let versions: serde_json::Value = serde_json::from_str(&history).unwrap();
     let contents: Vec<&str> = versions
         .as_array()
@@ -461,29 +413,30 @@ async fn an_edit_made_while_github_is_unreachable_waits_in_the_outbox() {
     };
     let (pr, comment) = reviewed_pull(&fake, &cli).await;
     let pr = pr.to_string();
-    ok(&cli.run(&["comment", "show", REPO, &pr, "review"]).await);
+    ok_stdout(&cli.run(&["comment", "show", REPO, &pr, "review"]).await);
     fake.inject(FaultRule::new("/repos/", Fault::Status(503)).times(100));
 
-    let queued = ok(&cli
-        .run_with(
+    let queued = ok_stdout(
+        &cli.run_with(
             &["comment", "edit", REPO, &pr, "review", "--file", "-"],
             Some("Offline correction."),
             &[],
         )
-        .await);
+        .await,
+    );
     assert!(queued.contains("waits in the outbox"), "{queued}");
-    let listed = ok(&cli.run(&["outbox"]).await);
+    let listed = ok_stdout(&cli.run(&["outbox"]).await);
     assert!(
         listed.contains("pending") && listed.contains("503"),
         "{listed}"
     );
 
     fake.clear_faults();
-    let sent = ok(&cli.run(&["outbox", "send"]).await);
+    let sent = ok_stdout(&cli.run(&["outbox", "send"]).await);
     assert!(sent.starts_with("1 sent"), "{sent}");
     assert!(fake
         .comment_body(comment)
         .unwrap()
         .ends_with("Offline correction."));
-    assert!(ok(&cli.run(&["outbox"]).await).contains("the outbox is empty"));
+    assert!(ok_stdout(&cli.run(&["outbox"]).await).contains("the outbox is empty"));
 }

@@ -4,97 +4,26 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::Output;
 use std::time::Duration;
 
+use support::cli_process::{ok_text, text, Cli};
 use support::fake_e2b::FakeE2b;
 use support::fake_github::FakeGithub;
 use support::pipeline_world::{REPO, SCRIPTED_AGENT};
 use support::secret_service::SecretService;
 
-struct Cli<'a> {
-    data_dir: &'a Path,
-    keyring: &'a SecretService,
-}
-
-impl Cli<'_> {
-    fn command(&self, arguments: &[&str]) -> tokio::process::Command {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"));
-        command
-            .args(arguments)
-            .env("HANDOFF_DATA_DIR", self.data_dir)
-            .env("DBUS_SESSION_BUS_ADDRESS", self.keyring.bus_address())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true);
-        command
-    }
-
-    async fn run_with_input(&self, arguments: &[&str], input: &str) -> Output {
-        use tokio::io::AsyncWriteExt as _;
-        let mut child = self.command(arguments).spawn().unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(input.as_bytes()).await.unwrap();
-        drop(stdin);
-        child.wait_with_output().await.unwrap()
-    }
-
-    async fn run(&self, arguments: &[&str]) -> Output {
-        self.run_with_input(arguments, "").await
-    }
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
-fn ok(output: &Output) -> String {
-    assert!(output.status.success(), "failed: {}", text(output));
-    text(output)
-}
-
 /// Signed in to the fake GitHub, with the repository connected to run the scripted
 /// agent on `backend`.
 async fn set_up(fake: &FakeGithub, cli: &Cli<'_>, backend: &str) {
     fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
-    ok(&cli
-        .run_with_input(
-            &[
-                "auth",
-                "login",
-                "--with-token",
-                "--api-base",
-                &fake.api_base(),
-            ],
-            fake.owner_token(),
-        )
-        .await);
-    ok(&cli
-        .run(&[
-            "repo",
-            "add",
-            REPO,
-            "--backend",
-            backend,
-            "--agent",
-            "custom",
-            "--agent-command",
-            "sh .handoff/agent.sh",
-            "--no-quota",
-        ])
-        .await);
+    cli.connect_scripted_repo(fake, backend, &[]).await;
 }
 
 async fn add_feedback(cli: &Cli<'_>, body: &str) -> String {
-    let added = ok(&cli
-        .run(&["feedback", "add", "--repo", REPO, "--json", body])
-        .await);
+    let added = ok_text(
+        &cli.run(&["feedback", "add", "--repo", REPO, "--json", body])
+            .await,
+    );
     let json: serde_json::Value = serde_json::from_str(&added).unwrap();
     json["id"].to_string()
 }
@@ -110,22 +39,25 @@ async fn the_journey_on_e2b_from_the_command_line() {
         keyring: &keyring,
     };
     set_up(&fake, &cli, "e2b").await;
-    ok(&cli
-        .run_with_input(&["secrets", "set", "e2b"], "e2b_key_for_tests_42")
-        .await);
-    ok(&cli
-        .run(&["config", "set", "e2b.api_base", &e2b.api_base()])
-        .await);
-    ok(&cli
-        .run(&["config", "set", "e2b.envd_url", &e2b.envd_url_template()])
-        .await);
+    ok_text(
+        &cli.run_with_input(&["secrets", "set", "e2b"], "e2b_key_for_tests_42")
+            .await,
+    );
+    ok_text(
+        &cli.run(&["config", "set", "e2b.api_base", &e2b.api_base()])
+            .await,
+    );
+    ok_text(
+        &cli.run(&["config", "set", "e2b.envd_url", &e2b.envd_url_template()])
+            .await,
+    );
     let feedback = add_feedback(
         &cli,
         "Button too small\n@@write src/button.css height: 20px",
     )
     .await;
 
-    let first = ok(&cli.run(&["run", &feedback]).await);
+    let first = ok_text(&cli.run(&["run", &feedback]).await);
 
     assert!(first.contains("first of feedback"), "{first}");
     assert!(
@@ -141,14 +73,15 @@ async fn the_journey_on_e2b_from_the_command_line() {
     );
 
     fake.push_commit(REPO, &branch, "By hand", &[("HAND.md", "mine\n")]);
-    let second = ok(&cli
-        .run(&[
+    let second = ok_text(
+        &cli.run(&[
             "iterate",
             &feedback,
             "-m",
             "Taller.\n@@write src/button.css height: 44px",
         ])
-        .await);
+        .await,
+    );
     assert!(second.contains("iterate of feedback"), "{second}");
     assert!(second.contains("PR #1 updated"), "{second}");
     assert_eq!(fake.pulls(REPO).len(), 1);
@@ -163,7 +96,7 @@ async fn the_journey_on_e2b_from_the_command_line() {
     );
     assert_eq!(e2b.sandboxes().len(), 2, "one sandbox per run");
     assert!(e2b.live_sandboxes().is_empty(), "every sandbox was killed");
-    let shown = ok(&cli.run(&["feedback", "show", &feedback]).await);
+    let shown = ok_text(&cli.run(&["feedback", "show", &feedback]).await);
     assert!(shown.contains("WAITING_FOR_REVIEW"), "{shown}");
 }
 
@@ -181,7 +114,7 @@ async fn logs_can_be_followed_and_a_run_cancelled_from_another_process() {
 
     let running = cli.command(&["run", &feedback, "--quiet"]).spawn().unwrap();
     let run_id = loop {
-        let listed = ok(&cli.run(&["runs", "list", "--active", "--json"]).await);
+        let listed = ok_text(&cli.run(&["runs", "list", "--active", "--json"]).await);
         let runs: serde_json::Value = serde_json::from_str(&listed).unwrap();
         if let Some(run) = runs.as_array().unwrap().first() {
             break run["id"].to_string();
@@ -194,7 +127,7 @@ async fn logs_can_be_followed_and_a_run_cancelled_from_another_process() {
         .unwrap();
     tokio::time::sleep(Duration::from_millis(1500)).await;
 
-    let cancelled = ok(&cli.run(&["runs", "cancel", &run_id]).await);
+    let cancelled = ok_text(&cli.run(&["runs", "cancel", &run_id]).await);
     assert!(
         cancelled.contains(&format!("cancel asked for run {run_id}")),
         "{cancelled}"
@@ -221,7 +154,7 @@ async fn logs_can_be_followed_and_a_run_cancelled_from_another_process() {
         followed.contains(&format!("run {run_id} ended: cancelled")),
         "{followed}"
     );
-    let again = ok(&cli.run(&["runs", "logs", &run_id]).await);
+    let again = ok_text(&cli.run(&["runs", "logs", &run_id]).await);
     assert!(
         again.contains("» starting the local sandbox"),
         "the log is kept: {again}"
@@ -286,9 +219,9 @@ async fn refusals_come_back_as_one_line_and_exit_1() {
         keyring: &keyring,
     };
     set_up(&fake, &cli, "local").await;
-    ok(&cli.run(&["repo", "set", REPO, "--quota", "1"]).await);
+    ok_text(&cli.run(&["repo", "set", REPO, "--quota", "1"]).await);
     let feedback = add_feedback(&cli, "Once\n@@write once.txt 1").await;
-    ok(&cli.run(&["run", &feedback, "--quiet"]).await);
+    ok_text(&cli.run(&["run", &feedback, "--quiet"]).await);
 
     let quota = cli.run(&["iterate", &feedback, "-m", "again"]).await;
     assert_eq!(quota.status.code(), Some(1));
@@ -298,8 +231,8 @@ async fn refusals_come_back_as_one_line_and_exit_1() {
     );
 
     fake.merge_pull(REPO, 1);
-    ok(&cli.run(&["sync"]).await);
-    ok(&cli.run(&["repo", "set", REPO, "--no-quota"]).await);
+    ok_text(&cli.run(&["sync"]).await);
+    ok_text(&cli.run(&["repo", "set", REPO, "--no-quota"]).await);
     let merged = cli.run(&["iterate", &feedback, "-m", "more"]).await;
     assert_eq!(merged.status.code(), Some(1));
     assert_eq!(

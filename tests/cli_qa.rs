@@ -3,42 +3,10 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::Output;
-
+use support::cli_process::{ok_text, text, Cli};
 use support::fake_github::{FakeGithub, OWNER};
 use support::pipeline_world::{QA_DIRECTIVES, REPO, SCRIPTED_AGENT};
 use support::secret_service::SecretService;
-
-async fn handoff(
-    data_dir: &Path,
-    keyring: &SecretService,
-    arguments: &[&str],
-    input: &str,
-) -> Output {
-    use tokio::io::AsyncWriteExt as _;
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff"))
-        .args(arguments)
-        .env("HANDOFF_DATA_DIR", data_dir)
-        .env("DBUS_SESSION_BUS_ADDRESS", keyring.bus_address())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input.as_bytes()).await.unwrap();
-    drop(stdin);
-    child.wait_with_output().await.unwrap()
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_qa_stages_from_the_command_line() {
@@ -58,44 +26,16 @@ async fn the_qa_stages_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
     let instructions = dir.path().join("instructions.md");
     std::fs::write(&instructions, QA_DIRECTIVES).unwrap();
-    let cli = |arguments: &'static [&'static str]| handoff(dir.path(), &keyring, arguments, "");
-    let ok = |output: Output| {
-        assert!(output.status.success(), "failed: {}", text(&output));
-        text(&output)
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
     };
-    ok(handoff(
-        dir.path(),
-        &keyring,
-        &[
-            "auth",
-            "login",
-            "--with-token",
-            "--api-base",
-            &fake.api_base(),
-        ],
-        fake.owner_token(),
+    cli.connect_scripted_repo(
+        &fake,
+        "local",
+        &["--instructions-file", instructions.to_str().unwrap()],
     )
-    .await);
-    ok(handoff(
-        dir.path(),
-        &keyring,
-        &[
-            "repo",
-            "add",
-            REPO,
-            "--backend",
-            "local",
-            "--agent",
-            "custom",
-            "--agent-command",
-            "sh .handoff/agent.sh",
-            "--no-quota",
-            "--instructions-file",
-            instructions.to_str().unwrap(),
-        ],
-        "",
-    )
-    .await);
+    .await;
     let qa = |stage: &str, extra: &[&str]| {
         let mut arguments = vec![
             "qa".to_owned(),
@@ -104,15 +44,14 @@ async fn the_qa_stages_from_the_command_line() {
             pr.clone(),
         ];
         arguments.extend(extra.iter().map(|a| a.to_string()));
-        let dir = dir.path().to_owned();
-        let keyring = &keyring;
+        let cli = &cli;
         async move {
             let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
-            handoff(&dir, keyring, &arguments, "").await
+            cli.run(&arguments).await
         }
     };
 
-    let review = ok(qa("review", &[]).await);
+    let review = ok_text(&qa("review", &[]).await);
     assert!(
         review.contains("» starting the local sandbox"),
         "the log streams: {review}"
@@ -137,16 +76,10 @@ async fn the_qa_stages_from_the_command_line() {
         "{refusal}"
     );
     assert!(refusal.contains("--force"), "{refusal}");
-    let history = ok(handoff(
-        dir.path(),
-        &keyring,
-        &["comment", "history", REPO, &pr, "review"],
-        "",
-    )
-    .await);
+    let history = ok_text(&cli.run(&["comment", "history", REPO, &pr, "review"]).await);
     assert!(history.contains("edit_on_github"), "{history}");
 
-    let test = ok(qa("test", &[]).await);
+    let test = ok_text(&qa("test", &[]).await);
     assert!(
         test.contains("note: plan comment not found: test planned anew"),
         "{test}"
@@ -156,7 +89,7 @@ async fn the_qa_stages_from_the_command_line() {
         "{test}"
     );
 
-    let auto = ok(qa("auto", &["--force"]).await);
+    let auto = ok_text(&qa("auto", &["--force"]).await);
     for line in [
         "review: review posted",
         "plan: test plan posted",
@@ -165,6 +98,6 @@ async fn the_qa_stages_from_the_command_line() {
     ] {
         assert!(auto.contains(line), "{line} missing from:\n{auto}");
     }
-    let unknown = cli(&["qa", "deploy", "octocat/hello-world", "1"]).await;
+    let unknown = cli.run(&["qa", "deploy", "octocat/hello-world", "1"]).await;
     assert_eq!(unknown.status.code(), Some(2));
 }

@@ -47,13 +47,7 @@ async fn the_container_has_limits_and_is_removed_after_success_and_failure() {
     let feedback = world
         .feedback("Limits", "@@sleep 2\n@@write l.txt ok")
         .await;
-    let begun = world
-        .pipeline
-        .begin_code_run(feedback.id, CodeRunOptions::default())
-        .await
-        .unwrap();
-    let run_id = begun.run_id();
-    let driving = tokio::spawn(begun.drive());
+    let (run_id, driving) = world.start_in_background(&feedback).await;
     let container = loop {
         if let Some(id) = world.store.run(run_id).await.unwrap().sandbox_id {
             break id;
@@ -118,27 +112,8 @@ async fn the_container_is_removed_after_a_timeout_and_a_cancel() {
         "removed after the timeout"
     );
 
-    let begun = world
-        .pipeline
-        .begin_code_run(slow.id, CodeRunOptions::default())
-        .await
-        .unwrap();
-    let run_id = begun.run_id();
-    let driving = tokio::spawn(begun.drive());
-    loop {
-        let log: String = world
-            .store
-            .run_log(run_id, 0)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|c| c.text)
-            .collect();
-        if log.contains("scripted agent:") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let (run_id, driving) = world.start_in_background(&slow).await;
+    world.wait_until_the_agent_runs(run_id).await;
     world.store.request_cancel(run_id).await.unwrap();
     let report = tokio::time::timeout(Duration::from_secs(30), driving)
         .await
@@ -158,27 +133,8 @@ async fn a_container_left_by_a_crash_is_found_by_its_label_and_removed() {
     let feedback = world
         .feedback("Crash", "@@sleep 60\n@@write c.txt late")
         .await;
-    let begun = world
-        .pipeline
-        .begin_code_run(feedback.id, CodeRunOptions::default())
-        .await
-        .unwrap();
-    let run_id = begun.run_id();
-    let driving = tokio::spawn(begun.drive());
-    loop {
-        let log: String = world
-            .store
-            .run_log(run_id, 0)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|c| c.text)
-            .collect();
-        if log.contains("scripted agent:") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let (run_id, driving) = world.start_in_background(&feedback).await;
+    world.wait_until_the_agent_runs(run_id).await;
     driving.abort();
     let _ = driving.await;
     assert_eq!(

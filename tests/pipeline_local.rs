@@ -296,28 +296,9 @@ async fn a_cancelled_run_stops_its_sandbox_and_is_marked() {
     let feedback = world
         .feedback("Cancel me", "@@sleep 30\n@@write c.txt late")
         .await;
-    let begun = world
-        .pipeline
-        .begin_code_run(feedback.id, CodeRunOptions::default())
-        .await
-        .unwrap();
-    let run_id = begun.run_id();
-    let driving = tokio::spawn(begun.drive());
+    let (run_id, driving) = world.start_in_background(&feedback).await;
     // Wait until the agent runs, then cancel as another process would: through the store.
-    loop {
-        let log: String = world
-            .store
-            .run_log(run_id, 0)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|c| c.text)
-            .collect();
-        if log.contains("scripted agent:") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    world.wait_until_the_agent_runs(run_id).await;
     world.store.request_cancel(run_id).await.unwrap();
 
     let report = tokio::time::timeout(Duration::from_secs(20), driving)
@@ -388,13 +369,7 @@ async fn a_run_left_by_a_crash_is_reconciled() {
     let feedback = world
         .feedback("Crash", "@@sleep 60\n@@write late.txt x")
         .await;
-    let begun = world
-        .pipeline
-        .begin_code_run(feedback.id, CodeRunOptions::default())
-        .await
-        .unwrap();
-    let run_id = begun.run_id();
-    let driving = tokio::spawn(begun.drive());
+    let (run_id, driving) = world.start_in_background(&feedback).await;
     loop {
         let run = world.store.run(run_id).await.unwrap();
         if run.sandbox_id.is_some() {

@@ -99,14 +99,7 @@ async fn a_deleted_plan_makes_test_plan_anew_and_say_so() {
     detail(&test);
     let run = test.stages[0].run.clone().unwrap();
     assert_eq!(run.notes, ["plan comment not found: test planned anew"]);
-    let log: String = world
-        .store
-        .run_log(run.id, 0)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|c| c.text)
-        .collect();
+    let log = world.log_of(run.id).await;
     assert!(
         log.contains("note: plan comment not found: test planned anew"),
         "{log}"

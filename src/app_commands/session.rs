@@ -10,7 +10,7 @@ use crate::error_code::CodedError;
 use crate::github::endpoints::GithubEndpoints;
 use crate::github::sign_in::{auth_status, sign_in_with_token};
 use crate::github::sync::{sync, SyncReport};
-use crate::pipeline::reconcile::{Reconciled, STALE_AFTER};
+use crate::pipeline::reconcile::Reconciled;
 use crate::secrets::Secret;
 
 #[derive(Debug, Clone, Serialize)]
@@ -64,7 +64,5 @@ pub async fn take_run_events(core: &AppCore) -> Result<Vec<RunEvent>, CodedError
 /// Ends runs a crash left behind (P7); used when the app starts.
 pub async fn reconcile_abandoned_runs(core: &AppCore) -> Result<Vec<Reconciled>, CodedError> {
     let pipeline = core.pipeline().await?;
-    let stale_before =
-        chrono::Utc::now() - chrono::Duration::from_std(STALE_AFTER).unwrap_or_default();
-    Ok(pipeline.reconcile_abandoned_runs(stale_before).await?)
+    Ok(pipeline.reconcile_silent_runs().await?)
 }

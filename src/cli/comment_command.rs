@@ -7,7 +7,7 @@ use super::outcome::CliError;
 use super::output::{dash_if_none, one_line, print_json, short_time, Table};
 use super::text_input::read_text;
 use crate::comment_diff::{unified_diff, version_label};
-use crate::domain::{CommentVersion, OutboxState, Repo};
+use crate::domain::{CommentVersion, ManagedComment, OutboxState, Repo};
 use crate::github::client::{GithubClient, RequestPolicy};
 use crate::github::comment_publishing::{read_back, CommentPlace, ReadBack};
 use crate::github::owner_edits::{resolve_conflict, save_owner_edit, ConflictChoice, EditOutcome};
@@ -106,6 +106,23 @@ async fn repo_of(store: &Store, address: &CommentAddress) -> Result<Repo, CliErr
     Ok(store.repo_by_name(&address.repo).await?)
 }
 
+/// The comment at `address` as the local history knows it, or a clear error.
+async fn known_comment(
+    store: &Store,
+    repo: &Repo,
+    address: &CommentAddress,
+) -> Result<ManagedComment, CliError> {
+    store
+        .managed_comment(repo.id, address.pr, address.kind)
+        .await?
+        .ok_or_else(|| {
+            CliError::Failure(format!(
+                "no {} comment is known on {} #{}",
+                address.kind, repo.name, address.pr
+            ))
+        })
+}
+
 fn place<'a>(repo: &'a Repo, address: &CommentAddress) -> CommentPlace<'a> {
     CommentPlace {
         repo,
@@ -201,15 +218,7 @@ pub async fn run(store: &Store, command: CommentCommand) -> Result<(), CliError>
         }
         CommentCommand::History { address, output } => {
             let repo = repo_of(store, &address).await?;
-            let Some(comment) = store
-                .managed_comment(repo.id, address.pr, address.kind)
-                .await?
-            else {
-                return Err(CliError::Failure(format!(
-                    "no {} comment is known on {} #{}",
-                    address.kind, repo.name, address.pr
-                )));
-            };
+            let comment = known_comment(store, &repo, &address).await?;
             let versions = store.comment_versions(comment.id).await?;
             if output.json {
                 return print_json(&versions);
@@ -250,15 +259,7 @@ pub async fn run(store: &Store, command: CommentCommand) -> Result<(), CliError>
         }
         CommentCommand::Diff { address, from, to } => {
             let repo = repo_of(store, &address).await?;
-            let Some(comment) = store
-                .managed_comment(repo.id, address.pr, address.kind)
-                .await?
-            else {
-                return Err(CliError::Failure(format!(
-                    "no {} comment is known on {} #{}",
-                    address.kind, repo.name, address.pr
-                )));
-            };
+            let comment = known_comment(store, &repo, &address).await?;
             let versions = store.comment_versions(comment.id).await?;
             let newest = versions.last().map(|v| v.number).unwrap_or(0);
             let to = to.unwrap_or(newest);
@@ -289,15 +290,7 @@ pub async fn run(store: &Store, command: CommentCommand) -> Result<(), CliError>
             take_github: _,
         } => {
             let repo = repo_of(store, &address).await?;
-            let comment = store
-                .managed_comment(repo.id, address.pr, address.kind)
-                .await?
-                .ok_or_else(|| {
-                    CliError::Failure(format!(
-                        "no {} comment is known on {} #{}",
-                        address.kind, repo.name, address.pr
-                    ))
-                })?;
+            let comment = known_comment(store, &repo, &address).await?;
             let conflict = store
                 .unsent_outbox_entries_of_comment(comment.id)
                 .await?

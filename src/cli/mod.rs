@@ -12,6 +12,7 @@ mod comment_command;
 mod config_command;
 mod feedback_command;
 mod follow_up_command;
+mod foreground_run;
 mod outbox_command;
 mod outcome;
 mod output;

@@ -2,17 +2,13 @@
 //! foreground, with the log printed as it goes; Ctrl-C cancels.
 
 use std::path::Path;
-use std::time::Duration;
-
-use futures::StreamExt as _;
 
 use super::arguments::QaArguments;
+use super::foreground_run::{drive_in_foreground, print_log, reconcile, timeout_from_minutes};
 use super::outcome::CliError;
 use super::output::print_json;
-use super::run_command::{pipeline, reconcile};
-use crate::domain::LogStream;
+use super::run_command::pipeline;
 use crate::pipeline::qa_run::{QaOptions, QaResult};
-use crate::pipeline::run_log::follow_run_log;
 use crate::store::Store;
 
 pub async fn run(store: &Store, data_dir: &Path, arguments: QaArguments) -> Result<(), CliError> {
@@ -27,9 +23,7 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: QaArguments) -> Resu
             arguments.stage,
             QaOptions {
                 backend: options.backend,
-                timeout: options
-                    .timeout_minutes
-                    .map(|minutes| Duration::from_secs(minutes.max(1) * 60)),
+                timeout: timeout_from_minutes(options.timeout_minutes),
                 force: arguments.force,
             },
         )
@@ -41,52 +35,17 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: QaArguments) -> Resu
             arguments.stage, arguments.repo, arguments.pr, begun.run.backend
         );
     }
-    let driving = tokio::spawn(begun.drive());
     let printing = async {
         if quiet {
             return;
         }
-        // The chain's own log, then each stage's as it starts.
-        let mut followed = vec![top];
-        let mut index = 0;
-        while index < followed.len() {
-            let run_id = followed[index];
-            let mut log = Box::pin(follow_run_log(
-                store.clone(),
-                run_id,
-                Duration::from_millis(200),
-            ));
-            while let Some(Ok(chunk)) = log.next().await {
-                match chunk.stream {
-                    LogStream::Handoff => eprint!("» {}", chunk.text),
-                    LogStream::Stderr => eprint!("{}", chunk.text),
-                    LogStream::Stdout => print!("{}", chunk.text),
-                }
-            }
-            if index == 0 {
-                if let Ok(children) = store.child_runs(top).await {
-                    followed.extend(children.iter().map(|run| run.id));
-                }
-            }
-            index += 1;
+        // The chain's own log, then each stage's.
+        print_log(store, top).await;
+        for child in store.child_runs(top).await.unwrap_or_default() {
+            print_log(store, child.id).await;
         }
     };
-    let cancel_on_interrupt = async {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\ncancelling run {top}…");
-            let _ = store.request_cancel(top).await;
-        }
-        std::future::pending::<()>().await;
-    };
-    let report = tokio::select! {
-        report = async {
-            let (report, ()) = tokio::join!(driving, printing);
-            report
-        } => report,
-        () = cancel_on_interrupt => unreachable!("waiting for Ctrl-C never ends by itself"),
-    };
-    let report =
-        report.map_err(|error| CliError::Failure(format!("the run's task failed: {error}")))??;
+    let report = drive_in_foreground(store, top, begun.drive(), printing).await?;
     if options.json {
         print_json(&report)?;
     } else {

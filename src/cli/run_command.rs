@@ -2,19 +2,15 @@
 //! it goes, Ctrl-C to cancel.
 
 use std::path::Path;
-use std::time::Duration;
-
-use futures::StreamExt as _;
 
 use super::arguments::{IterateArguments, RunArguments, RunOptions};
+use super::foreground_run::{drive_in_foreground, print_log, reconcile, timeout_from_minutes};
 use super::outcome::CliError;
 use super::output::print_json;
 use super::text_input::read_text;
-use crate::domain::{FeedbackId, LogStream};
+use crate::domain::FeedbackId;
 use crate::github::client::RequestPolicy;
 use crate::github::sign_in::connect;
-use crate::pipeline::reconcile::STALE_AFTER;
-use crate::pipeline::run_log::follow_run_log;
 use crate::pipeline::{CodeRunOptions, CodeRunResult, Pipeline, PipelineError, PipelineSettings};
 use crate::secrets::SecretStore;
 use crate::store::Store;
@@ -39,19 +35,6 @@ pub async fn pipeline(store: &Store, data_dir: &Path) -> Result<Pipeline, CliErr
         data_dir: data_dir.to_owned(),
         settings: PipelineSettings::configured(store).await?,
     })
-}
-
-/// Ends runs a crash left behind, saying so.
-pub async fn reconcile(pipeline: &Pipeline) -> Result<(), CliError> {
-    let stale_before =
-        chrono::Utc::now() - chrono::Duration::from_std(STALE_AFTER).unwrap_or_default();
-    for reconciled in pipeline.reconcile_abandoned_runs(stale_before).await? {
-        eprintln!(
-            "note: run {} was ended: {}",
-            reconciled.run_id, reconciled.message
-        );
-    }
-    Ok(())
 }
 
 pub async fn run(store: &Store, data_dir: &Path, arguments: RunArguments) -> Result<(), CliError> {
@@ -97,9 +80,7 @@ async fn execute(
             CodeRunOptions {
                 backend: options.backend,
                 instructions,
-                timeout: options
-                    .timeout_minutes
-                    .map(|minutes| Duration::from_secs(minutes.max(1) * 60)),
+                timeout: timeout_from_minutes(options.timeout_minutes),
             },
         )
         .await?;
@@ -116,40 +97,12 @@ async fn execute(
         );
     }
 
-    let driving = tokio::spawn(begun.drive());
     let printing = async {
-        if quiet {
-            return;
-        }
-        let mut log = Box::pin(follow_run_log(
-            store.clone(),
-            run_id,
-            Duration::from_millis(200),
-        ));
-        while let Some(Ok(chunk)) = log.next().await {
-            match chunk.stream {
-                LogStream::Handoff => eprint!("» {}", chunk.text),
-                LogStream::Stderr => eprint!("{}", chunk.text),
-                LogStream::Stdout => print!("{}", chunk.text),
-            }
+        if !quiet {
+            print_log(store, run_id).await;
         }
     };
-    let cancel_on_interrupt = async {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\ncancelling run {run_id}…");
-            let _ = store.request_cancel(run_id).await;
-        }
-        std::future::pending::<()>().await;
-    };
-    let report = tokio::select! {
-        report = async {
-            let (report, ()) = tokio::join!(driving, printing);
-            report
-        } => report,
-        () = cancel_on_interrupt => unreachable!("waiting for Ctrl-C never ends by itself"),
-    };
-    let report =
-        report.map_err(|error| CliError::Failure(format!("the run's task failed: {error}")))??;
+    let report = drive_in_foreground(store, run_id, begun.drive(), printing).await?;
     if options.json {
         print_json(&report)?;
     }

@@ -47,15 +47,7 @@ pub async fn run(
             );
             // A run whose process is gone cannot hear the cancel: end it now.
             if let Ok(pipeline) = super::run_command::pipeline(store, data_dir).await {
-                let stale_before = chrono::Utc::now()
-                    - chrono::Duration::from_std(crate::pipeline::reconcile::STALE_AFTER)
-                        .unwrap_or_default();
-                for reconciled in pipeline.reconcile_abandoned_runs(stale_before).await? {
-                    eprintln!(
-                        "note: run {} was ended: {}",
-                        reconciled.run_id, reconciled.message
-                    );
-                }
+                super::foreground_run::reconcile(&pipeline).await?;
             }
             Ok(())
         }

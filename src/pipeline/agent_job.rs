@@ -16,7 +16,7 @@ use super::{Pipeline, PipelineError};
 use crate::domain::{Repo, RunId, SandboxBackend, Stage};
 use crate::sandbox::{JobControl, Sandbox, SandboxEnd, SandboxJob};
 use crate::secrets::{Secret, SecretName};
-use crate::store::StoreError;
+use crate::store::{RunOutcome, StoreError};
 
 /// Why a started run did not succeed.
 pub(crate) enum Stop {
@@ -25,6 +25,27 @@ pub(crate) enum Stop {
 }
 
 impl Stop {
+    /// Says in the run's log why the job stopped, and gives the outcome to record.
+    pub(crate) async fn logged_outcome(&self, log: &RunLog) -> Result<RunOutcome, StoreError> {
+        Ok(match self {
+            Stop::Failed { code, message } => {
+                log.say(&format!("failed: {message}")).await?;
+                RunOutcome::Failed {
+                    failure_code: (*code).to_owned(),
+                    message: message.clone(),
+                    exit_code: None,
+                }
+            }
+            Stop::Cancelled => {
+                log.say("cancelled by the owner; the sandbox was stopped")
+                    .await?;
+                RunOutcome::Cancelled {
+                    reason: "cancelled by the owner".to_owned(),
+                }
+            }
+        })
+    }
+
     pub(crate) fn failed(code: &'static str, message: impl Into<String>) -> Self {
         Stop::Failed {
             code,

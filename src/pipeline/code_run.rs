@@ -190,29 +190,16 @@ impl BegunCodeRun {
                     },
                 )
             }
-            Err(Stop::Failed { code, message }) => {
-                log.say(&format!("failed: {message}")).await?;
-                (
-                    CodeRunResult::Failed {
+            Err(stop) => {
+                let outcome = stop.logged_outcome(&log).await?;
+                let result = match stop {
+                    Stop::Failed { code, message } => CodeRunResult::Failed {
                         code: code.to_owned(),
-                        message: message.clone(),
-                    },
-                    RunOutcome::Failed {
-                        failure_code: code.to_owned(),
                         message,
-                        exit_code: None,
                     },
-                )
-            }
-            Err(Stop::Cancelled) => {
-                log.say("cancelled by the owner; the sandbox was stopped")
-                    .await?;
-                (
-                    CodeRunResult::Cancelled,
-                    RunOutcome::Cancelled {
-                        reason: "cancelled by the owner".to_owned(),
-                    },
-                )
+                    Stop::Cancelled => CodeRunResult::Cancelled,
+                };
+                (result, outcome)
             }
         };
         let run = store.finish_run(run_id, &run_outcome).await?;

@@ -321,29 +321,16 @@ impl BegunQa {
                     tokens_out: None,
                 },
             ),
-            Err(Stop::Failed { code, message }) => {
-                log.say(&format!("failed: {message}")).await?;
-                (
-                    QaResult::Failed {
+            Err(stop) => {
+                let outcome = stop.logged_outcome(&log).await?;
+                let result = match stop {
+                    Stop::Failed { code, message } => QaResult::Failed {
                         code: code.to_owned(),
-                        message: message.clone(),
-                    },
-                    RunOutcome::Failed {
-                        failure_code: code.to_owned(),
                         message,
-                        exit_code: None,
                     },
-                )
-            }
-            Err(Stop::Cancelled) => {
-                log.say("cancelled by the owner; the sandbox was stopped")
-                    .await?;
-                (
-                    QaResult::Cancelled,
-                    RunOutcome::Cancelled {
-                        reason: "cancelled by the owner".to_owned(),
-                    },
-                )
+                    Stop::Cancelled => QaResult::Cancelled,
+                };
+                (result, outcome)
             }
         };
         if let QaResult::Succeeded { detail } = &result {

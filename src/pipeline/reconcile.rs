@@ -21,8 +21,14 @@ pub struct Reconciled {
 }
 
 impl Pipeline {
+    /// Ends every active run whose process has been silent for [`STALE_AFTER`].
+    pub async fn reconcile_silent_runs(&self) -> Result<Vec<Reconciled>, PipelineError> {
+        let stale_before = Utc::now() - chrono::Duration::from_std(STALE_AFTER).unwrap_or_default();
+        self.reconcile_abandoned_runs(stale_before).await
+    }
+
     /// Ends every active run whose process has shown no sign of life since
-    /// `stale_before` (usually now minus [`STALE_AFTER`]).
+    /// `stale_before`.
     pub async fn reconcile_abandoned_runs(
         &self,
         stale_before: DateTime<Utc>,

@@ -2,6 +2,7 @@
 // Each test crate uses a different part of the support code.
 #![allow(dead_code, unused_imports)]
 
+pub mod cli_process;
 pub mod fake_e2b;
 pub mod fake_github;
 pub mod openapi_schema;

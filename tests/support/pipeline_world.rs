@@ -6,9 +6,13 @@
 use std::time::Duration;
 
 use handoff::domain::run_event::RunEventKind;
-use handoff::domain::{Feedback, FeedbackSource, FeedbackStatus, NewRepo, Repo, SandboxBackend};
+use handoff::domain::{
+    Feedback, FeedbackSource, FeedbackStatus, NewRepo, Repo, RunId, SandboxBackend,
+};
 use handoff::github::{GithubClient, GithubEndpoints, RequestPolicy};
-use handoff::pipeline::{CodeRunOptions, CodeRunReport, CodeRunResult, Pipeline, PipelineSettings};
+use handoff::pipeline::{
+    CodeRunOptions, CodeRunReport, CodeRunResult, Pipeline, PipelineError, PipelineSettings,
+};
 use handoff::sandbox::e2b::E2bSettings;
 use handoff::sandbox::ResourceLimits;
 use handoff::secrets::{Secret, SecretStore};
@@ -132,14 +136,48 @@ impl PipelineWorld {
         begun.drive().await.expect("the run is recorded")
     }
 
+    /// Starts a code run on `feedback` and drives it in a task of its own, for the tests
+    /// that act while it runs (cancel it, crash it, look at its sandbox).
+    pub async fn start_in_background(
+        &self,
+        feedback: &Feedback,
+    ) -> (
+        RunId,
+        tokio::task::JoinHandle<Result<CodeRunReport, PipelineError>>,
+    ) {
+        let begun = self
+            .pipeline
+            .begin_code_run(feedback.id, CodeRunOptions::default())
+            .await
+            .unwrap_or_else(|error| panic!("the run did not start: {error}"));
+        (begun.run_id(), tokio::spawn(begun.drive()))
+    }
+
     pub async fn log_text(&self, report: &CodeRunReport) -> String {
+        self.log_of(report.run.id).await
+    }
+
+    /// The stored log of run `run_id`, as one text.
+    pub async fn log_of(&self, run_id: RunId) -> String {
         self.store
-            .run_log(report.run.id, 0)
+            .run_log(run_id, 0)
             .await
             .unwrap()
             .into_iter()
             .map(|chunk| chunk.text)
             .collect()
+    }
+
+    /// Waits (up to a minute) until the agent of run `run_id` has started.
+    pub async fn wait_until_the_agent_runs(&self, run_id: RunId) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while !self.log_of(run_id).await.contains("scripted agent:") {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the agent of run {run_id:?} never started"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     pub async fn status(&self, feedback: &Feedback) -> FeedbackStatus {
