@@ -27,7 +27,7 @@ const REPO: &str = "octocat/hello-world";
 
 fn client(fake: &FakeGithub) -> GithubClient {
     GithubClient::new(
-        GithubEndpoints::new(&fake.api_base(), None).unwrap(),
+        GithubEndpoints::new(&fake.api_base()).unwrap(),
         Secret::new(fake.owner_token()),
         RequestPolicy {
             timeout: Duration::from_secs(10),
@@ -123,6 +123,7 @@ async fn idle_sync_counts(pulls: usize) -> (usize, usize, usize, usize) {
                 body: "body".to_owned(),
                 source: FeedbackSource::App,
                 github_issue: None,
+                opened_by_visitor: false,
             })
             .await
             .unwrap();

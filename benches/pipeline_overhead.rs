@@ -140,7 +140,7 @@ async fn pipeline_for(
         .await
         .unwrap();
     let github = GithubClient::new(
-        GithubEndpoints::new(&fake.api_base(), None).unwrap(),
+        GithubEndpoints::new(&fake.api_base()).unwrap(),
         Secret::new(fake.owner_token()),
         RequestPolicy::default(),
     )
@@ -232,14 +232,14 @@ fn main() {
         for _ in 0..ROUNDS {
             let scratch = tempfile::tempdir().unwrap();
             let clock = Instant::now();
-            let cache = git.update_cache(&scratch.path().join("cache"), &repo_name).await.unwrap();
-            git.make_working_copy(&cache, &scratch.path().join("cold"), "main", Some("feedback/f2c-bench")).await.unwrap();
+            let cache = git.update_cache(&scratch.path().join("cache"), &repo_name, &[]).await.unwrap();
+            git.make_working_copy(&cache, &scratch.path().join("cold"), "refs/heads/main", "feedback/f2c-bench").await.unwrap();
             cold.push(clock.elapsed());
 
             let clock = Instant::now();
-            let cache = git.update_cache(&scratch.path().join("cache"), &repo_name).await.unwrap();
+            let cache = git.update_cache(&scratch.path().join("cache"), &repo_name, &[]).await.unwrap();
             warm_fetch.push(clock.elapsed());
-            git.make_working_copy(&cache, &scratch.path().join("warm"), "main", Some("feedback/f2c-bench")).await.unwrap();
+            git.make_working_copy(&cache, &scratch.path().join("warm"), "refs/heads/main", "feedback/f2c-bench").await.unwrap();
             warm.push(clock.elapsed());
 
             let clock = Instant::now();
@@ -257,6 +257,7 @@ fn main() {
                 body: "Benchmark".to_owned(),
                 source: FeedbackSource::App,
                 github_issue: None,
+                opened_by_visitor: false,
             })
             .await
             .unwrap();
@@ -279,6 +280,7 @@ fn main() {
                 body: "Benchmark".to_owned(),
                 source: FeedbackSource::App,
                 github_issue: None,
+                opened_by_visitor: false,
             })
             .await
             .unwrap();

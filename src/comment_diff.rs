@@ -84,6 +84,8 @@ mod tests {
             run_id: None,
             based_on: None,
             created_at: chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
+            edited_by_other: false,
+            approved_at: None,
         }
     }
 

@@ -25,6 +25,7 @@ crate::stored_text_enum! {
         GithubUnreachable => "github_unreachable",
         GithubMalformedAnswer => "github_malformed_answer",
         EditConflict => "edit_conflict",
+        AwaitsApproval => "awaits_approval",
         SandboxUnavailable => "sandbox_unavailable",
         SandboxFailed => "sandbox_failed",
     }

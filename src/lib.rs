@@ -5,7 +5,8 @@
 //!   iterate rules, head branch names).
 //! - [`store`]: the local SQLite mirror.
 //! - [`github`]: the GitHub client, managed comments, safe edits, sync, sign-in.
-//! - [`secrets`]: the OS keyring, the only place secrets are kept.
+//! - [`secrets`]: the OS keyring, the only place secrets are kept, and the scrubbing of
+//!   secrets out of what runs store; [`service_address`]: where a secret may be sent.
 //! - [`dashboard`]: the feedback cards as the app and the CLI show them.
 //! - [`cli`]: the `handoff` command line.
 //! - [`app_commands`]: what the desktop app asks of the core, with coded errors.
@@ -22,6 +23,7 @@ pub mod markdown;
 pub mod pipeline;
 pub mod sandbox;
 pub mod secrets;
+pub mod service_address;
 pub mod store;
 
 pub use store::{Store, StoreError};

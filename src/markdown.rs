@@ -1,7 +1,8 @@
 //! Markdown from GitHub, agents and visitors, rendered to HTML and sanitized here, in
-//! Rust, before it reaches the webview (S1): no scripts, no event handlers, no styles,
-//! no images (the page's policy would refuse them anyway), links only to http(s) and
-//! mail, each marked to open outside the app.
+//! Rust, before it reaches the webview: no scripts, no event handlers, no styles, no
+//! images (the page's policy would refuse them anyway), links only to http(s) and mail,
+//! each marked to open outside the app, and no form fields but the disabled checkboxes
+//! of task lists.
 
 use pulldown_cmark::{html, Options, Parser};
 
@@ -17,8 +18,12 @@ pub fn render_markdown(text: &str) -> String {
         .rm_tags(["img"])
         .url_schemes(["http", "https", "mailto"].into_iter().collect())
         .link_rel(Some("noopener noreferrer"))
-        .add_tag_attributes("input", ["type", "checked", "disabled"])
+        // Task lists render as `<input type="checkbox" disabled>`; any other input a text
+        // carries (a text field, a button, a file picker) becomes such a checkbox too.
         .add_tags(["input"])
+        .add_tag_attributes("input", ["checked"])
+        .set_tag_attribute_value("input", "type", "checkbox")
+        .set_tag_attribute_value("input", "disabled", "")
         .clean(&unsafe_html)
         .to_string()
 }
@@ -56,5 +61,35 @@ mod tests {
         }
         assert!(html.contains("href=\"https://ok.example\""), "{html}");
         assert!(html.contains("rel=\"noopener noreferrer\""), "{html}");
+    }
+
+    #[test]
+    fn only_disabled_checkboxes_survive_of_form_fields() {
+        let html = render_markdown(
+            "- [x] done\n- [ ] open\n\n<input type=\"text\" value=\"token?\" name=\"q\">\
+             <input type=\"file\"><input type=\"image\" src=\"https://x\"><input type=submit formaction=\"https://x\">",
+        );
+        let inputs: Vec<&str> = html
+            .match_indices("<input")
+            .map(|(at, _)| &html[at..at + html[at..].find('>').unwrap() + 1])
+            .collect();
+        assert_eq!(inputs.len(), 6, "{html}");
+        for input in &inputs {
+            assert!(input.contains("type=\"checkbox\""), "{input} in {html}");
+            assert!(input.contains("disabled"), "{input}");
+            for banned in [
+                "text",
+                "file",
+                "image",
+                "submit",
+                "value=",
+                "name=",
+                "src=",
+                "formaction",
+            ] {
+                assert!(!input.contains(banned), "{banned} survived in {input}");
+            }
+        }
+        assert_eq!(html.matches("checked").count(), 1, "{html}");
     }
 }

@@ -38,13 +38,110 @@ pub fn redact(text: &str, secret: &Secret) -> String {
     text.replace(&secret.0, "[redacted]")
 }
 
+/// Every secret a run knows (the GitHub token, the agent's key, the E2B key) and the
+/// encoded forms they travel in, scrubbed out of whatever a run stores or shows: its
+/// log, its output, its failure message. An agent that prints its environment leaves
+/// `[redacted]` in the log, not its key.
+#[derive(Clone, Default)]
+pub struct Redactor {
+    /// The secret texts, longest first (so a secret inside another goes with it).
+    texts: Vec<String>,
+}
+
+impl fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Redactor({} secrets)", self.texts.len())
+    }
+}
+
+/// What takes a secret's place.
+pub const REDACTED: &str = "[redacted]";
+
+impl Redactor {
+    /// A redactor for `secrets`, each with the forms it may take on the way: as is, and
+    /// as the base64 of git's `x-access-token:` basic authorization.
+    pub fn new<'a>(secrets: impl IntoIterator<Item = &'a Secret>) -> Self {
+        use base64::Engine as _;
+        let mut texts = Vec::new();
+        for secret in secrets {
+            let value = secret.expose();
+            if value.len() < 4 {
+                continue;
+            }
+            texts.push(value.to_owned());
+            texts.push(
+                base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{value}")),
+            );
+            texts.push(base64::engine::general_purpose::STANDARD.encode(value));
+        }
+        texts.sort_by_key(|text| std::cmp::Reverse(text.len()));
+        texts.dedup();
+        Redactor { texts }
+    }
+
+    /// `text` with every secret replaced by `[redacted]`.
+    pub fn redact(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        for secret in &self.texts {
+            if text.contains(secret.as_str()) {
+                text = text.replace(secret.as_str(), REDACTED);
+            }
+        }
+        text
+    }
+
+    /// [`Redactor::redact`] over bytes (output that may not be UTF-8).
+    pub fn redact_bytes(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut bytes = bytes.to_vec();
+        for secret in &self.texts {
+            bytes = replace_bytes(&bytes, secret.as_bytes(), REDACTED.as_bytes());
+        }
+        bytes
+    }
+
+    /// How many bytes at the end of `bytes` could be the start of a secret that the
+    /// next piece of output completes: output to hold back, so that a secret split
+    /// between two pieces of output is still found (and nothing else waits).
+    pub fn possible_secret_start(&self, bytes: &[u8]) -> usize {
+        self.texts
+            .iter()
+            .filter_map(|secret| {
+                let secret = secret.as_bytes();
+                (1..secret.len())
+                    .rev()
+                    .find(|length| bytes.ends_with(&secret[..*length]))
+            })
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+fn replace_bytes(haystack: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
+    if needle.is_empty() || haystack.len() < needle.len() {
+        return haystack.to_vec();
+    }
+    let mut out = Vec::with_capacity(haystack.len());
+    let mut index = 0;
+    while index < haystack.len() {
+        if haystack[index..].starts_with(needle) {
+            out.extend_from_slice(with);
+            index += needle.len();
+        } else {
+            out.push(haystack[index]);
+            index += 1;
+        }
+    }
+    out
+}
+
 /// Which secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SecretName {
     /// The GitHub token for one API host (github.com, an Enterprise host, a test fake).
     GithubToken { api_host: String },
-    /// The E2B API key.
-    E2bApiKey,
+    /// The E2B API key for one E2B API host (so that a changed `e2b.api_base` finds no
+    /// key to send elsewhere).
+    E2bApiKey { api_host: String },
     /// The API key an agent preset needs (for example `anthropic` for claude).
     AgentApiKey { provider: String },
 }
@@ -54,7 +151,7 @@ impl SecretName {
     pub fn account(&self) -> String {
         match self {
             SecretName::GithubToken { api_host } => format!("github-token@{api_host}"),
-            SecretName::E2bApiKey => "e2b-api-key".to_owned(),
+            SecretName::E2bApiKey { api_host } => format!("e2b-api-key@{api_host}"),
             SecretName::AgentApiKey { provider } => format!("agent-api-key@{provider}"),
         }
     }
@@ -143,6 +240,29 @@ impl SecretStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_form_of_a_secret_is_scrubbed() {
+        use base64::Engine as _;
+        let token = Secret::new("ghp_abcdefghijklmnop");
+        let key = Secret::new("sk-ant-0123456789");
+        let redactor = Redactor::new([&token, &key]);
+        let header =
+            base64::engine::general_purpose::STANDARD.encode("x-access-token:ghp_abcdefghijklmnop");
+        let text = format!(
+            "ANTHROPIC_API_KEY=sk-ant-0123456789\nAuthorization: Basic {header}\nghp_abcdefghijklmnop"
+        );
+        let clean = redactor.redact(&text);
+        assert_eq!(
+            clean,
+            "ANTHROPIC_API_KEY=[redacted]\nAuthorization: Basic [redacted]\n[redacted]"
+        );
+        assert_eq!(
+            redactor.redact_bytes(b"\xff key=sk-ant-0123456789 \x00"),
+            b"\xff key=[redacted] \x00".to_vec()
+        );
+        assert_eq!(Redactor::default().redact("nothing"), "nothing");
+    }
 
     #[test]
     fn a_secret_never_prints() {

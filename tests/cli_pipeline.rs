@@ -39,16 +39,17 @@ async fn the_journey_on_e2b_from_the_command_line() {
         keyring: &keyring,
     };
     set_up(&fake, &cli, "e2b").await;
-    ok_text(
-        &cli.run_with_input(&["secrets", "set", "e2b"], "e2b_key_for_tests_42")
-            .await,
-    );
+    // The key is kept for the E2B address in use, so the address comes first.
     ok_text(
         &cli.run(&["config", "set", "e2b.api_base", &e2b.api_base()])
             .await,
     );
     ok_text(
         &cli.run(&["config", "set", "e2b.envd_url", &e2b.envd_url_template()])
+            .await,
+    );
+    ok_text(
+        &cli.run_with_input(&["secrets", "set", "e2b"], "e2b_key_for_tests_42")
             .await,
     );
     let feedback = add_feedback(
@@ -241,4 +242,139 @@ async fn refusals_come_back_as_one_line_and_exit_1() {
     );
     let empty = cli.run(&["iterate", &feedback, "-m", "  "]).await;
     assert_eq!(empty.status.code(), Some(2), "{}", text(&empty));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_e2b_key_goes_only_to_the_e2b_address_it_was_stored_for() {
+    let fake = FakeGithub::start().await;
+    let e2b = FakeE2b::start("e2b_key_for_tests_42").await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    set_up(&fake, &cli, "e2b").await;
+    ok_text(
+        &cli.run(&["config", "set", "e2b.api_base", &e2b.api_base()])
+            .await,
+    );
+    ok_text(
+        &cli.run(&["config", "set", "e2b.envd_url", &e2b.envd_url_template()])
+            .await,
+    );
+    ok_text(
+        &cli.run_with_input(&["secrets", "set", "e2b"], "e2b_key_for_tests_42")
+            .await,
+    );
+    let feedback = add_feedback(&cli, "Key\n@@write k.txt k").await;
+
+    // Plain http to another machine is refused as a setting.
+    let insecure = cli
+        .run(&["config", "set", "e2b.api_base", "http://e2b.example.net"])
+        .await;
+    assert_eq!(insecure.status.code(), Some(2), "{}", text(&insecure));
+    assert!(
+        text(&insecure).contains("plain http to another machine"),
+        "{}",
+        text(&insecure)
+    );
+
+    // Another address (as anything that writes the database could set) has no key.
+    let store = handoff::Store::open_in(dir.path()).await.unwrap();
+    store
+        .set_setting(
+            handoff::store::SettingKey::E2bApiBase,
+            "https://e2b.example.net",
+        )
+        .await
+        .unwrap();
+    let refused = cli.run(&["run", &feedback]).await;
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("no E2B API key is stored for e2b.example.net"),
+        "{}",
+        text(&refused)
+    );
+    store
+        .set_setting(
+            handoff::store::SettingKey::E2bApiBase,
+            "http://e2b.example.net",
+        )
+        .await
+        .unwrap();
+    let refused = cli.run(&["run", &feedback]).await;
+    assert!(
+        text(&refused).contains("plain http to another machine"),
+        "{}",
+        text(&refused)
+    );
+    store.close().await;
+    assert!(e2b.sandboxes().is_empty(), "nothing reached E2B");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agents_key_is_scrubbed_from_what_the_run_keeps_and_shows() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    set_up(&fake, &cli, "local").await;
+    // The claude preset, with a stand-in `claude` that runs the scripted agent.
+    let bin = tempfile::tempdir().unwrap();
+    let claude = bin.path().join("claude");
+    std::fs::write(&claude, "#!/bin/sh\nexec sh .handoff/agent.sh\n").unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&claude)
+        .status()
+        .unwrap();
+    ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
+    let key = "sk-ant-test-0123456789abcdef";
+    ok_text(
+        &cli.run_with_input(&["secrets", "set", "anthropic"], key)
+            .await,
+    );
+    let feedback = add_feedback(&cli, "Scan\n@@scan\n@@noise 2\n@@write s.txt scanned").await;
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+
+    let run = cli
+        .run_with(&["run", &feedback], None, &[("PATH", &path)])
+        .await;
+
+    let shown = ok_text(&run);
+    assert!(
+        shown.contains("== scan done"),
+        "the agent printed its environment: {shown}"
+    );
+    assert!(shown.contains("ANTHROPIC_API_KEY=[redacted]"), "{shown}");
+    assert!(!shown.contains(key), "the key was printed: {shown}");
+    let logs = ok_text(&cli.run(&["runs", "logs", "1"]).await);
+    assert!(logs.contains("ANTHROPIC_API_KEY=[redacted]"), "{logs}");
+    assert!(!logs.contains(key));
+    // What the agent printed reaches the terminal without its control characters.
+    assert!(logs.contains("binary: "), "{logs}");
+    assert!(
+        !logs
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "a control character reached the terminal"
+    );
+    let database = std::fs::read(dir.path().join("handoff.sqlite3")).unwrap();
+    let wal = std::fs::read(dir.path().join("handoff.sqlite3-wal")).unwrap_or_default();
+    for bytes in [&database, &wal] {
+        assert!(
+            !bytes
+                .windows(key.len())
+                .any(|window| window == key.as_bytes()),
+            "the key is in the database"
+        );
+    }
 }

@@ -16,7 +16,7 @@ const REPO: &str = "octocat/hello-world";
 
 fn client(fake: &FakeGithub, token: &str) -> GithubClient {
     GithubClient::new(
-        GithubEndpoints::new(&fake.api_base(), None).unwrap(),
+        GithubEndpoints::new(&fake.api_base()).unwrap(),
         Secret::new(token),
         RequestPolicy {
             attempts: 1,

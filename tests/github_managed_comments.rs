@@ -48,7 +48,7 @@ async fn world() -> World {
         .await
         .unwrap();
     let client = GithubClient::new(
-        GithubEndpoints::new(&fake.api_base(), None).unwrap(),
+        GithubEndpoints::new(&fake.api_base()).unwrap(),
         Secret::new(fake.owner_token()),
         quick_policy(),
     )
@@ -156,16 +156,28 @@ async fn a_comment_made_elsewhere_is_found_by_its_marker_past_the_first_hundred(
         .comment_body(existing)
         .unwrap()
         .ends_with("new plan"));
-    let methods: Vec<_> = world
+    let requests: Vec<_> = world
         .fake
         .requests()
         .iter()
-        .map(|r| r.method.clone())
+        .map(|r| {
+            format!(
+                "{} {}",
+                r.method,
+                r.path.split('?').next().unwrap_or_default()
+            )
+        })
         .collect();
+    let comments = format!("/repos/{REPO}/issues/{}/comments", world.pr);
     assert_eq!(
-        methods,
-        ["GET", "GET", "PATCH"],
-        "two pages read, then one update"
+        requests,
+        [
+            "GET /user".to_owned(),
+            format!("GET {comments}"),
+            format!("GET {comments}"),
+            format!("PATCH /repos/{REPO}/issues/comments/{existing}"),
+        ],
+        "who is signed in (whose comments count), two pages read, then one update"
     );
 }
 
@@ -238,6 +250,7 @@ async fn reading_back_gives_the_owners_edit_without_marker_header_and_time_line(
             content,
             version,
             edited_on_github,
+            ..
         } => {
             assert_eq!(content, "Owner: the button is NOT fine; it is 20px.");
             assert!(edited_on_github);
@@ -255,7 +268,7 @@ async fn a_missing_comment_is_reported_as_missing_not_guessed() {
         .await
         .unwrap();
     assert!(
-        matches!(never, ReadBack::Missing { deleted: false }),
+        matches!(never, ReadBack::Missing { deleted: false, .. }),
         "{never:?}"
     );
 
@@ -267,7 +280,7 @@ async fn a_missing_comment_is_reported_as_missing_not_guessed() {
         .await
         .unwrap();
     assert!(
-        matches!(deleted, ReadBack::Missing { deleted: true }),
+        matches!(deleted, ReadBack::Missing { deleted: true, .. }),
         "{deleted:?}"
     );
     let comment = world

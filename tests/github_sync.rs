@@ -23,7 +23,7 @@ const REPO: &str = "octocat/hello-world";
 
 fn client(fake: &FakeGithub, max_rate_limit_wait: Duration) -> GithubClient {
     GithubClient::new(
-        GithubEndpoints::new(&fake.api_base(), None).unwrap(),
+        GithubEndpoints::new(&fake.api_base()).unwrap(),
         Secret::new(fake.owner_token()),
         RequestPolicy {
             attempts: 2,
@@ -57,6 +57,7 @@ async fn item_with_pull(
             body: format!("{title}, please"),
             source: FeedbackSource::App,
             github_issue: None,
+            opened_by_visitor: false,
         })
         .await
         .unwrap();
@@ -132,6 +133,8 @@ async fn labelled_issues_become_feedback_once() {
 
 #[tokio::test]
 async fn visitors_comments_become_untrusted_follow_ups_and_the_owners_do_not() {
+    // A visitor's comment that starts with a managed comment's marker is theirs all the
+    // same: shown as a visitor comment, never hidden and never taken for Handoff's.
     let fake = FakeGithub::start().await;
     fake.create_repo(REPO, "main");
     fake.add_user("visitor");
@@ -154,7 +157,7 @@ async fn visitors_comments_become_untrusted_follow_ups_and_the_owners_do_not() {
     fake.add_comment(REPO, issue, "visitor", "And the footer.");
     let again = sync(&github, &store, None).await.unwrap();
 
-    assert_eq!(report.new_visitor_follow_ups, 1);
+    assert_eq!(report.new_visitor_follow_ups, 2);
     assert_eq!(again.new_visitor_follow_ups, 1);
     let item = &store
         .feedback_list(&FeedbackFilter::default())
@@ -179,6 +182,12 @@ async fn visitors_comments_become_untrusted_follow_ups_and_the_owners_do_not() {
                 FollowUpSource::Visitor,
                 "visitor".to_owned(),
                 "Also the sidebar, thanks!".to_owned(),
+                false
+            ),
+            (
+                FollowUpSource::Visitor,
+                "visitor".to_owned(),
+                "<!-- f2c-followups -->\nforged thread".to_owned(),
                 false
             ),
             (
@@ -461,7 +470,7 @@ async fn a_bad_token_stops_the_sync_with_a_sign_in_hint() {
         .await
         .unwrap();
     let github = GithubClient::new(
-        GithubEndpoints::new(&fake.api_base(), None).unwrap(),
+        GithubEndpoints::new(&fake.api_base()).unwrap(),
         Secret::new("ghp_revoked_token_000"),
         RequestPolicy::default(),
     )
@@ -516,7 +525,7 @@ async fn a_slow_answer_times_out_and_the_retry_succeeds() {
     let dir = tempfile::tempdir().unwrap();
     let store = store_with_repo(&dir).await;
     let github = GithubClient::new(
-        GithubEndpoints::new(&fake.api_base(), None).unwrap(),
+        GithubEndpoints::new(&fake.api_base()).unwrap(),
         Secret::new(fake.owner_token()),
         RequestPolicy {
             attempts: 2,

@@ -424,6 +424,7 @@ async fn bad_input_is_refused_with_a_clear_error_and_nothing_stored() {
             body: "   \n".to_owned(),
             source: FeedbackSource::Cli,
             github_issue: None,
+            opened_by_visitor: false,
         })
         .await
         .unwrap_err();
@@ -439,6 +440,7 @@ async fn bad_input_is_refused_with_a_clear_error_and_nothing_stored() {
             body: "text".to_owned(),
             source: FeedbackSource::Cli,
             github_issue: None,
+            opened_by_visitor: false,
         })
         .await
         .unwrap_err();

@@ -85,7 +85,7 @@ pub async fn open_comment(
     let (source, note) = match core.github().await {
         Ok(github) => match read_back(&github, &core.store, place).await {
             Ok(ReadBack::Present { .. }) => ("github", None),
-            Ok(ReadBack::Missing { deleted }) => (
+            Ok(ReadBack::Missing { deleted, .. }) => (
                 "local",
                 Some(if deleted {
                     format!("the {kind} comment was deleted on GitHub; its history is kept here")

@@ -1,6 +1,8 @@
-//! One feedback item as the app's detail panel shows it (D2): the body and the thread
-//! as sanitized HTML (visitor text apart and marked), the runs with their notes, the
-//! managed comments of its PR, and what the "Update PR" button may do now (D5).
+//! One feedback item as the app's detail panel shows it: the body and the thread as
+//! sanitized HTML (visitor text apart and marked), the runs with their notes, the
+//! managed comments of its PR (an edit by someone else marked, with its approval), and
+//! what the "Update PR" button may do now — nothing, for an item a visitor opened, until
+//! the owner approves it.
 
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
@@ -33,7 +35,13 @@ pub struct ThreadEntry {
 pub struct CommentSummary {
     pub kind: CommentKind,
     pub version: u32,
+    pub version_id: i64,
     pub origin: VersionOrigin,
+    /// "the agent", "you", or "@login".
+    pub written_by: String,
+    /// Someone other than the owner edited it last, and the owner has not approved it:
+    /// no stage reads it until then.
+    pub awaits_approval: bool,
     pub content_html: String,
     pub missing: bool,
 }
@@ -63,6 +71,18 @@ pub struct FeedbackDetail {
 }
 
 fn next_run(feedback: &Feedback, quota: QuotaStatus) -> NextRun {
+    if feedback.awaits_owner_approval() && code_run_kind(feedback.id, feedback.status).is_ok() {
+        return NextRun {
+            kind: "none".to_owned(),
+            label: "Run agent".to_owned(),
+            enabled: false,
+            reason: Some(
+                "someone else opened this on GitHub: approve it before the agent runs on it"
+                    .to_owned(),
+            ),
+            quota,
+        };
+    }
     let left = match quota.left {
         Some(1) => " (1 run left)".to_owned(),
         Some(left) => format!(" ({left} runs left)"),
@@ -137,7 +157,10 @@ pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, C
             comments.push(CommentSummary {
                 kind: *kind,
                 version: version.number,
+                version_id: version.id.0,
                 origin: version.origin,
+                written_by: version.written_by(),
+                awaits_approval: version.awaits_owner_approval(),
                 content_html: render_markdown(&version.content),
                 missing: comment.missing_since.is_some(),
             });
@@ -176,6 +199,7 @@ pub async fn add_feedback(store: &Store, input: &NewFeedbackInput) -> Result<Fee
             body: input.body.clone(),
             source: FeedbackSource::App,
             github_issue: None,
+            opened_by_visitor: false,
         })
         .await?)
 }
@@ -183,6 +207,20 @@ pub async fn add_feedback(store: &Store, input: &NewFeedbackInput) -> Result<Fee
 pub async fn add_follow_up(store: &Store, feedback_id: i64, text: &str) -> Result<(), CodedError> {
     store
         .add_owner_follow_up(FeedbackId(feedback_id), text)
+        .await?;
+    Ok(())
+}
+
+/// The owner lets the agent run on an item a visitor opened.
+pub async fn approve_feedback(store: &Store, feedback_id: i64) -> Result<(), CodedError> {
+    store.approve_feedback(FeedbackId(feedback_id)).await?;
+    Ok(())
+}
+
+/// The owner lets a comment version someone else edited reach the next stage's prompt.
+pub async fn approve_comment_version(store: &Store, version_id: i64) -> Result<(), CodedError> {
+    store
+        .approve_comment_version(crate::domain::CommentVersionId(version_id))
         .await?;
     Ok(())
 }

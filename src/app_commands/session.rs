@@ -37,7 +37,7 @@ pub async fn sign_in(
     api_base: Option<&str>,
 ) -> Result<SessionStatus, CodedError> {
     let endpoints = match api_base.filter(|base| !base.trim().is_empty()) {
-        Some(base) => GithubEndpoints::new(base, None)?,
+        Some(base) => GithubEndpoints::new(base)?,
         None => GithubEndpoints::configured(&core.store).await?,
     };
     sign_in_with_token(

@@ -93,11 +93,10 @@ pub enum AuthCommand {
         #[arg(long, value_name = "ID", env = "HANDOFF_GITHUB_CLIENT_ID")]
         client_id: Option<String>,
         /// The REST API base, for GitHub Enterprise (https://HOST/api/v3) [default: https://api.github.com].
+        /// The web and git address follows from it (https://HOST); the token never goes
+        /// anywhere else, and only over https.
         #[arg(long, value_name = "URL")]
         api_base: Option<String>,
-        /// The web base for the device flow [default: derived from --api-base].
-        #[arg(long, value_name = "URL")]
-        web_base: Option<String>,
     },
     /// Who is signed in where; asks GitHub whether the token still works.
     Status {
@@ -162,6 +161,17 @@ pub enum CommentCommand {
         from: Option<u32>,
         /// The newer version's number.
         to: Option<u32>,
+    },
+    /// Let a version someone else edited on GitHub into the next stage's prompt.
+    ///
+    /// A review or plan last edited on GitHub by anyone but you reaches no prompt until
+    /// you approve that version (read it first with `history` or `show`).
+    Approve {
+        #[command(flatten)]
+        address: CommentAddress,
+        /// The version to approve [default: the newest].
+        #[arg(long, value_name = "N")]
+        version: Option<u32>,
     },
     /// Settle a conflict between your edit and an edit made on GitHub.
     Resolve {
@@ -438,6 +448,15 @@ pub enum FeedbackCommand {
         id: i64,
         #[command(flatten)]
         output: JsonFlag,
+    },
+    /// Let the agent run on an item someone else opened on GitHub.
+    ///
+    /// An issue opened by anyone but you is untrusted text: the agent does not run on it
+    /// until you approve it, and even then it reaches the prompt and the PR fenced and
+    /// marked as untrusted.
+    Approve {
+        /// The feedback id.
+        id: i64,
     },
 }
 

@@ -20,17 +20,10 @@ pub async fn run(store: &Store, command: AuthCommand) -> Result<(), CliError> {
             device,
             client_id,
             api_base,
-            web_base,
         } => {
             let endpoints = match api_base {
-                Some(api) => GithubEndpoints::new(&api, web_base.as_deref())?,
-                None => {
-                    let configured = GithubEndpoints::configured(store).await?;
-                    match web_base {
-                        Some(web) => GithubEndpoints::new(&configured.api_base, Some(&web))?,
-                        None => configured,
-                    }
-                }
+                Some(api) => GithubEndpoints::new(&api)?,
+                None => GithubEndpoints::configured(store).await?,
             };
             let token = if device {
                 let client_id = match client_id {

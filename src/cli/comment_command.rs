@@ -1,10 +1,11 @@
-//! `handoff comment show|edit|history|diff|resolve`: the managed PR comments.
+//! `handoff comment show|edit|history|diff|approve|resolve`: the managed PR comments.
 
 use serde::Serialize;
 
 use super::arguments::{CommentAddress, CommentCommand};
 use super::outcome::CliError;
 use super::output::{dash_if_none, one_line, print_json, short_time, Table};
+use super::terminal_text::printable;
 use super::text_input::read_text;
 use crate::comment_diff::{unified_diff, version_label};
 use crate::domain::{CommentVersion, ManagedComment, OutboxState, Repo};
@@ -38,6 +39,8 @@ struct Shown {
     version: CommentVersion,
     edited_on_github: bool,
     note: Option<String>,
+    /// Comments by other people that carry this comment's marker.
+    impostors: Vec<crate::github::comment_publishing::Impostor>,
 }
 
 /// The comment as it stands: read back from GitHub when possible, else the newest
@@ -67,6 +70,7 @@ async fn current(
                 content,
                 version,
                 edited_on_github,
+                impostors,
             }) => {
                 return Ok(Shown {
                     source: "github",
@@ -74,9 +78,15 @@ async fn current(
                     version,
                     edited_on_github,
                     note: None,
+                    impostors,
                 })
             }
-            Ok(ReadBack::Missing { deleted }) => return Err(missing(deleted)),
+            Ok(ReadBack::Missing { deleted, impostors }) => {
+                for impostor in &impostors {
+                    eprintln!("note: {}", impostor.describe(place.kind));
+                }
+                return Err(missing(deleted));
+            }
             Err(error) if error.is_transient() => format!("GitHub is unreachable ({error})"),
             Err(error) => return Err(error.into()),
         },
@@ -99,6 +109,7 @@ async fn current(
         )),
         version,
         edited_on_github: false,
+        impostors: Vec::new(),
     })
 }
 
@@ -183,13 +194,27 @@ pub async fn run(store: &Store, command: CommentCommand) -> Result<(), CliError>
                     shown.version.number
                 );
             }
+            for impostor in &shown.impostors {
+                eprintln!("note: {}", impostor.describe(address.kind));
+            }
+            if shown.version.awaits_owner_approval() {
+                eprintln!(
+                    "note: version {} was last edited by {}, not you: it reaches no prompt until \
+                     you approve it (`handoff comment approve {} {} {}`)",
+                    shown.version.number,
+                    shown.version.written_by(),
+                    address.repo,
+                    address.pr,
+                    address.kind
+                );
+            }
             println!(
                 "{}",
-                if raw {
+                printable(if raw {
                     &shown.version.body
                 } else {
                     &shown.content
-                }
+                })
             );
             Ok(())
         }
@@ -227,6 +252,7 @@ pub async fn run(store: &Store, command: CommentCommand) -> Result<(), CliError>
                 "VERSION",
                 "BY",
                 "WHO",
+                "TRUST",
                 "WHEN",
                 "RUN",
                 "BASED ON",
@@ -244,11 +270,18 @@ pub async fn run(store: &Store, command: CommentCommand) -> Result<(), CliError>
                     version.number.to_string(),
                     version.origin.to_string(),
                     dash_if_none(version.author_login.as_deref()),
+                    match (version.edited_by_other, version.approved_at) {
+                        (false, _) => "-".to_owned(),
+                        (true, None) => "not yours: awaits approval".to_owned(),
+                        (true, Some(_)) => "not yours: approved".to_owned(),
+                    },
                     short_time(&version.created_at),
                     dash_if_none(version.run_id),
                     dash_if_none(version.based_on.and_then(number_of)),
                     version.whole_content().chars().count().to_string(),
-                    one_line(version.whole_content().lines().next().unwrap_or_default()),
+                    one_line(&printable(
+                        version.whole_content().lines().next().unwrap_or_default(),
+                    )),
                 ]);
             }
             print!("{}", table.render());
@@ -281,6 +314,40 @@ pub async fn run(store: &Store, command: CommentCommand) -> Result<(), CliError>
                 );
             } else {
                 print!("{diff}");
+            }
+            Ok(())
+        }
+        CommentCommand::Approve { address, version } => {
+            let repo = repo_of(store, &address).await?;
+            let comment = known_comment(store, &repo, &address).await?;
+            let versions = store.comment_versions(comment.id).await?;
+            let newest = versions.last().map(|v| v.number).unwrap_or(0);
+            let number = version.unwrap_or(newest);
+            let chosen = versions
+                .iter()
+                .find(|v| v.number == number)
+                .ok_or_else(|| {
+                    CliError::Usage(format!(
+                        "no version {number}: this comment has versions 1 to {newest}"
+                    ))
+                })?;
+            if !chosen.edited_by_other {
+                println!(
+                    "version {number} is from {}: it needed no approval",
+                    chosen.written_by()
+                );
+                return Ok(());
+            }
+            store.approve_comment_version(chosen.id).await?;
+            println!(
+                "approved version {number} (by {}): the next stage may read it",
+                chosen.written_by()
+            );
+            if number != newest {
+                println!(
+                    "note: the comment's newest version is {newest}; a stage reads the text on \
+                     GitHub now"
+                );
             }
             Ok(())
         }

@@ -2,12 +2,12 @@
 
 use super::arguments::ConfigCommand;
 use super::outcome::CliError;
+use crate::service_address::check_secret_address;
 use crate::store::{SettingKey, Store};
 
 /// The settings a person may change here (the others are kept by other commands).
 const EDITABLE: &[SettingKey] = &[
     SettingKey::GithubApiBase,
-    SettingKey::GithubWebBase,
     SettingKey::GithubDeviceClientId,
     SettingKey::AgentGitName,
     SettingKey::AgentGitEmail,
@@ -52,8 +52,21 @@ pub async fn run(store: &Store, command: ConfigCommand) -> Result<(), CliError> 
                     "{name} cannot be empty: use `handoff config unset {name}`"
                 )));
             }
-            store.set_setting(key(&name)?, value.trim()).await?;
-            println!("{name} = {}", value.trim());
+            let key = key(&name)?;
+            let value = value.trim();
+            if matches!(key, SettingKey::GithubApiBase) {
+                crate::github::GithubEndpoints::new(value)?;
+            }
+            if matches!(key, SettingKey::E2bApiBase | SettingKey::E2bEnvdUrl) {
+                let example = value
+                    .replace("{sandbox_id}", "sandbox")
+                    .replace("{port}", "49983")
+                    .replace("{domain}", "e2b.app");
+                check_secret_address(&example)
+                    .map_err(|refusal| CliError::Usage(format!("{name}: {refusal}")))?;
+            }
+            store.set_setting(key, value).await?;
+            println!("{name} = {value}");
             Ok(())
         }
         ConfigCommand::Unset { key: name } => {

@@ -1,10 +1,11 @@
-//! `handoff feedback add|list|show`.
+//! `handoff feedback add|list|show|approve`.
 
 use serde::Serialize;
 
 use super::arguments::FeedbackCommand;
 use super::outcome::CliError;
 use super::output::{dash_if_none, print_json, short_time, Table};
+use super::terminal_text::printable;
 use super::text_input::read_text;
 use crate::domain::{Feedback, FeedbackId, FeedbackSource, FollowUp, Run, StatusChange};
 use crate::store::{FeedbackFilter, NewFeedback, RunFilter, Store};
@@ -34,6 +35,7 @@ pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError
                     body,
                     source: FeedbackSource::Cli,
                     github_issue: None,
+                    opened_by_visitor: false,
                 })
                 .await?;
             if output.json {
@@ -104,6 +106,19 @@ pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError
             }
             Ok(())
         }
+        FeedbackCommand::Approve { id } => {
+            let feedback = store.approve_feedback(FeedbackId(id)).await?;
+            if feedback.opened_by_visitor {
+                println!(
+                    "approved feedback {}: the agent may run on it; its text stays marked as \
+                     untrusted in prompts and on the PR",
+                    feedback.id
+                );
+            } else {
+                println!("feedback {} is yours: it needed no approval", feedback.id);
+            }
+            Ok(())
+        }
         FeedbackCommand::Show { id, output } => {
             let id = FeedbackId(id);
             let detail = FeedbackDetail {
@@ -136,9 +151,23 @@ fn print_detail(detail: &FeedbackDetail) {
     println!("branch:  {}", feedback.head_branch);
     println!("PR:      {}", dash_if_none(feedback.pr_url.as_deref()));
     println!("source:  {}", feedback.source);
+    if feedback.opened_by_visitor {
+        let author = feedback.github_issue_author.as_deref().unwrap_or("someone");
+        match feedback.approved_at {
+            Some(at) => println!(
+                "opened by @{author}, not you: untrusted text (approved {})",
+                short_time(&at)
+            ),
+            None => println!(
+                "opened by @{author}, not you: untrusted text, waiting for your approval \
+                 (`handoff feedback approve {}`)",
+                feedback.id
+            ),
+        }
+    }
     println!("created: {}", short_time(&feedback.created_at));
     println!();
-    for line in feedback.body.lines() {
+    for line in printable(&feedback.body).lines() {
         println!("    {line}");
     }
     println!();
@@ -177,7 +206,7 @@ fn print_detail(detail: &FeedbackDetail) {
                 " [untrusted, not in prompts]"
             };
             println!("  {}  {who}{untrusted}", short_time(&follow_up.created_at));
-            for line in follow_up.body.lines() {
+            for line in printable(&follow_up.body).lines() {
                 println!("      {line}");
             }
         }

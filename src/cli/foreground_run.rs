@@ -9,6 +9,7 @@ use std::time::Duration;
 use futures::StreamExt as _;
 
 use super::outcome::CliError;
+use super::terminal_text::printable;
 use crate::domain::{LogStream, RunId};
 use crate::pipeline::run_log::follow_run_log;
 use crate::pipeline::{Pipeline, PipelineError};
@@ -39,9 +40,9 @@ pub async fn print_log(store: &Store, run_id: RunId) {
     ));
     while let Some(Ok(chunk)) = log.next().await {
         match chunk.stream {
-            LogStream::Handoff => eprint!("» {}", chunk.text),
-            LogStream::Stderr => eprint!("{}", chunk.text),
-            LogStream::Stdout => print!("{}", chunk.text),
+            LogStream::Handoff => eprint!("» {}", printable(&chunk.text)),
+            LogStream::Stderr => eprint!("{}", printable(&chunk.text)),
+            LogStream::Stdout => print!("{}", printable(&chunk.text)),
         }
     }
 }

@@ -22,6 +22,7 @@ mod run_command;
 mod runs_command;
 mod secrets_command;
 mod sync_command;
+mod terminal_text;
 mod text_input;
 
 use std::process::ExitCode;
@@ -78,7 +79,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Iterate(arguments) => run_command::iterate(&store, &data_dir, arguments).await,
         Command::Qa(arguments) => qa_command::run(&store, &data_dir, arguments).await,
         Command::Runs(command) => runs_command::run(&store, &data_dir, command).await,
-        Command::Secrets(command) => secrets_command::run(command).await,
+        Command::Secrets(command) => secrets_command::run(&store, command).await,
         Command::Config(command) => config_command::run(&store, command).await,
         Command::Auth(command) => auth_command::run(&store, command).await,
         Command::Comment(command) => comment_command::run(&store, command).await,

@@ -17,9 +17,24 @@ use crate::store::Store;
 
 impl From<PipelineError> for CliError {
     fn from(error: PipelineError) -> Self {
+        let hint = match &error {
+            PipelineError::FeedbackAwaitsApproval { feedback_id, .. } => Some(format!(
+                "read it (`handoff feedback show {feedback_id}`), then approve it with \
+                 `handoff feedback approve {feedback_id}`"
+            )),
+            PipelineError::EditAwaitsApproval { kind, .. } => Some(format!(
+                "read that version (`handoff comment history OWNER/NAME PR {kind}`), then approve \
+                 it with `handoff comment approve OWNER/NAME PR {kind}`"
+            )),
+            _ => None,
+        };
+        let message = match hint {
+            Some(hint) => format!("{error}\nhint: {hint}"),
+            None => error.to_string(),
+        };
         match error.code() {
-            crate::error_code::ErrorCode::InvalidInput => CliError::Usage(error.to_string()),
-            _ => CliError::Failure(error.to_string()),
+            crate::error_code::ErrorCode::InvalidInput => CliError::Usage(message),
+            _ => CliError::Failure(message),
         }
     }
 }

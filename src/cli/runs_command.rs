@@ -3,6 +3,7 @@
 use super::arguments::RunsCommand;
 use super::outcome::CliError;
 use super::output::{dash_if_none, print_json, short_time, Table};
+use super::terminal_text::printable;
 use crate::domain::{FeedbackId, LogChunk, LogStream, Run, RunId};
 use crate::store::{RunFilter, RunTexts, Store};
 
@@ -63,7 +64,7 @@ pub async fn run(
             }
             if output {
                 match &texts.output {
-                    Some(text) => println!("{text}"),
+                    Some(text) => println!("{}", printable(text)),
                     None => return Err(CliError::Failure(format!("run {} has no output", run.id))),
                 }
                 return Ok(());
@@ -91,12 +92,12 @@ pub async fn run(
             if let Some(message) = &run.failure_message {
                 println!(
                     "failure:  {} ({})",
-                    message,
+                    printable(message),
                     run.failure_code.as_deref().unwrap_or("-")
                 );
             }
             for note in &run.notes {
-                println!("note:     {note}");
+                println!("note:     {}", printable(note));
             }
             if let Some(text) = &texts.output {
                 println!(
@@ -152,7 +153,7 @@ pub async fn run(
 
 fn print_chunk(chunk: &LogChunk) {
     match chunk.stream {
-        LogStream::Handoff => print!("» {}", chunk.text),
-        LogStream::Stdout | LogStream::Stderr => print!("{}", chunk.text),
+        LogStream::Handoff => print!("» {}", printable(&chunk.text)),
+        LogStream::Stdout | LogStream::Stderr => print!("{}", printable(&chunk.text)),
     }
 }

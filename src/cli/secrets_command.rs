@@ -4,10 +4,13 @@ use std::io::{IsTerminal as _, Read as _};
 
 use super::arguments::SecretsCommand;
 use super::outcome::CliError;
+use crate::pipeline::PipelineSettings;
 use crate::secrets::{Secret, SecretName, SecretStore};
+use crate::store::Store;
 
-/// `e2b` is the E2B key; any other name is an agent provider's key.
-fn secret_name(name: &str) -> Result<SecretName, CliError> {
+/// `e2b` is the E2B key (for the E2B API this installation uses); any other name is an
+/// agent provider's key.
+async fn secret_name(store: &Store, name: &str) -> Result<SecretName, CliError> {
     let name = name.trim().to_ascii_lowercase();
     if name.is_empty()
         || !name
@@ -24,18 +27,20 @@ fn secret_name(name: &str) -> Result<SecretName, CliError> {
         ));
     }
     Ok(match name.as_str() {
-        "e2b" => SecretName::E2bApiKey,
+        "e2b" => SecretName::E2bApiKey {
+            api_host: PipelineSettings::configured(store).await?.e2b.api_host(),
+        },
         provider => SecretName::AgentApiKey {
             provider: provider.to_owned(),
         },
     })
 }
 
-pub async fn run(command: SecretsCommand) -> Result<(), CliError> {
+pub async fn run(store: &Store, command: SecretsCommand) -> Result<(), CliError> {
     let secrets = SecretStore::os();
     match command {
         SecretsCommand::Set { name } => {
-            let which = secret_name(&name)?;
+            let which = secret_name(store, &name).await?;
             let text = if std::io::stdin().is_terminal() {
                 rpassword::prompt_password(format!("{name} (it is not shown): "))
                     .map_err(|error| CliError::Usage(format!("cannot read the secret: {error}")))?
@@ -55,7 +60,7 @@ pub async fn run(command: SecretsCommand) -> Result<(), CliError> {
             Ok(())
         }
         SecretsCommand::Delete { name } => {
-            if secrets.delete(&secret_name(&name)?).await? {
+            if secrets.delete(&secret_name(store, &name).await?).await? {
                 println!("{name} was removed from the OS keyring");
             } else {
                 println!("no {name} was stored");
@@ -64,7 +69,10 @@ pub async fn run(command: SecretsCommand) -> Result<(), CliError> {
         }
         SecretsCommand::List => {
             for name in ["e2b", "anthropic", "openai"] {
-                let stored = secrets.get(&secret_name(name)?).await?.is_some();
+                let stored = secrets
+                    .get(&secret_name(store, name).await?)
+                    .await?
+                    .is_some();
                 println!("{name:<10} {}", if stored { "stored" } else { "-" });
             }
             Ok(())

@@ -73,9 +73,33 @@ pub struct CommentVersion {
     /// For an owner's edit: the version the owner was looking at.
     pub based_on: Option<CommentVersionId>,
     pub created_at: DateTime<Utc>,
+    /// Last edited on GitHub by someone other than the owner (`author_login` says who,
+    /// when GitHub could tell).
+    pub edited_by_other: bool,
+    /// When the owner let this version into prompts, if it needed that.
+    pub approved_at: Option<DateTime<Utc>>,
 }
 
 impl CommentVersion {
+    /// Someone else's edit the owner has not approved: it must not reach a prompt.
+    pub fn awaits_owner_approval(&self) -> bool {
+        self.edited_by_other && self.approved_at.is_none()
+    }
+
+    /// Who wrote this version, in words: "the agent", "you", or "@login".
+    pub fn written_by(&self) -> String {
+        match (
+            self.origin,
+            self.edited_by_other,
+            self.author_login.as_deref(),
+        ) {
+            (VersionOrigin::Agent, _, _) => "the agent".to_owned(),
+            (_, true, Some(login)) => format!("@{login}"),
+            (_, true, None) => "someone GitHub could not name".to_owned(),
+            (_, false, _) => "you".to_owned(),
+        }
+    }
+
     /// The text the history shows and diffs: the whole content, uncut.
     pub fn whole_content(&self) -> &str {
         self.full_content.as_deref().unwrap_or(&self.content)

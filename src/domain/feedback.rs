@@ -95,8 +95,20 @@ pub struct Feedback {
     pub pr_number: Option<u64>,
     pub pr_url: Option<String>,
     pub pr_state: Option<PullRequestState>,
+    /// Someone other than the owner wrote it (an issue opened by a visitor): its title
+    /// and body are untrusted text wherever they go.
+    pub opened_by_visitor: bool,
+    /// When the owner let the agent run on an item a visitor opened.
+    pub approved_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+impl Feedback {
+    /// A visitor opened it and the owner has not approved it yet: no run may start.
+    pub fn awaits_owner_approval(&self) -> bool {
+        self.opened_by_visitor && self.approved_at.is_none()
+    }
 }
 
 /// The longest title, in characters, that a derived title keeps.

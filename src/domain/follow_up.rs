@@ -81,6 +81,28 @@ impl FollowUpBody {
     }
 }
 
+/// Text from GitHub (an issue body, a visitor's comment) made fit to store, so that one
+/// odd comment never stops a sync: NUL bytes dropped, and text over
+/// [`BODY_MAX_CHARS`] cut with a notice that says so. `None` when nothing is left.
+pub fn fit_mirrored_text(text: &str) -> Option<String> {
+    let text = text.replace('\0', "");
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return None;
+    }
+    let chars = trimmed.chars().count();
+    if chars <= BODY_MAX_CHARS {
+        return Some(trimmed.to_owned());
+    }
+    let notice = format!(
+        "\n\n[…cut by Handoff: the text on GitHub is {chars} characters long; the first \
+         part is kept here]"
+    );
+    let keep = BODY_MAX_CHARS - notice.chars().count();
+    let cut: String = trimmed.chars().take(keep).collect();
+    Some(format!("{}{notice}", cut.trim_end()))
+}
+
 /// The owner may add a follow-up in every status but MERGED: a merged item is final,
 /// and a new request belongs in new feedback. (Visitor comments mirrored from GitHub
 /// are kept whatever the status: the mirror records what was said.)
@@ -125,6 +147,22 @@ mod tests {
                 .as_str(),
             "make it blue"
         );
+    }
+
+    #[test]
+    fn mirrored_text_is_cut_with_a_notice_never_refused() {
+        let huge = format!("start {}", "z".repeat(BODY_MAX_CHARS * 2));
+        let kept = fit_mirrored_text(&huge).unwrap();
+        assert!(kept.starts_with("start zzz"));
+        assert!(
+            kept.ends_with("the first part is kept here]"),
+            "{}",
+            &kept[kept.len() - 120..]
+        );
+        assert!(FollowUpBody::parse("follow-up", &kept).is_ok());
+        assert_eq!(fit_mirrored_text("a\0b").as_deref(), Some("ab"));
+        assert_eq!(fit_mirrored_text(" \0 \n"), None);
+        assert_eq!(fit_mirrored_text(" fine ").as_deref(), Some("fine"));
     }
 
     #[test]

@@ -1,7 +1,10 @@
-//! The content of the managed "Follow-ups" comment on a feedback PR (I6): the thread
-//! the agent worked from, oldest first, so reviewers see why the PR changed.
+//! The content of the managed "Follow-ups" comment on a feedback PR: the thread the
+//! agent worked from, oldest first, so reviewers see why the PR changed. A visitor's
+//! text is fenced as untrusted, so it shows as written and its mentions and links do
+//! nothing under the owner's name.
 
 use super::follow_up::{FollowUp, FollowUpSource};
+use super::untrusted_text::fence_untrusted;
 
 /// The content, or `None` when the thread is empty (no comment is needed then).
 pub fn follow_ups_comment_content(follow_ups: &[FollowUp]) -> Option<String> {
@@ -30,8 +33,17 @@ pub fn follow_ups_comment_content(follow_ups: &[FollowUp]) -> Option<String> {
             who,
             follow_up.created_at.format("%Y-%m-%d %H:%M UTC")
         ));
-        for line in follow_up.body.lines() {
-            content.push_str(&format!("   > {line}\n"));
+        match follow_up.source {
+            FollowUpSource::Owner => {
+                for line in follow_up.body.lines() {
+                    content.push_str(&format!("   > {line}\n"));
+                }
+            }
+            FollowUpSource::Visitor => {
+                for line in fence_untrusted(&follow_up.body).lines() {
+                    content.push_str(&format!("   {line}\n"));
+                }
+            }
         }
     }
     Some(content.trim_end().to_owned())
@@ -65,7 +77,11 @@ mod tests {
             content.contains("2. **@mallory (visitor; shown to the agent as untrusted context)**"),
             "{content}"
         );
-        assert!(content.contains("   > Also blue\n   > please"), "{content}");
+        assert!(
+            content.contains("   ~~~~untrusted\n   Also blue\n   please\n   ~~~~"),
+            "{content}"
+        );
+        assert!(content.contains("   > Make it 44px"), "{content}");
         assert!(!content.contains("skip me"));
         assert_eq!(follow_ups_comment_content(&[]), None);
     }

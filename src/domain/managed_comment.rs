@@ -9,15 +9,22 @@
 //! ### 🔍 QA code review (AI — edit freely; plan builds on your edits)
 //!
 //! _2026-11-30 03:44 UTC · Handoff run 12 · branch `feedback/f2c-fb-x`_
+//! <!-- handoff-content sha256:9f86d081… -->
 //!
 //! …the content…
 //! ```
 //!
-//! Reading back (H4) strips the marker, the header and the time line, so the next stage
-//! gets only the content, including every correction the owner made.
+//! Reading back strips the marker, the header, the time line and the content digest,
+//! so the next stage gets only the content, including every correction the owner made.
+//!
+//! The digest line (invisible on GitHub) is the SHA-256 of the content as Handoff
+//! posted it. It lets Handoff tell its own text from an edit without any local history:
+//! on a fresh installation, or after a post whose answer was lost, a body whose content
+//! still matches its digest is the agent's; one whose content differs was edited.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+use sha2::{Digest as _, Sha256};
 
 use super::run::RunId;
 
@@ -120,6 +127,7 @@ pub fn build_body(
         kind.header(),
         "",
         &format!("_{}_", meta.join(" · ")),
+        &content_digest_line(&shown),
         "",
         &shown,
     ]
@@ -149,12 +157,57 @@ fn is_time_line(line: &str) -> bool {
         && bytes[7] == b'-'
 }
 
-/// A managed comment's body split in two: the chrome (marker, header, time line, and the
-/// blank lines around them) and the content.
+const DIGEST_PREFIX: &str = "<!-- handoff-content sha256:";
+const DIGEST_SUFFIX: &str = " -->";
+
+/// The SHA-256 of `content` as the next stage reads it, in lowercase hex.
+pub fn content_digest(content: &str) -> String {
+    let normalized = content.replace("\r\n", "\n");
+    let digest = Sha256::digest(normalized.trim_end().as_bytes());
+    digest.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// The hidden line that records the digest of the content Handoff posted.
+fn content_digest_line(content: &str) -> String {
+    format!("{DIGEST_PREFIX}{}{DIGEST_SUFFIX}", content_digest(content))
+}
+
+/// The digest recorded on `line`, if it is a digest line.
+fn digest_of_line(line: &str) -> Option<&str> {
+    let digest = line
+        .trim()
+        .strip_prefix(DIGEST_PREFIX)?
+        .strip_suffix(DIGEST_SUFFIX)?;
+    (digest.len() == 64 && digest.bytes().all(|byte| byte.is_ascii_hexdigit())).then_some(digest)
+}
+
+/// The run a time line names (`Handoff run 12`), if it names one.
+fn run_of_time_line(line: &str) -> Option<RunId> {
+    let after = line.split("Handoff run ").nth(1)?;
+    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok().map(RunId)
+}
+
+/// A managed comment's body split in two: the chrome (marker, header, time line, content
+/// digest, and the blank lines around them) and the content.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SplitBody {
     pub chrome: String,
     pub content: String,
+    /// The digest of the content Handoff posted, when the chrome records one.
+    pub posted_digest: Option<String>,
+    /// The run the time line names, when it names one.
+    pub run_id: Option<RunId>,
+}
+
+impl SplitBody {
+    /// Whether the content is still exactly what Handoff posted: `None` when the body
+    /// records no digest (it was not posted by this version of Handoff).
+    pub fn content_as_posted(&self) -> Option<bool> {
+        self.posted_digest
+            .as_deref()
+            .map(|digest| digest == content_digest(&self.content))
+    }
 }
 
 /// Splits `body` into chrome and content (H4). Anything the owner wrote stays in the
@@ -180,7 +233,15 @@ pub fn split_body(kind: CommentKind, body: &str) -> Option<SplitBody> {
         index += 1;
         skip_blank(&mut index);
     }
+    let mut run_id = None;
     if lines.get(index).is_some_and(|line| is_time_line(line)) {
+        run_id = run_of_time_line(lines[index]);
+        index += 1;
+        skip_blank(&mut index);
+    }
+    let mut posted_digest = None;
+    if let Some(digest) = lines.get(index).and_then(|line| digest_of_line(line)) {
+        posted_digest = Some(digest.to_ascii_lowercase());
         index += 1;
         skip_blank(&mut index);
     }
@@ -190,6 +251,8 @@ pub fn split_body(kind: CommentKind, body: &str) -> Option<SplitBody> {
     Some(SplitBody {
         chrome,
         content: content_lines.join("\n").trim_end().to_owned(),
+        posted_digest,
+        run_id,
     })
 }
 
@@ -273,6 +336,7 @@ mod tests {
              ### 🔍 QA code review (AI — edit freely; plan builds on your edits)\n\
              \n\
              _2026-11-30 03:44 UTC · Handoff run 12 · branch `feedback/f2c-fb-x`_\n\
+             <!-- handoff-content sha256:f56b5c106d7efae1f1893cb5e07827eaa46ddfef0d64f87a4a908f6ca2e60208 -->\n\
              \n\
              Looks fine."
         );
@@ -287,6 +351,37 @@ mod tests {
             read_content(CommentKind::Plan, &built.body).as_deref(),
             Some(content)
         );
+    }
+
+    #[test]
+    fn the_digest_tells_handoffs_own_text_from_an_edit() {
+        let built = build_body(CommentKind::Review, "agent text\r\n", at(), &context());
+        let split = split_body(CommentKind::Review, &built.body).unwrap();
+        assert_eq!(split.content, "agent text");
+        assert_eq!(split.content_as_posted(), Some(true));
+        assert_eq!(split.run_id, Some(RunId(12)));
+
+        let on_github = built.body.replace('\n', "\r\n") + "\r\n";
+        let split = split_body(CommentKind::Review, &on_github).unwrap();
+        assert_eq!(
+            split.content_as_posted(),
+            Some(true),
+            "line ends GitHub changed are no edit"
+        );
+
+        let edited = built.body.replace("agent text", "owner text");
+        let split = split_body(CommentKind::Review, &edited).unwrap();
+        assert_eq!(split.content, "owner text");
+        assert_eq!(split.content_as_posted(), Some(false));
+
+        let owner_edit = replace_content(CommentKind::Review, &built.body, "mine", &context());
+        let split = split_body(CommentKind::Review, &owner_edit.body).unwrap();
+        assert_eq!(split.content_as_posted(), Some(false));
+
+        let seed = "<!-- sandbox-qa-review -->\n### 🔍 QA code review (AI — edit freely; plan builds on your edits)\n\n_2026-01-02T03:04:05Z · [run](https://x) · branch `main`_\n\nold";
+        let split = split_body(CommentKind::Review, seed).unwrap();
+        assert_eq!(split.content_as_posted(), None, "no digest, no verdict");
+        assert_eq!(split.run_id, None);
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod run_event;
 pub mod stage_prompts;
 pub mod stored_text;
 pub mod test_results;
+pub mod untrusted_text;
 
 pub use comment_version::{
     CommentVersion, CommentVersionId, ManagedComment, ManagedCommentId, VersionOrigin,

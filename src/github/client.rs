@@ -87,10 +87,22 @@ pub struct ConditionalAnswer {
 #[derive(Debug, Clone)]
 pub struct GithubClient {
     octocrab: Octocrab,
+    /// The same transport rooted at the GraphQL base, which GitHub Enterprise keeps
+    /// outside the REST base (`https://HOST/api/graphql`, not `/api/v3/graphql`).
+    graphql_octocrab: Octocrab,
     endpoints: GithubEndpoints,
     token: Secret,
     policy: RequestPolicy,
     counters: Arc<RequestCounters>,
+    /// The login of the account the token belongs to, once asked.
+    viewer_login: Arc<tokio::sync::OnceCell<String>>,
+}
+
+/// Which of the client's two roots a request goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ApiRoot {
+    Rest,
+    Graphql,
 }
 
 fn request_name(method: &Method, path: &str) -> String {
@@ -158,25 +170,85 @@ impl GithubClient {
         token: Secret,
         policy: RequestPolicy,
     ) -> Result<Self, GithubError> {
-        let octocrab = Octocrab::builder()
-            .base_uri(endpoints.api_base.as_str())
-            .map_err(|_| GithubError::BadAddress(endpoints.api_base.clone()))?
-            .personal_token(token.expose().to_owned())
-            .set_connect_timeout(Some(policy.timeout))
-            .set_read_timeout(Some(policy.timeout))
-            .add_header(
-                HeaderName::from_static("x-github-api-version"),
-                "2022-11-28".to_owned(),
-            )
-            .build()
-            .map_err(|error| GithubError::BadAddress(format!("{}: {error}", endpoints.api_base)))?;
+        let transport = |base: &str| {
+            Octocrab::builder()
+                .base_uri(base)
+                .map_err(|_| GithubError::BadAddress(base.to_owned()))?
+                .personal_token(token.expose().to_owned())
+                .set_connect_timeout(Some(policy.timeout))
+                .set_read_timeout(Some(policy.timeout))
+                .add_header(
+                    HeaderName::from_static("x-github-api-version"),
+                    "2022-11-28".to_owned(),
+                )
+                .build()
+                .map_err(|error| GithubError::BadAddress(format!("{base}: {error}")))
+        };
         Ok(GithubClient {
-            octocrab,
+            octocrab: transport(&endpoints.api_base)?,
+            graphql_octocrab: transport(&endpoints.graphql_root())?,
             endpoints,
             token,
             policy,
             counters: Arc::new(RequestCounters::default()),
+            viewer_login: Arc::new(tokio::sync::OnceCell::new()),
         })
+    }
+
+    /// The login of the account the token belongs to: the account whose text Handoff
+    /// trusts as the owner's (or its own). Asked once per client, conditionally, so it
+    /// costs no rate limit when nothing changed.
+    pub async fn viewer_login(&self, store: &Store) -> Result<String, GithubError> {
+        self.viewer_login
+            .get_or_try_init(|| async {
+                let answer = self.get_conditional(store, "/user").await?;
+                let user: super::wire::WireUser = self.parse_json(
+                    &Method::GET,
+                    "/user",
+                    &HeaderMap::new(),
+                    answer.body.as_bytes(),
+                )?;
+                Ok(user.login)
+            })
+            .await
+            .cloned()
+    }
+
+    /// A GraphQL query (for what the REST API does not tell, such as who last edited a
+    /// comment); returns its `data`, or the errors GitHub gave as a refusal.
+    pub async fn graphql(
+        &self,
+        query: &str,
+        variables: serde_json::Value,
+    ) -> Result<serde_json::Value, GithubError> {
+        let request = serde_json::json!({ "query": query, "variables": variables });
+        let answer = self
+            .send_to(
+                ApiRoot::Graphql,
+                Method::POST,
+                "/graphql",
+                Some(&request),
+                HeaderMap::new(),
+            )
+            .await?;
+        let mut value: serde_json::Value =
+            self.parse_json(&Method::POST, "/graphql", &answer.headers, &answer.body)?;
+        if let Some(errors) = value.get("errors").and_then(|errors| errors.as_array()) {
+            if !errors.is_empty() {
+                let messages: Vec<&str> = errors
+                    .iter()
+                    .filter_map(|error| error.get("message").and_then(|m| m.as_str()))
+                    .collect();
+                return Err(GithubError::Unprocessable {
+                    request: "POST /graphql".to_owned(),
+                    message: redact(&messages.join("; "), &self.token),
+                });
+            }
+        }
+        Ok(value
+            .get_mut("data")
+            .map(serde_json::Value::take)
+            .unwrap_or_default())
     }
 
     pub fn endpoints(&self) -> &GithubEndpoints {
@@ -206,6 +278,7 @@ impl GithubClient {
 
     async fn send_once(
         &self,
+        root: ApiRoot,
         method: &Method,
         path: &str,
         body: Option<&serde_json::Value>,
@@ -225,12 +298,13 @@ impl GithubClient {
                 &self.token,
             ),
         };
-        let request = self
-            .octocrab
-            .build_request(builder, body)
-            .map_err(transport)?;
+        let octocrab = match root {
+            ApiRoot::Rest => &self.octocrab,
+            ApiRoot::Graphql => &self.graphql_octocrab,
+        };
+        let request = octocrab.build_request(builder, body).map_err(transport)?;
         self.counters.sent.fetch_add(1, Ordering::Relaxed);
-        let response = self.octocrab.execute(request).await.map_err(transport)?;
+        let response = octocrab.execute(request).await.map_err(transport)?;
         let (parts, body) = response.into_parts();
         let body = body.collect().await.map_err(transport)?.to_bytes();
         Ok(Answer {
@@ -250,6 +324,18 @@ impl GithubClient {
         body: Option<&serde_json::Value>,
         headers: HeaderMap,
     ) -> Result<Answer, GithubError> {
+        self.send_to(ApiRoot::Rest, method, path, body, headers)
+            .await
+    }
+
+    async fn send_to(
+        &self,
+        root: ApiRoot,
+        method: Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+        headers: HeaderMap,
+    ) -> Result<Answer, GithubError> {
         let path = self.relative_path(path);
         let request = request_name(&method, &path);
         let mut delay = self.policy.first_retry_delay;
@@ -257,7 +343,7 @@ impl GithubClient {
         loop {
             attempt += 1;
             let last_attempt = attempt >= self.policy.attempts.max(1);
-            let outcome = self.send_once(&method, &path, body, &headers).await;
+            let outcome = self.send_once(root, &method, &path, body, &headers).await;
             let answer = match outcome {
                 Ok(answer) => answer,
                 Err(error) => {

@@ -1,10 +1,14 @@
-//! Where GitHub is: the REST API base and the web base (for device-flow sign-in). Both
-//! are configurable, so Handoff talks to github.com, a GitHub Enterprise server, or the
-//! fake GitHub of the tests through the same code.
+//! Where GitHub is: the REST API base, and the web base (git over HTTPS, device-flow
+//! sign-in) derived from it. Only the API base is a setting, so Handoff talks to
+//! github.com, a GitHub Enterprise server, or the fake GitHub of the tests through the
+//! same code — and the token (kept in the keyring per API host) can only ever go to the
+//! host it was made for: the web base is never configured apart from the API base, and
+//! both must be https (plain http only to this machine).
 
 use serde::Serialize;
 
 use super::error::GithubError;
+use crate::service_address::{check_secret_address, AddressRefusal};
 use crate::store::{SettingKey, Store, StoreError};
 
 pub const GITHUB_COM_API: &str = "https://api.github.com";
@@ -28,34 +32,44 @@ impl Default for GithubEndpoints {
 
 fn normalized(address: &str) -> Result<String, GithubError> {
     let trimmed = address.trim().trim_end_matches('/');
-    let (scheme, rest) = trimmed
-        .split_once("://")
-        .ok_or_else(|| GithubError::BadAddress(address.to_owned()))?;
-    let host = rest.split('/').next().unwrap_or_default();
-    if !matches!(scheme, "http" | "https")
-        || host.is_empty()
-        || trimmed.contains(char::is_whitespace)
-    {
+    if trimmed.contains(char::is_whitespace) || trimmed.contains('@') {
         return Err(GithubError::BadAddress(address.to_owned()));
     }
+    check_secret_address(trimmed).map_err(|refusal| match refusal {
+        AddressRefusal::NotHttp(_) => GithubError::BadAddress(address.to_owned()),
+        refusal @ AddressRefusal::PlainHttpElsewhere(_) => {
+            GithubError::InsecureAddress(refusal.to_string())
+        }
+    })?;
     Ok(trimmed.to_owned())
 }
 
 impl GithubEndpoints {
-    /// Endpoints from an API base; the web base is guessed the way GitHub lays them out
-    /// (`https://api.github.com` → `https://github.com`, `https://HOST/api/v3` →
-    /// `https://HOST`), unless given.
-    pub fn new(api_base: &str, web_base: Option<&str>) -> Result<Self, GithubError> {
+    /// Endpoints from an API base; the web base follows from it the way GitHub lays them
+    /// out (`https://api.github.com` → `https://github.com`, `https://HOST/api/v3` →
+    /// `https://HOST`, anything else → the same address).
+    pub fn new(api_base: &str) -> Result<Self, GithubError> {
         let api_base = normalized(api_base)?;
-        let web_base = match web_base {
-            Some(web) => normalized(web)?,
-            None if api_base == GITHUB_COM_API => GITHUB_COM_WEB.to_owned(),
-            None => api_base
+        let web_base = if api_base == GITHUB_COM_API {
+            GITHUB_COM_WEB.to_owned()
+        } else {
+            api_base
                 .strip_suffix("/api/v3")
                 .unwrap_or(&api_base)
-                .to_owned(),
+                .to_owned()
         };
         Ok(GithubEndpoints { api_base, web_base })
+    }
+
+    /// The root GraphQL's `/graphql` is under: the API base itself for github.com (and
+    /// the fake), `https://HOST/api` for GitHub Enterprise (whose REST base is
+    /// `https://HOST/api/v3`).
+    pub fn graphql_root(&self) -> String {
+        self.api_base
+            .strip_suffix("/v3")
+            .filter(|root| root.ends_with("/api"))
+            .unwrap_or(&self.api_base)
+            .to_owned()
     }
 
     /// The host (and port) of the API, which names the keyring entry of its token.
@@ -66,12 +80,11 @@ impl GithubEndpoints {
             .unwrap_or_default()
     }
 
-    /// The endpoints this installation is configured for (github.com if none).
+    /// The endpoints this installation is configured for (github.com if none). A web
+    /// base stored by an older version is ignored: it always follows the API base.
     pub async fn configured(store: &Store) -> Result<Self, GithubError> {
-        let api = store.setting(SettingKey::GithubApiBase).await?;
-        let web = store.setting(SettingKey::GithubWebBase).await?;
-        match api {
-            Some(api) => GithubEndpoints::new(&api, web.as_deref()),
+        match store.setting(SettingKey::GithubApiBase).await? {
+            Some(api) => GithubEndpoints::new(&api),
             None => Ok(GithubEndpoints::default()),
         }
     }
@@ -80,9 +93,6 @@ impl GithubEndpoints {
     pub async fn save(&self, store: &Store) -> Result<(), StoreError> {
         store
             .set_setting(SettingKey::GithubApiBase, &self.api_base)
-            .await?;
-        store
-            .set_setting(SettingKey::GithubWebBase, &self.web_base)
             .await
     }
 }
@@ -94,20 +104,63 @@ mod tests {
     #[test]
     fn web_base_follows_the_api_base() {
         assert_eq!(
-            GithubEndpoints::new("https://api.github.com/", None).unwrap(),
+            GithubEndpoints::new("https://api.github.com/").unwrap(),
             GithubEndpoints::default()
         );
-        let enterprise = GithubEndpoints::new("https://git.example.com/api/v3", None).unwrap();
+        assert_eq!(GithubEndpoints::default().graphql_root(), GITHUB_COM_API);
+        let enterprise = GithubEndpoints::new("https://git.example.com/api/v3").unwrap();
         assert_eq!(enterprise.web_base, "https://git.example.com");
         assert_eq!(enterprise.api_host(), "git.example.com");
-        let fake = GithubEndpoints::new("http://127.0.0.1:4000", None).unwrap();
+        assert_eq!(enterprise.graphql_root(), "https://git.example.com/api");
+        let fake = GithubEndpoints::new("http://127.0.0.1:4000").unwrap();
         assert_eq!(fake.api_host(), "127.0.0.1:4000");
+        assert_eq!(fake.web_base, "http://127.0.0.1:4000");
     }
 
     #[test]
     fn bad_addresses_are_refused() {
-        for address in ["api.github.com", "ftp://x", "https://", "http://a b"] {
-            assert!(GithubEndpoints::new(address, None).is_err(), "{address}");
+        for address in [
+            "api.github.com",
+            "ftp://x",
+            "https://",
+            "http://a b",
+            "https://user@evil.example",
+        ] {
+            assert!(
+                matches!(
+                    GithubEndpoints::new(address),
+                    Err(GithubError::BadAddress(_))
+                ),
+                "{address}"
+            );
         }
+        assert!(matches!(
+            GithubEndpoints::new("http://git.example.com/api/v3"),
+            Err(GithubError::InsecureAddress(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_web_base_written_into_the_database_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_in(dir.path()).await.unwrap();
+        store
+            .set_setting(SettingKey::GithubApiBase, "https://git.example.com/api/v3")
+            .await
+            .unwrap();
+        store
+            .set_setting(SettingKey::GithubWebBase, "https://evil.example")
+            .await
+            .unwrap();
+        let endpoints = GithubEndpoints::configured(&store).await.unwrap();
+        assert_eq!(endpoints.web_base, "https://git.example.com");
+        store
+            .set_setting(SettingKey::GithubApiBase, "http://git.example.com/api/v3")
+            .await
+            .unwrap();
+        assert!(matches!(
+            GithubEndpoints::configured(&store).await,
+            Err(GithubError::InsecureAddress(_))
+        ));
     }
 }

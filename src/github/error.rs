@@ -33,6 +33,8 @@ pub enum GithubError {
     MalformedAnswer { request: String, detail: String },
     #[error("bad GitHub address {0:?}: expected an http(s) URL such as https://api.github.com")]
     BadAddress(String),
+    #[error("refusing to send the GitHub token to {0}")]
+    InsecureAddress(String),
     #[error("sign-in did not complete: {0}")]
     SignIn(String),
     #[error("{0}")]
@@ -66,7 +68,7 @@ impl GithubError {
                 ErrorCode::GithubUnreachable
             }
             GithubError::MalformedAnswer { .. } => ErrorCode::GithubMalformedAnswer,
-            GithubError::BadAddress(_) => ErrorCode::InvalidInput,
+            GithubError::BadAddress(_) | GithubError::InsecureAddress(_) => ErrorCode::InvalidInput,
             GithubError::SignIn(_) => ErrorCode::GithubAuth,
             GithubError::Secrets(_) => ErrorCode::Keyring,
             GithubError::Store(error) => error.code(),

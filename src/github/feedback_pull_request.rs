@@ -1,6 +1,7 @@
-//! The pull request of a feedback item (I5): found by its stored number or by its head
+//! The pull request of a feedback item: found by its stored number or by its head
 //! branch, never opened twice; a PR closed unmerged is reopened, and when that fails a
-//! new PR from the same branch is opened and recorded.
+//! new PR from the same branch is opened and recorded. The body of a PR for an issue a
+//! visitor opened carries the visitor's text fenced as untrusted.
 
 use serde::Serialize;
 use serde_json::json;
@@ -8,6 +9,7 @@ use serde_json::json;
 use super::client::GithubClient;
 use super::error::GithubError;
 use super::wire::WirePull;
+use crate::domain::untrusted_text::fence_untrusted;
 use crate::domain::{Feedback, PullRequestState, Repo};
 use crate::store::Store;
 
@@ -65,9 +67,18 @@ async fn open_new(
     repo: &Repo,
     feedback: &Feedback,
 ) -> Result<WirePull, GithubError> {
+    let request = if feedback.opened_by_visitor {
+        format!(
+            "Feedback from @{}, who is not the repository owner, as they wrote it:\n\n{}",
+            feedback.github_issue_author.as_deref().unwrap_or("someone"),
+            fence_untrusted(&feedback.body)
+        )
+    } else {
+        feedback.body.clone()
+    };
     let mut body = format!(
-        "{}\n\n---\n_Opened by Handoff for feedback `{}`. Follow-up instructions add commits to this PR._",
-        feedback.body, feedback.public_id
+        "{request}\n\n---\n_Opened by Handoff for feedback `{}`. Follow-up instructions add commits to this PR._",
+        feedback.public_id
     );
     if let Some(issue) = feedback.github_issue_number {
         body.push_str(&format!("\n\nCloses #{issue}."));
@@ -109,9 +120,12 @@ pub async fn ensure_feedback_pull_request(
         None => None,
     };
     let existing = match stored {
-        Some(found) if found.head.name == feedback.head_branch => Some(found),
+        Some(found) if found.head.name == feedback.head_branch && found.head_is_in(&repo.name) => {
+            Some(found)
+        }
         _ => {
             let mut from_branch = pulls_from_branch(client, repo, &feedback.head_branch).await?;
+            from_branch.retain(|pull| pull.head_is_in(&repo.name));
             from_branch.sort_by_key(|pull| {
                 (
                     pull.state() != PullRequestState::Open,

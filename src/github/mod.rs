@@ -5,6 +5,7 @@
 //! base is a setting ([`endpoints`]), and the code path is the same for all three.
 
 pub mod client;
+pub mod comment_authorship;
 pub mod comment_publishing;
 pub mod endpoints;
 pub mod error;

@@ -10,6 +10,7 @@ use chrono::Utc;
 use serde::Serialize;
 
 use super::client::GithubClient;
+use super::comment_authorship::SignedInAccount;
 use super::comment_publishing::{find_on_github, record_remote_body, CommentPlace};
 use super::error::GithubError;
 use crate::domain::managed_comment::{replace_content, same_body, BodyContext};
@@ -118,6 +119,7 @@ pub async fn save_owner_edit(
                 author_login: login,
                 run_id: None,
                 based_on: Some(based_on),
+                edited_by_other: false,
             },
         )
         .await?;
@@ -154,13 +156,18 @@ async fn send_entry(
     };
 
     let attempt = async {
+        let account = SignedInAccount::of(client, store).await?;
         let by_id = match comment.github_comment_id {
             Some(id) => client.issue_comment(&repo.name, id).await?,
             None => None,
         };
         let remote = match by_id {
             Some(remote) => Some(remote),
-            None => find_on_github(client, store, place).await?,
+            None => {
+                find_on_github(client, store, &account, place)
+                    .await?
+                    .comment
+            }
         };
         let Some(remote) = remote else {
             // Gone from GitHub: the owner's text is what they want there; put it back.
@@ -193,7 +200,7 @@ async fn send_entry(
             }
             return Ok(None);
         }
-        let (theirs, _) = record_remote_body(store, &comment, &remote).await?;
+        let (theirs, _) = record_remote_body(client, store, &account, &comment, &remote).await?;
         Ok::<_, GithubError>(Some(theirs))
     }
     .await;

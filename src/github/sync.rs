@@ -1,8 +1,15 @@
-//! Background sync with GitHub (D8, F1, F2) in place of webhooks: send the outbox, mirror
-//! issues that carry the feedback label, mirror other people's comments on them as
-//! visitor follow-ups, follow each feedback PR's state, and notice edits and deletions
-//! of managed comments made on GitHub. Every GET is conditional, so an idle sync costs
+//! Background sync with GitHub in place of webhooks: send the outbox, mirror issues that
+//! carry the feedback label, mirror other people's comments on them as visitor
+//! follow-ups, follow each feedback PR's state, and notice edits and deletions of
+//! managed comments made on GitHub. Every GET is conditional, so an idle sync costs
 //! nothing against the rate limit; a rate limit is waited out by the client.
+//!
+//! Whose text is whose is decided here as everywhere: an issue opened by anyone but the
+//! signed-in owner becomes an item marked as opened by a visitor (untrusted, and held
+//! for the owner's approval); a visitor's comment is a visitor follow-up even when it
+//! starts with a managed comment's marker; and an edit of a managed comment records
+//! who made it. Text too long to keep is cut with a notice rather than stopping the
+//! sync.
 
 use std::collections::BTreeMap;
 
@@ -10,10 +17,11 @@ use futures::StreamExt as _;
 use serde::Serialize;
 
 use super::client::{GithubClient, RequestCount};
-use super::comment_publishing::record_remote_body;
+use super::comment_authorship::SignedInAccount;
+use super::comment_publishing::{record_remote_body, search_for_marker};
 use super::error::GithubError;
 use super::owner_edits::{send_outbox, OutboxPass, OutboxReport};
-use super::wire::WireUser;
+use crate::domain::follow_up::fit_mirrored_text;
 use crate::domain::{
     CommentKind, FeedbackId, FeedbackSource, FeedbackStatus, PullRequestState, Repo,
 };
@@ -56,16 +64,20 @@ async fn in_flight<F: std::future::Future>(requests: Vec<F>) -> Vec<F::Output> {
         .await
 }
 
-/// The login of the signed-in owner, from the settings or (once) from GitHub.
-pub async fn owner_login(client: &GithubClient, store: &Store) -> Result<String, GithubError> {
-    if let Some(login) = store.setting(SettingKey::GithubLogin).await? {
-        return Ok(login);
+/// The signed-in owner, asked of GitHub (the stored login is only what the window
+/// shows: whatever can write the database must not be able to change whom Handoff
+/// trusts).
+pub async fn signed_in_owner(
+    client: &GithubClient,
+    store: &Store,
+) -> Result<SignedInAccount, GithubError> {
+    let account = SignedInAccount::of(client, store).await?;
+    if store.setting(SettingKey::GithubLogin).await?.as_deref() != Some(&account.login) {
+        store
+            .set_setting(SettingKey::GithubLogin, &account.login)
+            .await?;
     }
-    let user: WireUser = client.get_json("/user").await?;
-    store
-        .set_setting(SettingKey::GithubLogin, &user.login)
-        .await?;
-    Ok(user.login)
+    Ok(account)
 }
 
 /// Syncs every connected repository (or only `only`).
@@ -79,7 +91,7 @@ pub async fn sync(
         outbox: send_outbox(client, store, OutboxPass::DueOnly).await?,
         ..SyncReport::default()
     };
-    let owner = owner_login(client, store).await?;
+    let owner = signed_in_owner(client, store).await?;
     for repo in store.repos().await? {
         if only.is_some_and(|only| *only != repo.name) {
             continue;
@@ -107,10 +119,11 @@ async fn sync_repo(
     client: &GithubClient,
     store: &Store,
     repo: &Repo,
-    owner: &str,
+    owner: &SignedInAccount,
     report: &mut SyncReport,
 ) -> Result<(), GithubError> {
-    // F1: issues with the feedback label become feedback items.
+    // Issues with the feedback label become feedback items; one a visitor opened is
+    // untrusted and waits for the owner's approval before the agent runs on it.
     let (issues, _) = client
         .labeled_issues(store, &repo.name, &repo.feedback_label)
         .await?;
@@ -122,22 +135,24 @@ async fn sync_repo(
         {
             continue;
         }
-        let body = issue
+        let Some(body) = issue
             .body
             .as_deref()
-            .filter(|body| !body.trim().is_empty())
-            .unwrap_or(&issue.title)
-            .to_owned();
+            .and_then(fit_mirrored_text)
+            .or_else(|| fit_mirrored_text(&issue.title))
+        else {
+            continue;
+        };
+        let author = issue.user.map(|user| user.login).unwrap_or_default();
+        let opened_by_visitor = !owner.is(&author);
         let feedback = store
             .add_feedback(&NewFeedback {
                 repo: repo.name.clone(),
                 title: Some(issue.title.clone()),
                 body,
                 source: FeedbackSource::GithubIssue,
-                github_issue: Some((
-                    issue.number,
-                    issue.user.map(|user| user.login).unwrap_or_default(),
-                )),
+                github_issue: Some((issue.number, author)),
+                opened_by_visitor,
             })
             .await?;
         report.new_feedback.push(feedback.id);
@@ -154,7 +169,9 @@ async fn sync_repo(
         .filter(|item| item.status != FeedbackStatus::Merged)
         .collect();
 
-    // F1, F4: other people's comments on a feedback issue are visitor follow-ups.
+    // Other people's comments on a feedback issue are visitor follow-ups (untrusted),
+    // even one that starts with a managed comment's marker: only the owner's (and so
+    // Handoff's) own comments are not.
     let issue_items: Vec<_> = open_items
         .iter()
         .filter_map(|item| item.github_issue_number.map(|number| (*item, number)))
@@ -170,14 +187,17 @@ async fn sync_repo(
         let (comments, _) = thread?;
         for comment in comments {
             let Some(user) = &comment.user else { continue };
-            let is_owner = user.login.eq_ignore_ascii_case(owner);
-            let is_bot = user.account_type == "Bot";
-            let is_managed = CommentKind::of_body(comment.body_text()).is_some();
-            if is_owner || is_bot || is_managed || comment.body_text().trim().is_empty() {
+            let is_owner = owner.is(&user.login);
+            let is_bot =
+                user.account_type == "Bot" && CommentKind::of_body(comment.body_text()).is_none();
+            let Some(body) = fit_mirrored_text(comment.body_text()) else {
+                continue;
+            };
+            if is_owner || is_bot {
                 continue;
             }
             if store
-                .add_visitor_follow_up(item.id, comment.body_text(), &user.login, comment.id)
+                .add_visitor_follow_up(item.id, &body, &user.login, comment.id)
                 .await?
                 .is_some()
             {
@@ -186,7 +206,7 @@ async fn sync_repo(
         }
     }
 
-    // F2: a merged PR gives MERGED, closed unmerged FAILED, reopened WAITING_FOR_REVIEW.
+    // A merged PR gives MERGED, closed unmerged FAILED, reopened WAITING_FOR_REVIEW.
     let pull_items: Vec<_> = open_items
         .iter()
         .filter_map(|item| item.pr_number.map(|number| (*item, number)))
@@ -214,7 +234,7 @@ async fn sync_repo(
         }
     }
 
-    // H9, D4: edits and deletions of managed comments made on GitHub.
+    // Edits and deletions of managed comments made on GitHub, each edit with who made it.
     let merged_prs: Vec<u64> = items
         .iter()
         .filter(|item| item.pr_state == Some(PullRequestState::Merged))
@@ -240,14 +260,14 @@ async fn sync_repo(
             let remote = comment
                 .github_comment_id
                 .and_then(|id| remote_comments.iter().find(|remote| remote.id == id))
+                .cloned()
                 .or_else(|| {
-                    remote_comments.iter().find(|remote| {
-                        CommentKind::of_body(remote.body_text()) == Some(comment.kind)
-                    })
+                    search_for_marker(remote_comments.iter().cloned(), owner, comment.kind).comment
                 });
             match remote {
                 Some(remote) => {
-                    let (_, new) = record_remote_body(store, &comment, remote).await?;
+                    let (_, new) =
+                        record_remote_body(client, store, owner, &comment, &remote).await?;
                     if new && store.comment_versions(comment.id).await?.len() > 1 {
                         report.comment_edits_found += 1;
                     }

@@ -15,6 +15,9 @@ pub struct WireUser {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct WireComment {
     pub id: u64,
+    /// The GraphQL id, to ask who last edited the comment.
+    #[serde(default)]
+    pub node_id: String,
     #[serde(default)]
     pub body: Option<String>,
     pub user: Option<WireUser>,
@@ -56,10 +59,19 @@ pub struct WireIssue {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct WireRepoRef {
+    pub full_name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct WireBranchRef {
     #[serde(rename = "ref")]
     pub name: String,
     pub sha: String,
+    /// The repository the branch lives in: the base repository, a fork, or `None` when
+    /// the fork was deleted.
+    #[serde(default)]
+    pub repo: Option<WireRepoRef>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -68,12 +80,24 @@ pub struct WirePull {
     pub html_url: String,
     pub state: String,
     #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub user: Option<WireUser>,
+    #[serde(default)]
     pub merged_at: Option<DateTime<Utc>>,
     pub head: WireBranchRef,
     pub base: WireBranchRef,
 }
 
 impl WirePull {
+    /// Whether the PR's branch lives in `repo` itself (not in a fork).
+    pub fn head_is_in(&self, repo: &crate::domain::RepoName) -> bool {
+        self.head
+            .repo
+            .as_ref()
+            .is_some_and(|head| head.full_name.eq_ignore_ascii_case(&repo.full_name()))
+    }
+
     pub fn state(&self) -> crate::domain::PullRequestState {
         use crate::domain::PullRequestState;
         if self.merged_at.is_some() {

@@ -9,13 +9,14 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 use super::agent_presets::agent_command;
-use super::host_git::{GitError, HostGit};
+use super::host_git::{pull_head_ref, GitError, HostGit};
 use super::job_script::JobScript;
 use super::run_log::{record_sandbox_events, RunLog};
 use super::{Pipeline, PipelineError};
+use crate::data_dir::create_private_folder;
 use crate::domain::{Repo, RunId, SandboxBackend, Stage};
 use crate::sandbox::{JobControl, Sandbox, SandboxEnd, SandboxJob};
-use crate::secrets::{Secret, SecretName};
+use crate::secrets::{Redactor, Secret, SecretName};
 use crate::store::{RunOutcome, StoreError};
 
 /// Why a started run did not succeed.
@@ -32,7 +33,7 @@ impl Stop {
                 log.say(&format!("failed: {message}")).await?;
                 RunOutcome::Failed {
                     failure_code: (*code).to_owned(),
-                    message: message.clone(),
+                    message: log.redactor().redact(message),
                     exit_code: None,
                 }
             }
@@ -67,16 +68,47 @@ pub(crate) struct AgentSetup {
     pub agent_command: String,
     pub agent_environment: Vec<(String, Secret)>,
     pub timeout: Duration,
+    /// Every secret of the run (the agent's key, the GitHub token, the E2B key), to scrub
+    /// out of whatever the run stores or shows.
+    pub redactor: Redactor,
+}
+
+impl AgentSetup {
+    /// A file of the run's `out/` folder as text ([`read_optional`]), with every secret
+    /// of the run scrubbed out: the agent's output is published and stored.
+    pub fn read_output(&self, path: &Path) -> Option<String> {
+        read_optional(path).map(|text| self.redactor.redact(&text))
+    }
+}
+
+/// Where a run's working copy starts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum CopyStart<'a> {
+    /// The current tip of `branch` on GitHub. When the branch is gone: a new `branch`
+    /// from the last head of `pull_request` if it had one (so earlier runs' commits are
+    /// kept), else from `base_for_new` when given.
+    Branch {
+        branch: &'a str,
+        base_for_new: Option<&'a str>,
+        pull_request: Option<u64>,
+    },
+    /// A pull request's own head as GitHub keeps it (`refs/pull/N/head`), whatever
+    /// repository its branch lives in; the working copy's branch is named `branch`.
+    PullRequestHead { number: u64, branch: &'a str },
 }
 
 /// A working copy made for a run.
 #[derive(Debug, Clone)]
 pub(crate) struct WorkingCopy {
     pub cache: PathBuf,
-    pub checkout: String,
-    pub new_branch: Option<String>,
+    /// The ref of the cache the copy starts from.
+    pub source_ref: String,
+    /// The branch checked out in the copy.
+    pub branch: String,
     pub start_sha: String,
     pub in_place: bool,
+    /// What the owner should know about how the copy was made.
+    pub note: Option<String>,
 }
 
 /// What the sandbox is given besides the working copy.
@@ -153,80 +185,120 @@ impl Pipeline {
             .sandbox_for(backend.unwrap_or(repo.sandbox_backend), Some(repo))
             .await?;
         sandbox.preflight().await?;
+        let redactor = Redactor::new(
+            agent_environment
+                .iter()
+                .map(|(_, secret)| secret)
+                .chain([self.github.token()])
+                .chain(sandbox.own_secret()),
+        );
         Ok(AgentSetup {
             sandbox,
             agent_command: command,
             agent_environment,
             timeout: timeout.unwrap_or(Duration::from_secs(u64::from(repo.run_timeout_seconds))),
+            redactor,
         })
     }
 
-    /// A working copy of `branch` at its current tip on GitHub; when the branch does not
-    /// exist and `base_for_new` is given, a new `branch` made from that base.
+    /// A working copy for a run, from where `start` says (see [`CopyStart`]).
     pub(crate) async fn prepare_working_copy(
         &self,
         setup: &AgentSetup,
         log: &RunLog,
         workspace: &Path,
         repo: &Repo,
-        branch: &str,
-        base_for_new: Option<&str>,
+        start: CopyStart<'_>,
     ) -> Result<WorkingCopy, Stop> {
-        std::fs::create_dir_all(workspace.join("handoff/inputs"))
+        create_private_folder(&self.data_dir.join("workspaces"))
+            .and_then(|()| create_private_folder(&self.data_dir.join("git-cache")))
+            .and_then(|()| std::fs::create_dir_all(workspace.join("handoff/inputs")))
             .and_then(|()| std::fs::create_dir_all(workspace.join("out")))
             .map_err(|error| Stop::failed("workspace", error.to_string()))?;
         let git = self.host_git();
         log.say(&format!("fetching {} into the cache", repo.name))
             .await?;
+        let pull_heads: Vec<u64> = match start {
+            CopyStart::PullRequestHead { number, .. } => vec![number],
+            CopyStart::Branch { .. } => Vec::new(),
+        };
         let cache = git
-            .update_cache(&self.cache_root(), &repo.name)
+            .update_cache(&self.cache_root(), &repo.name, &pull_heads)
             .await
             .map_err(|error| Stop::failed("git_fetch", error.to_string()))?;
-        let (checkout, new_branch) = if git.branch_exists(&cache, branch).await {
-            (branch.to_owned(), None)
-        } else {
-            match base_for_new {
-                Some(base) if git.branch_exists(&cache, base).await => {
-                    (base.to_owned(), Some(branch.to_owned()))
-                }
-                Some(base) => {
-                    return Err(Stop::failed(
-                        "no_base_branch",
-                        format!("the base branch {base} does not exist on GitHub"),
-                    ))
-                }
-                None => {
-                    return Err(Stop::failed(
-                        "no_branch",
-                        format!(
-                            "the branch {branch} is not in {} (a PR from a fork?)",
-                            repo.name
+        let (source_ref, branch, how, note) = match start {
+            CopyStart::PullRequestHead { number, branch } => (
+                pull_head_ref(number),
+                branch.to_owned(),
+                format!("the head of PR #{number}"),
+                None,
+            ),
+            CopyStart::Branch {
+                branch,
+                base_for_new,
+                pull_request,
+            } => {
+                if git.branch_exists(&cache, branch).await {
+                    (
+                        format!("refs/heads/{branch}"),
+                        branch.to_owned(),
+                        "its current tip".to_owned(),
+                        None,
+                    )
+                } else {
+                    let last_head = match pull_request {
+                        Some(number) => git
+                            .fetch_pull_head(&cache, &repo.name, number)
+                            .await
+                            .map_err(|error| Stop::failed("git_fetch", error.to_string()))?
+                            .map(|sha| (number, sha)),
+                        None => None,
+                    };
+                    match (last_head, base_for_new) {
+                        (Some((number, sha)), _) => (
+                            pull_head_ref(number),
+                            branch.to_owned(),
+                            format!("made again from PR #{number}'s last head"),
+                            Some(format!(
+                                "the branch {branch} was gone from GitHub; it was made again from \
+                                 PR #{number}'s last head {}, so the earlier runs' commits are kept",
+                                &sha[..sha.len().min(12)]
+                            )),
                         ),
-                    ))
+                        (None, Some(base)) if git.branch_exists(&cache, base).await => (
+                            format!("refs/heads/{base}"),
+                            branch.to_owned(),
+                            format!("new, from {base}"),
+                            None,
+                        ),
+                        (None, Some(base)) => {
+                            return Err(Stop::failed(
+                                "no_base_branch",
+                                format!("the base branch {base} does not exist on GitHub"),
+                            ))
+                        }
+                        (None, None) => {
+                            return Err(Stop::failed(
+                                "no_branch",
+                                format!("the branch {branch} is not in {}", repo.name),
+                            ))
+                        }
+                    }
                 }
             }
         };
         let in_place = setup.sandbox.works_in_place();
         let start_sha = if in_place {
-            git.make_working_copy(
-                &cache,
-                &workspace.join("repo"),
-                &checkout,
-                new_branch.as_deref(),
-            )
-            .await
+            git.make_working_copy(&cache, &workspace.join("repo"), &source_ref, &branch)
+                .await
         } else {
-            git.bundle_branch(&cache, &checkout, &workspace.join("handoff/repo.bundle"))
+            git.bundle_ref(&cache, &source_ref, &workspace.join("handoff/repo.bundle"))
                 .await
         }
         .map_err(|error| Stop::failed("git_checkout", error.to_string()))?;
         log.say(&format!(
-            "working copy of {branch} at {} ({}{})",
+            "working copy of {branch} at {} ({how}{})",
             &start_sha[..start_sha.len().min(12)],
-            match &new_branch {
-                Some(_) => format!("new, from {checkout}"),
-                None => "its current tip".to_owned(),
-            },
             if in_place {
                 ""
             } else {
@@ -234,12 +306,16 @@ impl Pipeline {
             }
         ))
         .await?;
+        if let Some(note) = &note {
+            log.say(&format!("note: {note}")).await?;
+        }
         Ok(WorkingCopy {
             cache,
-            checkout,
-            new_branch,
+            source_ref,
+            branch,
             start_sha,
             in_place,
+            note,
         })
     }
 
@@ -261,7 +337,7 @@ impl Pipeline {
         let job_script = JobScript {
             run_id,
             clone_from_bundle: (!copy.in_place)
-                .then_some((copy.checkout.as_str(), copy.new_branch.as_deref())),
+                .then_some((copy.source_ref.as_str(), copy.branch.as_str())),
             stage,
             agent_command: &setup.agent_command,
             start_sha: &copy.start_sha,
@@ -279,9 +355,8 @@ impl Pipeline {
         for (name, text) in files.inputs {
             write(handoff.join("inputs").join(name), text)?;
         }
-        let branch = copy.new_branch.as_deref().unwrap_or(&copy.checkout);
         store
-            .record_run_start(run_id, branch, &copy.start_sha, files.prompt)
+            .record_run_start(run_id, &copy.branch, &copy.start_sha, files.prompt)
             .await?;
 
         log.say(&format!(
@@ -291,7 +366,12 @@ impl Pipeline {
         ))
         .await?;
         let (events, receiver) = mpsc::unbounded_channel();
-        let recorder = tokio::spawn(record_sandbox_events(store.clone(), run_id, receiver));
+        let recorder = tokio::spawn(record_sandbox_events(
+            store.clone(),
+            run_id,
+            setup.redactor.clone(),
+            receiver,
+        ));
         let job = SandboxJob {
             run_id,
             workspace: workspace.to_owned(),
@@ -324,8 +404,8 @@ impl Pipeline {
     }
 
     /// Brings the agent's commits back (from `out/changes.bundle`) and pushes them to
-    /// `branch`, never forced and never to `protected`. `None` when the agent left no
-    /// commit.
+    /// `branch`, never forced and never to a `protected` branch. `None` when the agent
+    /// left no commit.
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn push_agent_commits(
         &self,
@@ -335,7 +415,7 @@ impl Pipeline {
         copy: &WorkingCopy,
         repo: &Repo,
         branch: &str,
-        protected: &str,
+        protected: &[&str],
     ) -> Result<Option<(String, u32)>, Stop> {
         let bundle = out.join("changes.bundle");
         if !bundle.exists() {

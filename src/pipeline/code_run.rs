@@ -1,9 +1,10 @@
 //! A code run: the first run of a feedback item (new branch, new PR) or an iterate
-//! (same branch, same PR, more commits; I1-I8).
+//! (same branch, same PR, more commits).
 //!
-//! [`Pipeline::begin_code_run`] does everything that can refuse a run — the iterate
-//! rules, the quota, the agent's key, the sandbox being reachable — before the run is
-//! recorded and a unit of quota is spent. [`BegunCodeRun::drive`] then takes it to its
+//! [`Pipeline::begin_code_run`] does everything that can refuse a run — the owner's
+//! approval of an item a visitor opened, the iterate rules, the quota, the agent's key,
+//! the sandbox being reachable — before the run is recorded and a unit of quota is
+//! spent. [`BegunCodeRun::drive`] then takes it to its
 //! end; whatever goes wrong from there is recorded on the run, with the reason and a
 //! pointer to its log, and the item leaves CODING.
 
@@ -14,15 +15,15 @@ use chrono::Utc;
 use serde::Serialize;
 use tokio::sync::watch;
 
-use super::agent_job::{read_optional, AgentSetup, JobFiles, Stop};
+use super::agent_job::{AgentSetup, CopyStart, JobFiles, Stop};
 use super::run_log::RunLog;
 use super::run_supervision::supervise;
 use super::{Pipeline, PipelineError};
-use crate::domain::code_prompt::{code_prompt, CodePromptParts};
+use crate::domain::code_prompt::{code_commit_message, code_prompt, CodePromptParts};
 use crate::domain::follow_ups_comment::follow_ups_comment_content;
 use crate::domain::run_event::{RunEvent, RunEventKind};
 use crate::domain::{
-    code_run_kind, CodeRunKind, CommentKind, FeedbackId, Repo, Run, RunId, SandboxBackend, Stage,
+    code_run_kind, CommentKind, FeedbackId, Repo, Run, RunId, SandboxBackend, Stage,
 };
 use crate::github::comment_publishing::{publish_agent_output, CommentPlace};
 use crate::github::feedback_pull_request::{ensure_feedback_pull_request, PullRequestAction};
@@ -107,6 +108,12 @@ impl Pipeline {
         let feedback = self.store.feedback(feedback_id).await?;
         let repo = self.store.repo(feedback.repo_id).await?;
         code_run_kind(feedback.id, feedback.status).map_err(StoreError::from)?;
+        if feedback.awaits_owner_approval() {
+            return Err(PipelineError::FeedbackAwaitsApproval {
+                feedback_id: feedback.id,
+                author: feedback.github_issue_author.clone().unwrap_or_default(),
+            });
+        }
         let quota = self.store.quota_status(repo.id, Utc::now()).await?;
         if let (true, Some(limit)) = (quota.is_exhausted(), quota.quota) {
             return Err(StoreError::QuotaExhausted {
@@ -148,7 +155,7 @@ impl BegunCodeRun {
     pub async fn drive(self) -> Result<CodeRunReport, PipelineError> {
         let store = self.pipeline.store.clone();
         let run_id = self.run_id();
-        let log = RunLog::new(store.clone(), run_id);
+        let log = RunLog::new(store.clone(), run_id, self.setup.redactor.clone());
         store.mark_run_running(run_id, None).await?;
         let (cancel_sender, cancel) = watch::channel(false);
         let supervision = supervise(
@@ -296,12 +303,26 @@ impl BegunCodeRun {
         let pipeline = &self.pipeline;
 
         // 1. The working copy: the current tip of the head branch for an iterate (with
-        //    whatever the owner pushed by hand), the base branch for a first run.
+        //    whatever the owner pushed by hand), the base branch for a first run, and the
+        //    PR's last head when its branch was deleted.
         let copy = pipeline
-            .prepare_working_copy(&self.setup, log, workspace, repo, head, Some(base))
+            .prepare_working_copy(
+                &self.setup,
+                log,
+                workspace,
+                repo,
+                CopyStart::Branch {
+                    branch: head,
+                    base_for_new: Some(base),
+                    pull_request: feedback.pr_number,
+                },
+            )
             .await?;
+        if let Some(note) = &copy.note {
+            store.add_run_note(run_id, note).await?;
+        }
 
-        // 2. The prompt (I4) and the job, run in the sandbox.
+        // 2. The prompt and the job, run in the sandbox.
         let follow_ups = store.follow_ups(feedback.id).await?;
         let kind = self.started.kind;
         let prompt = code_prompt(CodePromptParts {
@@ -311,21 +332,7 @@ impl BegunCodeRun {
             kind,
             base_branch: base,
         });
-        let newest = follow_ups.iter().rev().find(|f| f.included_in_prompts);
-        let commit_message = match (kind, newest) {
-            (CodeRunKind::First, _) | (_, None) => {
-                format!(
-                    "{}\n\nHandoff feedback {}, run {run_id}.\n",
-                    feedback.title, feedback.public_id
-                )
-            }
-            (_, Some(follow_up)) => format!(
-                "{}\n\nFollow-up: {}\n\nHandoff feedback {}, run {run_id}.\n",
-                feedback.title,
-                follow_up.body.lines().next().unwrap_or_default(),
-                feedback.public_id
-            ),
-        };
+        let commit_message = code_commit_message(&feedback, &follow_ups, kind, run_id);
         let out = pipeline
             .run_agent(
                 &self.setup,
@@ -343,9 +350,9 @@ impl BegunCodeRun {
             )
             .await?;
 
-        // 3. Its commits (P6: none is a loud failure), checked, then pushed from here.
+        // 3. Its commits (none is a loud failure), checked, then pushed from here.
         let Some((end_sha, commits)) = pipeline
-            .push_agent_commits(log, run_id, &out, &copy, repo, head, base)
+            .push_agent_commits(log, run_id, &out, &copy, repo, head, &[base])
             .await?
         else {
             return Err(Stop::failed(
@@ -354,7 +361,7 @@ impl BegunCodeRun {
             ));
         };
 
-        // 4. The PR (never a second one) and its Follow-ups comment (I5, I6).
+        // 4. The PR (never a second one) and its Follow-ups comment.
         let github = &self.pipeline.github;
         let feedback = store.feedback(feedback.id).await?;
         let (pull, action) = ensure_feedback_pull_request(github, store, repo, &feedback)
@@ -386,7 +393,9 @@ impl BegunCodeRun {
                 store.add_run_note(run_id, &note).await?;
             }
         }
-        let usage = read_optional(&out.join("usage.json"))
+        let usage = self
+            .setup
+            .read_output(&out.join("usage.json"))
             .and_then(|text| serde_json::from_str(&text).ok())
             .unwrap_or_default();
         Ok(Pushed {
@@ -396,7 +405,7 @@ impl BegunCodeRun {
             pr_number: pull.number,
             pr_url: pull.html_url,
             action,
-            summary: read_optional(&out.join("summary.md")),
+            summary: self.setup.read_output(&out.join("summary.md")),
             usage,
         })
     }

@@ -1,8 +1,13 @@
-//! Git on the host (P2, I3): a cache per repository (a bare mirror, fetched
-//! incrementally), a fresh working copy per run, and the push. The GitHub token exists
-//! only in the environment of the host's own git processes, as an `http.extraHeader`
-//! given through `GIT_CONFIG_*` — never in a URL, an argument, a config file or a
-//! working copy. Pushes are never forced and never go to the base branch.
+//! Git on the host: a cache per repository (a bare mirror, fetched incrementally), a
+//! fresh working copy per run, and the push. The GitHub token exists only in the
+//! environment of the host's own git processes, as an `http.extraHeader` given through
+//! `GIT_CONFIG_*` — never in a URL, an argument, a config file or a working copy.
+//! Pushes are never forced and never go to a protected branch (the base, the default).
+//!
+//! Host git runs with nothing of the user's setup: no global or system config (an
+//! `insteadOf` there could send the token elsewhere), no inherited `GIT_*` variables
+//! (a `GIT_TRACE_CURL` would write the token's header to a file), hooks off, and every
+//! object fetched from a sandbox's bundle checked (`fsckObjects`).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -21,7 +26,7 @@ pub enum GitError {
         "GitHub refused the push to {branch}: it moved on since the run started (someone pushed); nothing was overwritten"
     )]
     Rejected { branch: String, detail: String },
-    #[error("refusing to push to {0}: runs never push to the base branch")]
+    #[error("refusing to push to {0}: runs never push to the base or default branch")]
     ProtectedBranch(String),
     #[error("the agent's commits do not build on the branch as it was (history was rewritten); nothing was pushed")]
     RewrittenHistory,
@@ -62,14 +67,26 @@ impl HostGit {
         authenticated: bool,
     ) -> Result<String, GitError> {
         let mut command = tokio::process::Command::new("git");
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("GIT_") {
+                command.env_remove(name);
+            }
+        }
         command
-            .args(["-c", "core.hooksPath=/dev/null", "-c", "credential.helper="])
+            .args([
+                "-c",
+                "core.hooksPath=/dev/null",
+                "-c",
+                "credential.helper=",
+                "-c",
+                "protocol.ext.allow=never",
+            ])
             .args(arguments)
             .current_dir(directory)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_ASKPASS", "true")
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
             .env("GIT_AUTHOR_NAME", "Handoff")
             .env("GIT_AUTHOR_EMAIL", "handoff@localhost")
             .env("GIT_COMMITTER_NAME", "Handoff")
@@ -99,11 +116,13 @@ impl HostGit {
     }
 
     /// The cache of `repo` in `cache_root`, made if missing and brought up to date with
-    /// one incremental fetch of every branch.
+    /// one incremental fetch of every branch (and of the heads of `pull_requests`, as
+    /// [`pull_head_ref`] names them).
     pub async fn update_cache(
         &self,
         cache_root: &Path,
         repo: &RepoName,
+        pull_requests: &[u64],
     ) -> Result<PathBuf, GitError> {
         let cache = cache_root
             .join(&repo.owner)
@@ -117,20 +136,63 @@ impl HostGit {
                 .await?;
         }
         let url = self.remote_url(repo);
-        self.git(
-            &cache,
-            &[
-                "fetch",
-                "--quiet",
-                "--prune",
-                "--no-tags",
-                &url,
-                "+refs/heads/*:refs/heads/*",
-            ],
-            true,
-        )
-        .await?;
+        let pull_refspecs: Vec<String> = pull_requests
+            .iter()
+            .map(|number| format!("+refs/pull/{number}/head:{}", pull_head_ref(*number)))
+            .collect();
+        let mut arguments = vec![
+            "fetch",
+            "--quiet",
+            "--prune",
+            "--no-tags",
+            &url,
+            "+refs/heads/*:refs/heads/*",
+        ];
+        arguments.extend(pull_refspecs.iter().map(String::as_str));
+        self.git(&cache, &arguments, true).await?;
         Ok(cache)
+    }
+
+    /// Fetches the head GitHub keeps for pull request `number` (`refs/pull/N/head`: its
+    /// last head, even after its branch was deleted, and a fork's head too) into the
+    /// cache; `None` when GitHub has none.
+    pub async fn fetch_pull_head(
+        &self,
+        cache: &Path,
+        repo: &RepoName,
+        number: u64,
+    ) -> Result<Option<String>, GitError> {
+        let url = self.remote_url(repo);
+        let refspec = format!("+refs/pull/{number}/head:{}", pull_head_ref(number));
+        match self
+            .git(
+                cache,
+                &["fetch", "--quiet", "--no-tags", &url, &refspec],
+                true,
+            )
+            .await
+        {
+            Ok(_) => self.resolve(cache, &pull_head_ref(number)).await.map(Some),
+            Err(GitError::Failed { detail, .. }) if detail.contains("couldn't find remote ref") => {
+                Ok(None)
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The commit `reference` points at in `cache`.
+    pub async fn resolve(&self, cache: &Path, reference: &str) -> Result<String, GitError> {
+        self.git(
+            cache,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{reference}^{{commit}}"),
+            ],
+            false,
+        )
+        .await
     }
 
     /// Whether `branch` exists in `cache`.
@@ -149,70 +211,63 @@ impl HostGit {
         .is_ok()
     }
 
-    /// A working copy at `destination` with `checkout` checked out (and, with
-    /// `new_branch`, a new branch made there). It has no remote: it knows nothing of
-    /// GitHub. Returns the commit it starts from.
+    /// A working copy at `destination` whose branch `branch` starts where `start` (a ref
+    /// of the cache) points. It has no remote: it knows nothing of GitHub. Returns the
+    /// commit it starts from.
     pub async fn make_working_copy(
         &self,
         cache: &Path,
         destination: &Path,
-        checkout: &str,
-        new_branch: Option<&str>,
+        start: &str,
+        branch: &str,
     ) -> Result<String, GitError> {
+        let start_sha = self.resolve(cache, start).await?;
         let cache_text = cache.to_string_lossy().into_owned();
         let destination_text = destination.to_string_lossy().into_owned();
         let parent = destination.parent().unwrap_or(destination);
+        // A local clone links every object of the cache, so any commit of it (a pull
+        // request's head included) can be checked out.
         self.git(
             parent,
             &[
                 "clone",
                 "--quiet",
                 "--no-tags",
-                "--branch",
-                checkout,
+                "--no-checkout",
                 &cache_text,
                 &destination_text,
             ],
             false,
         )
         .await?;
-        if let Some(branch) = new_branch {
-            self.git(destination, &["checkout", "--quiet", "-b", branch], false)
-                .await?;
-        }
+        self.git(
+            destination,
+            &["checkout", "--quiet", "-B", branch, &start_sha],
+            false,
+        )
+        .await?;
         self.git(destination, &["remote", "remove", "origin"], false)
             .await?;
         self.git(destination, &["rev-parse", "HEAD"], false).await
     }
 
-    /// A bundle of `checkout` (its whole history) at `destination`, from which a sandbox
-    /// makes its own working copy; returns the commit `checkout` points at. Sending one
-    /// packed file is much cheaper than a checked-out tree of many files.
-    pub async fn bundle_branch(
+    /// A bundle of `reference` (its whole history) at `destination`, from which a
+    /// sandbox makes its own working copy; returns the commit `reference` points at.
+    /// Sending one packed file is much cheaper than a checked-out tree of many files.
+    pub async fn bundle_ref(
         &self,
         cache: &Path,
-        checkout: &str,
+        reference: &str,
         destination: &Path,
     ) -> Result<String, GitError> {
         let destination_text = destination.to_string_lossy().into_owned();
         self.git(
             cache,
-            &[
-                "bundle",
-                "create",
-                "--quiet",
-                &destination_text,
-                &format!("refs/heads/{checkout}"),
-            ],
+            &["bundle", "create", "--quiet", &destination_text, reference],
             false,
         )
         .await?;
-        self.git(
-            cache,
-            &["rev-parse", &format!("refs/heads/{checkout}")],
-            false,
-        )
-        .await
+        self.resolve(cache, reference).await
     }
 
     /// A shallow clone straight from GitHub, the way the original workflow started each
@@ -245,7 +300,8 @@ impl HostGit {
         self.git(destination, &["rev-parse", "HEAD"], false).await
     }
 
-    /// The diff of `head` against where it left `base` (what a PR shows), from `cache`.
+    /// The diff of commit `head` against where it left branch `base` (what a PR
+    /// shows), from `cache`.
     pub async fn pull_request_diff(
         &self,
         cache: &Path,
@@ -258,7 +314,7 @@ impl HostGit {
                 "diff",
                 "--no-color",
                 "--no-ext-diff",
-                &format!("refs/heads/{base}...refs/heads/{head}"),
+                &format!("refs/heads/{base}...{head}"),
             ],
             false,
         )
@@ -276,9 +332,12 @@ impl HostGit {
         let bundle_text = bundle.to_string_lossy().into_owned();
         self.git(cache, &["bundle", "verify", "--quiet", &bundle_text], false)
             .await?;
+        // What a sandbox hands back is untrusted: every object is checked as it comes in.
         self.git(
             cache,
             &[
+                "-c",
+                "fetch.fsckObjects=true",
                 "fetch",
                 "--quiet",
                 "--no-tags",
@@ -319,17 +378,17 @@ impl HostGit {
         Ok(count.parse().unwrap_or(0))
     }
 
-    /// Pushes `from_ref` of `cache` to `branch` on GitHub: never forced, never to
-    /// `protected` (the base branch).
+    /// Pushes `from_ref` of `cache` to `branch` on GitHub: never forced, never to one of
+    /// the `protected` branches (the base, the default).
     pub async fn push(
         &self,
         cache: &Path,
         repo: &RepoName,
         from_ref: &str,
         branch: &str,
-        protected: &str,
+        protected: &[&str],
     ) -> Result<(), GitError> {
-        if branch == protected || branch.is_empty() {
+        if protected.contains(&branch) || branch.is_empty() {
             return Err(GitError::ProtectedBranch(branch.to_owned()));
         }
         let url = self.remote_url(repo);
@@ -356,6 +415,11 @@ impl HostGit {
             Err(error) => Err(error),
         }
     }
+}
+
+/// Where the cache keeps the head of pull request `number`.
+pub fn pull_head_ref(number: u64) -> String {
+    format!("refs/handoff/pull/{number}")
 }
 
 #[cfg(test)]

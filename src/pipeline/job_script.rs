@@ -8,9 +8,9 @@
 #[derive(Debug, Clone)]
 pub struct JobScript<'a> {
     pub run_id: crate::domain::RunId,
-    /// When the sandbox makes its own working copy from `handoff/repo.bundle`: the
-    /// branch to check out, and the new branch to make there, if any.
-    pub clone_from_bundle: Option<(&'a str, Option<&'a str>)>,
+    /// When the sandbox makes its own working copy from `handoff/repo.bundle`: the ref
+    /// of the bundle to start from, and the branch to make there at that commit.
+    pub clone_from_bundle: Option<(&'a str, &'a str)>,
     pub stage: crate::domain::Stage,
     pub agent_command: &'a str,
     pub start_sha: &'a str,
@@ -64,17 +64,17 @@ exit $agent_status
             start = shell_quote(self.start_sha),
             clone = match self.clone_from_bundle {
                 None => String::new(),
-                Some((checkout, new_branch)) => format!(
+                Some((bundle_ref, branch)) => format!(
                     "if [ ! -d \"$W/repo/.git\" ]; then\n  \
                      rm -rf \"$W/repo\"\n  \
-                     git clone --quiet --branch {checkout} \"$W/handoff/repo.bundle\" \"$W/repo\" \\\n    \
+                     {{ git -c init.defaultBranch=handoff-unborn init --quiet \"$W/repo\" \\\n    \
+                     && git -C \"$W/repo\" fetch --quiet --no-tags \"$W/handoff/repo.bundle\" {bundle_ref} \\\n    \
+                     && git -C \"$W/repo\" checkout --quiet -B {branch} FETCH_HEAD; }} \\\n    \
                      || {{ echo \"handoff: cannot make the working copy from the bundle\" >&2; exit 98; }}\n  \
-                     rm -f \"$W/handoff/repo.bundle\"\n  \
-                     git -C \"$W/repo\" remote remove origin\n{new_branch}fi\n",
-                    checkout = shell_quote(checkout),
-                    new_branch = new_branch
-                        .map(|branch| format!("  git -C \"$W/repo\" checkout --quiet -b {}\n", shell_quote(branch)))
-                        .unwrap_or_default(),
+                     rm -f \"$W/handoff/repo.bundle\"\n\
+                     fi\n",
+                    bundle_ref = shell_quote(bundle_ref),
+                    branch = shell_quote(branch),
                 ),
             },
         )
@@ -90,7 +90,7 @@ mod tests {
         assert_eq!(shell_quote("it's $HOME"), r"'it'\''s $HOME'");
         let script = JobScript {
             run_id: crate::domain::RunId(3),
-            clone_from_bundle: Some(("main", Some("feedback/f2c-x"))),
+            clone_from_bundle: Some(("refs/heads/main", "feedback/f2c-x")),
             stage: crate::domain::Stage::Code,
             agent_command: "echo 'hi' \"$HANDOFF_PROMPT_FILE\"",
             start_sha: "abc",
@@ -104,13 +104,11 @@ mod tests {
         );
         assert!(script.contains("core.hooksPath=/dev/null"));
         assert!(
-            script.contains(
-                "git clone --quiet --branch 'main' \"$W/handoff/repo.bundle\" \"$W/repo\""
-            ),
+            script.contains("fetch --quiet --no-tags \"$W/handoff/repo.bundle\" 'refs/heads/main'"),
             "{script}"
         );
         assert!(
-            script.contains("checkout --quiet -b 'feedback/f2c-x'"),
+            script.contains("checkout --quiet -B 'feedback/f2c-x' FETCH_HEAD"),
             "{script}"
         );
     }

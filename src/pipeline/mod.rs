@@ -122,6 +122,26 @@ pub enum PipelineError {
     #[error("PR #{number} is {state}: QA runs on open pull requests only")]
     PullRequestNotOpen { number: u64, state: String },
     #[error(
+        "feedback {feedback_id} was opened on GitHub by @{author}, not by you: the agent runs on it \
+         only once you approve it"
+    )]
+    FeedbackAwaitsApproval {
+        feedback_id: crate::domain::FeedbackId,
+        author: String,
+    },
+    #[error(
+        "the {kind} comment that {stage} reads was last edited on GitHub by {editor}, not by you \
+         (version {version}): it reaches no prompt until you approve that version"
+    )]
+    EditAwaitsApproval {
+        stage: crate::domain::Stage,
+        kind: crate::domain::CommentKind,
+        version: u32,
+        editor: String,
+    },
+    #[error("fix cannot push to PR #{number}: {reason}")]
+    FixCannotPush { number: u64, reason: String },
+    #[error(
         "the {kind} comment carries your edits (version {version}); running {stage} again replaces it on GitHub. \
          Your text stays in the history (`handoff comment history`). Run again with --force to go ahead."
     )]
@@ -146,6 +166,9 @@ impl PipelineError {
             PipelineError::NotAQaStage => ErrorCode::InvalidInput,
             PipelineError::PullRequestNotOpen { .. } => ErrorCode::IllegalTransition,
             PipelineError::OwnerEdits { .. } => ErrorCode::EditConflict,
+            PipelineError::FeedbackAwaitsApproval { .. }
+            | PipelineError::EditAwaitsApproval { .. } => ErrorCode::AwaitsApproval,
+            PipelineError::FixCannotPush { .. } => ErrorCode::IllegalTransition,
         }
     }
 }

@@ -30,7 +30,12 @@ impl Pipeline {
                 settings.template = repo
                     .and_then(|repo| repo.e2b_template.clone())
                     .unwrap_or_else(|| DEFAULT_TEMPLATE.to_owned());
-                let key = self.secrets.get(&SecretName::E2bApiKey).await?;
+                let key = self
+                    .secrets
+                    .get(&SecretName::E2bApiKey {
+                        api_host: settings.api_host(),
+                    })
+                    .await?;
                 Sandbox::E2b(E2bSandbox::new(settings, key))
             }
         })

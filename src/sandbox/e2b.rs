@@ -17,6 +17,7 @@ use super::tar_transfer::{pack_dir, unpack_into};
 use super::{JobControl, OutputStream, SandboxEnd, SandboxError, SandboxEvent, SandboxJob};
 use crate::domain::SandboxBackend;
 use crate::secrets::{redact, Secret};
+use crate::service_address::check_secret_address;
 
 pub const DEFAULT_API_BASE: &str = "https://api.e2b.app";
 /// envd's address; `{sandbox_id}`, `{port}` and `{domain}` are filled in.
@@ -33,6 +34,29 @@ pub struct E2bSettings {
     pub template: String,
     /// With no frame (output or keepalive) for this long, the stream counts as hung.
     pub keepalive_timeout: Duration,
+}
+
+impl E2bSettings {
+    /// The host (and port) of the control-plane API, which names the keyring entry of
+    /// its key.
+    pub fn api_host(&self) -> String {
+        self.api_base
+            .split_once("://")
+            .map(|(_, rest)| rest.split('/').next().unwrap_or_default().to_owned())
+            .unwrap_or_default()
+    }
+
+    /// Checks both addresses before anything is sent: https, or http to this machine.
+    pub fn check_addresses(&self) -> Result<(), String> {
+        check_secret_address(&self.api_base)
+            .map_err(|refusal| format!("e2b.api_base: {refusal}"))?;
+        let example = self
+            .envd_url_template
+            .replace("{sandbox_id}", "sandbox")
+            .replace("{port}", &ENVD_PORT.to_string())
+            .replace("{domain}", DEFAULT_DOMAIN);
+        check_secret_address(&example).map_err(|refusal| format!("e2b.envd_url: {refusal}"))
+    }
 }
 
 impl Default for E2bSettings {
@@ -133,10 +157,19 @@ impl E2bSandbox {
         }
     }
 
+    /// The E2B key, if one is stored for this API host.
+    pub fn api_key(&self) -> Option<&Secret> {
+        self.api_key.as_ref()
+    }
+
     fn key(&self) -> Result<&Secret, SandboxError> {
-        self.api_key
-            .as_ref()
-            .ok_or_else(|| unavailable("no E2B API key: store one with `handoff secrets set e2b`"))
+        self.settings.check_addresses().map_err(unavailable)?;
+        self.api_key.as_ref().ok_or_else(|| {
+            unavailable(format!(
+                "no E2B API key is stored for {}: store one with `handoff secrets set e2b`",
+                self.settings.api_host()
+            ))
+        })
     }
 
     /// Turns a transport error into text without any secret in it.

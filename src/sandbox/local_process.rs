@@ -54,6 +54,8 @@ impl LocalSandbox {
         for program in ["sh", "git"] {
             let found = tokio::process::Command::new(program)
                 .arg("--version")
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status()

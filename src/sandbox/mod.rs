@@ -159,6 +159,15 @@ impl Sandbox {
         }
     }
 
+    /// The secret the backend itself uses (the E2B key), so a run can scrub it out of
+    /// what it stores.
+    pub fn own_secret(&self) -> Option<&Secret> {
+        match self {
+            Sandbox::E2b(sandbox) => sandbox.api_key(),
+            Sandbox::Local(_) | Sandbox::Docker(_) => None,
+        }
+    }
+
     /// Whether the sandbox works on the host's files in place (so the host makes the
     /// working copy), rather than on copies it receives (so it makes its own from a
     /// bundle, which is far cheaper to send than a tree of many files).

@@ -24,6 +24,9 @@ pub struct NewFeedback {
     pub source: FeedbackSource,
     /// For an item mirrored from GitHub: the issue's number and author.
     pub github_issue: Option<(u64, String)>,
+    /// Someone other than the owner wrote it (an issue opened by a visitor): its text is
+    /// untrusted, and it needs the owner's approval before its first run.
+    pub opened_by_visitor: bool,
 }
 
 /// Which feedback items a listing shows. Empty fields do not filter.
@@ -93,8 +96,8 @@ impl Store {
         let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO feedback (repo_id, public_id, title, body, source, github_issue_number, \
-             github_issue_author, status, head_branch, created_at, updated_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, 'NEW', ?, ?, ?) RETURNING id",
+             github_issue_author, opened_by_visitor, status, head_branch, created_at, updated_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'NEW', ?, ?, ?) RETURNING id",
         )
         .bind(repo.id.0)
         .bind(public_id.as_str())
@@ -103,6 +106,7 @@ impl Store {
         .bind(new.source.as_str())
         .bind(new.github_issue.as_ref().map(|(number, _)| *number as i64))
         .bind(new.github_issue.as_ref().map(|(_, author)| author.as_str()))
+        .bind(new.opened_by_visitor)
         .bind(&head_branch)
         .bind(&now)
         .bind(&now)
@@ -180,6 +184,23 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(status_change_from_row).collect()
+    }
+
+    /// The owner's approval of an item a visitor opened: the agent may now run on it (its
+    /// text stays marked as untrusted in every prompt). Approving twice changes nothing.
+    pub async fn approve_feedback(&self, id: FeedbackId) -> Result<Feedback, StoreError> {
+        let updated = sqlx::query(
+            "UPDATE feedback SET approved_at = COALESCE(approved_at, ?), updated_at = ? WHERE id = ?",
+        )
+        .bind(now_text())
+        .bind(now_text())
+        .bind(id.0)
+        .execute(&self.pool)
+        .await?;
+        if updated.rows_affected() == 0 {
+            return Err(StoreError::FeedbackNotFound(id));
+        }
+        self.feedback(id).await
     }
 
     /// Records the pull request of a feedback item (its first run opened it, or a new

@@ -23,6 +23,9 @@ pub struct NewCommentVersion {
     pub author_login: Option<String>,
     pub run_id: Option<RunId>,
     pub based_on: Option<CommentVersionId>,
+    /// Last edited on GitHub by someone other than the owner: kept out of prompts until
+    /// the owner approves it.
+    pub edited_by_other: bool,
 }
 
 macro_rules! managed_comment_columns {
@@ -36,7 +39,9 @@ macro_rules! version_columns {
     () => {
         "v.id, v.managed_comment_id, \
          (SELECT COUNT(*) FROM comment_versions w WHERE w.managed_comment_id = v.managed_comment_id AND w.id <= v.id) AS number, \
-         v.body, v.content, v.full_content, v.origin, v.author_login, v.run_id, v.based_on_version_id, v.created_at"
+         v.body, v.content, v.full_content, v.origin, v.author_login, v.run_id, v.based_on_version_id, v.created_at, \
+         v.edited_by_other, \
+         (SELECT a.approved_at FROM comment_version_approvals a WHERE a.comment_version_id = v.id) AS approved_at"
     };
 }
 
@@ -78,6 +83,8 @@ fn version_from_row(row: &SqliteRow) -> Result<CommentVersion, StoreError> {
         run_id: run_id.map(RunId),
         based_on: based_on.map(CommentVersionId),
         created_at: row.try_get("created_at")?,
+        edited_by_other: row.try_get("edited_by_other")?,
+        approved_at: row.try_get("approved_at")?,
     })
 }
 
@@ -91,8 +98,8 @@ where
 {
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO comment_versions (managed_comment_id, body, content, full_content, origin, \
-         author_login, run_id, based_on_version_id, created_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+         author_login, run_id, based_on_version_id, created_at, edited_by_other) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
     )
     .bind(comment.0)
     .bind(&version.body)
@@ -103,6 +110,7 @@ where
     .bind(version.run_id.map(|run| run.0))
     .bind(version.based_on.map(|based| based.0))
     .bind(now_text())
+    .bind(version.edited_by_other)
     .fetch_one(executor)
     .await?;
     Ok(CommentVersionId(id))
@@ -269,6 +277,26 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(version_from_row).collect()
+    }
+
+    /// The owner lets a version someone else edited into prompts. Approving a version
+    /// that needs no approval, or approving twice, changes nothing.
+    pub async fn approve_comment_version(
+        &self,
+        id: CommentVersionId,
+    ) -> Result<CommentVersion, StoreError> {
+        let version = self.comment_version(id).await?;
+        if version.edited_by_other {
+            sqlx::query(
+                "INSERT INTO comment_version_approvals (comment_version_id, approved_at) \
+                 VALUES (?, ?) ON CONFLICT (comment_version_id) DO NOTHING",
+            )
+            .bind(id.0)
+            .bind(now_text())
+            .execute(&self.pool)
+            .await?;
+        }
+        self.comment_version(id).await
     }
 
     /// The newest version of a comment, if it has any.

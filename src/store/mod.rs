@@ -53,11 +53,21 @@ pub struct Store {
 impl Store {
     /// Opens the mirror in `data_dir`, creating the folder and the database if needed.
     pub async fn open_in(data_dir: &Path) -> Result<Store, StoreError> {
-        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::DataFolder {
-            path: data_dir.to_owned(),
-            source,
+        crate::data_dir::create_private_folder(data_dir).map_err(|source| {
+            StoreError::DataFolder {
+                path: data_dir.to_owned(),
+                source,
+            }
         })?;
-        Store::open_file(&data_dir.join(DATABASE_FILE_NAME)).await
+        let database = data_dir.join(DATABASE_FILE_NAME);
+        let store = Store::open_file(&database).await?;
+        crate::data_dir::make_private(&database, 0o600).map_err(|source| {
+            StoreError::DataFolder {
+                path: database.clone(),
+                source,
+            }
+        })?;
+        Ok(store)
     }
 
     /// Opens the database file at `path` (see [`opening`] for what is checked first).

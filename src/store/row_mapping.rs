@@ -27,7 +27,8 @@ macro_rules! feedback_columns {
     () => {
         "f.id, f.repo_id, r.owner AS repo_owner, r.name AS repo_name, f.public_id, f.title, f.body, \
          f.source, f.github_issue_number, f.github_issue_author, f.status, f.head_branch, \
-         f.pr_number, f.pr_url, f.pr_state, f.created_at, f.updated_at"
+         f.pr_number, f.pr_url, f.pr_state, f.opened_by_visitor, f.approved_at, f.created_at, \
+         f.updated_at"
     };
 }
 
@@ -127,6 +128,8 @@ pub fn feedback_from_row(row: &SqliteRow) -> Result<Feedback, StoreError> {
         pr_number: unsigned(row, "pr_number")?,
         pr_url: row.try_get("pr_url")?,
         pr_state: optional_word(row, "pr_state", PullRequestState::parse)?,
+        opened_by_visitor: row.try_get("opened_by_visitor")?,
+        approved_at: optional_time(row, "approved_at")?,
         created_at: time(row, "created_at")?,
         updated_at: time(row, "updated_at")?,
     })

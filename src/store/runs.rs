@@ -369,6 +369,15 @@ impl Store {
         run_from_row(&row)
     }
 
+    /// Whether run `id` is in this mirror.
+    pub async fn run_exists(&self, id: RunId) -> Result<bool, StoreError> {
+        let found: Option<i64> = sqlx::query_scalar("SELECT id FROM runs WHERE id = ?")
+            .bind(id.0)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(found.is_some())
+    }
+
     /// Runs matching `filter`, newest first.
     pub async fn runs(&self, filter: &RunFilter) -> Result<Vec<Run>, StoreError> {
         if let Some(feedback_id) = filter.feedback_id {

@@ -9,7 +9,8 @@ crate::stored_text_enum! {
     pub enum SettingKey as "setting" {
         /// The REST API base: `https://api.github.com`, `https://HOST/api/v3`, or a fake.
         GithubApiBase => "github.api_base",
-        /// The web base for device-flow sign-in: `https://github.com` or `https://HOST`.
+        /// No longer read: the web base always follows the API base, so that nothing
+        /// written into the database can send the token to another host.
         GithubWebBase => "github.web_base",
         /// The login the stored token belongs to (the repositories' owner).
         GithubLogin => "github.login",

@@ -33,6 +33,70 @@ pub struct PipelineWorld {
     pub data: tempfile::TempDir,
 }
 
+/// One installation of Handoff: a data folder with its store, the repository connected
+/// (custom agent running the scripted agent), and a pipeline signed in as the owner.
+pub struct Installation {
+    pub store: Store,
+    pub pipeline: Pipeline,
+    pub repo: Repo,
+    pub data: tempfile::TempDir,
+}
+
+/// Connects a new installation to `fake`.
+pub async fn install(
+    fake: &FakeGithub,
+    backend: SandboxBackend,
+    settings: PipelineSettings,
+) -> Installation {
+    let data = tempfile::tempdir().expect("a data folder");
+    let store = Store::open_in(data.path()).await.expect("store");
+    let added = store
+        .add_repo(&NewRepo {
+            sandbox_backend: backend,
+            agent_preset: "custom".to_owned(),
+            monthly_run_quota: None,
+            ..NewRepo::with_defaults(REPO.parse().unwrap())
+        })
+        .await
+        .expect("repo");
+    let repo = store
+        .change_repo_settings(
+            added.id,
+            &RepoSettingsChange {
+                agent_command: Some(Some("sh .handoff/agent.sh".to_owned())),
+                docker_image: Some(Some(TEST_IMAGE.to_owned())),
+                run_timeout_seconds: Some(120),
+                ..RepoSettingsChange::default()
+            },
+        )
+        .await
+        .expect("settings");
+    let github = GithubClient::new(
+        GithubEndpoints::new(&fake.api_base()).unwrap(),
+        Secret::new(fake.owner_token()),
+        RequestPolicy {
+            attempts: 2,
+            first_retry_delay: Duration::from_millis(20),
+            max_rate_limit_wait: Duration::from_secs(5),
+            timeout: Duration::from_secs(10),
+        },
+    )
+    .unwrap();
+    let pipeline = Pipeline {
+        store: store.clone(),
+        github,
+        secrets: SecretStore::os(),
+        data_dir: data.path().to_owned(),
+        settings,
+    };
+    Installation {
+        store,
+        pipeline,
+        repo,
+        data,
+    }
+}
+
 pub fn quick_settings() -> PipelineSettings {
     PipelineSettings {
         heartbeat_interval: Duration::from_millis(200),
@@ -57,54 +121,43 @@ impl PipelineWorld {
     ) -> PipelineWorld {
         let fake = FakeGithub::start().await;
         fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
-        let data = tempfile::tempdir().expect("a data folder");
-        let store = Store::open_in(data.path()).await.expect("store");
-        let added = store
-            .add_repo(&NewRepo {
-                sandbox_backend: backend,
-                agent_preset: "custom".to_owned(),
-                monthly_run_quota: None,
-                ..NewRepo::with_defaults(REPO.parse().unwrap())
-            })
-            .await
-            .expect("repo");
-        let repo = store
+        let installation = install(&fake, backend, settings).await;
+        PipelineWorld {
+            fake,
+            store: installation.store,
+            pipeline: installation.pipeline,
+            repo: installation.repo,
+            data: installation.data,
+        }
+    }
+
+    /// Another installation of Handoff on the same fake GitHub (a new data folder, the
+    /// repository connected the same way): what a reinstall or a second machine sees.
+    pub async fn another_installation(&self) -> Installation {
+        let installation = install(
+            &self.fake,
+            self.repo.sandbox_backend,
+            self.pipeline.settings.clone(),
+        )
+        .await;
+        installation
+            .store
             .change_repo_settings(
-                added.id,
+                installation.repo.id,
                 &RepoSettingsChange {
-                    agent_command: Some(Some("sh .handoff/agent.sh".to_owned())),
-                    docker_image: Some(Some(TEST_IMAGE.to_owned())),
-                    run_timeout_seconds: Some(120),
+                    custom_instructions: Some(
+                        self.store
+                            .repo(self.repo.id)
+                            .await
+                            .unwrap()
+                            .custom_instructions,
+                    ),
                     ..RepoSettingsChange::default()
                 },
             )
             .await
-            .expect("settings");
-        let github = GithubClient::new(
-            GithubEndpoints::new(&fake.api_base(), None).unwrap(),
-            Secret::new(fake.owner_token()),
-            RequestPolicy {
-                attempts: 2,
-                first_retry_delay: Duration::from_millis(20),
-                max_rate_limit_wait: Duration::from_secs(5),
-                timeout: Duration::from_secs(10),
-            },
-        )
-        .unwrap();
-        let pipeline = Pipeline {
-            store: store.clone(),
-            github,
-            secrets: SecretStore::os(),
-            data_dir: data.path().to_owned(),
-            settings,
-        };
-        PipelineWorld {
-            fake,
-            store,
-            pipeline,
-            repo,
-            data,
-        }
+            .unwrap();
+        installation
     }
 
     pub async fn feedback(&self, title: &str, body: &str) -> Feedback {
@@ -115,6 +168,7 @@ impl PipelineWorld {
                 body: body.to_owned(),
                 source: FeedbackSource::App,
                 github_issue: None,
+                opened_by_visitor: false,
             })
             .await
             .expect("feedback")

@@ -26,6 +26,7 @@ pub async fn add_feedback(store: &Store, repo: &str, title: &str, body: &str) ->
             body: body.to_owned(),
             source: FeedbackSource::App,
             github_issue: None,
+            opened_by_visitor: false,
         })
         .await
         .expect("feedback added")

@@ -22,6 +22,9 @@ pub enum Fault {
     MissingField(String),
     /// 422: a pull request already exists for that head.
     DuplicatePull,
+    /// The request is carried out, then the answer is lost: this status comes back
+    /// instead (a proxy's 502 after the write went through).
+    AnswerLost(u16),
 }
 
 /// When a fault applies.

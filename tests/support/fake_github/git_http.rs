@@ -54,6 +54,8 @@ pub async fn serve(
     if !exists {
         return plain(StatusCode::NOT_FOUND, "Repository not found.\n");
     }
+    let (owner, name) = repo_part.split_once('/').unwrap_or_default();
+    super::rest::refresh_pull_heads(&shared.state.lock().expect("state"), owner, name);
 
     let mut command = tokio::process::Command::new("git");
     command
@@ -104,6 +106,9 @@ pub async fn serve(
         }
     };
     let _ = writer.await;
+    if path.ends_with("git-receive-pack") {
+        super::rest::refresh_pull_heads(&shared.state.lock().expect("state"), owner, name);
+    }
 
     // CGI answer: header lines, a blank line, the body.
     let stdout = output.stdout;

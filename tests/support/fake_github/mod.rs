@@ -59,8 +59,23 @@ impl Drop for FakeGithub {
     }
 }
 
+/// A git command as GitHub's own servers would run it: nothing of the test process's
+/// git setup (`GIT_*` variables, a global config) applies.
+pub(crate) fn git_command() -> Command {
+    let mut command = Command::new("git");
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("GIT_") {
+            command.env_remove(name);
+        }
+    }
+    command
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1");
+    command
+}
+
 fn git(directory: &Path, arguments: &[&str]) -> String {
-    let output = Command::new("git")
+    let output = git_command()
         .arg("-C")
         .arg(directory)
         .args(arguments)
@@ -352,17 +367,31 @@ impl FakeGithub {
                 body: body.to_owned(),
                 created_at: at,
                 updated_at: at,
+                last_edit: None,
             },
         );
         id
     }
 
-    /// Edits a comment as someone on GitHub would (behind Handoff's back).
+    /// Edits a comment on GitHub as its author would (behind Handoff's back).
     pub fn edit_comment(&self, id: u64, body: &str) {
+        let author = {
+            let state = self.shared.state.lock().expect("state");
+            let comment = state.comments.get(&id).expect("a fake comment");
+            state.user(comment.user_id).login.clone()
+        };
+        self.edit_comment_as(id, &author, body);
+    }
+
+    /// Edits a comment on GitHub as `login` (someone with write access to the
+    /// repository may edit anyone's comment).
+    pub fn edit_comment_as(&self, id: u64, login: &str, body: &str) {
+        let editor = self.user_id(login);
         let mut state = self.shared.state.lock().expect("state");
         let comment = state.comments.get_mut(&id).expect("a fake comment");
         comment.body = body.to_owned();
         comment.updated_at = now();
+        comment.last_edit = Some((editor, comment.updated_at));
     }
 
     /// Deletes a comment as someone on GitHub would.
@@ -404,6 +433,28 @@ impl FakeGithub {
 
     /// Opens a PR from `head` (which must exist) into the default branch, as `author`.
     pub fn create_pull(&self, full_name: &str, author: &str, head: &str, title: &str) -> u64 {
+        let base = {
+            let (owner, name) = full_name.split_once('/').expect("owner/name");
+            let state = self.shared.state.lock().expect("state");
+            state
+                .repo(owner, name)
+                .expect("a fake repository")
+                .default_branch
+                .clone()
+        };
+        self.create_pull_into(full_name, author, head, &base, title)
+    }
+
+    /// Opens a PR from `head` into `base` (both branches of the repository), as `author`.
+    pub fn create_pull_into(
+        &self,
+        full_name: &str,
+        author: &str,
+        head: &str,
+        base: &str,
+        title: &str,
+    ) -> u64 {
+        let base = base.to_owned();
         let user_id = self.user_id(author);
         let (owner, name) = full_name.split_once('/').expect("owner/name");
         let mut state = self.shared.state.lock().expect("state");
@@ -429,19 +480,164 @@ impl FakeGithub {
                 is_pull: true,
             },
         );
-        let base = repo.default_branch.clone();
         repo.pulls.insert(
             number,
             state::FakePull {
                 id: pull_id,
                 number,
                 head: head.to_owned(),
+                head_fork: None,
                 base,
                 merged_at: None,
                 merge_commit_sha: None,
             },
         );
+        rest::refresh_pull_heads(&state, owner, name);
         number
+    }
+
+    /// Opens a PR into `base` of `full_name` from `fork_owner`'s fork, whose branch
+    /// `head` holds one commit of `files` on top of `full_name`'s `base`. As on GitHub,
+    /// the base repository keeps the PR's head as `refs/pull/N/head`; the branch itself
+    /// lives only in the fork (so a branch of the same name in the base repository is
+    /// another thing entirely).
+    pub fn create_fork_pull(
+        &self,
+        full_name: &str,
+        fork_owner: &str,
+        head: &str,
+        base: &str,
+        title: &str,
+        files: &[(&str, &str)],
+    ) -> u64 {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let base_bare = self.bare_path(full_name);
+        let fork_bare = self
+            .shared
+            .git_root
+            .join(fork_owner)
+            .join(format!("{name}.git"));
+        if !fork_bare.exists() {
+            std::fs::create_dir_all(fork_bare.parent().expect("a parent")).expect("folders");
+            git(
+                &self.shared.git_root,
+                &[
+                    "clone",
+                    "--quiet",
+                    "--bare",
+                    base_bare.to_str().expect("UTF-8 path"),
+                    fork_bare.to_str().expect("UTF-8 path"),
+                ],
+            );
+        }
+        let work = tempfile::tempdir().expect("a work tree");
+        git(
+            work.path(),
+            &[
+                "clone",
+                "--quiet",
+                "--branch",
+                base,
+                fork_bare.to_str().expect("UTF-8 path"),
+                ".",
+            ],
+        );
+        for (path, text) in files {
+            let file = work.path().join(path);
+            std::fs::create_dir_all(file.parent().expect("a parent")).expect("folders");
+            std::fs::write(file, text).expect("a file");
+        }
+        git(work.path(), &["add", "-A"]);
+        git(work.path(), &["commit", "--quiet", "-m", title]);
+        git(
+            work.path(),
+            &[
+                "push",
+                "--quiet",
+                "--force",
+                "origin",
+                &format!("HEAD:refs/heads/{head}"),
+            ],
+        );
+        let sha = git(work.path(), &["rev-parse", "HEAD"]);
+
+        let author = self.user_id(fork_owner);
+        let mut state = self.shared.state.lock().expect("state");
+        let fork_key = repo_key(fork_owner, name);
+        if !state.repos.contains_key(&fork_key) {
+            let id = state.new_id();
+            state.repos.insert(
+                fork_key.clone(),
+                FakeRepo {
+                    id,
+                    owner: fork_owner.to_owned(),
+                    name: name.to_owned(),
+                    default_branch: base.to_owned(),
+                    bare_path: fork_bare,
+                    created_at: now(),
+                    next_number: 1,
+                    issues: Default::default(),
+                    pulls: Default::default(),
+                    labels: Default::default(),
+                },
+            );
+        }
+        let pull_id = state.new_id();
+        let issue_id = state.new_id();
+        let repo = state.repo_mut(owner, name).expect("a fake repository");
+        let number = repo.next_number;
+        repo.next_number += 1;
+        let at = now();
+        repo.issues.insert(
+            number,
+            FakeIssue {
+                id: issue_id,
+                number,
+                title: title.to_owned(),
+                body: None,
+                user_id: author,
+                labels: Vec::new(),
+                state: "open".to_owned(),
+                created_at: at,
+                updated_at: at,
+                closed_at: None,
+                is_pull: true,
+            },
+        );
+        repo.pulls.insert(
+            number,
+            state::FakePull {
+                id: pull_id,
+                number,
+                head: head.to_owned(),
+                head_fork: Some(fork_key),
+                base: base.to_owned(),
+                merged_at: None,
+                merge_commit_sha: None,
+            },
+        );
+        drop(state);
+        git(
+            work.path(),
+            &[
+                "push",
+                "--quiet",
+                base_bare.to_str().expect("UTF-8 path"),
+                &format!("{sha}:refs/pull/{number}/head"),
+            ],
+        );
+        number
+    }
+
+    /// Deletes `branch` as someone on GitHub would (the PR's `refs/pull/N/head` stays
+    /// at the branch's last commit).
+    pub fn delete_branch(&self, full_name: &str, branch: &str) {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        rest::refresh_pull_heads(&self.shared.state.lock().expect("state"), owner, name);
+        git(
+            &self.bare_path(full_name),
+            &["update-ref", "-d", &format!("refs/heads/{branch}")],
+        );
     }
 
     /// Commits `files` on top of `branch` as someone pushing by hand; returns the commit.
@@ -472,7 +668,7 @@ impl FakeGithub {
 
     /// The text of `path` on `branch`, if it is there.
     pub fn file_on_branch(&self, full_name: &str, branch: &str, path: &str) -> Option<String> {
-        let output = Command::new("git")
+        let output = git_command()
             .arg("-C")
             .arg(self.bare_path(full_name))
             .args(["show", &format!("{branch}:{path}")])
@@ -505,7 +701,7 @@ impl FakeGithub {
 
     /// The commit `branch` points at, if it exists.
     pub fn branch_sha(&self, full_name: &str, branch: &str) -> Option<String> {
-        let output = Command::new("git")
+        let output = git_command()
             .arg("-C")
             .arg(self.bare_path(full_name))
             .args([
@@ -571,6 +767,18 @@ impl FakeGithub {
         issue.state = "closed".to_owned();
         issue.closed_at = Some(now());
         issue.updated_at = now();
+    }
+
+    /// The body of issue or PR `number`.
+    pub fn issue_body(&self, full_name: &str, number: u64) -> Option<String> {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let state = self.shared.state.lock().expect("state");
+        state
+            .repo(owner, name)
+            .expect("repo")
+            .issues
+            .get(&number)
+            .and_then(|issue| issue.body.clone())
     }
 
     /// The state of PR `number`: "open", "closed" or "merged".

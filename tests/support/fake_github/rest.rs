@@ -163,7 +163,7 @@ fn paginate(
 
 fn git_sha(state: &FakeState, owner: &str, name: &str, branch: &str) -> Option<String> {
     let repo = state.repo(owner, name)?;
-    let output = std::process::Command::new("git")
+    let output = super::git_command()
         .arg("-C")
         .arg(&repo.bare_path)
         .args(["rev-parse", "--verify", "--quiet"])
@@ -174,6 +174,48 @@ fn git_sha(state: &FakeState, owner: &str, name: &str, branch: &str) -> Option<S
         .status
         .success()
         .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+fn git_ref_sha(bare: &std::path::Path, reference: &str) -> Option<String> {
+    let output = super::git_command()
+        .arg("-C")
+        .arg(bare)
+        .args(["rev-parse", "--verify", "--quiet"])
+        .arg(format!("{reference}^{{commit}}"))
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+/// Points `refs/pull/N/head` of each PR whose branch lives in the repository itself at
+/// that branch's tip, as GitHub does on every push (a deleted branch leaves the ref
+/// where it was).
+pub fn refresh_pull_heads(state: &FakeState, owner: &str, name: &str) {
+    let Some(repo) = state.repo(owner, name) else {
+        return;
+    };
+    for pull in repo.pulls.values().filter(|pull| pull.head_fork.is_none()) {
+        if let Some(sha) = git_sha(state, owner, name, &pull.head) {
+            let updated = super::git_command()
+                .arg("-C")
+                .arg(&repo.bare_path)
+                .args([
+                    "update-ref",
+                    &format!("refs/pull/{}/head", pull.number),
+                    &sha,
+                ])
+                .status()
+                .is_ok_and(|status| status.success());
+            assert!(
+                updated,
+                "refs/pull/{}/head could not be updated",
+                pull.number
+            );
+        }
+    }
 }
 
 fn pull_json(
@@ -187,11 +229,8 @@ fn pull_json(
     let repo = state.repo(owner, name)?;
     let pull = repo.pulls.get(&number)?;
     let issue = repo.issues.get(&number)?;
-    let head_sha = pull
-        .merge_commit_sha
-        .clone()
-        .filter(|_| pull.merged_at.is_some())
-        .and_then(|_| git_sha(state, owner, name, &pull.head))
+    // GitHub keeps every PR's head as refs/pull/N/head of the base repository.
+    let head_sha = git_ref_sha(&repo.bare_path, &format!("refs/pull/{number}/head"))
         .or_else(|| git_sha(state, owner, name, &pull.head))
         .unwrap_or_else(|| "0".repeat(40));
     let base_sha = git_sha(state, owner, name, &pull.base).unwrap_or_else(|| "0".repeat(40));
@@ -362,6 +401,7 @@ fn route(
             };
             comment.body = text.to_owned();
             comment.updated_at = now();
+            comment.last_edit = Some((user_id, comment.updated_at));
             let comment = comment.clone();
             let repo = state.repo(owner, name).expect("checked");
             answer(StatusCode::OK, shapes::comment(urls, state, repo, &comment))
@@ -463,6 +503,7 @@ fn route(
                 body: text.to_owned(),
                 created_at: at,
                 updated_at: at,
+                last_edit: None,
             };
             state.comments.insert(id, comment.clone());
             let repo = state.repo(owner, name).expect("checked");
@@ -471,6 +512,7 @@ fn route(
                 shapes::comment(urls, state, repo, &comment),
             )
         }
+        ("POST", ["graphql"]) => graphql(state, body),
         ("GET", ["repos", owner, name, "pulls"]) => {
             let Some(repo) = state.repo(owner, name) else {
                 return not_found();
@@ -558,11 +600,13 @@ fn route(
                     id: pull_id,
                     number,
                     head,
+                    head_fork: None,
                     base: base.to_owned(),
                     merged_at: None,
                     merge_commit_sha: None,
                 },
             );
+            refresh_pull_heads(state, owner, name);
             answer(
                 StatusCode::CREATED,
                 pull_json(shared, state, owner, name, number, true).expect("just made"),
@@ -620,6 +664,32 @@ fn route(
         }
         _ => not_found(),
     }
+}
+
+/// The one GraphQL query Handoff sends: who last edited an issue comment.
+fn graphql(state: &FakeState, body: &Value) -> Answer {
+    let query = body
+        .get("query")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !(query.contains("node(id: $id)") && query.contains("editor")) {
+        return answer(
+            StatusCode::OK,
+            json!({ "errors": [{ "message": "the fake answers only the last-editor query" }] }),
+        );
+    }
+    let id = body["variables"]["id"].as_str().unwrap_or_default();
+    let node = match state.comment_by_node_id(id) {
+        Some(comment) => match comment.last_edit {
+            Some((editor, at)) => json!({
+                "lastEditedAt": at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                "editor": { "login": state.user(editor).login }
+            }),
+            None => json!({ "lastEditedAt": null, "editor": null }),
+        },
+        None => Value::Null,
+    };
+    answer(StatusCode::OK, json!({ "data": { "node": node } }))
 }
 
 fn etag_of(body: &[u8]) -> String {
@@ -839,6 +909,15 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Body>) -> Response<Bod
                     HeaderValue::from_str(&retry_after_seconds.to_string()).expect("a header"),
                 );
                 (status, value, headers, false)
+            }
+            (Some(user_id), Some(Fault::AnswerLost(code))) => {
+                let query = query_map(&query_text);
+                let _done = route(&shared, &mut state, user_id, &method, &path, &query, &body);
+                state.rate_limit.used += 1;
+                let status = StatusCode::from_u16(code).expect("a status");
+                let (status, value, mut headers) = message(status, "Bad Gateway");
+                rate_limit_headers(&mut headers, &state);
+                (status, value, headers, true)
             }
             (Some(_), Some(Fault::DuplicatePull)) => {
                 let (status, value, headers) = validation_failed("A pull request already exists.");

@@ -349,15 +349,22 @@ pub fn pull(
     );
     let author = user(urls, state.user(issue.user_id));
     let repository = repository(urls, state, repo);
-    let branch = |name: &str, sha: &str| {
+    let head_repository = pull
+        .head_fork
+        .as_ref()
+        .and_then(|key| state.repos.get(key))
+        .map(|fork| (fork.owner.clone(), self::repository(urls, state, fork)))
+        .unwrap_or_else(|| (repo.owner.clone(), repository.clone()));
+    let branch = |name: &str, sha: &str, (owner, repository): &(String, Value)| {
         json!({
-            "label": format!("{}:{name}", repo.owner),
+            "label": format!("{owner}:{name}"),
             "ref": name,
             "sha": sha,
             "user": repository["owner"].clone(),
             "repo": repository.clone()
         })
     };
+    let base_repository = (repo.owner.clone(), repository.clone());
     let number = pull.number;
     let links = json!({
         "self": { "href": format!("{api}/pulls/{number}") },
@@ -400,8 +407,8 @@ pub fn pull(
         "assignees": [],
         "requested_reviewers": [],
         "requested_teams": [],
-        "head": branch(&pull.head, head_sha),
-        "base": branch(&pull.base, base_sha),
+        "head": branch(&pull.head, head_sha, &head_repository),
+        "base": branch(&pull.base, base_sha, &base_repository),
         "_links": links,
         "author_association": "OWNER",
         "auto_merge": null,

@@ -36,6 +36,9 @@ pub struct FakePull {
     pub id: u64,
     pub number: u64,
     pub head: String,
+    /// The repository the head branch lives in when it is a fork (its key); `None` for
+    /// a branch of the repository itself.
+    pub head_fork: Option<String>,
     pub base: String,
     pub merged_at: Option<DateTime<Utc>>,
     pub merge_commit_sha: Option<String>,
@@ -50,6 +53,8 @@ pub struct FakeComment {
     pub body: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// Who edited it last and when (GraphQL's `editor` and `lastEditedAt`).
+    pub last_edit: Option<(u64, DateTime<Utc>)>,
 }
 
 #[derive(Debug, Clone)]
@@ -132,6 +137,12 @@ impl FakeState {
             .iter()
             .find(|user| user.id == id)
             .expect("a known user")
+    }
+
+    /// A comment by its GraphQL id (`IC_kw…`).
+    pub fn comment_by_node_id(&self, node_id: &str) -> Option<&FakeComment> {
+        let id: u64 = node_id.strip_prefix("IC_kw")?.parse().ok()?;
+        self.comments.get(&id)
     }
 
     pub fn user_by_login(&self, login: &str) -> Option<&FakeUser> {
