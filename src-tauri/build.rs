@@ -10,6 +10,8 @@ const APP_COMMANDS: &[&str] = &[
     "add_feedback",
     "add_follow_up",
     "include_follow_up",
+    "approve_feedback",
+    "approve_comment_version",
     "start_run",
     "cancel_run",
     "follow_run_log",

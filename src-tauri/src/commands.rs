@@ -62,6 +62,19 @@ pub async fn include_follow_up(state: State<'_, DesktopState>, follow_up_id: i64
 }
 
 #[tauri::command]
+pub async fn approve_feedback(state: State<'_, DesktopState>, feedback_id: i64) -> Answer<()> {
+    feedback_view::approve_feedback(state.store()?, feedback_id).await
+}
+
+#[tauri::command]
+pub async fn approve_comment_version(
+    state: State<'_, DesktopState>,
+    version_id: i64,
+) -> Answer<()> {
+    feedback_view::approve_comment_version(state.store()?, version_id).await
+}
+
+#[tauri::command]
 pub async fn start_run(
     state: State<'_, DesktopState>,
     feedback_id: i64,

@@ -31,6 +31,8 @@ fn main() {
             commands::add_feedback,
             commands::add_follow_up,
             commands::include_follow_up,
+            commands::approve_feedback,
+            commands::approve_comment_version,
             commands::start_run,
             commands::cancel_run,
             commands::follow_run_log,

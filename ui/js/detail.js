@@ -1,6 +1,7 @@
-// The detail panel of one feedback item (D2): its body, "Update PR" (D5), the thread
-// (visitor text apart and marked untrusted, F4), the runs with their notes and live
-// logs (P5, H6), and the PR's managed comments (D3).
+// The detail panel of one feedback item: its body (marked, with an approval, when a
+// visitor opened it), "Update PR", the thread (visitor text apart and marked untrusted),
+// the runs with their notes and live logs, and the PR's managed comments (an edit by
+// someone else marked, with its approval).
 
 import { backend } from "./backend.js";
 import { el, button, trustedHtml } from "./dom.js";
@@ -77,7 +78,38 @@ function render(detail) {
     ]),
   ]);
   const body = trustedHtml(el("div", { class: "markdown detail-body" }), detail.bodyHtml);
-  return [header, body, renderUpdate(detail), renderThread(detail), renderRuns(detail), renderComments(detail)];
+  return [header, renderOrigin(feedback), body, renderUpdate(detail), renderThread(detail), renderRuns(detail), renderComments(detail)]
+    .filter(Boolean);
+}
+
+// An item someone else opened on GitHub: its text is untrusted, and the agent runs on it
+// only once the owner approves it.
+function renderOrigin(feedback) {
+  if (!feedback.opened_by_visitor) return null;
+  const author = feedback.github_issue_author ? `@${feedback.github_issue_author}` : "someone else";
+  const banner = el("section", { class: "untrusted-origin", dataset: { approved: String(feedback.approved_at != null) } }, [
+    el("p", {}, [
+      el("strong", { text: `Opened on GitHub by ${author}, not by you.` }),
+      el("span", { text: " Its text is untrusted: the agent and the PR get it fenced and marked as such." }),
+    ]),
+  ]);
+  if (feedback.approved_at == null) {
+    banner.append(el("div", { class: "update-row" }, [
+      button("Approve for the agent", async () => {
+        try {
+          await backend.approveFeedback(feedback.id);
+          toast("Approved: the agent may run on it");
+          refreshDetail();
+        } catch (error) {
+          errorToast(error);
+        }
+      }, "button primary approve-feedback"),
+      el("span", { class: "hint", text: "Read it first: nothing runs until you approve." }),
+    ]));
+  } else {
+    banner.append(el("p", { class: "hint", text: `Approved ${relativeTime(feedback.approved_at)}.` }));
+  }
+  return banner;
 }
 
 function renderUpdate(detail) {
@@ -227,15 +259,31 @@ function renderComments(detail) {
   }
   for (const comment of detail.comments) {
     const edited = comment.origin !== "agent";
-    section.append(el("article", { class: "managed-comment", dataset: { kind: comment.kind } }, [
+    const byOther = comment.writtenBy.startsWith("@") || comment.writtenBy.startsWith("someone");
+    const badgeText = !edited ? `AI · v${comment.version}` : byOther ? `edited by ${comment.writtenBy} · v${comment.version}` : `edited · v${comment.version}`;
+    section.append(el("article", { class: "managed-comment", dataset: { kind: comment.kind, awaitsApproval: String(comment.awaitsApproval) } }, [
       el("header", {}, [
         el("strong", { text: commentLabels[comment.kind] ?? comment.kind }),
-        el("span", { class: `badge ${edited ? "edited" : ""}`, text: edited ? `edited · v${comment.version}` : `AI · v${comment.version}` }),
+        el("span", { class: `badge ${edited ? "edited" : ""} ${comment.awaitsApproval ? "warning" : ""}`, text: badgeText }),
         comment.missing ? el("span", { class: "badge warning", text: "deleted on GitHub" }) : null,
+        comment.awaitsApproval
+          ? button("Approve for the next stage", async () => {
+              try {
+                await backend.approveCommentVersion(comment.versionId);
+                toast(`Version ${comment.version} approved: the next stage may read it`);
+                refreshDetail();
+              } catch (error) {
+                errorToast(error);
+              }
+            }, "button small approve-version")
+          : null,
         button("Edit", () => openCommentEditor(
           `${feedback.repo.owner}/${feedback.repo.name}`, feedback.pr_number, comment.kind, refreshDetail,
         ), "button small"),
       ]),
+      comment.awaitsApproval
+        ? el("p", { class: "hint approval-hint", text: `Edited on GitHub by ${comment.writtenBy}, not by you: no stage reads it until you approve this version.` })
+        : null,
       trustedHtml(el("div", { class: "markdown comment-body" }), comment.contentHtml),
     ]));
   }
