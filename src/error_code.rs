@@ -28,6 +28,10 @@ crate::stored_text_enum! {
         AwaitsApproval => "awaits_approval",
         SandboxUnavailable => "sandbox_unavailable",
         SandboxFailed => "sandbox_failed",
+        SetupIncomplete => "setup_incomplete",
+        NeedsConfirmation => "needs_confirmation",
+        NeedsClientId => "needs_client_id",
+        Cancelled => "cancelled",
     }
 }
 

@@ -11,6 +11,7 @@
 //! - [`cli`]: the `handoff` command line.
 //! - [`app_commands`]: what the desktop app asks of the core, with coded errors.
 
+pub mod agent_image;
 pub mod app_commands;
 pub mod cli;
 pub mod comment_diff;
@@ -24,6 +25,7 @@ pub mod pipeline;
 pub mod sandbox;
 pub mod secrets;
 pub mod service_address;
+pub mod setup_check;
 pub mod store;
 
 pub use store::{Store, StoreError};

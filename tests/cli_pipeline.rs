@@ -292,7 +292,7 @@ async fn the_e2b_key_goes_only_to_the_e2b_address_it_was_stored_for() {
     let refused = cli.run(&["run", &feedback]).await;
     assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
     assert!(
-        text(&refused).contains("no E2B API key is stored for e2b.example.net"),
+        text(&refused).contains("no API key is stored for e2b.example.net"),
         "{}",
         text(&refused)
     );

@@ -11,7 +11,6 @@ use bollard::Docker;
 use handoff::domain::{RunStatus, SandboxBackend};
 use handoff::pipeline::{CodeRunOptions, CodeRunResult, PipelineError};
 use handoff::sandbox::docker::DockerSandbox;
-use handoff::sandbox::SandboxError;
 use handoff::store::{RepoSettingsChange, RunFilter};
 use support::pipeline_world::{
     first_run_iterate_and_manual_commit_journey, pr_number, token_never_enters_the_sandbox,
@@ -182,17 +181,18 @@ async fn a_missing_image_is_refused_before_the_run_is_recorded() {
         .await
         .unwrap_err();
 
-    assert!(
-        matches!(
-            refused,
-            PipelineError::Sandbox(SandboxError::Unavailable { .. })
-        ),
-        "{refused:?}"
-    );
+    // The run is refused with the line Check setup shows for the image.
+    match &refused {
+        PipelineError::SetupIncomplete(line) => {
+            assert_eq!(line.id, "image:handoff-no-such-image:1");
+            assert_eq!(line.detail, "not on this Docker engine");
+        }
+        other => panic!("expected the image's setup line, got {other:?}"),
+    }
     assert!(
         refused
             .to_string()
-            .contains("handoff-no-such-image:1 is not on this engine"),
+            .contains("Image handoff-no-such-image:1: not on this Docker engine"),
         "{refused}"
     );
     assert!(world

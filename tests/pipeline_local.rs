@@ -560,15 +560,22 @@ async fn a_preset_agent_without_its_key_is_refused_before_the_run() {
         .await;
 
     match refused {
-        Err(PipelineError::MissingAgentKey { preset, provider }) => {
-            assert_eq!(
-                (preset.as_str(), provider.as_str()),
-                ("claude", "anthropic")
+        // The same line Check setup shows for the key.
+        Err(PipelineError::SetupIncomplete(line)) => {
+            assert_eq!(line.id, format!("agent-key:{REPO}"));
+            assert!(
+                line.detail == "no anthropic API key is stored"
+                    || line.fix == Some(handoff::setup_check::Fix::StartKeyring),
+                "{line:?}"
+            );
+            assert!(
+                matches!(
+                    line.fix,
+                    Some(handoff::setup_check::Fix::AddKey { ref provider }) if provider == "anthropic"
+                ) || line.fix == Some(handoff::setup_check::Fix::StartKeyring),
+                "{line:?}"
             );
         }
-        // Without a Secret Service on this machine the keyring itself is unreachable:
-        // also a refusal before anything is spent.
-        Err(PipelineError::Secrets(_)) => {}
         other => panic!("expected a refusal, got {other:?}"),
     }
     assert!(world

@@ -2,12 +2,17 @@
 
 use handoff::app_commands::comments::{self, CommentEditor, SaveResult};
 use handoff::app_commands::feedback_view::{self, FeedbackDetail, NewFeedbackInput};
+use handoff::app_commands::repositories::{
+    self, RepoSettingsInput, RepoSettingsView, RepositoryChoice,
+};
 use handoff::app_commands::session::{self, SessionStatus};
+use handoff::app_commands::setup::{self, DeviceSignIn, KeyState};
 use handoff::app_commands::{self, runs, AppInfo, DashboardQuery};
 use handoff::dashboard::Dashboard;
 use handoff::domain::{Feedback, LogChunk, Repo};
 use handoff::error_code::{CodedError, ErrorCode};
 use handoff::github::SyncReport;
+use handoff::setup_check::SetupReport;
 use tauri::ipc::Channel;
 use tauri::State;
 use tauri_plugin_opener::OpenerExt as _;
@@ -149,7 +154,122 @@ pub async fn sign_in(
     token: String,
     api_base: Option<String>,
 ) -> Answer<SessionStatus> {
-    session::sign_in(state.core()?, &token, api_base.as_deref()).await
+    setup::sign_in_with_pasted_token(state.core()?, &token, api_base.as_deref()).await
+}
+
+#[tauri::command]
+pub async fn start_device_sign_in(
+    state: State<'_, DesktopState>,
+    api_base: Option<String>,
+    client_id: Option<String>,
+) -> Answer<DeviceSignIn> {
+    setup::start_device_sign_in(state.core()?, api_base.as_deref(), client_id.as_deref()).await
+}
+
+#[tauri::command]
+pub async fn finish_device_sign_in(
+    state: State<'_, DesktopState>,
+    flow_id: u64,
+) -> Answer<SessionStatus> {
+    setup::finish_device_sign_in(state.core()?, flow_id).await
+}
+
+#[tauri::command]
+pub fn cancel_device_sign_in(state: State<'_, DesktopState>, flow_id: u64) -> Answer<()> {
+    setup::cancel_device_sign_in(state.core()?, flow_id);
+    Ok(())
+}
+
+#[tauri::command]
+pub async fn sign_out(state: State<'_, DesktopState>) -> Answer<SessionStatus> {
+    setup::sign_out(state.core()?).await
+}
+
+#[tauri::command]
+pub async fn key_states(state: State<'_, DesktopState>) -> Answer<Vec<KeyState>> {
+    setup::key_states(state.core()?).await
+}
+
+#[tauri::command]
+pub async fn set_key(
+    state: State<'_, DesktopState>,
+    name: String,
+    value: String,
+) -> Answer<Vec<KeyState>> {
+    setup::set_key(state.core()?, &name, &value).await
+}
+
+#[tauri::command]
+pub async fn remove_key(state: State<'_, DesktopState>, name: String) -> Answer<Vec<KeyState>> {
+    setup::remove_key(state.core()?, &name).await
+}
+
+#[tauri::command]
+pub async fn check_setup(state: State<'_, DesktopState>) -> Answer<SetupReport> {
+    setup::check_setup(state.core()?).await
+}
+
+/// Builds an agent image, sending the build's output to the page line by line.
+#[tauri::command]
+pub async fn build_agent_image(
+    state: State<'_, DesktopState>,
+    preset: String,
+    on_line: Channel<String>,
+) -> Answer<String> {
+    setup::build_agent_image(state.core()?, &preset, &mut |line| {
+        if let Err(error) = on_line.send(line.to_owned()) {
+            tracing::debug!(%error, "the page stopped following the image build");
+        }
+    })
+    .await
+}
+
+#[tauri::command]
+pub async fn repository_choices(
+    state: State<'_, DesktopState>,
+    search: String,
+) -> Answer<Vec<RepositoryChoice>> {
+    repositories::repository_choices(state.core()?, &search).await
+}
+
+#[tauri::command]
+pub async fn connect_repository(state: State<'_, DesktopState>, full_name: String) -> Answer<Repo> {
+    repositories::connect_repository(state.core()?, &full_name).await
+}
+
+#[tauri::command]
+pub async fn repo_settings(
+    state: State<'_, DesktopState>,
+    full_name: String,
+) -> Answer<RepoSettingsView> {
+    repositories::repo_settings(state.core()?, &full_name).await
+}
+
+#[tauri::command]
+pub async fn save_repo_settings(
+    state: State<'_, DesktopState>,
+    full_name: String,
+    input: RepoSettingsInput,
+) -> Answer<RepoSettingsView> {
+    repositories::save_repo_settings(state.core()?, &full_name, &input).await
+}
+
+#[tauri::command]
+pub async fn set_stage_prompt(
+    state: State<'_, DesktopState>,
+    full_name: String,
+    stage: String,
+    template: Option<String>,
+) -> Answer<RepoSettingsView> {
+    repositories::set_stage_prompt(state.core()?, &full_name, &stage, template.as_deref()).await
+}
+
+#[tauri::command]
+pub async fn disconnect_repository(
+    state: State<'_, DesktopState>,
+    full_name: String,
+) -> Answer<()> {
+    repositories::disconnect_repository(state.core()?, &full_name).await
 }
 
 #[tauri::command]

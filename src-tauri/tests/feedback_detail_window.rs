@@ -78,8 +78,7 @@ async fn sign_in(app: &AppSession, fake: &FakeGithub) {
     app.click("#session").await;
     app.type_into("#sign-in-form input[name=token]", fake.owner_token())
         .await;
-    app.type_into("#sign-in-form input[name=apiBase]", &fake.api_base())
-        .await;
+    app.type_into("#sign-in-api-base", &fake.api_base()).await;
     app.click("#sign-in-form button[type=submit]").await;
     let session = app
         .eventually(

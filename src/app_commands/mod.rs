@@ -7,12 +7,16 @@
 //! - [`feedback_view`]: one item with its thread, runs and comments; new feedback;
 //! - [`runs`]: starting, cancelling and following runs;
 //! - [`comments`]: reading, editing and saving managed comments (D3, D4);
-//! - [`session`]: sign-in, sync and the events that become notifications.
+//! - [`session`]: sign-in, sync and the events that become notifications;
+//! - [`setup`]: device-flow sign-in, keys, Check setup, building agent images;
+//! - [`repositories`]: connecting repositories and their settings.
 
 pub mod comments;
 pub mod feedback_view;
+pub mod repositories;
 pub mod runs;
 pub mod session;
+pub mod setup;
 
 use std::path::{Path, PathBuf};
 
@@ -64,12 +68,14 @@ impl From<SecretError> for CodedError {
     }
 }
 
-/// What the app holds for its lifetime: the store, where the data lives, the keyring.
+/// What the app holds for its lifetime: the store, where the data lives, the keyring,
+/// and the device-flow sign-ins waiting for the owner.
 #[derive(Debug, Clone)]
 pub struct AppCore {
     pub store: Store,
     pub data_dir: PathBuf,
     pub secrets: SecretStore,
+    pub sign_ins: setup::PendingSignIns,
 }
 
 impl AppCore {
@@ -78,6 +84,7 @@ impl AppCore {
             store,
             data_dir: data_dir.to_owned(),
             secrets: SecretStore::os(),
+            sign_ins: setup::PendingSignIns::default(),
         }
     }
 

@@ -19,6 +19,10 @@ pub struct SessionStatus {
     pub signed_in: bool,
     pub login: Option<String>,
     pub api_base: String,
+    /// Whether the OAuth app's client id for signing in in the browser is set.
+    pub device_client_id_set: bool,
+    /// Connected repositories, for the first steps the window shows.
+    pub connected_repos: usize,
 }
 
 pub async fn session_status(core: &AppCore) -> Result<SessionStatus, CodedError> {
@@ -27,6 +31,12 @@ pub async fn session_status(core: &AppCore) -> Result<SessionStatus, CodedError>
         signed_in: status.token_stored,
         login: status.login,
         api_base: status.api_base,
+        device_client_id_set: core
+            .store
+            .setting(crate::store::SettingKey::GithubDeviceClientId)
+            .await?
+            .is_some(),
+        connected_repos: core.store.repos().await?.len(),
     })
 }
 

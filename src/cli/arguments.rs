@@ -73,8 +73,42 @@ pub enum Command {
     Sync(SyncArguments),
     /// GitHub writes waiting to be sent (edits made offline), and their errors.
     Outbox(OutboxArguments),
+    /// Check everything a run needs: the keyring, the sign-in and each repository's
+    /// access, the Docker engine and its agent images, the agents' keys, E2B, free disk.
+    /// One line each, with how to fix it; exits 1 when a check fails.
+    Doctor(JsonFlag),
+    /// The Docker images agents run in: build one from the recipe Handoff carries.
+    #[command(subcommand)]
+    AgentImage(AgentImageCommand),
     /// Show where the data lives and the schema version.
     Info(JsonFlag),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentImageCommand {
+    /// Build the image an agent preset runs in through the Docker engine: git, a
+    /// non-root user and the agent's command line at a pinned version. The image is
+    /// labelled with the recipe's hash, so Check setup (`handoff doctor`) knows when a
+    /// newer Handoff brings a newer recipe.
+    Build {
+        /// opencode, claude, aider, codex, or base (git only, for custom commands)
+        /// [default: the recipes the connected repositories use].
+        #[arg(long)]
+        preset: Option<String>,
+        /// The image to start from [default: the preset's: node:22-bookworm-slim,
+        /// python:3.12-slim-bookworm for aider, debian:bookworm-slim for base].
+        #[arg(long, value_name = "IMAGE")]
+        base: Option<String>,
+        /// Install this program as the agent's command instead of its package (for a
+        /// machine with no package registry; Handoff's tests use it).
+        #[arg(long, value_name = "FILE")]
+        agent_from: Option<PathBuf>,
+        /// The image's name [default: handoff-agent:<preset>].
+        #[arg(long, value_name = "NAME:TAG")]
+        tag: Option<String>,
+    },
+    /// Each recipe's image and whether it is on the engine and current.
+    List(JsonFlag),
 }
 
 #[derive(Debug, Subcommand)]

@@ -14,6 +14,8 @@ const EDITABLE: &[SettingKey] = &[
     SettingKey::DockerDefaultImage,
     SettingKey::E2bApiBase,
     SettingKey::E2bEnvdUrl,
+    SettingKey::AgentImageBase,
+    SettingKey::AgentImageStandIn,
 ];
 
 fn key(text: &str) -> Result<SettingKey, CliError> {

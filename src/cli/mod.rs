@@ -6,10 +6,12 @@
 //! command or option, or a value that can never be right: a bad repository name, an
 //! empty body).
 
+mod agent_image_command;
 mod arguments;
 mod auth_command;
 mod comment_command;
 mod config_command;
+mod doctor_command;
 mod feedback_command;
 mod follow_up_command;
 mod foreground_run;
@@ -85,6 +87,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Comment(command) => comment_command::run(&store, command).await,
         Command::Sync(arguments) => sync_command::run(&store, arguments).await,
         Command::Outbox(arguments) => outbox_command::run(&store, arguments).await,
+        Command::Doctor(arguments) => doctor_command::run(&store, &data_dir, arguments).await,
+        Command::AgentImage(command) => agent_image_command::run(&store, command).await,
         Command::Info(arguments) => output::print_info(&store, &data_dir, arguments.json),
     };
     store.close().await;

@@ -22,6 +22,13 @@ impl From<PipelineError> for CliError {
                 "read it (`handoff feedback show {feedback_id}`), then approve it with \
                  `handoff feedback approve {feedback_id}`"
             )),
+            PipelineError::SetupIncomplete(line) => line
+                .fix
+                .as_ref()
+                .and_then(super::doctor_command::fix_command)
+                .map(|command| {
+                    format!("`{command}`; `handoff doctor` checks everything a run needs")
+                }),
             PipelineError::EditAwaitsApproval { kind, .. } => Some(format!(
                 "read that version (`handoff comment history OWNER/NAME PR {kind}`), then approve \
                  it with `handoff comment approve OWNER/NAME PR {kind}`"

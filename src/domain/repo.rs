@@ -45,6 +45,8 @@ pub struct Repo {
     /// The E2B template runs start from (`None`: E2B's base template).
     pub e2b_template: Option<String>,
     pub created_at: DateTime<Utc>,
+    /// When the owner disconnected it (its history stays; no sync or run touches it).
+    pub disconnected_at: Option<DateTime<Utc>>,
 }
 
 /// What `handoff repo add` and the app's "connect repository" form ask for.

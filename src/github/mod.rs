@@ -18,6 +18,7 @@ pub mod pulls;
 pub mod qa_issues;
 pub mod sign_in;
 pub mod sync;
+pub mod user_repositories;
 pub mod wire;
 
 pub use client::{GithubClient, RequestCount, RequestPolicy};

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 
-use super::agent_presets::agent_command;
+use super::agent_presets::AgentChoice;
 use super::host_git::{pull_head_ref, GitError, HostGit};
 use super::job_script::JobScript;
 use super::run_log::{record_sandbox_events, RunLog};
@@ -17,6 +17,7 @@ use crate::data_dir::create_private_folder;
 use crate::domain::{Repo, RunId, SandboxBackend, Stage};
 use crate::sandbox::{JobControl, Sandbox, SandboxEnd, SandboxJob};
 use crate::secrets::{Redactor, Secret, SecretName};
+use crate::setup_check::{self, CheckStatus};
 use crate::store::{RunOutcome, StoreError};
 
 /// Why a started run did not succeed.
@@ -65,7 +66,7 @@ impl From<StoreError> for Stop {
 #[derive(Debug, Clone)]
 pub(crate) struct AgentSetup {
     pub sandbox: Sandbox,
-    pub agent_command: String,
+    pub agent: AgentChoice,
     pub agent_environment: Vec<(String, Secret)>,
     pub timeout: Duration,
     /// Every secret of the run (the agent's key, the GitHub token, the E2B key), to scrub
@@ -159,31 +160,61 @@ impl Pipeline {
     }
 
     /// The agent's command and key, and a sandbox that answers: everything that can
-    /// refuse a run before it is recorded.
+    /// refuse a run before it is recorded. A missing key, a Docker engine that does not
+    /// answer or an image that is not there refuse the run with the line Check setup
+    /// shows for it.
     pub(crate) async fn agent_setup(
         &self,
         repo: &Repo,
         backend: Option<SandboxBackend>,
         timeout: Option<Duration>,
     ) -> Result<AgentSetup, PipelineError> {
-        let (command, key) = agent_command(&repo.agent_preset, repo.agent_command.as_deref())?;
+        let agent = AgentChoice::of(&repo.agent_preset, repo.agent_command.as_deref())?;
+        let key_line = setup_check::agent_key(&self.secrets, repo, &agent).await;
+        if key_line.status == CheckStatus::Failure {
+            return Err(PipelineError::SetupIncomplete(key_line));
+        }
         let mut agent_environment = Vec::new();
-        if let Some(key) = key {
+        if let Some(key) = agent.api_key() {
             let secret = self
                 .secrets
                 .get(&SecretName::AgentApiKey {
                     provider: key.provider.to_owned(),
                 })
                 .await?
-                .ok_or_else(|| PipelineError::MissingAgentKey {
-                    preset: repo.agent_preset.clone(),
-                    provider: key.provider.to_owned(),
-                })?;
+                .ok_or_else(|| PipelineError::SetupIncomplete(key_line.clone()))?;
             agent_environment.push((key.variable.to_owned(), secret));
         }
         let sandbox = self
             .sandbox_for(backend.unwrap_or(repo.sandbox_backend), Some(repo))
             .await?;
+        match &sandbox {
+            Sandbox::Docker(docker) => {
+                let (engine_line, engine) = setup_check::docker_engine().await;
+                let Some(engine) = engine else {
+                    return Err(PipelineError::SetupIncomplete(engine_line));
+                };
+                let (_, preset) = self.docker_image_of(repo);
+                let image_line =
+                    setup_check::docker_image(&engine, docker.image(), preset.as_deref()).await;
+                if image_line.status == CheckStatus::Failure {
+                    return Err(PipelineError::SetupIncomplete(image_line));
+                }
+            }
+            Sandbox::E2b(e2b) => {
+                if let Err(refusal) = self.settings.e2b.check_addresses() {
+                    return Err(PipelineError::SetupIncomplete(
+                        setup_check::e2b_address_refused(&refusal),
+                    ));
+                }
+                if e2b.api_key().is_none() {
+                    return Err(PipelineError::SetupIncomplete(
+                        setup_check::e2b_key_missing(&self.settings.e2b.api_host()),
+                    ));
+                }
+            }
+            Sandbox::Local(_) => {}
+        }
         sandbox.preflight().await?;
         let redactor = Redactor::new(
             agent_environment
@@ -194,7 +225,7 @@ impl Pipeline {
         );
         Ok(AgentSetup {
             sandbox,
-            agent_command: command,
+            agent,
             agent_environment,
             timeout: timeout.unwrap_or(Duration::from_secs(u64::from(repo.run_timeout_seconds))),
             redactor,
@@ -339,7 +370,7 @@ impl Pipeline {
             clone_from_bundle: (!copy.in_place)
                 .then_some((copy.source_ref.as_str(), copy.branch.as_str())),
             stage,
-            agent_command: &setup.agent_command,
+            agent_command: setup.agent.command(stage),
             start_sha: &copy.start_sha,
             git_name: &self.settings.git_name,
             git_email: &self.settings.git_email,

@@ -35,9 +35,6 @@ use crate::store::{SettingKey, Store, StoreError};
 
 pub use code_run::{BegunCodeRun, CodeRunOptions, CodeRunReport, CodeRunResult};
 
-/// The image Docker runs use unless the repository names one.
-pub const DEFAULT_DOCKER_IMAGE: &str = "handoff-agent:latest";
-
 /// How the pipeline works on this installation.
 #[derive(Debug, Clone)]
 pub struct PipelineSettings {
@@ -47,7 +44,9 @@ pub struct PipelineSettings {
     /// How often a running pipeline shows it is alive (and looks for a cancel).
     pub heartbeat_interval: Duration,
     pub limits: ResourceLimits,
-    pub default_docker_image: String,
+    /// The image Docker runs use when the repository names none; `None`: the image
+    /// Handoff builds for the repository's agent (`handoff-agent:<preset>`).
+    pub default_docker_image: Option<String>,
     pub e2b: E2bSettings,
     /// Keep each run's workspace after the run (to look at what the agent saw).
     pub keep_workspaces: bool,
@@ -60,7 +59,7 @@ impl Default for PipelineSettings {
             git_email: "agent@handoff.invalid".to_owned(),
             heartbeat_interval: Duration::from_secs(2),
             limits: ResourceLimits::default(),
-            default_docker_image: DEFAULT_DOCKER_IMAGE.to_owned(),
+            default_docker_image: None,
             e2b: E2bSettings::default(),
             keep_workspaces: false,
         }
@@ -68,6 +67,14 @@ impl Default for PipelineSettings {
 }
 
 impl PipelineSettings {
+    /// The image a repository that names none runs in, for an agent installed by the
+    /// `image_preset` recipe.
+    pub fn docker_image_for(&self, image_preset: &str) -> String {
+        self.default_docker_image
+            .clone()
+            .unwrap_or_else(|| crate::agent_image::default_image(image_preset))
+    }
+
     /// The defaults, with what this installation's settings change.
     pub async fn configured(store: &Store) -> Result<Self, StoreError> {
         let mut settings = PipelineSettings::default();
@@ -78,7 +85,7 @@ impl PipelineSettings {
             settings.git_email = email;
         }
         if let Some(image) = store.setting(SettingKey::DockerDefaultImage).await? {
-            settings.default_docker_image = image;
+            settings.default_docker_image = Some(image).filter(|image| !image.trim().is_empty());
         }
         if let Some(base) = store.setting(SettingKey::E2bApiBase).await? {
             settings.e2b.api_base = base.trim_end_matches('/').to_owned();
@@ -113,8 +120,8 @@ pub enum PipelineError {
     Secrets(#[from] SecretError),
     #[error(transparent)]
     Agent(#[from] agent_presets::AgentChoiceError),
-    #[error("the {preset} agent needs an API key for {provider}: store it with `handoff secrets set {provider}`")]
-    MissingAgentKey { preset: String, provider: String },
+    #[error("{0}")]
+    SetupIncomplete(crate::setup_check::CheckLine),
     #[error("cannot prepare the run's workspace: {0}")]
     Workspace(String),
     #[error("the code stage runs with `handoff run`; the QA stages are review, plan, test, fix and full-auto")]
@@ -159,9 +166,8 @@ impl PipelineError {
             PipelineError::Github(error) => error.code(),
             PipelineError::Sandbox(error) => error.code(),
             PipelineError::Secrets(_) => ErrorCode::Keyring,
-            PipelineError::Agent(_) | PipelineError::MissingAgentKey { .. } => {
-                ErrorCode::InvalidInput
-            }
+            PipelineError::Agent(_) => ErrorCode::InvalidInput,
+            PipelineError::SetupIncomplete(_) => ErrorCode::SetupIncomplete,
             PipelineError::Workspace(_) => ErrorCode::SandboxFailed,
             PipelineError::NotAQaStage => ErrorCode::InvalidInput,
             PipelineError::PullRequestNotOpen { .. } => ErrorCode::IllegalTransition,

@@ -1,6 +1,7 @@
 //! Which sandbox a run gets: the backend asked for (or the repository's), set up from
 //! this installation's settings and the keyring.
 
+use super::agent_presets::CUSTOM_IMAGE_PRESET;
 use super::{Pipeline, PipelineError};
 use crate::domain::{Repo, SandboxBackend};
 use crate::sandbox::docker::DockerSandbox;
@@ -10,6 +11,12 @@ use crate::sandbox::Sandbox;
 use crate::secrets::SecretName;
 
 impl Pipeline {
+    /// The image `repo`'s Docker runs use, and the recipe Handoff builds it from (`None`
+    /// when the repository names its own image).
+    pub fn docker_image_of(&self, repo: &Repo) -> (String, Option<String>) {
+        crate::setup_check::docker_image_of(&self.settings, repo)
+    }
+
     /// The sandbox of `backend` for runs of `repo` (`None`: for cleaning up only).
     pub async fn sandbox_for(
         &self,
@@ -19,9 +26,10 @@ impl Pipeline {
         Ok(match backend {
             SandboxBackend::Local => Sandbox::Local(LocalSandbox),
             SandboxBackend::Docker => {
-                let image = repo
-                    .and_then(|repo| repo.docker_image.clone())
-                    .unwrap_or_else(|| self.settings.default_docker_image.clone());
+                let image = match repo {
+                    Some(repo) => self.docker_image_of(repo).0,
+                    None => self.settings.docker_image_for(CUSTOM_IMAGE_PRESET),
+                };
                 let installation = self.store.installation_id().await?;
                 Sandbox::Docker(DockerSandbox::connect(&image, &installation)?)
             }

@@ -16,7 +16,7 @@ use bollard::query_parameters::{
 use bollard::Docker;
 use futures::{FutureExt as _, StreamExt as _};
 
-use super::tar_transfer::{pack_dir, unpack_into};
+use super::tar_transfer::{pack_dir_owned_by, unpack_into};
 use super::{JobControl, OutputStream, SandboxEnd, SandboxError, SandboxEvent, SandboxJob};
 use crate::domain::{RunId, SandboxBackend};
 
@@ -64,6 +64,18 @@ impl DockerSandbox {
 
     pub fn image(&self) -> &str {
         &self.image
+    }
+
+    /// The user (uid, gid) the image runs its agent as, when Handoff built the image.
+    async fn agent_user(&self) -> Option<(u64, u64)> {
+        let image = self.docker.inspect_image(&self.image).await.ok()?;
+        let label = image
+            .config?
+            .labels?
+            .get(crate::agent_image::AGENT_USER_LABEL)?
+            .clone();
+        let (uid, gid) = label.split_once(':')?;
+        Some((uid.parse().ok()?, gid.parse().ok()?))
     }
 
     pub async fn preflight(&self) -> Result<(), SandboxError> {
@@ -140,9 +152,13 @@ impl DockerSandbox {
         job: &SandboxJob,
         mut control: JobControl,
     ) -> Result<SandboxEnd, SandboxError> {
-        let archive = pack_dir(&job.workspace, "workspace", false).map_err(|error| {
-            SandboxError::Transfer(format!("cannot pack the workspace: {error}"))
-        })?;
+        // In an image Handoff built, the agent runs as its own user: the workspace is
+        // handed to that user, so that a non-root agent can work in it.
+        let owner = self.agent_user().await;
+        let archive =
+            pack_dir_owned_by(&job.workspace, "workspace", false, owner).map_err(|error| {
+                SandboxError::Transfer(format!("cannot pack the workspace: {error}"))
+            })?;
         self.docker
             .upload_to_container(
                 id,

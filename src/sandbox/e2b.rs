@@ -181,6 +181,25 @@ impl E2bSandbox {
         }
     }
 
+    /// One cheap authenticated call (listing at most one running sandbox): does E2B
+    /// accept the key?
+    pub async fn check_key(&self) -> Result<(), SandboxError> {
+        let response = self
+            .http
+            .get(format!("{}/v2/sandboxes?limit=1", self.settings.api_base))
+            .header("X-API-Key", self.key()?.expose())
+            .send()
+            .await
+            .map_err(|error| unavailable(format!("cannot reach E2B: {}", self.describe(error))))?;
+        match response.status() {
+            status if status.is_success() => Ok(()),
+            reqwest::StatusCode::UNAUTHORIZED | reqwest::StatusCode::FORBIDDEN => Err(unavailable(
+                format!("E2B refuses the key ({})", response.status()),
+            )),
+            status => Err(unavailable(format!("E2B answered {status}"))),
+        }
+    }
+
     pub async fn preflight(&self) -> Result<(), SandboxError> {
         self.key()?;
         Ok(())

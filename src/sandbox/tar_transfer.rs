@@ -11,10 +11,24 @@ use flate2::Compression;
 
 /// Packs the contents of `dir` under `prefix` (for example `workspace`), gzipped or not.
 pub fn pack_dir(dir: &Path, prefix: &str, gzip: bool) -> std::io::Result<Vec<u8>> {
+    pack_dir_owned_by(dir, prefix, gzip, None)
+}
+
+/// [`pack_dir`], with every entry owned by `owner` (uid, gid) when given: the user a
+/// sandbox runs its job as, so that it owns its workspace.
+pub fn pack_dir_owned_by(
+    dir: &Path,
+    prefix: &str,
+    gzip: bool,
+    owner: Option<(u64, u64)>,
+) -> std::io::Result<Vec<u8>> {
     let mut builder = tar::Builder::new(Vec::new());
     builder.follow_symlinks(false);
     builder.mode(tar::HeaderMode::Complete);
-    builder.append_dir_all(prefix, dir)?;
+    match owner {
+        None => builder.append_dir_all(prefix, dir)?,
+        Some(owner) => append_owned(&mut builder, dir, Path::new(prefix), owner)?,
+    }
     let tar = builder.into_inner()?;
     if !gzip {
         return Ok(tar);
@@ -22,6 +36,39 @@ pub fn pack_dir(dir: &Path, prefix: &str, gzip: bool) -> std::io::Result<Vec<u8>
     let mut encoder = GzEncoder::new(Vec::new(), Compression::fast());
     encoder.write_all(&tar)?;
     encoder.finish()
+}
+
+fn append_owned(
+    builder: &mut tar::Builder<Vec<u8>>,
+    source: &Path,
+    name: &Path,
+    (uid, gid): (u64, u64),
+) -> std::io::Result<()> {
+    let metadata = std::fs::symlink_metadata(source)?;
+    let mut header = tar::Header::new_gnu();
+    header.set_metadata_in_mode(&metadata, tar::HeaderMode::Complete);
+    header.set_uid(uid);
+    header.set_gid(gid);
+    if metadata.is_dir() {
+        header.set_size(0);
+        builder.append_data(&mut header, name, std::io::empty())?;
+        let mut children: Vec<_> = std::fs::read_dir(source)?.collect::<Result<_, _>>()?;
+        children.sort_by_key(|entry| entry.file_name());
+        for child in children {
+            append_owned(
+                builder,
+                &child.path(),
+                &name.join(child.file_name()),
+                (uid, gid),
+            )?;
+        }
+    } else if metadata.file_type().is_symlink() {
+        let target = std::fs::read_link(source)?;
+        builder.append_link(&mut header, name, target)?;
+    } else if metadata.is_file() {
+        builder.append_data(&mut header, name, std::fs::File::open(source)?)?;
+    }
+    Ok(())
 }
 
 /// Unpacks `archive` into `destination`, dropping `strip` leading path components and
@@ -91,6 +138,37 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(destination.path().join("out/nested/a.txt")).unwrap(),
             "hello"
+        );
+    }
+
+    #[test]
+    fn a_workspace_can_be_handed_to_the_sandboxs_user() {
+        let source = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(source.path().join("repo")).unwrap();
+        std::fs::write(source.path().join("repo/a.txt"), "hello").unwrap();
+        let archive =
+            pack_dir_owned_by(source.path(), "workspace", false, Some((10001, 10001))).unwrap();
+        let mut read = tar::Archive::new(archive.as_slice());
+        let owners: Vec<(String, u64, u64)> = read
+            .entries()
+            .unwrap()
+            .map(|entry| {
+                let entry = entry.unwrap();
+                let header = entry.header();
+                (
+                    entry.path().unwrap().display().to_string(),
+                    header.uid().unwrap(),
+                    header.gid().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            owners,
+            [
+                ("workspace".to_owned(), 10001, 10001),
+                ("workspace/repo".to_owned(), 10001, 10001),
+                ("workspace/repo/a.txt".to_owned(), 10001, 10001),
+            ]
         );
     }
 

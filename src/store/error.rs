@@ -38,6 +38,8 @@ pub enum StoreError {
     RepoNotFound(String),
     #[error("repository {0} is already connected")]
     RepoAlreadyConnected(String),
+    #[error("repository {0} has a run going: it can be disconnected once the run ends")]
+    RepoBusy(String),
     #[error("no feedback {0}")]
     FeedbackNotFound(FeedbackId),
     #[error("no run {0}")]
@@ -83,6 +85,7 @@ impl StoreError {
             | StoreError::RunNotFound(_)
             | StoreError::FollowUpNotFound(_) => ErrorCode::NotFound,
             StoreError::RepoAlreadyConnected(_) => ErrorCode::AlreadyExists,
+            StoreError::RepoBusy(_) => ErrorCode::RunActive,
             StoreError::RunAlreadyActive { .. }
             | StoreError::PullRequestRunAlreadyActive { .. }
             | StoreError::Iterate(IterateRefusal::Coding(_)) => ErrorCode::RunActive,

@@ -28,7 +28,8 @@ pub struct RepoSettingsChange {
 
 impl Store {
     /// Connects a repository. A repository already connected (in any letter case) is
-    /// refused.
+    /// refused; one that was disconnected is connected again, with its settings and
+    /// history as they were.
     pub async fn add_repo(&self, new: &NewRepo) -> Result<Repo, StoreError> {
         check_branch_name(&new.default_branch)?;
         let inserted = sqlx::query(
@@ -53,18 +54,29 @@ impl Store {
                 self.repo(RepoId(row.try_get("id")?)).await
             }
             Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
+                let reconnected = sqlx::query(
+                    "UPDATE repos SET disconnected_at = NULL \
+                     WHERE owner = ? AND name = ? AND disconnected_at IS NOT NULL",
+                )
+                .bind(&new.name.owner)
+                .bind(&new.name.name)
+                .execute(&self.pool)
+                .await?;
+                if reconnected.rows_affected() == 1 {
+                    return self.repo_by_name(&new.name).await;
+                }
                 Err(StoreError::RepoAlreadyConnected(new.name.full_name()))
             }
             Err(error) => Err(error.into()),
         }
     }
 
-    /// Every connected repository, by name.
+    /// Every connected repository, by name (not the disconnected ones).
     pub async fn repos(&self) -> Result<Vec<Repo>, StoreError> {
         let rows = sqlx::query(concat!(
             "SELECT ",
             repo_columns!(),
-            " FROM repos r ORDER BY r.owner, r.name"
+            " FROM repos r WHERE r.disconnected_at IS NULL ORDER BY r.owner, r.name"
         ))
         .fetch_all(&self.pool)
         .await?;
@@ -97,6 +109,27 @@ impl Store {
         .await?
         .ok_or_else(|| StoreError::RepoNotFound(name.full_name()))?;
         repo_from_row(&row)
+    }
+
+    /// Disconnects a repository: syncs and runs leave it alone, its history stays. A
+    /// repository with a run going is refused.
+    pub async fn disconnect_repo(&self, id: RepoId) -> Result<Repo, StoreError> {
+        let repo = self.repo(id).await?;
+        let active: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM runs WHERE repo_id = ? AND status IN ('queued', 'running')",
+        )
+        .bind(id.0)
+        .fetch_one(&self.pool)
+        .await?;
+        if active > 0 {
+            return Err(StoreError::RepoBusy(repo.name.full_name()));
+        }
+        sqlx::query("UPDATE repos SET disconnected_at = COALESCE(disconnected_at, ?) WHERE id = ?")
+            .bind(now_text())
+            .bind(id.0)
+            .execute(&self.pool)
+            .await?;
+        self.repo(id).await
     }
 
     /// Changes the settings named in `change` and returns the repository as it is now.

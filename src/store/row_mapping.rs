@@ -18,7 +18,7 @@ macro_rules! repo_columns {
     () => {
         "r.id, r.owner, r.name, r.default_branch, r.feedback_label, r.custom_instructions, \
          r.monthly_run_quota, r.sandbox_backend, r.agent_preset, r.agent_command, r.docker_image, \
-         r.run_timeout_seconds, r.e2b_template, r.created_at"
+         r.run_timeout_seconds, r.e2b_template, r.created_at, r.disconnected_at"
     };
 }
 
@@ -106,6 +106,7 @@ pub fn repo_from_row(row: &SqliteRow) -> Result<Repo, StoreError> {
         },
         e2b_template: row.try_get("e2b_template")?,
         created_at: time(row, "created_at")?,
+        disconnected_at: optional_time(row, "disconnected_at")?,
     })
 }
 

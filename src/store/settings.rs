@@ -29,6 +29,11 @@ crate::stored_text_enum! {
         E2bApiBase => "e2b.api_base",
         /// The address of a sandbox's envd: `{sandbox_id}`, `{port}`, `{domain}` are filled in.
         E2bEnvdUrl => "e2b.envd_url",
+        /// The image agent images are built from, instead of each recipe's own (a local
+        /// Debian image on a machine with no registry).
+        AgentImageBase => "agent_image.base",
+        /// A program agent images install as the agent instead of its package.
+        AgentImageStandIn => "agent_image.stand_in",
     }
 }
 

@@ -3,6 +3,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod cli_process;
+pub mod docker_images;
 pub mod fake_e2b;
 pub mod fake_github;
 pub mod openapi_schema;

@@ -15,6 +15,7 @@
 #   @@bigoutput CHARS     make the stage output CHARS characters long
 #   @@result NAME|passed|EVIDENCE   add a scenario result (passed or failed) to
 #                         out/results.json
+#   @@whoami              print the user id the agent runs as
 # A directive written @@STAGE:VERB (for example @@test:result …) applies only in that
 # stage. It ends by writing out/summary.md.
 set -u
@@ -74,6 +75,8 @@ while IFS= read -r line; do
       echo "== command lines"
       for c in /proc/[0-9]*/cmdline; do tr '\000' ' ' < "$c" 2>/dev/null; echo; done
       echo "== scan done";;
+    @@whoami)
+      echo "scripted agent: uid $(id -u)";;
     @@usage)
       printf '{"cost_usd": %s, "tokens_in": 1200, "tokens_out": 340}\n' "$1" > "$out/usage.json";;
     @@output)

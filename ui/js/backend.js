@@ -42,6 +42,25 @@ export const backend = {
   resolveCommentConflict: (entryId, keepMine) => call("resolve_comment_conflict", { entryId, keepMine }),
   sessionStatus: () => call("session_status"),
   signIn: (token, apiBase) => call("sign_in", { token, apiBase }),
+  startDeviceSignIn: (apiBase, clientId) => call("start_device_sign_in", { apiBase, clientId }),
+  finishDeviceSignIn: (flowId) => call("finish_device_sign_in", { flowId }),
+  cancelDeviceSignIn: (flowId) => call("cancel_device_sign_in", { flowId }),
+  signOut: () => call("sign_out"),
+  keyStates: () => call("key_states"),
+  setKey: (name, value) => call("set_key", { name, value }),
+  removeKey: (name) => call("remove_key", { name }),
+  checkSetup: () => call("check_setup"),
+  buildAgentImage: (preset, onLine) => {
+    const channel = new tauri.core.Channel();
+    channel.onmessage = onLine;
+    return call("build_agent_image", { preset, onLine: channel });
+  },
+  repositoryChoices: (search) => call("repository_choices", { search }),
+  connectRepository: (fullName) => call("connect_repository", { fullName }),
+  repoSettings: (fullName) => call("repo_settings", { fullName }),
+  saveRepoSettings: (fullName, input) => call("save_repo_settings", { fullName, input }),
+  setStagePrompt: (fullName, stage, template) => call("set_stage_prompt", { fullName, stage, template }),
+  disconnectRepository: (fullName) => call("disconnect_repository", { fullName }),
   syncNow: () => call("sync_now"),
   openPullRequest: (feedbackId) => call("open_pull_request", { feedbackId }),
   openLink: (url) => call("open_link", { url }),

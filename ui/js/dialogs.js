@@ -1,4 +1,4 @@
-// The two forms: new feedback (F1) and signing in with a pasted token (D7).
+// The new-feedback form.
 
 import { backend } from "./backend.js";
 import { toast } from "./toasts.js";
@@ -6,9 +6,6 @@ import { toast } from "./toasts.js";
 const feedbackDialog = document.getElementById("feedback-dialog");
 const feedbackForm = document.getElementById("feedback-form");
 const feedbackError = document.getElementById("feedback-error");
-const signInDialog = document.getElementById("sign-in-dialog");
-const signInForm = document.getElementById("sign-in-form");
-const signInError = document.getElementById("sign-in-error");
 
 function showError(element, error) {
   element.hidden = false;
@@ -25,7 +22,7 @@ export async function openNewFeedback(onAdded) {
   feedbackError.hidden = true;
   feedbackForm.reset();
   if (!repos.length) {
-    showError(feedbackError, { message: "Connect a repository first: handoff repo add owner/name" });
+    showError(feedbackError, { message: "Connect a repository first (Settings → Repositories)." });
   }
   feedbackDialog.onsubmitted = onAdded;
   feedbackDialog.showModal();
@@ -45,23 +42,3 @@ feedbackForm.addEventListener("submit", async (event) => {
 });
 document.getElementById("feedback-cancel").addEventListener("click", () => feedbackDialog.close());
 
-export function openSignIn(onSignedIn) {
-  signInError.hidden = true;
-  signInForm.reset();
-  signInDialog.onsignedin = onSignedIn;
-  signInDialog.showModal();
-}
-
-signInForm.addEventListener("submit", async (event) => {
-  event.preventDefault();
-  const data = new FormData(signInForm);
-  try {
-    const status = await backend.signIn(String(data.get("token") ?? ""), String(data.get("apiBase") ?? "") || null);
-    signInDialog.close();
-    toast(`Signed in as ${status.login}`, { kind: "success" });
-    signInDialog.onsignedin?.(status);
-  } catch (error) {
-    showError(signInError, error);
-  }
-});
-document.getElementById("sign-in-cancel").addEventListener("click", () => signInDialog.close());

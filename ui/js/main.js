@@ -5,8 +5,11 @@ import { backend } from "./backend.js";
 import { renderBoard } from "./board.js";
 import { plural } from "./format.js";
 import { showDetail, refreshDetail, shownFeedback, closeDetail } from "./detail.js";
-import { openNewFeedback, openSignIn } from "./dialogs.js";
-import { toast, errorToast } from "./toasts.js";
+import { openNewFeedback } from "./dialogs.js";
+import { openSignIn } from "./sign_in.js";
+import { openSettings, configureSettings } from "./settings.js";
+import { renderFirstSteps } from "./first_steps.js";
+import { toast, errorToast, setErrorActions } from "./toasts.js";
 
 const board = document.getElementById("board");
 const summary = document.getElementById("summary");
@@ -27,6 +30,7 @@ const noticeTitles = {
 let appInfo = null;
 let loadGeneration = 0;
 let session = { signedIn: false };
+const accountMenu = document.getElementById("account-menu");
 
 function showNotice(error) {
   notice.hidden = false;
@@ -76,6 +80,7 @@ async function loadDashboard() {
   hideNotice();
   const filtering = Boolean(query.repo || query.status || query.search.trim());
   empty.hidden = dashboard.total > 0 || filtering;
+  if (!empty.hidden) renderFirstSteps(session, firstStepActions);
   board.hidden = dashboard.total === 0 && !filtering;
   summary.textContent = filtering
     ? `${plural(dashboard.total, "item")} match`
@@ -93,8 +98,31 @@ async function loadSession() {
   }
   sessionButton.textContent = session.signedIn ? `@${session.login ?? "signed in"}` : "Sign in to GitHub";
   sessionButton.dataset.signedIn = String(Boolean(session.signedIn));
-  sessionButton.title = session.signedIn ? `Signed in to ${session.apiBase}` : "Sign in with a GitHub token";
+  sessionButton.title = session.signedIn ? `Signed in to ${session.apiBase}` : "Sign in to GitHub";
+  document.getElementById("account-who").textContent = session.signedIn
+    ? `Signed in as @${session.login ?? "?"} at ${session.apiBase}`
+    : "";
+  accountMenu.hidden = true;
+  if (!empty.hidden) renderFirstSteps(session, firstStepActions);
 }
+
+function signIn() {
+  openSignIn(session, () => loadSession().then(reload));
+}
+
+const firstStepActions = {
+  signIn,
+  connect: () => openSettings("repositories"),
+  checkSetup: () => openSettings("setup"),
+  newFeedback: () => openNewFeedback((feedback) => actions.openDetail(feedback.id)).catch(errorToast),
+  sync: () => document.getElementById("sync-now").click(),
+};
+
+configureSettings({ signIn, changed: () => loadSession().then(reload) });
+setErrorActions({
+  setup_incomplete: { label: "Check setup", run: () => openSettings("setup") },
+  github_auth: { label: "Sign in", run: signIn },
+});
 
 async function reload() {
   try {
@@ -125,14 +153,29 @@ document.getElementById("sync-now").addEventListener("click", async (event) => {
     toast(`Synced: ${report.new_feedback.length} new feedback, ${report.status_changes.length} status changes`, { kind: "success" });
     reload();
   } catch (error) {
-    if (error.code === "github_auth") openSignIn(() => loadSession());
+    if (error.code === "github_auth") signIn();
     else errorToast(error);
   } finally {
     syncButton.disabled = false;
   }
 });
 sessionButton.addEventListener("click", () => {
-  if (!session.signedIn) openSignIn(() => loadSession());
+  if (!session.signedIn) signIn();
+  else accountMenu.hidden = !accountMenu.hidden;
+});
+document.getElementById("sign-out").addEventListener("click", async () => {
+  try {
+    await backend.signOut();
+    toast("Signed out: the token is gone from the keyring");
+  } catch (error) {
+    errorToast(error);
+  }
+  await loadSession();
+  reload();
+});
+document.getElementById("open-settings").addEventListener("click", () => openSettings("repositories"));
+document.addEventListener("click", (event) => {
+  if (!accountMenu.hidden && !event.target.closest?.(".account")) accountMenu.hidden = true;
 });
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape" && !document.querySelector("dialog[open]")) closeDetail();

@@ -23,6 +23,14 @@ export function toast(message, { kind = "info", action = null, timeout = 6000 } 
   return item;
 }
 
+// What the window offers for an error, by its code (set by main.js): a button to act.
+let errorActions = {};
+
+export function setErrorActions(actions) {
+  errorActions = actions;
+}
+
 export function errorToast(error) {
-  return toast(error.message ?? String(error), { kind: "error", timeout: 10000 });
+  const action = errorActions[error?.code] ?? null;
+  return toast(error.message ?? String(error), { kind: "error", timeout: 10000, action });
 }

@@ -22,6 +22,10 @@ pub mod fake_github;
 #[path = "../../../tests/support/secret_service.rs"]
 pub mod secret_service;
 
+/// Agent images the tests build, and the stand-in agent they install.
+#[path = "../../../tests/support/docker_images.rs"]
+pub mod docker_images;
+
 /// The agent the tests script (`@@` directives in its prompt).
 pub const SCRIPTED_AGENT: &str = include_str!("../../../tests/support/scripted_agent.sh");
 

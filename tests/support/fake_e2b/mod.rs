@@ -274,6 +274,21 @@ async fn route(
                 .insert(id, sandbox);
             json_answer(StatusCode::CREATED, answer)
         }
+        ("GET", ["v2", "sandboxes"]) => {
+            let limit: usize = query
+                .split('&')
+                .find_map(|pair| pair.strip_prefix("limit="))
+                .and_then(|value| value.parse().ok())
+                .unwrap_or(100);
+            let sandboxes = shared.sandboxes.lock().expect("sandboxes");
+            let listed: Vec<Value> = sandboxes
+                .values()
+                .filter(|sandbox| !sandbox.killed)
+                .take(limit)
+                .map(sandbox_json)
+                .collect();
+            json_answer(StatusCode::OK, Value::Array(listed))
+        }
         ("GET", ["sandboxes", id]) => match shared.sandboxes.lock().expect("sandboxes").get(*id) {
             Some(sandbox) if !sandbox.killed => json_answer(StatusCode::OK, sandbox_json(sandbox)),
             _ => error(StatusCode::NOT_FOUND, "sandbox not found"),

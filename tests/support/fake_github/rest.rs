@@ -264,8 +264,28 @@ fn route(
             shapes::private_user(urls, state.user(user_id)),
         ),
         ("GET", ["rate_limit"]) => answer(StatusCode::OK, shapes::rate_limit(state)),
+        ("GET", ["user", "repos"]) => {
+            let login = state.user(user_id).login.clone();
+            let items: Vec<Value> = state
+                .repos
+                .values()
+                .filter(|repo| {
+                    repo.owner.eq_ignore_ascii_case(&login) || repo.collaborators.contains(&user_id)
+                })
+                .map(|repo| {
+                    let mut value = shapes::repository(urls, state, repo);
+                    value["permissions"] = shapes::permissions(state, repo, user_id);
+                    value
+                })
+                .collect();
+            paginate(shared, path, query, items)
+        }
         ("GET", ["repos", owner, name]) => match state.repo(owner, name) {
-            Some(repo) => answer(StatusCode::OK, shapes::repository(urls, state, repo)),
+            Some(repo) => {
+                let mut value = shapes::repository(urls, state, repo);
+                value["permissions"] = shapes::permissions(state, repo, user_id);
+                answer(StatusCode::OK, value)
+            }
             None => not_found(),
         },
         ("GET", ["repos", owner, name, "branches", branch @ ..]) => {

@@ -196,7 +196,7 @@ pub fn repository(urls: &Urls, state: &FakeState, repo: &FakeRepo) -> Value {
         ("open_issues", json!(open_issues)),
         ("is_template", json!(false)),
         ("topics", json!([])),
-        ("has_issues", json!(true)),
+        ("has_issues", json!(repo.has_issues)),
         ("has_projects", json!(false)),
         ("has_wiki", json!(false)),
         ("has_pages", json!(false)),
@@ -327,6 +327,21 @@ pub fn comment(urls: &Urls, state: &FakeState, repo: &FakeRepo, comment: &FakeCo
         "created_at": time(&comment.created_at),
         "updated_at": time(&comment.updated_at),
         "author_association": "OWNER"
+    })
+}
+
+/// The signed-in user's permissions on `repo`, as GitHub adds them for them.
+pub fn permissions(state: &FakeState, repo: &FakeRepo, user_id: u64) -> Value {
+    let owner = state
+        .user_by_login(&repo.owner)
+        .is_some_and(|owner| owner.id == user_id);
+    let push = owner || repo.collaborators.contains(&user_id);
+    json!({
+        "admin": owner,
+        "maintain": owner,
+        "push": push,
+        "triage": push,
+        "pull": true
     })
 }
 

@@ -70,6 +70,10 @@ pub struct FakeRepo {
     pub issues: BTreeMap<u64, FakeIssue>,
     pub pulls: BTreeMap<u64, FakePull>,
     pub labels: BTreeMap<String, u64>,
+    /// Users with write access besides the owner.
+    pub collaborators: Vec<u64>,
+    /// Whether the repository has issues turned on.
+    pub has_issues: bool,
 }
 
 #[derive(Debug, Clone)]

@@ -1,0 +1,430 @@
+// Settings: the connected repositories (connect from the account's list or by name,
+// each one's settings and stage prompts, disconnect), the keys (set or not set, never
+// shown), and Check setup (a line per check, with the button that fixes it).
+
+import { backend } from "./backend.js";
+import { el, button } from "./dom.js";
+import { toast, errorToast } from "./toasts.js";
+
+const dialog = document.getElementById("settings-dialog");
+const panels = {
+  repositories: document.getElementById("repositories-panel"),
+  keys: document.getElementById("keys-panel"),
+  setup: document.getElementById("setup-panel"),
+};
+let hooks = { signIn: () => {}, changed: () => {} };
+let shownRepo = null;
+
+export function configureSettings(withHooks) {
+  hooks = { ...hooks, ...withHooks };
+}
+
+export function openSettings(tab = "repositories", options = {}) {
+  if (!dialog.open) dialog.showModal();
+  showTab(tab, options);
+}
+
+function showTab(tab, options = {}) {
+  for (const [name, panel] of Object.entries(panels)) panel.hidden = name !== tab;
+  for (const button of dialog.querySelectorAll(".tab")) button.classList.toggle("active", button.dataset.tab === tab);
+  dialog.dataset.tab = tab;
+  if (tab === "repositories") renderRepositories(options.repo ?? shownRepo).catch(errorToast);
+  if (tab === "keys") renderKeys(options.focus).catch(errorToast);
+  if (tab === "setup") renderSetup().catch(errorToast);
+}
+
+for (const button of dialog.querySelectorAll(".tab")) {
+  button.addEventListener("click", () => showTab(button.dataset.tab));
+}
+document.getElementById("settings-close").addEventListener("click", () => dialog.close());
+dialog.addEventListener("close", () => hooks.changed());
+
+const repoName = (repo) => `${repo.name.owner}/${repo.name.name}`;
+
+function field(label, input, hint) {
+  return el("label", {}, [label, hint ? el("span", { class: "hint", text: ` ${hint}` }) : null, input]);
+}
+
+function input(name, value, attrs = {}) {
+  const element = el("input", { attrs: { name, type: "text", spellcheck: "false", ...attrs } });
+  element.value = value ?? "";
+  return element;
+}
+
+function select(name, options, chosen) {
+  const element = el("select", { attrs: { name } });
+  for (const [value, label] of options) element.append(new Option(label, value, false, value === chosen));
+  return element;
+}
+
+// --- Repositories -------------------------------------------------------------------
+
+async function renderRepositories(focusRepo) {
+  const panel = panels.repositories;
+  const repos = await backend.repos();
+  const list = el("ul", { class: "repo-list" });
+  for (const repo of repos) {
+    const name = repoName(repo);
+    const row = el("li", { class: "repo-row", dataset: { repo: name } }, [
+      el("strong", { class: "mono", text: name }),
+      el("span", { class: "muted", text: `${repo.sandbox_backend} · ${repo.agent_preset}` }),
+      button("Settings", () => renderRepoSettings(name).catch(errorToast), "button small open-repo-settings"),
+    ]);
+    list.append(row);
+  }
+  const connectPanel = renderConnect(repos);
+  const detail = el("div", { class: "repo-settings", attrs: { id: "repo-settings" } });
+  panel.replaceChildren(
+    el("div", { class: "settings-columns" }, [
+      el("div", { class: "settings-side" }, [
+        el("h3", { text: `Connected (${repos.length})` }),
+        repos.length ? list : el("p", { class: "muted", text: "No repository is connected yet." }),
+        connectPanel,
+      ]),
+      detail,
+    ]),
+  );
+  const first = focusRepo && repos.some((repo) => repoName(repo) === focusRepo) ? focusRepo : repos[0] ? repoName(repos[0]) : null;
+  if (first) await renderRepoSettings(first);
+  else detail.append(el("p", { class: "muted", text: "Connect a repository to set it up." }));
+}
+
+function renderConnect(repos) {
+  const box = el("section", { class: "connect" }, [el("h3", { text: "Connect a repository" })]);
+  const search = el("input", { class: "connect-search", attrs: { type: "search", placeholder: "Search your repositories…", spellcheck: "false" } });
+  const results = el("ul", { class: "connect-results" });
+  const typed = el("form", { class: "connect-typed" });
+  const typedName = input("fullName", "", { placeholder: "owner/name" });
+  typed.append(typedName, el("button", { type: "submit", class: "button small", text: "Connect" }));
+  typed.addEventListener("submit", (event) => {
+    event.preventDefault();
+    connect(typedName.value);
+  });
+  let timer = null;
+  let generation = 0;
+  const load = async () => {
+    const mine = ++generation;
+    results.replaceChildren(el("li", { class: "muted", text: "Asking GitHub…" }));
+    try {
+      const choices = await backend.repositoryChoices(search.value);
+      if (mine !== generation) return;
+      results.replaceChildren(...choices.slice(0, 50).map((choice) => el("li", { class: "connect-choice", dataset: { repo: choice.fullName } }, [
+        el("span", { class: "mono", text: choice.fullName }),
+        choice.private ? el("span", { class: "badge", text: "private" }) : null,
+        choice.canPush ? null : el("span", { class: "badge warning", text: "read only" }),
+        choice.connected
+          ? el("span", { class: "badge", text: "connected" })
+          : button("Connect", () => connect(choice.fullName), "button small connect-choice-button"),
+      ])));
+      if (!choices.length) results.append(el("li", { class: "muted", text: "No repository matches." }));
+    } catch (error) {
+      if (mine !== generation) return;
+      results.replaceChildren(el("li", { class: "muted", text: error.code === "github_auth" ? "Sign in to GitHub to list your repositories." : error.message }));
+    }
+  };
+  search.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(load, 200);
+  });
+  load();
+  box.append(search, results, el("p", { class: "hint", text: "Or type it:" }), typed);
+  return box;
+}
+
+async function connect(fullName) {
+  try {
+    const repo = await backend.connectRepository(fullName.trim());
+    toast(`Connected ${repoName(repo)}`, { kind: "success" });
+    shownRepo = repoName(repo);
+    await renderRepositories(shownRepo);
+    hooks.changed();
+  } catch (error) {
+    errorToast(error);
+  }
+}
+
+async function renderRepoSettings(fullName) {
+  shownRepo = fullName;
+  const view = await backend.repoSettings(fullName);
+  const detail = document.getElementById("repo-settings");
+  if (!detail) return;
+  const repo = view.repo;
+  for (const row of panels.repositories.querySelectorAll(".repo-row")) row.classList.toggle("selected", row.dataset.repo === fullName);
+
+  const quota = view.quota;
+  const form = el("form", { class: "repo-form", dataset: { repo: fullName } });
+  const agent = select("agentPreset", [...view.agents.map((a) => [a.name, a.name]), ["custom", "custom command"]], repo.agent_preset);
+  const command = input("agentCommand", repo.agent_command, { placeholder: "sh run-my-agent.sh" });
+  const commandField = field("Custom command", command, "(runs in the working copy; the prompt is in $HANDOFF_PROMPT_FILE)");
+  const agentNote = el("p", { class: "hint agent-note" });
+  const showAgent = () => {
+    commandField.hidden = agent.value !== "custom";
+    const chosen = view.agents.find((a) => a.name === agent.value);
+    agentNote.textContent = chosen
+      ? `${chosen.package}${chosen.keyProvider ? ` · needs the ${chosen.keyProvider} key` : ""}${chosen.limitation ? ` · ${chosen.limitation}` : ""}`
+      : "Your own command, in the image you name below (or Handoff's base image with git).";
+  };
+  agent.addEventListener("change", showAgent);
+  const backendSelect = select("sandboxBackend", [["docker", "Docker"], ["e2b", "E2B (cloud)"], ["local", "Local process (no isolation)"]], repo.sandbox_backend);
+  const quotaInput = input("monthlyRunQuota", repo.monthly_run_quota ?? "", { type: "number", min: "0", placeholder: "no limit" });
+  const prompts = el("div", { class: "stage-prompts" });
+  for (const prompt of view.stagePrompts) {
+    const text = el("textarea", { class: "stage-prompt", attrs: { rows: "5", name: `prompt-${prompt.stage}`, spellcheck: "false" } });
+    text.value = prompt.template;
+    const reset = button("Reset to default", async () => {
+      try {
+        await backend.setStagePrompt(fullName, prompt.stage, null);
+        toast(`The ${prompt.stage} prompt is the default again`);
+        await renderRepoSettings(fullName);
+      } catch (error) {
+        errorToast(error);
+      }
+    }, "button small quiet");
+    reset.disabled = !prompt.isOwn;
+    const save = button("Save prompt", async () => {
+      try {
+        await backend.setStagePrompt(fullName, prompt.stage, text.value);
+        toast(`Saved the ${prompt.stage} prompt`, { kind: "success" });
+        await renderRepoSettings(fullName);
+      } catch (error) {
+        errorToast(error);
+      }
+    }, "button small");
+    prompts.append(el("div", { class: "stage-prompt-box", dataset: { stage: prompt.stage } }, [
+      el("div", { class: "stage-prompt-head" }, [
+        el("strong", { text: prompt.stage }),
+        el("span", { class: "badge", text: prompt.isOwn ? "your own" : "default" }),
+        save,
+        reset,
+      ]),
+      text,
+    ]));
+  }
+  const confirmBox = el("div", { class: "confirm-box", attrs: { role: "alert" } });
+  confirmBox.hidden = true;
+  const errorLine = el("p", { class: "form-error" });
+  errorLine.hidden = true;
+
+  const collect = (confirmNoIsolation = false) => {
+    const data = new FormData(form);
+    const quotaText = String(data.get("monthlyRunQuota") ?? "").trim();
+    return {
+      defaultBranch: String(data.get("defaultBranch") ?? ""),
+      feedbackLabel: String(data.get("feedbackLabel") ?? ""),
+      customInstructions: String(data.get("customInstructions") ?? ""),
+      monthlyRunQuota: quotaText === "" ? null : Number(quotaText),
+      sandboxBackend: String(data.get("sandboxBackend") ?? ""),
+      agentPreset: String(data.get("agentPreset") ?? ""),
+      agentCommand: String(data.get("agentCommand") ?? ""),
+      dockerImage: String(data.get("dockerImage") ?? ""),
+      e2bTemplate: String(data.get("e2bTemplate") ?? ""),
+      confirmNoIsolation,
+    };
+  };
+  const save = async (confirmNoIsolation) => {
+    errorLine.hidden = true;
+    try {
+      await backend.saveRepoSettings(fullName, collect(confirmNoIsolation));
+      toast(`Saved ${fullName}`, { kind: "success" });
+      await renderRepositories(fullName);
+      hooks.changed();
+    } catch (error) {
+      if (error.code === "needs_confirmation") {
+        confirmBox.hidden = false;
+        confirmBox.replaceChildren(
+          el("p", { text: error.message }),
+          button("Use the local backend anyway", () => save(true), "button danger confirm-local"),
+          button("Keep the sandbox", () => {
+            confirmBox.hidden = true;
+            backendSelect.value = repo.sandbox_backend;
+          }, "button quiet"),
+        );
+      } else {
+        errorLine.hidden = false;
+        errorLine.textContent = error.message;
+      }
+    }
+  };
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    save(false);
+  });
+
+  const instructions = el("textarea", { attrs: { name: "customInstructions", rows: "3" } });
+  instructions.value = repo.custom_instructions;
+  form.append(
+    el("div", { class: "form-grid" }, [
+      field("Base branch", input("defaultBranch", repo.default_branch)),
+      field("Feedback label", input("feedbackLabel", repo.feedback_label)),
+      field("Runs per month", quotaInput, quota.quota == null ? `(${quota.used} used, no limit)` : `(${quota.used} used, ${quota.left} left)`),
+      field("Sandbox", backendSelect),
+      field("Agent", agent),
+      commandField,
+      field("Docker image", input("dockerImage", repo.docker_image, { placeholder: view.defaultDockerImage }), "(empty: Handoff's own)"),
+      field("E2B template", input("e2bTemplate", repo.e2b_template, { placeholder: "base" })),
+    ]),
+    agentNote,
+    field("Instructions for the agent (every run)", instructions),
+    confirmBox,
+    errorLine,
+    el("div", { class: "modal-actions" }, [el("button", { type: "submit", class: "button primary save-repo", text: "Save settings" })]),
+  );
+  showAgent();
+
+  const disconnectBox = el("div", { class: "disconnect" });
+  const askDisconnect = button("Disconnect…", () => {
+    disconnectBox.replaceChildren(
+      el("p", { text: `Disconnect ${fullName}? Its feedback, runs and comments stay here; syncs and runs leave it alone until you connect it again.` }),
+      button("Disconnect", async () => {
+        try {
+          await backend.disconnectRepository(fullName);
+          toast(`Disconnected ${fullName}`);
+          shownRepo = null;
+          await renderRepositories(null);
+          hooks.changed();
+        } catch (error) {
+          errorToast(error);
+        }
+      }, "button danger confirm-disconnect"),
+      button("Keep it", () => disconnectBox.replaceChildren(askDisconnect), "button quiet"),
+    );
+  }, "button small quiet danger-text");
+  disconnectBox.append(askDisconnect);
+
+  detail.replaceChildren(
+    el("header", { class: "repo-settings-header" }, [el("h3", { class: "mono", text: fullName }), disconnectBox]),
+    form,
+    el("h3", { text: "Stage prompts" }),
+    el("p", { class: "hint", text: "What the review, plan, test and fix stages ask the agent. Placeholders: {{pr_number}} {{pr_title}} {{branch}} {{base}} {{review}} {{plan}} {{failures}} {{instructions}}." }),
+    prompts,
+  );
+}
+
+// --- Keys -----------------------------------------------------------------------------
+
+async function renderKeys(focus) {
+  const panel = panels.keys;
+  const states = await backend.keyStates();
+  const rows = states.map((state) => {
+    const row = el("li", { class: "key-row", dataset: { key: state.name, set: String(state.set) } });
+    const draw = () => {
+      const entry = el("input", { class: "key-input", attrs: { type: "password", autocomplete: "off", placeholder: `Paste the ${state.name} key`, "aria-label": `${state.label} key` } });
+      const saveKey = async () => {
+        try {
+          await backend.setKey(state.name, entry.value);
+          entry.value = "";
+          toast(`The ${state.name} key is kept in your system's keyring`, { kind: "success" });
+          await renderKeys();
+          hooks.changed();
+        } catch (error) {
+          errorToast(error);
+        }
+      };
+      entry.addEventListener("keydown", (event) => {
+        if (event.key === "Enter") saveKey();
+      });
+      row.replaceChildren(
+        el("div", { class: "key-label" }, [
+          el("strong", { text: state.label }),
+          state.forHost ? el("span", { class: "hint", text: ` for ${state.forHost}` }) : null,
+        ]),
+        el("span", { class: `badge key-state ${state.set ? "" : "warning"}`, text: state.set ? "set" : "not set" }),
+        entry,
+        button(state.set ? "Replace" : "Save", saveKey, "button small save-key"),
+        state.set
+          ? button("Remove", async () => {
+              try {
+                await backend.removeKey(state.name);
+                toast(`Removed the ${state.name} key`);
+                await renderKeys();
+              } catch (error) {
+                errorToast(error);
+              }
+            }, "button small quiet remove-key")
+          : null,
+      );
+      if (focus === state.name) entry.focus();
+    };
+    draw();
+    return row;
+  });
+  panel.replaceChildren(
+    el("p", { class: "hint", text: "Keys go to your system's keyring and nowhere else; this window only ever learns whether one is set." }),
+    el("ul", { class: "key-list" }, rows),
+  );
+}
+
+// --- Check setup ------------------------------------------------------------------------
+
+const statusIcons = { ok: "✓", warning: "!", failure: "✕" };
+
+function fixButton(fix) {
+  switch (fix?.kind) {
+    case "sign_in":
+      return button("Sign in", () => hooks.signIn(), "button small fix-sign-in");
+    case "add_key":
+      return button(`Add the ${fix.provider} key`, () => showTab("keys", { focus: fix.provider }), "button small fix-add-key");
+    case "add_e2b_key":
+    case "replace_e2b_key":
+      return button("E2B key", () => showTab("keys", { focus: "e2b" }), "button small fix-add-key");
+    case "choose_another_agent":
+      return button("Repository settings", () => showTab("repositories", { repo: fix.repo }), "button small");
+    case "build_image":
+      return null; // drawn with its log below
+    default:
+      return null;
+  }
+}
+
+async function renderSetup() {
+  const panel = panels.setup;
+  const again = button("Check again", () => renderSetup().catch(errorToast), "button small check-again");
+  panel.replaceChildren(el("div", { class: "setup-head" }, [again, el("span", { class: "muted", text: "Checking…" })]));
+  const report = await backend.checkSetup();
+  const list = el("ul", { class: "setup-lines" });
+  for (const line of report.lines) {
+    const item = el("li", { class: `setup-line ${line.status}`, dataset: { id: line.id, status: line.status } }, [
+      el("span", { class: "setup-icon", text: statusIcons[line.status] ?? "?", attrs: { "aria-label": line.status } }),
+      el("div", { class: "setup-text" }, [
+        el("strong", { text: line.subject }),
+        el("span", { text: ` ${line.detail}` }),
+        line.fix_sentence && line.status !== "ok" ? el("p", { class: "setup-fix hint", text: line.fix_sentence }) : null,
+      ]),
+      fixButton(line.status !== "ok" ? line.fix : null),
+    ]);
+    if (line.status !== "ok" && line.fix?.kind === "build_image") item.append(buildBox(line.fix));
+    list.append(item);
+  }
+  const worst = report.lines.some((l) => l.status === "failure") ? "failure" : report.lines.some((l) => l.status === "warning") ? "warning" : "ok";
+  panel.dataset.status = worst;
+  panel.replaceChildren(
+    el("div", { class: "setup-head" }, [
+      again,
+      el("span", { class: `setup-summary ${worst}`, text: worst === "ok" ? "Everything a run needs is in place." : worst === "warning" ? "Runs can go; some things could be better." : "Some runs would be refused until these are fixed." }),
+    ]),
+    list,
+  );
+}
+
+function buildBox(fix) {
+  const log = el("pre", { class: "build-log", attrs: { "aria-label": `Build log of ${fix.image}` } });
+  log.hidden = true;
+  const build = button("Build image", async () => {
+    build.disabled = true;
+    log.hidden = false;
+    log.textContent = "";
+    try {
+      await backend.buildAgentImage(fix.preset, (line) => {
+        log.append(line + "\n");
+        log.scrollTop = log.scrollHeight;
+      });
+      toast(`Built ${fix.image}`, { kind: "success" });
+      await renderSetup();
+    } catch (error) {
+      build.disabled = false;
+      log.append(`\n${error.message}\n`);
+      errorToast(error);
+    }
+  }, "button small primary build-image");
+  return el("div", { class: "build-box", dataset: { preset: fix.preset } }, [build, log]);
+}
