@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs what is missing (Debian packages,
-# tauri-driver), checks formatting and lints, then runs every test, including the
-# end-to-end tests that open the real app window under Xvfb.
+# tauri-driver, tauri-cli), checks formatting and lints, builds the .deb, then runs every
+# test, including the end-to-end tests that open the real app window under Xvfb and the
+# one that installs the .deb into a clean Debian container.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,8 @@ bash scripts/build-test-image.sh
 # Containers a crashed test run may have left behind carry Handoff's run label.
 remove_leftover_containers() {
   docker ps -aq --filter label=dev.handoff.run | xargs -r docker rm -f >/dev/null 2>&1 || true
+  docker images --format '{{.Repository}}:{{.Tag}}' | grep '^handoff-test-built-' \
+    | xargs -r docker image rm -f >/dev/null 2>&1 || true
 }
 remove_leftover_containers
 trap remove_leftover_containers EXIT
@@ -21,6 +24,9 @@ cargo fmt --all -- --check
 
 echo "== cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== the .deb (its install is tested in a clean Debian container)"
+bash scripts/package.sh
 
 echo "== cargo nextest run (every test of the workspace)"
 cargo nextest run --workspace --locked --no-fail-fast

@@ -191,13 +191,10 @@ impl SetupCheck<'_> {
     pub async fn run(&self) -> Result<SetupReport, StoreError> {
         let repos = self.store.repos().await?;
         let mut lines = vec![self.keyring().await];
-        let github = match connect(self.store, self.secrets, RequestPolicy::default()).await {
-            Ok(client) => Some(client),
-            Err(_) => None,
-        };
+        let github = connect(self.store, self.secrets, RequestPolicy::default()).await;
         let (line, accepted) = self.github(github.as_ref()).await;
         lines.push(line);
-        if let (Some(client), true) = (&github, accepted) {
+        if let (Ok(client), true) = (&github, accepted) {
             for repo in &repos {
                 lines.push(repo_access(client, repo).await);
             }
@@ -254,18 +251,20 @@ impl SetupCheck<'_> {
     }
 
     /// The GitHub line, and whether the token was accepted.
-    async fn github(&self, client: Option<&GithubClient>) -> (CheckLine, bool) {
-        let Some(client) = client else {
-            return (
-                CheckLine::not_ok(
-                    CheckStatus::Failure,
-                    "github",
-                    "GitHub",
-                    "not signed in",
-                    Fix::SignIn,
-                ),
-                false,
-            );
+    async fn github(&self, client: Result<&GithubClient, &GithubError>) -> (CheckLine, bool) {
+        let client = match client {
+            Ok(client) => client,
+            Err(error) => {
+                let (detail, fix) = match error {
+                    GithubError::NotSignedIn { .. } => ("not signed in".to_owned(), Fix::SignIn),
+                    GithubError::Secrets(_) => (error.to_string(), Fix::StartKeyring),
+                    other => (other.to_string(), Fix::SignIn),
+                };
+                return (
+                    CheckLine::not_ok(CheckStatus::Failure, "github", "GitHub", detail, fix),
+                    false,
+                );
+            }
         };
         match client.viewer_login(self.store).await {
             Ok(login) => (

@@ -213,3 +213,57 @@ async fn an_image_built_from_the_recipe_runs_the_agent_as_its_own_user() {
         Some("height: 44px\n")
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn doctor_asks_e2b_whether_it_accepts_the_key() {
+    let fake = FakeGithub::start().await;
+    let e2b = support::fake_e2b::FakeE2b::start("e2b_key_for_tests_42").await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
+    cli.connect_scripted_repo(&fake, "e2b", &[]).await;
+    ok_text(
+        &cli.run(&["config", "set", "e2b.api_base", &e2b.api_base()])
+            .await,
+    );
+
+    let without = text(&cli.run(&["doctor"]).await);
+    assert!(
+        without.contains(&format!(
+            "FAIL  E2B: no API key is stored for {}. Add the E2B API key. (`handoff secrets set e2b`)",
+            e2b.api_base().trim_start_matches("http://")
+        )),
+        "{without}"
+    );
+
+    ok_text(
+        &cli.run_with_input(&["secrets", "set", "e2b"], "not_the_key")
+            .await,
+    );
+    let refused = text(&cli.run(&["doctor"]).await);
+    assert!(
+        refused.contains("FAIL  E2B: the e2b sandbox is not available: E2B refuses the key (401"),
+        "{refused}"
+    );
+
+    ok_text(
+        &cli.run_with_input(&["secrets", "set", "e2b"], "e2b_key_for_tests_42")
+            .await,
+    );
+    let accepted = cli.run(&["doctor"]).await;
+    let printed = text(&accepted);
+    assert!(printed.contains("accepts the key"), "{printed}");
+    assert_eq!(
+        accepted.status.code(),
+        Some(0),
+        "every check passes: {printed}"
+    );
+    assert!(
+        e2b.sandboxes().is_empty(),
+        "checking the key starts no sandbox"
+    );
+}

@@ -559,3 +559,47 @@ async fn dashboard_filters_by_repo_status_and_search() {
         .unwrap();
     assert_eq!(literal.total, 0, "% is searched for literally");
 }
+
+#[tokio::test]
+async fn a_disconnected_repository_keeps_its_history_and_connects_again_as_it_was() {
+    let (_dir, store) = support::temp_store().await;
+    let repo = support::seed::add_repo(&store, "octocat/kept").await;
+    let item = support::seed::add_feedback(&store, "octocat/kept", "Kept", "Kept body").await;
+    store
+        .change_repo_settings(
+            repo.id,
+            &handoff::store::RepoSettingsChange {
+                feedback_label: Some("wish".to_owned()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+
+    let disconnected = store.disconnect_repo(repo.id).await.unwrap();
+
+    assert!(disconnected.disconnected_at.is_some());
+    assert!(store.repos().await.unwrap().is_empty(), "no longer listed");
+    assert_eq!(
+        store.feedback(item.id).await.unwrap().title,
+        "Kept",
+        "history kept"
+    );
+    let again = store
+        .add_repo(&handoff::domain::NewRepo::with_defaults(
+            "octocat/kept".parse().unwrap(),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(again.id, repo.id);
+    assert_eq!(again.feedback_label, "wish", "as it was");
+    assert!(again.disconnected_at.is_none());
+    assert!(matches!(
+        store
+            .add_repo(&handoff::domain::NewRepo::with_defaults(
+                "octocat/kept".parse().unwrap()
+            ))
+            .await,
+        Err(handoff::StoreError::RepoAlreadyConnected(_))
+    ));
+}

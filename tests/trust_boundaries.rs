@@ -61,6 +61,26 @@ async fn begin(
         .await
 }
 
+/// The newest version Handoff knows of the `kind` comment on PR `number`.
+async fn latest_version(
+    world: &PipelineWorld,
+    number: u64,
+    kind: CommentKind,
+) -> handoff::domain::CommentVersion {
+    let comment = world
+        .store
+        .managed_comment(world.repo.id, number, kind)
+        .await
+        .unwrap()
+        .expect("the comment is known");
+    world
+        .store
+        .latest_comment_version(comment.id)
+        .await
+        .unwrap()
+        .expect("it has a version")
+}
+
 async fn set_instructions(world: &PipelineWorld, instructions: &str) {
     world
         .store
@@ -151,18 +171,7 @@ async fn the_outbox_puts_the_owners_edit_back_rather_than_on_a_visitors_comment(
         pr_number: number,
         kind: CommentKind::Review,
     };
-    let comment = world
-        .store
-        .managed_comment(world.repo.id, number, CommentKind::Review)
-        .await
-        .unwrap()
-        .unwrap();
-    let base = world
-        .store
-        .latest_comment_version(comment.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let base = latest_version(&world, number, CommentKind::Review).await;
     // Edited offline: queued.
     let queued = save_owner_edit(
         None,
@@ -281,18 +290,7 @@ async fn a_review_edited_by_someone_else_waits_for_the_owners_approval() {
         runs_before,
         "nothing was recorded or spent"
     );
-    let comment = world
-        .store
-        .managed_comment(world.repo.id, number, CommentKind::Review)
-        .await
-        .unwrap()
-        .unwrap();
-    let version = world
-        .store
-        .latest_comment_version(comment.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let version = latest_version(&world, number, CommentKind::Review).await;
     assert_eq!(version.origin, VersionOrigin::EditOnGithub);
     assert_eq!(version.author_login.as_deref(), Some("collaborator"));
     assert!(version.awaits_owner_approval());

@@ -10,12 +10,21 @@
 mod background_tasks;
 mod commands;
 mod desktop_state;
+mod one_window;
 
 fn main() {
     tauri::Builder::default()
+        .plugin(
+            tauri_plugin_single_instance::Builder::new()
+                .dbus_id(one_window::instance_name())
+                .callback(|app, _arguments, _folder| one_window::bring_to_front(app))
+                .build(),
+        )
+        .plugin(tauri_plugin_window_state::Builder::default().build())
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_notification::init())
         .setup(|app| {
+            one_window::remember_place(app.handle());
             let state = tauri::async_runtime::block_on(desktop_state::DesktopState::open());
             if let Ok(core) = state.core() {
                 background_tasks::spawn_all(app.handle().clone(), core.clone());

@@ -105,7 +105,7 @@ async fn a_new_owner_gets_to_a_first_pull_request_in_the_window_alone() {
         )
         .await;
     let code = code.as_str().unwrap().to_owned();
-    assert_eq!(fake.device_user_codes(), [code.clone()]);
+    assert_eq!(fake.device_user_codes(), std::slice::from_ref(&code));
     assert!(app.texts("#device-uri").await[0].ends_with("/login/device"));
     app.screenshot("sign-in-device").await;
     fake.approve_device(&code, OWNER);
@@ -402,4 +402,55 @@ async fn signing_in_in_the_browser_can_be_cancelled_and_signing_out_forgets_the_
         .unwrap()
         .is_none());
     app.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repository_typed_by_name_is_connected_and_disconnecting_asks_and_keeps_its_history() {
+    let keyring = SecretService::start();
+    let data_dir = tempfile::tempdir().unwrap();
+    let store = Store::open_in(data_dir.path()).await.unwrap();
+    let app = AppSession::start_with_env(
+        data_dir.path(),
+        &[("DBUS_SESSION_BUS_ADDRESS", keyring.bus_address())],
+    )
+    .await;
+    assert_eq!(app.wait_until_loaded().await, "true");
+
+    app.click("#open-settings").await;
+    let hint = app
+        .eventually(
+            "const r = document.querySelector('.connect-results'); return r ? r.textContent : null;",
+            |value| value.as_str().is_some_and(|text| text.contains("Sign in")),
+        )
+        .await;
+    assert_eq!(hint, "Sign in to GitHub to list your repositories.");
+    app.type_into(".connect-typed input", "octocat/typed-in")
+        .await;
+    app.click(".connect-typed button").await;
+    app.wait_for(".repo-form[data-repo=\"octocat/typed-in\"]")
+        .await;
+    let repo = store
+        .repo_by_name(&"octocat/typed-in".parse().unwrap())
+        .await
+        .unwrap();
+    let item = support::seed::add_feedback(&store, "octocat/typed-in", "Kept", "Its history").await;
+
+    app.click(".disconnect button").await;
+    let asked = app.texts(".disconnect p").await;
+    assert!(
+        asked[0].contains("Its feedback, runs and comments stay here"),
+        "{asked:?}"
+    );
+    app.click(".confirm-disconnect").await;
+    let connected = app
+        .eventually(
+            "return document.querySelectorAll('.repo-row').length;",
+            |value| value == &Value::from(0),
+        )
+        .await;
+    assert_eq!(connected, Value::from(0));
+    assert!(store.repo(repo.id).await.unwrap().disconnected_at.is_some());
+    assert_eq!(store.feedback(item.id).await.unwrap().title, "Kept");
+    app.close().await;
+    store.close().await;
 }

@@ -1,17 +1,14 @@
-//! The app's session with GitHub (D7, D8): who is signed in, signing in with a pasted
-//! token (kept in the OS keyring only), a sync now or on the timer, and the run events
-//! that become notifications (D6, I8).
+//! The app's session with GitHub: who is signed in, a sync now or on the timer, and the
+//! run events that become notifications. (Signing in and out is in [`super::setup`].)
 
 use serde::Serialize;
 
 use super::AppCore;
 use crate::domain::run_event::RunEvent;
 use crate::error_code::CodedError;
-use crate::github::endpoints::GithubEndpoints;
-use crate::github::sign_in::{auth_status, sign_in_with_token};
+use crate::github::sign_in::auth_status;
 use crate::github::sync::{sync, SyncReport};
 use crate::pipeline::reconcile::Reconciled;
-use crate::secrets::Secret;
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -38,26 +35,6 @@ pub async fn session_status(core: &AppCore) -> Result<SessionStatus, CodedError>
             .is_some(),
         connected_repos: core.store.repos().await?.len(),
     })
-}
-
-/// Checks `token` with GitHub and keeps it in the keyring.
-pub async fn sign_in(
-    core: &AppCore,
-    token: &str,
-    api_base: Option<&str>,
-) -> Result<SessionStatus, CodedError> {
-    let endpoints = match api_base.filter(|base| !base.trim().is_empty()) {
-        Some(base) => GithubEndpoints::new(base)?,
-        None => GithubEndpoints::configured(&core.store).await?,
-    };
-    sign_in_with_token(
-        &core.store,
-        &core.secrets,
-        endpoints,
-        Secret::new(token.trim()),
-    )
-    .await?;
-    session_status(core).await
 }
 
 /// One sync with GitHub.

@@ -400,6 +400,12 @@ pub enum RepoCommand {
         #[command(flatten)]
         settings: RepoSettingsArguments,
     },
+    /// Disconnect a repository: syncs and runs leave it alone; its feedback, runs and
+    /// comments stay here. `repo add` connects it again as it was.
+    Disconnect {
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+    },
 }
 
 #[derive(Debug, Args, Default)]

@@ -56,6 +56,15 @@ pub async fn run(store: &Store, command: RepoCommand) -> Result<(), CliError> {
             print!("{}", table.render());
             Ok(())
         }
+        RepoCommand::Disconnect { repo } => {
+            let repo = store.repo_by_name(&repo).await?;
+            store.disconnect_repo(repo.id).await?;
+            println!(
+                "disconnected {}: its history stays; `handoff repo add {}` connects it again",
+                repo.name, repo.name
+            );
+            Ok(())
+        }
         RepoCommand::Show { repo, output } => {
             let repo = store.repo_by_name(&repo).await?;
             let quota = store.quota_status(repo.id, Utc::now()).await?;

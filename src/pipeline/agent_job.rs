@@ -169,6 +169,9 @@ impl Pipeline {
         backend: Option<SandboxBackend>,
         timeout: Option<Duration>,
     ) -> Result<AgentSetup, PipelineError> {
+        if repo.disconnected_at.is_some() {
+            return Err(PipelineError::RepoDisconnected(repo.name.full_name()));
+        }
         let agent = AgentChoice::of(&repo.agent_preset, repo.agent_command.as_deref())?;
         let key_line = setup_check::agent_key(&self.secrets, repo, &agent).await;
         if key_line.status == CheckStatus::Failure {

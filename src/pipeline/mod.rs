@@ -148,6 +148,8 @@ pub enum PipelineError {
     },
     #[error("fix cannot push to PR #{number}: {reason}")]
     FixCannotPush { number: u64, reason: String },
+    #[error("{0} is disconnected: connect it again to run on it")]
+    RepoDisconnected(String),
     #[error(
         "the {kind} comment carries your edits (version {version}); running {stage} again replaces it on GitHub. \
          Your text stays in the history (`handoff comment history`). Run again with --force to go ahead."
@@ -175,6 +177,7 @@ impl PipelineError {
             PipelineError::FeedbackAwaitsApproval { .. }
             | PipelineError::EditAwaitsApproval { .. } => ErrorCode::AwaitsApproval,
             PipelineError::FixCannotPush { .. } => ErrorCode::IllegalTransition,
+            PipelineError::RepoDisconnected(_) => ErrorCode::IllegalTransition,
         }
     }
 }

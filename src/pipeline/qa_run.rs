@@ -196,14 +196,7 @@ impl Pipeline {
                     continue;
                 }
                 checked.push(kind);
-                let place = CommentPlace {
-                    repo: &repo,
-                    pr_number,
-                    kind,
-                };
-                if let ReadBack::Present { version, .. } =
-                    read_back(&self.github, &self.store, place).await?
-                {
+                if let Some(version) = self.current_version(&repo, pr_number, kind).await? {
                     if version.origin != VersionOrigin::Agent {
                         return Err(PipelineError::OwnerEdits {
                             stage: *stage,
@@ -223,14 +216,7 @@ impl Pipeline {
             }
         }
         if let Some(kind) = stage_input(stage) {
-            let place = CommentPlace {
-                repo: &repo,
-                pr_number,
-                kind,
-            };
-            if let ReadBack::Present { version, .. } =
-                read_back(&self.github, &self.store, place).await?
-            {
+            if let Some(version) = self.current_version(&repo, pr_number, kind).await? {
                 if version.awaits_owner_approval() {
                     return Err(PipelineError::EditAwaitsApproval {
                         stage,
@@ -826,6 +812,26 @@ impl BegunQa {
             }
             Stage::Code | Stage::FullAuto => Err(Stop::failed("stage", "not a QA stage")),
         }
+    }
+}
+
+impl Pipeline {
+    /// The version of the `kind` comment that is on GitHub now, if there is one.
+    async fn current_version(
+        &self,
+        repo: &Repo,
+        pr_number: u64,
+        kind: CommentKind,
+    ) -> Result<Option<crate::domain::CommentVersion>, PipelineError> {
+        let place = CommentPlace {
+            repo,
+            pr_number,
+            kind,
+        };
+        Ok(match read_back(&self.github, &self.store, place).await? {
+            ReadBack::Present { version, .. } => Some(version),
+            ReadBack::Missing { .. } => None,
+        })
     }
 }
 

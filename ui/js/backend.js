@@ -65,5 +65,6 @@ export const backend = {
   openPullRequest: (feedbackId) => call("open_pull_request", { feedbackId }),
   openLink: (url) => call("open_link", { url }),
   onMirrorChanged: (handler) => tauri.event.listen("mirror-changed", handler),
+  onSecondLaunch: (handler) => tauri.event.listen("second-launch", handler),
   onRunEvent: (handler) => tauri.event.listen("run-event", (event) => handler(event.payload)),
 };

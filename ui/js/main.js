@@ -190,6 +190,7 @@ document.addEventListener("click", (event) => {
 });
 
 backend.onMirrorChanged(() => reload());
+backend.onSecondLaunch(() => toast("Handoff is already open: here it is."));
 backend.onRunEvent((runEvent) => {
   const kind = runEvent.kind === "run_failed" ? "error" : "success";
   const feedbackId = runEvent.feedback_id;

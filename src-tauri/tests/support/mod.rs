@@ -53,8 +53,13 @@ impl Drop for Stoppable {
 /// The app under test, with its own display, driver and data folder.
 pub struct AppSession {
     pub client: Client,
+    /// The X display the window is on.
+    pub display: String,
     _driver: Stoppable,
     _display: Option<Stoppable>,
+    /// The app's config folder (where the window's size and place are kept), unless the
+    /// test gave its own.
+    _config_home: Option<tempfile::TempDir>,
 }
 
 fn free_port() -> u16 {
@@ -137,7 +142,16 @@ impl AppSession {
         };
         let port = free_port();
         let native_port = free_port();
-        let driver = Command::new(find_program("tauri-driver"))
+        let config_home = if env.iter().any(|(name, _)| *name == "XDG_CONFIG_HOME") {
+            None
+        } else {
+            Some(tempfile::tempdir().expect("a config folder"))
+        };
+        let mut driver = Command::new(find_program("tauri-driver"));
+        if let Some(folder) = &config_home {
+            driver.env("XDG_CONFIG_HOME", folder.path());
+        }
+        let driver = driver
             .args([
                 "--port",
                 &port.to_string(),
@@ -169,8 +183,10 @@ impl AppSession {
             .expect("a WebDriver session on the app");
         AppSession {
             client,
+            display,
             _driver: driver,
             _display: display_process,
+            _config_home: config_home,
         }
     }
 

@@ -480,42 +480,18 @@ impl FakeGithub {
         base: &str,
         title: &str,
     ) -> u64 {
-        let base = base.to_owned();
         let user_id = self.user_id(author);
         let (owner, name) = full_name.split_once('/').expect("owner/name");
         let mut state = self.shared.state.lock().expect("state");
-        let pull_id = state.new_id();
-        let issue_id = state.new_id();
-        let repo = state.repo_mut(owner, name).expect("a fake repository");
-        let number = repo.next_number;
-        repo.next_number += 1;
-        let at = now();
-        repo.issues.insert(
-            number,
-            FakeIssue {
-                id: issue_id,
-                number,
+        let number = state.open_pull(
+            &repo_key(owner, name),
+            state::NewPull {
                 title: title.to_owned(),
                 body: None,
-                user_id,
-                labels: Vec::new(),
-                state: "open".to_owned(),
-                created_at: at,
-                updated_at: at,
-                closed_at: None,
-                is_pull: true,
-            },
-        );
-        repo.pulls.insert(
-            number,
-            state::FakePull {
-                id: pull_id,
-                number,
+                author: user_id,
                 head: head.to_owned(),
                 head_fork: None,
-                base,
-                merged_at: None,
-                merge_commit_sha: None,
+                base: base.to_owned(),
             },
         );
         rest::refresh_pull_heads(&state, owner, name);
@@ -610,38 +586,15 @@ impl FakeGithub {
                 },
             );
         }
-        let pull_id = state.new_id();
-        let issue_id = state.new_id();
-        let repo = state.repo_mut(owner, name).expect("a fake repository");
-        let number = repo.next_number;
-        repo.next_number += 1;
-        let at = now();
-        repo.issues.insert(
-            number,
-            FakeIssue {
-                id: issue_id,
-                number,
+        let number = state.open_pull(
+            &repo_key(owner, name),
+            state::NewPull {
                 title: title.to_owned(),
                 body: None,
-                user_id: author,
-                labels: Vec::new(),
-                state: "open".to_owned(),
-                created_at: at,
-                updated_at: at,
-                closed_at: None,
-                is_pull: true,
-            },
-        );
-        repo.pulls.insert(
-            number,
-            state::FakePull {
-                id: pull_id,
-                number,
+                author,
                 head: head.to_owned(),
                 head_fork: Some(fork_key),
                 base: base.to_owned(),
-                merged_at: None,
-                merge_commit_sha: None,
             },
         );
         drop(state);

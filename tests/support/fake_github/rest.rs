@@ -13,7 +13,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::faults::{take_fault, Fault};
 use super::shapes;
-use super::state::{now, repo_key, FakeComment, FakeIssue, FakePull, FakeState};
+use super::state::{now, repo_key, FakeComment, FakeIssue, FakeState, NewPull};
 use super::{git_http, RequestRecord, Shared};
 
 /// GitHub's limit on a comment body, in characters.
@@ -592,38 +592,15 @@ fn route(
                     "A pull request already exists for {owner}:{head}."
                 ));
             }
-            let pull_id = state.new_id();
-            let issue_id = state.new_id();
-            let repo = state.repo_mut(owner, name).expect("checked");
-            let number = repo.next_number;
-            repo.next_number += 1;
-            let at = now();
-            repo.issues.insert(
-                number,
-                FakeIssue {
-                    id: issue_id,
-                    number,
+            let number = state.open_pull(
+                &repo_key(owner, name),
+                NewPull {
                     title: title.to_owned(),
                     body: body.get("body").and_then(Value::as_str).map(str::to_owned),
-                    user_id,
-                    labels: Vec::new(),
-                    state: "open".to_owned(),
-                    created_at: at,
-                    updated_at: at,
-                    closed_at: None,
-                    is_pull: true,
-                },
-            );
-            repo.pulls.insert(
-                number,
-                FakePull {
-                    id: pull_id,
-                    number,
+                    author: user_id,
                     head,
                     head_fork: None,
                     base: base.to_owned(),
-                    merged_at: None,
-                    merge_commit_sha: None,
                 },
             );
             refresh_pull_heads(state, owner, name);

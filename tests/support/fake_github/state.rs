@@ -44,6 +44,18 @@ pub struct FakePull {
     pub merge_commit_sha: Option<String>,
 }
 
+/// What a new pull request is made of.
+#[derive(Debug, Clone)]
+pub struct NewPull {
+    pub title: String,
+    pub body: Option<String>,
+    pub author: u64,
+    pub head: String,
+    /// The fork the head branch lives in (its key), if it is not the repository itself.
+    pub head_fork: Option<String>,
+    pub base: String,
+}
+
 #[derive(Debug, Clone)]
 pub struct FakeComment {
     pub id: u64,
@@ -141,6 +153,46 @@ impl FakeState {
             .iter()
             .find(|user| user.id == id)
             .expect("a known user")
+    }
+
+    /// Opens a pull request (and its issue side, which shares its number) in the
+    /// repository `key`; returns its number.
+    pub fn open_pull(&mut self, key: &str, new: NewPull) -> u64 {
+        let pull_id = self.new_id();
+        let issue_id = self.new_id();
+        let repo = self.repos.get_mut(key).expect("a fake repository");
+        let number = repo.next_number;
+        repo.next_number += 1;
+        let at = now();
+        repo.issues.insert(
+            number,
+            FakeIssue {
+                id: issue_id,
+                number,
+                title: new.title,
+                body: new.body,
+                user_id: new.author,
+                labels: Vec::new(),
+                state: "open".to_owned(),
+                created_at: at,
+                updated_at: at,
+                closed_at: None,
+                is_pull: true,
+            },
+        );
+        repo.pulls.insert(
+            number,
+            FakePull {
+                id: pull_id,
+                number,
+                head: new.head,
+                head_fork: new.head_fork,
+                base: new.base,
+                merged_at: None,
+                merge_commit_sha: None,
+            },
+        );
+        number
     }
 
     /// A comment by its GraphQL id (`IC_kw…`).

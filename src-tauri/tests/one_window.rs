@@ -1,0 +1,107 @@
+//! End to end: one running window per data folder, in the place the owner left it. A
+//! second launch on the same data brings the running window to the front and exits; the
+//! window's size comes back at the next launch.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use handoff::Store;
+use serde_json::Value;
+use support::secret_service::SecretService;
+use support::AppSession;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_launch_brings_the_running_window_to_the_front() {
+    // The instance lock lives on the session bus: a private one for this test.
+    let bus = SecretService::start();
+    let data_dir = tempfile::tempdir().unwrap();
+    let config_home = tempfile::tempdir().unwrap();
+    Store::open_in(data_dir.path()).await.unwrap().close().await;
+    let config = config_home.path().display().to_string();
+    let app = AppSession::start_with_env(
+        data_dir.path(),
+        &[
+            ("DBUS_SESSION_BUS_ADDRESS", bus.bus_address()),
+            ("XDG_CONFIG_HOME", &config),
+        ],
+    )
+    .await;
+    assert_eq!(app.wait_until_loaded().await, "true");
+
+    let mut second = std::process::Command::new(env!("CARGO_BIN_EXE_handoff-desktop"))
+        .env("DISPLAY", &app.display)
+        .env("HANDOFF_DATA_DIR", data_dir.path())
+        .env("DBUS_SESSION_BUS_ADDRESS", bus.bus_address())
+        .env("XDG_CONFIG_HOME", &config)
+        .env_remove("WAYLAND_DISPLAY")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let exit = loop {
+        if let Some(status) = second.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = second.kill();
+            panic!("the second launch kept running: it opened a window of its own");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(exit.success(), "the second launch ended with {exit}");
+    let told = app
+        .eventually(
+            "return [...document.querySelectorAll('.toast')].map(t => t.textContent).join(' | ');",
+            |value| {
+                value
+                    .as_str()
+                    .is_some_and(|text| text.contains("Handoff is already open"))
+            },
+        )
+        .await;
+    assert!(
+        told.as_str().unwrap().contains("Handoff is already open"),
+        "{told}"
+    );
+    app.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_window_keeps_its_size_between_launches() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let config_home = tempfile::tempdir().unwrap();
+    Store::open_in(data_dir.path()).await.unwrap().close().await;
+    let config = config_home.path().display().to_string();
+    let environment = [("XDG_CONFIG_HOME", config.as_str())];
+
+    let first = AppSession::start_with_env(data_dir.path(), &environment).await;
+    assert_eq!(first.wait_until_loaded().await, "true");
+    first
+        .client
+        .set_window_rect(60, 40, 1040, 700)
+        .await
+        .expect("the window is resized");
+    let state_file = config_home
+        .path()
+        .join("dev.handoff.desktop/.window-state.json");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !state_file.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the window's size was never kept"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    first.close().await;
+
+    let second = AppSession::start_with_env(data_dir.path(), &environment).await;
+    assert_eq!(second.wait_until_loaded().await, "true");
+    let (_, _, width, height) = second.client.get_window_rect().await.unwrap();
+    assert_eq!((width as i64, height as i64), (1040, 700));
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(&state_file).unwrap()).unwrap();
+    assert_eq!(kept["main"]["width"], 1040, "{kept}");
+    second.close().await;
+}
