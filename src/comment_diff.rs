@@ -52,7 +52,14 @@ pub fn unified_diff(from: &CommentVersion, to: &CommentVersion) -> String {
 
 /// Every line of both contents, marked same, added or removed.
 pub fn line_changes(from: &CommentVersion, to: &CommentVersion) -> Vec<DiffLine> {
-    let (old, new) = (as_lines(from), as_lines(to));
+    text_line_changes(from.whole_content(), to.whole_content())
+}
+
+/// Every line of two texts, marked same, added or removed (a text being edited against
+/// a stored version, for example).
+pub fn text_line_changes(from: &str, to: &str) -> Vec<DiffLine> {
+    let lines = |text: &str| format!("{}\n", text.trim_end_matches('\n'));
+    let (old, new) = (lines(from), lines(to));
     TextDiff::from_lines(&old, &new)
         .iter_all_changes()
         .map(|change| DiffLine {

@@ -24,7 +24,8 @@ crate::stored_text_enum! {
         GithubRefused => "github_refused",
         GithubUnreachable => "github_unreachable",
         GithubMalformedAnswer => "github_malformed_answer",
-        EditConflict => "edit_conflict",
+        /// A stage would replace the owner's edit of its comment: ask, then run with force.
+        OwnerEdits => "owner_edits",
         AwaitsApproval => "awaits_approval",
         SandboxUnavailable => "sandbox_unavailable",
         SandboxFailed => "sandbox_failed",

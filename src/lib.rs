@@ -22,6 +22,7 @@ pub mod error_code;
 pub mod github;
 pub mod markdown;
 pub mod pipeline;
+pub mod pull_request_workspace;
 pub mod sandbox;
 pub mod secrets;
 pub mod service_address;

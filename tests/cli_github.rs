@@ -439,4 +439,37 @@ async fn an_edit_made_while_github_is_unreachable_waits_in_the_outbox() {
         .unwrap()
         .ends_with("Offline correction."));
     assert!(ok_stdout(&cli.run(&["outbox"]).await).contains("the outbox is empty"));
+
+    // Another edit made offline, then discarded: never sent, still in the history.
+    fake.inject(FaultRule::new("/repos/", Fault::Status(503)).times(100));
+    ok_stdout(
+        &cli.run_with(
+            &["comment", "edit", REPO, &pr, "review", "--file", "-"],
+            Some("Second thoughts."),
+            &[],
+        )
+        .await,
+    );
+    let listed = ok_stdout(&cli.run(&["outbox"]).await);
+    let id = listed
+        .lines()
+        .nth(1)
+        .and_then(|line| line.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{listed}"))
+        .to_owned();
+    fake.clear_faults();
+    let discarded = ok_stdout(&cli.run(&["outbox", "discard", &id]).await);
+    assert!(discarded.contains("will not be sent"), "{discarded}");
+    assert!(ok_stdout(&cli.run(&["outbox"]).await).contains("the outbox is empty"));
+    let nothing = ok_stdout(&cli.run(&["outbox", "send"]).await);
+    assert!(nothing.starts_with("0 sent"), "{nothing}");
+    assert!(fake
+        .comment_body(comment)
+        .unwrap()
+        .ends_with("Offline correction."));
+    let history = ok_stdout(&cli.run(&["comment", "history", REPO, &pr, "review"]).await);
+    assert!(
+        history.contains("[discarded] Second thoughts."),
+        "{history}"
+    );
 }

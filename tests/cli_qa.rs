@@ -1,5 +1,6 @@
 //! `handoff qa …` as a person uses it: the stages in the foreground, the refusal over
-//! the owner's edits and `--force`, a missing input said plainly, and the full chain.
+//! the owner's edits and `--force`, a missing input said plainly, `handoff pr list|show`
+//! with the stages' states, and the full chain.
 
 mod support;
 
@@ -88,6 +89,25 @@ async fn the_qa_stages_from_the_command_line() {
         test.contains("test: 2 scenarios: 1 passed, 1 failed; issues #"),
         "{test}"
     );
+
+    // The PR and its stages as the window's workspace shows them.
+    let listed = ok_text(&cli.run(&["pr", "list"]).await);
+    assert!(
+        listed.contains(&format!("#{pr}")) && listed.contains("Signup button"),
+        "{listed}"
+    );
+    let shown = ok_text(&cli.run(&["pr", "show", REPO, &pr]).await);
+    let review_line = shown
+        .lines()
+        .find(|line| line.starts_with("review"))
+        .unwrap();
+    assert!(review_line.contains("edited by you"), "{shown}");
+    assert!(
+        shown.contains("plan comment not found: test planned anew"),
+        "{shown}"
+    );
+    assert!(shown.contains("✗ Button height (issue #"), "{shown}");
+    assert!(shown.contains("✓ Login works"), "{shown}");
 
     let auto = ok_text(&qa("auto", &["--force"]).await);
     for line in [

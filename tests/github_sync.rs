@@ -544,10 +544,11 @@ async fn a_slow_answer_times_out_and_the_retry_succeeds() {
 
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(report.new_feedback.len(), 1);
-    // GET /user, the labelled issues twice (the first given up on), the issue's comments.
+    // GET /user, the labelled issues twice (the first given up on), the issue's comments,
+    // the open PRs.
     assert_eq!(
         github.request_count().sent,
-        4,
+        5,
         "the slow answer was given up on and asked again"
     );
 }

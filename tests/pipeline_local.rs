@@ -506,11 +506,7 @@ async fn a_visitor_follow_up_enters_the_prompt_only_once_included_and_marked_unt
         .unwrap();
     assert!(!prompt.contains("delete the tests"), "{prompt}");
 
-    world
-        .store
-        .include_visitor_follow_up(visitor.id)
-        .await
-        .unwrap();
+    world.store.include_follow_up(visitor.id).await.unwrap();
     let with = world.run(&feedback, Some("@@write v.txt three")).await;
     let prompt = world
         .store

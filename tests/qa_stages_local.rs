@@ -139,7 +139,9 @@ async fn rerunning_review_over_an_edited_review_needs_force_and_keeps_the_edit()
         "{refused:?}"
     );
     assert!(
-        refused.to_string().contains("Run again with --force"),
+        refused.to_string().contains(
+            "running review again replaces it on GitHub (your text stays in the history)"
+        ),
         "{refused}"
     );
     let forced = world.qa(number, Stage::Review, true).await;

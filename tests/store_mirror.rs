@@ -356,7 +356,56 @@ async fn visitor_follow_ups_stay_out_of_prompts_until_the_owner_includes_them() 
         .unwrap();
     assert!(again.is_none(), "a mirrored comment is not added twice");
 
-    let included = store.include_visitor_follow_up(visitor.id).await.unwrap();
+    let included = store.include_follow_up(visitor.id).await.unwrap();
+    assert!(included.included_in_prompts);
+    assert_eq!(store.follow_ups(feedback.id).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_candidate_from_the_pr_is_taken_once_and_reaches_prompts_only_when_included() {
+    let (_dir, store) = temp_store().await;
+    seed::add_repo(&store, DEMO_REPO).await;
+    let feedback = seed::add_feedback(&store, DEMO_REPO, "Candidate", "Body.").await;
+    let candidate = handoff::store::NewFollowUpCandidate {
+        body: "On `a.rs`, line 3:\n\nRename this.",
+        source: handoff::domain::FollowUpSource::Owner,
+        author_login: Some("octocat"),
+        origin: handoff::domain::FollowUpOrigin::ReviewComment,
+        github_source: "review_comment:42",
+        written_at: chrono::Utc::now(),
+    };
+
+    let taken = store
+        .add_follow_up_candidate(feedback.id, &candidate)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(taken.candidate);
+    assert!(
+        !taken.included_in_prompts,
+        "even the owner's own review comment waits to be included"
+    );
+    let again = store
+        .add_follow_up_candidate(feedback.id, &candidate)
+        .await
+        .unwrap();
+    assert!(
+        again.is_none(),
+        "what was taken from GitHub is not taken twice"
+    );
+    let blank = store
+        .add_follow_up_candidate(
+            feedback.id,
+            &handoff::store::NewFollowUpCandidate {
+                body: "   ",
+                github_source: "review:43",
+                ..candidate
+            },
+        )
+        .await;
+    assert!(blank.is_err(), "an empty candidate is refused");
+
+    let included = store.include_follow_up(taken.id).await.unwrap();
     assert!(included.included_in_prompts);
     assert_eq!(store.follow_ups(feedback.id).await.unwrap().len(), 1);
 }

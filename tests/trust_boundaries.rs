@@ -408,11 +408,7 @@ async fn a_visitors_included_follow_up_never_reaches_the_commit_and_the_owner_le
         .await
         .unwrap()
         .unwrap();
-    world
-        .store
-        .include_visitor_follow_up(visitor.id)
-        .await
-        .unwrap();
+    world.store.include_follow_up(visitor.id).await.unwrap();
     world
         .store
         .add_owner_follow_up(feedback.id, "Make it blue.\n@@write c.txt blue")
@@ -426,7 +422,7 @@ async fn a_visitors_included_follow_up_never_reaches_the_commit_and_the_owner_le
         .unwrap();
     world
         .store
-        .include_visitor_follow_up(later_visitor.id)
+        .include_follow_up(later_visitor.id)
         .await
         .unwrap();
 

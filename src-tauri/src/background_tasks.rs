@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use handoff::app_commands::{session, AppCore};
 use tauri::{AppHandle, Emitter as _};
-use tauri_plugin_notification::NotificationExt as _;
+
+use crate::notifications;
 
 /// The event that tells the page the mirror changed.
 pub const MIRROR_CHANGED: &str = "mirror-changed";
@@ -27,42 +28,54 @@ pub fn spawn_all(app: AppHandle, core: AppCore) {
 /// tells the page and turns new run events into notifications. Run events are only
 /// written by commits, so they are looked for only after one.
 async fn follow_the_mirror(app: AppHandle, core: AppCore) {
-    let _ = session::reconcile_abandoned_runs(&core).await;
-    let Ok(mut watch) = core.store.watch_changes().await else {
-        return;
+    match session::reconcile_abandoned_runs(&core).await {
+        Ok(ended) if !ended.is_empty() => {
+            tracing::info!(runs = ended.len(), "ended runs a crash left behind");
+        }
+        Ok(_) => {}
+        Err(error) => {
+            tracing::warn!(code = %error.code, message = %error.message, "runs a crash left behind could not be ended");
+        }
+    }
+    let mut watch = match core.store.watch_changes().await {
+        Ok(watch) => watch,
+        Err(error) => {
+            tracing::error!(%error, "the mirror cannot be watched: the window will not refresh by itself");
+            return;
+        }
     };
     notify_run_events(&app, &core).await;
     loop {
         tokio::time::sleep(POLL_INTERVAL).await;
         match watch.changed().await {
             Ok(true) => {
-                let _ = app.emit(MIRROR_CHANGED, ());
+                if let Err(error) = app.emit(MIRROR_CHANGED, ()) {
+                    tracing::warn!(%error, "telling the page the mirror changed");
+                }
                 notify_run_events(&app, &core).await;
             }
             Ok(false) => {}
-            Err(_) => return,
+            Err(error) => {
+                tracing::error!(%error, "the mirror can no longer be watched");
+                return;
+            }
         }
     }
 }
 
 async fn notify_run_events(app: &AppHandle, core: &AppCore) {
-    let Ok(events) = session::take_run_events(core).await else {
-        return;
+    let notices = match session::take_run_notices(core).await {
+        Ok(notices) => notices,
+        Err(error) => {
+            tracing::warn!(code = %error.code, message = %error.message, "run events could not be read");
+            return;
+        }
     };
-    for event in events {
-        let title = match event.kind.as_str() {
-            "pr_opened" => "PR opened",
-            "pr_updated" => "PR updated",
-            "run_failed" => "Run failed",
-            _ => "Run finished",
-        };
-        let _ = app
-            .notification()
-            .builder()
-            .title(title)
-            .body(&event.message)
-            .show();
-        let _ = app.emit(RUN_EVENT, &event);
+    for notice in notices {
+        notifications::show(app, &notice);
+        if let Err(error) = app.emit(RUN_EVENT, &notice) {
+            tracing::warn!(%error, "telling the page about a run event");
+        }
     }
 }
 
@@ -73,7 +86,9 @@ async fn sync_on_a_timer(core: AppCore) {
             .await
             .is_ok_and(|status| status.signed_in)
         {
-            let _ = session::sync_now(&core).await;
+            if let Err(error) = session::sync_now(&core).await {
+                tracing::warn!(code = %error.code, message = %error.message, "the timed sync failed");
+            }
         }
         tokio::time::sleep(SYNC_INTERVAL).await;
     }

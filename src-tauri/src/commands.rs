@@ -1,7 +1,12 @@
 //! The commands the page may invoke: each one a call into `handoff::app_commands`.
 
-use handoff::app_commands::comments::{self, CommentEditor, SaveResult};
+use handoff::app_commands::comments::{
+    self, EditPreview, HistoryEntry, SaveResult, VersionComparison,
+};
 use handoff::app_commands::feedback_view::{self, FeedbackDetail, NewFeedbackInput};
+use handoff::app_commands::outbox::{self, OutboxItem};
+use handoff::app_commands::pull_request_workspace::{self, WorkspaceView};
+use handoff::app_commands::pull_requests::{self, PullRequestQuery, PullRequestRow};
 use handoff::app_commands::repositories::{
     self, RepoSettingsInput, RepoSettingsView, RepositoryChoice,
 };
@@ -108,18 +113,79 @@ pub fn follow_run_log(
 }
 
 #[tauri::command]
-pub async fn open_comment(
+pub fn preview_markdown(text: String) -> String {
+    comments::preview_markdown(&text)
+}
+
+#[tauri::command]
+pub fn preview_edit(text: String, agent_original: Option<String>) -> EditPreview {
+    comments::preview_edit(&text, agent_original.as_deref())
+}
+
+#[tauri::command]
+pub async fn comment_history(
     state: State<'_, DesktopState>,
     repo: String,
     pr_number: u64,
     kind: String,
-) -> Answer<CommentEditor> {
-    comments::open_comment(state.core()?, &repo, pr_number, &kind).await
+) -> Answer<Vec<HistoryEntry>> {
+    comments::comment_history(state.core()?, &repo, pr_number, &kind).await
 }
 
 #[tauri::command]
-pub fn preview_markdown(text: String) -> String {
-    comments::preview_markdown(&text)
+pub async fn compare_versions(
+    state: State<'_, DesktopState>,
+    first: i64,
+    second: i64,
+) -> Answer<VersionComparison> {
+    comments::compare_versions(state.core()?, first, second).await
+}
+
+#[tauri::command]
+pub async fn pull_request_list(
+    state: State<'_, DesktopState>,
+    query: PullRequestQuery,
+) -> Answer<Vec<PullRequestRow>> {
+    pull_requests::pull_request_list(state.core()?, &query).await
+}
+
+#[tauri::command]
+pub async fn open_workspace(
+    state: State<'_, DesktopState>,
+    repo: String,
+    number: u64,
+    refresh: bool,
+) -> Answer<WorkspaceView> {
+    pull_request_workspace::open_workspace(state.core()?, &repo, number, refresh).await
+}
+
+#[tauri::command]
+pub async fn start_qa_stage(
+    state: State<'_, DesktopState>,
+    repo: String,
+    number: u64,
+    stage: String,
+    force: bool,
+) -> Answer<i64> {
+    pull_request_workspace::start_qa_stage(state.core()?, &repo, number, &stage, force).await
+}
+
+#[tauri::command]
+pub async fn outbox_items(state: State<'_, DesktopState>) -> Answer<Vec<OutboxItem>> {
+    outbox::outbox(state.core()?).await
+}
+
+#[tauri::command]
+pub async fn send_outbox_entry(
+    state: State<'_, DesktopState>,
+    entry_id: i64,
+) -> Answer<SaveResult> {
+    outbox::send_outbox_entry(state.core()?, entry_id).await
+}
+
+#[tauri::command]
+pub async fn discard_outbox_entry(state: State<'_, DesktopState>, entry_id: i64) -> Answer<()> {
+    outbox::discard_outbox_entry(state.core()?, entry_id).await
 }
 
 #[tauri::command]
@@ -286,6 +352,18 @@ pub async fn open_pull_request(
 ) -> Answer<()> {
     let url = app_commands::pull_request_url(state.store()?, feedback_id).await?;
     open_in_browser(&app, url)
+}
+
+/// Opens a PR in the browser; the address is built from the stored GitHub address.
+#[tauri::command]
+pub async fn open_workspace_pull_request(
+    app: tauri::AppHandle,
+    state: State<'_, DesktopState>,
+    repo: String,
+    number: u64,
+) -> Answer<()> {
+    let view = pull_request_workspace::open_workspace(state.core()?, &repo, number, false).await?;
+    open_in_browser(&app, app_commands::checked_link(&view.pr_url)?)
 }
 
 /// Opens a link from rendered markdown in the browser (http and https only).

@@ -10,6 +10,7 @@
 mod background_tasks;
 mod commands;
 mod desktop_state;
+mod notifications;
 mod one_window;
 
 fn main() {
@@ -45,8 +46,17 @@ fn main() {
             commands::start_run,
             commands::cancel_run,
             commands::follow_run_log,
-            commands::open_comment,
             commands::preview_markdown,
+            commands::preview_edit,
+            commands::comment_history,
+            commands::compare_versions,
+            commands::pull_request_list,
+            commands::open_workspace,
+            commands::start_qa_stage,
+            commands::outbox_items,
+            commands::send_outbox_entry,
+            commands::discard_outbox_entry,
+            commands::open_workspace_pull_request,
             commands::save_comment,
             commands::resolve_comment_conflict,
             commands::session_status,

@@ -28,8 +28,16 @@ pub fn instance_name() -> String {
 
 /// What the running instance does when the owner launches Handoff again.
 pub fn bring_to_front<R: Runtime>(app: &AppHandle<R>) {
+    bring_to_front_quietly(app);
+    if let Err(error) = app.emit("second-launch", ()) {
+        tracing::warn!(%error, "telling the page about a second launch");
+    }
+}
+
+/// Unminimizes, shows and focuses the main window.
+pub fn bring_to_front_quietly<R: Runtime>(app: &AppHandle<R>) {
     let Some(window) = app.get_webview_window("main") else {
-        tracing::warn!("a second launch found no main window to bring to the front");
+        tracing::warn!("no main window to bring to the front");
         return;
     };
     for (what, result) in [
@@ -40,9 +48,6 @@ pub fn bring_to_front<R: Runtime>(app: &AppHandle<R>) {
         if let Err(error) = result {
             tracing::warn!(%error, "bringing the window to the front: {what} failed");
         }
-    }
-    if let Err(error) = app.emit("second-launch", ()) {
-        tracing::warn!(%error, "telling the page about a second launch");
     }
 }
 

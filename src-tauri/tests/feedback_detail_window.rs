@@ -7,112 +7,15 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use handoff::domain::{CommentKind, NewRepo, SandboxBackend};
+use handoff::domain::{CommentKind, NewRepo};
 use handoff::github::comment_publishing::publish_agent_output;
 use handoff::github::{CommentPlace, GithubClient, GithubEndpoints, RequestPolicy};
 use handoff::secrets::Secret;
-use handoff::store::RepoSettingsChange;
 use handoff::Store;
 use serde_json::Value;
-use support::fake_github::{FakeGithub, OWNER};
-use support::secret_service::SecretService;
-use support::{seed, AppSession, SCRIPTED_AGENT};
-
-const REPO: &str = "octocat/hello-world";
-
-async fn open_card(app: &AppSession, feedback_id: i64) {
-    app.click(&format!(".card[data-feedback-id=\"{feedback_id}\"]"))
-        .await;
-    let shown = app
-        .eventually(
-            "const d = document.getElementById('detail'); return d.hidden ? null : d.dataset.feedbackId;",
-            |value| value == &Value::String(feedback_id.to_string()),
-        )
-        .await;
-    assert_eq!(
-        shown,
-        Value::String(feedback_id.to_string()),
-        "the detail panel opened"
-    );
-}
-
-/// A fake GitHub, a real keyring and an empty mirror, for the journeys that sign in.
-struct GithubWorld {
-    fake: FakeGithub,
-    keyring: SecretService,
-    store: Store,
-    data_dir: tempfile::TempDir,
-}
-
-impl GithubWorld {
-    async fn new() -> GithubWorld {
-        let fake = FakeGithub::start().await;
-        let keyring = SecretService::start();
-        let data_dir = tempfile::tempdir().unwrap();
-        let store = Store::open_in(data_dir.path()).await.unwrap();
-        GithubWorld {
-            fake,
-            keyring,
-            store,
-            data_dir,
-        }
-    }
-
-    /// Opens the window on this mirror, signs in through its dialog, and opens the
-    /// card of `feedback_id`.
-    async fn open_signed_in(&self, feedback_id: i64) -> AppSession {
-        let app = AppSession::start_with_env(
-            self.data_dir.path(),
-            &[("DBUS_SESSION_BUS_ADDRESS", self.keyring.bus_address())],
-        )
-        .await;
-        assert_eq!(app.wait_until_loaded().await, "true");
-        sign_in(&app, &self.fake).await;
-        open_card(&app, feedback_id).await;
-        app
-    }
-}
-
-/// Signs in through the window's dialog, the way a person pastes a token.
-async fn sign_in(app: &AppSession, fake: &FakeGithub) {
-    app.click("#session").await;
-    app.type_into("#sign-in-form input[name=token]", fake.owner_token())
-        .await;
-    app.type_into("#sign-in-api-base", &fake.api_base()).await;
-    app.click("#sign-in-form button[type=submit]").await;
-    let session = app
-        .eventually(
-            "return document.getElementById('session').textContent;",
-            |value| value == &Value::String(format!("@{OWNER}")),
-        )
-        .await;
-    assert_eq!(session, Value::String(format!("@{OWNER}")), "signed in");
-}
-
-/// A repository on the fake whose agent is the scripted one, connected to run locally.
-async fn connected_repo(fake: &FakeGithub, store: &Store) -> handoff::domain::Repo {
-    fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
-    let added = store
-        .add_repo(&NewRepo {
-            sandbox_backend: SandboxBackend::Local,
-            agent_preset: "custom".to_owned(),
-            monthly_run_quota: None,
-            ..NewRepo::with_defaults(REPO.parse().unwrap())
-        })
-        .await
-        .unwrap();
-    store
-        .change_repo_settings(
-            added.id,
-            &RepoSettingsChange {
-                agent_command: Some(Some("sh .handoff/agent.sh".to_owned())),
-                run_timeout_seconds: Some(120),
-                ..RepoSettingsChange::default()
-            },
-        )
-        .await
-        .unwrap()
-}
+use support::fake_github::OWNER;
+use support::github_world::{connected_repo, open_card, GithubWorld, REPO};
+use support::{seed, AppSession};
 
 async fn add_feedback(store: &Store, title: &str, body: &str) -> handoff::domain::Feedback {
     seed::add_feedback(store, REPO, title, body).await
@@ -236,7 +139,7 @@ async fn a_feedback_body_is_shown_as_sanitized_markdown() {
 async fn update_pr_from_the_window_adds_commits_to_the_same_pull_request() {
     let world = GithubWorld::new().await;
     let (fake, store) = (&world.fake, &world.store);
-    connected_repo(fake, store).await;
+    connected_repo(fake, store, "").await;
     let item = add_feedback(
         store,
         "Button too small",
@@ -334,7 +237,7 @@ async fn update_pr_from_the_window_adds_commits_to_the_same_pull_request() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_managed_comment_edited_in_the_window_reaches_github_and_a_conflict_asks_first() {
+async fn a_managed_comment_edited_in_its_pane_reaches_github_and_a_conflict_asks_first() {
     let world = GithubWorld::new().await;
     let (fake, store) = (&world.fake, &world.store);
     fake.create_repo(REPO, "main");
@@ -379,35 +282,53 @@ async fn a_managed_comment_edited_in_the_window_reaches_github_and_a_conflict_as
         .expect("the comment is on GitHub");
 
     let app = world.open_signed_in(item.id.0).await;
-    let review = "#detail .managed-comment[data-kind=review]";
-    assert_eq!(app.texts(&format!("{review} .badge")).await, ["AI · v1"]);
+    let summary = "#detail .managed-comment[data-kind=review]";
+    assert_eq!(app.texts(&format!("{summary} .badge")).await, ["AI · v1"]);
     assert_eq!(
-        app.texts(&format!("{review} .comment-body strong")).await,
+        app.texts(&format!("{summary} .comment-body strong")).await,
         ["too small"]
     );
 
-    // Edit beside the preview; saving sends it to GitHub.
-    app.click(&format!("{review} button")).await;
+    // The item's PR opens in its workspace, where the review is a pane: the markdown,
+    // its preview and the changes from the agent's original side by side.
+    app.click("#detail .open-pr-workspace").await;
+    let pane = "#pr-workspace .comment-pane[data-kind=review]";
+    app.wait_for(&format!("{pane} .pane-text")).await;
+    assert_eq!(
+        app.texts(&format!("{pane} .pane-header .badge")).await,
+        ["version 1 of 1", "AI"]
+    );
     app.type_into(
-        "#comment-dialog[open] .editor-text",
+        &format!("{pane} .pane-text"),
         "The button is **too small**.\n\nOwner: also check *tablets*.",
     )
     .await;
     app.text_eventually_containing(
-        "return document.querySelector('#comment-dialog[open] .editor-preview').innerHTML;",
+        &format!("return document.querySelector('{pane} .pane-preview').innerHTML;"),
         "<em>tablets</em>",
     )
     .await;
-    app.screenshot("comment-editor").await;
-    app.click("#comment-dialog[open] .modal-actions .primary")
-        .await;
-    let badge = app
-        .eventually(
-            &format!("const b = document.querySelector('{review} .badge'); return b ? b.textContent : null;"),
-            |value| value == "edited · v2",
+    let changes = app
+        .text_eventually_containing(
+            &format!("return document.querySelector('{pane} .pane-changes').textContent;"),
+            "+ Owner: also check *tablets*.",
         )
         .await;
-    assert_eq!(badge, "edited · v2");
+    assert!(
+        changes.contains("  The button is **too small**."),
+        "{changes}"
+    );
+    app.click(&format!("{pane} .save-pane")).await;
+    let badges = app
+        .eventually(
+            &format!("return [...document.querySelectorAll('{pane} .pane-header .badge')].map(b => b.textContent);"),
+            |value| value == &serde_json::json!(["version 2 of 2", "edited by you"]),
+        )
+        .await;
+    assert_eq!(
+        badges,
+        serde_json::json!(["version 2 of 2", "edited by you"])
+    );
     let on_github = fake.comment_body(comment_id).unwrap();
     assert!(
         on_github.contains("Owner: also check *tablets*."),
@@ -418,42 +339,40 @@ async fn a_managed_comment_edited_in_the_window_reaches_github_and_a_conflict_as
         "{on_github}"
     );
 
-    // An edit made on GitHub is what the editor opens with.
+    // An edit made on GitHub is what the pane shows once the workspace reads GitHub.
     fake.edit_comment(
         comment_id,
         &on_github.replace("also check *tablets*", "edited on GitHub"),
     );
-    app.click(&format!("{review} button")).await;
-    app.wait_for("#comment-dialog[open] .editor-text").await;
-    let opened_with = app
-        .client
-        .execute(
-            "return document.querySelector('#comment-dialog[open] .editor-text').value;",
-            vec![],
+    app.click("#pr-workspace .refresh-workspace").await;
+    let shown = app
+        .eventually(
+            &format!(
+                "const t = document.querySelector('{pane} .pane-text'); return t ? t.value : null;"
+            ),
+            |value| value == "The button is **too small**.\n\nOwner: edited on GitHub.",
         )
-        .await
-        .unwrap();
+        .await;
     assert_eq!(
-        opened_with,
+        shown,
         "The button is **too small**.\n\nOwner: edited on GitHub."
     );
 
-    // Someone edits it on GitHub while the editor is open: saving asks first, and
-    // "Keep mine" wins.
+    // Someone edits it on GitHub while the owner types: saving asks first, and "Keep
+    // mine" wins.
     fake.edit_comment(
         comment_id,
         &on_github.replace("also check *tablets*", "edited on GitHub again"),
     );
     app.type_into(
-        "#comment-dialog[open] .editor-text",
+        &format!("{pane} .pane-text"),
         "Mine: the button is too small.",
     )
     .await;
-    app.click("#comment-dialog[open] .modal-actions .primary")
-        .await;
+    app.click(&format!("{pane} .save-pane")).await;
     let conflict = app
         .eventually(
-            "const c = document.querySelector('#comment-dialog[open] .conflict'); return c ? c.textContent : null;",
+            "const c = document.querySelector('#conflict-dialog[open] .conflict'); return c ? c.textContent : null;",
             |value| value.is_string(),
         )
         .await;
@@ -480,8 +399,7 @@ async fn a_managed_comment_edited_in_the_window_reaches_github_and_a_conflict_as
         "nothing overwritten before the owner chooses"
     );
     app.screenshot("comment-conflict").await;
-    app.click("#comment-dialog[open] .modal-actions .primary")
-        .await;
+    app.click("#conflict-dialog[open] .keep-mine").await;
     let deadline = Instant::now() + Duration::from_secs(10);
     while !fake
         .comment_body(comment_id)
@@ -502,7 +420,7 @@ async fn a_managed_comment_edited_in_the_window_reaches_github_and_a_conflict_as
 async fn what_someone_else_wrote_waits_for_the_owners_approval_in_the_window() {
     let world = GithubWorld::new().await;
     let (fake, store) = (&world.fake, &world.store);
-    let repo = connected_repo(fake, store).await;
+    let repo = connected_repo(fake, store, "").await;
     fake.add_user("mallory");
     fake.add_user("collaborator");
     let issue = fake.create_issue(

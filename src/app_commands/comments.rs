@@ -1,11 +1,12 @@
-//! Managed comments in the app (D3, D4): the current text beside its rendered preview,
-//! the agent's original beside it as a diff, and saving that syncs to GitHub without
-//! ever overwriting a newer edit there silently: the owner sees both and chooses.
+//! Managed comments in the app: a pane's preview and its changes against the agent's
+//! original as the owner types, saving that syncs to GitHub without ever overwriting a
+//! newer edit there silently (the owner sees both and chooses), and the history of every
+//! version with any two compared side by side.
 
 use serde::Serialize;
 
 use super::{invalid_input, AppCore};
-use crate::comment_diff::{line_changes, DiffLine};
+use crate::comment_diff::{line_changes, text_line_changes, DiffLine};
 use crate::domain::{
     CommentKind, CommentVersion, CommentVersionId, OutboxEntryId, Repo, RepoName, VersionOrigin,
 };
@@ -145,7 +146,119 @@ pub fn preview_markdown(text: &str) -> String {
     render_markdown(text)
 }
 
-fn save_result(outcome: EditOutcome) -> SaveResult {
+/// A pane's text being edited: its preview, and its changes against the agent's
+/// original (when there is one).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditPreview {
+    pub html: String,
+    pub changes_from_agent: Vec<DiffLine>,
+}
+
+pub fn preview_edit(text: &str, agent_original: Option<&str>) -> EditPreview {
+    EditPreview {
+        html: render_markdown(text),
+        changes_from_agent: agent_original
+            .map(|original| text_line_changes(original, text))
+            .unwrap_or_default(),
+    }
+}
+
+/// One version in a comment's history.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryEntry {
+    pub version_id: i64,
+    pub number: u32,
+    pub origin: VersionOrigin,
+    /// "the agent", "you", or "@login".
+    pub written_by: String,
+    /// How it came to be, in words: "written by the agent (run 12)", "your edit in
+    /// Handoff", "edited on GitHub by @alice".
+    pub how: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub run_id: Option<i64>,
+    pub awaits_approval: bool,
+    /// An edit of the owner's that was discarded before it reached GitHub.
+    pub discarded: bool,
+}
+
+/// Every version of `repo`'s PR `pr_number` comment `kind`, oldest first.
+pub async fn comment_history(
+    core: &AppCore,
+    repo_name: &str,
+    pr_number: u64,
+    kind_name: &str,
+) -> Result<Vec<HistoryEntry>, CodedError> {
+    let repo = repo(core, repo_name).await?;
+    let kind = kind(kind_name)?;
+    let Some(comment) = core.store.managed_comment(repo.id, pr_number, kind).await? else {
+        return Ok(Vec::new());
+    };
+    let discarded = core.store.discarded_comment_versions(comment.id).await?;
+    Ok(core
+        .store
+        .comment_versions(comment.id)
+        .await?
+        .into_iter()
+        .map(|version| HistoryEntry {
+            version_id: version.id.0,
+            number: version.number,
+            origin: version.origin,
+            written_by: version.written_by(),
+            how: match version.origin {
+                VersionOrigin::Agent => match version.run_id {
+                    Some(run) => format!("written by the agent (run {run})"),
+                    None => "written by the agent".to_owned(),
+                },
+                VersionOrigin::OwnerInHandoff => "your edit in Handoff".to_owned(),
+                VersionOrigin::EditOnGithub => {
+                    format!("edited on GitHub by {}", version.written_by())
+                }
+            },
+            created_at: version.created_at,
+            run_id: version.run_id.map(|run| run.0),
+            awaits_approval: version.awaits_owner_approval(),
+            discarded: discarded.contains(&version.id),
+        })
+        .collect())
+}
+
+/// Two versions side by side.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionComparison {
+    pub older: CommentVersion,
+    pub older_html: String,
+    pub newer: CommentVersion,
+    pub newer_html: String,
+    pub changes: Vec<DiffLine>,
+}
+
+/// Compares two versions of one comment (in either order: the older is shown first).
+pub async fn compare_versions(
+    core: &AppCore,
+    first: i64,
+    second: i64,
+) -> Result<VersionComparison, CodedError> {
+    let a = core.store.comment_version(CommentVersionId(first)).await?;
+    let b = core.store.comment_version(CommentVersionId(second)).await?;
+    if a.managed_comment_id != b.managed_comment_id {
+        return Err(invalid_input(
+            "those versions belong to two different comments".to_owned(),
+        ));
+    }
+    let (older, newer) = if a.number <= b.number { (a, b) } else { (b, a) };
+    Ok(VersionComparison {
+        older_html: render_markdown(older.whole_content()),
+        newer_html: render_markdown(newer.whole_content()),
+        changes: line_changes(&older, &newer),
+        older,
+        newer,
+    })
+}
+
+pub(super) fn save_result(outcome: EditOutcome) -> SaveResult {
     match outcome {
         EditOutcome::Sent { version } => SaveResult {
             outcome: "sent",

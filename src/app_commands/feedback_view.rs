@@ -11,7 +11,7 @@ use super::invalid_input;
 use crate::domain::managed_comment::CommentKind;
 use crate::domain::{
     code_run_kind, CodeRunKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, FollowUpId,
-    FollowUpSource, RepoName, Run, VersionOrigin,
+    FollowUpOrigin, FollowUpSource, RepoName, Run, VersionOrigin,
 };
 use crate::error_code::CodedError;
 use crate::markdown::render_markdown;
@@ -26,6 +26,9 @@ pub struct ThreadEntry {
     pub author: Option<String>,
     pub created_at: chrono::DateTime<Utc>,
     pub body_html: String,
+    pub origin: FollowUpOrigin,
+    /// Taken from the PR: in no prompt until the owner includes it.
+    pub candidate: bool,
     pub included_in_prompts: bool,
 }
 
@@ -133,6 +136,8 @@ pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, C
             author: follow_up.author_login,
             created_at: follow_up.created_at,
             body_html: render_markdown(&follow_up.body),
+            origin: follow_up.origin,
+            candidate: follow_up.candidate,
             included_in_prompts: follow_up.included_in_prompts,
         })
         .collect();
@@ -226,8 +231,6 @@ pub async fn approve_comment_version(store: &Store, version_id: i64) -> Result<(
 }
 
 pub async fn include_follow_up(store: &Store, follow_up_id: i64) -> Result<(), CodedError> {
-    store
-        .include_visitor_follow_up(FollowUpId(follow_up_id))
-        .await?;
+    store.include_follow_up(FollowUpId(follow_up_id)).await?;
     Ok(())
 }

@@ -6,13 +6,20 @@
 //! - this file: the dashboard, and [`AppCore`], what the app holds for its lifetime;
 //! - [`feedback_view`]: one item with its thread, runs and comments; new feedback;
 //! - [`runs`]: starting, cancelling and following runs;
-//! - [`comments`]: reading, editing and saving managed comments (D3, D4);
+//! - [`pull_requests`]: the list of open pull requests;
+//! - [`pull_request_workspace`]: a PR's stage strip, comment panes and test results, and
+//!   starting a stage;
+//! - [`comments`]: previewing, saving and comparing managed comments, their history;
+//! - [`outbox`]: edits waiting to reach GitHub;
 //! - [`session`]: sign-in, sync and the events that become notifications;
 //! - [`setup`]: device-flow sign-in, keys, Check setup, building agent images;
 //! - [`repositories`]: connecting repositories and their settings.
 
 pub mod comments;
 pub mod feedback_view;
+pub mod outbox;
+pub mod pull_request_workspace;
+pub mod pull_requests;
 pub mod repositories;
 pub mod runs;
 pub mod session;

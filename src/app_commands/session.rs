@@ -4,7 +4,8 @@
 use serde::Serialize;
 
 use super::AppCore;
-use crate::domain::run_event::RunEvent;
+use crate::domain::run_event::{RunEvent, RunEventKind};
+use crate::domain::Stage;
 use crate::error_code::CodedError;
 use crate::github::sign_in::auth_status;
 use crate::github::sync::{sync, SyncReport};
@@ -43,9 +44,66 @@ pub async fn sync_now(core: &AppCore) -> Result<SyncReport, CodedError> {
     Ok(sync(&github, &core.store, None).await?)
 }
 
-/// Events not yet shown (each handed out once).
-pub async fn take_run_events(core: &AppCore) -> Result<Vec<RunEvent>, CodedError> {
-    Ok(core.store.take_unseen_run_events().await?)
+/// What clicking a notification opens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum NotificationTarget {
+    /// The workspace of a PR (a QA stage ended on it).
+    PullRequest { repo: String, number: u64 },
+    /// A feedback item (its code run ended).
+    Feedback { id: i64 },
+}
+
+/// A run event as a notification: its title, its text, and what a click opens.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunNotice {
+    #[serde(flatten)]
+    pub event: RunEvent,
+    pub title: String,
+    pub target: Option<NotificationTarget>,
+}
+
+/// Events not yet shown (each handed out once), as notifications.
+pub async fn take_run_notices(core: &AppCore) -> Result<Vec<RunNotice>, CodedError> {
+    let mut notices = Vec::new();
+    for event in core.store.take_unseen_run_events().await? {
+        let run = core.store.run(event.run_id).await?;
+        let failed = event.kind == RunEventKind::RunFailed;
+        let (title, target) = match (run.stage, run.pr_number) {
+            (Stage::Code, _) => (
+                match event.kind {
+                    RunEventKind::PullRequestOpened => "PR opened",
+                    RunEventKind::PullRequestUpdated => "PR updated",
+                    RunEventKind::RunFailed => "Run failed",
+                    RunEventKind::RunSucceeded => "Run finished",
+                }
+                .to_owned(),
+                event
+                    .feedback_id
+                    .map(|id| NotificationTarget::Feedback { id: id.0 }),
+            ),
+            (stage, pr_number) => {
+                let repo = core.store.repo(run.repo_id).await?;
+                let name = stage.to_string();
+                let mut title = name[..1].to_uppercase() + &name[1..];
+                title.push_str(if failed { " failed" } else { " finished" });
+                (
+                    title,
+                    pr_number.map(|number| NotificationTarget::PullRequest {
+                        repo: repo.name.full_name(),
+                        number,
+                    }),
+                )
+            }
+        };
+        notices.push(RunNotice {
+            event,
+            title,
+            target,
+        });
+    }
+    Ok(notices)
 }
 
 /// Ends runs a crash left behind (P7); used when the app starts.

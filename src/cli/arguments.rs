@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::domain::{CommentKind, FeedbackStatus, RepoName, SandboxBackend};
+use crate::domain::{CheckStatus, CommentKind, FeedbackStatus, RepoName, SandboxBackend};
 
 const AFTER_HELP: &str = "\
 Data lives in the OS's app-data folder (~/.local/share/handoff on Linux); set
@@ -69,10 +69,15 @@ pub enum Command {
     /// Read, edit, compare the managed PR comments (review, plan, results, follow-ups).
     #[command(subcommand)]
     Comment(CommentCommand),
-    /// Mirror GitHub: labelled issues, visitor comments, PR states, comment edits.
+    /// Mirror GitHub: labelled issues, visitor comments, open PRs and their checks,
+    /// feedback PRs' states, reviews and failing checks (as follow-up candidates),
+    /// comment edits.
     Sync(SyncArguments),
     /// GitHub writes waiting to be sent (edits made offline), and their errors.
     Outbox(OutboxArguments),
+    /// Open pull requests of connected repositories, and one PR's QA stages.
+    #[command(subcommand)]
+    Pr(PrCommand),
     /// Check everything a run needs: the keyring, the sign-in and each repository's
     /// access, the Docker engine and its agent images, the agents' keys, E2B, free disk.
     /// One line each, with how to fix it; exits 1 when a check fails.
@@ -243,8 +248,49 @@ pub struct OutboxArguments {
 
 #[derive(Debug, Subcommand)]
 pub enum OutboxAction {
-    /// Send every pending write now, without waiting for its backoff.
-    Send,
+    /// Send pending writes now, without waiting for their backoff: every one, or only
+    /// entry ID (and the earlier edits of its comment first). One GitHub refused is
+    /// tried again.
+    Send {
+        /// The entry's id (the first column of `handoff outbox`).
+        id: Option<i64>,
+    },
+    /// Never send entry ID: it leaves the outbox, and its text stays in the comment's
+    /// history.
+    Discard {
+        /// The entry's id.
+        id: i64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PrCommand {
+    /// Every open PR as the last sync mirrored it: author, branch, checks, the feedback
+    /// item it was opened for.
+    List {
+        /// Only this repository's PRs.
+        #[arg(long, value_parser = parse_repo_name)]
+        repo: Option<RepoName>,
+        /// Only PRs whose number, title, branch or author match all these words.
+        #[arg(long, value_name = "WORDS")]
+        search: Option<String>,
+        /// Only PRs whose checks stand so: success, failure, pending or none.
+        #[arg(long, value_name = "STATUS")]
+        checks: Option<CheckStatus>,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// One PR's QA stages: each one's state (not run, running, done, failed, edited by
+    /// you, out of date), its last run and what it noted, and the latest test results.
+    Show {
+        /// The repository, as OWNER/NAME.
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+        /// The PR's number.
+        pr: u64,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -522,9 +568,11 @@ pub enum FollowUpCommand {
         #[command(flatten)]
         output: JsonFlag,
     },
-    /// Let a visitor's follow-up into the agent's prompts (marked there as untrusted).
+    /// Let a visitor's follow-up, or a candidate taken from the PR (a review, an inline
+    /// comment, a failing check), into the next run's prompt. Anyone's text but yours is
+    /// marked there as untrusted.
     Include {
-        /// The follow-up's id (see `handoff followup list --json`).
+        /// The follow-up's id (the first column of `handoff followup list`).
         follow_up: i64,
     },
     /// List a feedback item's thread in order.

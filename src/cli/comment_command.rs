@@ -248,6 +248,7 @@ pub async fn run(store: &Store, command: CommentCommand) -> Result<(), CliError>
             if output.json {
                 return print_json(&versions);
             }
+            let discarded = store.discarded_comment_versions(comment.id).await?;
             let mut table = Table::new(&[
                 "VERSION",
                 "BY",
@@ -279,9 +280,17 @@ pub async fn run(store: &Store, command: CommentCommand) -> Result<(), CliError>
                     dash_if_none(version.run_id),
                     dash_if_none(version.based_on.and_then(number_of)),
                     version.whole_content().chars().count().to_string(),
-                    one_line(&printable(
-                        version.whole_content().lines().next().unwrap_or_default(),
-                    )),
+                    format!(
+                        "{}{}",
+                        if discarded.contains(&version.id) {
+                            "[discarded] "
+                        } else {
+                            ""
+                        },
+                        one_line(&printable(
+                            version.whole_content().lines().next().unwrap_or_default(),
+                        ))
+                    ),
                 ]);
             }
             print!("{}", table.render());

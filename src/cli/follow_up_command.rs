@@ -1,10 +1,11 @@
-//! `handoff followup add|list`.
+//! `handoff followup add|include|list`.
 
 use super::arguments::FollowUpCommand;
 use super::outcome::CliError;
 use super::output::{print_json, short_time};
+use super::terminal_text::printable;
 use super::text_input::read_text;
-use crate::domain::{FeedbackId, FollowUpId, FollowUpSource};
+use crate::domain::{FeedbackId, FollowUpId, FollowUpOrigin, FollowUpSource};
 use crate::store::Store;
 
 pub async fn run(store: &Store, command: FollowUpCommand) -> Result<(), CliError> {
@@ -29,11 +30,14 @@ pub async fn run(store: &Store, command: FollowUpCommand) -> Result<(), CliError
             Ok(())
         }
         FollowUpCommand::Include { follow_up } => {
-            let included = store
-                .include_visitor_follow_up(FollowUpId(follow_up))
-                .await?;
-            if included.source == FollowUpSource::Owner {
+            let included = store.include_follow_up(FollowUpId(follow_up)).await?;
+            if included.source == FollowUpSource::Owner && !included.candidate {
                 println!("follow-up {follow_up} is the owner's: it is always in the prompt");
+            } else if included.source == FollowUpSource::Owner {
+                println!(
+                    "your {} {follow_up} now goes into the next Update PR's prompt",
+                    origin_words(included.origin)
+                );
             } else {
                 println!(
                     "follow-up {follow_up} from @{} now goes into the agent's prompts, marked as untrusted",
@@ -53,23 +57,39 @@ pub async fn run(store: &Store, command: FollowUpCommand) -> Result<(), CliError
             for follow_up in follow_ups {
                 let author = follow_up
                     .author_login
-                    .map(|login| format!(" @{login}"))
+                    .as_deref()
+                    .map(|login| format!(" @{}", printable(login)))
                     .unwrap_or_default();
-                let untrusted = if follow_up.included_in_prompts {
-                    ""
+                let origin = if follow_up.origin == FollowUpOrigin::Thread {
+                    String::new()
                 } else {
-                    " [untrusted, not in prompts]"
+                    format!(" ({} on the PR)", origin_words(follow_up.origin))
+                };
+                let state = match (follow_up.included_in_prompts, follow_up.source) {
+                    (true, _) => "",
+                    (false, FollowUpSource::Owner) => " [candidate, not in prompts: include it]",
+                    (false, FollowUpSource::Visitor) => " [untrusted, not in prompts]",
                 };
                 println!(
-                    "{}  {}{author}{untrusted}",
+                    "{}  {}  {}{author}{origin}{state}",
+                    follow_up.id.0,
                     short_time(&follow_up.created_at),
                     follow_up.source
                 );
                 for line in follow_up.body.lines() {
-                    println!("    {line}");
+                    println!("    {}", printable(line));
                 }
             }
             Ok(())
         }
+    }
+}
+
+fn origin_words(origin: FollowUpOrigin) -> &'static str {
+    match origin {
+        FollowUpOrigin::Thread => "follow-up",
+        FollowUpOrigin::Review => "review",
+        FollowUpOrigin::ReviewComment => "inline review comment",
+        FollowUpOrigin::CheckRun => "failing check",
     }
 }

@@ -18,6 +18,7 @@ mod foreground_run;
 mod outbox_command;
 mod outcome;
 mod output;
+mod pr_command;
 mod qa_command;
 mod repo_command;
 mod run_command;
@@ -87,6 +88,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Comment(command) => comment_command::run(&store, command).await,
         Command::Sync(arguments) => sync_command::run(&store, arguments).await,
         Command::Outbox(arguments) => outbox_command::run(&store, arguments).await,
+        Command::Pr(command) => pr_command::run(&store, command).await,
         Command::Doctor(arguments) => doctor_command::run(&store, &data_dir, arguments).await,
         Command::AgentImage(command) => agent_image_command::run(&store, command).await,
         Command::Info(arguments) => output::print_info(&store, &data_dir, arguments.json),

@@ -1,4 +1,5 @@
-//! `handoff outbox [send]`: GitHub writes waiting to be sent, and their errors.
+//! `handoff outbox [send [ID] | discard ID]`: GitHub writes waiting to be sent, their
+//! errors, sending them now and discarding one.
 
 use serde::Serialize;
 
@@ -6,8 +7,9 @@ use super::arguments::{OutboxAction, OutboxArguments};
 use super::outcome::CliError;
 use super::output::{dash_if_none, print_json, short_time, Table};
 use crate::domain::OutboxEntry;
+use crate::domain::OutboxEntryId;
 use crate::github::client::RequestPolicy;
-use crate::github::owner_edits::{send_outbox, OutboxPass};
+use crate::github::owner_edits::{send_outbox, send_outbox_entry_now, EditOutcome, OutboxPass};
 use crate::github::sign_in::connect;
 use crate::secrets::SecretStore;
 use crate::store::Store;
@@ -21,7 +23,34 @@ struct OutboxLine {
 
 pub async fn run(store: &Store, arguments: OutboxArguments) -> Result<(), CliError> {
     match arguments.action {
-        Some(OutboxAction::Send) => {
+        Some(OutboxAction::Send { id: Some(id) }) => {
+            let client = connect(store, &SecretStore::os(), RequestPolicy::default()).await?;
+            let outcome = send_outbox_entry_now(&client, store, OutboxEntryId(id)).await?;
+            match outcome {
+                EditOutcome::Sent { version } => {
+                    println!("sent: version {} is on GitHub", version.number);
+                    Ok(())
+                }
+                EditOutcome::Queued { reason, .. } => Err(CliError::Failure(format!(
+                    "not sent, still waiting: {reason}"
+                ))),
+                EditOutcome::Conflict(conflict) => Err(CliError::Failure(format!(
+                    "the comment changed on GitHub since the edit was made (entry {}); \
+                     settle it with `handoff comment resolve`",
+                    conflict.entry.0
+                ))),
+                EditOutcome::Discarded => Ok(()),
+            }
+        }
+        Some(OutboxAction::Discard { id }) => {
+            if store.discard_outbox_entry(OutboxEntryId(id)).await? {
+                println!("discarded: entry {id} will not be sent; its text stays in the history");
+            } else {
+                println!("entry {id} was already sent or discarded");
+            }
+            Ok(())
+        }
+        Some(OutboxAction::Send { id: None }) => {
             let client = connect(store, &SecretStore::os(), RequestPolicy::default()).await?;
             let report = send_outbox(&client, store, OutboxPass::Everything).await?;
             if arguments.output.json {

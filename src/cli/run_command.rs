@@ -33,6 +33,10 @@ impl From<PipelineError> for CliError {
                 "read that version (`handoff comment history OWNER/NAME PR {kind}`), then approve \
                  it with `handoff comment approve OWNER/NAME PR {kind}`"
             )),
+            PipelineError::OwnerEdits { kind, .. } => Some(format!(
+                "read your edit (`handoff comment history OWNER/NAME PR {kind}`); run again with \
+                 --force to replace it"
+            )),
             _ => None,
         };
         let message = match hint {

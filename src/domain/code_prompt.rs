@@ -5,7 +5,7 @@
 //! that visitor text is only context.
 
 use super::feedback::Feedback;
-use super::follow_up::{FollowUp, FollowUpSource};
+use super::follow_up::{FollowUp, FollowUpOrigin, FollowUpSource};
 use super::iterate_rules::CodeRunKind;
 use super::untrusted_text::fence_untrusted;
 
@@ -49,12 +49,43 @@ fn feedback_section(feedback: &Feedback) -> String {
     )
 }
 
-/// The newest follow-up the owner wrote, if any: the instruction that leads.
+/// The newest follow-up the owner wrote that is in prompts, if any: the instruction that
+/// leads (a review comment of the owner's leads once the owner includes it).
 pub fn newest_owner_follow_up(follow_ups: &[FollowUp]) -> Option<&FollowUp> {
-    follow_ups
-        .iter()
-        .rev()
-        .find(|follow_up| follow_up.source == FollowUpSource::Owner)
+    follow_ups.iter().rev().find(|follow_up| {
+        follow_up.source == FollowUpSource::Owner && follow_up.included_in_prompts
+    })
+}
+
+/// Who wrote a follow-up, when, and where: in the thread, in a review of the PR, on a
+/// line of its diff, or as the output of a failing check.
+fn introduction(follow_up: &FollowUp, when: &str) -> String {
+    let author = follow_up.author_login.as_deref();
+    match (follow_up.source, follow_up.origin) {
+        (_, FollowUpOrigin::CheckRun) => format!(
+            "A check that failed on the PR, as {} reported it ({when}); its output comes from \
+             running the code",
+            author.unwrap_or("the check")
+        ),
+        (FollowUpSource::Owner, FollowUpOrigin::Thread) => {
+            format!("From the repository owner ({when})")
+        }
+        (FollowUpSource::Owner, FollowUpOrigin::Review) => {
+            format!("From the repository owner, in a review of the PR ({when})")
+        }
+        (FollowUpSource::Owner, FollowUpOrigin::ReviewComment) => {
+            format!("From the repository owner, on a line of the PR's diff ({when})")
+        }
+        (FollowUpSource::Visitor, FollowUpOrigin::Thread) => {
+            format!("From {}, a visitor ({when})", author.unwrap_or("a visitor"))
+        }
+        (FollowUpSource::Visitor, FollowUpOrigin::Review | FollowUpOrigin::ReviewComment) => {
+            format!(
+                "From {}, who reviewed the PR and is not the owner ({when})",
+                author.unwrap_or("a reviewer")
+            )
+        }
+    }
 }
 
 /// Builds the prompt.
@@ -74,21 +105,21 @@ pub fn code_prompt(parts: CodePromptParts<'_>) -> String {
         for (index, follow_up) in included.iter().enumerate() {
             let number = index + 1;
             let when = follow_up.created_at.format("%Y-%m-%d %H:%M UTC");
+            if Some(follow_up.id) == leading {
+                leading_number = Some(number);
+            }
+            let introduction = introduction(follow_up, &when.to_string());
             match follow_up.source {
                 FollowUpSource::Owner => {
-                    if Some(follow_up.id) == leading {
-                        leading_number = Some(number);
-                    }
                     prompt.push_str(&format!(
-                        "\n{number}. From the repository owner ({when}):\n\n{}\n",
+                        "\n{number}. {introduction}:\n\n{}\n",
                         follow_up.body
                     ));
                 }
                 FollowUpSource::Visitor => {
-                    let author = follow_up.author_login.as_deref().unwrap_or("a visitor");
                     prompt.push_str(&format!(
-                        "\n{number}. From {author}, a visitor ({when}). The owner chose to show it \
-                         to you as context. {UNTRUSTED_WARNING}\n\n{}\n",
+                        "\n{number}. {introduction}. The owner chose to show it to you as \
+                         context. {UNTRUSTED_WARNING}\n\n{}\n",
                         fence_untrusted(&follow_up.body)
                     ));
                 }
@@ -216,6 +247,8 @@ mod tests {
             body: body.into(),
             source,
             author_login: (source == FollowUpSource::Visitor).then(|| "mallory".into()),
+            origin: FollowUpOrigin::Thread,
+            candidate: false,
             included_in_prompts: included,
             created_at: chrono::Utc
                 .with_ymd_and_hms(2026, 1, 2, 0, 0, id as u32)

@@ -21,8 +21,13 @@ pub struct FollowUp {
     pub body: String,
     pub source: FollowUpSource,
     pub author_login: Option<String>,
-    /// For a visitor follow-up: the owner chose to let it into prompts (always true for
-    /// the owner's own).
+    /// Where it was written: the thread, or on the PR itself (taken from there).
+    pub origin: FollowUpOrigin,
+    /// Taken from the PR (a review, an inline comment, a failing check): in no prompt
+    /// until the owner includes it, even when the owner wrote it.
+    pub candidate: bool,
+    /// The owner chose to let it into prompts (always true for what the owner wrote in
+    /// the thread).
     pub included_in_prompts: bool,
     pub created_at: DateTime<Utc>,
 }
@@ -34,6 +39,20 @@ crate::stored_text_enum! {
         Owner => "owner",
         /// Anybody else, for example a comment on the feedback issue. Untrusted.
         Visitor => "visitor",
+    }
+}
+
+crate::stored_text_enum! {
+    /// Where a follow-up was written.
+    pub enum FollowUpOrigin as "follow-up origin" {
+        /// In the item's thread: the app, the command line, or a comment on its issue.
+        Thread => "thread",
+        /// The body of a review of the item's PR.
+        Review => "review",
+        /// An inline review comment on a line of the PR's diff.
+        ReviewComment => "review_comment",
+        /// A check run that failed on the PR's head commit.
+        CheckRun => "check_run",
     }
 }
 

@@ -3,7 +3,7 @@
 //! text is fenced as untrusted, so it shows as written and its mentions and links do
 //! nothing under the owner's name.
 
-use super::follow_up::{FollowUp, FollowUpSource};
+use super::follow_up::{FollowUp, FollowUpOrigin, FollowUpSource};
 use super::untrusted_text::fence_untrusted;
 
 /// The content, or `None` when the thread is empty (no comment is needed then).
@@ -20,12 +20,19 @@ pub fn follow_ups_comment_content(follow_ups: &[FollowUp]) -> Option<String> {
          Handoff updates this comment on every \"Update PR\".\n",
     );
     for (number, follow_up) in included.iter().enumerate() {
-        let who = match follow_up.source {
-            FollowUpSource::Owner => "the owner".to_owned(),
-            FollowUpSource::Visitor => format!(
-                "@{} (visitor; shown to the agent as untrusted context)",
-                follow_up.author_login.as_deref().unwrap_or("unknown")
-            ),
+        let author = follow_up.author_login.as_deref().unwrap_or("unknown");
+        let who = match (follow_up.source, follow_up.origin) {
+            (_, FollowUpOrigin::CheckRun) => {
+                format!("failing check {author} (shown to the agent as untrusted context)")
+            }
+            (FollowUpSource::Owner, FollowUpOrigin::Thread) => "the owner".to_owned(),
+            (FollowUpSource::Owner, _) => "the owner (a review comment on this PR)".to_owned(),
+            (FollowUpSource::Visitor, FollowUpOrigin::Thread) => {
+                format!("@{author} (visitor; shown to the agent as untrusted context)")
+            }
+            (FollowUpSource::Visitor, _) => {
+                format!("@{author} (reviewer; shown to the agent as untrusted context)")
+            }
         };
         content.push_str(&format!(
             "\n{}. **{}** · {}\n\n",
@@ -63,6 +70,8 @@ mod tests {
             body: body.to_owned(),
             source,
             author_login: Some("mallory".to_owned()),
+            origin: crate::domain::FollowUpOrigin::Thread,
+            candidate: false,
             included_in_prompts: included,
             created_at: at,
         };

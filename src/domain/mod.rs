@@ -14,6 +14,7 @@ pub mod head_branch;
 pub mod iterate_rules;
 pub mod managed_comment;
 pub mod outbox_entry;
+pub mod pull_request;
 pub mod repo;
 pub mod repo_name;
 pub mod run;
@@ -28,11 +29,14 @@ pub use comment_version::{
 };
 pub use feedback::{Feedback, FeedbackId, FeedbackSource, PublicFeedbackId, PullRequestState};
 pub use feedback_status::{FeedbackStatus, StatusChange, StatusEvent, TransitionError};
-pub use follow_up::{BodyError, FollowUp, FollowUpBody, FollowUpId, FollowUpSource};
+pub use follow_up::{
+    BodyError, FollowUp, FollowUpBody, FollowUpId, FollowUpOrigin, FollowUpSource,
+};
 pub use head_branch::head_branch_for;
 pub use iterate_rules::{code_run_kind, CodeRunKind, IterateRefusal};
 pub use managed_comment::CommentKind;
 pub use outbox_entry::{OutboxEntry, OutboxEntryId, OutboxOperation, OutboxState};
+pub use pull_request::{CheckStatus, MirroredPullRequest, PullRequest};
 pub use repo::{NewRepo, Repo, RepoId};
 pub use repo_name::{RepoName, RepoNameError};
 pub use run::{LogChunk, LogStream, Run, RunId, RunStatus, SandboxBackend, Stage};

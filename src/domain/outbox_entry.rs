@@ -29,7 +29,8 @@ crate::stored_text_enum! {
         Sent => "sent",
         /// GitHub's text changed since the edit was made: the owner must choose.
         Conflict => "conflict",
-        /// Given up: the owner discarded it, or GitHub refused it for good.
+        /// Given up: GitHub refused it (it waits for the owner to try again or discard
+        /// it), or the owner discarded it (`discarded_at` is set).
         Failed => "failed",
     }
 }
@@ -48,4 +49,6 @@ pub struct OutboxEntry {
     pub last_error: Option<String>,
     pub created_at: DateTime<Utc>,
     pub sent_at: Option<DateTime<Utc>>,
+    /// When the owner discarded it (never sent; its text stays in the history).
+    pub discarded_at: Option<DateTime<Utc>>,
 }

@@ -27,24 +27,6 @@ pub enum PullRequestAction {
     Replaced,
 }
 
-async fn pull(
-    client: &GithubClient,
-    repo: &Repo,
-    number: u64,
-) -> Result<Option<WirePull>, GithubError> {
-    match client
-        .get_json(&format!(
-            "/repos/{}/{}/pulls/{number}",
-            repo.name.owner, repo.name.name
-        ))
-        .await
-    {
-        Ok(pull) => Ok(Some(pull)),
-        Err(GithubError::NotFound { .. }) => Ok(None),
-        Err(error) => Err(error),
-    }
-}
-
 /// The PRs from `branch`, newest first.
 async fn pulls_from_branch(
     client: &GithubClient,
@@ -116,7 +98,11 @@ pub async fn ensure_feedback_pull_request(
     feedback: &Feedback,
 ) -> Result<(WirePull, PullRequestAction), GithubError> {
     let stored = match feedback.pr_number {
-        Some(number) => pull(client, repo, number).await?,
+        Some(number) => {
+            client
+                .pull_request_if_any(store, &repo.name, number)
+                .await?
+        }
         None => None,
     };
     let existing = match stored {

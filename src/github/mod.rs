@@ -4,6 +4,7 @@
 //! Works against github.com, GitHub Enterprise, or the fake GitHub of the tests: the API
 //! base is a setting ([`endpoints`]), and the code path is the same for all three.
 
+pub mod check_runs;
 pub mod client;
 pub mod comment_authorship;
 pub mod comment_publishing;
@@ -14,6 +15,8 @@ pub mod issue_comments;
 pub mod issues;
 pub mod link_header;
 pub mod owner_edits;
+pub mod pull_request_candidates;
+pub mod pull_reviews;
 pub mod pulls;
 pub mod qa_issues;
 pub mod sign_in;

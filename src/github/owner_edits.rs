@@ -303,6 +303,46 @@ pub async fn send_outbox(
     Ok(report)
 }
 
+/// Sends one entry now, whatever its backoff — one GitHub refused is tried again. The
+/// owner's earlier unsent edits of the same comment go first, in order; if one of them
+/// cannot be sent, that is what the result says and this one waits.
+pub async fn send_outbox_entry_now(
+    client: &GithubClient,
+    store: &Store,
+    entry_id: OutboxEntryId,
+) -> Result<EditOutcome, GithubError> {
+    let entry = store.outbox_entry(entry_id).await?;
+    if entry.discarded_at.is_some() || entry.state == OutboxState::Sent {
+        return Err(StoreError::OutboxEntryDone {
+            id: entry_id.0,
+            how: if entry.discarded_at.is_some() {
+                "discarded"
+            } else {
+                "sent already"
+            },
+        }
+        .into());
+    }
+    if entry.state == OutboxState::Failed {
+        store.retry_outbox_entry(entry_id).await?;
+    }
+    let comment = entry.managed_comment_id.ok_or_else(|| {
+        StoreError::Corrupt(format!("outbox entry {} has no comment", entry_id.0))
+    })?;
+    for earlier in store.unsent_outbox_entries_of_comment(comment).await? {
+        let outcome = send_entry(client, store, &earlier).await?;
+        let sent = matches!(outcome, EditOutcome::Sent { .. });
+        if earlier.id == entry_id || !sent {
+            return Ok(outcome);
+        }
+    }
+    Err(StoreError::OutboxEntryDone {
+        id: entry_id.0,
+        how: "settled meanwhile",
+    }
+    .into())
+}
+
 /// Settles a conflict the way the owner chose.
 pub async fn resolve_conflict(
     client: Option<&GithubClient>,
@@ -328,9 +368,7 @@ pub async fn resolve_conflict(
         .await?;
     match choice {
         ConflictChoice::TakeGithub => {
-            store
-                .mark_outbox_failed(entry_id, "discarded by the owner: GitHub's text kept")
-                .await?;
+            store.discard_outbox_entry(entry_id).await?;
             Ok(EditOutcome::Discarded)
         }
         ConflictChoice::KeepMine => {

@@ -1,10 +1,15 @@
-//! Pull requests: reading one's state (merged, closed, open).
+//! Pull requests: one by number (its state, head and base), and the list of a
+//! repository's open ones.
 
 use super::client::GithubClient;
 use super::error::GithubError;
 use super::wire::WirePull;
 use crate::domain::RepoName;
 use crate::store::Store;
+
+fn pull_path(repo: &RepoName, number: u64) -> String {
+    format!("/repos/{}/{}/pulls/{number}", repo.owner, repo.name)
+}
 
 impl GithubClient {
     /// PR `number`, conditionally: `changed` is false when GitHub answered 304.
@@ -14,7 +19,7 @@ impl GithubClient {
         repo: &RepoName,
         number: u64,
     ) -> Result<(WirePull, bool), GithubError> {
-        let path = format!("/repos/{}/{}/pulls/{number}", repo.owner, repo.name);
+        let path = pull_path(repo, number);
         let answer = self.get_conditional(store, &path).await?;
         let pull = self.parse_json(
             &http::Method::GET,
@@ -23,5 +28,35 @@ impl GithubClient {
             answer.body.as_bytes(),
         )?;
         Ok((pull, answer.changed))
+    }
+
+    /// PR `number`, or `None` when GitHub has no such PR.
+    pub async fn pull_request_if_any(
+        &self,
+        store: &Store,
+        repo: &RepoName,
+        number: u64,
+    ) -> Result<Option<WirePull>, GithubError> {
+        match self.pull_request(store, repo, number).await {
+            Ok((pull, _)) => Ok(Some(pull)),
+            Err(GithubError::NotFound { .. }) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Every open PR of `repo`, all pages, conditionally.
+    pub async fn open_pull_requests(
+        &self,
+        store: &Store,
+        repo: &RepoName,
+    ) -> Result<(Vec<WirePull>, bool), GithubError> {
+        self.get_all_pages(
+            store,
+            &format!(
+                "/repos/{}/{}/pulls?state=open&per_page=100",
+                repo.owner, repo.name
+            ),
+        )
+        .await
     }
 }

@@ -1,7 +1,8 @@
 //! Background sync with GitHub in place of webhooks: send the outbox, mirror issues that
 //! carry the feedback label, mirror other people's comments on them as visitor
-//! follow-ups, follow each feedback PR's state, and notice edits and deletions of
-//! managed comments made on GitHub. Every GET is conditional, so an idle sync costs
+//! follow-ups, mirror every open PR with its head commit's checks, follow each feedback
+//! PR's state, take its reviews, inline comments and failing checks as follow-up
+//! candidates, and notice edits and deletions of managed comments made on GitHub. Every GET is conditional, so an idle sync costs
 //! nothing against the rate limit; a rate limit is waited out by the client.
 //!
 //! Whose text is whose is decided here as everywhere: an issue opened by anyone but the
@@ -21,9 +22,11 @@ use super::comment_authorship::SignedInAccount;
 use super::comment_publishing::{record_remote_body, search_for_marker};
 use super::error::GithubError;
 use super::owner_edits::{send_outbox, OutboxPass, OutboxReport};
+use super::pull_request_candidates::{take_follow_up_candidates, CandidatesOf};
+use super::wire::{WireCheckRun, WirePull};
 use crate::domain::follow_up::fit_mirrored_text;
 use crate::domain::{
-    CommentKind, FeedbackId, FeedbackSource, FeedbackStatus, PullRequestState, Repo,
+    CheckStatus, CommentKind, FeedbackId, FeedbackSource, FeedbackStatus, PullRequestState, Repo,
 };
 use crate::store::{FeedbackFilter, NewFeedback, SettingKey, Store};
 
@@ -41,6 +44,10 @@ pub struct SyncReport {
     pub repos: u32,
     pub new_feedback: Vec<FeedbackId>,
     pub new_visitor_follow_ups: u32,
+    /// Open PRs mirrored, across the repositories synced.
+    pub open_pull_requests: u32,
+    /// Reviews, inline comments and failing checks newly taken from feedback PRs.
+    pub new_follow_up_candidates: u32,
     pub status_changes: Vec<SyncedStatusChange>,
     /// Managed comments whose text was changed on GitHub (each now a version).
     pub comment_edits_found: u32,
@@ -51,6 +58,10 @@ pub struct SyncReport {
     /// Repositories that could not be synced, with why.
     pub errors: Vec<String>,
 }
+
+/// How far GitHub's clock and this machine's may differ, for telling whether a PR was
+/// updated after its reviews were last read.
+const CLOCK_MARGIN: chrono::Duration = chrono::Duration::seconds(60);
 
 /// How many GitHub requests a sync has in flight at once.
 const REQUESTS_IN_FLIGHT: usize = 8;
@@ -206,21 +217,70 @@ async fn sync_repo(
         }
     }
 
-    // A merged PR gives MERGED, closed unmerged FAILED, reopened WAITING_FOR_REVIEW.
+    // Every open PR, with how its head commit's checks stand. A repository whose checks
+    // cannot be read (a token without that permission) still syncs the rest. The list is
+    // written to the mirror last, so that what a failed sync did not finish is asked
+    // again next time.
+    let (open_pulls, _) = client.open_pull_requests(store, &repo.name).await?;
+    let reviews_read_at = store.reviews_read_at(repo.id).await?;
+    let reading_reviews_at = chrono::Utc::now();
+    report.open_pull_requests += open_pulls.len() as u32;
+    let check_answers = in_flight(
+        open_pulls
+            .iter()
+            .map(|pull| client.check_runs(store, &repo.name, &pull.head.sha))
+            .collect(),
+    )
+    .await;
+    let mut check_runs_of: BTreeMap<u64, Vec<WireCheckRun>> = BTreeMap::new();
+    let mut checks_unreadable = None;
+    for (pull, answer) in open_pulls.iter().zip(check_answers) {
+        match answer {
+            Ok((runs, _)) => {
+                check_runs_of.insert(pull.number, runs);
+            }
+            Err(GithubError::Store(error)) => return Err(error.into()),
+            Err(error) => checks_unreadable = Some(error),
+        }
+    }
+    if let Some(error) = checks_unreadable {
+        tracing::warn!(repo = %repo.name, %error, "check runs could not be read");
+        report.errors.push(format!(
+            "{}: check runs could not be read: {error}",
+            repo.name
+        ));
+    }
+
+    // A merged PR gives MERGED, closed unmerged FAILED, reopened WAITING_FOR_REVIEW. An
+    // item whose PR is in the open list needs no request of its own.
     let pull_items: Vec<_> = open_items
         .iter()
         .filter_map(|item| item.pr_number.map(|number| (*item, number)))
         .collect();
+    let open_pull = |number: u64| open_pulls.iter().find(|pull| pull.number == number);
+    let closed_items: Vec<_> = pull_items
+        .iter()
+        .filter(|(_, number)| open_pull(*number).is_none())
+        .collect();
     let pulls = in_flight(
-        pull_items
+        closed_items
             .iter()
             .map(|(_, number)| client.pull_request(store, &repo.name, *number))
             .collect(),
     )
     .await;
-    for ((item, _), pull) in pull_items.iter().zip(pulls) {
+    let mut states = Vec::new();
+    for ((item, _), pull) in closed_items.iter().zip(pulls) {
         let (pull, _) = pull?;
-        let state = pull.state();
+        states.push((*item, pull.state()));
+    }
+    for (item, _) in pull_items
+        .iter()
+        .filter(|(_, number)| open_pull(*number).is_some())
+    {
+        states.push((*item, PullRequestState::Open));
+    }
+    for (item, state) in states {
         if item.pr_state == Some(state) {
             continue;
         }
@@ -231,6 +291,67 @@ async fn sync_repo(
                 from: item.status,
                 to: after.status,
             });
+        }
+    }
+
+    // What reviewers and checks said on an open feedback PR: candidates for the next
+    // "Update PR", which reach a prompt only when the owner includes them. A review or an
+    // inline comment moves the PR's last update, so they are asked for only when that is
+    // not well before they were last read (GitHub's times have whole seconds, and the two
+    // clocks differ); the checks were read above.
+    let no_runs = Vec::new();
+    let reviewed: Vec<_> = pull_items
+        .iter()
+        .filter_map(|(item, number)| open_pull(*number).map(|pull| (item, pull)))
+        .map(|(item, pull)| {
+            let moved = match (pull.updated_at, reviews_read_at.get(&pull.number)) {
+                (Some(updated_at), Some(read_at)) => updated_at + CLOCK_MARGIN >= *read_at,
+                _ => true,
+            };
+            (item, pull, moved)
+        })
+        .collect();
+    let taken = in_flight(
+        reviewed
+            .iter()
+            .map(|(item, pull, moved)| {
+                take_follow_up_candidates(
+                    client,
+                    store,
+                    owner,
+                    CandidatesOf {
+                        repo: &repo.name,
+                        feedback_id: item.id,
+                        pr_number: pull.number,
+                        read_reviews: *moved,
+                        check_runs: check_runs_of.get(&pull.number).unwrap_or(&no_runs),
+                    },
+                )
+            })
+            .collect(),
+    )
+    .await;
+    let mut read = Vec::new();
+    for ((_, pull, moved), added) in reviewed.iter().zip(taken) {
+        report.new_follow_up_candidates += added?;
+        if *moved {
+            read.push(pull.number);
+        }
+    }
+
+    let mirrored: Vec<_> = open_pulls.iter().map(WirePull::mirrored).collect();
+    store.mirror_open_pull_requests(repo.id, &mirrored).await?;
+    for number in read {
+        store
+            .set_reviews_read_at(repo.id, number, reading_reviews_at)
+            .await?;
+    }
+    for (number, runs) in &check_runs_of {
+        if let Some(pull) = open_pull(*number) {
+            let status = CheckStatus::of(runs.iter().map(WireCheckRun::state));
+            store
+                .set_pull_request_checks(repo.id, pull.number, &pull.head.sha, status)
+                .await?;
         }
     }
 

@@ -85,6 +85,10 @@ pub struct WirePull {
     pub user: Option<WireUser>,
     #[serde(default)]
     pub merged_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub updated_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub draft: bool,
     pub head: WireBranchRef,
     pub base: WireBranchRef,
 }
@@ -98,6 +102,22 @@ impl WirePull {
             .is_some_and(|head| head.full_name.eq_ignore_ascii_case(&repo.full_name()))
     }
 
+    /// The PR as the mirror keeps it.
+    pub fn mirrored(&self) -> crate::domain::MirroredPullRequest {
+        crate::domain::MirroredPullRequest {
+            number: self.number,
+            title: self.title.clone(),
+            author_login: self.user.as_ref().map(|user| user.login.clone()),
+            head_ref: self.head.name.clone(),
+            head_repo: self.head.repo.as_ref().map(|repo| repo.full_name.clone()),
+            head_sha: self.head.sha.clone(),
+            base_ref: self.base.name.clone(),
+            state: self.state(),
+            draft: self.draft,
+            github_updated_at: self.updated_at.unwrap_or_else(Utc::now),
+        }
+    }
+
     pub fn state(&self) -> crate::domain::PullRequestState {
         use crate::domain::PullRequestState;
         if self.merged_at.is_some() {
@@ -108,4 +128,98 @@ impl WirePull {
             PullRequestState::Open
         }
     }
+}
+
+/// A review of a PR: its body is what the reviewer wrote above the inline comments.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct WireReview {
+    pub id: u64,
+    pub user: Option<WireUser>,
+    #[serde(default)]
+    pub body: Option<String>,
+    /// `APPROVED`, `CHANGES_REQUESTED`, `COMMENTED`, `DISMISSED` or `PENDING`.
+    pub state: String,
+    #[serde(default)]
+    pub submitted_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub html_url: String,
+}
+
+/// An inline review comment, on a line of a PR's diff.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct WireReviewComment {
+    pub id: u64,
+    pub user: Option<WireUser>,
+    pub body: String,
+    pub path: String,
+    #[serde(default)]
+    pub line: Option<u64>,
+    #[serde(default)]
+    pub original_line: Option<u64>,
+    pub created_at: DateTime<Utc>,
+    #[serde(default)]
+    pub html_url: String,
+}
+
+/// The app that reported a check run.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct WireCheckApp {
+    #[serde(default)]
+    pub slug: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// What a check run wrote about itself.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Default)]
+pub struct WireCheckOutput {
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub summary: Option<String>,
+    #[serde(default)]
+    pub text: Option<String>,
+}
+
+/// One check run of a commit.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct WireCheckRun {
+    pub id: u64,
+    pub name: String,
+    pub head_sha: String,
+    pub status: String,
+    #[serde(default)]
+    pub conclusion: Option<String>,
+    #[serde(default)]
+    pub html_url: Option<String>,
+    #[serde(default)]
+    pub completed_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub output: WireCheckOutput,
+    #[serde(default)]
+    pub app: Option<WireCheckApp>,
+}
+
+impl WireCheckRun {
+    pub fn state(&self) -> crate::domain::pull_request::CheckRunState<'_> {
+        crate::domain::pull_request::CheckRunState {
+            status: &self.status,
+            conclusion: self.conclusion.as_deref(),
+        }
+    }
+
+    /// Who reported it: the app's name, else the check's own.
+    pub fn reporter(&self) -> &str {
+        self.app
+            .as_ref()
+            .and_then(|app| app.slug.as_deref().or(app.name.as_deref()))
+            .unwrap_or(&self.name)
+    }
+}
+
+/// The answer listing a commit's check runs.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct WireCheckRuns {
+    pub total_count: u64,
+    pub check_runs: Vec<WireCheckRun>,
 }

@@ -367,6 +367,7 @@ impl BegunCodeRun {
         let (pull, action) = ensure_feedback_pull_request(github, store, repo, &feedback)
             .await
             .map_err(|error| Stop::failed("pull_request", error.to_string()))?;
+        store.mirror_pull_request(repo.id, &pull.mirrored()).await?;
         log.say(&format!(
             "PR #{} {}",
             pull.number,

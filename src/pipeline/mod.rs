@@ -151,8 +151,8 @@ pub enum PipelineError {
     #[error("{0} is disconnected: connect it again to run on it")]
     RepoDisconnected(String),
     #[error(
-        "the {kind} comment carries your edits (version {version}); running {stage} again replaces it on GitHub. \
-         Your text stays in the history (`handoff comment history`). Run again with --force to go ahead."
+        "the {kind} comment carries your edits (version {version}); running {stage} again replaces it on GitHub \
+         (your text stays in the history)"
     )]
     OwnerEdits {
         stage: crate::domain::Stage,
@@ -173,7 +173,7 @@ impl PipelineError {
             PipelineError::Workspace(_) => ErrorCode::SandboxFailed,
             PipelineError::NotAQaStage => ErrorCode::InvalidInput,
             PipelineError::PullRequestNotOpen { .. } => ErrorCode::IllegalTransition,
-            PipelineError::OwnerEdits { .. } => ErrorCode::EditConflict,
+            PipelineError::OwnerEdits { .. } => ErrorCode::OwnerEdits,
             PipelineError::FeedbackAwaitsApproval { .. }
             | PipelineError::EditAwaitsApproval { .. } => ErrorCode::AwaitsApproval,
             PipelineError::FixCannotPush { .. } => ErrorCode::IllegalTransition,

@@ -16,8 +16,8 @@ impl Store {
         let query = sqlx::query(concat!(
             "SELECT f.id, f.public_id, f.title, r.owner, r.name, f.status, f.source, f.head_branch, \
                     f.pr_number, f.pr_url, f.pr_state, f.created_at, f.updated_at, \
-                    (SELECT COUNT(*) FROM followups u WHERE u.feedback_id = f.id AND u.source = 'owner') AS owner_follow_ups, \
-                    (SELECT COUNT(*) FROM followups u WHERE u.feedback_id = f.id AND u.source = 'visitor') AS visitor_follow_ups, \
+                    (SELECT COUNT(*) FROM followups u WHERE u.feedback_id = f.id AND u.source = 'owner' AND (u.candidate = 0 OR EXISTS (SELECT 1 FROM followup_inclusions i WHERE i.followup_id = u.id))) AS owner_follow_ups, \
+                    (SELECT COUNT(*) FROM followups u WHERE u.feedback_id = f.id AND u.source = 'visitor' AND (u.candidate = 0 OR EXISTS (SELECT 1 FROM followup_inclusions i WHERE i.followup_id = u.id))) AS visitor_follow_ups, \
                     (SELECT COUNT(*) FROM runs x WHERE x.feedback_id = f.id AND x.parent_run_id IS NULL) AS run_count, \
                     (SELECT COALESCE(SUM(x.llm_cost_usd), 0.0) FROM runs x WHERE x.feedback_id = f.id) AS total_cost, \
                     lr.id AS last_run_id, lr.stage AS last_run_stage, lr.status AS last_run_status, \

@@ -68,6 +68,12 @@ pub enum StoreError {
     RepoName(#[from] RepoNameError),
     #[error(transparent)]
     BranchName(#[from] BadBranchName),
+    #[error("no outbox entry {0}")]
+    OutboxEntryNotFound(i64),
+    #[error("outbox entry {id} was {how}: there is nothing left to send")]
+    OutboxEntryDone { id: i64, how: &'static str },
+    #[error("no pull request #{number} of {repo} is known here: sync first")]
+    PullRequestNotFound { repo: String, number: u64 },
     #[error("stored data is not what this build expects: {0}")]
     Corrupt(String),
 }
@@ -83,7 +89,9 @@ impl StoreError {
             StoreError::RepoNotFound(_)
             | StoreError::FeedbackNotFound(_)
             | StoreError::RunNotFound(_)
-            | StoreError::FollowUpNotFound(_) => ErrorCode::NotFound,
+            | StoreError::FollowUpNotFound(_)
+            | StoreError::OutboxEntryNotFound(_)
+            | StoreError::PullRequestNotFound { .. } => ErrorCode::NotFound,
             StoreError::RepoAlreadyConnected(_) => ErrorCode::AlreadyExists,
             StoreError::RepoBusy(_) => ErrorCode::RunActive,
             StoreError::RunAlreadyActive { .. }
@@ -93,9 +101,9 @@ impl StoreError {
                 ErrorCode::Merged
             }
             StoreError::QuotaExhausted { .. } => ErrorCode::QuotaExhausted,
-            StoreError::RunAlreadyFinished(_) | StoreError::Transition(_) => {
-                ErrorCode::IllegalTransition
-            }
+            StoreError::RunAlreadyFinished(_)
+            | StoreError::Transition(_)
+            | StoreError::OutboxEntryDone { .. } => ErrorCode::IllegalTransition,
             StoreError::Body(_) | StoreError::RepoName(_) | StoreError::BranchName(_) => {
                 ErrorCode::InvalidInput
             }

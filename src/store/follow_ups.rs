@@ -1,12 +1,29 @@
-//! Follow-ups (F4): appended, never edited; visitor ones enter prompts only once the
-//! owner includes them.
+//! Follow-ups: appended, never edited. What a visitor wrote, and every candidate taken
+//! from a PR (a review, an inline comment, a failing check — the owner's own included),
+//! enters prompts only once the owner includes it.
 
 use super::error::StoreError;
 use super::row_mapping::{follow_up_columns, follow_up_from_row};
-use super::time_text::now_text;
+use super::time_text::{now_text, time_text};
 use super::Store;
 use crate::domain::follow_up::check_owner_follow_up_allowed;
-use crate::domain::{FeedbackId, FollowUp, FollowUpBody, FollowUpId, FollowUpSource};
+use crate::domain::{
+    FeedbackId, FollowUp, FollowUpBody, FollowUpId, FollowUpOrigin, FollowUpSource,
+};
+
+/// A follow-up candidate taken from a PR.
+#[derive(Debug, Clone, Copy)]
+pub struct NewFollowUpCandidate<'a> {
+    pub body: &'a str,
+    /// The owner, or anyone else (a reviewer, a check).
+    pub source: FollowUpSource,
+    pub author_login: Option<&'a str>,
+    pub origin: FollowUpOrigin,
+    /// What it was taken from on GitHub (`review:123`), so it is never taken twice.
+    pub github_source: &'a str,
+    /// When it was written on GitHub: the thread stays in the order things were said.
+    pub written_at: chrono::DateTime<chrono::Utc>,
+}
 
 impl Store {
     /// Appends the owner's follow-up to a feedback item. Refused on a MERGED item.
@@ -58,10 +75,40 @@ impl Store {
         }
     }
 
-    /// The owner lets a visitor follow-up into prompts, marked as untrusted.
-    pub async fn include_visitor_follow_up(&self, id: FollowUpId) -> Result<FollowUp, StoreError> {
+    /// Appends a candidate taken from the item's PR, unless `candidate.github_source`
+    /// was taken before (the result is then `None`).
+    pub async fn add_follow_up_candidate(
+        &self,
+        feedback_id: FeedbackId,
+        candidate: &NewFollowUpCandidate<'_>,
+    ) -> Result<Option<FollowUp>, StoreError> {
+        let body = FollowUpBody::parse("follow-up", candidate.body)?;
+        self.feedback(feedback_id).await?;
+        let id: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO followups (feedback_id, body, source, author_login, origin, candidate, \
+             github_source, created_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?) \
+             ON CONFLICT DO NOTHING RETURNING id",
+        )
+        .bind(feedback_id.0)
+        .bind(body.as_str())
+        .bind(candidate.source.as_str())
+        .bind(candidate.author_login)
+        .bind(candidate.origin.as_str())
+        .bind(candidate.github_source)
+        .bind(time_text(candidate.written_at))
+        .fetch_optional(&self.pool)
+        .await?;
+        match id {
+            Some(id) => Ok(Some(self.follow_up(FollowUpId(id)).await?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The owner lets a visitor's follow-up or a candidate from the PR into prompts
+    /// (someone else's text marked as untrusted there). Including twice changes nothing.
+    pub async fn include_follow_up(&self, id: FollowUpId) -> Result<FollowUp, StoreError> {
         let follow_up = self.follow_up(id).await?;
-        if follow_up.source == FollowUpSource::Visitor {
+        if follow_up.source == FollowUpSource::Visitor || follow_up.candidate {
             sqlx::query(
                 "INSERT INTO followup_inclusions (followup_id, included_at) VALUES (?, ?) \
                  ON CONFLICT (followup_id) DO NOTHING",

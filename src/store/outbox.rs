@@ -18,7 +18,7 @@ use crate::domain::{
 macro_rules! outbox_columns {
     () => {
         "id, repo_id, operation, managed_comment_id, comment_version_id, state, attempts, \
-         next_attempt_at, last_error, created_at, sent_at"
+         next_attempt_at, last_error, created_at, sent_at, discarded_at"
     };
 }
 
@@ -42,6 +42,7 @@ fn outbox_entry_from_row(row: &SqliteRow) -> Result<OutboxEntry, StoreError> {
         last_error: row.try_get("last_error")?,
         created_at: row.try_get("created_at")?,
         sent_at: row.try_get("sent_at")?,
+        discarded_at: row.try_get("discarded_at")?,
     })
 }
 
@@ -84,7 +85,7 @@ impl Store {
         .bind(id.0)
         .fetch_optional(&self.pool)
         .await?
-        .ok_or_else(|| StoreError::Corrupt(format!("outbox entry {} vanished", id.0)))?;
+        .ok_or(StoreError::OutboxEntryNotFound(id.0))?;
         outbox_entry_from_row(&row)
     }
 
@@ -104,12 +105,13 @@ impl Store {
         rows.iter().map(outbox_entry_from_row).collect()
     }
 
-    /// Entries that need the owner: pending, in conflict or failed; newest last.
+    /// Entries that need the owner: pending, in conflict or refused by GitHub (not the
+    /// ones the owner discarded); newest last.
     pub async fn unsent_outbox_entries(&self) -> Result<Vec<OutboxEntry>, StoreError> {
         let rows = sqlx::query(concat!(
             "SELECT ",
             outbox_columns!(),
-            " FROM outbox WHERE state <> 'sent' ORDER BY id"
+            " FROM outbox WHERE state <> 'sent' AND discarded_at IS NULL ORDER BY id"
         ))
         .fetch_all(&self.pool)
         .await?;
@@ -130,6 +132,52 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(outbox_entry_from_row).collect()
+    }
+
+    /// The owner gives up an unsent entry: it is never sent, and leaves the outbox; the
+    /// version it would have sent stays in the comment's history. An entry already sent
+    /// is left as it is (the result is then `false`).
+    pub async fn discard_outbox_entry(&self, id: OutboxEntryId) -> Result<bool, StoreError> {
+        self.outbox_entry(id).await?;
+        let discarded = sqlx::query(
+            "UPDATE outbox SET state = 'failed', discarded_at = ?, \
+             last_error = 'discarded by the owner' WHERE id = ? AND state <> 'sent' \
+             AND discarded_at IS NULL",
+        )
+        .bind(now_text())
+        .bind(id.0)
+        .execute(&self.pool)
+        .await?;
+        Ok(discarded.rows_affected() == 1)
+    }
+
+    /// The versions of a comment whose edit the owner discarded: never sent, kept in
+    /// the history, never the comment's current text.
+    pub async fn discarded_comment_versions(
+        &self,
+        comment: ManagedCommentId,
+    ) -> Result<Vec<CommentVersionId>, StoreError> {
+        let ids: Vec<i64> = sqlx::query_scalar(
+            "SELECT comment_version_id FROM outbox WHERE managed_comment_id = ? \
+             AND discarded_at IS NOT NULL AND comment_version_id IS NOT NULL ORDER BY id",
+        )
+        .bind(comment.0)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(ids.into_iter().map(CommentVersionId).collect())
+    }
+
+    /// Puts an entry GitHub refused back in line, due now (the owner asked to try again).
+    pub async fn retry_outbox_entry(&self, id: OutboxEntryId) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE outbox SET state = 'pending', next_attempt_at = ? \
+             WHERE id = ? AND state = 'failed' AND discarded_at IS NULL",
+        )
+        .bind(now_text())
+        .bind(id.0)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     pub async fn mark_outbox_sent(&self, id: OutboxEntryId) -> Result<(), StoreError> {

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::error::StoreError;
 use super::time_text::{start_of_month, time_text};
 use super::Store;
-use crate::domain::RepoId;
+use crate::domain::{RepoId, RunId};
 
 /// A repository's quota this month.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -34,7 +34,8 @@ where
 {
     let (quota, used): (Option<i64>, i64) = sqlx::query_as(
         "SELECT r.monthly_run_quota, \
-                (SELECT COUNT(*) FROM quota_uses q WHERE q.repo_id = r.id AND q.used_at >= ?) \
+                (SELECT COALESCE(SUM(q.units), 0) FROM quota_uses q \
+                 WHERE q.repo_id = r.id AND q.used_at >= ?) \
          FROM repos r WHERE r.id = ?",
     )
     .bind(time_text(start_of_month(now)))
@@ -52,6 +53,16 @@ where
 }
 
 impl Store {
+    /// Gives back what a reservation did not use: the run `run_id` used `units`.
+    pub async fn settle_quota(&self, run_id: RunId, units: u32) -> Result<(), StoreError> {
+        sqlx::query("UPDATE quota_uses SET units = MIN(units, ?) WHERE run_id = ?")
+            .bind(i64::from(units))
+            .bind(run_id.0)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     /// The quota of `repo_id` in the month of `now`.
     pub async fn quota_status(
         &self,

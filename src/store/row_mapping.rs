@@ -8,9 +8,10 @@ use sqlx::Row as _;
 use super::error::StoreError;
 use crate::domain::feedback::PullRequestState;
 use crate::domain::{
-    CodeRunKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, FollowUp, FollowUpId,
-    FollowUpSource, LogChunk, LogStream, PublicFeedbackId, Repo, RepoId, RepoName, Run, RunId,
-    RunStatus, SandboxBackend, Stage, StatusChange, StatusEvent,
+    CheckStatus, CodeRunKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, FollowUp,
+    FollowUpId, FollowUpOrigin, FollowUpSource, LogChunk, LogStream, PublicFeedbackId, PullRequest,
+    Repo, RepoId, RepoName, Run, RunId, RunStatus, SandboxBackend, Stage, StatusChange,
+    StatusEvent,
 };
 
 /// The columns [`repo_from_row`] reads, from `repos r`.
@@ -43,14 +44,30 @@ macro_rules! run_columns {
 }
 
 /// The columns [`follow_up_from_row`] reads, from `followups u LEFT JOIN followup_inclusions i`.
+/// The owner's own words are in prompts from the start; a candidate taken from the PR,
+/// and anything someone else wrote, only once the owner includes it.
 macro_rules! follow_up_columns {
     () => {
-        "u.id, u.feedback_id, u.body, u.source, u.author_login, u.created_at, \
-         (u.source = 'owner' OR i.followup_id IS NOT NULL) AS included_in_prompts"
+        "u.id, u.feedback_id, u.body, u.source, u.author_login, u.origin, u.candidate, u.created_at, \
+         ((u.source = 'owner' AND u.candidate = 0) OR i.followup_id IS NOT NULL) AS included_in_prompts"
     };
 }
 
-pub(crate) use {feedback_columns, follow_up_columns, repo_columns, run_columns};
+/// The columns [`pull_request_from_row`] reads, from `pull_requests p JOIN repos r`
+/// with the feedback item of the PR, if any, as `feedback_id`.
+macro_rules! pull_request_columns {
+    () => {
+        "p.repo_id, r.owner AS repo_owner, r.name AS repo_name, p.number, p.title, p.author_login, \
+         p.head_ref, p.head_repo, p.head_sha, p.base_ref, p.state, p.draft, p.checks, \
+         p.github_updated_at, p.synced_at, \
+         (SELECT f.id FROM feedback f WHERE f.repo_id = p.repo_id AND f.pr_number = p.number \
+          ORDER BY f.id DESC LIMIT 1) AS feedback_id"
+    };
+}
+
+pub(crate) use {
+    feedback_columns, follow_up_columns, pull_request_columns, repo_columns, run_columns,
+};
 
 fn corrupt(what: &str, text: &str) -> StoreError {
     StoreError::Corrupt(format!("unexpected {what} {text:?} in the database"))
@@ -143,6 +160,8 @@ pub fn follow_up_from_row(row: &SqliteRow) -> Result<FollowUp, StoreError> {
         body: row.try_get("body")?,
         source: word(row, "source", FollowUpSource::parse)?,
         author_login: row.try_get("author_login")?,
+        origin: word(row, "origin", FollowUpOrigin::parse)?,
+        candidate: row.try_get("candidate")?,
         included_in_prompts: row.try_get("included_in_prompts")?,
         created_at: time(row, "created_at")?,
     })
@@ -206,5 +225,29 @@ pub fn log_chunk_from_row(row: &SqliteRow) -> Result<LogChunk, StoreError> {
         stream: word(row, "stream", LogStream::parse)?,
         at: time(row, "at")?,
         text: row.try_get("text")?,
+    })
+}
+
+pub fn pull_request_from_row(row: &SqliteRow) -> Result<PullRequest, StoreError> {
+    let feedback_id: Option<i64> = row.try_get("feedback_id")?;
+    Ok(PullRequest {
+        repo_id: RepoId(row.try_get("repo_id")?),
+        repo: RepoName {
+            owner: row.try_get("repo_owner")?,
+            name: row.try_get("repo_name")?,
+        },
+        number: unsigned(row, "number")?.unwrap_or_default(),
+        title: row.try_get("title")?,
+        author_login: row.try_get("author_login")?,
+        head_ref: row.try_get("head_ref")?,
+        head_repo: row.try_get("head_repo")?,
+        head_sha: row.try_get("head_sha")?,
+        base_ref: row.try_get("base_ref")?,
+        state: word(row, "state", PullRequestState::parse)?,
+        draft: row.try_get("draft")?,
+        checks: word(row, "checks", CheckStatus::parse)?,
+        github_updated_at: time(row, "github_updated_at")?,
+        synced_at: time(row, "synced_at")?,
+        feedback_id: feedback_id.map(FeedbackId),
     })
 }

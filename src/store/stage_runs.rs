@@ -24,9 +24,11 @@ pub struct StageRunRequest {
     pub agent_preset: String,
     /// The full-auto run this stage belongs to.
     pub parent_run_id: Option<RunId>,
-    /// Whether this run takes a unit of quota (a full-auto chain's own row does not;
-    /// its stages do).
-    pub takes_quota: bool,
+    /// The units of quota this run takes: one for a stage; for a full-auto chain, the
+    /// units its stages will need (reserved before any of them starts, its stages then
+    /// taking none; what the chain does not use is given back with
+    /// [`Store::settle_quota`]).
+    pub quota_units: u32,
 }
 
 /// The stored results of one test run.
@@ -52,19 +54,21 @@ impl Store {
     pub async fn start_stage_run(&self, request: &StageRunRequest) -> Result<Run, StoreError> {
         let now = Utc::now();
         let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        if request.takes_quota {
+        if request.quota_units > 0 {
             let quota = quota_status_in(&mut *transaction, request.repo_id, now).await?;
-            if let (true, Some(limit)) = (quota.is_exhausted(), quota.quota) {
-                let (owner, name): (String, String) =
-                    sqlx::query_as("SELECT owner, name FROM repos WHERE id = ?")
-                        .bind(request.repo_id.0)
-                        .fetch_one(&mut *transaction)
-                        .await?;
-                return Err(StoreError::QuotaExhausted {
-                    repo: format!("{owner}/{name}"),
-                    quota: limit,
-                    used: quota.used,
-                });
+            if let (Some(limit), Some(left)) = (quota.quota, quota.left) {
+                if left < request.quota_units {
+                    let (owner, name): (String, String) =
+                        sqlx::query_as("SELECT owner, name FROM repos WHERE id = ?")
+                            .bind(request.repo_id.0)
+                            .fetch_one(&mut *transaction)
+                            .await?;
+                    return Err(StoreError::QuotaExhausted {
+                        repo: format!("{owner}/{name}"),
+                        quota: limit,
+                        used: quota.used,
+                    });
+                }
             }
         }
         let inserted: Result<i64, sqlx::Error> = sqlx::query_scalar(
@@ -95,13 +99,16 @@ impl Store {
             }
             Err(error) => return Err(error.into()),
         };
-        if request.takes_quota {
-            sqlx::query("INSERT INTO quota_uses (repo_id, run_id, used_at) VALUES (?, ?, ?)")
-                .bind(request.repo_id.0)
-                .bind(run_id.0)
-                .bind(time_text(now))
-                .execute(&mut *transaction)
-                .await?;
+        if request.quota_units > 0 {
+            sqlx::query(
+                "INSERT INTO quota_uses (repo_id, run_id, used_at, units) VALUES (?, ?, ?, ?)",
+            )
+            .bind(request.repo_id.0)
+            .bind(run_id.0)
+            .bind(time_text(now))
+            .bind(i64::from(request.quota_units))
+            .execute(&mut *transaction)
+            .await?;
         }
         transaction.commit().await?;
         self.run(run_id).await
@@ -120,6 +127,24 @@ impl Store {
                 .fetch_optional(&self.pool)
                 .await?;
         Ok(id.map(FeedbackId))
+    }
+
+    /// Every run on PR `pr_number` (code runs, stages and full-auto chains), newest first.
+    pub async fn runs_of_pull_request(
+        &self,
+        repo_id: RepoId,
+        pr_number: u64,
+    ) -> Result<Vec<Run>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE repo_id = ? AND pr_number = ? ORDER BY id DESC"
+        ))
+        .bind(repo_id.0)
+        .bind(pr_number as i64)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(run_from_row).collect()
     }
 
     /// The stage runs of a full-auto chain, in order.

@@ -8,6 +8,7 @@ pub mod fake_e2b;
 pub mod fake_github;
 pub mod openapi_schema;
 pub mod pipeline_world;
+pub mod qa_directives;
 pub mod raw_http;
 pub mod secret_service;
 pub mod seed;

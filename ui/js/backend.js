@@ -35,8 +35,17 @@ export const backend = {
     channel.onmessage = onChunk;
     return call("follow_run_log", { runId, onChunk: channel });
   },
-  openComment: (repo, prNumber, kind) => call("open_comment", { repo, prNumber, kind }),
   previewMarkdown: (text) => call("preview_markdown", { text }),
+  previewEdit: (text, agentOriginal) => call("preview_edit", { text, agentOriginal }),
+  commentHistory: (repo, prNumber, kind) => call("comment_history", { repo, prNumber, kind }),
+  compareVersions: (first, second) => call("compare_versions", { first, second }),
+  pullRequestList: (query) => call("pull_request_list", { query }),
+  openWorkspace: (repo, number, refresh) => call("open_workspace", { repo, number, refresh }),
+  startQaStage: (repo, number, stage, force) => call("start_qa_stage", { repo, number, stage, force }),
+  outboxItems: () => call("outbox_items"),
+  sendOutboxEntry: (entryId) => call("send_outbox_entry", { entryId }),
+  discardOutboxEntry: (entryId) => call("discard_outbox_entry", { entryId }),
+  openWorkspacePullRequest: (repo, number) => call("open_workspace_pull_request", { repo, number }),
   saveComment: (repo, prNumber, kind, content, basedOn) =>
     call("save_comment", { repo, prNumber, kind, content, basedOn }),
   resolveCommentConflict: (entryId, keepMine) => call("resolve_comment_conflict", { entryId, keepMine }),
@@ -67,4 +76,5 @@ export const backend = {
   onMirrorChanged: (handler) => tauri.event.listen("mirror-changed", handler),
   onSecondLaunch: (handler) => tauri.event.listen("second-launch", handler),
   onRunEvent: (handler) => tauri.event.listen("run-event", (event) => handler(event.payload)),
+  onOpenTarget: (handler) => tauri.event.listen("open-target", (event) => handler(event.payload)),
 };

@@ -1,13 +1,13 @@
 // The detail panel of one feedback item: its body (marked, with an approval, when a
-// visitor opened it), "Update PR", the thread (visitor text apart and marked untrusted),
-// the runs with their notes and live logs, and the PR's managed comments (an edit by
-// someone else marked, with its approval).
+// visitor opened it), "Update PR", the thread (visitor text apart and marked untrusted;
+// reviews, inline comments and failing checks taken from the PR as candidates, each
+// with Include), the runs with their notes and live logs, and the PR's managed comments
+// (an edit by someone else marked, with its approval), which open in the PR workspace.
 
 import { backend } from "./backend.js";
 import { el, button, trustedHtml } from "./dom.js";
 import { relativeTime, money, statusWords, commentLabels } from "./format.js";
 import { toast, errorToast } from "./toasts.js";
-import { openCommentEditor } from "./comment_editor.js";
 
 const panel = document.getElementById("detail");
 let shownId = null;
@@ -145,37 +145,59 @@ function renderUpdate(detail) {
   return section;
 }
 
+const originWords = {
+  review: "review",
+  review_comment: "inline comment",
+  check_run: "failing check",
+};
+
+function includeButton(entry) {
+  return button(entry.candidate ? "Include in the next Update PR" : "Include in the prompt", async () => {
+    try {
+      await backend.includeFollowUp(entry.id);
+      refreshDetail();
+    } catch (error) {
+      errorToast(error);
+    }
+  }, "button small include");
+}
+
 function threadEntry(entry) {
-  const who = entry.source === "owner" ? "You" : `@${entry.author ?? "visitor"}`;
-  const item = el("li", { class: `thread-entry ${entry.source}` }, [
+  const fromOwner = entry.source === "owner";
+  const who = entry.origin === "check_run"
+    ? `check ${entry.author ?? ""}`.trim()
+    : fromOwner ? "You" : `@${entry.author ?? "visitor"}`;
+  const item = el("li", { class: `thread-entry ${entry.source}`, dataset: { origin: entry.origin, candidate: String(entry.candidate) } }, [
     el("div", { class: "thread-meta" }, [
       el("strong", { text: who }),
+      entry.origin !== "thread" ? el("span", { class: "badge", text: originWords[entry.origin] ?? entry.origin }) : null,
       el("span", { class: "muted", text: relativeTime(entry.createdAt) }),
     ]),
     trustedHtml(el("div", { class: "markdown" }), entry.bodyHtml),
   ]);
-  if (entry.source === "visitor") {
+  if (!fromOwner || entry.candidate) {
     const state = entry.includedInPrompts
-      ? el("span", { class: "badge", text: "in the agent's prompt, as untrusted" })
-      : button("Include in the prompt", async () => {
-          try {
-            await backend.includeFollowUp(entry.id);
-            refreshDetail();
-          } catch (error) {
-            errorToast(error);
-          }
-        }, "button small");
+      ? el("span", { class: "badge", text: fromOwner ? "in the next Update PR's prompt" : "in the agent's prompt, as untrusted" })
+      : includeButton(entry);
     item.append(el("div", { class: "thread-actions" }, [state]));
   }
   return item;
 }
 
 function renderThread(detail) {
-  const own = detail.thread.filter((entry) => entry.source === "owner");
-  const visitors = detail.thread.filter((entry) => entry.source === "visitor");
+  const own = detail.thread.filter((entry) => entry.source === "owner" && !entry.candidate);
+  const visitors = detail.thread.filter((entry) => entry.source === "visitor" && !entry.candidate);
+  const candidates = detail.thread.filter((entry) => entry.candidate);
   const section = el("section", { class: "thread" }, [el("h3", { text: `Follow-ups (${own.length})` })]);
-  if (own.length) section.append(el("ol", { class: "thread-list" }, own.map(threadEntry)));
+  if (own.length) section.append(el("ol", { class: "thread-list owner-list" }, own.map(threadEntry)));
   else section.append(el("p", { class: "muted", text: "No follow-ups yet." }));
+  if (candidates.length) {
+    section.append(
+      el("h3", { class: "candidates-title", text: `From the PR (${candidates.length})` }),
+      el("p", { class: "hint", text: "Reviews, inline comments and failing checks on the PR. None reaches the agent until you include it; anyone's text but yours goes in marked as untrusted." }),
+      el("ol", { class: "thread-list candidates" }, candidates.map(threadEntry)),
+    );
+  }
   if (visitors.length) {
     section.append(
       el("h3", { class: "visitors-title", text: `Visitor comments (${visitors.length}) — untrusted` }),
@@ -253,6 +275,14 @@ function renderRuns(detail) {
 function renderComments(detail) {
   const feedback = detail.feedback;
   const section = el("section", { class: "comments" }, [el("h3", { text: "On the PR" })]);
+  if (feedback.pr_number != null) {
+    section.append(el("div", { class: "update-row" }, [
+      button("Open the PR workspace", () => document.dispatchEvent(new CustomEvent("open-workspace", {
+        detail: { repo: `${feedback.repo.owner}/${feedback.repo.name}`, number: feedback.pr_number },
+      })), "button small primary open-pr-workspace"),
+      el("span", { class: "hint", text: "Review, plan, test and fix, with each comment as an editable pane." }),
+    ]));
+  }
   if (!detail.comments.length) {
     section.append(el("p", { class: "muted", text: feedback.pr_number == null ? "No PR yet." : "No Handoff comment on the PR yet." }));
     return section;
@@ -277,9 +307,11 @@ function renderComments(detail) {
               }
             }, "button small approve-version")
           : null,
-        button("Edit", () => openCommentEditor(
-          `${feedback.repo.owner}/${feedback.repo.name}`, feedback.pr_number, comment.kind, refreshDetail,
-        ), "button small"),
+        comment.kind !== "followups"
+          ? button("Edit in the PR workspace", () => document.dispatchEvent(new CustomEvent("open-workspace", {
+              detail: { repo: `${feedback.repo.owner}/${feedback.repo.name}`, number: feedback.pr_number },
+            })), "button small open-workspace")
+          : null,
       ]),
       comment.awaitsApproval
         ? el("p", { class: "hint approval-hint", text: `Edited on GitHub by ${comment.writtenBy}, not by you: no stage reads it until you approve this version.` })

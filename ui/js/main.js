@@ -1,5 +1,7 @@
-// Wires the app: the dashboard (reloaded on filter input and whenever the mirror
-// changes), the detail panel, the forms, the session, and run events as toasts.
+// Wires the app: the views (the feedback board with its detail panel, the list of pull
+// requests, a PR's workspace), reloaded whenever the mirror changes; the forms, the
+// session, the outbox, and run events as toasts and notifications that open what they
+// are about.
 
 import { backend } from "./backend.js";
 import { renderBoard } from "./board.js";
@@ -10,6 +12,9 @@ import { openSignIn } from "./sign_in.js";
 import { openSettings, configureSettings } from "./settings.js";
 import { renderFirstSteps } from "./first_steps.js";
 import { toast, errorToast, setErrorActions } from "./toasts.js";
+import { loadPullList, configurePullList, setPullRepos } from "./pull_list.js";
+import { openWorkspace, refreshWorkspace, shownWorkspace, closeWorkspace, configureWorkspace } from "./workspace.js";
+import { refreshOutboxButton, configureOutbox } from "./outbox.js";
 
 const board = document.getElementById("board");
 const summary = document.getElementById("summary");
@@ -45,6 +50,36 @@ function hideNotice() {
   notice.hidden = true;
 }
 
+const views = {
+  feedback: document.getElementById("feedback-view"),
+  pulls: document.getElementById("pulls-view"),
+  workspace: document.getElementById("pr-workspace"),
+};
+
+// Which view the main area shows: the feedback board, the list of PRs, or one PR's
+// workspace. The tabs mark the feedback board or the PRs (a workspace is under PRs).
+function showView(name) {
+  for (const [key, element] of Object.entries(views)) element.hidden = key !== name;
+  document.body.dataset.view = name;
+  for (const tab of document.querySelectorAll(".view-tab")) {
+    const current = tab.dataset.view === name || (name === "workspace" && tab.dataset.view === "pulls");
+    if (current) tab.setAttribute("aria-current", "page");
+    else tab.removeAttribute("aria-current");
+  }
+  if (name !== "workspace") closeWorkspace();
+}
+
+function openPullRequestWorkspace(repo, number) {
+  showView("workspace");
+  closeDetail();
+  return openWorkspace(repo, number);
+}
+
+function showFeedbackItem(feedbackId) {
+  showView("feedback");
+  actions.openDetail(feedbackId);
+}
+
 const actions = {
   selected: null,
   async openPullRequest(feedbackId) {
@@ -62,6 +97,7 @@ const actions = {
 
 async function loadRepos() {
   const repos = await backend.repos();
+  setPullRepos(repos.map((repo) => `${repo.name.owner}/${repo.name.name}`));
   const chosen = repoFilter.value;
   const options = [new Option("All repositories", "")];
   for (const repo of repos) {
@@ -119,6 +155,21 @@ const firstStepActions = {
 };
 
 configureSettings({ signIn, changed: () => loadSession().then(reload) });
+configurePullList(openPullRequestWorkspace);
+configureWorkspace({
+  back: () => {
+    showView("pulls");
+    loadPullList().catch(errorToast);
+  },
+  openFeedback: showFeedbackItem,
+});
+configureOutbox(() => reload());
+for (const tab of document.querySelectorAll(".view-tab")) {
+  tab.addEventListener("click", () => {
+    showView(tab.dataset.view);
+    if (tab.dataset.view === "pulls") loadPullList().catch(errorToast);
+  });
+}
 setErrorActions({
   setup_incomplete: { label: "Check setup", run: () => openSettings("setup") },
   github_auth: { label: "Sign in", run: signIn },
@@ -129,6 +180,9 @@ async function reload() {
     await loadRepos();
     await loadDashboard();
     refreshDetail();
+    if (document.body.dataset.view === "pulls") await loadPullList();
+    if (document.body.dataset.view === "workspace") refreshWorkspace();
+    refreshOutboxButton();
   } catch (error) {
     showNotice(error);
     document.body.dataset.loaded = "error";
@@ -180,6 +234,7 @@ document.addEventListener("click", (event) => {
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape" && !document.querySelector("dialog[open]")) closeDetail();
 });
+document.addEventListener("open-workspace", (event) => openPullRequestWorkspace(event.detail.repo, event.detail.number));
 
 // Links in rendered markdown open in the browser, never in the app's window.
 document.addEventListener("click", (event) => {
@@ -191,15 +246,21 @@ document.addEventListener("click", (event) => {
 
 backend.onMirrorChanged(() => reload());
 backend.onSecondLaunch(() => toast("Handoff is already open: here it is."));
-backend.onRunEvent((runEvent) => {
-  const kind = runEvent.kind === "run_failed" ? "error" : "success";
-  const feedbackId = runEvent.feedback_id;
-  toast(runEvent.message, {
+// What a notification (or its toast) opens: a PR's workspace or a feedback item.
+function openTarget(target) {
+  if (target?.kind === "pull_request") openPullRequestWorkspace(target.repo, target.number);
+  else if (target?.kind === "feedback") showFeedbackItem(target.id);
+}
+
+backend.onRunEvent((notice) => {
+  const kind = notice.kind === "run_failed" ? "error" : "success";
+  toast(notice.message, {
     kind,
-    action: feedbackId != null ? { label: "Open", run: () => actions.openDetail(feedbackId) } : null,
+    action: notice.target ? { label: "Open", run: () => openTarget(notice.target) } : null,
     timeout: 12000,
   });
 });
+backend.onOpenTarget(openTarget);
 
 backend
   .appInfo()
@@ -207,6 +268,7 @@ backend
     appInfo = info;
   })
   .finally(() => {
+    showView("feedback");
     loadSession();
     reload();
   });

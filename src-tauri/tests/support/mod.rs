@@ -22,9 +22,19 @@ pub mod fake_github;
 #[path = "../../../tests/support/secret_service.rs"]
 pub mod secret_service;
 
+/// A notification service on a private D-Bus session that records and clicks.
+pub mod notification_service;
+
+/// The fake GitHub, a keyring and a mirror, for journeys that sign in.
+pub mod github_world;
+
 /// Agent images the tests build, and the stand-in agent they install.
 #[path = "../../../tests/support/docker_images.rs"]
 pub mod docker_images;
+
+/// What the scripted agent does in each QA stage.
+#[path = "../../../tests/support/qa_directives.rs"]
+pub mod qa_directives;
 
 /// The agent the tests script (`@@` directives in its prompt).
 pub const SCRIPTED_AGENT: &str = include_str!("../../../tests/support/scripted_agent.sh");
@@ -282,7 +292,13 @@ impl AppSession {
             match clicked {
                 Ok(()) => return,
                 Err(error) => {
-                    assert!(Instant::now() < deadline, "could not click {css}: {error}");
+                    if Instant::now() >= deadline {
+                        let picture = self.screenshot("could-not-click").await;
+                        panic!(
+                            "could not click {css}: {error:?}; the window is in {}",
+                            picture.display()
+                        );
+                    }
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
             }

@@ -762,6 +762,139 @@ impl FakeGithub {
             .and_then(|issue| issue.body.clone())
     }
 
+    /// The commit PR `number`'s head is at (`refs/pull/N/head`).
+    pub fn pull_head_sha(&self, full_name: &str, number: u64) -> String {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let bare = self.bare_path(full_name);
+        let head = git(&bare, &["rev-parse", &format!("refs/pull/{number}/head")]);
+        assert!(
+            !head.is_empty(),
+            "PR #{number} of {owner}/{name} has a head"
+        );
+        head
+    }
+
+    /// Submits a review of PR `number` as `author` (`state`: APPROVED, CHANGES_REQUESTED
+    /// or COMMENTED); returns its id.
+    pub fn add_review(
+        &self,
+        full_name: &str,
+        number: u64,
+        author: &str,
+        state: &str,
+        body: &str,
+    ) -> u64 {
+        let user_id = self.user_id(author);
+        let commit_id = self.pull_head_sha(full_name, number);
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut fake = self.shared.state.lock().expect("state");
+        assert!(
+            fake.repo(owner, name)
+                .is_some_and(|repo| repo.pulls.contains_key(&number)),
+            "no PR #{number} in {full_name}"
+        );
+        let id = fake.new_id();
+        // A review moves the PR's last update, as on GitHub.
+        if let Some(issue) = fake
+            .repo_mut(owner, name)
+            .and_then(|repo| repo.issues.get_mut(&number))
+        {
+            issue.updated_at = now();
+        }
+        fake.reviews.insert(
+            id,
+            state::FakeReview {
+                id,
+                repo_key: repo_key(owner, name),
+                pull_number: number,
+                user_id,
+                body: body.to_owned(),
+                state: state.to_owned(),
+                commit_id,
+                submitted_at: now(),
+            },
+        );
+        id
+    }
+
+    /// Comments on line `line` of `path` in PR `number`'s diff as `author`; returns the
+    /// comment's id.
+    pub fn add_review_comment(
+        &self,
+        full_name: &str,
+        number: u64,
+        author: &str,
+        path: &str,
+        line: u64,
+        body: &str,
+    ) -> u64 {
+        let user_id = self.user_id(author);
+        let commit_id = self.pull_head_sha(full_name, number);
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut fake = self.shared.state.lock().expect("state");
+        let id = fake.new_id();
+        if let Some(issue) = fake
+            .repo_mut(owner, name)
+            .and_then(|repo| repo.issues.get_mut(&number))
+        {
+            issue.updated_at = now();
+        }
+        fake.review_comments.insert(
+            id,
+            state::FakeReviewComment {
+                id,
+                repo_key: repo_key(owner, name),
+                pull_number: number,
+                user_id,
+                body: body.to_owned(),
+                path: path.to_owned(),
+                line,
+                commit_id,
+                created_at: now(),
+            },
+        );
+        id
+    }
+
+    /// Reports a check run named `name` on commit `sha`, as the app `app` (CI) would:
+    /// `conclusion` `None` leaves it in progress. Returns its id.
+    pub fn add_check_run(
+        &self,
+        full_name: &str,
+        sha: &str,
+        app: &str,
+        name: &str,
+        conclusion: Option<&str>,
+        summary: &str,
+    ) -> u64 {
+        let (owner, name_of_repo) = full_name.split_once('/').expect("owner/name");
+        let mut fake = self.shared.state.lock().expect("state");
+        let id = fake.new_id();
+        let at = now();
+        fake.check_runs.insert(
+            id,
+            state::FakeCheckRun {
+                id,
+                repo_key: repo_key(owner, name_of_repo),
+                head_sha: sha.to_owned(),
+                name: name.to_owned(),
+                status: if conclusion.is_some() {
+                    "completed"
+                } else {
+                    "in_progress"
+                }
+                .to_owned(),
+                conclusion: conclusion.map(str::to_owned),
+                title: conclusion.map(|conclusion| format!("{name}: {conclusion}")),
+                summary: Some(summary.to_owned()),
+                app_slug: app.to_owned(),
+                started_at: at,
+                completed_at: conclusion.map(|_| at),
+            },
+        );
+        id
+    }
+
     /// The state of PR `number`: "open", "closed" or "merged".
     pub fn pull_state(&self, full_name: &str, number: u64) -> String {
         let (owner, name) = full_name.split_once('/').expect("owner/name");

@@ -619,6 +619,66 @@ fn route(
                 None => not_found(),
             }
         }
+        ("GET", ["repos", owner, name, "pulls", number, "reviews"]) => {
+            let (Some(repo), Some(number)) = (state.repo(owner, name), number.parse::<u64>().ok())
+            else {
+                return not_found();
+            };
+            if !repo.pulls.contains_key(&number) {
+                return not_found();
+            }
+            let key = repo_key(owner, name);
+            let items = state
+                .reviews
+                .values()
+                .filter(|review| review.repo_key == key && review.pull_number == number)
+                .map(|review| shapes::review(urls, state, repo, review))
+                .collect();
+            paginate(shared, path, query, items)
+        }
+        ("GET", ["repos", owner, name, "pulls", number, "comments"]) => {
+            let (Some(repo), Some(number)) = (state.repo(owner, name), number.parse::<u64>().ok())
+            else {
+                return not_found();
+            };
+            if !repo.pulls.contains_key(&number) {
+                return not_found();
+            }
+            let key = repo_key(owner, name);
+            let items = state
+                .review_comments
+                .values()
+                .filter(|comment| comment.repo_key == key && comment.pull_number == number)
+                .map(|comment| shapes::review_comment(urls, state, repo, comment))
+                .collect();
+            paginate(shared, path, query, items)
+        }
+        ("GET", ["repos", owner, name, "commits", reference, "check-runs"]) => {
+            let Some(repo) = state.repo(owner, name) else {
+                return not_found();
+            };
+            let sha = git_ref_sha(&repo.bare_path, reference)
+                .or_else(|| git_sha(state, owner, name, reference))
+                .unwrap_or_else(|| (*reference).to_owned());
+            let key = repo_key(owner, name);
+            // `filter=latest` (GitHub's default): the newest run of each name.
+            let mut newest: BTreeMap<&str, &super::state::FakeCheckRun> = BTreeMap::new();
+            for run in state
+                .check_runs
+                .values()
+                .filter(|run| run.repo_key == key && run.head_sha == sha)
+            {
+                newest.insert(run.name.as_str(), run);
+            }
+            let runs: Vec<Value> = newest
+                .values()
+                .map(|run| shapes::check_run(urls, repo, run))
+                .collect();
+            answer(
+                StatusCode::OK,
+                json!({ "total_count": runs.len(), "check_runs": runs }),
+            )
+        }
         ("PATCH", ["repos", owner, name, "pulls", number]) => {
             let Some(number) = number.parse::<u64>().ok() else {
                 return not_found();

@@ -1,11 +1,16 @@
 //! The JSON the fake answers with, shaped as GitHub's published API description says
 //! (every required field, the right types, `null` only where allowed). A test checks
-//! each shape against that description.
+//! each shape against that description — except reviews, review comments and check
+//! runs, whose paths the description the tests carry leaves out: those follow GitHub's
+//! REST documentation.
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
-use super::state::{FakeComment, FakeIssue, FakePull, FakeRepo, FakeState, FakeUser};
+use super::state::{
+    FakeCheckRun, FakeComment, FakeIssue, FakePull, FakeRepo, FakeReview, FakeReviewComment,
+    FakeState, FakeUser,
+};
 
 /// Where the fake's API and web pages are.
 #[derive(Debug, Clone)]
@@ -509,4 +514,110 @@ pub fn rate_limit(state: &FakeState) -> Value {
         "used": rate.used
     });
     json!({ "resources": { "core": core.clone(), "search": core.clone() }, "rate": core })
+}
+
+/// A "Pull Request Review".
+pub fn review(urls: &Urls, state: &FakeState, repo: &FakeRepo, review: &FakeReview) -> Value {
+    let api = format!("{}/repos/{}/{}", urls.api, repo.owner, repo.name);
+    let html = format!(
+        "{}/{}/{}/pull/{}#pullrequestreview-{}",
+        urls.web, repo.owner, repo.name, review.pull_number, review.id
+    );
+    json!({
+        "id": review.id,
+        "node_id": node_id("PRR", review.id),
+        "user": user(urls, state.user(review.user_id)),
+        "body": review.body,
+        "state": review.state,
+        "html_url": html,
+        "pull_request_url": format!("{api}/pulls/{}", review.pull_number),
+        "author_association": "OWNER",
+        "_links": {
+            "html": { "href": html },
+            "pull_request": { "href": format!("{api}/pulls/{}", review.pull_number) }
+        },
+        "submitted_at": time(&review.submitted_at),
+        "commit_id": review.commit_id
+    })
+}
+
+/// A "Pull Request Review Comment".
+pub fn review_comment(
+    urls: &Urls,
+    state: &FakeState,
+    repo: &FakeRepo,
+    comment: &FakeReviewComment,
+) -> Value {
+    let api = format!("{}/repos/{}/{}", urls.api, repo.owner, repo.name);
+    let html = format!(
+        "{}/{}/{}/pull/{}#discussion_r{}",
+        urls.web, repo.owner, repo.name, comment.pull_number, comment.id
+    );
+    json!({
+        "url": format!("{api}/pulls/comments/{}", comment.id),
+        "pull_request_review_id": null,
+        "id": comment.id,
+        "node_id": node_id("PRRC", comment.id),
+        "diff_hunk": "@@ -1 +1 @@",
+        "path": comment.path,
+        "commit_id": comment.commit_id,
+        "original_commit_id": comment.commit_id,
+        "user": user(urls, state.user(comment.user_id)),
+        "body": comment.body,
+        "created_at": time(&comment.created_at),
+        "updated_at": time(&comment.created_at),
+        "html_url": html,
+        "pull_request_url": format!("{api}/pulls/{}", comment.pull_number),
+        "author_association": "OWNER",
+        "_links": {
+            "self": { "href": format!("{api}/pulls/comments/{}", comment.id) },
+            "html": { "href": html },
+            "pull_request": { "href": format!("{api}/pulls/{}", comment.pull_number) }
+        },
+        "line": comment.line,
+        "original_line": comment.line,
+        "side": "RIGHT"
+    })
+}
+
+/// A "CheckRun".
+pub fn check_run(urls: &Urls, repo: &FakeRepo, run: &FakeCheckRun) -> Value {
+    let api = format!("{}/repos/{}/{}", urls.api, repo.owner, repo.name);
+    let html = format!("{}/{}/{}/runs/{}", urls.web, repo.owner, repo.name, run.id);
+    json!({
+        "id": run.id,
+        "head_sha": run.head_sha,
+        "node_id": node_id("CR", run.id),
+        "external_id": "",
+        "url": format!("{api}/check-runs/{}", run.id),
+        "html_url": html,
+        "details_url": html,
+        "status": run.status,
+        "conclusion": run.conclusion,
+        "started_at": time(&run.started_at),
+        "completed_at": optional_time(&run.completed_at),
+        "output": {
+            "title": run.title,
+            "summary": run.summary,
+            "text": null,
+            "annotations_count": 0,
+            "annotations_url": format!("{api}/check-runs/{}/annotations", run.id)
+        },
+        "name": run.name,
+        "check_suite": { "id": run.id + 1 },
+        "app": {
+            "id": 15368,
+            "slug": run.app_slug,
+            "node_id": node_id("A", 15368),
+            "name": run.app_slug,
+            "description": "",
+            "external_url": urls.web,
+            "html_url": format!("{}/apps/{}", urls.web, run.app_slug),
+            "created_at": "2018-07-30T09:30:17Z",
+            "updated_at": "2024-04-10T20:33:16Z",
+            "permissions": {},
+            "events": []
+        },
+        "pull_requests": []
+    })
 }

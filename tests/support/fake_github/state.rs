@@ -69,6 +69,51 @@ pub struct FakeComment {
     pub last_edit: Option<(u64, DateTime<Utc>)>,
 }
 
+/// A review of a pull request (its body; inline comments are [`FakeReviewComment`]s).
+#[derive(Debug, Clone)]
+pub struct FakeReview {
+    pub id: u64,
+    pub repo_key: String,
+    pub pull_number: u64,
+    pub user_id: u64,
+    pub body: String,
+    /// `APPROVED`, `CHANGES_REQUESTED` or `COMMENTED`.
+    pub state: String,
+    pub commit_id: String,
+    pub submitted_at: DateTime<Utc>,
+}
+
+/// An inline comment on a line of a pull request's diff.
+#[derive(Debug, Clone)]
+pub struct FakeReviewComment {
+    pub id: u64,
+    pub repo_key: String,
+    pub pull_number: u64,
+    pub user_id: u64,
+    pub body: String,
+    pub path: String,
+    pub line: u64,
+    pub commit_id: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A check run an app (CI) reported on a commit.
+#[derive(Debug, Clone)]
+pub struct FakeCheckRun {
+    pub id: u64,
+    pub repo_key: String,
+    pub head_sha: String,
+    pub name: String,
+    /// `queued`, `in_progress` or `completed`.
+    pub status: String,
+    pub conclusion: Option<String>,
+    pub title: Option<String>,
+    pub summary: Option<String>,
+    pub app_slug: String,
+    pub started_at: DateTime<Utc>,
+    pub completed_at: Option<DateTime<Utc>>,
+}
+
 #[derive(Debug, Clone)]
 pub struct FakeRepo {
     pub id: u64,
@@ -103,6 +148,9 @@ pub struct FakeState {
     pub users: Vec<FakeUser>,
     pub repos: BTreeMap<String, FakeRepo>,
     pub comments: BTreeMap<u64, FakeComment>,
+    pub reviews: BTreeMap<u64, FakeReview>,
+    pub review_comments: BTreeMap<u64, FakeReviewComment>,
+    pub check_runs: BTreeMap<u64, FakeCheckRun>,
     pub device_codes: BTreeMap<String, DeviceCodeState>,
     pub rate_limit: RateLimitState,
 }

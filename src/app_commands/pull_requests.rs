@@ -1,0 +1,79 @@
+//! The window's list of pull requests: every open PR of the connected repositories as
+//! the last sync mirrored it, with its author, branch, last update and checks, the
+//! feedback item it was opened for, and a filter and a search.
+
+use serde::{Deserialize, Serialize};
+
+use super::{invalid_input, AppCore};
+use crate::domain::{CheckStatus, PullRequest, RepoName};
+use crate::error_code::CodedError;
+use crate::store::PullRequestFilter;
+
+/// The list's filter as the UI sends it: empty strings mean "all".
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PullRequestQuery {
+    pub repo: String,
+    pub search: String,
+    /// `success`, `failure`, `pending`, `none` or empty.
+    pub checks: String,
+    /// `feedback`, `other` or empty.
+    pub origin: String,
+}
+
+/// One row of the list.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullRequestRow {
+    #[serde(flatten)]
+    pub pull: PullRequest,
+    pub repo_full_name: String,
+    /// From a fork: the fix stage cannot push to it.
+    pub from_fork: bool,
+}
+
+/// The open PRs `query` lets through, the most recently updated first.
+pub async fn pull_request_list(
+    core: &AppCore,
+    query: &PullRequestQuery,
+) -> Result<Vec<PullRequestRow>, CodedError> {
+    let repo_id = match query.repo.trim() {
+        "" => None,
+        text => {
+            let name: RepoName = text
+                .parse()
+                .map_err(|error: crate::domain::RepoNameError| invalid_input(error.to_string()))?;
+            Some(core.store.repo_by_name(&name).await?.id)
+        }
+    };
+    let checks = match query.checks.trim() {
+        "" => None,
+        text => Some(
+            CheckStatus::parse(text)
+                .ok_or_else(|| invalid_input(format!("unknown check status {text:?}")))?,
+        ),
+    };
+    let feedback = match query.origin.trim() {
+        "" => None,
+        "feedback" => Some(true),
+        "other" => Some(false),
+        text => return Err(invalid_input(format!("unknown PR origin {text:?}"))),
+    };
+    let pulls = core
+        .store
+        .open_pull_requests(&PullRequestFilter {
+            repo_id,
+            search: Some(query.search.trim().to_owned()).filter(|text| !text.is_empty()),
+            checks,
+            feedback,
+        })
+        .await?;
+    Ok(pulls
+        .into_iter()
+        .map(|pull| PullRequestRow {
+            repo_full_name: pull.repo.full_name(),
+            from_fork: pull.from_fork(),
+            pull,
+        })
+        .collect())
+}

@@ -1,0 +1,112 @@
+//! The test stage: the agent runs exactly the plan as it is on GitHub now and writes
+//! `results.json`; each failing scenario gets an issue (one per scenario, reused on a
+//! re-run), a scenario that passes again closes its issue, the results are stored for
+//! the fix stage, and a summary is posted as the PR's results comment.
+
+use super::{BegunQa, StageDone, StageJob};
+use crate::domain::stage_prompts::StagePromptValues;
+use crate::domain::test_results::{parse_test_results, results_summary, SummaryLine};
+use crate::github::qa_issues::{close_fixed_issue, file_failure_issue};
+use crate::pipeline::agent_job::Stop;
+
+/// What the agent reads when there is no plan to run.
+const NO_PLAN: &str = "(There is no test plan on this PR: the plan comment was not found. \
+Make a test plan yourself first, write it to $HANDOFF_OUTPUT_DIR/output.md, then run it.)";
+
+impl BegunQa {
+    pub(super) async fn test(&self, job: &StageJob<'_>) -> Result<StageDone, Stop> {
+        let store = &self.pipeline.store;
+        let github = &self.pipeline.github;
+        let pr_number = self.pull.number;
+        let run_id = job.run_id;
+        let plan = match self.read_input(job).await? {
+            Some(content) => content,
+            None => {
+                self.note(job, "plan comment not found: test planned anew")
+                    .await?;
+                NO_PLAN.to_owned()
+            }
+        };
+        let copy = self.working_copy(job).await?;
+        let inputs = [("plan.md".to_owned(), plan.clone())];
+        let prompt = self
+            .prompt(
+                job.stage,
+                StagePromptValues {
+                    plan: &plan,
+                    ..StagePromptValues::default()
+                },
+            )
+            .await?;
+        let out = self.run_agent(job, &copy, &prompt, &inputs).await?;
+        let Some(text) = self.setup.read_output(&out.join("results.json")) else {
+            return Err(Stop::failed(
+                "no_output",
+                format!(
+                    "the agent wrote no results (out/results.json is missing or empty); {}",
+                    job.see_log()
+                ),
+            ));
+        };
+        let results = parse_test_results(&text)
+            .map_err(|error| Stop::failed("bad_results", format!("{error}; {}", job.see_log())))?;
+        let stored = store
+            .record_test_results(run_id, self.repo.id, pr_number, &results)
+            .await?;
+        let mut issues = Vec::new();
+        for result in &stored {
+            if !result.result.passed {
+                let number =
+                    file_failure_issue(github, store, &self.repo, pr_number, run_id, result)
+                        .await
+                        .map_err(|error| {
+                            Stop::failed(
+                                "github",
+                                format!(
+                                    "the issue for \"{}\" could not be filed: {error}",
+                                    result.result.name
+                                ),
+                            )
+                        })?;
+                issues.push(number);
+            } else if let Some(number) = store
+                .qa_issue(self.repo.id, pr_number, &result.scenario_key)
+                .await?
+            {
+                close_fixed_issue(github, &self.repo, number)
+                    .await
+                    .map_err(|error| Stop::failed("github", error.to_string()))?;
+            }
+        }
+        let stored = store.test_results_of_run(run_id).await?;
+        let lines: Vec<SummaryLine<'_>> = stored
+            .iter()
+            .map(|result| SummaryLine {
+                scenario: &result.result,
+                issue_number: result.issue_number,
+            })
+            .collect();
+        self.publish(job, &results_summary(&lines, run_id.0, None))
+            .await?;
+        let failed = stored.iter().filter(|r| !r.result.passed).count();
+        let output = match self.setup.read_output(&out.join("output.md")) {
+            Some(plan_used) => format!("{plan_used}\n\n---\n\n{text}"),
+            None => text,
+        };
+        let filed = if issues.is_empty() {
+            String::new()
+        } else {
+            let numbers: Vec<String> = issues.iter().map(|n| format!("#{n}")).collect();
+            format!("; issues {}", numbers.join(", "))
+        };
+        Ok(StageDone {
+            detail: format!(
+                "{} scenarios: {} passed, {failed} failed{filed}",
+                stored.len(),
+                stored.len() - failed,
+            ),
+            output: Some(output),
+            end_sha: None,
+        })
+    }
+}
