@@ -175,6 +175,8 @@ async fn idle_sync_counts(pulls: usize) -> (usize, usize, usize, usize) {
         .await
         .unwrap();
     }
+    // PRs nobody touched for an hour: a sync five minutes later has no review to look for.
+    fake.backdate_issues(REPO, chrono::Duration::hours(1));
     fake.clear_requests();
     sync(&github, &store, None).await.unwrap();
     let first_sent = fake.requests().len();

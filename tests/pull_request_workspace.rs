@@ -13,40 +13,12 @@ use handoff::github::sync::sync;
 use handoff::pipeline::qa_run::{QaOptions, QaResult};
 use handoff::pipeline::PipelineError;
 use handoff::pull_request_workspace::{pull_request_workspace, StageState};
-use handoff::store::{PullRequestFilter, RepoSettingsChange, StoreError};
+use handoff::store::{PullRequestFilter, StoreError};
 use support::fake_github::OWNER;
 use support::pipeline_world::{pr_number, PipelineWorld, QA_DIRECTIVES, REPO};
 
 async fn world() -> PipelineWorld {
     PipelineWorld::new(SandboxBackend::Local).await
-}
-
-async fn set_quota(world: &PipelineWorld, quota: u32) {
-    world
-        .store
-        .change_repo_settings(
-            world.repo.id,
-            &RepoSettingsChange {
-                monthly_run_quota: Some(Some(quota)),
-                ..RepoSettingsChange::default()
-            },
-        )
-        .await
-        .unwrap();
-}
-
-async fn set_instructions(world: &PipelineWorld, instructions: &str) {
-    world
-        .store
-        .change_repo_settings(
-            world.repo.id,
-            &RepoSettingsChange {
-                custom_instructions: Some(instructions.to_owned()),
-                ..RepoSettingsChange::default()
-            },
-        )
-        .await
-        .unwrap();
 }
 
 async fn used_quota(world: &PipelineWorld) -> u32 {
@@ -398,7 +370,7 @@ async fn the_workspace_says_which_stage_is_edited_out_of_date_or_reads_your_edit
 async fn full_auto_with_three_units_left_is_refused_before_anything_starts() {
     let world = world().await;
     let number = world.qa_pull_request().await;
-    set_quota(&world, 3).await;
+    world.set_quota(3).await;
 
     let refused = world
         .pipeline
@@ -446,8 +418,8 @@ async fn full_auto_fits_in_three_units_when_fix_cannot_push_and_ends_its_run() {
         "Fork change",
         &[("src/fork.txt", "from the fork\n")],
     );
-    set_instructions(&world, QA_DIRECTIVES).await;
-    set_quota(&world, 3).await;
+    world.set_instructions(QA_DIRECTIVES).await;
+    world.set_quota(3).await;
 
     let report = world.qa(number, Stage::FullAuto, false).await;
 
@@ -469,12 +441,10 @@ async fn full_auto_fits_in_three_units_when_fix_cannot_push_and_ends_its_run() {
 async fn full_auto_gives_back_the_unit_fix_did_not_need() {
     let world = world().await;
     let number = world.qa_pull_request().await;
-    set_instructions(
-        &world,
-        "@@review:output Looks fine.\n@@plan:output 1. Log in.\n@@test:result Login works|passed|fine",
+    world.set_instructions("@@review:output Looks fine.\n@@plan:output 1. Log in.\n@@test:result Login works|passed|fine",
     )
     .await;
-    set_quota(&world, 4).await;
+    world.set_quota(4).await;
 
     let report = world.qa(number, Stage::FullAuto, false).await;
 
@@ -493,8 +463,10 @@ async fn full_auto_gives_back_the_unit_fix_did_not_need() {
 async fn a_full_auto_chain_whose_stage_fails_is_ended_and_keeps_only_what_ran() {
     let world = world().await;
     let number = world.qa_pull_request().await;
-    set_instructions(&world, "@@review:output Fine.\n@@plan:fail").await;
-    set_quota(&world, 10).await;
+    world
+        .set_instructions("@@review:output Fine.\n@@plan:fail")
+        .await;
+    world.set_quota(10).await;
 
     let report = world.qa(number, Stage::FullAuto, false).await;
 

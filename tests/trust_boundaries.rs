@@ -13,7 +13,6 @@ use handoff::github::owner_edits::{save_owner_edit, send_outbox, EditOutcome, Ou
 use handoff::github::sync::sync;
 use handoff::pipeline::qa_run::{QaOptions, QaResult};
 use handoff::pipeline::{CodeRunOptions, CodeRunResult, PipelineError};
-use handoff::store::RepoSettingsChange;
 use support::fake_github::{Fault, FaultRule, OWNER};
 use support::pipeline_world::{pr_number, PipelineWorld, QA_DIRECTIVES, REPO};
 
@@ -79,20 +78,6 @@ async fn latest_version(
         .await
         .unwrap()
         .expect("it has a version")
-}
-
-async fn set_instructions(world: &PipelineWorld, instructions: &str) {
-    world
-        .store
-        .change_repo_settings(
-            world.repo.id,
-            &RepoSettingsChange {
-                custom_instructions: Some(instructions.to_owned()),
-                ..RepoSettingsChange::default()
-            },
-        )
-        .await
-        .unwrap();
 }
 
 #[tokio::test]
@@ -476,7 +461,9 @@ async fn a_fork_pr_is_reviewed_on_its_own_head_and_fix_never_pushes_to_the_owner
         "Fork change",
         &[("src/fork.txt", "from the fork\n")],
     );
-    set_instructions(&world, &format!("@@review:echo-inputs\n{QA_DIRECTIVES}")).await;
+    world
+        .set_instructions(&format!("@@review:echo-inputs\n{QA_DIRECTIVES}"))
+        .await;
 
     let review = succeeded(&world.qa(number, Stage::Review, false).await);
     let (_, _, body) = marked(&world, number, REVIEW_MARKER).remove(0);

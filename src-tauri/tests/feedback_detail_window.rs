@@ -136,6 +136,64 @@ async fn a_feedback_body_is_shown_as_sanitized_markdown() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn instructions_being_typed_keep_their_focus_when_the_panel_is_drawn_again() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let store = Store::open_in(data_dir.path()).await.unwrap();
+    let items = seed::seed_dashboard(&store).await;
+    let waiting = items
+        .iter()
+        .find(|item| item.title == seed::WAITING_TITLE)
+        .unwrap();
+    let app = AppSession::start(data_dir.path()).await;
+    assert_eq!(app.wait_until_loaded().await, "true");
+    open_card(&app, waiting.id.0).await;
+    app.type_into("#detail .update-text", "Make it").await;
+    app.client
+        .execute(
+            "document.querySelector('#detail .thread').dataset.drawnBefore = 'yes';",
+            vec![],
+        )
+        .await
+        .unwrap();
+
+    // Another process writes to the mirror: the panel is drawn again while the owner
+    // is in the middle of a sentence.
+    store
+        .add_owner_follow_up(waiting.id, "Written elsewhere meanwhile.")
+        .await
+        .unwrap();
+    let redrawn = app
+        .eventually(
+            "const t = document.querySelector('#detail .thread'); return t && !t.dataset.drawnBefore;",
+            |value| value == &Value::Bool(true),
+        )
+        .await;
+    assert_eq!(redrawn, Value::Bool(true), "the panel was drawn again");
+    let focused = app
+        .client
+        .execute(
+            "return document.activeElement === document.querySelector('#detail .update-text');",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(focused, Value::Bool(true), "the text field kept its focus");
+    let field = app.wait_for("#detail .update-text").await;
+    field.send_keys(" taller.").await.unwrap();
+    let typed = app
+        .client
+        .execute(
+            "return document.querySelector('#detail .update-text').value;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(typed, "Make it taller.");
+    app.close().await;
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn update_pr_from_the_window_adds_commits_to_the_same_pull_request() {
     let world = GithubWorld::new().await;
     let (fake, store) = (&world.fake, &world.store);

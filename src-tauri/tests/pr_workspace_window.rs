@@ -56,11 +56,14 @@ async fn open_workspace(app: &AppSession, number: u64) {
             |value| value == &Value::String(number.to_string()),
         )
         .await;
-    assert_eq!(
-        shown,
-        Value::String(number.to_string()),
-        "the workspace opened"
-    );
+    if shown != Value::String(number.to_string()) {
+        let picture = app.screenshot("workspace-did-not-open").await;
+        panic!(
+            "the workspace of #{number} did not open ({shown}); toasts {:?}; the window is in {}",
+            app.texts(".toast").await,
+            picture.display()
+        );
+    }
 }
 
 /// The state of a stage's card.
@@ -613,7 +616,12 @@ async fn a_review_comment_becomes_a_candidate_is_included_and_reaches_the_next_u
             },
         )
         .await;
-    assert_eq!(runs, json!(["succeeded", "succeeded"]));
+    assert_eq!(
+        runs,
+        json!(["succeeded", "succeeded"]),
+        "{:?}",
+        app.texts("#detail .run-failure").await
+    );
     let update = world
         .store
         .runs(&handoff::store::RunFilter {

@@ -260,7 +260,7 @@ async fn a_new_owner_gets_to_a_first_pull_request_in_the_window_alone() {
     app.click(".first-step[data-step=\"feedback\"] button")
         .await;
     app.type_into(
-        "#feedback-form textarea[name=body]",
+        "#feedback-dialog[open] textarea[name=body]",
         "The signup button is tiny.\n@@whoami\n@@write src/button.css height: 44px",
     )
     .await;

@@ -225,24 +225,39 @@ async fn sync_repo(
     let reviews_read_at = store.reviews_read_at(repo.id).await?;
     let reading_reviews_at = chrono::Utc::now();
     report.open_pull_requests += open_pulls.len() as u32;
+    // Checks belong to a commit: PRs on the same head commit share one request.
+    let mut heads: Vec<&str> = open_pulls
+        .iter()
+        .map(|pull| pull.head.sha.as_str())
+        .collect();
+    heads.sort_unstable();
+    heads.dedup();
     let check_answers = in_flight(
-        open_pulls
+        heads
             .iter()
-            .map(|pull| client.check_runs(store, &repo.name, &pull.head.sha))
+            .map(|sha| client.check_runs(store, &repo.name, sha))
             .collect(),
     )
     .await;
-    let mut check_runs_of: BTreeMap<u64, Vec<WireCheckRun>> = BTreeMap::new();
+    let mut check_runs_at: BTreeMap<&str, Vec<WireCheckRun>> = BTreeMap::new();
     let mut checks_unreadable = None;
-    for (pull, answer) in open_pulls.iter().zip(check_answers) {
+    for (sha, answer) in heads.iter().zip(check_answers) {
         match answer {
             Ok((runs, _)) => {
-                check_runs_of.insert(pull.number, runs);
+                check_runs_at.insert(sha, runs);
             }
             Err(GithubError::Store(error)) => return Err(error.into()),
             Err(error) => checks_unreadable = Some(error),
         }
     }
+    let check_runs_of: BTreeMap<u64, &Vec<WireCheckRun>> = open_pulls
+        .iter()
+        .filter_map(|pull| {
+            check_runs_at
+                .get(pull.head.sha.as_str())
+                .map(|runs| (pull.number, runs))
+        })
+        .collect();
     if let Some(error) = checks_unreadable {
         tracing::warn!(repo = %repo.name, %error, "check runs could not be read");
         report.errors.push(format!(
@@ -324,7 +339,7 @@ async fn sync_repo(
                         feedback_id: item.id,
                         pr_number: pull.number,
                         read_reviews: *moved,
-                        check_runs: check_runs_of.get(&pull.number).unwrap_or(&no_runs),
+                        check_runs: check_runs_of.get(&pull.number).copied().unwrap_or(&no_runs),
                     },
                 )
             })

@@ -11,7 +11,6 @@
 use std::path::Path;
 use std::time::Duration;
 
-use chrono::Utc;
 use serde::Serialize;
 use tokio::sync::watch;
 
@@ -114,15 +113,7 @@ impl Pipeline {
                 author: feedback.github_issue_author.clone().unwrap_or_default(),
             });
         }
-        let quota = self.store.quota_status(repo.id, Utc::now()).await?;
-        if let (true, Some(limit)) = (quota.is_exhausted(), quota.quota) {
-            return Err(StoreError::QuotaExhausted {
-                repo: repo.name.full_name(),
-                quota: limit,
-                used: quota.used,
-            }
-            .into());
-        }
+        self.store.check_quota_left(&repo, 1).await?;
         let setup = self
             .agent_setup(&repo, options.backend, options.timeout)
             .await?;

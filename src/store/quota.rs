@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::error::StoreError;
 use super::time_text::{start_of_month, time_text};
 use super::Store;
-use crate::domain::{RepoId, RunId};
+use crate::domain::{Repo, RepoId, RunId};
 
 /// A repository's quota this month.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -61,6 +61,20 @@ impl Store {
             .execute(&self.pool)
             .await?;
         Ok(())
+    }
+
+    /// Refuses, before anything is recorded, a run of `repo` that needs `units` when
+    /// fewer are left this month.
+    pub async fn check_quota_left(&self, repo: &Repo, units: u32) -> Result<(), StoreError> {
+        let quota = self.quota_status(repo.id, Utc::now()).await?;
+        match (quota.quota, quota.left) {
+            (Some(limit), Some(left)) if left < units => Err(StoreError::QuotaExhausted {
+                repo: repo.name.full_name(),
+                quota: limit,
+                used: quota.used,
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// The quota of `repo_id` in the month of `now`.

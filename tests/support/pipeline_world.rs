@@ -433,6 +433,34 @@ impl PipelineWorld {
         number
     }
 
+    /// Sets the repository's custom instructions (the scripted agent's directives).
+    pub async fn set_instructions(&self, instructions: &str) {
+        self.store
+            .change_repo_settings(
+                self.repo.id,
+                &RepoSettingsChange {
+                    custom_instructions: Some(instructions.to_owned()),
+                    ..RepoSettingsChange::default()
+                },
+            )
+            .await
+            .unwrap();
+    }
+
+    /// Sets the repository's monthly run quota.
+    pub async fn set_quota(&self, quota: u32) {
+        self.store
+            .change_repo_settings(
+                self.repo.id,
+                &RepoSettingsChange {
+                    monthly_run_quota: Some(Some(quota)),
+                    ..RepoSettingsChange::default()
+                },
+            )
+            .await
+            .unwrap();
+    }
+
     /// Runs a QA stage (or the chain) to its end.
     pub async fn qa(
         &self,

@@ -9,6 +9,7 @@ import { el, button, trustedHtml } from "./dom.js";
 import { commentLabels } from "./format.js";
 import { toast, errorToast } from "./toasts.js";
 import { openHistory } from "./history.js";
+import { diffView } from "./diff_view.js";
 import { discardWithQuestion } from "./outbox.js";
 
 const conflictDialog = document.getElementById("conflict-dialog");
@@ -22,16 +23,6 @@ export function forgetPanes() {
 }
 
 const stageWords = { review: "Review", plan: "Plan", test: "Test", fix: "Fix" };
-
-export function diffView(lines, sameText = "Same as the AI's original.") {
-  if (!lines.length) return el("p", { class: "muted", text: "Nothing to compare yet." });
-  if (lines.every((line) => line.change === "same")) return el("p", { class: "muted", text: sameText });
-  return el("pre", { class: "diff" }, lines.map((line) =>
-    el("span", {
-      class: `diff-${line.change}`,
-      text: `${line.change === "added" ? "+ " : line.change === "removed" ? "- " : "  "}${line.text}\n`,
-    })));
-}
 
 // Scrolling one of two panes scrolls the other to the same share of its length.
 function scrollTogether(first, second) {

@@ -8,9 +8,11 @@ import { backend } from "./backend.js";
 import { el, button, trustedHtml } from "./dom.js";
 import { relativeTime, money, statusWords, commentLabels } from "./format.js";
 import { toast, errorToast } from "./toasts.js";
+import { followLogInto } from "./run_log.js";
 
 const panel = document.getElementById("detail");
 let shownId = null;
+let drawnSignature = null;
 let openLogs = new Set();
 // Elements that live across re-renders of the same item: the text being typed into
 // "Update PR", and the logs being followed (each followed once).
@@ -28,6 +30,7 @@ export function shownFeedback() {
 
 export function closeDetail() {
   shownId = null;
+  drawnSignature = null;
   openLogs = new Set();
   resetKeptElements();
   panel.hidden = true;
@@ -49,7 +52,25 @@ export async function showDetail(feedbackId) {
     return;
   }
   if (shownId !== feedbackId) return;
+  // A run's heartbeat changes the mirror every few seconds: the panel is drawn again
+  // only when what it shows changed.
+  const signature = JSON.stringify(
+    [feedbackId, [...openLogs], detail],
+    (key, value) => (key === "heartbeat_at" ? undefined : value),
+  );
+  if (signature === drawnSignature && !panel.hidden) return;
+  drawnSignature = signature;
+  // The instructions being typed move into the new panel with their focus and caret:
+  // a sync landing mid-word must not send the next keys elsewhere.
+  const active = document.activeElement;
+  const typing = active instanceof HTMLTextAreaElement && panel.contains(active)
+    ? { start: active.selectionStart, end: active.selectionEnd }
+    : null;
   panel.replaceChildren(...render(detail));
+  if (typing && active.isConnected) {
+    active.focus({ preventScroll: true });
+    active.setSelectionRange(typing.start, typing.end);
+  }
   panel.hidden = false;
   document.body.classList.add("with-detail");
   panel.dataset.feedbackId = String(feedbackId);
@@ -255,14 +276,7 @@ function openLog(runId, log, toggle) {
   toggle.textContent = "Hide log";
   if (followedLogs.has(runId)) return;
   followedLogs.set(runId, log);
-  backend
-    .followRunLog(runId, (chunk) => {
-      const line = el("span", { class: `log-${chunk.stream}`, text: chunk.stream === "handoff" ? `» ${chunk.text}` : chunk.text });
-      const atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 8;
-      log.append(line);
-      if (atBottom) log.scrollTop = log.scrollHeight;
-    })
-    .catch(errorToast);
+  followLogInto(runId, log);
 }
 
 function renderRuns(detail) {

@@ -5,7 +5,7 @@ import { backend } from "./backend.js";
 import { el, button, trustedHtml } from "./dom.js";
 import { relativeTime, commentLabels } from "./format.js";
 import { errorToast } from "./toasts.js";
-import { diffView } from "./comment_pane.js";
+import { diffView } from "./diff_view.js";
 
 const dialog = document.getElementById("history-dialog");
 dialog.addEventListener("close", () => dialog.replaceChildren());

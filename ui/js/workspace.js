@@ -9,6 +9,7 @@ import { relativeTime } from "./format.js";
 import { toast, errorToast } from "./toasts.js";
 import { commentPane, forgetPanes } from "./comment_pane.js";
 import { ask } from "./question.js";
+import { followLogInto } from "./run_log.js";
 
 const section = document.getElementById("pr-workspace");
 let shown = null; // { repo, number }
@@ -27,6 +28,7 @@ export function shownWorkspace() {
 
 export function closeWorkspace() {
   shown = null;
+  drawnSignature = null;
   followed = null;
   forgetPanes();
   section.replaceChildren();
@@ -41,6 +43,7 @@ const checkWords = { success: "checks pass", failure: "checks fail", pending: "c
 // waits and runs once the load is drawn.
 let loading = false;
 let refreshAgain = false;
+let drawnSignature = null;
 
 export async function openWorkspace(repo, number, { refresh = true, quiet = false } = {}) {
   if (!shown || shown.repo !== repo || shown.number !== number) {
@@ -58,7 +61,19 @@ export async function openWorkspace(repo, number, { refresh = true, quiet = fals
   } finally {
     if (mine === loadGeneration) loading = false;
   }
-  if (view && mine === loadGeneration && shown && shown.repo === repo && shown.number === number) render(view);
+  if (view && mine === loadGeneration && shown && shown.repo === repo && shown.number === number) {
+    // A run's heartbeat changes the mirror every few seconds; the workspace is drawn
+    // again only when what it shows changed, so a button is never swapped under the
+    // pointer for nothing.
+    const signature = JSON.stringify(
+      [followed?.runId ?? null, view],
+      (key, value) => (key === "heartbeat_at" ? undefined : value),
+    );
+    if (signature !== drawnSignature) {
+      drawnSignature = signature;
+      render(view);
+    }
+  }
   if (!loading && refreshAgain) {
     refreshAgain = false;
     refreshWorkspace();
@@ -78,14 +93,7 @@ function followLog(runId, stage) {
   if (followed?.runId === runId) return;
   const log = el("pre", { class: "run-log stage-log", attrs: { "aria-label": `Log of run ${runId}` }, dataset: { runId: String(runId) } });
   followed = { runId, stage, element: log };
-  backend
-    .followRunLog(runId, (chunk) => {
-      const line = el("span", { class: `log-${chunk.stream}`, text: chunk.stream === "handoff" ? `» ${chunk.text}` : chunk.text });
-      const atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 8;
-      log.append(line);
-      if (atBottom) log.scrollTop = log.scrollHeight;
-    })
-    .catch(errorToast);
+  followLogInto(runId, log);
   refreshWorkspace();
 }
 

@@ -33,7 +33,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::Utc;
 use serde::Serialize;
 use tokio::sync::watch;
 
@@ -208,17 +207,7 @@ impl Pipeline {
             QaPlan::FullAuto if fix_refusal.is_some() => 3,
             QaPlan::FullAuto => 4,
         };
-        let quota = self.store.quota_status(repo.id, Utc::now()).await?;
-        if let (Some(limit), Some(left)) = (quota.quota, quota.left) {
-            if left < quota_units {
-                return Err(StoreError::QuotaExhausted {
-                    repo: repo.name.full_name(),
-                    quota: limit,
-                    used: quota.used,
-                }
-                .into());
-            }
-        }
+        self.store.check_quota_left(&repo, quota_units).await?;
         let setup = self
             .agent_setup(&repo, options.backend, options.timeout)
             .await?;

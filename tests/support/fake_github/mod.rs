@@ -794,13 +794,7 @@ impl FakeGithub {
             "no PR #{number} in {full_name}"
         );
         let id = fake.new_id();
-        // A review moves the PR's last update, as on GitHub.
-        if let Some(issue) = fake
-            .repo_mut(owner, name)
-            .and_then(|repo| repo.issues.get_mut(&number))
-        {
-            issue.updated_at = now();
-        }
+        fake.touch_issue(owner, name, number);
         fake.reviews.insert(
             id,
             state::FakeReview {
@@ -833,12 +827,7 @@ impl FakeGithub {
         let (owner, name) = full_name.split_once('/').expect("owner/name");
         let mut fake = self.shared.state.lock().expect("state");
         let id = fake.new_id();
-        if let Some(issue) = fake
-            .repo_mut(owner, name)
-            .and_then(|repo| repo.issues.get_mut(&number))
-        {
-            issue.updated_at = now();
-        }
+        fake.touch_issue(owner, name, number);
         fake.review_comments.insert(
             id,
             state::FakeReviewComment {
@@ -893,6 +882,17 @@ impl FakeGithub {
             },
         );
         id
+    }
+
+    /// Moves the last update of every issue and PR of the repository `age` into the past
+    /// (a repository whose PRs nobody touched lately).
+    pub fn backdate_issues(&self, full_name: &str, age: chrono::Duration) {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut state = self.shared.state.lock().expect("state");
+        let repo = state.repo_mut(owner, name).expect("repo");
+        for issue in repo.issues.values_mut() {
+            issue.updated_at -= age;
+        }
     }
 
     /// The state of PR `number`: "open", "closed" or "merged".

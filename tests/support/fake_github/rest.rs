@@ -246,6 +246,18 @@ fn pull_json(
     ))
 }
 
+/// The repository and the number of PR `number` (as the path has it), if it exists.
+fn pull_of<'s>(
+    state: &'s FakeState,
+    owner: &str,
+    name: &str,
+    number: &str,
+) -> Option<(&'s super::state::FakeRepo, u64)> {
+    let repo = state.repo(owner, name)?;
+    let number = number.parse::<u64>().ok()?;
+    repo.pulls.contains_key(&number).then_some((repo, number))
+}
+
 /// Handles one REST request for a signed-in `user_id`.
 fn route(
     shared: &Shared,
@@ -620,13 +632,9 @@ fn route(
             }
         }
         ("GET", ["repos", owner, name, "pulls", number, "reviews"]) => {
-            let (Some(repo), Some(number)) = (state.repo(owner, name), number.parse::<u64>().ok())
-            else {
+            let Some((repo, number)) = pull_of(state, owner, name, number) else {
                 return not_found();
             };
-            if !repo.pulls.contains_key(&number) {
-                return not_found();
-            }
             let key = repo_key(owner, name);
             let items = state
                 .reviews
@@ -637,13 +645,9 @@ fn route(
             paginate(shared, path, query, items)
         }
         ("GET", ["repos", owner, name, "pulls", number, "comments"]) => {
-            let (Some(repo), Some(number)) = (state.repo(owner, name), number.parse::<u64>().ok())
-            else {
+            let Some((repo, number)) = pull_of(state, owner, name, number) else {
                 return not_found();
             };
-            if !repo.pulls.contains_key(&number) {
-                return not_found();
-            }
             let key = repo_key(owner, name);
             let items = state
                 .review_comments

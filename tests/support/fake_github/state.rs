@@ -243,6 +243,17 @@ impl FakeState {
         number
     }
 
+    /// Moves issue or PR `number`'s last update to now, as GitHub does when a review or
+    /// an inline comment lands on a PR.
+    pub fn touch_issue(&mut self, owner: &str, name: &str, number: u64) {
+        if let Some(issue) = self
+            .repo_mut(owner, name)
+            .and_then(|repo| repo.issues.get_mut(&number))
+        {
+            issue.updated_at = now();
+        }
+    }
+
     /// A comment by its GraphQL id (`IC_kw…`).
     pub fn comment_by_node_id(&self, node_id: &str) -> Option<&FakeComment> {
         let id: u64 = node_id.strip_prefix("IC_kw")?.parse().ok()?;
