@@ -8,13 +8,8 @@
 //!
 //! Run: `cargo bench --bench github_requests`. Figures: benches/results/github_requests.md.
 
-#[path = "../tests/support/fake_github/mod.rs"]
-#[allow(dead_code, unused_imports)]
-mod fake_github;
-
 use std::time::Duration;
 
-use fake_github::{FakeGithub, OWNER};
 use handoff::domain::{CommentKind, FeedbackSource, NewRepo, SandboxBackend};
 use handoff::github::comment_publishing::publish_agent_output;
 use handoff::github::sync::sync;
@@ -22,6 +17,7 @@ use handoff::github::{CommentPlace, GithubClient, GithubEndpoints, RequestPolicy
 use handoff::secrets::Secret;
 use handoff::store::{CodeRunRequest, NewFeedback, RunOutcome, SettingKey};
 use handoff::Store;
+use handoff_test_support::fake_github::{FakeGithub, OWNER};
 
 const REPO: &str = "octocat/hello-world";
 

@@ -11,16 +11,11 @@
 //! Run: `cargo bench --bench pipeline_overhead` (needs the test image:
 //! scripts/build-test-image.sh). Figures: benches/results/pipeline_overhead.md.
 
-#[path = "../tests/support/fake_github/mod.rs"]
-#[allow(dead_code, unused_imports)]
-mod fake_github;
-
 use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fake_github::FakeGithub;
 use handoff::domain::{FeedbackSource, NewRepo, SandboxBackend};
 use handoff::github::{GithubClient, GithubEndpoints, RequestPolicy};
 use handoff::pipeline::host_git::HostGit;
@@ -28,6 +23,7 @@ use handoff::pipeline::{CodeRunOptions, CodeRunResult, Pipeline, PipelineSetting
 use handoff::secrets::{Secret, SecretStore};
 use handoff::store::{NewFeedback, RepoSettingsChange};
 use handoff::Store;
+use handoff_test_support::fake_github::FakeGithub;
 
 const REPO: &str = "octocat/big-repo";
 const FILES: usize = 20_000;

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 
 if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
-  cargo build --release --quiet --package handoff --bin handoff
+  cargo build --release --quiet --package handoff-cli --bin handoff
   handoff=target/release/handoff
   cat <<TEXT
 No display here, so the desktop window cannot open. The same core runs as a command
@@ -24,5 +24,5 @@ TEXT
   exec "$handoff" feedback list
 fi
 
-cargo build --release --quiet --package handoff-desktop --package handoff
+cargo build --release --quiet --package handoff-desktop --package handoff-cli
 exec target/release/handoff-desktop

@@ -48,6 +48,9 @@ const APP_COMMANDS: &[&str] = &[
     "sync_now",
     "open_pull_request",
     "open_link",
+    "log_view",
+    "set_log_level",
+    "open_log_folder",
 ];
 
 fn main() {

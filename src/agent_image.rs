@@ -114,6 +114,11 @@ pub enum AgentImageError {
     Pack(String),
 }
 
+/// The local Docker engine, which builds and holds agent images.
+pub fn local_engine() -> Result<Docker, AgentImageError> {
+    Docker::connect_with_defaults().map_err(|error| AgentImageError::Engine(error.to_string()))
+}
+
 /// The state of image `tag` on `docker`.
 pub async fn image_state(docker: &Docker, tag: &str) -> Result<ImageState, AgentImageError> {
     match docker.inspect_image(tag).await {

@@ -1,4 +1,4 @@
-//! Comparing two versions of a managed comment (H9, D3): a unified diff for the command
+//! Comparing two versions of a managed comment: a unified diff for the command
 //! line and a line-by-line list for the app's side-by-side view.
 
 use serde::Serialize;

@@ -1,4 +1,4 @@
-//! The dashboard (D1): feedback cards grouped by status, as both the desktop app and
+//! The dashboard: feedback cards grouped by status, as both the desktop app and
 //! `handoff feedback list` show them.
 
 use chrono::{DateTime, Utc};
@@ -53,7 +53,8 @@ pub struct DashboardGroup {
     pub cards: Vec<DashboardCard>,
 }
 
-/// Every group, in F2's order, empty ones included so the layout stays put.
+/// Every group, in the order of the status lifecycle (NEW, CODING, WAITING_FOR_REVIEW,
+/// FAILED, MERGED), empty ones included so the layout stays put.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Dashboard {
     pub groups: Vec<DashboardGroup>,

@@ -1,5 +1,5 @@
 //! Handoff's core: everything the desktop app and the `handoff` command line do, with
-//! no dependency on Tauri or any UI.
+//! no dependency on Tauri, any UI or the command line's argument parser.
 //!
 //! - [`domain`]: the product's words as types and its rules (status transitions,
 //!   iterate rules, head branch names).
@@ -7,19 +7,28 @@
 //! - [`github`]: the GitHub client, managed comments, safe edits, sync, sign-in.
 //! - [`secrets`]: the OS keyring, the only place secrets are kept, and the scrubbing of
 //!   secrets out of what runs store; [`service_address`]: where a secret may be sent.
-//! - [`dashboard`]: the feedback cards as the app and the CLI show them.
-//! - [`cli`]: the `handoff` command line.
-//! - [`app_commands`]: what the desktop app asks of the core, with coded errors.
+//! - [`pipeline`]: runs of the agent, code runs and QA stages, from working copy to PR;
+//!   [`sandbox`]: where the agent runs (Docker, E2B, a local process).
+//! - [`setup_check`]: what a run needs, checked line by line; [`agent_image`]: the
+//!   Docker images agents run in.
+//! - [`dashboard`]: the feedback cards as the app and the CLI show them;
+//!   [`pull_request_workspace`]: a PR's QA stages and comments as the mirror holds them.
+//! - [`markdown`]: untrusted markdown to sanitized HTML; [`comment_diff`]: two versions
+//!   of a comment compared.
+//! - [`log_file`]: the log file both front ends write; [`data_dir`]: where the data lives.
+//! - [`error_code`]: the codes front ends act on instead of message text.
+//! - [`app_commands`]: what the desktop app asks of the core, with coded errors, in the
+//!   shapes the page receives.
 
 pub mod agent_image;
 pub mod app_commands;
-pub mod cli;
 pub mod comment_diff;
 pub mod dashboard;
 pub mod data_dir;
 pub mod domain;
 pub mod error_code;
 pub mod github;
+pub mod log_file;
 pub mod markdown;
 pub mod pipeline;
 pub mod pull_request_workspace;

@@ -1,4 +1,4 @@
-//! Secrets in the OS keyring (D7, S2): the GitHub token, the E2B key, agents' API keys.
+//! Secrets in the OS keyring: the GitHub token, the E2B key, agents' API keys.
 //!
 //! Nothing else in Handoff stores a secret: not the database, not a log, not an error
 //! message. A [`Secret`] prints as `[redacted]` in `Debug` and has no `Display`, so it
@@ -36,6 +36,71 @@ pub fn redact(text: &str, secret: &Secret) -> String {
         return text.to_owned();
     }
     text.replace(&secret.0, "[redacted]")
+}
+
+/// The openings of the tokens and keys Handoff handles: GitHub's token kinds, the agent
+/// providers' API keys and E2B's keys.
+const TOKEN_OPENINGS: &[&str] = &[
+    "github_pat_",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "sk-ant-",
+    "sk-proj-",
+    "sk-",
+    "e2b_",
+];
+
+/// The fewest characters after an opening for a word to count as a token.
+const TOKEN_BODY_MIN: usize = 16;
+
+/// Replaces every word that looks like a token or key (one of the known openings,
+/// then at least 16 letters, digits, `_` or `-`) with its opening and `[redacted]`.
+/// For text whose secrets are not known one by one, like the log file.
+pub fn redact_token_shapes(text: &str) -> std::borrow::Cow<'_, str> {
+    let is_body =
+        |character: char| character.is_ascii_alphanumeric() || matches!(character, '_' | '-');
+    let mut out: Option<String> = None;
+    let mut copied_up_to = 0;
+    let mut position = 0;
+    while position < text.len() {
+        let rest = &text[position..];
+        let starts_a_word = text[..position]
+            .chars()
+            .next_back()
+            .is_none_or(|before| !is_body(before));
+        let opening = starts_a_word
+            .then(|| {
+                TOKEN_OPENINGS
+                    .iter()
+                    .find(|opening| rest.starts_with(**opening))
+            })
+            .flatten();
+        if let Some(opening) = opening {
+            let body_length = rest[opening.len()..]
+                .find(|character: char| !is_body(character))
+                .unwrap_or(rest.len() - opening.len());
+            if body_length >= TOKEN_BODY_MIN {
+                let buffer = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                buffer.push_str(&text[copied_up_to..position]);
+                buffer.push_str(opening);
+                buffer.push_str(REDACTED);
+                position += opening.len() + body_length;
+                copied_up_to = position;
+                continue;
+            }
+        }
+        position += rest.chars().next().map_or(1, char::len_utf8);
+    }
+    match out {
+        Some(mut buffer) => {
+            buffer.push_str(&text[copied_up_to..]);
+            std::borrow::Cow::Owned(buffer)
+        }
+        None => std::borrow::Cow::Borrowed(text),
+    }
 }
 
 /// Every secret a run knows (the GitHub token, the agent's key, the E2B key) and the
@@ -240,6 +305,22 @@ impl SecretStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn token_shaped_words_are_scrubbed_and_ordinary_words_kept() {
+        let text = "token=ghp_0123456789abcdefABCDEF, key sk-ant-api03-abcdefghijklmnopqrstu \
+                    and e2b_0123456789abcdef0123; but ghp_short, task-ant-x, desk-0123456789abcdefghij";
+        let clean = redact_token_shapes(text);
+        assert_eq!(
+            clean,
+            "token=ghp_[redacted], key sk-ant-[redacted] \
+                    and e2b_[redacted]; but ghp_short, task-ant-x, desk-0123456789abcdefghij"
+        );
+        assert!(matches!(
+            redact_token_shapes("nothing here"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
 
     #[test]
     fn every_form_of_a_secret_is_scrubbed() {

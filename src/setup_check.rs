@@ -18,7 +18,7 @@ use crate::domain::{Repo, SandboxBackend};
 use crate::github::sign_in::connect;
 use crate::github::{GithubClient, GithubError, RequestPolicy};
 use crate::pipeline::agent_presets::{AgentChoice, CUSTOM_IMAGE_PRESET};
-use crate::pipeline::PipelineSettings;
+use crate::pipeline::settings::PipelineSettings;
 use crate::sandbox::e2b::E2bSandbox;
 use crate::secrets::{SecretName, SecretStore};
 use crate::store::{Store, StoreError};

@@ -3,7 +3,7 @@
 //! schemas, and its protocol behaviour (ETag/304, pagination, auth, git over HTTP) is
 //! checked too.
 
-mod support;
+use handoff_test_support as support;
 
 use handoff::github::{GithubClient, GithubEndpoints, RequestPolicy};
 use handoff::secrets::Secret;

@@ -1,7 +1,7 @@
-//! Managed comments against the fake GitHub over real HTTP (H2-H7, H9, D4): publishing,
-//! reading back, the local history, and safe owner edits through the outbox.
+//! Managed comments against the fake GitHub over real HTTP: publishing, reading back,
+//! the local history, and safe owner edits through the outbox.
 
-mod support;
+use handoff_test_support as support;
 
 use std::time::Duration;
 

@@ -1,5 +1,6 @@
-//! F3: whatever a feedback id looks like, its head branch is a name git accepts, asked of
-//! real git (`git check-ref-format --branch`).
+//! Head branch names (`feedback/f2c-{safeId}`): whatever a feedback id looks like, its
+//! head branch is a name git accepts, asked of real git
+//! (`git check-ref-format --branch`).
 
 use std::process::Command;
 

@@ -3,7 +3,7 @@
 //! journey as every backend, plus what only containers have: limits, and removal in
 //! every outcome.
 
-mod support;
+use handoff_test_support as support;
 
 use std::time::Duration;
 
@@ -102,7 +102,7 @@ async fn the_container_is_removed_after_a_timeout_and_a_cancel() {
         .unwrap();
     let report = begun.drive().await.unwrap();
     assert!(
-        matches!(&report.result, CodeRunResult::Failed { code, .. } if code == "timed_out"),
+        matches!(&report.result, CodeRunResult::Failed { code, .. } if code.as_str() == "timed_out"),
         "{:?}",
         report.result
     );

@@ -2,7 +2,7 @@
 //! and the scripted agent: first run, iterate, refusals, quota, failures that point at
 //! the log, cancel, timeout, a push that someone raced, and a crash reconciled.
 
-mod support;
+use handoff_test_support as support;
 
 use std::time::Duration;
 
@@ -20,9 +20,9 @@ async fn world() -> PipelineWorld {
     PipelineWorld::new(SandboxBackend::Local).await
 }
 
-fn failure(report: &handoff::pipeline::CodeRunReport) -> (String, String) {
+fn failure(report: &handoff::pipeline::CodeRunReport) -> (handoff::domain::RunFailureCode, String) {
     match &report.result {
-        CodeRunResult::Failed { code, message } => (code.clone(), message.clone()),
+        CodeRunResult::Failed { code, message } => (*code, message.clone()),
         other => panic!("expected a failure, got {other:?}"),
     }
 }
@@ -231,11 +231,11 @@ async fn a_failing_agent_fails_the_run_and_points_at_its_log() {
     let report = world.run(&feedback, None).await;
 
     let (code, message) = failure(&report);
-    assert_eq!(code, "agent_failed");
+    assert_eq!(code.as_str(), "agent_failed");
     assert_eq!(
         message,
         format!(
-            "the agent exited with code 3; see its log: `handoff runs logs {}`",
+            "the agent exited with code 3; see the log of run {}",
             report.run.id
         )
     );
@@ -254,9 +254,9 @@ async fn an_agent_that_changes_nothing_fails_loudly() {
     let report = world.run(&feedback, None).await;
 
     let (code, message) = failure(&report);
-    assert_eq!(code, "no_changes");
+    assert_eq!(code.as_str(), "no_changes");
     assert!(
-        message.contains("the agent changed nothing; see its log: `handoff runs logs"),
+        message.contains("the agent changed nothing; see the log of run "),
         "{message}"
     );
     assert_eq!(report.run.status, RunStatus::Failed);
@@ -283,7 +283,7 @@ async fn a_run_over_its_time_limit_is_stopped() {
     let report = begun.drive().await.unwrap();
 
     let (code, message) = failure(&report);
-    assert_eq!(code, "timed_out");
+    assert_eq!(code.as_str(), "timed_out");
     assert!(
         message.starts_with("the run took longer than 1 s and was stopped"),
         "{message}"
@@ -351,7 +351,7 @@ async fn a_push_raced_by_someone_else_is_reported_not_overwritten() {
     let report = driving.await.unwrap().unwrap();
 
     let (code, message) = failure(&report);
-    assert_eq!(code, "push_rejected");
+    assert_eq!(code.as_str(), "push_rejected");
     assert!(message.contains("nothing was overwritten"), "{message}");
     assert!(message.contains("refs/handoff/runs/"), "{message}");
     assert_eq!(
@@ -399,7 +399,10 @@ async fn a_run_left_by_a_crash_is_reconciled() {
     );
     let run = world.store.run(run_id).await.unwrap();
     assert_eq!(run.status, RunStatus::Failed);
-    assert_eq!(run.failure_code.as_deref(), Some("abandoned"));
+    assert_eq!(
+        run.failure_code,
+        Some(handoff::domain::RunFailureCode::Abandoned)
+    );
     assert_eq!(world.status(&feedback).await, FeedbackStatus::Failed);
     let pid: u32 = left
         .sandbox_id

@@ -4,7 +4,7 @@
 //! else's fenced), the stage states the workspace shows, the outbox's Send now and
 //! Discard, and a full-auto chain that keeps its word on quota.
 
-mod support;
+use handoff_test_support as support;
 
 use handoff::domain::{
     CheckStatus, FollowUpOrigin, FollowUpSource, PullRequestState, RunStatus, SandboxBackend, Stage,

@@ -1,7 +1,7 @@
 //! The QA stages on the `docker` backend: the whole chain (review, plan, test, fix) in
 //! containers of the locally built test image, against the fake GitHub.
 
-mod support;
+use handoff_test_support as support;
 
 use handoff::domain::SandboxBackend;
 use support::pipeline_world::{full_auto_journey, PipelineWorld};

@@ -4,7 +4,7 @@
 //! count only on first lines past the first hundred comments, long output is cut on
 //! GitHub and kept whole, failures become one issue each, and fix pushes a commit.
 
-mod support;
+use handoff_test_support as support;
 
 use handoff::domain::{CommentKind, SandboxBackend, Stage, VersionOrigin};
 use handoff::pipeline::qa_run::{QaOptions, QaResult};
@@ -374,7 +374,7 @@ async fn fix_without_stored_results_says_what_to_run_first() {
 
     match &fix.stages[0].result {
         QaResult::Failed { code, message } => {
-            assert_eq!(code, "no_results");
+            assert_eq!(code.as_str(), "no_results");
             assert_eq!(
                 message,
                 &format!("no test results are stored for PR #{number}: run the test stage first")
@@ -409,8 +409,8 @@ async fn a_stage_that_writes_nothing_fails_loudly() {
 
     match &review.stages[0].result {
         QaResult::Failed { code, message } => {
-            assert_eq!(code, "no_output");
-            assert!(message.starts_with("the agent wrote no review (out/output.md is missing or empty); see its log: `handoff runs logs"), "{message}");
+            assert_eq!(code.as_str(), "no_output");
+            assert!(message.starts_with("the agent wrote no review (out/output.md is missing or empty); see the log of run "), "{message}");
         }
         other => panic!("{other:?}"),
     }

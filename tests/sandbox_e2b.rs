@@ -2,7 +2,7 @@
 //! back; the sandbox is killed in every outcome; a hung stream is noticed; a bad key is
 //! refused before anything runs; and the fake answers as E2B's descriptions say.
 
-mod support;
+use handoff_test_support as support;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The local SQLite mirror: how it opens, what the database itself guarantees, and how
 //! bad input is refused without losing anything.
 
-mod support;
+use handoff_test_support as support;
 
 use handoff::domain::feedback::PullRequestState;
 use handoff::domain::{

@@ -5,7 +5,7 @@
 //! branches; Handoff's own text is known by its author and digest, not only by the
 //! local history; and a deleted head branch is made again from the PR's last head.
 
-mod support;
+use handoff_test_support as support;
 
 use handoff::domain::{CommentKind, FeedbackStatus, SandboxBackend, Stage, VersionOrigin};
 use handoff::github::comment_publishing::CommentPlace;

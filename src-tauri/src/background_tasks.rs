@@ -1,6 +1,6 @@
 //! What the app does on its own while it is open: notice when the mirror changed (and
-//! tell the page), turn run events into OS notifications (D6), sync with GitHub on a
-//! timer (D8), and end runs a crash left behind when it starts (P7).
+//! tell the page), turn run events into OS notifications, sync with GitHub on a timer,
+//! and end runs a crash left behind when it starts.
 
 use std::time::Duration;
 

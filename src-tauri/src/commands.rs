@@ -4,20 +4,19 @@ use handoff::app_commands::comments::{
     self, EditPreview, HistoryEntry, SaveResult, VersionComparison,
 };
 use handoff::app_commands::feedback_view::{self, FeedbackDetail, NewFeedbackInput};
+use handoff::app_commands::log::{self as log_commands, LogView};
 use handoff::app_commands::outbox::{self, OutboxItem};
 use handoff::app_commands::pull_request_workspace::{self, WorkspaceView};
 use handoff::app_commands::pull_requests::{self, PullRequestQuery, PullRequestRow};
+use handoff::app_commands::records::{BoardView, FeedbackRecord, LogChunkRecord, RepoRecord};
 use handoff::app_commands::repositories::{
     self, RepoSettingsInput, RepoSettingsView, RepositoryChoice,
 };
 use handoff::app_commands::session::{self, SessionStatus};
 use handoff::app_commands::setup::{self, DeviceSignIn, KeyState};
 use handoff::app_commands::{self, runs, AppInfo, DashboardQuery};
-use handoff::dashboard::Dashboard;
-use handoff::domain::{Feedback, LogChunk, Repo};
 use handoff::error_code::{CodedError, ErrorCode};
-use handoff::github::SyncReport;
-use handoff::setup_check::SetupReport;
+use handoff::log_file::{log_folder, LogLevel};
 use tauri::ipc::Channel;
 use tauri::State;
 use tauri_plugin_opener::OpenerExt as _;
@@ -32,12 +31,12 @@ pub fn app_info(state: State<'_, DesktopState>) -> AppInfo {
 }
 
 #[tauri::command]
-pub async fn dashboard(state: State<'_, DesktopState>, query: DashboardQuery) -> Answer<Dashboard> {
+pub async fn dashboard(state: State<'_, DesktopState>, query: DashboardQuery) -> Answer<BoardView> {
     app_commands::dashboard(state.store()?, &query).await
 }
 
 #[tauri::command]
-pub async fn repos(state: State<'_, DesktopState>) -> Answer<Vec<Repo>> {
+pub async fn repos(state: State<'_, DesktopState>) -> Answer<Vec<RepoRecord>> {
     app_commands::repos(state.store()?).await
 }
 
@@ -53,7 +52,7 @@ pub async fn feedback_detail(
 pub async fn add_feedback(
     state: State<'_, DesktopState>,
     input: NewFeedbackInput,
-) -> Answer<Feedback> {
+) -> Answer<FeedbackRecord> {
     feedback_view::add_feedback(state.store()?, &input).await
 }
 
@@ -103,7 +102,7 @@ pub async fn cancel_run(state: State<'_, DesktopState>, run_id: i64) -> Answer<(
 pub fn follow_run_log(
     state: State<'_, DesktopState>,
     run_id: i64,
-    on_chunk: Channel<LogChunk>,
+    on_chunk: Channel<LogChunkRecord>,
 ) -> Answer<()> {
     let core = state.core()?.clone();
     tauri::async_runtime::spawn(runs::follow_log(core, run_id, move |chunk| {
@@ -271,7 +270,7 @@ pub async fn remove_key(state: State<'_, DesktopState>, name: String) -> Answer<
 }
 
 #[tauri::command]
-pub async fn check_setup(state: State<'_, DesktopState>) -> Answer<SetupReport> {
+pub async fn check_setup(state: State<'_, DesktopState>) -> Answer<setup::SetupView> {
     setup::check_setup(state.core()?).await
 }
 
@@ -299,7 +298,10 @@ pub async fn repository_choices(
 }
 
 #[tauri::command]
-pub async fn connect_repository(state: State<'_, DesktopState>, full_name: String) -> Answer<Repo> {
+pub async fn connect_repository(
+    state: State<'_, DesktopState>,
+    full_name: String,
+) -> Answer<RepoRecord> {
     repositories::connect_repository(state.core()?, &full_name).await
 }
 
@@ -339,7 +341,7 @@ pub async fn disconnect_repository(
 }
 
 #[tauri::command]
-pub async fn sync_now(state: State<'_, DesktopState>) -> Answer<SyncReport> {
+pub async fn sync_now(state: State<'_, DesktopState>) -> Answer<session::SyncSummary> {
     session::sync_now(state.core()?).await
 }
 
@@ -378,5 +380,31 @@ fn open_in_browser(app: &tauri::AppHandle, url: String) -> Answer<()> {
         .map_err(|error| CodedError {
             code: ErrorCode::InvalidInput,
             message: format!("cannot open the browser: {error}"),
+        })
+}
+
+/// The log's folder, level and last lines, for the settings' Log tab.
+#[tauri::command]
+pub async fn log_view(state: State<'_, DesktopState>) -> Answer<LogView> {
+    log_commands::log_view(state.core()?).await
+}
+
+/// Stores the log level and applies it to the running app at once.
+#[tauri::command]
+pub async fn set_log_level(state: State<'_, DesktopState>, level: LogLevel) -> Answer<()> {
+    log_commands::set_log_level(state.core()?, level).await?;
+    state.apply_log_level(level);
+    Ok(())
+}
+
+/// Opens the log folder in the system's file manager.
+#[tauri::command]
+pub fn open_log_folder(app: tauri::AppHandle, state: State<'_, DesktopState>) -> Answer<()> {
+    let folder = log_folder(&state.data_dir);
+    app.opener()
+        .open_path(folder.display().to_string(), None::<&str>)
+        .map_err(|error| CodedError {
+            code: ErrorCode::DataFolder,
+            message: format!("cannot open the log folder {}: {error}", folder.display()),
         })
 }

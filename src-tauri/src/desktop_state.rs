@@ -1,17 +1,21 @@
 //! What the shell holds for the lifetime of the window: the core (store, data folder,
 //! keyring), or the coded error that kept the store from opening (shown by the page,
-//! never a crash: a damaged or newer database must be explained, not hidden).
+//! never a crash: a damaged or newer database must be explained, not hidden), and the
+//! handle of the log file's level.
 
 use std::path::PathBuf;
 
 use handoff::app_commands::AppCore;
 use handoff::data_dir::data_dir;
 use handoff::error_code::{CodedError, ErrorCode};
+use handoff::log_file::{self, LogHandle, LogLevel};
 use handoff::Store;
 
 pub struct DesktopState {
     pub data_dir: PathBuf,
     pub core: Result<AppCore, CodedError>,
+    /// The log's level control; none when the log file could not be opened.
+    pub log: Option<LogHandle>,
 }
 
 impl DesktopState {
@@ -19,20 +23,56 @@ impl DesktopState {
         let data_dir = match data_dir() {
             Ok(dir) => dir,
             Err(error) => {
+                eprintln!("Handoff: {error}");
                 return DesktopState {
                     data_dir: PathBuf::new(),
                     core: Err(CodedError {
                         code: ErrorCode::DataFolder,
                         message: error.to_string(),
                     }),
-                }
+                    log: None,
+                };
+            }
+        };
+        let log = match log_file::install(&data_dir, "app", None, true) {
+            Ok(log) => Some(log),
+            Err(error) => {
+                eprintln!("Handoff: {error}; the app runs without a log file");
+                None
             }
         };
         let core = Store::open_in(&data_dir)
             .await
             .map(|store| AppCore::new(store, &data_dir))
             .map_err(CodedError::from);
-        DesktopState { data_dir, core }
+        match &core {
+            Ok(core) => {
+                tracing::info!(data_dir = %data_dir.display(), "the app started");
+                if let Some(log) = &log {
+                    match handoff::app_commands::log::stored_log_level(core).await {
+                        Ok(level) => log.apply_setting(level),
+                        Err(error) => {
+                            tracing::warn!(message = %error.message, "the log level setting could not be read")
+                        }
+                    }
+                }
+            }
+            Err(error) => {
+                tracing::error!(code = %error.code, message = %error.message, "the database could not be opened")
+            }
+        }
+        DesktopState {
+            data_dir,
+            core,
+            log,
+        }
+    }
+
+    /// Applies a newly chosen log level to this process.
+    pub fn apply_log_level(&self, level: LogLevel) {
+        if let Some(log) = &self.log {
+            log.apply_setting(Some(level));
+        }
     }
 
     pub fn core(&self) -> Result<&AppCore, CodedError> {

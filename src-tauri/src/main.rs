@@ -27,8 +27,12 @@ fn main() {
         .setup(|app| {
             one_window::remember_place(app.handle());
             let state = tauri::async_runtime::block_on(desktop_state::DesktopState::open());
-            if let Ok(core) = state.core() {
-                background_tasks::spawn_all(app.handle().clone(), core.clone());
+            match state.core() {
+                Ok(core) => background_tasks::spawn_all(app.handle().clone(), core.clone()),
+                Err(error) => tracing::warn!(
+                    code = %error.code,
+                    "no background tasks (sync, notifications, live updates): the database did not open"
+                ),
             }
             tauri::Manager::manage(app, state);
             Ok(())
@@ -79,6 +83,9 @@ fn main() {
             commands::sync_now,
             commands::open_pull_request,
             commands::open_link,
+            commands::log_view,
+            commands::set_log_level,
+            commands::open_log_folder,
         ])
         .run(tauri::generate_context!())
         .expect("Handoff's window could not start");

@@ -1,12 +1,13 @@
 //! End to end: the real `handoff-desktop` window, driven through tauri-driver and
 //! WebKitWebDriver under Xvfb, shows what the store holds.
 
-mod support;
+use handoff_test_support as support;
 
 use fantoccini::Locator;
 use handoff::Store;
 use serde_json::Value;
-use support::{seed, AppSession};
+use support::seed;
+use support::window::AppSession;
 
 const COLUMNS_SCRIPT: &str = "return [...document.querySelectorAll('.column')].map(c => ({ \
     status: c.dataset.status, \

@@ -1,9 +1,11 @@
-//! End to end: the feedback detail panel of the real `handoff-desktop` window (D2-D5,
-//! F4), driven through tauri-driver and WebKitWebDriver under Xvfb. The GitHub journeys
-//! run against the fake GitHub with the token in a real Secret Service, and the agent is
-//! the scripted one on the local backend: the same code path as a person's click.
+//! End to end: the feedback detail panel of the real `handoff-desktop` window (the
+//! follow-up thread with visitor text kept apart, comment editing that syncs to GitHub
+//! and asks first on a conflict, Update PR), driven through tauri-driver and
+//! WebKitWebDriver under Xvfb. The GitHub journeys run against the fake GitHub with the
+//! token in a real Secret Service, and the agent is the scripted one on the local
+//! backend: the same code path as a person's click.
 
-mod support;
+use handoff_test_support as support;
 
 use std::time::{Duration, Instant};
 
@@ -14,8 +16,9 @@ use handoff::secrets::Secret;
 use handoff::Store;
 use serde_json::Value;
 use support::fake_github::OWNER;
-use support::github_world::{connected_repo, open_card, GithubWorld, REPO};
-use support::{seed, AppSession};
+use support::seed;
+use support::window::github_world::{connected_repo, open_card, GithubWorld, REPO};
+use support::window::AppSession;
 
 async fn add_feedback(store: &Store, title: &str, body: &str) -> handoff::domain::Feedback {
     seed::add_feedback(store, REPO, title, body).await

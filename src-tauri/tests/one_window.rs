@@ -2,14 +2,14 @@
 //! second launch on the same data brings the running window to the front and exits; the
 //! window's size comes back at the next launch.
 
-mod support;
+use handoff_test_support as support;
 
 use std::time::{Duration, Instant};
 
 use handoff::Store;
 use serde_json::Value;
 use support::secret_service::SecretService;
-use support::AppSession;
+use support::window::AppSession;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_second_launch_brings_the_running_window_to_the_front() {

@@ -7,7 +7,7 @@
 //! notification's click opens the workspace, and a review comment on a feedback PR
 //! becomes a candidate that reaches the next Update PR.
 
-mod support;
+use handoff_test_support as support;
 
 use std::time::{Duration, Instant};
 
@@ -17,10 +17,10 @@ use handoff::github::{CommentPlace, GithubClient, GithubEndpoints, RequestPolicy
 use handoff::secrets::Secret;
 use serde_json::{json, Value};
 use support::fake_github::{Fault, FaultRule, OWNER};
-use support::github_world::{connected_repo, GithubWorld, REPO, RUN_LIMIT};
-use support::notification_service::NotificationService;
 use support::qa_directives::QA_DIRECTIVES;
-use support::AppSession;
+use support::window::github_world::{connected_repo, GithubWorld, REPO, RUN_LIMIT};
+use support::window::notification_service::NotificationService;
+use support::window::AppSession;
 
 /// A PR on the fake from a branch with one commit; returns its number.
 fn signup_pull(world: &GithubWorld) -> u64 {

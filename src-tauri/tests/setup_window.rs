@@ -6,7 +6,7 @@
 //! run from new feedback to a PR. Against the fake GitHub and the real Docker engine,
 //! with the recipe built from the local Debian base and the scripted agent standing in.
 
-mod support;
+use handoff_test_support as support;
 
 use std::time::Duration;
 
@@ -16,8 +16,9 @@ use handoff::Store;
 use serde_json::Value;
 use support::docker_images::{unique_image, write_stand_in, ImageRemovedOnDrop, LOCAL_BASE};
 use support::fake_github::{FakeGithub, OWNER};
+use support::pipeline_world::SCRIPTED_AGENT;
 use support::secret_service::SecretService;
-use support::{AppSession, SCRIPTED_AGENT};
+use support::window::AppSession;
 
 const REPO: &str = "octocat/hello-world";
 const CLIENT_ID: &str = "Iv1.handofftestapp";

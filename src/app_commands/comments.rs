@@ -5,11 +5,10 @@
 
 use serde::Serialize;
 
+use super::records::*;
 use super::{invalid_input, AppCore};
 use crate::comment_diff::{line_changes, text_line_changes, DiffLine};
-use crate::domain::{
-    CommentKind, CommentVersion, CommentVersionId, OutboxEntryId, Repo, RepoName, VersionOrigin,
-};
+use crate::domain::{CommentKind, CommentVersionId, OutboxEntryId, Repo, RepoName, VersionOrigin};
 use crate::error_code::{CodedError, ErrorCode};
 use crate::github::comment_publishing::{read_back, CommentPlace, ReadBack};
 use crate::github::owner_edits::{resolve_conflict, save_owner_edit, ConflictChoice, EditOutcome};
@@ -24,13 +23,13 @@ pub struct CommentEditor {
     pub kind: CommentKind,
     pub header: &'static str,
     /// The version the editor starts from (the one an edit is based on).
-    pub version: CommentVersion,
+    pub version: CommentVersionRecord,
     pub content: String,
     pub content_html: String,
     /// The agent's latest original, to compare the current text with.
     pub agent_original: Option<String>,
     pub changes_from_agent: Vec<DiffLine>,
-    pub history: Vec<CommentVersion>,
+    pub history: Vec<CommentVersionRecord>,
     /// Where the text came from: GitHub just now, or the local history (offline).
     pub source: &'static str,
     pub note: Option<String>,
@@ -134,8 +133,11 @@ pub async fn open_comment(
         changes_from_agent: agent
             .map(|agent| line_changes(agent, &version))
             .unwrap_or_default(),
-        version,
-        history,
+        version: version.into(),
+        history: history
+            .into_iter()
+            .map(CommentVersionRecord::from)
+            .collect(),
         source,
         note,
     })
@@ -228,9 +230,9 @@ pub async fn comment_history(
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VersionComparison {
-    pub older: CommentVersion,
+    pub older: CommentVersionRecord,
     pub older_html: String,
-    pub newer: CommentVersion,
+    pub newer: CommentVersionRecord,
     pub newer_html: String,
     pub changes: Vec<DiffLine>,
 }
@@ -253,8 +255,8 @@ pub async fn compare_versions(
         older_html: render_markdown(older.whole_content()),
         newer_html: render_markdown(newer.whole_content()),
         changes: line_changes(&older, &newer),
-        older,
-        newer,
+        older: older.into(),
+        newer: newer.into(),
     })
 }
 
@@ -306,7 +308,7 @@ pub async fn save_comment(
         pr_number,
         kind: kind(kind_name)?,
     };
-    let github = core.github().await.ok();
+    let github = signed_in_client(core).await;
     let outcome = save_owner_edit(
         github.as_ref(),
         &core.store,
@@ -324,7 +326,7 @@ pub async fn resolve_comment_conflict(
     entry_id: i64,
     keep_mine: bool,
 ) -> Result<SaveResult, CodedError> {
-    let github = core.github().await.ok();
+    let github = signed_in_client(core).await;
     let choice = if keep_mine {
         ConflictChoice::KeepMine
     } else {
@@ -338,4 +340,15 @@ pub async fn resolve_comment_conflict(
     )
     .await?;
     Ok(save_result(outcome))
+}
+
+/// The GitHub client when signed in; without one an edit waits in the outbox.
+async fn signed_in_client(core: &AppCore) -> Option<crate::github::GithubClient> {
+    match core.github().await {
+        Ok(client) => Some(client),
+        Err(error) => {
+            tracing::info!(code = %error.code, message = %error.message, "no GitHub client: the edit waits in the outbox");
+            None
+        }
+    }
 }

@@ -8,10 +8,11 @@ use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
 use super::invalid_input;
+use super::records::{FeedbackRecord, QuotaRecord, RunRecord};
 use crate::domain::managed_comment::CommentKind;
 use crate::domain::{
     code_run_kind, CodeRunKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, FollowUpId,
-    FollowUpOrigin, FollowUpSource, RepoName, Run, VersionOrigin,
+    FollowUpOrigin, FollowUpSource, RepoName, VersionOrigin,
 };
 use crate::error_code::CodedError;
 use crate::markdown::render_markdown;
@@ -53,30 +54,55 @@ pub struct CommentSummary {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NextRun {
-    /// `first`, `iterate`, `retry`, or `none`.
-    pub kind: String,
+    pub kind: NextRunKind,
     pub label: String,
     pub enabled: bool,
     /// Why it is disabled, when it is.
     pub reason: Option<String>,
-    pub quota: QuotaStatus,
+    pub quota: QuotaRecord,
+}
+
+/// Which run the run button starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NextRunKind {
+    /// The first run: a new branch and a new PR.
+    First,
+    /// "Update PR": more commits on the same branch and PR.
+    Iterate,
+    /// Again after a failure.
+    Retry,
+    /// No run can start now (the reason says why).
+    None,
+}
+
+impl From<CodeRunKind> for NextRunKind {
+    fn from(kind: CodeRunKind) -> Self {
+        match kind {
+            CodeRunKind::First => NextRunKind::First,
+            CodeRunKind::Iterate => NextRunKind::Iterate,
+            CodeRunKind::Retry => NextRunKind::Retry,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FeedbackDetail {
-    pub feedback: Feedback,
+    pub feedback: FeedbackRecord,
     pub body_html: String,
     pub thread: Vec<ThreadEntry>,
-    pub runs: Vec<Run>,
+    pub runs: Vec<RunRecord>,
     pub comments: Vec<CommentSummary>,
     pub next_run: NextRun,
 }
 
 fn next_run(feedback: &Feedback, quota: QuotaStatus) -> NextRun {
+    let exhausted = quota.is_exhausted();
+    let quota = QuotaRecord::from(quota);
     if feedback.awaits_owner_approval() && code_run_kind(feedback.id, feedback.status).is_ok() {
         return NextRun {
-            kind: "none".to_owned(),
+            kind: NextRunKind::None,
             label: "Run agent".to_owned(),
             enabled: false,
             reason: Some(
@@ -93,7 +119,7 @@ fn next_run(feedback: &Feedback, quota: QuotaStatus) -> NextRun {
     };
     match code_run_kind(feedback.id, feedback.status) {
         Err(refusal) => NextRun {
-            kind: "none".to_owned(),
+            kind: NextRunKind::None,
             label: if feedback.status == FeedbackStatus::Coding {
                 "Running…".to_owned()
             } else {
@@ -110,12 +136,10 @@ fn next_run(feedback: &Feedback, quota: QuotaStatus) -> NextRun {
                 CodeRunKind::Retry => "Retry",
             };
             NextRun {
-                kind: kind.as_str().to_owned(),
+                kind: kind.into(),
                 label: format!("{label}{left}"),
-                enabled: !quota.is_exhausted(),
-                reason: quota
-                    .is_exhausted()
-                    .then(|| "the monthly run quota is used up".to_owned()),
+                enabled: !exhausted,
+                reason: exhausted.then(|| "the monthly run quota is used up".to_owned()),
                 quota,
             }
         }
@@ -175,9 +199,9 @@ pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, C
     Ok(FeedbackDetail {
         body_html: render_markdown(&feedback.body),
         next_run: next_run(&feedback, quota),
-        feedback,
+        feedback: feedback.into(),
         thread,
-        runs,
+        runs: runs.into_iter().map(RunRecord::from).collect(),
         comments,
     })
 }
@@ -192,7 +216,10 @@ pub struct NewFeedbackInput {
     pub body: String,
 }
 
-pub async fn add_feedback(store: &Store, input: &NewFeedbackInput) -> Result<Feedback, CodedError> {
+pub async fn add_feedback(
+    store: &Store,
+    input: &NewFeedbackInput,
+) -> Result<FeedbackRecord, CodedError> {
     let repo: RepoName = input
         .repo
         .parse()
@@ -206,7 +233,8 @@ pub async fn add_feedback(store: &Store, input: &NewFeedbackInput) -> Result<Fee
             github_issue: None,
             opened_by_visitor: false,
         })
-        .await?)
+        .await?
+        .into())
 }
 
 pub async fn add_follow_up(store: &Store, feedback_id: i64, text: &str) -> Result<(), CodedError> {

@@ -4,6 +4,8 @@
 //! `src-tauri` are one-line calls into this module.
 //!
 //! - this file: the dashboard, and [`AppCore`], what the app holds for its lifetime;
+//! - [`records`]: the mirror's records (feedback, runs, repositories, the board) in the
+//!   page's casing;
 //! - [`feedback_view`]: one item with its thread, runs and comments; new feedback;
 //! - [`runs`]: starting, cancelling and following runs;
 //! - [`pull_requests`]: the list of open pull requests;
@@ -13,13 +15,16 @@
 //! - [`outbox`]: edits waiting to reach GitHub;
 //! - [`session`]: sign-in, sync and the events that become notifications;
 //! - [`setup`]: device-flow sign-in, keys, Check setup, building agent images;
-//! - [`repositories`]: connecting repositories and their settings.
+//! - [`repositories`]: connecting repositories and their settings;
+//! - [`log`]: the log file's folder, level and last lines.
 
 pub mod comments;
 pub mod feedback_view;
+pub mod log;
 pub mod outbox;
 pub mod pull_request_workspace;
 pub mod pull_requests;
+pub mod records;
 pub mod repositories;
 pub mod runs;
 pub mod session;
@@ -29,8 +34,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::dashboard::Dashboard;
-use crate::domain::{FeedbackId, FeedbackStatus, Repo, RepoName};
+use crate::domain::{FeedbackId, FeedbackStatus, RepoName};
 use crate::error_code::{CodedError, ErrorCode};
 use crate::github::client::RequestPolicy;
 use crate::github::sign_in::connect;
@@ -38,6 +42,7 @@ use crate::github::{GithubClient, GithubError};
 use crate::pipeline::{Pipeline, PipelineError, PipelineSettings};
 use crate::secrets::{SecretError, SecretStore};
 use crate::store::{FeedbackFilter, Store, StoreError};
+use records::{BoardView, RepoRecord};
 
 impl From<StoreError> for CodedError {
     fn from(error: StoreError) -> Self {
@@ -154,13 +159,18 @@ impl DashboardQuery {
 }
 
 /// The dashboard for `query`.
-pub async fn dashboard(store: &Store, query: &DashboardQuery) -> Result<Dashboard, CodedError> {
-    Ok(store.dashboard(&query.to_filter()?).await?)
+pub async fn dashboard(store: &Store, query: &DashboardQuery) -> Result<BoardView, CodedError> {
+    Ok(store.dashboard(&query.to_filter()?).await?.into())
 }
 
 /// Connected repositories, for the filter menu.
-pub async fn repos(store: &Store) -> Result<Vec<Repo>, CodedError> {
-    Ok(store.repos().await?)
+pub async fn repos(store: &Store) -> Result<Vec<RepoRecord>, CodedError> {
+    Ok(store
+        .repos()
+        .await?
+        .into_iter()
+        .map(RepoRecord::from)
+        .collect())
 }
 
 /// The web address of a feedback item's PR, checked to be an https URL before anything

@@ -6,11 +6,10 @@
 
 use serde::Serialize;
 
+use super::records::{CommentVersionRecord, PullRequestRecord, QuotaRecord, RunRecord};
 use super::{invalid_input, AppCore};
 use crate::comment_diff::{line_changes, DiffLine};
-use crate::domain::{
-    CommentKind, CommentVersion, OutboxState, PullRequest, Repo, RepoName, Run, Stage,
-};
+use crate::domain::{CommentKind, CommentVersion, OutboxState, Repo, RepoName, Stage};
 use crate::error_code::{CodedError, ErrorCode};
 use crate::github::comment_publishing::{read_back, CommentPlace};
 use crate::github::GithubEndpoints;
@@ -37,7 +36,7 @@ pub struct StageCardView {
     /// Why the button is disabled, or what pressing it takes.
     pub hint: String,
     pub quota_units: u32,
-    pub last_run: Option<Run>,
+    pub last_run: Option<RunRecord>,
     pub active_run_id: Option<i64>,
     /// What the last run said out loud (a missing input, a moved PR, …).
     pub notes: Vec<String>,
@@ -62,7 +61,7 @@ pub struct CommentPane {
     pub written_by_stage: Stage,
     pub read_by_stage: Option<Stage>,
     pub header: &'static str,
-    pub version: Option<CommentVersion>,
+    pub version: Option<CommentVersionRecord>,
     pub versions: u32,
     pub content: String,
     pub content_html: String,
@@ -101,16 +100,25 @@ pub struct TestResultsView {
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceView {
     pub repo: String,
-    pub pull: PullRequest,
+    pub pull: PullRequestRecord,
     pub pr_url: String,
     pub from_fork: bool,
     pub stages: Vec<StageCardView>,
     pub panes: Vec<CommentPane>,
     pub test_results: Option<TestResultsView>,
-    pub quota: QuotaStatus,
-    /// `github` when just read from GitHub, `local` when only the mirror was read.
-    pub source: &'static str,
+    pub quota: QuotaRecord,
+    pub source: WorkspaceSource,
     pub note: Option<String>,
+}
+
+/// Where a workspace's comments were read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkspaceSource {
+    /// Just read from GitHub.
+    Github,
+    /// Only the mirror was read (offline, or GitHub did not answer).
+    Local,
 }
 
 pub(super) async fn repo_named(core: &AppCore, repo: &str) -> Result<Repo, CodedError> {
@@ -212,15 +220,15 @@ pub async fn open_workspace(
         repo: repo.name.full_name(),
         pr_url: format!("{repo_web}/pull/{number}"),
         from_fork: workspace.pull.from_fork(),
-        pull: workspace.pull,
+        pull: workspace.pull.into(),
         stages,
         panes,
         test_results,
-        quota: workspace.quota,
+        quota: workspace.quota.into(),
         source: if refresh && note.is_none() {
-            "github"
+            WorkspaceSource::Github
         } else {
-            "local"
+            WorkspaceSource::Local
         },
         note,
     })
@@ -316,7 +324,7 @@ fn stage_card_view(card: &StageCard, quota: &QuotaStatus) -> StageCardView {
             .map(|run| run.notes.clone())
             .unwrap_or_default(),
         active_run_id: card.active_run.as_ref().map(|run| run.id.0),
-        last_run: card.last_run.clone(),
+        last_run: card.last_run.clone().map(RunRecord::from),
     }
 }
 
@@ -366,7 +374,7 @@ fn comment_pane(state: &CommentState) -> CommentPane {
                 last_error: entry.last_error.clone(),
             })
             .collect(),
-        version: state.latest.clone(),
+        version: state.latest.clone().map(CommentVersionRecord::from),
     }
 }
 

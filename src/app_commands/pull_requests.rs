@@ -4,8 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::records::*;
 use super::{invalid_input, AppCore};
-use crate::domain::{CheckStatus, PullRequest, RepoName};
+use crate::domain::{CheckStatus, RepoName};
 use crate::error_code::CodedError;
 use crate::store::PullRequestFilter;
 
@@ -26,7 +27,7 @@ pub struct PullRequestQuery {
 #[serde(rename_all = "camelCase")]
 pub struct PullRequestRow {
     #[serde(flatten)]
-    pub pull: PullRequest,
+    pub pull: PullRequestRecord,
     pub repo_full_name: String,
     /// From a fork: the fix stage cannot push to it.
     pub from_fork: bool,
@@ -73,7 +74,7 @@ pub async fn pull_request_list(
         .map(|pull| PullRequestRow {
             repo_full_name: pull.repo.full_name(),
             from_fork: pull.from_fork(),
-            pull,
+            pull: pull.into(),
         })
         .collect())
 }

@@ -7,13 +7,14 @@
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
+use super::records::{QuotaRecord, RepoRecord};
 use super::{invalid_input, AppCore};
 use crate::domain::stage_prompts::default_stage_template;
 use crate::domain::{NewRepo, Repo, RepoName, SandboxBackend, Stage};
 use crate::error_code::{CodedError, ErrorCode};
 use crate::github::user_repositories::GithubRepository;
 use crate::pipeline::agent_presets::{preset_named, PRESETS};
-use crate::store::{QuotaStatus, RepoSettingsChange};
+use crate::store::RepoSettingsChange;
 
 /// A repository the signed-in account can see, for the "Connect" list.
 #[derive(Debug, Clone, Serialize)]
@@ -52,9 +53,9 @@ pub struct AgentOption {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RepoSettingsView {
-    pub repo: Repo,
+    pub repo: RepoRecord,
     pub full_name: String,
-    pub quota: QuotaStatus,
+    pub quota: QuotaRecord,
     pub stage_prompts: Vec<StagePromptView>,
     pub agents: Vec<AgentOption>,
     /// The image Docker runs use when the image setting is empty.
@@ -134,15 +135,23 @@ pub async fn repository_choices(
 }
 
 /// Connects `full_name`, with the base branch GitHub reports when it can be asked.
-pub async fn connect_repository(core: &AppCore, full_name: &str) -> Result<Repo, CodedError> {
+pub async fn connect_repository(core: &AppCore, full_name: &str) -> Result<RepoRecord, CodedError> {
     let name = parse_name(full_name)?;
     let mut new = NewRepo::with_defaults(name.clone());
-    if let Ok(github) = core.github().await {
-        if let Ok(repository) = github.repository(&name).await {
-            new.default_branch = repository.default_branch;
+    // The default branch is asked of GitHub; without an answer the usual default stays
+    // and the owner can change it in the settings.
+    match core.github().await {
+        Ok(github) => match github.repository(&name).await {
+            Ok(repository) => new.default_branch = repository.default_branch,
+            Err(error) => {
+                tracing::warn!(repo = %name, %error, "the default branch could not be read from GitHub")
+            }
+        },
+        Err(error) => {
+            tracing::info!(repo = %name, message = %error.message, "connected without asking GitHub for the default branch")
         }
     }
-    Ok(core.store.add_repo(&new).await?)
+    Ok(core.store.add_repo(&new).await?.into())
 }
 
 /// A repository's settings.
@@ -173,8 +182,8 @@ pub async fn repo_settings(
     );
     Ok(RepoSettingsView {
         full_name: repo.name.full_name(),
-        repo,
-        quota,
+        repo: repo.into(),
+        quota: quota.into(),
         stage_prompts,
         agents: PRESETS
             .iter()

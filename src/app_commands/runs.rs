@@ -2,8 +2,9 @@
 //! cancel one, read its log. The live log reaches the page through a channel the shell
 //! feeds from [`crate::pipeline::run_log::follow_run_log`].
 
+use super::records::LogChunkRecord;
 use super::AppCore;
-use crate::domain::{FeedbackId, LogChunk, RunId};
+use crate::domain::{FeedbackId, RunId};
 use crate::error_code::CodedError;
 use crate::pipeline::CodeRunOptions;
 
@@ -27,7 +28,11 @@ pub async fn start_code_run(
         )
         .await?;
     let run_id = begun.run_id();
-    tokio::spawn(begun.drive());
+    tokio::spawn(async move {
+        if let Err(error) = begun.drive().await {
+            tracing::error!(run = %run_id, %error, "a code run ended with an error");
+        }
+    });
     Ok(run_id.0)
 }
 
@@ -37,18 +42,9 @@ pub async fn cancel_run(core: &AppCore, run_id: i64) -> Result<(), CodedError> {
     Ok(())
 }
 
-/// The log of a run after `after_seq`.
-pub async fn run_log(
-    core: &AppCore,
-    run_id: i64,
-    after_seq: i64,
-) -> Result<Vec<LogChunk>, CodedError> {
-    Ok(core.store.run_log(RunId(run_id), after_seq).await?)
-}
-
 /// Feeds `deliver` every chunk of a run's log, then new ones as they come, until the
 /// run has ended (the shell passes a channel to the page).
-pub async fn follow_log(core: AppCore, run_id: i64, deliver: impl Fn(LogChunk) -> bool) {
+pub async fn follow_log(core: AppCore, run_id: i64, deliver: impl Fn(LogChunkRecord) -> bool) {
     use futures::StreamExt as _;
     let mut log = Box::pin(crate::pipeline::run_log::follow_run_log(
         core.store.clone(),
@@ -56,7 +52,7 @@ pub async fn follow_log(core: AppCore, run_id: i64, deliver: impl Fn(LogChunk) -
         std::time::Duration::from_millis(250),
     ));
     while let Some(Ok(chunk)) = log.next().await {
-        if !deliver(chunk) {
+        if !deliver(chunk.into()) {
             return;
         }
     }

@@ -3,8 +3,9 @@
 
 use serde::Serialize;
 
+use super::records::*;
 use super::AppCore;
-use crate::domain::run_event::{RunEvent, RunEventKind};
+use crate::domain::run_event::RunEventKind;
 use crate::domain::Stage;
 use crate::error_code::CodedError;
 use crate::github::sign_in::auth_status;
@@ -39,9 +40,44 @@ pub async fn session_status(core: &AppCore) -> Result<SessionStatus, CodedError>
 }
 
 /// One sync with GitHub.
-pub async fn sync_now(core: &AppCore) -> Result<SyncReport, CodedError> {
+pub async fn sync_now(core: &AppCore) -> Result<SyncSummary, CodedError> {
     let github = core.github().await?;
-    Ok(sync(&github, &core.store, None).await?)
+    Ok(sync(&github, &core.store, None).await?.into())
+}
+
+/// What a sync found, in counts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncSummary {
+    pub repos: u32,
+    pub new_feedback: u32,
+    pub new_visitor_follow_ups: u32,
+    pub open_pull_requests: u32,
+    pub new_follow_up_candidates: u32,
+    pub status_changes: u32,
+    pub comment_edits_found: u32,
+    pub comments_missing: u32,
+    pub outbox_sent: u32,
+    /// What went wrong with one repository while the others synced.
+    pub errors: Vec<String>,
+}
+
+impl From<SyncReport> for SyncSummary {
+    fn from(report: SyncReport) -> Self {
+        let count = |length: usize| u32::try_from(length).unwrap_or(u32::MAX);
+        SyncSummary {
+            repos: report.repos,
+            new_feedback: count(report.new_feedback.len()),
+            new_visitor_follow_ups: report.new_visitor_follow_ups,
+            open_pull_requests: report.open_pull_requests,
+            new_follow_up_candidates: report.new_follow_up_candidates,
+            status_changes: count(report.status_changes.len()),
+            comment_edits_found: report.comment_edits_found,
+            comments_missing: report.comments_missing,
+            outbox_sent: report.outbox.sent,
+            errors: report.errors,
+        }
+    }
 }
 
 /// What clicking a notification opens.
@@ -59,7 +95,7 @@ pub enum NotificationTarget {
 #[serde(rename_all = "camelCase")]
 pub struct RunNotice {
     #[serde(flatten)]
-    pub event: RunEvent,
+    pub event: RunEventRecord,
     pub title: String,
     pub target: Option<NotificationTarget>,
 }
@@ -98,7 +134,7 @@ pub async fn take_run_notices(core: &AppCore) -> Result<Vec<RunNotice>, CodedErr
             }
         };
         notices.push(RunNotice {
-            event,
+            event: event.into(),
             title,
             target,
         });
@@ -106,8 +142,14 @@ pub async fn take_run_notices(core: &AppCore) -> Result<Vec<RunNotice>, CodedErr
     Ok(notices)
 }
 
-/// Ends runs a crash left behind (P7); used when the app starts.
+/// Ends runs a crash left behind; used when the app starts.
 pub async fn reconcile_abandoned_runs(core: &AppCore) -> Result<Vec<Reconciled>, CodedError> {
+    // Ending runs needs the pipeline (and so a sign-in) only when there are runs to end.
+    let stale_before = chrono::Utc::now()
+        - chrono::Duration::from_std(crate::pipeline::reconcile::STALE_AFTER).unwrap_or_default();
+    if core.store.abandoned_runs(stale_before).await?.is_empty() {
+        return Ok(Vec::new());
+    }
     let pipeline = core.pipeline().await?;
     Ok(pipeline.reconcile_silent_runs().await?)
 }

@@ -19,7 +19,7 @@ use crate::github::sign_in::{
 };
 use crate::pipeline::PipelineSettings;
 use crate::secrets::{Secret, SecretName};
-use crate::setup_check::{SetupCheck, SetupReport};
+use crate::setup_check::{CheckLine, CheckStatus, Fix, SetupCheck, SetupReport};
 use crate::store::SettingKey;
 
 /// Device-flow sign-ins that are waiting for the owner, by id, with what cancels them.
@@ -263,7 +263,7 @@ pub async fn remove_key(core: &AppCore, name: &str) -> Result<Vec<KeyState>, Cod
 }
 
 /// Check setup.
-pub async fn check_setup(core: &AppCore) -> Result<SetupReport, CodedError> {
+pub async fn check_setup(core: &AppCore) -> Result<SetupView, CodedError> {
     let settings = PipelineSettings::configured(&core.store).await?;
     Ok(SetupCheck {
         store: &core.store,
@@ -272,7 +272,51 @@ pub async fn check_setup(core: &AppCore) -> Result<SetupReport, CodedError> {
         settings: &settings,
     }
     .run()
-    .await?)
+    .await?
+    .into())
+}
+
+/// Check setup's answer: a line per check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetupView {
+    pub lines: Vec<SetupLine>,
+    /// The worst status of all the lines.
+    pub status: CheckStatus,
+}
+
+/// One check: what was checked, how it stands, and what fixes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetupLine {
+    pub id: String,
+    pub subject: String,
+    pub status: CheckStatus,
+    pub detail: String,
+    pub fix: Option<Fix>,
+    pub fix_sentence: Option<String>,
+}
+
+impl From<SetupReport> for SetupView {
+    fn from(report: SetupReport) -> Self {
+        SetupView {
+            status: report.status(),
+            lines: report.lines.into_iter().map(SetupLine::from).collect(),
+        }
+    }
+}
+
+impl From<CheckLine> for SetupLine {
+    fn from(line: CheckLine) -> Self {
+        SetupLine {
+            id: line.id,
+            subject: line.subject,
+            status: line.status,
+            detail: line.detail,
+            fix: line.fix,
+            fix_sentence: line.fix_sentence,
+        }
+    }
 }
 
 /// Builds the agent image of `preset` with the engine, passing the build's output to
@@ -293,9 +337,9 @@ pub async fn build_agent_image(
             invalid_input(format!("cannot read the stand-in agent {path}: {error}"))
         })?);
     }
-    let docker = bollard::Docker::connect_with_defaults().map_err(|error| CodedError {
+    let docker = crate::agent_image::local_engine().map_err(|error| CodedError {
         code: ErrorCode::SandboxUnavailable,
-        message: format!("the Docker engine cannot be reached: {error}"),
+        message: error.to_string(),
     })?;
     build_image(&docker, &build, progress)
         .await

@@ -1,15 +1,16 @@
-//! The local history of managed comments (H9): every body a comment has had, who wrote
-//! it and when, and what an owner's edit was based on (D4).
+//! The local history of managed comments: every body a comment has had, who wrote it
+//! and when, and what an owner's edit was based on, so that a sync never overwrites a
+//! newer edit silently.
 
 use std::fmt;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::ids::RepoId;
+use super::ids::RunId;
 use super::managed_comment::CommentKind;
-use super::repo::RepoId;
 use super::repo_name::RepoName;
-use super::run::RunId;
 
 /// The row id of a managed comment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -65,7 +66,7 @@ pub struct CommentVersion {
     pub body: String,
     /// The content alone, as the next stage reads it.
     pub content: String,
-    /// The untruncated content, when the body had to be cut (H7).
+    /// The untruncated content, when the body had to be cut.
     pub full_content: Option<String>,
     pub origin: VersionOrigin,
     pub author_login: Option<String>,

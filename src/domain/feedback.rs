@@ -1,6 +1,7 @@
 //! Identity and origin of a feedback item: its local row id, its public id (the one its
 //! head branch is named after), where it came from, and how a title is derived.
 
+use super::ids::FeedbackId;
 use std::fmt;
 
 use chrono::{DateTime, Utc};
@@ -8,22 +9,11 @@ use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
 use super::feedback_status::FeedbackStatus;
-use super::repo::RepoId;
+use super::ids::RepoId;
 use super::repo_name::RepoName;
 
-/// The row id of a feedback item in the local mirror. Shown to people as a plain number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct FeedbackId(pub i64);
-
-impl fmt::Display for FeedbackId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
 /// The id a feedback item is known by outside this machine, and the one its head branch
-/// is named after (F3). Unique within its repository, never reused.
+/// is named after. Unique within its repository, never reused.
 ///
 /// Items made in the app or on the command line get a random id (`fb-` and twelve
 /// lowercase letters and digits), so two machines mirroring one repository never pick
@@ -58,7 +48,7 @@ impl fmt::Display for PublicFeedbackId {
 }
 
 crate::stored_text_enum! {
-    /// Where a feedback item came from (F1).
+    /// Where a feedback item came from.
     pub enum FeedbackSource as "feedback source" {
         /// The form in the desktop app.
         App => "app",

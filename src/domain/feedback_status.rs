@@ -1,4 +1,4 @@
-//! The status of a feedback item (F2) and the only place its transitions are decided.
+//! The status of a feedback item and the only place its transitions are decided.
 //!
 //! ```text
 //! NEW ──run──► CODING ──► WAITING_FOR_REVIEW ──PR merged──► MERGED (final)
@@ -12,9 +12,9 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::feedback::FeedbackId;
+use super::ids::FeedbackId;
 
-/// Where a feedback item stands. Stored and shown in SCREAMING_SNAKE_CASE, as in F2.
+/// Where a feedback item stands. Stored and shown in SCREAMING_SNAKE_CASE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum FeedbackStatus {
@@ -67,7 +67,7 @@ impl fmt::Display for FeedbackStatus {
     }
 }
 
-/// A status text that is not one of F2's five.
+/// A status text that is not one of the five statuses.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown feedback status {0:?}: expected one of NEW, CODING, WAITING_FOR_REVIEW, FAILED, MERGED")]
 pub struct UnknownFeedbackStatus(pub String);
@@ -111,12 +111,12 @@ pub struct StatusChange {
     pub from: Option<FeedbackStatus>,
     pub to: FeedbackStatus,
     pub event: StatusEvent,
-    pub run_id: Option<super::run::RunId>,
+    pub run_id: Option<super::ids::RunId>,
     pub at: chrono::DateTime<chrono::Utc>,
 }
 
-/// An event that F2 does not allow in the item's current status. The message says what
-/// the person can do instead.
+/// An event that the status lifecycle does not allow in the item's current status. The
+/// message says what the person can do instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("feedback {feedback_id} is {from}: {instead}")]
 pub struct TransitionError {

@@ -1,12 +1,12 @@
-//! Follow-ups (F4): append-only messages on a feedback item, from the owner or from a
+//! Follow-ups: append-only messages on a feedback item, from the owner or from a
 //! visitor. Visitor text is untrusted: it never starts a run and enters a prompt only
 //! when the owner includes it.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::feedback::FeedbackId;
 use super::feedback_status::FeedbackStatus;
+use super::ids::FeedbackId;
 
 /// The row id of a follow-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]

@@ -1,4 +1,4 @@
-//! Head branch names (F3): `feedback/f2c-{safeId}` for any feedback id.
+//! Head branch names: `feedback/f2c-{safeId}` for any feedback id.
 //!
 //! The safe id keeps only `[A-Za-z0-9_-]` of the public id. When that loses anything
 //! (other characters dropped, or an id longer than [`SAFE_ID_MAX_CHARS`]), a short hash

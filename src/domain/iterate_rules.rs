@@ -1,4 +1,4 @@
-//! The iterate rules (I2): which kind of code run a feedback item may start now.
+//! The iterate rules: which kind of code run a feedback item may start now.
 //!
 //! | status               | run                                  |
 //! |----------------------|--------------------------------------|
@@ -8,8 +8,8 @@
 //! | CODING               | refused: one run per item at a time  |
 //! | MERGED               | refused: submit new feedback         |
 
-use super::feedback::FeedbackId;
 use super::feedback_status::FeedbackStatus;
+use super::ids::FeedbackId;
 
 crate::stored_text_enum! {
     /// The kind of code run a feedback item gets.

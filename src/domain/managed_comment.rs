@@ -1,4 +1,4 @@
-//! Managed comments (H2-H7): the PR comments Handoff owns, each found by a hidden marker
+//! Managed comments: the PR comments Handoff owns, each found by a hidden marker
 //! on its first line. This file builds their bodies and reads them back; it knows
 //! nothing of HTTP or SQLite.
 //!
@@ -26,10 +26,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sha2::{Digest as _, Sha256};
 
-use super::run::RunId;
+use super::ids::RunId;
 
 crate::stored_text_enum! {
-    /// Which managed comment: one per QA stage, and the follow-ups thread (I6).
+    /// Which managed comment: one per QA stage, and the follow-ups thread.
     pub enum CommentKind as "comment kind" {
         Review => "review",
         Plan => "plan",
@@ -39,7 +39,7 @@ crate::stored_text_enum! {
 }
 
 impl CommentKind {
-    /// The hidden first line that identifies the comment (H2).
+    /// The hidden first line that identifies the comment.
     pub fn marker(self) -> &'static str {
         match self {
             CommentKind::Review => "<!-- sandbox-qa-review -->",
@@ -49,7 +49,7 @@ impl CommentKind {
         }
     }
 
-    /// The visible header under the marker (H3).
+    /// The visible header under the marker.
     pub fn header(self) -> &'static str {
         match self {
             CommentKind::Review => {
@@ -62,7 +62,7 @@ impl CommentKind {
     }
 
     /// The kind whose marker is the first line of `body`, if any. A marker anywhere else
-    /// (a quoted reply, a mention in prose) does not count (H5).
+    /// (a quoted reply, a mention in prose) does not count.
     pub fn of_body(body: &str) -> Option<CommentKind> {
         let first_line = body.lines().next()?.trim();
         CommentKind::ALL
@@ -73,7 +73,7 @@ impl CommentKind {
 }
 
 /// GitHub refuses comments over 65,536 characters; content is cut well below that so
-/// the marker, header and time line always fit (H7).
+/// the marker, header and time line always fit.
 pub const CONTENT_LIMIT_CHARS: usize = 60_000;
 const _: () = assert!(
     CONTENT_LIMIT_CHARS == 60_000,
@@ -101,8 +101,8 @@ pub struct BuiltBody {
 /// The notice that ends cut content; it says where the whole text is.
 pub fn truncation_notice(context: &BodyContext) -> String {
     let place = match context.run_id {
-        Some(run) => format!("in Handoff, run {run} (`handoff runs show {run}`)"),
-        None => "in Handoff's local history (`handoff comment history`)".to_owned(),
+        Some(run) => format!("in Handoff, with run {run}"),
+        None => "in Handoff's history of this comment".to_owned(),
     };
     format!("\n\n---\n_…cut at 60,000 characters to fit on GitHub; the full text is kept {place}._")
 }
@@ -210,9 +210,9 @@ impl SplitBody {
     }
 }
 
-/// Splits `body` into chrome and content (H4). Anything the owner wrote stays in the
-/// content, even above a header they moved. `None` when `body` is not a `kind` comment
-/// (its first line is not the marker).
+/// Splits `body` into chrome and content (what the next stage reads). Anything the
+/// owner wrote stays in the content, even above a header they moved. `None` when
+/// `body` is not a `kind` comment (its first line is not the marker).
 pub fn split_body(kind: CommentKind, body: &str) -> Option<SplitBody> {
     if CommentKind::of_body(body) != Some(kind) {
         return None;
@@ -256,8 +256,8 @@ pub fn split_body(kind: CommentKind, body: &str) -> Option<SplitBody> {
     })
 }
 
-/// The content of a managed comment's body: without the marker, the header and the time
-/// line (H4). `None` when `body` is not a `kind` comment.
+/// The content of a managed comment's body, as the next stage reads it: without the
+/// marker, the header and the time line. `None` when `body` is not a `kind` comment.
 pub fn read_content(kind: CommentKind, body: &str) -> Option<String> {
     split_body(kind, body).map(|split| split.content)
 }
@@ -272,7 +272,7 @@ pub fn read_content_of_known_comment(kind: CommentKind, body: &str) -> String {
 
 /// The body after the owner replaced the content of `base_body` with `new_content`: the
 /// chrome stays as it was (a missing marker is put back), the content is cut at the
-/// limit like an agent's (H7).
+/// limit like an agent's.
 pub fn replace_content(
     kind: CommentKind,
     base_body: &str,

@@ -1,4 +1,4 @@
-//! The domain: the words of PRODUCT.md as types, and the rules that tie them together.
+//! The domain: the product's words as types, and the rules that tie them together.
 //!
 //! Everything here is pure: no I/O, no clock, no database. The store and the pipeline
 //! call these rules so that a status transition, an iterate refusal or a branch name is
@@ -11,6 +11,7 @@ pub mod feedback_status;
 pub mod follow_up;
 pub mod follow_ups_comment;
 pub mod head_branch;
+pub mod ids;
 pub mod iterate_rules;
 pub mod managed_comment;
 pub mod outbox_entry;
@@ -27,17 +28,18 @@ pub mod untrusted_text;
 pub use comment_version::{
     CommentVersion, CommentVersionId, ManagedComment, ManagedCommentId, VersionOrigin,
 };
-pub use feedback::{Feedback, FeedbackId, FeedbackSource, PublicFeedbackId, PullRequestState};
+pub use feedback::{Feedback, FeedbackSource, PublicFeedbackId, PullRequestState};
 pub use feedback_status::{FeedbackStatus, StatusChange, StatusEvent, TransitionError};
 pub use follow_up::{
     BodyError, FollowUp, FollowUpBody, FollowUpId, FollowUpOrigin, FollowUpSource,
 };
 pub use head_branch::head_branch_for;
+pub use ids::{FeedbackId, RepoId, RunId};
 pub use iterate_rules::{code_run_kind, CodeRunKind, IterateRefusal};
 pub use managed_comment::CommentKind;
 pub use outbox_entry::{OutboxEntry, OutboxEntryId, OutboxOperation, OutboxState};
 pub use pull_request::{CheckStatus, MirroredPullRequest, PullRequest};
-pub use repo::{NewRepo, Repo, RepoId};
+pub use repo::{NewRepo, Repo};
 pub use repo_name::{RepoName, RepoNameError};
-pub use run::{LogChunk, LogStream, Run, RunId, RunStatus, SandboxBackend, Stage};
+pub use run::{LogChunk, LogStream, Run, RunFailureCode, RunStatus, SandboxBackend, Stage};
 pub use test_results::ScenarioResult;

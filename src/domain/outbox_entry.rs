@@ -1,11 +1,11 @@
-//! The outbox (D4): GitHub writes saved locally first and sent later, in order, so that
+//! The outbox: GitHub writes saved locally first and sent later, in order, so that
 //! an edit made offline, or interrupted by a crash, is never lost.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::comment_version::{CommentVersionId, ManagedCommentId};
-use super::repo::RepoId;
+use super::ids::RepoId;
 
 /// The row id of an outbox entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]

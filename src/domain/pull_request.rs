@@ -5,8 +5,9 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::feedback::{FeedbackId, PullRequestState};
-use super::repo::RepoId;
+use super::feedback::PullRequestState;
+use super::ids::FeedbackId;
+use super::ids::RepoId;
 use super::repo_name::RepoName;
 
 crate::stored_text_enum! {

@@ -1,29 +1,18 @@
 //! A connected repository and its settings: base branch, feedback label, custom agent
 //! instructions, run quota, sandbox backend and agent preset.
 
-use std::fmt;
+use super::ids::RepoId;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::repo_name::RepoName;
 use super::run::SandboxBackend;
 
-/// The row id of a repository in the local mirror.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct RepoId(pub i64);
-
-impl fmt::Display for RepoId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
 /// The quota a new repository gets unless told otherwise: runs per calendar month.
 pub const DEFAULT_MONTHLY_RUN_QUOTA: u32 = 50;
 
-/// The label that makes a GitHub issue a feedback item unless told otherwise (F1).
+/// The label that makes a GitHub issue a feedback item unless told otherwise.
 pub const DEFAULT_FEEDBACK_LABEL: &str = "feedback";
 
 /// A connected repository.

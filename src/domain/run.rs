@@ -1,24 +1,13 @@
-//! Runs (F5): one execution of the agent in a sandbox for one stage, kept for ever.
+//! Runs: one execution of the agent in a sandbox for one stage, kept for ever.
 
-use std::fmt;
+use super::ids::RunId;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::feedback::FeedbackId;
+use super::ids::FeedbackId;
+use super::ids::RepoId;
 use super::iterate_rules::CodeRunKind;
-use super::repo::RepoId;
-
-/// The row id of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct RunId(pub i64);
-
-impl fmt::Display for RunId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
 
 crate::stored_text_enum! {
     /// Where a run stands. `queued` and `running` are the active ones: the database
@@ -39,7 +28,70 @@ impl RunStatus {
 }
 
 crate::stored_text_enum! {
-    /// What a run does (H1): `code` creates or iterates a feedback PR; the others are
+    /// Why a run did not succeed: the page and `--json` act on these words, the
+    /// run's failure message says the rest.
+    pub enum RunFailureCode as "run failure code" {
+        /// Its process stopped without ending it (a crash or a kill); ended at the next start.
+        Abandoned => "abandoned",
+        /// A stage of a full-auto chain failed, so the chain stopped.
+        StageFailed => "stage_failed",
+        /// The local database could not record a step.
+        Store => "store",
+        /// A GitHub request failed.
+        Github => "github",
+        /// The base branch is not on GitHub.
+        NoBaseBranch => "no_base_branch",
+        /// The feedback item's branch is gone from GitHub.
+        NoBranch => "no_branch",
+        /// The comment the stage reads was edited by someone else and awaits approval.
+        EditAwaitsApproval => "edit_awaits_approval",
+        /// GitHub refused the push.
+        PushRejected => "push_rejected",
+        /// The agent exited with an error.
+        AgentFailed => "agent_failed",
+        /// Fix cannot push to the pull request (a fork, or no access).
+        FixCannotPush => "fix_cannot_push",
+        /// The agent changed nothing.
+        NoChanges => "no_changes",
+        /// The agent wrote none of the output the stage needs.
+        NoOutput => "no_output",
+        /// There are no test results to fix.
+        NoResults => "no_results",
+        /// The branch is protected against the push.
+        ProtectedBranch => "protected_branch",
+        /// The agent rewrote the branch's history.
+        RewrittenHistory => "rewritten_history",
+        /// The run took longer than its time limit.
+        TimedOut => "timed_out",
+        /// The test results the agent wrote cannot be read.
+        BadResults => "bad_results",
+        /// The git bundle for the sandbox could not be made or read.
+        Bundle => "bundle",
+        /// The working copy could not be checked out.
+        GitCheckout => "git_checkout",
+        /// The diff for the review could not be made.
+        GitDiff => "git_diff",
+        /// Fetching from GitHub failed.
+        GitFetch => "git_fetch",
+        /// The run's log could not be written.
+        Log => "log",
+        /// The pull request could not be opened or read.
+        PullRequest => "pull_request",
+        /// Pushing to GitHub failed.
+        Push => "push",
+        /// The results comment could not be read.
+        Results => "results",
+        /// The sandbox failed.
+        Sandbox => "sandbox",
+        /// The run's workspace could not be prepared.
+        Workspace => "workspace",
+        /// The owner cancelled the run.
+        Cancelled => "cancelled",
+    }
+}
+
+crate::stored_text_enum! {
+    /// What a run does: `code` creates or iterates a feedback PR; the others are
     /// the QA stages on a PR.
     pub enum Stage as "stage" {
         Code => "code",
@@ -81,7 +133,7 @@ pub struct Run {
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
     pub exit_code: Option<i64>,
-    pub failure_code: Option<String>,
+    pub failure_code: Option<RunFailureCode>,
     pub failure_message: Option<String>,
     pub notes: Vec<String>,
     pub llm_cost_usd: Option<f64>,
@@ -93,7 +145,8 @@ pub struct Run {
     /// The commit the working copy started from, and the one pushed.
     pub start_sha: Option<String>,
     pub end_sha: Option<String>,
-    /// The last sign of life of the process driving the run (P7).
+    /// The last sign of life of the process driving the run; a restart ends a run whose
+    /// heartbeat stopped.
     pub heartbeat_at: Option<DateTime<Utc>>,
     pub cancel_requested_at: Option<DateTime<Utc>>,
 }

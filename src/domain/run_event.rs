@@ -1,11 +1,11 @@
-//! Events of runs that become notifications (I8): "PR opened" for a first run (never
+//! Events of runs that become notifications: "PR opened" for a first run (never
 //! twice for one item), "PR updated" for an iterate, "run failed" with its reason.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::feedback::FeedbackId;
-use super::run::RunId;
+use super::ids::FeedbackId;
+use super::ids::RunId;
 
 crate::stored_text_enum! {
     /// What happened.

@@ -1,4 +1,4 @@
-//! The prompts of the QA stages (H1): a default template per stage, which a repository
+//! The prompts of the QA stages: a default template per stage, which a repository
 //! may replace, and how a template is filled. Inputs that the owner may have corrected
 //! (the review, the plan) go into the prompt verbatim: what the owner sees is what the
 //! agent gets.

@@ -1,4 +1,4 @@
-//! Test results (H1): what the `test` stage's agent reports — one entry per scenario of
+//! Test results: what the `test` stage's agent reports — one entry per scenario of
 //! the plan, passed or failed, with its evidence — read strictly, keyed so a re-run finds
 //! the same scenario again, and summarised for the PR.
 

@@ -2,7 +2,7 @@
 //! with Handoff's own rules on top: every answer's status mapped to a [`GithubError`]
 //! that names the request, transient failures retried with backoff, rate limits waited
 //! out (within a bound) instead of failing, conditional GETs whose validators and bodies
-//! live in the store (D8), and no secret in any error text.
+//! live in the store, and no secret in any error text.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -476,7 +476,7 @@ impl GithubClient {
         Ok(())
     }
 
-    /// A conditional GET (D8): sends the stored validators of `path`; a 304 returns the
+    /// A conditional GET: sends the stored validators of `path`; a 304 returns the
     /// stored body (and costs nothing against the rate limit), a 200 stores the new one.
     pub async fn get_conditional(
         &self,

@@ -10,9 +10,9 @@ use crate::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GithubError {
-    #[error("not signed in to GitHub at {api_base}: run `handoff auth login`")]
+    #[error("not signed in to GitHub at {api_base}")]
     NotSignedIn { api_base: String },
-    #[error("GitHub refused the token ({request}: 401): sign in again with `handoff auth login`")]
+    #[error("GitHub refused the token ({request}: 401): it has expired or was revoked")]
     Unauthorized { request: String },
     #[error("GitHub forbids {request}: {message}")]
     Forbidden { request: String, message: String },

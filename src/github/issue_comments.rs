@@ -10,7 +10,7 @@ use crate::domain::RepoName;
 use crate::store::Store;
 
 impl GithubClient {
-    /// Every comment of issue or PR `number`, oldest first, all pages (H5); conditional,
+    /// Every comment of issue or PR `number`, oldest first, all pages; conditional,
     /// so an unchanged thread costs no rate limit. `changed` says if any page changed.
     pub async fn issue_comments(
         &self,

@@ -1,4 +1,4 @@
-//! Issues: the ones carrying the feedback label (F1).
+//! Issues: the ones carrying the feedback label, which become feedback items.
 
 use super::client::GithubClient;
 use super::error::GithubError;

@@ -1,4 +1,4 @@
-//! GitHub's pagination: the `Link` header's `rel="next"` URL (H5: all pages are read).
+//! GitHub's pagination: the `Link` header's `rel="next"` URL (so all pages are read).
 
 /// The URL marked `rel="next"` in a `Link` header, if any.
 pub fn next_page_url(link: &str) -> Option<String> {

@@ -1,4 +1,4 @@
-//! Safe edits (D4): the owner's edit of a managed comment is saved locally with the
+//! Safe edits: the owner's edit of a managed comment is saved locally with the
 //! version it was based on, queued in the outbox in the same transaction, and sent only
 //! if GitHub still holds that version. A newer edit on GitHub is never overwritten
 //! silently: the owner sees both and chooses. Edits made while GitHub cannot be reached
@@ -297,7 +297,10 @@ pub async fn send_outbox(
             }
             Ok(EditOutcome::Discarded) => {}
             Err(GithubError::Store(error)) => return Err(error.into()),
-            Err(_) => report.failed += 1,
+            Err(error) => {
+                tracing::warn!(entry = entry.id.0, %error, "an outbox entry could not be sent");
+                report.failed += 1
+            }
         }
     }
     Ok(report)

@@ -1,4 +1,4 @@
-//! Issues for failing QA scenarios (H1): one per scenario of a PR, found again on a
+//! Issues for failing QA scenarios: one per scenario of a PR, found again on a
 //! re-run (by the stored number, else by the marker on its first line) and updated
 //! rather than filed twice; closed when the scenario passes again.
 

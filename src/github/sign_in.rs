@@ -1,4 +1,4 @@
-//! Signing in to GitHub (D7): a pasted token, checked against `GET /user` before it is
+//! Signing in to GitHub: a pasted token, checked against `GET /user` before it is
 //! kept, or GitHub's device flow; the token goes to the OS keyring and nowhere else.
 
 use std::time::Duration;

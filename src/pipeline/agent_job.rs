@@ -3,6 +3,7 @@
 //! (prompt, inputs, commit message, script) run in the sandbox with its log recorded;
 //! and the agent's commits brought back as a bundle, checked and pushed from the host.
 
+use crate::domain::RunFailureCode;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -22,7 +23,10 @@ use crate::store::{RunOutcome, StoreError};
 
 /// Why a started run did not succeed.
 pub(crate) enum Stop {
-    Failed { code: &'static str, message: String },
+    Failed {
+        code: RunFailureCode,
+        message: String,
+    },
     Cancelled,
 }
 
@@ -33,7 +37,7 @@ impl Stop {
             Stop::Failed { code, message } => {
                 log.say(&format!("failed: {message}")).await?;
                 RunOutcome::Failed {
-                    failure_code: (*code).to_owned(),
+                    failure_code: *code,
                     message: log.redactor().redact(message),
                     exit_code: None,
                 }
@@ -48,7 +52,7 @@ impl Stop {
         })
     }
 
-    pub(crate) fn failed(code: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn failed(code: RunFailureCode, message: impl Into<String>) -> Self {
         Stop::Failed {
             code,
             message: message.into(),
@@ -58,7 +62,7 @@ impl Stop {
 
 impl From<StoreError> for Stop {
     fn from(error: StoreError) -> Self {
-        Stop::failed("store", error.to_string())
+        Stop::failed(RunFailureCode::Store, error.to_string())
     }
 }
 
@@ -248,7 +252,7 @@ impl Pipeline {
             .and_then(|()| create_private_folder(&self.data_dir.join("git-cache")))
             .and_then(|()| std::fs::create_dir_all(workspace.join("handoff/inputs")))
             .and_then(|()| std::fs::create_dir_all(workspace.join("out")))
-            .map_err(|error| Stop::failed("workspace", error.to_string()))?;
+            .map_err(|error| Stop::failed(RunFailureCode::Workspace, error.to_string()))?;
         let git = self.host_git();
         log.say(&format!("fetching {} into the cache", repo.name))
             .await?;
@@ -259,7 +263,7 @@ impl Pipeline {
         let cache = git
             .update_cache(&self.cache_root(), &repo.name, &pull_heads)
             .await
-            .map_err(|error| Stop::failed("git_fetch", error.to_string()))?;
+            .map_err(|error| Stop::failed(RunFailureCode::GitFetch, error.to_string()))?;
         let (source_ref, branch, how, note) = match start {
             CopyStart::PullRequestHead { number, branch } => (
                 pull_head_ref(number),
@@ -284,7 +288,9 @@ impl Pipeline {
                         Some(number) => git
                             .fetch_pull_head(&cache, &repo.name, number)
                             .await
-                            .map_err(|error| Stop::failed("git_fetch", error.to_string()))?
+                            .map_err(|error| {
+                                Stop::failed(RunFailureCode::GitFetch, error.to_string())
+                            })?
                             .map(|sha| (number, sha)),
                         None => None,
                     };
@@ -307,13 +313,13 @@ impl Pipeline {
                         ),
                         (None, Some(base)) => {
                             return Err(Stop::failed(
-                                "no_base_branch",
+                                RunFailureCode::NoBaseBranch,
                                 format!("the base branch {base} does not exist on GitHub"),
                             ))
                         }
                         (None, None) => {
                             return Err(Stop::failed(
-                                "no_branch",
+                                RunFailureCode::NoBranch,
                                 format!("the branch {branch} is not in {}", repo.name),
                             ))
                         }
@@ -329,7 +335,7 @@ impl Pipeline {
             git.bundle_ref(&cache, &source_ref, &workspace.join("handoff/repo.bundle"))
                 .await
         }
-        .map_err(|error| Stop::failed("git_checkout", error.to_string()))?;
+        .map_err(|error| Stop::failed(RunFailureCode::GitCheckout, error.to_string()))?;
         log.say(&format!(
             "working copy of {branch} at {} ({how}{})",
             &start_sha[..start_sha.len().min(12)],
@@ -381,7 +387,8 @@ impl Pipeline {
         .render();
         let handoff = workspace.join("handoff");
         let write = |path: PathBuf, text: &str| {
-            std::fs::write(path, text).map_err(|error| Stop::failed("workspace", error.to_string()))
+            std::fs::write(path, text)
+                .map_err(|error| Stop::failed(RunFailureCode::Workspace, error.to_string()))
         };
         write(handoff.join("prompt.md"), files.prompt)?;
         write(handoff.join("commit-message.txt"), files.commit_message)?;
@@ -416,14 +423,14 @@ impl Pipeline {
         let end = setup.sandbox.run(&job, JobControl { events, cancel }).await;
         let recorded = recorder
             .await
-            .map_err(|error| Stop::failed("log", error.to_string()))?;
+            .map_err(|error| Stop::failed(RunFailureCode::Log, error.to_string()))?;
         recorded?;
-        let end = end.map_err(|error| Stop::failed("sandbox", error.to_string()))?;
-        let see_log = format!("see its log: `handoff runs logs {run_id}`");
+        let end = end.map_err(|error| Stop::failed(RunFailureCode::Sandbox, error.to_string()))?;
+        let see_log = format!("see the log of run {run_id}");
         match end {
             SandboxEnd::Cancelled => Err(Stop::Cancelled),
             SandboxEnd::TimedOut => Err(Stop::failed(
-                "timed_out",
+                RunFailureCode::TimedOut,
                 format!(
                     "the run took longer than {} and was stopped; {see_log}",
                     humanize(setup.timeout)
@@ -431,7 +438,7 @@ impl Pipeline {
             )),
             SandboxEnd::Exited(0) => Ok(workspace.join("out")),
             SandboxEnd::Exited(code) => Err(Stop::failed(
-                "agent_failed",
+                RunFailureCode::AgentFailed,
                 format!("the agent exited with code {code}; {see_log}"),
             )),
         }
@@ -460,30 +467,30 @@ impl Pipeline {
         let end_sha = git
             .import_bundle(&copy.cache, &bundle, &run_ref)
             .await
-            .map_err(|error| Stop::failed("bundle", error.to_string()))?;
+            .map_err(|error| Stop::failed(RunFailureCode::Bundle, error.to_string()))?;
         if !git
             .is_ancestor(&copy.cache, &copy.start_sha, &end_sha)
             .await
         {
             return Err(Stop::failed(
-                "rewritten_history",
+                RunFailureCode::RewrittenHistory,
                 GitError::RewrittenHistory.to_string(),
             ));
         }
         let commits = git
             .commits_between(&copy.cache, &copy.start_sha, &end_sha)
             .await
-            .map_err(|error| Stop::failed("bundle", error.to_string()))?;
+            .map_err(|error| Stop::failed(RunFailureCode::Bundle, error.to_string()))?;
         log.say(&format!("pushing {commits} commit(s) to {branch}"))
             .await?;
         git.push(&copy.cache, &repo.name, &run_ref, branch, protected)
             .await
             .map_err(|error| match error {
                 GitError::Rejected { .. } => Stop::failed(
-                    "push_rejected",
+                    RunFailureCode::PushRejected,
                     format!("{error}; the agent's commits are kept in Handoff's cache as {run_ref}: run again to build on the new tip"),
                 ),
-                other => Stop::failed("push", other.to_string()),
+                other => Stop::failed(RunFailureCode::Push, other.to_string()),
             })?;
         Ok(Some((end_sha, commits)))
     }

@@ -8,6 +8,7 @@
 //! end; whatever goes wrong from there is recorded on the run, with the reason and a
 //! pointer to its log, and the item leaves CODING.
 
+use crate::domain::RunFailureCode;
 use std::path::Path;
 use std::time::Duration;
 
@@ -50,7 +51,7 @@ pub enum CodeRunResult {
         commits: u32,
     },
     Failed {
-        code: String,
+        code: RunFailureCode,
         message: String,
     },
     Cancelled,
@@ -160,7 +161,9 @@ impl BegunCodeRun {
         let outcome = self.execute(&log, &workspace, cancel).await;
         drop(supervision);
         if !self.pipeline.settings.keep_workspaces {
-            let _ = std::fs::remove_dir_all(&workspace);
+            if let Err(error) = std::fs::remove_dir_all(&workspace) {
+                tracing::warn!(run = %run_id, workspace = %workspace.display(), %error, "the run's workspace could not be removed");
+            }
         }
 
         let feedback_id = self.started.run.feedback_id;
@@ -191,10 +194,7 @@ impl BegunCodeRun {
             Err(stop) => {
                 let outcome = stop.logged_outcome(&log).await?;
                 let result = match stop {
-                    Stop::Failed { code, message } => CodeRunResult::Failed {
-                        code: code.to_owned(),
-                        message,
-                    },
+                    Stop::Failed { code, message } => CodeRunResult::Failed { code, message },
                     Stop::Cancelled => CodeRunResult::Cancelled,
                 };
                 (result, outcome)
@@ -276,18 +276,17 @@ impl BegunCodeRun {
     ) -> Result<Pushed, Stop> {
         let store = &self.pipeline.store;
         let run_id = self.run_id();
-        let feedback_id = self
-            .started
-            .run
-            .feedback_id
-            .ok_or_else(|| Stop::failed("store", "a code run without feedback"))?;
+        let feedback_id =
+            self.started.run.feedback_id.ok_or_else(|| {
+                Stop::failed(RunFailureCode::Store, "a code run without feedback")
+            })?;
         let feedback = store.feedback(feedback_id).await?;
         let repo = &self.repo;
         let base = repo.default_branch.as_str();
         let head = feedback.head_branch.as_str();
         if head == base {
             return Err(Stop::failed(
-                "protected_branch",
+                RunFailureCode::ProtectedBranch,
                 format!("the head branch {head} is the base branch"),
             ));
         }
@@ -347,8 +346,8 @@ impl BegunCodeRun {
             .await?
         else {
             return Err(Stop::failed(
-                "no_changes",
-                format!("the agent changed nothing; see its log: `handoff runs logs {run_id}`"),
+                RunFailureCode::NoChanges,
+                format!("the agent changed nothing; see the log of run {run_id}"),
             ));
         };
 
@@ -357,7 +356,7 @@ impl BegunCodeRun {
         let feedback = store.feedback(feedback.id).await?;
         let (pull, action) = ensure_feedback_pull_request(github, store, repo, &feedback)
             .await
-            .map_err(|error| Stop::failed("pull_request", error.to_string()))?;
+            .map_err(|error| Stop::failed(RunFailureCode::PullRequest, error.to_string()))?;
         store.mirror_pull_request(repo.id, &pull.mirrored()).await?;
         log.say(&format!(
             "PR #{} {}",

@@ -1,16 +1,20 @@
-//! The sandbox pipeline (P1): one pipeline over every backend. A run prepares a working
+//! The sandbox pipeline: one pipeline over every backend. A run prepares a working
 //! copy on the host, runs the agent in a sandbox with the prompt, brings back its
 //! commits and stage output, pushes from the host, updates the PR and its comments, and
 //! records the result — with the quota, the one-run-per-item rule and the iterate rules
 //! checked before any sandbox starts.
 //!
-//! - [`code_run`]: first runs and iterates of feedback PRs (I1-I8).
+//! - [`code_run`]: first runs of feedback PRs, and iterates that add commits to the
+//!   same PR.
 //! - [`host_git`]: the repository cache, working copies, bundles and pushes.
 //! - [`job_script`]: what every sandbox runs.
 //! - [`agent_presets`]: the agents' commands.
 //! - [`run_log`], [`run_supervision`]: live logs, heartbeat and cancel.
-//! - [`reconcile`]: runs a crash left behind (P7).
+//! - [`reconcile`]: runs a crash left behind.
 //! - [`sandbox_choice`]: which sandbox a run gets.
+//! - [`settings`]: how the pipeline works on this installation.
+//! - [`agent_job`]: one agent job in a sandbox, from workspace to outcome.
+//! - [`qa_run`]: the QA stages (review, plan, test, fix, full auto) on a PR.
 
 pub mod agent_job;
 pub mod agent_presets;
@@ -22,80 +26,19 @@ pub mod reconcile;
 pub mod run_log;
 pub mod run_supervision;
 pub mod sandbox_choice;
+pub mod settings;
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::error_code::ErrorCode;
 use crate::github::{GithubClient, GithubError};
-use crate::sandbox::e2b::E2bSettings;
-use crate::sandbox::{ResourceLimits, SandboxError};
+
+use crate::sandbox::SandboxError;
 use crate::secrets::{SecretError, SecretStore};
-use crate::store::{SettingKey, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 pub use code_run::{BegunCodeRun, CodeRunOptions, CodeRunReport, CodeRunResult};
-
-/// How the pipeline works on this installation.
-#[derive(Debug, Clone)]
-pub struct PipelineSettings {
-    /// The author of the commits Handoff makes for the agent.
-    pub git_name: String,
-    pub git_email: String,
-    /// How often a running pipeline shows it is alive (and looks for a cancel).
-    pub heartbeat_interval: Duration,
-    pub limits: ResourceLimits,
-    /// The image Docker runs use when the repository names none; `None`: the image
-    /// Handoff builds for the repository's agent (`handoff-agent:<preset>`).
-    pub default_docker_image: Option<String>,
-    pub e2b: E2bSettings,
-    /// Keep each run's workspace after the run (to look at what the agent saw).
-    pub keep_workspaces: bool,
-}
-
-impl Default for PipelineSettings {
-    fn default() -> Self {
-        PipelineSettings {
-            git_name: "Handoff agent".to_owned(),
-            git_email: "agent@handoff.invalid".to_owned(),
-            heartbeat_interval: Duration::from_secs(2),
-            limits: ResourceLimits::default(),
-            default_docker_image: None,
-            e2b: E2bSettings::default(),
-            keep_workspaces: false,
-        }
-    }
-}
-
-impl PipelineSettings {
-    /// The image a repository that names none runs in, for an agent installed by the
-    /// `image_preset` recipe.
-    pub fn docker_image_for(&self, image_preset: &str) -> String {
-        self.default_docker_image
-            .clone()
-            .unwrap_or_else(|| crate::agent_image::default_image(image_preset))
-    }
-
-    /// The defaults, with what this installation's settings change.
-    pub async fn configured(store: &Store) -> Result<Self, StoreError> {
-        let mut settings = PipelineSettings::default();
-        if let Some(name) = store.setting(SettingKey::AgentGitName).await? {
-            settings.git_name = name;
-        }
-        if let Some(email) = store.setting(SettingKey::AgentGitEmail).await? {
-            settings.git_email = email;
-        }
-        if let Some(image) = store.setting(SettingKey::DockerDefaultImage).await? {
-            settings.default_docker_image = Some(image).filter(|image| !image.trim().is_empty());
-        }
-        if let Some(base) = store.setting(SettingKey::E2bApiBase).await? {
-            settings.e2b.api_base = base.trim_end_matches('/').to_owned();
-        }
-        if let Some(template) = store.setting(SettingKey::E2bEnvdUrl).await? {
-            settings.e2b.envd_url_template = template;
-        }
-        Ok(settings)
-    }
-}
+pub use settings::PipelineSettings;
 
 /// Everything a run needs from its surroundings.
 #[derive(Debug, Clone)]
@@ -124,7 +67,9 @@ pub enum PipelineError {
     SetupIncomplete(crate::setup_check::CheckLine),
     #[error("cannot prepare the run's workspace: {0}")]
     Workspace(String),
-    #[error("the code stage runs with `handoff run`; the QA stages are review, plan, test, fix and full-auto")]
+    #[error(
+        "the code stage is not a QA stage; the QA stages are review, plan, test, fix and full-auto"
+    )]
     NotAQaStage,
     #[error("PR #{number} is {state}: QA runs on open pull requests only")]
     PullRequestNotOpen { number: u64, state: String },

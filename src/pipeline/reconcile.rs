@@ -1,7 +1,8 @@
-//! Runs a crash left behind (P7): on start-up, a run whose driving process shows no sign
+//! Runs a crash left behind: on start-up, a run whose driving process shows no sign
 //! of life is ended as failed with the reason, its sandbox is removed, and its item
 //! leaves CODING. Nothing stays stuck.
 
+use crate::domain::RunFailureCode;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -35,7 +36,13 @@ impl Pipeline {
     ) -> Result<Vec<Reconciled>, PipelineError> {
         let mut reconciled = Vec::new();
         for run in self.store.abandoned_runs(stale_before).await? {
-            let repo = self.store.repo(run.repo_id).await.ok();
+            let repo = match self.store.repo(run.repo_id).await {
+                Ok(repo) => Some(repo),
+                Err(error) => {
+                    tracing::warn!(run_id = %run.id, %error, "the abandoned run's repository could not be read; its sandbox is looked for with the defaults");
+                    None
+                }
+            };
             let removal = match self.sandbox_for(run.backend, repo.as_ref()).await {
                 Ok(sandbox) => sandbox
                     .remove_leftover(run.id, run.sandbox_id.as_deref())
@@ -55,7 +62,7 @@ impl Pipeline {
                 .finish_run(
                     run.id,
                     &RunOutcome::Failed {
-                        failure_code: "abandoned".to_owned(),
+                        failure_code: RunFailureCode::Abandoned,
                         message: message.clone(),
                         exit_code: None,
                     },

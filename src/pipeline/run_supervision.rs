@@ -1,4 +1,4 @@
-//! Keeping a run's driving process visible (P5, P7): a heartbeat in the store every few
+//! Keeping a run's driving process visible: a heartbeat in the store every few
 //! seconds — a restart treats a run without one as abandoned — and the owner's cancel,
 //! asked for from any process, passed on to the sandbox.
 
@@ -31,8 +31,18 @@ pub fn supervise(
 ) -> Supervision {
     let task = tokio::spawn(async move {
         loop {
-            if let Ok(true) = store.heartbeat(run_id).await {
-                let _ = cancel.send(true);
+            match store.heartbeat(run_id).await {
+                Ok(true) => {
+                    if cancel.send(true).is_err() {
+                        tracing::debug!(%run_id, "cancel asked after the run stopped listening");
+                    }
+                }
+                Ok(false) => {}
+                // A run whose heartbeat cannot be written looks abandoned to another
+                // process after a while: say so where the owner can find it.
+                Err(error) => {
+                    tracing::warn!(%run_id, %error, "the run's heartbeat could not be written")
+                }
             }
             tokio::time::sleep(interval).await;
         }

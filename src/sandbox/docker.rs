@@ -1,4 +1,4 @@
-//! The `docker` backend (P3): a container on a real Docker engine — the local socket,
+//! The `docker` backend: a container on a real Docker engine — the local socket,
 //! or a remote engine through `DOCKER_HOST` — so nothing is bind-mounted: the workspace
 //! goes in and `out/` comes back as tar archives. The container has memory, CPU and
 //! process limits, no new privileges, a wall-clock timeout, and labels that let a
@@ -231,7 +231,15 @@ impl DockerSandbox {
                 SandboxEnd::Cancelled
             }
         };
-        let _ = tokio::time::timeout(Duration::from_secs(10), logs).await;
+        if tokio::time::timeout(Duration::from_secs(10), logs)
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                container = id,
+                "the container's log did not end within 10 s; its tail may be missing"
+            );
+        }
 
         let mut download = self.docker.download_from_container(
             id,
@@ -261,7 +269,7 @@ impl DockerSandbox {
     }
 
     async fn kill(&self, id: &str) {
-        let _ = self
+        if let Err(error) = self
             .docker
             .kill_container(
                 id,
@@ -271,11 +279,15 @@ impl DockerSandbox {
                         .build(),
                 ),
             )
-            .await;
+            .await
+        {
+            // Already stopped is the usual reason; anything else is worth a line.
+            tracing::debug!(container = id, %error, "killing the container");
+        }
     }
 
     async fn remove(&self, id: &str) {
-        let _ = self
+        if let Err(error) = self
             .docker
             .remove_container(
                 id,
@@ -286,7 +298,10 @@ impl DockerSandbox {
                         .build(),
                 ),
             )
-            .await;
+            .await
+        {
+            tracing::warn!(container = id, %error, "the container could not be removed");
+        }
     }
 
     /// Removes every container of run `run_id` (found by its label).

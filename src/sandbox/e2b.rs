@@ -1,4 +1,4 @@
-//! The `e2b` backend (P4): a cloud sandbox. E2B's control-plane REST API creates it,
+//! The `e2b` backend: a cloud sandbox. E2B's control-plane REST API creates it,
 //! sets its timeout and kills it; its in-sandbox API (envd) takes the workspace as one
 //! uploaded archive, runs the job as a streamed process (Connect framing, with
 //! `Connect-Timeout-Ms` bounding its life and keepalives proving it is alive) and hands
@@ -166,7 +166,7 @@ impl E2bSandbox {
         self.settings.check_addresses().map_err(unavailable)?;
         self.api_key.as_ref().ok_or_else(|| {
             unavailable(format!(
-                "no E2B API key is stored for {}: store one with `handoff secrets set e2b`",
+                "no E2B API key is stored for {}",
                 self.settings.api_host()
             ))
         })
@@ -293,13 +293,33 @@ impl E2bSandbox {
     }
 
     async fn kill(&self, sandbox_id: &str) {
-        if let Ok(key) = self.key() {
-            let _ = self
-                .http
-                .delete(format!("{}/sandboxes/{sandbox_id}", self.settings.api_base))
-                .header("X-API-Key", key.expose())
-                .send()
-                .await;
+        let key = match self.key() {
+            Ok(key) => key,
+            Err(error) => {
+                tracing::warn!(sandbox = sandbox_id, %error, "the sandbox cannot be killed without the E2B key");
+                return;
+            }
+        };
+        let answer = self
+            .http
+            .delete(format!("{}/sandboxes/{sandbox_id}", self.settings.api_base))
+            .header("X-API-Key", key.expose())
+            .send()
+            .await;
+        match answer {
+            Ok(answer) if answer.status().is_success() || answer.status().as_u16() == 404 => {}
+            Ok(answer) => {
+                tracing::warn!(
+                    sandbox = sandbox_id,
+                    status = answer.status().as_u16(),
+                    "E2B did not kill the sandbox"
+                )
+            }
+            Err(error) => tracing::warn!(
+                sandbox = sandbox_id,
+                error = %crate::secrets::redact(&error.to_string(), key),
+                "E2B could not be asked to kill the sandbox"
+            ),
         }
     }
 

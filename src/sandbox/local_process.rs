@@ -22,12 +22,25 @@ fn unavailable(detail: String) -> SandboxError {
 
 /// Kills every process of group `pid`.
 async fn kill_group(pid: u32) {
-    let _ = tokio::process::Command::new("kill")
+    let killed = tokio::process::Command::new("kill")
         .args(["-KILL", "--", &format!("-{pid}")])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .await;
+    match killed {
+        // `kill` fails when the group is gone already: the usual case after an exit.
+        Ok(status) if !status.success() => tracing::trace!(pid, "no process group left to kill"),
+        Ok(_) => {}
+        Err(error) => tracing::warn!(pid, %error, "cannot run `kill` on the job's process group"),
+    }
+}
+
+/// Waits for the killed job so that it leaves no zombie.
+async fn reap(child: &mut tokio::process::Child) {
+    if let Err(error) = child.wait().await {
+        tracing::warn!(%error, "waiting for the killed job");
+    }
 }
 
 /// Forwards a pipe to the job's events until it closes.
@@ -39,7 +52,11 @@ where
         let mut buffer = vec![0u8; 16 * 1024];
         loop {
             match pipe.read(&mut buffer).await {
-                Ok(0) | Err(_) => return,
+                Ok(0) => return,
+                Err(error) => {
+                    tracing::warn!(?stream, %error, "reading the job's output stopped");
+                    return;
+                }
                 Ok(read) => control.report(SandboxEvent::Output {
                     stream,
                     bytes: buffer[..read].to_vec(),
@@ -119,18 +136,22 @@ impl LocalSandbox {
             }
             _ = tokio::time::sleep(job.timeout) => {
                 kill_group(pid).await;
-                let _ = child.wait().await;
+                reap(&mut child).await;
                 SandboxEnd::TimedOut
             }
             _ = control.cancelled() => {
                 kill_group(pid).await;
-                let _ = child.wait().await;
+                reap(&mut child).await;
                 SandboxEnd::Cancelled
             }
         };
         let drain = std::time::Duration::from_secs(5);
-        let _ = tokio::time::timeout(drain, stdout).await;
-        let _ = tokio::time::timeout(drain, stderr).await;
+        for (name, pipe) in [("stdout", stdout), ("stderr", stderr)] {
+            if tokio::time::timeout(drain, pipe).await.is_err() {
+                // A process the job started keeps the pipe open; the group was killed.
+                tracing::warn!(pipe = name, "the job's output did not close within 5 s");
+            }
+        }
         Ok(end)
     }
 

@@ -1,4 +1,4 @@
-//! Sandboxes (P1-P4): where the agent runs. One job description, three backends.
+//! Sandboxes: where the agent runs. One job description, three backends.
 //!
 //! A [`SandboxJob`] is a workspace folder on the host — `repo/` (the working copy; for
 //! a backend that does not work in place, a bundle in `handoff/` it makes the working
@@ -7,7 +7,7 @@
 //! how long and with what limits to run it. A backend runs `handoff/job.sh` inside its
 //! sandbox and, when it ends for any reason, brings `out/` back into the host workspace
 //! and removes the sandbox. The GitHub token is never part of a job: the host fetches,
-//! commits and pushes (P2).
+//! commits and pushes.
 //!
 //! - [`local_process`]: a plain process in the workspace; no isolation, for development.
 //! - [`docker`]: a container on a Docker engine (the default socket or `DOCKER_HOST`).
@@ -81,7 +81,7 @@ pub enum OutputStream {
 /// What a backend reports while it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SandboxEvent {
-    /// The sandbox exists; its id lets a restart find and remove it (P7).
+    /// The sandbox exists; its id lets a restart find and remove it.
     Started { sandbox_id: String },
     /// Output of the job, as it comes.
     Output {
@@ -100,7 +100,11 @@ pub struct JobControl {
 
 impl JobControl {
     pub fn report(&self, event: SandboxEvent) {
-        let _ = self.events.send(event);
+        if self.events.send(event).is_err() {
+            // The run stopped listening (it ended or was cancelled); nothing is lost
+            // that anyone waits for.
+            tracing::trace!("a sandbox event after the run stopped listening");
+        }
     }
 
     /// Waits until the run is cancelled (never returns if it is not).
@@ -199,7 +203,7 @@ impl Sandbox {
         }
     }
 
-    /// Stops and removes what a run left behind (after a crash, P7).
+    /// Stops and removes what a run left behind (after a crash).
     pub async fn remove_leftover(
         &self,
         run_id: RunId,

@@ -1,4 +1,5 @@
-//! What can go wrong in the store, as one enum whose variants say what to do next.
+//! What can go wrong in the store, as one enum. The messages say what happened; each
+//! front end adds what to do about it, keyed on [`StoreError::code`].
 
 use std::path::PathBuf;
 
@@ -18,7 +19,7 @@ pub enum StoreError {
     },
     #[error(
         "the database {path} was written by a newer Handoff (schema version {found}, this build knows up to {supported}); \
-         install the newer Handoff or set HANDOFF_DATA_DIR to another folder. The file was left as it is."
+         the file was left as it is"
     )]
     NewerVersion {
         path: PathBuf,
@@ -34,7 +35,7 @@ pub enum StoreError {
     Database(#[from] sqlx::Error),
     #[error("database migration failed: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
-    #[error("no repository {0}: add it with `handoff repo add {0}`")]
+    #[error("no repository {0} is connected")]
     RepoNotFound(String),
     #[error("repository {0} is already connected")]
     RepoAlreadyConnected(String),
@@ -51,7 +52,7 @@ pub enum StoreError {
     #[error("pull request #{pr_number} already has an active run; one run at a time")]
     PullRequestRunAlreadyActive { pr_number: u64 },
     #[error(
-        "the monthly run quota of {repo} is used up ({used} of {quota}); raise it with `handoff repo set {repo} --quota N` or wait for next month"
+        "the monthly run quota of {repo} is used up ({used} of {quota}); it starts again next month"
     )]
     QuotaExhausted { repo: String, quota: u32, used: u32 },
     #[error("run {0} has already finished")]

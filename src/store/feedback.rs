@@ -77,8 +77,8 @@ impl FeedbackFilter {
 pub const TITLE_MAX_CHARS: usize = 200;
 
 impl Store {
-    /// Adds a feedback item in status NEW, with its head branch (F3) and its first status
-    /// change recorded.
+    /// Adds a feedback item in status NEW, with its head branch (`feedback/f2c-{safeId}`)
+    /// and its first status change recorded.
     pub async fn add_feedback(&self, new: &NewFeedback) -> Result<Feedback, StoreError> {
         let body = FollowUpBody::parse("feedback body", &new.body)?.into_string();
         let title = match new.title.as_deref().map(str::trim) {
@@ -228,7 +228,7 @@ impl Store {
     }
 
     /// Follows the state of the item's PR on GitHub: merged gives MERGED, closed unmerged
-    /// gives FAILED, reopened gives WAITING_FOR_REVIEW again (F2). Returns the item and
+    /// gives FAILED, reopened gives WAITING_FOR_REVIEW again. Returns the item and
     /// whether its status changed.
     pub async fn apply_pull_request_state(
         &self,

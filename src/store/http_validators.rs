@@ -1,4 +1,4 @@
-//! Validators of GitHub answers (D8): the ETag or Last-Modified of each URL last fetched,
+//! Validators of GitHub answers: the ETag or Last-Modified of each URL last fetched,
 //! with the body, so the next request can be conditional and a 304 costs nothing.
 
 use super::error::StoreError;

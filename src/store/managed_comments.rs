@@ -1,4 +1,4 @@
-//! Managed comments and their versions (H2, H9): where each comment lives on GitHub and
+//! Managed comments and their versions: where each comment lives on GitHub and
 //! every body it has had.
 
 use chrono::{DateTime, Utc};

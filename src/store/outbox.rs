@@ -1,4 +1,4 @@
-//! The outbox of GitHub writes (D4). An owner's edit and its outbox entry are written in
+//! The outbox of GitHub writes. An owner's edit and its outbox entry are written in
 //! one transaction, so a crash between "saved locally" and "sent" loses nothing; the
 //! sender takes entries in id order and backs off when GitHub cannot be reached.
 

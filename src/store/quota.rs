@@ -1,4 +1,4 @@
-//! Run quota (I7): each run uses one unit of its repository's monthly quota.
+//! Run quota: each run uses one unit of its repository's monthly quota.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;

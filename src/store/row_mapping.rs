@@ -1,6 +1,7 @@
 //! Rows to domain records: the SELECT lists and the functions that read them, so each
 //! record is read the same way by every query.
 
+use crate::domain::RunFailureCode;
 use chrono::{DateTime, Utc};
 use sqlx::sqlite::SqliteRow;
 use sqlx::Row as _;
@@ -187,7 +188,7 @@ pub fn run_from_row(row: &SqliteRow) -> Result<Run, StoreError> {
         started_at: optional_time(row, "started_at")?,
         finished_at: optional_time(row, "finished_at")?,
         exit_code: row.try_get("exit_code")?,
-        failure_code: row.try_get("failure_code")?,
+        failure_code: optional_word(row, "failure_code", RunFailureCode::parse)?,
         failure_message: row.try_get("failure_message")?,
         notes: notes
             .lines()

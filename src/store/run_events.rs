@@ -1,4 +1,4 @@
-//! Run events (I8): what the app turns into notifications. The database keeps "PR
+//! Run events: what the app turns into notifications. The database keeps "PR
 //! opened" to one per feedback item.
 
 use sqlx::Row as _;

@@ -1,6 +1,7 @@
-//! Runs (F5) and their logs: starting a code run (status, quota and the one-active-run
+//! Runs and their logs: starting a code run (status, quota and the one-active-run
 //! rule in one transaction), recording its progress and result, reading it back.
 
+use crate::domain::RunFailureCode;
 use chrono::Utc;
 use serde::Serialize;
 use sqlx::Row as _;
@@ -48,7 +49,7 @@ pub enum RunOutcome {
         tokens_out: Option<i64>,
     },
     Failed {
-        failure_code: String,
+        failure_code: RunFailureCode,
         message: String,
         exit_code: Option<i64>,
     },
@@ -95,10 +96,10 @@ fn active_run_error(
 }
 
 impl Store {
-    /// Starts a code run: decides its kind by the iterate rules (I2), takes a unit of
-    /// quota (I7), stores new instructions as a follow-up, and moves the item to CODING,
-    /// all in one transaction. The database refuses a second active run for the item
-    /// even if two callers get here at once.
+    /// Starts a code run: decides its kind by the iterate rules, takes a unit of quota,
+    /// stores new instructions as a follow-up, and moves the item to CODING, all in one
+    /// transaction. The database refuses a second active run for the item even if two
+    /// callers get here at once.
     pub async fn start_code_run(
         &self,
         request: &CodeRunRequest,
@@ -200,7 +201,8 @@ impl Store {
         })
     }
 
-    /// Marks a queued run as running, with where its sandbox lives (for P7).
+    /// Marks a queued run as running, with where its sandbox lives (so a restart after a
+    /// crash can find it).
     pub async fn mark_run_running(
         &self,
         id: RunId,
@@ -280,7 +282,7 @@ impl Store {
                 None,
                 None,
                 None,
-                Some(failure_code.clone()),
+                Some(failure_code.as_str().to_owned()),
                 Some(message.clone()),
             ),
             RunOutcome::Cancelled { reason } => (
@@ -290,7 +292,7 @@ impl Store {
                 None,
                 None,
                 None,
-                Some("cancelled".to_owned()),
+                Some(RunFailureCode::Cancelled.as_str().to_owned()),
                 Some(reason.clone()),
             ),
         };
@@ -339,7 +341,7 @@ impl Store {
     }
 
     /// Adds a line the owner should read about a run (for example that an input comment
-    /// was missing, H6).
+    /// was missing).
     pub async fn add_run_note(&self, id: RunId, note: &str) -> Result<(), StoreError> {
         let note = note.replace(['\n', '\r'], " ");
         let updated = sqlx::query(
@@ -468,7 +470,8 @@ pub struct RunTexts {
 }
 
 impl Store {
-    /// Records where a run's sandbox lives, as soon as it exists (P7).
+    /// Records where a run's sandbox lives, as soon as it exists, so a restart after a
+    /// crash can find it.
     pub async fn set_run_sandbox(&self, id: RunId, sandbox_id: &str) -> Result<(), StoreError> {
         sqlx::query("UPDATE runs SET sandbox_id = ? WHERE id = ?")
             .bind(sandbox_id)

@@ -34,6 +34,8 @@ crate::stored_text_enum! {
         AgentImageBase => "agent_image.base",
         /// A program agent images install as the agent instead of its package.
         AgentImageStandIn => "agent_image.stand_in",
+        /// How much the log file says: error, warn, info (the default), debug or trace.
+        LogLevel => "log.level",
     }
 }
 

@@ -1,4 +1,4 @@
-//! Runs of the QA stages on a PR (H1): recorded with the same rules as code runs — one
+//! Runs of the QA stages on a PR: recorded with the same rules as code runs — one
 //! active run per PR (and per feedback item) guaranteed by the database, a unit of quota
 //! per stage run taken in the same transaction.
 

@@ -8,57 +8,57 @@ const cardTemplate = document.getElementById("card-template");
 
 function cardElement(card, actions) {
   const element = cardTemplate.content.firstElementChild.cloneNode(true);
-  element.dataset.feedbackId = String(card.feedback_id);
+  element.dataset.feedbackId = String(card.feedbackId);
   element.dataset.status = card.status;
   element.querySelector(".card-title").textContent = card.title;
   element.querySelector(".card-repo").textContent = card.repo;
 
   const prLink = element.querySelector(".pr-link");
-  if (card.pr_number != null) {
+  if (card.prNumber != null) {
     prLink.hidden = false;
-    const state = card.pr_state ?? "open";
-    prLink.textContent = `#${card.pr_number} ${state}`;
+    const state = card.prState ?? "open";
+    prLink.textContent = `#${card.prNumber} ${state}`;
     prLink.dataset.prState = state;
-    prLink.title = card.pr_url ?? "";
+    prLink.title = card.prUrl ?? "";
     prLink.addEventListener("click", (event) => {
       event.stopPropagation();
-      actions.openPullRequest(card.feedback_id);
+      actions.openPullRequest(card.feedbackId);
     });
   } else {
     element.querySelector(".no-pr").hidden = false;
   }
 
   const followUps = element.querySelector(".follow-ups");
-  const count = card.owner_follow_up_count + card.visitor_follow_up_count;
+  const count = card.ownerFollowUpCount + card.visitorFollowUpCount;
   followUps.textContent = plural(count, "follow-up");
   followUps.title =
-    card.visitor_follow_up_count > 0
-      ? `${card.owner_follow_up_count} from you, ${card.visitor_follow_up_count} from visitors (untrusted)`
-      : `${card.owner_follow_up_count} from you`;
-  if (card.visitor_follow_up_count > 0) followUps.classList.add("has-visitor");
+    card.visitorFollowUpCount > 0
+      ? `${card.ownerFollowUpCount} from you, ${card.visitorFollowUpCount} from visitors (untrusted)`
+      : `${card.ownerFollowUpCount} from you`;
+  if (card.visitorFollowUpCount > 0) followUps.classList.add("has-visitor");
 
   const cost = element.querySelector(".cost");
-  if (card.total_cost_usd > 0) {
+  if (card.totalCostUsd > 0) {
     cost.hidden = false;
-    cost.textContent = money(card.total_cost_usd);
-    cost.title = `LLM cost of ${plural(card.run_count, "run")}`;
+    cost.textContent = money(card.totalCostUsd);
+    cost.title = `LLM cost of ${plural(card.runCount, "run")}`;
   }
 
   const lastRun = element.querySelector(".last-run");
-  if (card.last_run) {
-    const run = card.last_run;
-    const when = relativeTime(run.finished_at ?? run.started_at);
+  if (card.lastRun) {
+    const run = card.lastRun;
+    const when = relativeTime(run.finishedAt ?? run.startedAt);
     lastRun.dataset.runStatus = run.status;
     lastRun.textContent = `Run ${run.id} · ${run.stage} · ${runStatusWords[run.status] ?? run.status}${when ? ` · ${when}` : ""}`;
   } else {
-    lastRun.textContent = `Created ${relativeTime(card.created_at)}`;
+    lastRun.textContent = `Created ${relativeTime(card.createdAt)}`;
   }
-  const open = () => actions.openDetail(card.feedback_id);
+  const open = () => actions.openDetail(card.feedbackId);
   element.addEventListener("click", open);
   element.addEventListener("keydown", (event) => {
     if (event.key === "Enter") open();
   });
-  if (actions.selected === card.feedback_id) element.classList.add("selected");
+  if (actions.selected === card.feedbackId) element.classList.add("selected");
   return element;
 }
 

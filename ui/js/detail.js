@@ -91,11 +91,11 @@ function render(detail) {
     el("div", { class: "detail-meta" }, [
       el("span", { class: "status-pill", text: statusWords[feedback.status] ?? feedback.status, dataset: { status: feedback.status } }),
       el("span", { class: "mono", text: feedback.repo.owner + "/" + feedback.repo.name }),
-      feedback.pr_number != null
-        ? button(`PR #${feedback.pr_number}${feedback.pr_state ? " " + feedback.pr_state : ""}`, () =>
+      feedback.prNumber != null
+        ? button(`PR #${feedback.prNumber}${feedback.prState ? " " + feedback.prState : ""}`, () =>
             backend.openPullRequest(feedback.id).catch(errorToast), "pr-link")
         : el("span", { class: "muted", text: "no PR yet" }),
-      el("span", { class: "mono muted", text: feedback.head_branch }),
+      el("span", { class: "mono muted", text: feedback.headBranch }),
     ]),
   ]);
   const body = trustedHtml(el("div", { class: "markdown detail-body" }), detail.bodyHtml);
@@ -106,15 +106,15 @@ function render(detail) {
 // An item someone else opened on GitHub: its text is untrusted, and the agent runs on it
 // only once the owner approves it.
 function renderOrigin(feedback) {
-  if (!feedback.opened_by_visitor) return null;
-  const author = feedback.github_issue_author ? `@${feedback.github_issue_author}` : "someone else";
-  const banner = el("section", { class: "untrusted-origin", dataset: { approved: String(feedback.approved_at != null) } }, [
+  if (!feedback.openedByVisitor) return null;
+  const author = feedback.githubIssueAuthor ? `@${feedback.githubIssueAuthor}` : "someone else";
+  const banner = el("section", { class: "untrusted-origin", dataset: { approved: String(feedback.approvedAt != null) } }, [
     el("p", {}, [
       el("strong", { text: `Opened on GitHub by ${author}, not by you.` }),
       el("span", { text: " Its text is untrusted: the agent and the PR get it fenced and marked as such." }),
     ]),
   ]);
-  if (feedback.approved_at == null) {
+  if (feedback.approvedAt == null) {
     banner.append(el("div", { class: "update-row" }, [
       button("Approve for the agent", async () => {
         try {
@@ -128,7 +128,7 @@ function renderOrigin(feedback) {
       el("span", { class: "hint", text: "Read it first: nothing runs until you approve." }),
     ]));
   } else {
-    banner.append(el("p", { class: "hint", text: `Approved ${relativeTime(feedback.approved_at)}.` }));
+    banner.append(el("p", { class: "hint", text: `Approved ${relativeTime(feedback.approvedAt)}.` }));
   }
   return banner;
 }
@@ -231,16 +231,16 @@ function renderThread(detail) {
 
 function runRow(run) {
   const active = run.status === "queued" || run.status === "running";
-  const when = relativeTime(run.finished_at ?? run.started_at ?? run.created_at);
+  const when = relativeTime(run.finishedAt ?? run.startedAt ?? run.createdAt);
   const summary = el("div", { class: "run-summary" }, [
     el("span", { class: "run-dot", dataset: { runStatus: run.status } }),
     el("strong", { text: `Run ${run.id}` }),
-    el("span", { text: `${run.stage}${run.code_run_kind ? " · " + run.code_run_kind : ""} · ${run.status} on ${run.backend}` }),
+    el("span", { text: `${run.stage}${run.codeRunKind ? " · " + run.codeRunKind : ""} · ${run.status} on ${run.backend}` }),
     el("span", { class: "muted", text: when }),
-    run.llm_cost_usd ? el("span", { class: "muted", text: money(run.llm_cost_usd) }) : null,
+    run.llmCostUsd ? el("span", { class: "muted", text: money(run.llmCostUsd) }) : null,
   ]);
   const row = el("li", { class: "run", dataset: { runId: String(run.id), runStatus: run.status } }, [summary]);
-  if (run.failure_message) row.append(el("p", { class: "run-failure", text: run.failure_message }));
+  if (run.failureMessage) row.append(el("p", { class: "run-failure", text: run.failureMessage }));
   for (const note of run.notes ?? []) row.append(el("p", { class: "run-note", text: `⚠ ${note}` }));
   const kept = followedLogs.get(run.id);
   const log = kept ?? el("pre", { class: "run-log", attrs: { "aria-label": `Log of run ${run.id}` } });
@@ -289,16 +289,16 @@ function renderRuns(detail) {
 function renderComments(detail) {
   const feedback = detail.feedback;
   const section = el("section", { class: "comments" }, [el("h3", { text: "On the PR" })]);
-  if (feedback.pr_number != null) {
+  if (feedback.prNumber != null) {
     section.append(el("div", { class: "update-row" }, [
       button("Open the PR workspace", () => document.dispatchEvent(new CustomEvent("open-workspace", {
-        detail: { repo: `${feedback.repo.owner}/${feedback.repo.name}`, number: feedback.pr_number },
+        detail: { repo: `${feedback.repo.owner}/${feedback.repo.name}`, number: feedback.prNumber },
       })), "button small primary open-pr-workspace"),
       el("span", { class: "hint", text: "Review, plan, test and fix, with each comment as an editable pane." }),
     ]));
   }
   if (!detail.comments.length) {
-    section.append(el("p", { class: "muted", text: feedback.pr_number == null ? "No PR yet." : "No Handoff comment on the PR yet." }));
+    section.append(el("p", { class: "muted", text: feedback.prNumber == null ? "No PR yet." : "No Handoff comment on the PR yet." }));
     return section;
   }
   for (const comment of detail.comments) {
@@ -323,7 +323,7 @@ function renderComments(detail) {
           : null,
         comment.kind !== "followups"
           ? button("Edit in the PR workspace", () => document.dispatchEvent(new CustomEvent("open-workspace", {
-              detail: { repo: `${feedback.repo.owner}/${feedback.repo.name}`, number: feedback.pr_number },
+              detail: { repo: `${feedback.repo.owner}/${feedback.repo.name}`, number: feedback.prNumber },
             })), "button small open-workspace")
           : null,
       ]),

@@ -204,7 +204,7 @@ document.getElementById("sync-now").addEventListener("click", async (event) => {
   syncButton.disabled = true;
   try {
     const report = await backend.syncNow();
-    toast(`Synced: ${report.new_feedback.length} new feedback, ${report.status_changes.length} status changes`, { kind: "success" });
+    toast(`Synced: ${report.newFeedback} new feedback, ${report.statusChanges} status changes`, { kind: "success" });
     reload();
   } catch (error) {
     if (error.code === "github_auth") signIn();

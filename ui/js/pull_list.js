@@ -38,14 +38,14 @@ function row(pull) {
       el("span", { class: "pull-number mono", text: `#${pull.number}` }),
       el("strong", { class: "pull-title", text: pull.title }),
       pull.draft ? el("span", { class: "badge", text: "draft" }) : null,
-      pull.feedback_id != null ? el("span", { class: "badge edited", text: "feedback" }) : null,
+      pull.feedbackId != null ? el("span", { class: "badge edited", text: "feedback" }) : null,
       pull.fromFork ? el("span", { class: "badge", text: "fork" }) : null,
     ]),
     el("div", { class: "pull-facts" }, [
       el("span", { class: "mono", text: pull.repoFullName }),
-      el("span", { class: "mono", text: `${pull.head_ref} → ${pull.base_ref}` }),
-      el("span", { text: pull.author_login ? `by @${pull.author_login}` : "by someone" }),
-      el("span", { class: "muted", text: `updated ${relativeTime(pull.github_updated_at)}` }),
+      el("span", { class: "mono", text: `${pull.headRef} → ${pull.baseRef}` }),
+      el("span", { text: pull.authorLogin ? `by @${pull.authorLogin}` : "by someone" }),
+      el("span", { class: "muted", text: `updated ${relativeTime(pull.githubUpdatedAt)}` }),
       el("span", { class: "check-pill", dataset: { checks: pull.checks }, text: checkWords[pull.checks] ?? pull.checks }),
     ]),
   ]);

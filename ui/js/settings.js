@@ -1,6 +1,7 @@
 // Settings: the connected repositories (connect from the account's list or by name,
 // each one's settings and stage prompts, disconnect), the keys (set or not set, never
-// shown), and Check setup (a line per check, with the button that fixes it).
+// shown), Check setup (a line per check, with the button that fixes it), and the log
+// (its level, its last lines as plain text, and its folder).
 
 import { backend } from "./backend.js";
 import { el, button } from "./dom.js";
@@ -11,6 +12,7 @@ const panels = {
   repositories: document.getElementById("repositories-panel"),
   keys: document.getElementById("keys-panel"),
   setup: document.getElementById("setup-panel"),
+  log: document.getElementById("log-panel"),
 };
 let hooks = { signIn: () => {}, changed: () => {} };
 let shownRepo = null;
@@ -31,6 +33,7 @@ function showTab(tab, options = {}) {
   if (tab === "repositories") renderRepositories(options.repo ?? shownRepo).catch(errorToast);
   if (tab === "keys") renderKeys(options.focus).catch(errorToast);
   if (tab === "setup") renderSetup().catch(errorToast);
+  if (tab === "log") renderLog().catch(errorToast);
 }
 
 for (const button of dialog.querySelectorAll(".tab")) {
@@ -67,7 +70,7 @@ async function renderRepositories(focusRepo) {
     const name = repoName(repo);
     const row = el("li", { class: "repo-row", dataset: { repo: name } }, [
       el("strong", { class: "mono", text: name }),
-      el("span", { class: "muted", text: `${repo.sandbox_backend} · ${repo.agent_preset}` }),
+      el("span", { class: "muted", text: `${repo.sandboxBackend} · ${repo.agentPreset}` }),
       button("Settings", () => renderRepoSettings(name).catch(errorToast), "button small open-repo-settings"),
     ]);
     list.append(row);
@@ -153,8 +156,8 @@ async function renderRepoSettings(fullName) {
 
   const quota = view.quota;
   const form = el("form", { class: "repo-form", dataset: { repo: fullName } });
-  const agent = select("agentPreset", [...view.agents.map((a) => [a.name, a.name]), ["custom", "custom command"]], repo.agent_preset);
-  const command = input("agentCommand", repo.agent_command, { placeholder: "sh run-my-agent.sh" });
+  const agent = select("agentPreset", [...view.agents.map((a) => [a.name, a.name]), ["custom", "custom command"]], repo.agentPreset);
+  const command = input("agentCommand", repo.agentCommand, { placeholder: "sh run-my-agent.sh" });
   const commandField = field("Custom command", command, "(runs in the working copy; the prompt is in $HANDOFF_PROMPT_FILE)");
   const agentNote = el("p", { class: "hint agent-note" });
   const showAgent = () => {
@@ -165,8 +168,8 @@ async function renderRepoSettings(fullName) {
       : "Your own command, in the image you name below (or Handoff's base image with git).";
   };
   agent.addEventListener("change", showAgent);
-  const backendSelect = select("sandboxBackend", [["docker", "Docker"], ["e2b", "E2B (cloud)"], ["local", "Local process (no isolation)"]], repo.sandbox_backend);
-  const quotaInput = input("monthlyRunQuota", repo.monthly_run_quota ?? "", { type: "number", min: "0", placeholder: "no limit" });
+  const backendSelect = select("sandboxBackend", [["docker", "Docker"], ["e2b", "E2B (cloud)"], ["local", "Local process (no isolation)"]], repo.sandboxBackend);
+  const quotaInput = input("monthlyRunQuota", repo.monthlyRunQuota ?? "", { type: "number", min: "0", placeholder: "no limit" });
   const prompts = el("div", { class: "stage-prompts" });
   for (const prompt of view.stagePrompts) {
     const text = el("textarea", { class: "stage-prompt", attrs: { rows: "5", name: `prompt-${prompt.stage}`, spellcheck: "false" } });
@@ -236,7 +239,7 @@ async function renderRepoSettings(fullName) {
           button("Use the local backend anyway", () => save(true), "button danger confirm-local"),
           button("Keep the sandbox", () => {
             confirmBox.hidden = true;
-            backendSelect.value = repo.sandbox_backend;
+            backendSelect.value = repo.sandboxBackend;
           }, "button quiet"),
         );
       } else {
@@ -251,17 +254,17 @@ async function renderRepoSettings(fullName) {
   });
 
   const instructions = el("textarea", { attrs: { name: "customInstructions", rows: "3" } });
-  instructions.value = repo.custom_instructions;
+  instructions.value = repo.customInstructions;
   form.append(
     el("div", { class: "form-grid" }, [
-      field("Base branch", input("defaultBranch", repo.default_branch)),
-      field("Feedback label", input("feedbackLabel", repo.feedback_label)),
+      field("Base branch", input("defaultBranch", repo.defaultBranch)),
+      field("Feedback label", input("feedbackLabel", repo.feedbackLabel)),
       field("Runs per month", quotaInput, quota.quota == null ? `(${quota.used} used, no limit)` : `(${quota.used} used, ${quota.left} left)`),
       field("Sandbox", backendSelect),
       field("Agent", agent),
       commandField,
-      field("Docker image", input("dockerImage", repo.docker_image, { placeholder: view.defaultDockerImage }), "(empty: Handoff's own)"),
-      field("E2B template", input("e2bTemplate", repo.e2b_template, { placeholder: "base" })),
+      field("Docker image", input("dockerImage", repo.dockerImage, { placeholder: view.defaultDockerImage }), "(empty: Handoff's own)"),
+      field("E2B template", input("e2bTemplate", repo.e2bTemplate, { placeholder: "base" })),
     ]),
     agentNote,
     field("Instructions for the agent (every run)", instructions),
@@ -388,7 +391,7 @@ async function renderSetup() {
       el("div", { class: "setup-text" }, [
         el("strong", { text: line.subject }),
         el("span", { text: ` ${line.detail}` }),
-        line.fix_sentence && line.status !== "ok" ? el("p", { class: "setup-fix hint", text: line.fix_sentence }) : null,
+        line.fixSentence && line.status !== "ok" ? el("p", { class: "setup-fix hint", text: line.fixSentence }) : null,
       ]),
       fixButton(line.status !== "ok" ? line.fix : null),
     ]);
@@ -427,4 +430,53 @@ function buildBox(fix) {
     }
   }, "button small primary build-image");
   return el("div", { class: "build-box", dataset: { preset: fix.preset } }, [build, log]);
+}
+
+// --- Log ------------------------------------------------------------------------------
+
+const LOG_LEVELS = [
+  ["error", "Errors only"],
+  ["warn", "Warnings and errors"],
+  ["info", "What Handoff does (default)"],
+  ["debug", "Debug: every step"],
+  ["trace", "Trace: everything"],
+];
+
+async function renderLog() {
+  const panel = panels.log;
+  const view = await backend.logView();
+  const level = select("log-level", LOG_LEVELS, view.level);
+  level.id = "log-level";
+  level.disabled = Boolean(view.environmentFilter);
+  level.addEventListener("change", async () => {
+    try {
+      await backend.setLogLevel(level.value);
+      toast(`The log now keeps: ${LOG_LEVELS.find(([value]) => value === level.value)[1].toLowerCase()}`, { kind: "success" });
+    } catch (error) {
+      errorToast(error);
+    }
+  });
+  // Log lines hold other people's text (error messages quoting GitHub, agent output):
+  // they are shown as text, never as markup.
+  const lines = el("pre", { class: "log-lines", attrs: { tabindex: "0", "aria-label": "The last lines of the log" } });
+  lines.textContent = view.lines.length ? view.lines.join("\n") : "The log is empty.";
+  panel.replaceChildren(
+    el("p", { class: "hint", text: "What the app and the command line did in the background, and what went wrong. Secrets are never written to it." }),
+    el("div", { class: "log-controls" }, [
+      field("Keep in the log", level, view.environmentFilter ? `(set by HANDOFF_LOG=${view.environmentFilter})` : null),
+      el("div", { class: "log-folder" }, [
+        el("code", { class: "log-folder-path", text: view.folder }),
+        button("Open log folder", async () => {
+          try {
+            await backend.openLogFolder();
+          } catch (error) {
+            errorToast(error);
+          }
+        }, "button small open-log-folder"),
+        button("Refresh", () => renderLog().catch(errorToast), "button small quiet refresh-log"),
+      ]),
+    ]),
+    lines,
+  );
+  lines.scrollTop = lines.scrollHeight;
 }

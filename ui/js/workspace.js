@@ -143,8 +143,8 @@ function stageCard(view, card) {
   if (card.outOfDate) item.append(el("p", { class: "stage-out-of-date", text: `Out of date: ${card.outOfDate}` }));
   if (card.lastRun) {
     const run = card.lastRun;
-    item.append(el("p", { class: "stage-last-run muted", text: `Run ${run.id} · ${run.status} · ${relativeTime(run.finished_at ?? run.started_at ?? run.created_at)}` }));
-    if (run.failure_message) item.append(el("p", { class: "run-failure", text: run.failure_message }));
+    item.append(el("p", { class: "stage-last-run muted", text: `Run ${run.id} · ${run.status} · ${relativeTime(run.finishedAt ?? run.startedAt ?? run.createdAt)}` }));
+    if (run.failureMessage) item.append(el("p", { class: "run-failure", text: run.failureMessage }));
   }
   for (const note of card.notes) item.append(el("p", { class: "run-note stage-note", text: `⚠ ${note}` }));
   const go = button(card.buttonLabel, () => startStage(view, card), "button primary small run-stage");
@@ -203,15 +203,15 @@ function render(view) {
     el("h2", { class: "workspace-title" }, [el("span", { class: "mono", text: `#${pull.number} ` }), el("span", { text: pull.title })]),
     el("div", { class: "workspace-meta" }, [
       el("span", { class: "mono", text: view.repo }),
-      el("span", { class: "mono", text: `${pull.head_ref} → ${pull.base_ref}` }),
-      el("span", { text: pull.author_login ? `by @${pull.author_login}` : "" }),
+      el("span", { class: "mono", text: `${pull.headRef} → ${pull.baseRef}` }),
+      el("span", { text: pull.authorLogin ? `by @${pull.authorLogin}` : "" }),
       el("span", { class: "check-pill", dataset: { checks: pull.checks }, text: checkWords[pull.checks] ?? pull.checks }),
-      el("span", { class: "muted", text: `updated ${relativeTime(pull.github_updated_at)}` }),
+      el("span", { class: "muted", text: `updated ${relativeTime(pull.githubUpdatedAt)}` }),
       view.quota.left != null ? el("span", { class: "badge quota", text: `${view.quota.left} of ${view.quota.quota} runs left this month` }) : null,
       view.fromFork ? el("span", { class: "badge", text: "from a fork" }) : null,
       button("Open on GitHub", () => backend.openWorkspacePullRequest(view.repo, pull.number).catch(errorToast), "button small"),
       button("Reload from GitHub", () => openWorkspace(view.repo, pull.number, { refresh: true }), "button small quiet refresh-workspace"),
-      pull.feedback_id != null ? button("Feedback item", () => actions.openFeedback(pull.feedback_id), "button small quiet open-feedback") : null,
+      pull.feedbackId != null ? button("Feedback item", () => actions.openFeedback(pull.feedbackId), "button small quiet open-feedback") : null,
     ]),
   ]);
   const note = view.note ? el("p", { class: "hint workspace-note", text: view.note }) : null;

@@ -8,6 +8,7 @@ use crate::domain::pull_request::push_refusal;
 use crate::domain::stage_prompts::StagePromptValues;
 use crate::domain::test_results::{results_summary, SummaryLine};
 use crate::domain::Repo;
+use crate::domain::RunFailureCode;
 use crate::github::wire::WirePull;
 use crate::pipeline::agent_job::Stop;
 
@@ -31,13 +32,13 @@ impl BegunQa {
         let base = self.pull.base.name.as_str();
         if let Some(reason) = fix_push_refusal(&self.pull, &self.repo) {
             return Err(Stop::failed(
-                "fix_cannot_push",
+                RunFailureCode::FixCannotPush,
                 format!("fix cannot push to PR #{pr_number}: {reason}"),
             ));
         }
         let Some(results) = store.latest_test_results(self.repo.id, pr_number).await? else {
             return Err(Stop::failed(
-                "no_results",
+                RunFailureCode::NoResults,
                 format!("no test results are stored for PR #{pr_number}: run the test stage first"),
             ));
         };
@@ -76,7 +77,7 @@ impl BegunQa {
         let scenarios: Vec<_> = results.results.iter().map(|r| &r.result).collect();
         let results_json =
             serde_json::to_string_pretty(&serde_json::json!({ "scenarios": scenarios }))
-                .map_err(|error| Stop::failed("results", error.to_string()))?;
+                .map_err(|error| Stop::failed(RunFailureCode::Results, error.to_string()))?;
         let inputs = [("results.json".to_owned(), results_json)];
         let copy = self.working_copy(job).await?;
         let prompt = self
@@ -96,7 +97,7 @@ impl BegunQa {
             .await?;
         let Some((end_sha, commits)) = pushed else {
             return Err(Stop::failed(
-                "no_changes",
+                RunFailureCode::NoChanges,
                 format!("the agent changed nothing; {}", job.see_log()),
             ));
         };

@@ -29,6 +29,7 @@ pub mod qa_stage;
 mod review;
 mod test;
 
+use crate::domain::RunFailureCode;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -69,10 +70,17 @@ pub struct QaOptions {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "result", rename_all = "snake_case")]
 pub enum QaResult {
-    Succeeded { detail: String },
-    Failed { code: String, message: String },
+    Succeeded {
+        detail: String,
+    },
+    Failed {
+        code: RunFailureCode,
+        message: String,
+    },
     Cancelled,
-    Skipped { reason: String },
+    Skipped {
+        reason: String,
+    },
 }
 
 /// One stage's run and its end.
@@ -130,7 +138,7 @@ struct StageJob<'a> {
 
 impl StageJob<'_> {
     fn see_log(&self) -> String {
-        format!("see its log: `handoff runs logs {}`", self.run_id)
+        format!("see the log of run {}", self.run_id)
     }
 }
 
@@ -273,7 +281,7 @@ impl BegunQa {
                 .finish_run(
                     top,
                     &RunOutcome::Failed {
-                        failure_code: "store".to_owned(),
+                        failure_code: RunFailureCode::Store,
                         message: format!("the run could not be recorded to its end: {error}"),
                         exit_code: None,
                     },
@@ -434,10 +442,7 @@ impl BegunQa {
             Err(stop) => {
                 let outcome = stop.logged_outcome(&log).await?;
                 let result = match stop {
-                    Stop::Failed { code, message } => QaResult::Failed {
-                        code: code.to_owned(),
-                        message,
-                    },
+                    Stop::Failed { code, message } => QaResult::Failed { code, message },
                     Stop::Cancelled => QaResult::Cancelled,
                 };
                 (result, outcome)
@@ -488,14 +493,14 @@ impl BegunQa {
         };
         let read = read_back(&self.pipeline.github, &self.pipeline.store, place)
             .await
-            .map_err(|error| Stop::failed("github", error.to_string()))?;
+            .map_err(|error| Stop::failed(RunFailureCode::Github, error.to_string()))?;
         for impostor in read.impostors() {
             self.note(job, &impostor.describe(kind)).await?;
         }
         match read {
             ReadBack::Present { version, .. } if version.awaits_owner_approval() => {
                 Err(Stop::failed(
-                    "edit_awaits_approval",
+                    RunFailureCode::EditAwaitsApproval,
                     format!(
                         "the {kind} comment was last edited on GitHub by {}, not by you \
                          (version {}): it reaches no prompt until you approve it",
@@ -529,7 +534,7 @@ impl BegunQa {
         .map(|published| published.version.number)
         .map_err(|error| {
             Stop::failed(
-                "github",
+                RunFailureCode::Github,
                 format!("the {kind} comment could not be posted: {error}"),
             )
         })
@@ -673,7 +678,7 @@ fn full_auto_outcome(stages: &[QaStageReport]) -> RunOutcome {
             reason: "cancelled by the owner".to_owned(),
         },
         Some(stage) => RunOutcome::Failed {
-            failure_code: "stage_failed".to_owned(),
+            failure_code: RunFailureCode::StageFailed,
             message: format!(
                 "the {} stage failed: {}",
                 stage.stage,

@@ -4,6 +4,7 @@
 use super::review::cut_note;
 use super::{BegunQa, StageDone, StageJob};
 use crate::domain::stage_prompts::StagePromptValues;
+use crate::domain::RunFailureCode;
 use crate::pipeline::agent_job::Stop;
 
 impl BegunQa {
@@ -31,7 +32,7 @@ impl BegunQa {
         let out = self.run_agent(job, &copy, &prompt, &inputs).await?;
         let Some(text) = self.setup.read_output(&out.join("output.md")) else {
             return Err(Stop::failed(
-                "no_output",
+                RunFailureCode::NoOutput,
                 format!(
                     "the agent wrote no test plan (out/output.md is missing or empty); {}",
                     job.see_log()

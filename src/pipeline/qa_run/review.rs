@@ -4,6 +4,7 @@
 use super::{BegunQa, StageDone, StageJob};
 use crate::domain::managed_comment::CONTENT_LIMIT_CHARS;
 use crate::domain::stage_prompts::StagePromptValues;
+use crate::domain::RunFailureCode;
 use crate::pipeline::agent_job::Stop;
 use crate::pipeline::host_git::pull_head_ref;
 
@@ -16,13 +17,13 @@ impl BegunQa {
             .host_git()
             .pull_request_diff(&copy.cache, &self.pull.base.name, &pull_head_ref(pr_number))
             .await
-            .map_err(|error| Stop::failed("git_diff", error.to_string()))?;
+            .map_err(|error| Stop::failed(RunFailureCode::GitDiff, error.to_string()))?;
         let inputs = [("diff.patch".to_owned(), diff)];
         let prompt = self.prompt(job.stage, StagePromptValues::default()).await?;
         let out = self.run_agent(job, &copy, &prompt, &inputs).await?;
         let Some(text) = self.setup.read_output(&out.join("output.md")) else {
             return Err(Stop::failed(
-                "no_output",
+                RunFailureCode::NoOutput,
                 format!(
                     "the agent wrote no review (out/output.md is missing or empty); {}",
                     job.see_log()

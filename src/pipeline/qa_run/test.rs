@@ -6,6 +6,7 @@
 use super::{BegunQa, StageDone, StageJob};
 use crate::domain::stage_prompts::StagePromptValues;
 use crate::domain::test_results::{parse_test_results, results_summary, SummaryLine};
+use crate::domain::RunFailureCode;
 use crate::github::qa_issues::{close_fixed_issue, file_failure_issue};
 use crate::pipeline::agent_job::Stop;
 
@@ -41,15 +42,19 @@ impl BegunQa {
         let out = self.run_agent(job, &copy, &prompt, &inputs).await?;
         let Some(text) = self.setup.read_output(&out.join("results.json")) else {
             return Err(Stop::failed(
-                "no_output",
+                RunFailureCode::NoOutput,
                 format!(
                     "the agent wrote no results (out/results.json is missing or empty); {}",
                     job.see_log()
                 ),
             ));
         };
-        let results = parse_test_results(&text)
-            .map_err(|error| Stop::failed("bad_results", format!("{error}; {}", job.see_log())))?;
+        let results = parse_test_results(&text).map_err(|error| {
+            Stop::failed(
+                RunFailureCode::BadResults,
+                format!("{error}; {}", job.see_log()),
+            )
+        })?;
         let stored = store
             .record_test_results(run_id, self.repo.id, pr_number, &results)
             .await?;
@@ -61,7 +66,7 @@ impl BegunQa {
                         .await
                         .map_err(|error| {
                             Stop::failed(
-                                "github",
+                                RunFailureCode::Github,
                                 format!(
                                     "the issue for \"{}\" could not be filed: {error}",
                                     result.result.name
@@ -75,7 +80,7 @@ impl BegunQa {
             {
                 close_fixed_issue(github, &self.repo, number)
                     .await
-                    .map_err(|error| Stop::failed("github", error.to_string()))?;
+                    .map_err(|error| Stop::failed(RunFailureCode::Github, error.to_string()))?;
             }
         }
         let stored = store.test_results_of_run(run_id).await?;

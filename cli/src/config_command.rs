@@ -1,0 +1,72 @@
+//! `handoff config get|set|unset`: this installation's settings (not secrets).
+
+use super::arguments::{ConfigCommand, EDITABLE_SETTINGS};
+use super::command_error::CliError;
+use handoff::service_address::check_secret_address;
+use handoff::store::{SettingKey, Store};
+
+fn key(text: &str) -> Result<SettingKey, CliError> {
+    SettingKey::parse(text.trim())
+        .filter(|key| EDITABLE_SETTINGS.contains(key))
+        .ok_or_else(|| {
+            let names: Vec<&str> = EDITABLE_SETTINGS.iter().map(|key| key.as_str()).collect();
+            CliError::Usage(format!(
+                "unknown setting {text:?}: one of {}",
+                names.join(", ")
+            ))
+        })
+}
+
+pub async fn run(store: &Store, command: ConfigCommand) -> Result<(), CliError> {
+    match command {
+        ConfigCommand::Get { key: None } => {
+            for key in EDITABLE_SETTINGS {
+                let value = store.setting(*key).await?;
+                println!(
+                    "{:<24} {}",
+                    key.as_str(),
+                    value.as_deref().unwrap_or("(default)")
+                );
+            }
+            Ok(())
+        }
+        ConfigCommand::Get { key: Some(name) } => {
+            let value = store.setting(key(&name)?).await?;
+            println!("{}", value.as_deref().unwrap_or("(default)"));
+            Ok(())
+        }
+        ConfigCommand::Set { key: name, value } => {
+            if value.trim().is_empty() {
+                return Err(CliError::Usage(format!(
+                    "{name} cannot be empty: use `handoff config unset {name}`"
+                )));
+            }
+            let key = key(&name)?;
+            let value = value.trim();
+            if matches!(key, SettingKey::GithubApiBase) {
+                handoff::github::GithubEndpoints::new(value)?;
+            }
+            if matches!(key, SettingKey::E2bApiBase | SettingKey::E2bEnvdUrl) {
+                let example = value
+                    .replace("{sandbox_id}", "sandbox")
+                    .replace("{port}", "49983")
+                    .replace("{domain}", "e2b.app");
+                check_secret_address(&example)
+                    .map_err(|refusal| CliError::Usage(format!("{name}: {refusal}")))?;
+            }
+            if matches!(key, SettingKey::LogLevel) {
+                value
+                    .parse::<handoff::log_file::LogLevel>()
+                    .map_err(|error| CliError::Usage(error.to_string()))?;
+            }
+            store.set_setting(key, value).await?;
+            println!("{name} = {value}");
+            Ok(())
+        }
+        ConfigCommand::Unset { key: name } => {
+            store.remove_setting(key(&name)?).await?;
+            println!("{name} is back to its default");
+            Ok(())
+        }
+    }
+}

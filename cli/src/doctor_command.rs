@@ -1,0 +1,51 @@
+//! `handoff doctor`: Check setup on the command line — each line with what was found
+//! and, when it is not ok, the command that fixes it.
+
+use std::path::Path;
+
+use super::arguments::JsonFlag;
+use super::command_error::{fix_command, CliError};
+use super::output::print_json;
+use handoff::pipeline::PipelineSettings;
+use handoff::secrets::SecretStore;
+use handoff::setup_check::{CheckLine, CheckStatus, SetupCheck};
+use handoff::store::Store;
+
+/// A line as the command line says it: the sentence, and the command that fixes it.
+pub fn line_with_hint(line: &CheckLine) -> String {
+    match line.fix.as_ref().and_then(fix_command) {
+        Some(command) => format!("{} (`{command}`)", line.sentence()),
+        None => line.sentence(),
+    }
+}
+
+pub async fn run(store: &Store, data_dir: &Path, arguments: JsonFlag) -> Result<(), CliError> {
+    let settings = PipelineSettings::configured(store).await?;
+    let secrets = SecretStore::os();
+    let report = SetupCheck {
+        store,
+        secrets: &secrets,
+        data_dir,
+        settings: &settings,
+    }
+    .run()
+    .await?;
+    if arguments.json {
+        print_json(&report)?;
+    } else {
+        for line in &report.lines {
+            let status = match line.status {
+                CheckStatus::Ok => "ok  ",
+                CheckStatus::Warning => "warn",
+                CheckStatus::Failure => "FAIL",
+            };
+            println!("{status}  {}", line_with_hint(line));
+        }
+    }
+    match report.status() {
+        CheckStatus::Failure => Err(CliError::Failure(
+            "a check failed: runs that need it are refused until it is fixed".to_owned(),
+        )),
+        CheckStatus::Ok | CheckStatus::Warning => Ok(()),
+    }
+}

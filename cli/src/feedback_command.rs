@@ -1,0 +1,230 @@
+//! `handoff feedback add|list|show|approve`.
+
+use serde::Serialize;
+
+use super::arguments::FeedbackCommand;
+use super::command_error::CliError;
+use super::output::{dash_if_none, print_json, short_time, Table};
+use super::terminal_text::printable;
+use super::text_input::read_text;
+use handoff::domain::{Feedback, FeedbackId, FeedbackSource, FollowUp, Run, StatusChange};
+use handoff::store::{FeedbackFilter, NewFeedback, RunFilter, Store};
+
+#[derive(Debug, Serialize)]
+struct FeedbackDetail {
+    feedback: Feedback,
+    status_history: Vec<StatusChange>,
+    follow_ups: Vec<FollowUp>,
+    runs: Vec<Run>,
+}
+
+pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError> {
+    match command {
+        FeedbackCommand::Add {
+            repo,
+            title,
+            body,
+            file,
+            output,
+        } => {
+            let body = read_text(body, file)?;
+            let feedback = store
+                .add_feedback(&NewFeedback {
+                    repo,
+                    title,
+                    body,
+                    source: FeedbackSource::Cli,
+                    github_issue: None,
+                    opened_by_visitor: false,
+                })
+                .await?;
+            if output.json {
+                return print_json(&feedback);
+            }
+            println!(
+                "added feedback {} to {}: {} (branch {})",
+                feedback.id, feedback.repo, feedback.title, feedback.head_branch
+            );
+            Ok(())
+        }
+        FeedbackCommand::List {
+            repo,
+            status,
+            search,
+            output,
+        } => {
+            let dashboard = store
+                .dashboard(&FeedbackFilter {
+                    repo,
+                    status,
+                    search,
+                })
+                .await?;
+            if output.json {
+                return print_json(&dashboard);
+            }
+            if dashboard.total == 0 {
+                println!("no feedback matches");
+                return Ok(());
+            }
+            for group in dashboard
+                .groups
+                .iter()
+                .filter(|group| !group.cards.is_empty())
+            {
+                println!("{} ({})", group.label, group.cards.len());
+                let mut table = Table::new(&[
+                    "  ID",
+                    "REPOSITORY",
+                    "PR",
+                    "FOLLOW-UPS",
+                    "LAST RUN",
+                    "TITLE",
+                ]);
+                for card in &group.cards {
+                    let pr = match (card.pr_number, card.pr_state) {
+                        (Some(number), Some(state)) => format!("#{number} {state}"),
+                        (Some(number), None) => format!("#{number}"),
+                        _ => "-".to_owned(),
+                    };
+                    let last_run = card
+                        .last_run
+                        .as_ref()
+                        .map(|run| format!("{} {}", run.stage, run.status))
+                        .unwrap_or_else(|| "-".to_owned());
+                    table.row(vec![
+                        format!("  {}", card.feedback_id),
+                        card.repo.clone(),
+                        pr,
+                        card.follow_up_count().to_string(),
+                        last_run,
+                        card.title.clone(),
+                    ]);
+                }
+                print!("{}", table.render());
+                println!();
+            }
+            Ok(())
+        }
+        FeedbackCommand::Approve { id } => {
+            let feedback = store.approve_feedback(FeedbackId(id)).await?;
+            if feedback.opened_by_visitor {
+                println!(
+                    "approved feedback {}: the agent may run on it; its text stays marked as \
+                     untrusted in prompts and on the PR",
+                    feedback.id
+                );
+            } else {
+                println!("feedback {} is yours: it needed no approval", feedback.id);
+            }
+            Ok(())
+        }
+        FeedbackCommand::Show { id, output } => {
+            let id = FeedbackId(id);
+            let detail = FeedbackDetail {
+                feedback: store.feedback(id).await?,
+                status_history: store.status_history(id).await?,
+                follow_ups: store.follow_ups(id).await?,
+                runs: store
+                    .runs(&RunFilter {
+                        feedback_id: Some(id),
+                        ..RunFilter::default()
+                    })
+                    .await?,
+            };
+            if output.json {
+                return print_json(&detail);
+            }
+            print_detail(&detail);
+            Ok(())
+        }
+    }
+}
+
+fn print_detail(detail: &FeedbackDetail) {
+    let feedback = &detail.feedback;
+    println!(
+        "feedback {} · {} · {}",
+        feedback.id, feedback.repo, feedback.status
+    );
+    println!("title:   {}", feedback.title);
+    println!("branch:  {}", feedback.head_branch);
+    println!("PR:      {}", dash_if_none(feedback.pr_url.as_deref()));
+    println!("source:  {}", feedback.source);
+    if feedback.opened_by_visitor {
+        let author = feedback.github_issue_author.as_deref().unwrap_or("someone");
+        match feedback.approved_at {
+            Some(at) => println!(
+                "opened by @{author}, not you: untrusted text (approved {})",
+                short_time(&at)
+            ),
+            None => println!(
+                "opened by @{author}, not you: untrusted text, waiting for your approval \
+                 (`handoff feedback approve {}`)",
+                feedback.id
+            ),
+        }
+    }
+    println!("created: {}", short_time(&feedback.created_at));
+    println!();
+    for line in printable(&feedback.body).lines() {
+        println!("    {line}");
+    }
+    println!();
+    println!("history:");
+    for change in &detail.status_history {
+        let from = change.from.map(|s| s.to_string()).unwrap_or_default();
+        let arrow = if from.is_empty() {
+            String::new()
+        } else {
+            format!("{from} → ")
+        };
+        let run = change
+            .run_id
+            .map(|r| format!(" (run {r})"))
+            .unwrap_or_default();
+        println!(
+            "  {}  {arrow}{}  {}{run}",
+            short_time(&change.at),
+            change.to,
+            change.event
+        );
+    }
+    println!();
+    if detail.follow_ups.is_empty() {
+        println!("follow-ups: none");
+    } else {
+        println!("follow-ups:");
+        for follow_up in &detail.follow_ups {
+            let who = match (&follow_up.author_login, follow_up.source) {
+                (Some(login), source) => format!("{source} @{login}"),
+                (None, source) => source.to_string(),
+            };
+            let untrusted = if follow_up.included_in_prompts {
+                ""
+            } else {
+                " [untrusted, not in prompts]"
+            };
+            println!("  {}  {who}{untrusted}", short_time(&follow_up.created_at));
+            for line in printable(&follow_up.body).lines() {
+                println!("      {line}");
+            }
+        }
+    }
+    println!();
+    if detail.runs.is_empty() {
+        println!("runs: none");
+    } else {
+        println!("runs:");
+        for run in &detail.runs {
+            println!(
+                "  run {}  {} {} on {}  {}",
+                run.id,
+                run.stage,
+                run.status,
+                run.backend,
+                short_time(&run.created_at)
+            );
+        }
+    }
+}

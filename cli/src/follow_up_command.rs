@@ -1,0 +1,95 @@
+//! `handoff followup add|include|list`.
+
+use super::arguments::FollowUpCommand;
+use super::command_error::CliError;
+use super::output::{print_json, short_time};
+use super::terminal_text::printable;
+use super::text_input::read_text;
+use handoff::domain::{FeedbackId, FollowUpId, FollowUpOrigin, FollowUpSource};
+use handoff::store::Store;
+
+pub async fn run(store: &Store, command: FollowUpCommand) -> Result<(), CliError> {
+    match command {
+        FollowUpCommand::Add {
+            feedback,
+            message,
+            file,
+            output,
+        } => {
+            let message = read_text(message, file)?;
+            let follow_up = store
+                .add_owner_follow_up(FeedbackId(feedback), &message)
+                .await?;
+            if output.json {
+                return print_json(&follow_up);
+            }
+            let count = store.follow_ups(FeedbackId(feedback)).await?.len();
+            println!(
+                "added follow-up {count} to feedback {feedback}; the next run (Update PR) includes it"
+            );
+            Ok(())
+        }
+        FollowUpCommand::Include { follow_up } => {
+            let included = store.include_follow_up(FollowUpId(follow_up)).await?;
+            if included.source == FollowUpSource::Owner && !included.candidate {
+                println!("follow-up {follow_up} is the owner's: it is always in the prompt");
+            } else if included.source == FollowUpSource::Owner {
+                println!(
+                    "your {} {follow_up} now goes into the next Update PR's prompt",
+                    origin_words(included.origin)
+                );
+            } else {
+                println!(
+                    "follow-up {follow_up} from @{} now goes into the agent's prompts, marked as untrusted",
+                    included.author_login.as_deref().unwrap_or("?")
+                );
+            }
+            Ok(())
+        }
+        FollowUpCommand::List { feedback, output } => {
+            let follow_ups = store.follow_ups(FeedbackId(feedback)).await?;
+            if output.json {
+                return print_json(&follow_ups);
+            }
+            if follow_ups.is_empty() {
+                println!("feedback {feedback} has no follow-ups");
+            }
+            for follow_up in follow_ups {
+                let author = follow_up
+                    .author_login
+                    .as_deref()
+                    .map(|login| format!(" @{}", printable(login)))
+                    .unwrap_or_default();
+                let origin = if follow_up.origin == FollowUpOrigin::Thread {
+                    String::new()
+                } else {
+                    format!(" ({} on the PR)", origin_words(follow_up.origin))
+                };
+                let state = match (follow_up.included_in_prompts, follow_up.source) {
+                    (true, _) => "",
+                    (false, FollowUpSource::Owner) => " [candidate, not in prompts: include it]",
+                    (false, FollowUpSource::Visitor) => " [untrusted, not in prompts]",
+                };
+                println!(
+                    "{}  {}  {}{author}{origin}{state}",
+                    follow_up.id.0,
+                    short_time(&follow_up.created_at),
+                    follow_up.source
+                );
+                for line in follow_up.body.lines() {
+                    println!("    {}", printable(line));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn origin_words(origin: FollowUpOrigin) -> &'static str {
+    match origin {
+        FollowUpOrigin::Thread => "follow-up",
+        FollowUpOrigin::Review => "review",
+        FollowUpOrigin::ReviewComment => "inline review comment",
+        FollowUpOrigin::CheckRun => "failing check",
+    }
+}

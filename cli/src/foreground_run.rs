@@ -1,0 +1,80 @@
+//! A run in the terminal's foreground, shared by `handoff run`, `handoff iterate` and
+//! `handoff qa`: runs a crash left behind are ended first, the log is printed as it is
+//! written (the agent's stdout to stdout, the rest to stderr), and Ctrl-C asks the run
+//! to cancel instead of leaving it behind.
+
+use std::future::Future;
+use std::time::Duration;
+
+use futures::StreamExt as _;
+
+use super::command_error::CliError;
+use super::terminal_text::printable;
+use handoff::domain::{LogStream, RunId};
+use handoff::pipeline::run_log::follow_run_log;
+use handoff::pipeline::{Pipeline, PipelineError};
+use handoff::store::Store;
+
+/// Ends runs a crash left behind, saying so.
+pub async fn reconcile(pipeline: &Pipeline) -> Result<(), CliError> {
+    for reconciled in pipeline.reconcile_silent_runs().await? {
+        eprintln!(
+            "note: run {} was ended: {}",
+            reconciled.run_id, reconciled.message
+        );
+    }
+    Ok(())
+}
+
+/// `--timeout-minutes` as a duration (at least a minute).
+pub fn timeout_from_minutes(minutes: Option<u64>) -> Option<Duration> {
+    minutes.map(|minutes| Duration::from_secs(minutes.max(1) * 60))
+}
+
+/// Prints the log of `run_id` as it is written, until the run ends.
+pub async fn print_log(store: &Store, run_id: RunId) {
+    let mut log = Box::pin(follow_run_log(
+        store.clone(),
+        run_id,
+        Duration::from_millis(200),
+    ));
+    while let Some(Ok(chunk)) = log.next().await {
+        match chunk.stream {
+            LogStream::Handoff => eprint!("» {}", printable(&chunk.text)),
+            LogStream::Stderr => eprint!("{}", printable(&chunk.text)),
+            LogStream::Stdout => print!("{}", printable(&chunk.text)),
+        }
+    }
+}
+
+/// Drives `driving` (the run `run_id`) to its end while `printing` shows it; Ctrl-C
+/// asks the run to cancel and keeps waiting for its end.
+pub async fn drive_in_foreground<Report>(
+    store: &Store,
+    run_id: RunId,
+    driving: impl Future<Output = Result<Report, PipelineError>> + Send + 'static,
+    printing: impl Future<Output = ()>,
+) -> Result<Report, CliError>
+where
+    Report: Send + 'static,
+{
+    let driving = tokio::spawn(driving);
+    let cancel_on_interrupt = async {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\ncancelling run {run_id}…");
+            if let Err(error) = store.request_cancel(run_id).await {
+                eprintln!("cannot cancel run {run_id}: {error}");
+                tracing::warn!(%run_id, %error, "cancelling on Ctrl-C failed");
+            }
+        }
+        std::future::pending::<()>().await;
+    };
+    let report = tokio::select! {
+        report = async {
+            let (report, ()) = tokio::join!(driving, printing);
+            report
+        } => report,
+        () = cancel_on_interrupt => unreachable!("waiting for Ctrl-C never ends by itself"),
+    };
+    Ok(report.map_err(|error| CliError::Failure(format!("the run's task failed: {error}")))??)
+}

@@ -1,0 +1,47 @@
+//! `handoff log [--follow] [--lines N] [--path]`: the end of the log file that the app
+//! and the command line write in the data folder.
+
+use std::path::Path;
+use std::time::Duration;
+
+use handoff::log_file::{last_lines, log_folder, LogFollower};
+
+use super::arguments::LogArguments;
+use super::command_error::CliError;
+
+/// How often `--follow` looks for new lines.
+const FOLLOW_INTERVAL: Duration = Duration::from_millis(250);
+
+pub async fn run(data_dir: &Path, arguments: LogArguments) -> Result<(), CliError> {
+    if arguments.path {
+        println!("{}", log_folder(data_dir).display());
+        return Ok(());
+    }
+    // Where following starts is taken before the last lines are read, so a line
+    // written in between is printed once by one or the other, not lost.
+    let mut follower = arguments.follow.then(|| LogFollower::from_end(data_dir));
+    let lines = last_lines(data_dir, arguments.lines).map_err(failure)?;
+    if lines.is_empty() && !arguments.follow {
+        eprintln!("the log in {} is empty", log_folder(data_dir).display());
+    }
+    for line in lines {
+        println!("{line}");
+    }
+    let Some(follower) = follower.as_mut() else {
+        return Ok(());
+    };
+    loop {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+            _ = tokio::time::sleep(FOLLOW_INTERVAL) => {
+                for line in follower.new_lines().map_err(failure)? {
+                    println!("{line}");
+                }
+            }
+        }
+    }
+}
+
+fn failure(error: handoff::log_file::LogFileError) -> CliError {
+    CliError::Failure(error.to_string())
+}

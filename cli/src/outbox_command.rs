@@ -1,0 +1,114 @@
+//! `handoff outbox [send [ID] | discard ID]`: GitHub writes waiting to be sent, their
+//! errors, sending them now and discarding one.
+
+use serde::Serialize;
+
+use super::arguments::{OutboxAction, OutboxArguments};
+use super::command_error::CliError;
+use super::output::{dash_if_none, print_json, short_time, Table};
+use handoff::domain::OutboxEntry;
+use handoff::domain::OutboxEntryId;
+use handoff::github::client::RequestPolicy;
+use handoff::github::owner_edits::{send_outbox, send_outbox_entry_now, EditOutcome, OutboxPass};
+use handoff::github::sign_in::connect;
+use handoff::secrets::SecretStore;
+use handoff::store::Store;
+
+#[derive(Debug, Serialize)]
+struct OutboxLine {
+    #[serde(flatten)]
+    entry: OutboxEntry,
+    target: String,
+}
+
+pub async fn run(store: &Store, arguments: OutboxArguments) -> Result<(), CliError> {
+    match arguments.action {
+        Some(OutboxAction::Send { id: Some(id) }) => {
+            let client = connect(store, &SecretStore::os(), RequestPolicy::default()).await?;
+            let outcome = send_outbox_entry_now(&client, store, OutboxEntryId(id)).await?;
+            match outcome {
+                EditOutcome::Sent { version } => {
+                    println!("sent: version {} is on GitHub", version.number);
+                    Ok(())
+                }
+                EditOutcome::Queued { reason, .. } => Err(CliError::Failure(format!(
+                    "not sent, still waiting: {reason}"
+                ))),
+                EditOutcome::Conflict(conflict) => Err(CliError::Failure(format!(
+                    "the comment changed on GitHub since the edit was made (entry {}); \
+                     settle it with `handoff comment resolve`",
+                    conflict.entry.0
+                ))),
+                EditOutcome::Discarded => Ok(()),
+            }
+        }
+        Some(OutboxAction::Discard { id }) => {
+            if store.discard_outbox_entry(OutboxEntryId(id)).await? {
+                println!("discarded: entry {id} will not be sent; its text stays in the history");
+            } else {
+                println!("entry {id} was already sent or discarded");
+            }
+            Ok(())
+        }
+        Some(OutboxAction::Send { id: None }) => {
+            let client = connect(store, &SecretStore::os(), RequestPolicy::default()).await?;
+            let report = send_outbox(&client, store, OutboxPass::Everything).await?;
+            if arguments.output.json {
+                return print_json(&report);
+            }
+            println!(
+                "{} sent, {} in conflict, {} still waiting, {} failed",
+                report.sent, report.conflicts, report.postponed, report.failed
+            );
+            if let Some(reason) = report.stopped_because {
+                return Err(CliError::Failure(format!("stopped: {reason}")));
+            }
+            Ok(())
+        }
+        None => {
+            let mut lines = Vec::new();
+            for entry in store.unsent_outbox_entries().await? {
+                let target = match entry.managed_comment_id {
+                    Some(comment) => {
+                        let comment = store.managed_comment_by_id(comment).await?;
+                        format!(
+                            "{} #{} {} comment",
+                            comment.repo, comment.pr_number, comment.kind
+                        )
+                    }
+                    None => "-".to_owned(),
+                };
+                lines.push(OutboxLine { entry, target });
+            }
+            if arguments.output.json {
+                return print_json(&lines);
+            }
+            if lines.is_empty() {
+                println!("the outbox is empty: everything is on GitHub");
+                return Ok(());
+            }
+            let mut table = Table::new(&[
+                "ID",
+                "STATE",
+                "WHAT",
+                "SAVED",
+                "TRIES",
+                "NEXT TRY",
+                "LAST ERROR",
+            ]);
+            for line in lines {
+                table.row(vec![
+                    line.entry.id.0.to_string(),
+                    line.entry.state.to_string(),
+                    line.target,
+                    short_time(&line.entry.created_at),
+                    line.entry.attempts.to_string(),
+                    short_time(&line.entry.next_attempt_at),
+                    dash_if_none(line.entry.last_error),
+                ]);
+            }
+            print!("{}", table.render());
+            Ok(())
+        }
+    }
+}

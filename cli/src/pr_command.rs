@@ -1,0 +1,127 @@
+//! `handoff pr list|show`: the open pull requests the last sync mirrored, and one PR's
+//! QA stages as the window's workspace shows them.
+
+use super::arguments::PrCommand;
+use super::command_error::CliError;
+use super::output::{dash_if_none, print_json, short_time, Table};
+use super::terminal_text::printable;
+use handoff::pull_request_workspace::pull_request_workspace;
+use handoff::store::{PullRequestFilter, Store, StoreError};
+
+pub async fn run(store: &Store, command: PrCommand) -> Result<(), CliError> {
+    match command {
+        PrCommand::List {
+            repo,
+            search,
+            checks,
+            output,
+        } => {
+            let repo_id = match repo {
+                Some(name) => Some(store.repo_by_name(&name).await?.id),
+                None => None,
+            };
+            let pulls = store
+                .open_pull_requests(&PullRequestFilter {
+                    repo_id,
+                    search,
+                    checks,
+                    feedback: None,
+                })
+                .await?;
+            if output.json {
+                return print_json(&pulls);
+            }
+            if pulls.is_empty() {
+                println!("no open pull request is mirrored here: `handoff sync` reads them");
+                return Ok(());
+            }
+            let mut table = Table::new(&[
+                "REPO", "PR", "CHECKS", "UPDATED", "AUTHOR", "BRANCH", "FEEDBACK", "TITLE",
+            ]);
+            for pull in pulls {
+                table.row(vec![
+                    pull.repo.full_name(),
+                    format!("#{}", pull.number),
+                    pull.checks.to_string(),
+                    short_time(&pull.github_updated_at),
+                    dash_if_none(pull.author_login.as_deref().map(printable)),
+                    printable(&pull.head_ref),
+                    dash_if_none(pull.feedback_id.map(|id| id.to_string())),
+                    printable(&pull.title),
+                ]);
+            }
+            print!("{}", table.render());
+            Ok(())
+        }
+        PrCommand::Show { repo, pr, output } => {
+            let repo = store.repo_by_name(&repo).await?;
+            let pull = store.pull_request(repo.id, pr).await?.ok_or_else(|| {
+                StoreError::PullRequestNotFound {
+                    repo: repo.name.full_name(),
+                    number: pr,
+                }
+            })?;
+            let workspace = pull_request_workspace(store, &repo, pull).await?;
+            if output.json {
+                return print_json(&workspace);
+            }
+            let pull = &workspace.pull;
+            println!(
+                "{} #{}: {}\n{} → {}, checks {}",
+                repo.name,
+                pull.number,
+                printable(&pull.title),
+                printable(&pull.head_ref),
+                pull.base_ref,
+                pull.checks
+            );
+            let mut table = Table::new(&["STAGE", "STATE", "LAST RUN", "QUOTA", "NOTE"]);
+            for card in &workspace.stages {
+                let mut note = Vec::new();
+                if let Some(why) = &card.out_of_date {
+                    note.push(format!("out of date: {why}"));
+                }
+                if let Some(kind) = card.reads_your_edit {
+                    note.push(format!("reads your edit of the {kind} comment"));
+                }
+                if let Some(blocked) = &card.blocked {
+                    note.push(blocked.clone());
+                }
+                if let Some(run) = &card.last_run {
+                    note.extend(run.notes.iter().cloned());
+                }
+                table.row(vec![
+                    card.stage.to_string(),
+                    card.state.words().to_owned(),
+                    dash_if_none(
+                        card.last_run
+                            .as_ref()
+                            .map(|run| format!("{} ({})", run.id, run.status)),
+                    ),
+                    card.quota_units.to_string(),
+                    if note.is_empty() {
+                        "-".to_owned()
+                    } else {
+                        note.join("; ")
+                    },
+                ]);
+            }
+            print!("{}", table.render());
+            if let Some(results) = &workspace.test_results {
+                println!("\ntest run {}:", results.run_id);
+                for result in &results.results {
+                    println!(
+                        "  {} {}{}",
+                        if result.result.passed { "✓" } else { "✗" },
+                        printable(&result.result.name),
+                        result
+                            .issue_number
+                            .map(|issue| format!(" (issue #{issue})"))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+            Ok(())
+        }
+    }
+}

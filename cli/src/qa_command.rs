@@ -1,0 +1,78 @@
+//! `handoff qa review|plan|test|fix|auto OWNER/NAME PR`: the QA stages on a PR, in the
+//! foreground, with the log printed as it goes; Ctrl-C cancels.
+
+use std::path::Path;
+
+use super::arguments::QaArguments;
+use super::command_error::CliError;
+use super::foreground_run::{drive_in_foreground, print_log, reconcile, timeout_from_minutes};
+use super::output::print_json;
+use super::run_command::pipeline;
+use handoff::pipeline::qa_run::{QaOptions, QaResult};
+use handoff::store::Store;
+
+pub async fn run(store: &Store, data_dir: &Path, arguments: QaArguments) -> Result<(), CliError> {
+    let pipeline = pipeline(store, data_dir).await?;
+    reconcile(&pipeline).await?;
+    let options = arguments.options;
+    let quiet = options.quiet || options.json;
+    let begun = pipeline
+        .begin_qa(
+            &arguments.repo,
+            arguments.pr,
+            arguments.stage,
+            QaOptions {
+                backend: options.backend,
+                timeout: timeout_from_minutes(options.timeout_minutes),
+                force: arguments.force,
+            },
+        )
+        .await?;
+    let top = begun.run_id();
+    if !quiet {
+        eprintln!(
+            "run {top} started: {} on {} #{} ({}); Ctrl-C cancels",
+            arguments.stage, arguments.repo, arguments.pr, begun.run.backend
+        );
+    }
+    let printing = async {
+        if quiet {
+            return;
+        }
+        // The chain's own log, then each stage's.
+        print_log(store, top).await;
+        for child in store.child_runs(top).await.unwrap_or_default() {
+            print_log(store, child.id).await;
+        }
+    };
+    let report = drive_in_foreground(store, top, begun.drive(), printing).await?;
+    if options.json {
+        print_json(&report)?;
+    } else {
+        for stage in &report.stages {
+            let run = stage
+                .run
+                .as_ref()
+                .map(|run| format!("run {}", run.id))
+                .unwrap_or_else(|| "-".to_owned());
+            match &stage.result {
+                QaResult::Succeeded { detail } => println!("{}: {detail} ({run})", stage.stage),
+                QaResult::Skipped { reason } => println!("{}: skipped, {reason}", stage.stage),
+                QaResult::Failed { message, .. } => {
+                    println!("{}: failed: {message} ({run})", stage.stage)
+                }
+                QaResult::Cancelled => println!("{}: cancelled ({run})", stage.stage),
+            }
+            if let Some(run) = &stage.run {
+                for note in &run.notes {
+                    println!("  note: {note}");
+                }
+            }
+        }
+    }
+    if report.succeeded() {
+        Ok(())
+    } else {
+        Err(CliError::Failure(format!("QA run {top} did not succeed")))
+    }
+}

@@ -1,0 +1,129 @@
+//! `handoff run` and `handoff iterate`: a code run in the foreground, its log printed as
+//! it goes, Ctrl-C to cancel.
+
+use std::path::Path;
+
+use super::arguments::{IterateArguments, RunArguments, RunOptions};
+use super::command_error::CliError;
+use super::foreground_run::{drive_in_foreground, print_log, reconcile, timeout_from_minutes};
+use super::output::print_json;
+use super::text_input::read_text;
+use handoff::domain::FeedbackId;
+use handoff::github::client::RequestPolicy;
+use handoff::github::sign_in::connect;
+use handoff::pipeline::{CodeRunOptions, CodeRunResult, Pipeline, PipelineSettings};
+use handoff::secrets::SecretStore;
+use handoff::store::Store;
+
+/// The pipeline for this installation (signed in to GitHub).
+pub async fn pipeline(store: &Store, data_dir: &Path) -> Result<Pipeline, CliError> {
+    let secrets = SecretStore::os();
+    let github = connect(store, &secrets, RequestPolicy::default()).await?;
+    Ok(Pipeline {
+        store: store.clone(),
+        github,
+        secrets,
+        data_dir: data_dir.to_owned(),
+        settings: PipelineSettings::configured(store).await?,
+    })
+}
+
+pub async fn run(store: &Store, data_dir: &Path, arguments: RunArguments) -> Result<(), CliError> {
+    execute(
+        store,
+        data_dir,
+        arguments.feedback,
+        arguments.message,
+        arguments.options,
+    )
+    .await
+}
+
+pub async fn iterate(
+    store: &Store,
+    data_dir: &Path,
+    arguments: IterateArguments,
+) -> Result<(), CliError> {
+    let message = read_text(arguments.message, arguments.file)?;
+    execute(
+        store,
+        data_dir,
+        arguments.feedback,
+        Some(message),
+        arguments.options,
+    )
+    .await
+}
+
+async fn execute(
+    store: &Store,
+    data_dir: &Path,
+    feedback: i64,
+    instructions: Option<String>,
+    options: RunOptions,
+) -> Result<(), CliError> {
+    let pipeline = pipeline(store, data_dir).await?;
+    reconcile(&pipeline).await?;
+    let quiet = options.quiet || options.json;
+    let begun = pipeline
+        .begin_code_run(
+            FeedbackId(feedback),
+            CodeRunOptions {
+                backend: options.backend,
+                instructions,
+                timeout: timeout_from_minutes(options.timeout_minutes),
+            },
+        )
+        .await?;
+    let run_id = begun.run_id();
+    if !quiet {
+        let quota = &begun.started.quota;
+        let left = match quota.left {
+            Some(left) => format!("{left} runs left this month"),
+            None => "no run limit".to_owned(),
+        };
+        eprintln!(
+            "run {run_id} started: {} of feedback {feedback} on {} ({left}); Ctrl-C cancels",
+            begun.started.kind, begun.started.run.backend
+        );
+    }
+
+    let printing = async {
+        if !quiet {
+            print_log(store, run_id).await;
+        }
+    };
+    let report = drive_in_foreground(store, run_id, begun.drive(), printing).await?;
+    if options.json {
+        print_json(&report)?;
+    }
+    match &report.result {
+        CodeRunResult::Succeeded {
+            pr_number,
+            pr_url,
+            action,
+            commits,
+        } => {
+            if !options.json {
+                println!(
+                    "run {run_id} succeeded: {commits} commit(s); PR #{pr_number} {} — {pr_url}",
+                    match action {
+                        handoff::github::feedback_pull_request::PullRequestAction::Opened =>
+                            "opened",
+                        handoff::github::feedback_pull_request::PullRequestAction::Kept =>
+                            "updated",
+                        handoff::github::feedback_pull_request::PullRequestAction::Reopened =>
+                            "reopened",
+                        handoff::github::feedback_pull_request::PullRequestAction::Replaced =>
+                            "opened (the old one could not be reopened)",
+                    }
+                );
+            }
+            Ok(())
+        }
+        CodeRunResult::Failed { message, .. } => {
+            Err(CliError::Failure(format!("run {run_id} failed: {message}")))
+        }
+        CodeRunResult::Cancelled => Err(CliError::Failure(format!("run {run_id} was cancelled"))),
+    }
+}

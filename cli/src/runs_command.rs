@@ -1,0 +1,159 @@
+//! `handoff runs list`.
+
+use super::arguments::RunsCommand;
+use super::command_error::CliError;
+use super::output::{dash_if_none, print_json, short_time, Table};
+use super::terminal_text::printable;
+use handoff::domain::{FeedbackId, LogChunk, LogStream, Run, RunId};
+use handoff::store::{RunFilter, RunTexts, Store};
+
+#[derive(Debug, serde::Serialize)]
+struct RunDetail {
+    run: Run,
+    #[serde(flatten)]
+    texts: RunTexts,
+}
+
+pub async fn run(
+    store: &Store,
+    data_dir: &std::path::Path,
+    command: RunsCommand,
+) -> Result<(), CliError> {
+    match command {
+        RunsCommand::Logs { run, follow } => {
+            let run_id = RunId(run);
+            if follow {
+                let mut log = Box::pin(handoff::pipeline::run_log::follow_run_log(
+                    store.clone(),
+                    run_id,
+                    std::time::Duration::from_millis(200),
+                ));
+                while let Some(chunk) = futures::StreamExt::next(&mut log).await {
+                    print_chunk(&chunk?);
+                }
+                let run = store.run(run_id).await?;
+                eprintln!("run {} ended: {}", run.id, run.status);
+            } else {
+                for chunk in store.run_log(run_id, 0).await? {
+                    print_chunk(&chunk);
+                }
+            }
+            Ok(())
+        }
+        RunsCommand::Cancel { run } => {
+            let run = store.request_cancel(RunId(run)).await?;
+            println!(
+                "cancel asked for run {}: its sandbox is being stopped",
+                run.id
+            );
+            // A run whose process is gone cannot hear the cancel: end it now.
+            if let Ok(pipeline) = super::run_command::pipeline(store, data_dir).await {
+                super::foreground_run::reconcile(&pipeline).await?;
+            }
+            Ok(())
+        }
+        RunsCommand::Show {
+            run,
+            output,
+            format,
+        } => {
+            let run = store.run(RunId(run)).await?;
+            let texts = store.run_texts(run.id).await?;
+            if format.json {
+                return print_json(&RunDetail { run, texts });
+            }
+            if output {
+                match &texts.output {
+                    Some(text) => println!("{}", printable(text)),
+                    None => return Err(CliError::Failure(format!("run {} has no output", run.id))),
+                }
+                return Ok(());
+            }
+            println!(
+                "run {} · {} · {} on {}",
+                run.id, run.stage, run.status, run.backend
+            );
+            println!("feedback: {}", dash_if_none(run.feedback_id));
+            println!(
+                "PR:       {}",
+                dash_if_none(run.pr_number.map(|n| format!("#{n}")))
+            );
+            println!("agent:    {}", run.agent_preset);
+            println!("created:  {}", short_time(&run.created_at));
+            println!(
+                "started:  {}",
+                dash_if_none(run.started_at.as_ref().map(short_time))
+            );
+            println!(
+                "finished: {}",
+                dash_if_none(run.finished_at.as_ref().map(short_time))
+            );
+            println!("exit:     {}", dash_if_none(run.exit_code));
+            if let Some(message) = &run.failure_message {
+                println!(
+                    "failure:  {} ({})",
+                    printable(message),
+                    run.failure_code.map_or("-", |code| code.as_str())
+                );
+            }
+            for note in &run.notes {
+                println!("note:     {}", printable(note));
+            }
+            if let Some(text) = &texts.output {
+                println!(
+                    "output:   {} characters (`handoff runs show {} --output`)",
+                    text.chars().count(),
+                    run.id
+                );
+            }
+            Ok(())
+        }
+        RunsCommand::List {
+            feedback,
+            active,
+            limit,
+            output,
+        } => {
+            let runs = store
+                .runs(&RunFilter {
+                    feedback_id: feedback.map(FeedbackId),
+                    active_only: active,
+                    limit,
+                })
+                .await?;
+            if output.json {
+                return print_json(&runs);
+            }
+            if runs.is_empty() {
+                println!("no runs");
+                return Ok(());
+            }
+            let mut table = Table::new(&[
+                "RUN", "FEEDBACK", "STAGE", "KIND", "BACKEND", "STATUS", "CREATED", "DURATION",
+                "COST",
+            ]);
+            for run in runs {
+                table.row(vec![
+                    run.id.to_string(),
+                    dash_if_none(run.feedback_id),
+                    run.stage.to_string(),
+                    dash_if_none(run.code_run_kind),
+                    run.backend.to_string(),
+                    run.status.to_string(),
+                    short_time(&run.created_at),
+                    dash_if_none(run.duration().map(|d| format!("{}s", d.num_seconds()))),
+                    dash_if_none(run.llm_cost_usd.map(|c| format!("${c:.2}"))),
+                ]);
+            }
+            print!("{}", table.render());
+            Ok(())
+        }
+    }
+}
+
+fn print_chunk(chunk: &LogChunk) {
+    match chunk.stream {
+        LogStream::Handoff => print!("» {}", printable(&chunk.text)),
+        LogStream::Stdout | LogStream::Stderr => print!("{}", printable(&chunk.text)),
+    }
+}

@@ -1,0 +1,381 @@
+//! `handoff run`, `handoff iterate` and `handoff runs logs|cancel` as a person uses them:
+//! separate processes, the token and the E2B key in a real Secret Service, the fake
+//! GitHub and the fake E2B, the scripted agent.
+
+use handoff_test_support as support;
+
+use std::time::Duration;
+
+use support::cli_process::{ok_text, text, Cli};
+use support::fake_e2b::FakeE2b;
+use support::fake_github::FakeGithub;
+use support::pipeline_world::{REPO, SCRIPTED_AGENT};
+use support::secret_service::SecretService;
+
+/// Signed in to the fake GitHub, with the repository connected to run the scripted
+/// agent on `backend`.
+async fn set_up(fake: &FakeGithub, cli: &Cli<'_>, backend: &str) {
+    fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
+    cli.connect_scripted_repo(fake, backend, &[]).await;
+}
+
+async fn add_feedback(cli: &Cli<'_>, body: &str) -> String {
+    let added = ok_text(
+        &cli.run(&["feedback", "add", "--repo", REPO, "--json", body])
+            .await,
+    );
+    let json: serde_json::Value = serde_json::from_str(&added).unwrap();
+    json["id"].to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_journey_on_e2b_from_the_command_line() {
+    let fake = FakeGithub::start().await;
+    let e2b = FakeE2b::start("e2b_key_for_tests_42").await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    set_up(&fake, &cli, "e2b").await;
+    // The key is kept for the E2B address in use, so the address comes first.
+    ok_text(
+        &cli.run(&["config", "set", "e2b.api_base", &e2b.api_base()])
+            .await,
+    );
+    ok_text(
+        &cli.run(&["config", "set", "e2b.envd_url", &e2b.envd_url_template()])
+            .await,
+    );
+    ok_text(
+        &cli.run_with_input(&["secrets", "set", "e2b"], "e2b_key_for_tests_42")
+            .await,
+    );
+    let feedback = add_feedback(
+        &cli,
+        "Button too small\n@@write src/button.css height: 20px",
+    )
+    .await;
+
+    let first = ok_text(&cli.run(&["run", &feedback]).await);
+
+    assert!(first.contains("first of feedback"), "{first}");
+    assert!(
+        first.contains("scripted agent:"),
+        "the log streamed: {first}"
+    );
+    assert!(first.contains("PR #1 opened"), "{first}");
+    let branch = fake.pulls(REPO)[0].1.clone();
+    assert_eq!(
+        fake.file_on_branch(REPO, &branch, "src/button.css")
+            .as_deref(),
+        Some("height: 20px\n")
+    );
+
+    fake.push_commit(REPO, &branch, "By hand", &[("HAND.md", "mine\n")]);
+    let second = ok_text(
+        &cli.run(&[
+            "iterate",
+            &feedback,
+            "-m",
+            "Taller.\n@@write src/button.css height: 44px",
+        ])
+        .await,
+    );
+    assert!(second.contains("iterate of feedback"), "{second}");
+    assert!(second.contains("PR #1 updated"), "{second}");
+    assert_eq!(fake.pulls(REPO).len(), 1);
+    assert_eq!(
+        fake.file_on_branch(REPO, &branch, "src/button.css")
+            .as_deref(),
+        Some("height: 44px\n")
+    );
+    assert_eq!(
+        fake.file_on_branch(REPO, &branch, "HAND.md").as_deref(),
+        Some("mine\n")
+    );
+    assert_eq!(e2b.sandboxes().len(), 2, "one sandbox per run");
+    assert!(e2b.live_sandboxes().is_empty(), "every sandbox was killed");
+    let shown = ok_text(&cli.run(&["feedback", "show", &feedback]).await);
+    assert!(shown.contains("WAITING_FOR_REVIEW"), "{shown}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn logs_can_be_followed_and_a_run_cancelled_from_another_process() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    set_up(&fake, &cli, "local").await;
+    let feedback = add_feedback(&cli, "Slow one\n@@sleep 30\n@@write slow.txt late").await;
+
+    let running = cli.command(&["run", &feedback, "--quiet"]).spawn().unwrap();
+    let run_id = loop {
+        let listed = ok_text(&cli.run(&["runs", "list", "--active", "--json"]).await);
+        let runs: serde_json::Value = serde_json::from_str(&listed).unwrap();
+        if let Some(run) = runs.as_array().unwrap().first() {
+            break run["id"].to_string();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let following = cli
+        .command(&["runs", "logs", &run_id, "--follow"])
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+
+    let cancelled = ok_text(&cli.run(&["runs", "cancel", &run_id]).await);
+    assert!(
+        cancelled.contains(&format!("cancel asked for run {run_id}")),
+        "{cancelled}"
+    );
+
+    let run_output = tokio::time::timeout(Duration::from_secs(30), running.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(run_output.status.code(), Some(1));
+    assert!(
+        text(&run_output).contains(&format!("run {run_id} was cancelled")),
+        "{}",
+        text(&run_output)
+    );
+    let followed = tokio::time::timeout(Duration::from_secs(30), following.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let followed = text(&followed);
+    assert!(followed.contains("scripted agent:"), "{followed}");
+    assert!(followed.contains("cancelled by the owner"), "{followed}");
+    assert!(
+        followed.contains(&format!("run {run_id} ended: cancelled")),
+        "{followed}"
+    );
+    let again = ok_text(&cli.run(&["runs", "logs", &run_id]).await);
+    assert!(
+        again.contains("» starting the local sandbox"),
+        "the log is kept: {again}"
+    );
+    let second_cancel = cli.run(&["runs", "cancel", &run_id]).await;
+    assert_eq!(second_cancel.status.code(), Some(1));
+    assert!(
+        text(&second_cancel).contains("has already finished"),
+        "{}",
+        text(&second_cancel)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_cancels_the_run_in_the_foreground() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    set_up(&fake, &cli, "local").await;
+    let feedback = add_feedback(&cli, "Slow one\n@@sleep 30\n@@write slow.txt late").await;
+
+    let mut running = cli.command(&["run", &feedback]).spawn().unwrap();
+    let mut stderr = running.stderr.take().unwrap();
+    let mut seen = String::new();
+    while !seen.contains("the agent starts") {
+        let mut buffer = [0u8; 1024];
+        let read = tokio::io::AsyncReadExt::read(&mut stderr, &mut buffer)
+            .await
+            .unwrap();
+        assert!(read > 0, "the run ended early: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
+    }
+    std::process::Command::new("kill")
+        .args(["-INT", &running.id().unwrap().to_string()])
+        .status()
+        .unwrap();
+    let mut rest = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut rest)
+        .await
+        .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(30), running.wait())
+        .await
+        .unwrap()
+        .unwrap();
+
+    assert_eq!(status.code(), Some(1));
+    assert!(rest.contains("cancelling run"), "{rest}");
+    assert!(rest.contains("was cancelled"), "{rest}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn refusals_come_back_as_one_line_and_exit_1() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    set_up(&fake, &cli, "local").await;
+    ok_text(&cli.run(&["repo", "set", REPO, "--quota", "1"]).await);
+    let feedback = add_feedback(&cli, "Once\n@@write once.txt 1").await;
+    ok_text(&cli.run(&["run", &feedback, "--quiet"]).await);
+
+    let quota = cli.run(&["iterate", &feedback, "-m", "again"]).await;
+    assert_eq!(quota.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&quota.stderr).trim(),
+        "error: the monthly run quota of octocat/hello-world is used up (1 of 1); it starts again next month\n\
+         hint: raise it with `handoff repo set octocat/hello-world --quota N`, or lift it with --no-quota"
+    );
+
+    fake.merge_pull(REPO, 1);
+    ok_text(&cli.run(&["sync"]).await);
+    ok_text(&cli.run(&["repo", "set", REPO, "--no-quota"]).await);
+    let merged = cli.run(&["iterate", &feedback, "-m", "more"]).await;
+    assert_eq!(merged.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&merged.stderr).trim(),
+        format!("error: feedback {feedback} is MERGED: submit new feedback")
+    );
+    let empty = cli.run(&["iterate", &feedback, "-m", "  "]).await;
+    assert_eq!(empty.status.code(), Some(2), "{}", text(&empty));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_e2b_key_goes_only_to_the_e2b_address_it_was_stored_for() {
+    let fake = FakeGithub::start().await;
+    let e2b = FakeE2b::start("e2b_key_for_tests_42").await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    set_up(&fake, &cli, "e2b").await;
+    ok_text(
+        &cli.run(&["config", "set", "e2b.api_base", &e2b.api_base()])
+            .await,
+    );
+    ok_text(
+        &cli.run(&["config", "set", "e2b.envd_url", &e2b.envd_url_template()])
+            .await,
+    );
+    ok_text(
+        &cli.run_with_input(&["secrets", "set", "e2b"], "e2b_key_for_tests_42")
+            .await,
+    );
+    let feedback = add_feedback(&cli, "Key\n@@write k.txt k").await;
+
+    // Plain http to another machine is refused as a setting.
+    let insecure = cli
+        .run(&["config", "set", "e2b.api_base", "http://e2b.example.net"])
+        .await;
+    assert_eq!(insecure.status.code(), Some(2), "{}", text(&insecure));
+    assert!(
+        text(&insecure).contains("plain http to another machine"),
+        "{}",
+        text(&insecure)
+    );
+
+    // Another address (as anything that writes the database could set) has no key.
+    let store = handoff::Store::open_in(dir.path()).await.unwrap();
+    store
+        .set_setting(
+            handoff::store::SettingKey::E2bApiBase,
+            "https://e2b.example.net",
+        )
+        .await
+        .unwrap();
+    let refused = cli.run(&["run", &feedback]).await;
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("no API key is stored for e2b.example.net"),
+        "{}",
+        text(&refused)
+    );
+    store
+        .set_setting(
+            handoff::store::SettingKey::E2bApiBase,
+            "http://e2b.example.net",
+        )
+        .await
+        .unwrap();
+    let refused = cli.run(&["run", &feedback]).await;
+    assert!(
+        text(&refused).contains("plain http to another machine"),
+        "{}",
+        text(&refused)
+    );
+    store.close().await;
+    assert!(e2b.sandboxes().is_empty(), "nothing reached E2B");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agents_key_is_scrubbed_from_what_the_run_keeps_and_shows() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    set_up(&fake, &cli, "local").await;
+    // The claude preset, with a stand-in `claude` that runs the scripted agent.
+    let bin = tempfile::tempdir().unwrap();
+    let claude = bin.path().join("claude");
+    std::fs::write(&claude, "#!/bin/sh\nexec sh .handoff/agent.sh\n").unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&claude)
+        .status()
+        .unwrap();
+    ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
+    let key = "sk-ant-test-0123456789abcdef";
+    ok_text(
+        &cli.run_with_input(&["secrets", "set", "anthropic"], key)
+            .await,
+    );
+    let feedback = add_feedback(&cli, "Scan\n@@scan\n@@noise 2\n@@write s.txt scanned").await;
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+
+    let run = cli
+        .run_with(&["run", &feedback], None, &[("PATH", &path)])
+        .await;
+
+    let shown = ok_text(&run);
+    assert!(
+        shown.contains("== scan done"),
+        "the agent printed its environment: {shown}"
+    );
+    assert!(shown.contains("ANTHROPIC_API_KEY=[redacted]"), "{shown}");
+    assert!(!shown.contains(key), "the key was printed: {shown}");
+    let logs = ok_text(&cli.run(&["runs", "logs", "1"]).await);
+    assert!(logs.contains("ANTHROPIC_API_KEY=[redacted]"), "{logs}");
+    assert!(!logs.contains(key));
+    // What the agent printed reaches the terminal without its control characters.
+    assert!(logs.contains("binary: "), "{logs}");
+    assert!(
+        !logs
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "a control character reached the terminal"
+    );
+    let database = std::fs::read(dir.path().join("handoff.sqlite3")).unwrap();
+    let wal = std::fs::read(dir.path().join("handoff.sqlite3-wal")).unwrap_or_default();
+    for bytes in [&database, &wal] {
+        assert!(
+            !bytes
+                .windows(key.len())
+                .any(|window| window == key.as_bytes()),
+            "the key is in the database"
+        );
+    }
+}

@@ -1,0 +1,123 @@
+//! `handoff qa …` as a person uses it: the stages in the foreground, the refusal over
+//! the owner's edits and `--force`, a missing input said plainly, `handoff pr list|show`
+//! with the stages' states, and the full chain.
+
+use handoff_test_support as support;
+
+use support::cli_process::{ok_text, text, Cli};
+use support::fake_github::{FakeGithub, OWNER};
+use support::pipeline_world::{QA_DIRECTIVES, REPO, SCRIPTED_AGENT};
+use support::secret_service::SecretService;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_qa_stages_from_the_command_line() {
+    let fake = FakeGithub::start().await;
+    fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
+    fake.create_branch(REPO, "feature/signup", "main");
+    fake.push_commit(
+        REPO,
+        "feature/signup",
+        "Signup",
+        &[("src/button.css", ".signup { height: 20px; }\n")],
+    );
+    let pr = fake
+        .create_pull(REPO, OWNER, "feature/signup", "Signup button")
+        .to_string();
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let instructions = dir.path().join("instructions.md");
+    std::fs::write(&instructions, QA_DIRECTIVES).unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    cli.connect_scripted_repo(
+        &fake,
+        "local",
+        &["--instructions-file", instructions.to_str().unwrap()],
+    )
+    .await;
+    let qa = |stage: &str, extra: &[&str]| {
+        let mut arguments = vec![
+            "qa".to_owned(),
+            stage.to_owned(),
+            REPO.to_owned(),
+            pr.clone(),
+        ];
+        arguments.extend(extra.iter().map(|a| a.to_string()));
+        let cli = &cli;
+        async move {
+            let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+            cli.run(&arguments).await
+        }
+    };
+
+    let review = ok_text(&qa("review", &[]).await);
+    assert!(
+        review.contains("» starting the local sandbox"),
+        "the log streams: {review}"
+    );
+    assert!(
+        review.contains(&format!("review: review posted on PR #{pr} (version 1)")),
+        "{review}"
+    );
+
+    let (id, body) = fake
+        .comments(REPO, pr.parse().unwrap())
+        .into_iter()
+        .map(|(id, _, body)| (id, body))
+        .find(|(_, body)| body.starts_with("<!-- sandbox-qa-review -->"))
+        .unwrap();
+    fake.edit_comment(id, &format!("{body}\nOwner: 48px, please."));
+    let refused = qa("review", &[]).await;
+    assert_eq!(refused.status.code(), Some(1));
+    let refusal = text(&refused);
+    assert!(
+        refusal.contains("the review comment carries your edits (version 2)"),
+        "{refusal}"
+    );
+    assert!(refusal.contains("--force"), "{refusal}");
+    let history = ok_text(&cli.run(&["comment", "history", REPO, &pr, "review"]).await);
+    assert!(history.contains("edit_on_github"), "{history}");
+
+    let test = ok_text(&qa("test", &[]).await);
+    assert!(
+        test.contains("note: plan comment not found: test planned anew"),
+        "{test}"
+    );
+    assert!(
+        test.contains("test: 2 scenarios: 1 passed, 1 failed; issues #"),
+        "{test}"
+    );
+
+    // The PR and its stages as the window's workspace shows them.
+    let listed = ok_text(&cli.run(&["pr", "list"]).await);
+    assert!(
+        listed.contains(&format!("#{pr}")) && listed.contains("Signup button"),
+        "{listed}"
+    );
+    let shown = ok_text(&cli.run(&["pr", "show", REPO, &pr]).await);
+    let review_line = shown
+        .lines()
+        .find(|line| line.starts_with("review"))
+        .unwrap();
+    assert!(review_line.contains("edited by you"), "{shown}");
+    assert!(
+        shown.contains("plan comment not found: test planned anew"),
+        "{shown}"
+    );
+    assert!(shown.contains("✗ Button height (issue #"), "{shown}");
+    assert!(shown.contains("✓ Login works"), "{shown}");
+
+    let auto = ok_text(&qa("auto", &["--force"]).await);
+    for line in [
+        "review: review posted",
+        "plan: test plan posted",
+        "test: 2 scenarios",
+        "fix: 1 commit(s) pushed to feature/signup",
+    ] {
+        assert!(auto.contains(line), "{line} missing from:\n{auto}");
+    }
+    let unknown = cli.run(&["qa", "deploy", "octocat/hello-world", "1"]).await;
+    assert_eq!(unknown.status.code(), Some(2));
+}

@@ -1,0 +1,509 @@
+//! The log file: what Handoff's processes (the desktop app and the `handoff` command line)
+//! did and what went wrong, written through `tracing` to `logs/handoff.log` in the data
+//! folder. The file rolls over at a size cap and keeps a few older files, so it never
+//! grows without bound; every line passes through [`redact_token_shapes`] on its way to
+//! the disk, so a secret that slipped into an error text still never reaches it.
+//!
+//! The level comes from the environment variable [`LOG_LEVEL_VARIABLE`] when set (any
+//! `tracing` filter, for example `debug` or `handoff=trace`), else from the stored
+//! setting, else `info`; a front end changes it while running through [`LogHandle`].
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead as _, Read as _, Seek as _, SeekFrom, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{fmt, reload, EnvFilter, Registry};
+
+use crate::data_dir::create_private_folder;
+use crate::secrets::redact_token_shapes;
+
+/// The environment variable that sets the log level, over the stored setting.
+pub const LOG_LEVEL_VARIABLE: &str = "HANDOFF_LOG";
+/// The folder in the data folder that holds the log files.
+pub const LOG_FOLDER_NAME: &str = "logs";
+/// The file being written; older ones are `handoff.log.1` (newest) to `.3`.
+pub const LOG_FILE_NAME: &str = "handoff.log";
+/// The size at which the log file rolls over.
+pub const MAX_LOG_FILE_BYTES: u64 = 4 * 1024 * 1024;
+/// How many rolled-over files are kept besides the one being written.
+pub const KEPT_OLD_FILES: u32 = 3;
+
+crate::stored_text_enum! {
+    /// How much the log says: each level includes the ones above it.
+    pub enum LogLevel as "log level" {
+        Error => "error",
+        Warn => "warn",
+        Info => "info",
+        Debug => "debug",
+        Trace => "trace",
+    }
+}
+
+impl LogLevel {
+    /// The level when neither the environment nor the setting names one.
+    pub const DEFAULT: LogLevel = LogLevel::Info;
+
+    /// The filter for this level: Handoff's own crates at this level, the libraries it
+    /// uses at `warn` at most (their `info` lines say nothing an owner can act on).
+    pub fn filter_directives(self) -> String {
+        let level = self.as_str();
+        let libraries = match self {
+            LogLevel::Error => "error",
+            _ => "warn",
+        };
+        format!("{libraries},handoff={level},handoff_cli={level},handoff_desktop={level}")
+    }
+}
+
+/// What can go wrong setting up the log.
+#[derive(Debug, thiserror::Error)]
+pub enum LogFileError {
+    #[error("cannot open the log file in {folder}: {source}")]
+    Open {
+        folder: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{LOG_LEVEL_VARIABLE} is not a log filter: {0}")]
+    BadFilter(String),
+    #[error("a log is already installed in this process")]
+    AlreadyInstalled,
+    #[error("cannot read the log file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// The folder that holds the log files of the data folder `data_dir`.
+pub fn log_folder(data_dir: &Path) -> PathBuf {
+    data_dir.join(LOG_FOLDER_NAME)
+}
+
+/// The log file being written in the data folder `data_dir`.
+pub fn log_file(data_dir: &Path) -> PathBuf {
+    log_folder(data_dir).join(LOG_FILE_NAME)
+}
+
+/// The level the environment asks for, if it names a plain level (a richer filter in
+/// the variable still applies, it just has no [`LogLevel`]).
+pub fn level_from_environment() -> Option<String> {
+    std::env::var(LOG_LEVEL_VARIABLE)
+        .ok()
+        .map(|value| value.trim().to_owned())
+        .filter(|value| !value.is_empty())
+}
+
+/// Changes the level of an installed log while the process runs.
+#[derive(Clone)]
+pub struct LogHandle {
+    filter: reload::Handle<EnvFilter, Registry>,
+    folder: PathBuf,
+}
+
+impl std::fmt::Debug for LogHandle {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "LogHandle({})", self.folder.display())
+    }
+}
+
+impl LogHandle {
+    /// Applies the stored setting `level`; the environment variable, when set, still
+    /// wins, and `None` means the default.
+    pub fn apply_setting(&self, level: Option<LogLevel>) {
+        if level_from_environment().is_some() {
+            return;
+        }
+        let directives = level.unwrap_or(LogLevel::DEFAULT).filter_directives();
+        match EnvFilter::try_new(&directives) {
+            Ok(filter) => {
+                if let Err(error) = self.filter.reload(filter) {
+                    tracing::warn!(%error, "the log level could not be changed");
+                }
+            }
+            Err(error) => tracing::warn!(%error, directives, "not a log filter"),
+        }
+    }
+
+    /// The folder the log files are in.
+    pub fn folder(&self) -> &Path {
+        &self.folder
+    }
+}
+
+/// Installs the process's log: lines go to the log file of `data_dir` (tagged with
+/// `process`, for example `app` or `cli`, and the process id) and, when `echo_to_stderr`,
+/// to standard error as well. Call once, early; `level` is the stored setting.
+pub fn install(
+    data_dir: &Path,
+    process: &'static str,
+    level: Option<LogLevel>,
+    echo_to_stderr: bool,
+) -> Result<LogHandle, LogFileError> {
+    let folder = log_folder(data_dir);
+    let file = RollingLogFile::open(&folder, process, MAX_LOG_FILE_BYTES, KEPT_OLD_FILES).map_err(
+        |source| LogFileError::Open {
+            folder: folder.clone(),
+            source,
+        },
+    )?;
+    let filter = match level_from_environment() {
+        Some(directives) => EnvFilter::try_new(&directives)
+            .map_err(|error| LogFileError::BadFilter(error.to_string()))?,
+        None => EnvFilter::new(level.unwrap_or(LogLevel::DEFAULT).filter_directives()),
+    };
+    let (filter, handle) = reload::Layer::new(filter);
+    let to_file = fmt::layer().with_ansi(false).with_writer(file);
+    let to_stderr = echo_to_stderr.then(|| {
+        fmt::layer()
+            .with_writer(|| RedactingWriter(io::stderr()))
+            .with_ansi(false)
+    });
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(to_file)
+        .with(to_stderr)
+        .try_init()
+        .map_err(|_| LogFileError::AlreadyInstalled)?;
+    Ok(LogHandle {
+        filter: handle,
+        folder,
+    })
+}
+
+/// Standard error with token-shaped text scrubbed.
+struct RedactingWriter<W>(W);
+
+impl<W: io::Write> io::Write for RedactingWriter<W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let text = String::from_utf8_lossy(bytes);
+        self.0.write_all(redact_token_shapes(&text).as_bytes())?;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// A log file that rolls over at a size cap: `handoff.log` becomes `handoff.log.1`, the
+/// `.1` becomes `.2` and so on, and the oldest beyond the kept count is deleted. Several
+/// processes may append to it at once; each line is one write, so lines do not mix.
+pub struct RollingLogFile {
+    path: PathBuf,
+    tag: String,
+    max_bytes: u64,
+    kept_old_files: u32,
+    open: Mutex<File>,
+}
+
+impl std::fmt::Debug for RollingLogFile {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "RollingLogFile({})", self.path.display())
+    }
+}
+
+impl RollingLogFile {
+    /// Opens (or makes) `handoff.log` in `folder` for appending, the folder private to
+    /// this account.
+    pub fn open(
+        folder: &Path,
+        process: &str,
+        max_bytes: u64,
+        kept_old_files: u32,
+    ) -> io::Result<RollingLogFile> {
+        create_private_folder(folder)?;
+        let path = folder.join(LOG_FILE_NAME);
+        let file = open_for_append(&path)?;
+        Ok(RollingLogFile {
+            path,
+            tag: format!("{process}[{}] ", std::process::id()),
+            max_bytes,
+            kept_old_files,
+            open: Mutex::new(file),
+        })
+    }
+
+    /// Appends one line (or a few), scrubbed, rolling the file over first when it is
+    /// full.
+    pub fn append(&self, text: &str) -> io::Result<()> {
+        let mut line = String::with_capacity(self.tag.len() + text.len() + 1);
+        line.push_str(&self.tag);
+        line.push_str(&redact_token_shapes(text));
+        if !line.ends_with('\n') {
+            line.push('\n');
+        }
+        let mut file = self
+            .open
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // The length on disk, not a count of our own writes: another process writes
+        // to the same file, and may have rolled it over already.
+        let on_disk = std::fs::metadata(&self.path).map(|meta| meta.len()).ok();
+        match on_disk {
+            Some(length) if length + line.len() as u64 > self.max_bytes => {
+                self.roll_over()?;
+                *file = open_for_append(&self.path)?;
+            }
+            Some(_) => {}
+            // Rolled over by another process and not made again yet, or deleted.
+            None => *file = open_for_append(&self.path)?,
+        }
+        file.write_all(line.as_bytes())
+    }
+
+    fn roll_over(&self) -> io::Result<()> {
+        let numbered = |number: u32| {
+            let mut name = self.path.clone().into_os_string();
+            name.push(format!(".{number}"));
+            PathBuf::from(name)
+        };
+        let oldest = numbered(self.kept_old_files);
+        if oldest.exists() {
+            std::fs::remove_file(&oldest)?;
+        }
+        for number in (1..self.kept_old_files).rev() {
+            let from = numbered(number);
+            if from.exists() {
+                std::fs::rename(&from, numbered(number + 1))?;
+            }
+        }
+        if self.kept_old_files == 0 {
+            std::fs::remove_file(&self.path)
+        } else {
+            std::fs::rename(&self.path, numbered(1))
+        }
+    }
+}
+
+fn open_for_append(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new().create(true).append(true).open(path)?;
+    crate::data_dir::make_private(path, 0o600)?;
+    Ok(file)
+}
+
+/// The writer `tracing` asks for each line: the shared rolling file.
+#[derive(Debug)]
+pub struct LogLineWriter<'a>(&'a RollingLogFile);
+
+impl io::Write for LogLineWriter<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.0.append(&String::from_utf8_lossy(bytes))?;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> fmt::MakeWriter<'a> for RollingLogFile {
+    type Writer = LogLineWriter<'a>;
+
+    fn make_writer(&'a self) -> LogLineWriter<'a> {
+        LogLineWriter(self)
+    }
+}
+
+/// The last `count` lines of the log of `data_dir`, oldest first, reaching into the
+/// newest rolled-over file when the current one holds fewer. No log yet reads as none.
+pub fn last_lines(data_dir: &Path, count: usize) -> Result<Vec<String>, LogFileError> {
+    let current = log_file(data_dir);
+    let mut previous = current.clone().into_os_string();
+    previous.push(".1");
+    let mut lines = Vec::new();
+    for path in [PathBuf::from(previous), current] {
+        match File::open(&path) {
+            Ok(file) => {
+                for line in io::BufReader::new(file).lines() {
+                    match line {
+                        Ok(line) => lines.push(line),
+                        // A line cut by a write in progress, or not text: skip it.
+                        Err(error) if error.kind() == io::ErrorKind::InvalidData => {}
+                        Err(source) => return Err(LogFileError::Read { path, source }),
+                    }
+                }
+            }
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            Err(source) => return Err(LogFileError::Read { path, source }),
+        }
+    }
+    let skip = lines.len().saturating_sub(count);
+    Ok(lines.split_off(skip))
+}
+
+/// Reads what is appended to the log of `data_dir` after the moment it is made, across
+/// roll-overs: for `handoff log --follow`.
+#[derive(Debug)]
+pub struct LogFollower {
+    path: PathBuf,
+    position: u64,
+    identity: Option<FileIdentity>,
+    partial: Vec<u8>,
+}
+
+/// Tells a file from the one that replaced it at the same path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileIdentity {
+    #[cfg(unix)]
+    inode: u64,
+    #[cfg(not(unix))]
+    created: Option<std::time::SystemTime>,
+}
+
+fn identity_of(path: &Path) -> Option<(FileIdentity, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    let identity = FileIdentity {
+        inode: std::os::unix::fs::MetadataExt::ino(&meta),
+    };
+    #[cfg(not(unix))]
+    let identity = FileIdentity {
+        created: meta.created().ok(),
+    };
+    Some((identity, meta.len()))
+}
+
+impl LogFollower {
+    /// Starts at the current end of the log.
+    pub fn from_end(data_dir: &Path) -> LogFollower {
+        let path = log_file(data_dir);
+        let (identity, position) = match identity_of(&path) {
+            Some((identity, length)) => (Some(identity), length),
+            None => (None, 0),
+        };
+        LogFollower {
+            path,
+            position,
+            identity,
+            partial: Vec::new(),
+        }
+    }
+
+    /// The whole lines appended since the last call (none when nothing was).
+    pub fn new_lines(&mut self) -> Result<Vec<String>, LogFileError> {
+        let Some((identity, length)) = identity_of(&self.path) else {
+            return Ok(Vec::new());
+        };
+        if self.identity != Some(identity) || length < self.position {
+            // Rolled over: the new file is read from its start.
+            self.identity = Some(identity);
+            self.position = 0;
+            self.partial.clear();
+        }
+        if length == self.position {
+            return Ok(Vec::new());
+        }
+        let read = |source| LogFileError::Read {
+            path: self.path.clone(),
+            source,
+        };
+        let mut file = File::open(&self.path).map_err(read)?;
+        file.seek(SeekFrom::Start(self.position)).map_err(read)?;
+        let mut bytes = Vec::new();
+        file.take(length - self.position)
+            .read_to_end(&mut bytes)
+            .map_err(read)?;
+        self.position += bytes.len() as u64;
+        self.partial.extend_from_slice(&bytes);
+        let mut lines = Vec::new();
+        while let Some(end) = self.partial.iter().position(|byte| *byte == b'\n') {
+            let line: Vec<u8> = self.partial.drain(..=end).collect();
+            lines.push(String::from_utf8_lossy(&line[..line.len() - 1]).into_owned());
+        }
+        Ok(lines)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_file_rolls_over_and_only_the_kept_files_remain() {
+        let folder = tempfile::tempdir().unwrap();
+        let log = RollingLogFile::open(folder.path(), "test", 200, 2).unwrap();
+        for number in 0..40 {
+            log.append(&format!("line {number:02} with some words to fill it up"))
+                .unwrap();
+        }
+        let mut names: Vec<String> = std::fs::read_dir(folder.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["handoff.log", "handoff.log.1", "handoff.log.2"]);
+        for name in &names {
+            let size = std::fs::metadata(folder.path().join(name)).unwrap().len();
+            assert!(size <= 200, "{name} is {size} bytes, over the cap");
+        }
+        let newest = std::fs::read_to_string(folder.path().join("handoff.log")).unwrap();
+        assert!(newest.contains("line 39"), "{newest}");
+    }
+
+    #[test]
+    fn a_token_in_a_line_never_reaches_the_file() {
+        let folder = tempfile::tempdir().unwrap();
+        let log = RollingLogFile::open(folder.path(), "test", 10_000, 1).unwrap();
+        log.append("request failed with ghp_abcdefghijklmnopqrstuvwxyz0123456789 in it")
+            .unwrap();
+        let text = std::fs::read_to_string(folder.path().join("handoff.log")).unwrap();
+        assert!(
+            !text.contains("abcdefghijklmnopqrstuvwxyz0123456789"),
+            "{text}"
+        );
+        assert!(text.contains("[redacted]"), "{text}");
+    }
+
+    #[test]
+    fn the_last_lines_reach_into_the_rolled_over_file() {
+        let data = tempfile::tempdir().unwrap();
+        let log = RollingLogFile::open(&log_folder(data.path()), "test", 120, 2).unwrap();
+        for number in 0..10 {
+            log.append(&format!("entry {number}: ........................"))
+                .unwrap();
+        }
+        let lines = last_lines(data.path(), 4).unwrap();
+        assert_eq!(lines.len(), 4);
+        assert!(
+            lines[3].ends_with("entry 9: ........................"),
+            "{lines:?}"
+        );
+        assert!(lines[0].contains("entry 6"), "{lines:?}");
+    }
+
+    #[test]
+    fn a_follower_sees_new_lines_across_a_roll_over() {
+        let data = tempfile::tempdir().unwrap();
+        let log = RollingLogFile::open(&log_folder(data.path()), "test", 150, 2).unwrap();
+        log.append("before the follower").unwrap();
+        let mut follower = LogFollower::from_end(data.path());
+        assert!(follower.new_lines().unwrap().is_empty());
+        let mut seen = Vec::new();
+        for number in 0..12 {
+            log.append(&format!("after {number:02} ......................"))
+                .unwrap();
+            seen.extend(follower.new_lines().unwrap());
+        }
+        let numbers: Vec<&str> = seen
+            .iter()
+            .map(|line| line.split_whitespace().nth(2).unwrap())
+            .collect();
+        let expected: Vec<String> = (0..12).map(|number| format!("{number:02}")).collect();
+        assert_eq!(numbers, expected);
+    }
+
+    #[test]
+    fn each_level_keeps_libraries_at_warn_at_most() {
+        assert_eq!(
+            LogLevel::Debug.filter_directives(),
+            "warn,handoff=debug,handoff_cli=debug,handoff_desktop=debug"
+        );
+        assert!(LogLevel::Error.filter_directives().starts_with("error,"));
+        assert_eq!(LogLevel::parse("verbose"), None);
+    }
+}

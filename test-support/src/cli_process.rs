@@ -1,0 +1,119 @@
+//! The `handoff` binary run as a person runs it: a process of its own on a data folder,
+//! the test keyring's session bus, text on stdin; and reading what it printed.
+
+use std::path::Path;
+use std::process::{Output, Stdio};
+
+use tokio::io::AsyncWriteExt as _;
+
+use crate::fake_github::FakeGithub;
+use crate::pipeline_world::REPO;
+use crate::secret_service::SecretService;
+
+pub struct Cli<'a> {
+    pub data_dir: &'a Path,
+    pub keyring: &'a SecretService,
+}
+
+impl Cli<'_> {
+    /// The command, ready to spawn (all three streams piped; killed when dropped).
+    pub fn command(&self, arguments: &[&str]) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(crate::cargo_binary("handoff"));
+        command
+            .args(arguments)
+            .env("HANDOFF_DATA_DIR", self.data_dir)
+            .env("DBUS_SESSION_BUS_ADDRESS", self.keyring.bus_address())
+            .env_remove("HANDOFF_GITHUB_CLIENT_ID")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        command
+    }
+
+    /// Runs to the end with `stdin` as its input and `environment` added.
+    pub async fn run_with(
+        &self,
+        arguments: &[&str],
+        stdin: Option<&str>,
+        environment: &[(&str, &str)],
+    ) -> Output {
+        let mut command = self.command(arguments);
+        command.envs(environment.iter().copied());
+        let mut child = command.spawn().expect("handoff runs");
+        let mut input = child.stdin.take().expect("stdin is piped");
+        if let Some(text) = stdin {
+            input.write_all(text.as_bytes()).await.unwrap();
+        }
+        drop(input);
+        child.wait_with_output().await.unwrap()
+    }
+
+    pub async fn run_with_input(&self, arguments: &[&str], input: &str) -> Output {
+        self.run_with(arguments, Some(input), &[]).await
+    }
+
+    pub async fn run(&self, arguments: &[&str]) -> Output {
+        self.run_with(arguments, None, &[]).await
+    }
+
+    /// Signs in to `fake` with a pasted token and connects [`REPO`] to run the scripted
+    /// agent (already on the fake as `.handoff/agent.sh`) on `backend`, with
+    /// `more_repo_options` added to `repo add`.
+    pub async fn connect_scripted_repo(
+        &self,
+        fake: &FakeGithub,
+        backend: &str,
+        more_repo_options: &[&str],
+    ) {
+        ok_text(
+            &self
+                .run_with_input(
+                    &[
+                        "auth",
+                        "login",
+                        "--with-token",
+                        "--api-base",
+                        &fake.api_base(),
+                    ],
+                    fake.owner_token(),
+                )
+                .await,
+        );
+        let mut repo_add = vec![
+            "repo",
+            "add",
+            REPO,
+            "--backend",
+            backend,
+            "--agent",
+            "custom",
+            "--agent-command",
+            "sh .handoff/agent.sh",
+            "--no-quota",
+        ];
+        repo_add.extend_from_slice(more_repo_options);
+        ok_text(&self.run(&repo_add).await);
+    }
+}
+
+/// Everything it printed: stdout, then stderr.
+pub fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Its stdout, after checking it succeeded.
+pub fn ok_stdout(output: &Output) -> String {
+    assert!(output.status.success(), "failed: {}", text(output));
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Everything it printed, after checking it succeeded.
+pub fn ok_text(output: &Output) -> String {
+    assert!(output.status.success(), "failed: {}", text(output));
+    text(output)
+}

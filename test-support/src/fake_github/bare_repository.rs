@@ -1,0 +1,71 @@
+//! The fake's side of git: the commit a branch of a bare repository points at, the
+//! `refs/pull/N/head` refs GitHub keeps, and the token a request carries (REST and git
+//! over HTTP read it the same way).
+
+use axum::http::HeaderMap;
+use base64::Engine as _;
+
+use super::state::FakeState;
+
+/// The token of a request: `Bearer`/`token` headers for the API, Basic auth's password
+/// for git over HTTP.
+pub fn token_of(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get("authorization")?.to_str().ok()?;
+    let (scheme, rest) = value.split_once(' ')?;
+    match scheme.to_ascii_lowercase().as_str() {
+        "bearer" | "token" => Some(rest.trim().to_owned()),
+        "basic" => {
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(rest.trim())
+                .ok()?;
+            let text = String::from_utf8(decoded).ok()?;
+            text.split_once(':')
+                .map(|(_, password)| password.to_owned())
+        }
+        _ => None,
+    }
+}
+
+/// The commit `branch` of the repository points at, if the branch exists.
+pub fn git_sha(state: &FakeState, owner: &str, name: &str, branch: &str) -> Option<String> {
+    let repo = state.repo(owner, name)?;
+    let output = super::git_command()
+        .arg("-C")
+        .arg(&repo.bare_path)
+        .args(["rev-parse", "--verify", "--quiet"])
+        .arg(format!("refs/heads/{branch}^{{commit}}"))
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+/// Points `refs/pull/N/head` of each PR whose branch lives in the repository itself at
+/// that branch's tip, as GitHub does on every push (a deleted branch leaves the ref
+/// where it was).
+pub fn refresh_pull_heads(state: &FakeState, owner: &str, name: &str) {
+    let Some(repo) = state.repo(owner, name) else {
+        return;
+    };
+    for pull in repo.pulls.values().filter(|pull| pull.head_fork.is_none()) {
+        if let Some(sha) = git_sha(state, owner, name, &pull.head) {
+            let updated = super::git_command()
+                .arg("-C")
+                .arg(&repo.bare_path)
+                .args([
+                    "update-ref",
+                    &format!("refs/pull/{}/head", pull.number),
+                    &sha,
+                ])
+                .status()
+                .is_ok_and(|status| status.success());
+            assert!(
+                updated,
+                "refs/pull/{}/head could not be updated",
+                pull.number
+            );
+        }
+    }
+}

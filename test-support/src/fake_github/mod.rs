@@ -1,0 +1,1024 @@
+//! A fake GitHub for the tests: an HTTP server in the test process that keeps state and
+//! speaks the REST paths Handoff uses (shaped per GitHub's published description), with
+//! ETags and 304s, rate limits, pagination, injectable faults, GitHub's device-flow
+//! sign-in, and real bare git repositories served over HTTP by `git http-backend`.
+//!
+//! Tests drive it through [`FakeGithub`]: make repositories, issues, comments; edit or
+//! delete a comment behind Handoff's back; merge or close a PR; inject faults; read the
+//! request log.
+
+mod bare_repository;
+mod faults;
+mod git_http;
+mod rest;
+mod shapes;
+mod state;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+pub use faults::{Fault, FaultRule};
+pub use shapes::Urls;
+use state::{now, repo_key, FakeComment, FakeIssue, FakeRepo, FakeState, FakeUser};
+
+/// One request the fake answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestRecord {
+    pub method: String,
+    pub path: String,
+    pub status: u16,
+    /// Counted against the rate limit (a 304 is not).
+    pub costs_rate_limit: bool,
+}
+
+pub struct Shared {
+    pub state: Mutex<FakeState>,
+    pub faults: Mutex<Vec<FaultRule>>,
+    pub requests: Mutex<Vec<RequestRecord>>,
+    pub oauth_client_ids: Mutex<Vec<String>>,
+    pub urls: Urls,
+    pub git_root: PathBuf,
+}
+
+/// The login and token of the repositories' owner, made at start.
+pub const OWNER: &str = "octocat";
+
+/// A running fake GitHub. Dropping it stops the server and removes its repositories.
+pub struct FakeGithub {
+    shared: Arc<Shared>,
+    address: SocketAddr,
+    owner_token: String,
+    server: tokio::task::JoinHandle<()>,
+    _root: tempfile::TempDir,
+}
+
+impl Drop for FakeGithub {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+/// A git command as GitHub's own servers would run it: nothing of the test process's
+/// git setup (`GIT_*` variables, a global config) applies.
+pub(crate) fn git_command() -> Command {
+    let mut command = Command::new("git");
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("GIT_") {
+            command.env_remove(name);
+        }
+    }
+    command
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1");
+    command
+}
+
+fn git(directory: &Path, arguments: &[&str]) -> String {
+    let output = git_command()
+        .arg("-C")
+        .arg(directory)
+        .args(arguments)
+        .env("GIT_AUTHOR_NAME", "Fake GitHub")
+        .env("GIT_AUTHOR_EMAIL", "fake@github.invalid")
+        .env("GIT_COMMITTER_NAME", "Fake GitHub")
+        .env("GIT_COMMITTER_EMAIL", "fake@github.invalid")
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {arguments:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+impl FakeGithub {
+    /// Starts the fake on a free local port, with the owner `octocat` signed up.
+    pub async fn start() -> FakeGithub {
+        let root = tempfile::tempdir().expect("a folder for the fake's repositories");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let address = listener.local_addr().expect("an address");
+        let base = format!("http://{address}");
+        let shared = Arc::new(Shared {
+            state: Mutex::new(FakeState::default()),
+            faults: Mutex::new(Vec::new()),
+            requests: Mutex::new(Vec::new()),
+            oauth_client_ids: Mutex::new(Vec::new()),
+            urls: Urls {
+                api: base.clone(),
+                web: base,
+            },
+            git_root: root.path().to_owned(),
+        });
+        let app = axum::Router::new().fallback({
+            let shared = shared.clone();
+            move |request| rest::handle(shared.clone(), request)
+        });
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        let mut fake = FakeGithub {
+            shared,
+            address,
+            owner_token: String::new(),
+            server,
+            _root: root,
+        };
+        fake.owner_token = fake.add_user(OWNER);
+        fake
+    }
+
+    pub fn api_base(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    pub fn web_base(&self) -> String {
+        self.api_base()
+    }
+
+    /// The owner's token.
+    pub fn owner_token(&self) -> &str {
+        &self.owner_token
+    }
+
+    /// Signs up a user and returns their token.
+    pub fn add_user(&self, login: &str) -> String {
+        self.add_account(login, false)
+    }
+
+    /// Signs up a bot account and returns its token.
+    pub fn add_bot(&self, login: &str) -> String {
+        self.add_account(login, true)
+    }
+
+    fn add_account(&self, login: &str, is_bot: bool) -> String {
+        let mut state = self.shared.state.lock().expect("state");
+        let id = state.new_id();
+        let token = format!("ghp_fake{id}{}", login.len() * 7919);
+        state.users.push(FakeUser {
+            id,
+            login: login.to_owned(),
+            token: token.clone(),
+            is_bot,
+        });
+        token
+    }
+
+    fn user_id(&self, login: &str) -> u64 {
+        self.shared
+            .state
+            .lock()
+            .expect("state")
+            .user_by_login(login)
+            .unwrap_or_else(|| panic!("no fake user {login}"))
+            .id
+    }
+
+    /// Makes a repository of the owner with one commit (a README) on `default_branch`.
+    pub fn create_repo(&self, full_name: &str, default_branch: &str) {
+        self.create_repo_with_files(full_name, default_branch, &[]);
+    }
+
+    /// Makes a repository with no commits at all and returns its bare repository, for a
+    /// caller that fills it itself (for example with `git fast-import`).
+    pub fn create_empty_repo(&self, full_name: &str, default_branch: &str) -> PathBuf {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let bare = self.shared.git_root.join(owner).join(format!("{name}.git"));
+        std::fs::create_dir_all(&bare).expect("a folder for the bare repository");
+        git(
+            &bare,
+            &[
+                "init",
+                "--quiet",
+                "--bare",
+                &format!("--initial-branch={default_branch}"),
+            ],
+        );
+        git(&bare, &["config", "http.receivepack", "true"]);
+        let mut state = self.shared.state.lock().expect("state");
+        let id = state.new_id();
+        state.repos.insert(
+            repo_key(owner, name),
+            FakeRepo {
+                id,
+                owner: owner.to_owned(),
+                name: name.to_owned(),
+                default_branch: default_branch.to_owned(),
+                bare_path: bare.clone(),
+                created_at: now(),
+                next_number: 1,
+                issues: Default::default(),
+                pulls: Default::default(),
+                labels: Default::default(),
+                collaborators: Vec::new(),
+                has_issues: true,
+            },
+        );
+        bare
+    }
+
+    /// Makes a repository whose first commit holds a README and `files` (path, text).
+    pub fn create_repo_with_files(
+        &self,
+        full_name: &str,
+        default_branch: &str,
+        files: &[(&str, &str)],
+    ) {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let bare = self.shared.git_root.join(owner).join(format!("{name}.git"));
+        std::fs::create_dir_all(&bare).expect("a folder for the bare repository");
+        git(
+            &bare,
+            &[
+                "init",
+                "--quiet",
+                "--bare",
+                &format!("--initial-branch={default_branch}"),
+            ],
+        );
+        git(&bare, &["config", "http.receivepack", "true"]);
+        let work = tempfile::tempdir().expect("a work tree");
+        git(
+            work.path(),
+            &[
+                "init",
+                "--quiet",
+                &format!("--initial-branch={default_branch}"),
+            ],
+        );
+        std::fs::write(work.path().join("README.md"), format!("# {name}\n")).expect("README");
+        for (path, text) in files {
+            let file = work.path().join(path);
+            std::fs::create_dir_all(file.parent().expect("a parent")).expect("folders");
+            std::fs::write(file, text).expect("a file");
+        }
+        git(work.path(), &["add", "-A"]);
+        git(work.path(), &["commit", "--quiet", "-m", "Initial commit"]);
+        git(
+            work.path(),
+            &[
+                "push",
+                "--quiet",
+                bare.to_str().expect("UTF-8 path"),
+                default_branch,
+            ],
+        );
+        let mut state = self.shared.state.lock().expect("state");
+        let id = state.new_id();
+        state.repos.insert(
+            repo_key(owner, name),
+            FakeRepo {
+                id,
+                owner: owner.to_owned(),
+                name: name.to_owned(),
+                default_branch: default_branch.to_owned(),
+                bare_path: bare,
+                created_at: now(),
+                next_number: 1,
+                issues: Default::default(),
+                pulls: Default::default(),
+                labels: Default::default(),
+                collaborators: Vec::new(),
+                has_issues: true,
+            },
+        );
+    }
+
+    /// Gives `login` write access to `full_name`.
+    pub fn add_collaborator(&self, full_name: &str, login: &str) {
+        let user = self.user_id(login);
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut state = self.shared.state.lock().expect("state");
+        state
+            .repo_mut(owner, name)
+            .expect("a fake repository")
+            .collaborators
+            .push(user);
+    }
+
+    /// Turns `full_name`'s issues on or off.
+    pub fn set_has_issues(&self, full_name: &str, has_issues: bool) {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut state = self.shared.state.lock().expect("state");
+        state
+            .repo_mut(owner, name)
+            .expect("a fake repository")
+            .has_issues = has_issues;
+    }
+
+    /// The bare repository behind `owner/name`.
+    pub fn bare_path(&self, full_name: &str) -> PathBuf {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        self.shared
+            .state
+            .lock()
+            .expect("state")
+            .repo(owner, name)
+            .expect("a fake repository")
+            .bare_path
+            .clone()
+    }
+
+    /// The HTTP clone address of a repository (credentials not included).
+    pub fn git_url(&self, full_name: &str) -> String {
+        format!("{}/{full_name}.git", self.api_base())
+    }
+
+    /// Opens an issue by `author` with `labels`; returns its number.
+    pub fn create_issue(
+        &self,
+        full_name: &str,
+        author: &str,
+        title: &str,
+        body: &str,
+        labels: &[&str],
+    ) -> u64 {
+        let user_id = self.user_id(author);
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut state = self.shared.state.lock().expect("state");
+        let id = state.new_id();
+        let mut label_ids = Vec::new();
+        for _ in labels {
+            label_ids.push(state.new_id());
+        }
+        let repo = state.repo_mut(owner, name).expect("a fake repository");
+        for (label, label_id) in labels.iter().zip(label_ids) {
+            repo.labels.entry((*label).to_owned()).or_insert(label_id);
+        }
+        let number = repo.next_number;
+        repo.next_number += 1;
+        let at = now();
+        repo.issues.insert(
+            number,
+            FakeIssue {
+                id,
+                number,
+                title: title.to_owned(),
+                body: Some(body.to_owned()),
+                user_id,
+                labels: labels.iter().map(|l| (*l).to_owned()).collect(),
+                state: "open".to_owned(),
+                created_at: at,
+                updated_at: at,
+                closed_at: None,
+                is_pull: false,
+            },
+        );
+        number
+    }
+
+    /// Comments on issue or PR `number` as `author`; returns the comment's id.
+    pub fn add_comment(&self, full_name: &str, number: u64, author: &str, body: &str) -> u64 {
+        let user_id = self.user_id(author);
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut state = self.shared.state.lock().expect("state");
+        assert!(
+            state
+                .repo(owner, name)
+                .is_some_and(|repo| repo.issues.contains_key(&number)),
+            "no issue or PR #{number} in {full_name}"
+        );
+        let id = state.new_id();
+        let at = now();
+        state.comments.insert(
+            id,
+            FakeComment {
+                id,
+                repo_key: repo_key(owner, name),
+                issue_number: number,
+                user_id,
+                body: body.to_owned(),
+                created_at: at,
+                updated_at: at,
+                last_edit: None,
+            },
+        );
+        id
+    }
+
+    /// Edits a comment on GitHub as its author would (behind Handoff's back).
+    pub fn edit_comment(&self, id: u64, body: &str) {
+        let author = {
+            let state = self.shared.state.lock().expect("state");
+            let comment = state.comments.get(&id).expect("a fake comment");
+            state.user(comment.user_id).login.clone()
+        };
+        self.edit_comment_as(id, &author, body);
+    }
+
+    /// Edits a comment on GitHub as `login` (someone with write access to the
+    /// repository may edit anyone's comment).
+    pub fn edit_comment_as(&self, id: u64, login: &str, body: &str) {
+        let editor = self.user_id(login);
+        let mut state = self.shared.state.lock().expect("state");
+        let comment = state.comments.get_mut(&id).expect("a fake comment");
+        comment.body = body.to_owned();
+        comment.updated_at = now();
+        comment.last_edit = Some((editor, comment.updated_at));
+    }
+
+    /// Deletes a comment as someone on GitHub would.
+    pub fn delete_comment(&self, id: u64) {
+        self.shared
+            .state
+            .lock()
+            .expect("state")
+            .comments
+            .remove(&id);
+    }
+
+    pub fn comment_body(&self, id: u64) -> Option<String> {
+        self.shared
+            .state
+            .lock()
+            .expect("state")
+            .comments
+            .get(&id)
+            .map(|comment| comment.body.clone())
+    }
+
+    /// The comments of issue or PR `number`: (id, author, body), oldest first.
+    pub fn comments(&self, full_name: &str, number: u64) -> Vec<(u64, String, String)> {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let state = self.shared.state.lock().expect("state");
+        state
+            .comments_of(&repo_key(owner, name), number)
+            .into_iter()
+            .map(|comment| {
+                (
+                    comment.id,
+                    state.user(comment.user_id).login.clone(),
+                    comment.body.clone(),
+                )
+            })
+            .collect()
+    }
+
+    /// Opens a PR from `head` (which must exist) into the default branch, as `author`.
+    pub fn create_pull(&self, full_name: &str, author: &str, head: &str, title: &str) -> u64 {
+        let base = {
+            let (owner, name) = full_name.split_once('/').expect("owner/name");
+            let state = self.shared.state.lock().expect("state");
+            state
+                .repo(owner, name)
+                .expect("a fake repository")
+                .default_branch
+                .clone()
+        };
+        self.create_pull_into(full_name, author, head, &base, title)
+    }
+
+    /// Opens a PR from `head` into `base` (both branches of the repository), as `author`.
+    pub fn create_pull_into(
+        &self,
+        full_name: &str,
+        author: &str,
+        head: &str,
+        base: &str,
+        title: &str,
+    ) -> u64 {
+        let user_id = self.user_id(author);
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut state = self.shared.state.lock().expect("state");
+        let number = state.open_pull(
+            &repo_key(owner, name),
+            state::NewPull {
+                title: title.to_owned(),
+                body: None,
+                author: user_id,
+                head: head.to_owned(),
+                head_fork: None,
+                base: base.to_owned(),
+            },
+        );
+        bare_repository::refresh_pull_heads(&state, owner, name);
+        number
+    }
+
+    /// Opens a PR into `base` of `full_name` from `fork_owner`'s fork, whose branch
+    /// `head` holds one commit of `files` on top of `full_name`'s `base`. As on GitHub,
+    /// the base repository keeps the PR's head as `refs/pull/N/head`; the branch itself
+    /// lives only in the fork (so a branch of the same name in the base repository is
+    /// another thing entirely).
+    pub fn create_fork_pull(
+        &self,
+        full_name: &str,
+        fork_owner: &str,
+        head: &str,
+        base: &str,
+        title: &str,
+        files: &[(&str, &str)],
+    ) -> u64 {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let base_bare = self.bare_path(full_name);
+        let fork_bare = self
+            .shared
+            .git_root
+            .join(fork_owner)
+            .join(format!("{name}.git"));
+        if !fork_bare.exists() {
+            std::fs::create_dir_all(fork_bare.parent().expect("a parent")).expect("folders");
+            git(
+                &self.shared.git_root,
+                &[
+                    "clone",
+                    "--quiet",
+                    "--bare",
+                    base_bare.to_str().expect("UTF-8 path"),
+                    fork_bare.to_str().expect("UTF-8 path"),
+                ],
+            );
+        }
+        let work = tempfile::tempdir().expect("a work tree");
+        git(
+            work.path(),
+            &[
+                "clone",
+                "--quiet",
+                "--branch",
+                base,
+                fork_bare.to_str().expect("UTF-8 path"),
+                ".",
+            ],
+        );
+        for (path, text) in files {
+            let file = work.path().join(path);
+            std::fs::create_dir_all(file.parent().expect("a parent")).expect("folders");
+            std::fs::write(file, text).expect("a file");
+        }
+        git(work.path(), &["add", "-A"]);
+        git(work.path(), &["commit", "--quiet", "-m", title]);
+        git(
+            work.path(),
+            &[
+                "push",
+                "--quiet",
+                "--force",
+                "origin",
+                &format!("HEAD:refs/heads/{head}"),
+            ],
+        );
+        let sha = git(work.path(), &["rev-parse", "HEAD"]);
+
+        let author = self.user_id(fork_owner);
+        let mut state = self.shared.state.lock().expect("state");
+        let fork_key = repo_key(fork_owner, name);
+        if !state.repos.contains_key(&fork_key) {
+            let id = state.new_id();
+            state.repos.insert(
+                fork_key.clone(),
+                FakeRepo {
+                    id,
+                    owner: fork_owner.to_owned(),
+                    name: name.to_owned(),
+                    default_branch: base.to_owned(),
+                    bare_path: fork_bare,
+                    created_at: now(),
+                    next_number: 1,
+                    issues: Default::default(),
+                    pulls: Default::default(),
+                    labels: Default::default(),
+                    collaborators: Vec::new(),
+                    has_issues: true,
+                },
+            );
+        }
+        let number = state.open_pull(
+            &repo_key(owner, name),
+            state::NewPull {
+                title: title.to_owned(),
+                body: None,
+                author,
+                head: head.to_owned(),
+                head_fork: Some(fork_key),
+                base: base.to_owned(),
+            },
+        );
+        drop(state);
+        git(
+            work.path(),
+            &[
+                "push",
+                "--quiet",
+                base_bare.to_str().expect("UTF-8 path"),
+                &format!("{sha}:refs/pull/{number}/head"),
+            ],
+        );
+        number
+    }
+
+    /// Deletes `branch` as someone on GitHub would (the PR's `refs/pull/N/head` stays
+    /// at the branch's last commit).
+    pub fn delete_branch(&self, full_name: &str, branch: &str) {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        bare_repository::refresh_pull_heads(&self.shared.state.lock().expect("state"), owner, name);
+        git(
+            &self.bare_path(full_name),
+            &["update-ref", "-d", &format!("refs/heads/{branch}")],
+        );
+    }
+
+    /// Commits `files` on top of `branch` as someone pushing by hand; returns the commit.
+    pub fn push_commit(
+        &self,
+        full_name: &str,
+        branch: &str,
+        message: &str,
+        files: &[(&str, &str)],
+    ) -> String {
+        let bare = self.bare_path(full_name);
+        let work = tempfile::tempdir().expect("a work tree");
+        let bare_text = bare.to_str().expect("UTF-8 path").to_owned();
+        git(
+            work.path(),
+            &["clone", "--quiet", "--branch", branch, &bare_text, "."],
+        );
+        for (path, text) in files {
+            let file = work.path().join(path);
+            std::fs::create_dir_all(file.parent().expect("a parent")).expect("folders");
+            std::fs::write(file, text).expect("a file");
+        }
+        git(work.path(), &["add", "-A"]);
+        git(work.path(), &["commit", "--quiet", "-m", message]);
+        git(work.path(), &["push", "--quiet", "origin", branch]);
+        git(work.path(), &["rev-parse", "HEAD"])
+    }
+
+    /// The text of `path` on `branch`, if it is there.
+    pub fn file_on_branch(&self, full_name: &str, branch: &str, path: &str) -> Option<String> {
+        let output = git_command()
+            .arg("-C")
+            .arg(self.bare_path(full_name))
+            .args(["show", &format!("{branch}:{path}")])
+            .output()
+            .expect("git runs");
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
+    /// Commit subjects of `branch` that `base` does not have, oldest first.
+    pub fn commits_ahead(&self, full_name: &str, branch: &str, base: &str) -> Vec<String> {
+        let listed = git(
+            &self.bare_path(full_name),
+            &[
+                "log",
+                "--reverse",
+                "--format=%s",
+                &format!("{base}..{branch}"),
+            ],
+        );
+        listed.lines().map(str::to_owned).collect()
+    }
+
+    /// Makes a branch at the tip of another one, in the bare repository.
+    pub fn create_branch(&self, full_name: &str, branch: &str, from: &str) {
+        git(&self.bare_path(full_name), &["branch", branch, from]);
+    }
+
+    /// The commit `branch` points at, if it exists.
+    pub fn branch_sha(&self, full_name: &str, branch: &str) -> Option<String> {
+        let output = git_command()
+            .arg("-C")
+            .arg(self.bare_path(full_name))
+            .args([
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("refs/heads/{branch}"),
+            ])
+            .output()
+            .expect("git runs");
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    }
+
+    /// Merges PR `number` with a real merge commit on its base branch.
+    pub fn merge_pull(&self, full_name: &str, number: u64) {
+        let bare = self.bare_path(full_name);
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let (head, base) = {
+            let state = self.shared.state.lock().expect("state");
+            let pull = &state.repo(owner, name).expect("repo").pulls[&number];
+            (pull.head.clone(), pull.base.clone())
+        };
+        let tree = git(&bare, &["merge-tree", "--write-tree", &base, &head]);
+        let tree = tree.lines().next().expect("a tree").to_owned();
+        let commit = git(
+            &bare,
+            &[
+                "commit-tree",
+                &tree,
+                "-p",
+                &base,
+                "-p",
+                &head,
+                "-m",
+                &format!("Merge pull request #{number}"),
+            ],
+        );
+        git(
+            &bare,
+            &["update-ref", &format!("refs/heads/{base}"), &commit],
+        );
+        let mut state = self.shared.state.lock().expect("state");
+        let repo = state.repo_mut(owner, name).expect("repo");
+        let at = now();
+        let pull = repo.pulls.get_mut(&number).expect("a PR");
+        pull.merged_at = Some(at);
+        pull.merge_commit_sha = Some(commit);
+        let issue = repo.issues.get_mut(&number).expect("its issue");
+        issue.state = "closed".to_owned();
+        issue.closed_at = Some(at);
+        issue.updated_at = at;
+    }
+
+    /// Closes PR `number` without merging.
+    pub fn close_pull(&self, full_name: &str, number: u64) {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut state = self.shared.state.lock().expect("state");
+        let repo = state.repo_mut(owner, name).expect("repo");
+        let issue = repo.issues.get_mut(&number).expect("a PR");
+        issue.state = "closed".to_owned();
+        issue.closed_at = Some(now());
+        issue.updated_at = now();
+    }
+
+    /// The body of issue or PR `number`.
+    pub fn issue_body(&self, full_name: &str, number: u64) -> Option<String> {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let state = self.shared.state.lock().expect("state");
+        state
+            .repo(owner, name)
+            .expect("repo")
+            .issues
+            .get(&number)
+            .and_then(|issue| issue.body.clone())
+    }
+
+    /// The commit PR `number`'s head is at (`refs/pull/N/head`).
+    pub fn pull_head_sha(&self, full_name: &str, number: u64) -> String {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let bare = self.bare_path(full_name);
+        let head = git(&bare, &["rev-parse", &format!("refs/pull/{number}/head")]);
+        assert!(
+            !head.is_empty(),
+            "PR #{number} of {owner}/{name} has a head"
+        );
+        head
+    }
+
+    /// Submits a review of PR `number` as `author` (`state`: APPROVED, CHANGES_REQUESTED
+    /// or COMMENTED); returns its id.
+    pub fn add_review(
+        &self,
+        full_name: &str,
+        number: u64,
+        author: &str,
+        state: &str,
+        body: &str,
+    ) -> u64 {
+        let user_id = self.user_id(author);
+        let commit_id = self.pull_head_sha(full_name, number);
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut fake = self.shared.state.lock().expect("state");
+        assert!(
+            fake.repo(owner, name)
+                .is_some_and(|repo| repo.pulls.contains_key(&number)),
+            "no PR #{number} in {full_name}"
+        );
+        let id = fake.new_id();
+        fake.touch_issue(owner, name, number);
+        fake.reviews.insert(
+            id,
+            state::FakeReview {
+                id,
+                repo_key: repo_key(owner, name),
+                pull_number: number,
+                user_id,
+                body: body.to_owned(),
+                state: state.to_owned(),
+                commit_id,
+                submitted_at: now(),
+            },
+        );
+        id
+    }
+
+    /// Comments on line `line` of `path` in PR `number`'s diff as `author`; returns the
+    /// comment's id.
+    pub fn add_review_comment(
+        &self,
+        full_name: &str,
+        number: u64,
+        author: &str,
+        path: &str,
+        line: u64,
+        body: &str,
+    ) -> u64 {
+        let user_id = self.user_id(author);
+        let commit_id = self.pull_head_sha(full_name, number);
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut fake = self.shared.state.lock().expect("state");
+        let id = fake.new_id();
+        fake.touch_issue(owner, name, number);
+        fake.review_comments.insert(
+            id,
+            state::FakeReviewComment {
+                id,
+                repo_key: repo_key(owner, name),
+                pull_number: number,
+                user_id,
+                body: body.to_owned(),
+                path: path.to_owned(),
+                line,
+                commit_id,
+                created_at: now(),
+            },
+        );
+        id
+    }
+
+    /// Reports a check run named `name` on commit `sha`, as the app `app` (CI) would:
+    /// `conclusion` `None` leaves it in progress. Returns its id.
+    pub fn add_check_run(
+        &self,
+        full_name: &str,
+        sha: &str,
+        app: &str,
+        name: &str,
+        conclusion: Option<&str>,
+        summary: &str,
+    ) -> u64 {
+        let (owner, name_of_repo) = full_name.split_once('/').expect("owner/name");
+        let mut fake = self.shared.state.lock().expect("state");
+        let id = fake.new_id();
+        let at = now();
+        fake.check_runs.insert(
+            id,
+            state::FakeCheckRun {
+                id,
+                repo_key: repo_key(owner, name_of_repo),
+                head_sha: sha.to_owned(),
+                name: name.to_owned(),
+                status: if conclusion.is_some() {
+                    "completed"
+                } else {
+                    "in_progress"
+                }
+                .to_owned(),
+                conclusion: conclusion.map(str::to_owned),
+                title: conclusion.map(|conclusion| format!("{name}: {conclusion}")),
+                summary: Some(summary.to_owned()),
+                app_slug: app.to_owned(),
+                started_at: at,
+                completed_at: conclusion.map(|_| at),
+            },
+        );
+        id
+    }
+
+    /// Moves the last update of every issue and PR of the repository `age` into the past
+    /// (a repository whose PRs nobody touched lately).
+    pub fn backdate_issues(&self, full_name: &str, age: chrono::Duration) {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut state = self.shared.state.lock().expect("state");
+        let repo = state.repo_mut(owner, name).expect("repo");
+        for issue in repo.issues.values_mut() {
+            issue.updated_at -= age;
+        }
+    }
+
+    /// The state of PR `number`: "open", "closed" or "merged".
+    pub fn pull_state(&self, full_name: &str, number: u64) -> String {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let state = self.shared.state.lock().expect("state");
+        let repo = state.repo(owner, name).expect("repo");
+        if repo.pulls[&number].merged_at.is_some() {
+            "merged".to_owned()
+        } else {
+            repo.issues[&number].state.clone()
+        }
+    }
+
+    /// Every PR of the repository: (number, head branch, state).
+    pub fn pulls(&self, full_name: &str) -> Vec<(u64, String, String)> {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let numbers: Vec<u64> = {
+            let state = self.shared.state.lock().expect("state");
+            state
+                .repo(owner, name)
+                .expect("repo")
+                .pulls
+                .keys()
+                .copied()
+                .collect()
+        };
+        numbers
+            .into_iter()
+            .map(|number| {
+                let head = {
+                    let state = self.shared.state.lock().expect("state");
+                    state.repo(owner, name).expect("repo").pulls[&number]
+                        .head
+                        .clone()
+                };
+                (number, head, self.pull_state(full_name, number))
+            })
+            .collect()
+    }
+
+    /// Issues (not PRs) of the repository: (number, title, body, state).
+    pub fn issues(&self, full_name: &str) -> Vec<(u64, String, String, String)> {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let state = self.shared.state.lock().expect("state");
+        state
+            .repo(owner, name)
+            .expect("repo")
+            .issues
+            .values()
+            .filter(|issue| !issue.is_pull)
+            .map(|issue| {
+                (
+                    issue.number,
+                    issue.title.clone(),
+                    issue.body.clone().unwrap_or_default(),
+                    issue.state.clone(),
+                )
+            })
+            .collect()
+    }
+
+    /// Registers an OAuth app for the device flow.
+    pub fn register_oauth_app(&self, client_id: &str) {
+        self.shared
+            .oauth_client_ids
+            .lock()
+            .expect("ids")
+            .push(client_id.to_owned());
+    }
+
+    /// The owner enters `user_code` on GitHub and approves, as `login`.
+    pub fn approve_device(&self, user_code: &str, login: &str) {
+        let token = {
+            let state = self.shared.state.lock().expect("state");
+            state.user_by_login(login).expect("a user").token.clone()
+        };
+        let mut state = self.shared.state.lock().expect("state");
+        let entry = state
+            .device_codes
+            .values_mut()
+            .find(|entry| entry.user_code == user_code)
+            .expect("a device code");
+        entry.approved_token = Some(token);
+    }
+
+    /// The user codes handed out so far.
+    pub fn device_user_codes(&self) -> Vec<String> {
+        self.shared
+            .state
+            .lock()
+            .expect("state")
+            .device_codes
+            .values()
+            .map(|entry| entry.user_code.clone())
+            .collect()
+    }
+
+    /// Forgets every injected fault that has not happened yet.
+    pub fn clear_faults(&self) {
+        self.shared.faults.lock().expect("faults").clear();
+    }
+
+    pub fn inject(&self, rule: FaultRule) {
+        self.shared.faults.lock().expect("faults").push(rule);
+    }
+
+    /// Every request answered so far.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.shared.requests.lock().expect("log").clone()
+    }
+
+    pub fn clear_requests(&self) {
+        self.shared.requests.lock().expect("log").clear();
+    }
+
+    /// Requests answered so far that cost rate limit.
+    pub fn rate_limit_cost(&self) -> usize {
+        self.requests()
+            .iter()
+            .filter(|r| r.costs_rate_limit)
+            .count()
+    }
+
+    pub fn urls(&self) -> Urls {
+        self.shared.urls.clone()
+    }
+}

@@ -1,0 +1,547 @@
+//! A world for pipeline tests: the fake GitHub with a repository whose first commit
+//! holds the scripted agent, a store with that repository connected (custom agent
+//! preset running the script), and a pipeline on the chosen backend. Plus the journey
+//! every backend must pass.
+
+use std::time::Duration;
+
+use handoff::domain::run_event::RunEventKind;
+use handoff::domain::{
+    Feedback, FeedbackSource, FeedbackStatus, NewRepo, Repo, RunId, SandboxBackend,
+};
+use handoff::github::{GithubClient, GithubEndpoints, RequestPolicy};
+use handoff::pipeline::{
+    CodeRunOptions, CodeRunReport, CodeRunResult, Pipeline, PipelineError, PipelineSettings,
+};
+use handoff::sandbox::e2b::E2bSettings;
+use handoff::sandbox::ResourceLimits;
+use handoff::secrets::{Secret, SecretStore};
+use handoff::store::{NewFeedback, RepoSettingsChange};
+use handoff::Store;
+
+use crate::fake_github::{FakeGithub, OWNER};
+
+pub const REPO: &str = "octocat/hello-world";
+pub const SCRIPTED_AGENT: &str = include_str!("scripted_agent.sh");
+pub const TEST_IMAGE: &str = "handoff-test-agent:bookworm";
+
+pub struct PipelineWorld {
+    pub fake: FakeGithub,
+    pub store: Store,
+    pub pipeline: Pipeline,
+    pub repo: Repo,
+    pub data: tempfile::TempDir,
+}
+
+/// One installation of Handoff: a data folder with its store, the repository connected
+/// (custom agent running the scripted agent), and a pipeline signed in as the owner.
+pub struct Installation {
+    pub store: Store,
+    pub pipeline: Pipeline,
+    pub repo: Repo,
+    pub data: tempfile::TempDir,
+}
+
+/// Connects a new installation to `fake`.
+pub async fn install(
+    fake: &FakeGithub,
+    backend: SandboxBackend,
+    settings: PipelineSettings,
+) -> Installation {
+    let data = tempfile::tempdir().expect("a data folder");
+    let store = Store::open_in(data.path()).await.expect("store");
+    let added = store
+        .add_repo(&NewRepo {
+            sandbox_backend: backend,
+            agent_preset: "custom".to_owned(),
+            monthly_run_quota: None,
+            ..NewRepo::with_defaults(REPO.parse().unwrap())
+        })
+        .await
+        .expect("repo");
+    let repo = store
+        .change_repo_settings(
+            added.id,
+            &RepoSettingsChange {
+                agent_command: Some(Some("sh .handoff/agent.sh".to_owned())),
+                docker_image: Some(Some(TEST_IMAGE.to_owned())),
+                run_timeout_seconds: Some(120),
+                ..RepoSettingsChange::default()
+            },
+        )
+        .await
+        .expect("settings");
+    let github = GithubClient::new(
+        GithubEndpoints::new(&fake.api_base()).unwrap(),
+        Secret::new(fake.owner_token()),
+        RequestPolicy {
+            attempts: 2,
+            first_retry_delay: Duration::from_millis(20),
+            max_rate_limit_wait: Duration::from_secs(5),
+            timeout: Duration::from_secs(10),
+        },
+    )
+    .unwrap();
+    let pipeline = Pipeline {
+        store: store.clone(),
+        github,
+        secrets: SecretStore::os(),
+        data_dir: data.path().to_owned(),
+        settings,
+    };
+    Installation {
+        store,
+        pipeline,
+        repo,
+        data,
+    }
+}
+
+pub fn quick_settings() -> PipelineSettings {
+    PipelineSettings {
+        heartbeat_interval: Duration::from_millis(200),
+        limits: ResourceLimits {
+            memory_bytes: 512 * 1024 * 1024,
+            cpus: 1.0,
+            max_processes: 256,
+        },
+        e2b: E2bSettings::default(),
+        ..PipelineSettings::default()
+    }
+}
+
+impl PipelineWorld {
+    pub async fn new(backend: SandboxBackend) -> PipelineWorld {
+        PipelineWorld::with_settings(backend, quick_settings()).await
+    }
+
+    pub async fn with_settings(
+        backend: SandboxBackend,
+        settings: PipelineSettings,
+    ) -> PipelineWorld {
+        let fake = FakeGithub::start().await;
+        fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
+        let installation = install(&fake, backend, settings).await;
+        PipelineWorld {
+            fake,
+            store: installation.store,
+            pipeline: installation.pipeline,
+            repo: installation.repo,
+            data: installation.data,
+        }
+    }
+
+    /// Another installation of Handoff on the same fake GitHub (a new data folder, the
+    /// repository connected the same way): what a reinstall or a second machine sees.
+    pub async fn another_installation(&self) -> Installation {
+        let installation = install(
+            &self.fake,
+            self.repo.sandbox_backend,
+            self.pipeline.settings.clone(),
+        )
+        .await;
+        installation
+            .store
+            .change_repo_settings(
+                installation.repo.id,
+                &RepoSettingsChange {
+                    custom_instructions: Some(
+                        self.store
+                            .repo(self.repo.id)
+                            .await
+                            .unwrap()
+                            .custom_instructions,
+                    ),
+                    ..RepoSettingsChange::default()
+                },
+            )
+            .await
+            .unwrap();
+        installation
+    }
+
+    pub async fn feedback(&self, title: &str, body: &str) -> Feedback {
+        self.store
+            .add_feedback(&NewFeedback {
+                repo: REPO.parse().unwrap(),
+                title: Some(title.to_owned()),
+                body: body.to_owned(),
+                source: FeedbackSource::App,
+                github_issue: None,
+                opened_by_visitor: false,
+            })
+            .await
+            .expect("feedback")
+    }
+
+    /// Starts and drives a code run to its end.
+    pub async fn run(&self, feedback: &Feedback, instructions: Option<&str>) -> CodeRunReport {
+        let begun = self
+            .pipeline
+            .begin_code_run(
+                feedback.id,
+                CodeRunOptions {
+                    instructions: instructions.map(str::to_owned),
+                    ..CodeRunOptions::default()
+                },
+            )
+            .await
+            .unwrap_or_else(|error| panic!("the run did not start: {error}"));
+        begun.drive().await.expect("the run is recorded")
+    }
+
+    /// Starts a code run on `feedback` and drives it in a task of its own, for the tests
+    /// that act while it runs (cancel it, crash it, look at its sandbox).
+    pub async fn start_in_background(
+        &self,
+        feedback: &Feedback,
+    ) -> (
+        RunId,
+        tokio::task::JoinHandle<Result<CodeRunReport, PipelineError>>,
+    ) {
+        let begun = self
+            .pipeline
+            .begin_code_run(feedback.id, CodeRunOptions::default())
+            .await
+            .unwrap_or_else(|error| panic!("the run did not start: {error}"));
+        (begun.run_id(), tokio::spawn(begun.drive()))
+    }
+
+    pub async fn log_text(&self, report: &CodeRunReport) -> String {
+        self.log_of(report.run.id).await
+    }
+
+    /// The stored log of run `run_id`, as one text.
+    pub async fn log_of(&self, run_id: RunId) -> String {
+        self.store
+            .run_log(run_id, 0)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|chunk| chunk.text)
+            .collect()
+    }
+
+    /// Waits (up to a minute) until the agent of run `run_id` has started.
+    pub async fn wait_until_the_agent_runs(&self, run_id: RunId) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while !self.log_of(run_id).await.contains("scripted agent:") {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the agent of run {run_id:?} never started"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn status(&self, feedback: &Feedback) -> FeedbackStatus {
+        self.store.feedback(feedback.id).await.unwrap().status
+    }
+}
+
+pub fn pr_number(report: &CodeRunReport) -> u64 {
+    match &report.result {
+        CodeRunResult::Succeeded { pr_number, .. } => *pr_number,
+        other => panic!("the run did not succeed: {other:?}"),
+    }
+}
+
+/// The journey each backend must pass: the first run opens the PR; an iterate adds a
+/// commit to the same PR and updates the Follow-ups comment; a commit the owner pushed
+/// by hand is kept; no token reaches the sandbox.
+pub async fn first_run_iterate_and_manual_commit_journey(world: &PipelineWorld) {
+    let feedback = world
+        .feedback(
+            "Signup button too small",
+            "On phones the button is tiny.\n@@write src/button.css .signup { height: 20px; }\n@@usage 0.25",
+        )
+        .await;
+
+    // First run: a new branch, a new PR.
+    let first = world.run(&feedback, None).await;
+    let log = world.log_text(&first).await;
+    let number = pr_number(&first);
+    assert_eq!(
+        world.status(&feedback).await,
+        FeedbackStatus::WaitingForReview,
+        "{log}"
+    );
+    let pulls = world.fake.pulls(REPO);
+    assert_eq!(pulls.len(), 1);
+    assert_eq!(
+        pulls[0],
+        (number, feedback.head_branch.clone(), "open".to_owned())
+    );
+    assert_eq!(
+        world
+            .fake
+            .file_on_branch(REPO, &feedback.head_branch, "src/button.css")
+            .as_deref(),
+        Some(".signup { height: 20px; }\n")
+    );
+    assert!(
+        log.contains("scripted agent:"),
+        "the agent's output is in the log:\n{log}"
+    );
+    assert_eq!(first.events.len(), 1);
+    assert_eq!(first.events[0].kind, RunEventKind::PullRequestOpened);
+    assert_eq!(first.run.llm_cost_usd, Some(0.25));
+    assert!(first.run.finished_at.is_some());
+
+    // The owner pushes a commit by hand.
+    let manual = world.fake.push_commit(
+        REPO,
+        &feedback.head_branch,
+        "Owner's note",
+        &[("NOTES.md", "by hand\n")],
+    );
+
+    // Iterate: same branch, same PR, one more commit, the thread on the PR.
+    let second = world
+        .run(
+            &feedback,
+            Some("Make it 44px.\n@@write src/button.css .signup { height: 44px; }"),
+        )
+        .await;
+    assert_eq!(
+        pr_number(&second),
+        number,
+        "{}",
+        world.log_text(&second).await
+    );
+    assert_eq!(world.fake.pulls(REPO).len(), 1, "no second PR");
+    assert_eq!(
+        world
+            .fake
+            .file_on_branch(REPO, &feedback.head_branch, "src/button.css")
+            .as_deref(),
+        Some(".signup { height: 44px; }\n")
+    );
+    assert_eq!(
+        world
+            .fake
+            .file_on_branch(REPO, &feedback.head_branch, "NOTES.md")
+            .as_deref(),
+        Some("by hand\n"),
+        "the owner's commit is kept"
+    );
+    let commits = world
+        .fake
+        .commits_ahead(REPO, &feedback.head_branch, "main");
+    assert_eq!(commits.len(), 3, "{commits:?}");
+    assert_eq!(commits[1], "Owner's note");
+    assert!(
+        commits[2].starts_with("Signup button too small"),
+        "{commits:?}"
+    );
+    let branch_log = world
+        .fake
+        .commits_ahead(REPO, &feedback.head_branch, &manual);
+    assert_eq!(
+        branch_log.len(),
+        1,
+        "the iterate built on the owner's commit"
+    );
+    let thread = world
+        .fake
+        .comments(REPO, number)
+        .into_iter()
+        .find(|(_, _, body)| body.starts_with("<!-- f2c-followups -->"))
+        .expect("the Follow-ups comment");
+    assert!(thread.2.contains("Make it 44px."), "{}", thread.2);
+    assert_eq!(second.events.len(), 1);
+    assert_eq!(second.events[0].kind, RunEventKind::PullRequestUpdated);
+    assert_eq!(
+        world.status(&feedback).await,
+        FeedbackStatus::WaitingForReview
+    );
+
+    // Another iterate updates the same Follow-ups comment rather than adding one.
+    let third = world
+        .run(
+            &feedback,
+            Some("And a border.\n@@write src/border.css .signup { border: 1px solid; }"),
+        )
+        .await;
+    assert_eq!(pr_number(&third), number);
+    let managed: Vec<_> = world
+        .fake
+        .comments(REPO, number)
+        .into_iter()
+        .filter(|(_, _, body)| body.starts_with("<!-- f2c-followups -->"))
+        .collect();
+    assert_eq!(managed.len(), 1);
+    assert!(managed[0].2.contains("Make it 44px.") && managed[0].2.contains("And a border."));
+    let opened = world
+        .store
+        .feedback_events(feedback.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|event| event.kind == RunEventKind::PullRequestOpened)
+        .count();
+    assert_eq!(opened, 1, "never \"PR opened\" twice");
+}
+
+/// The token is in no environment variable, file or command line the sandbox sees.
+pub async fn token_never_enters_the_sandbox(world: &PipelineWorld) {
+    let feedback = world
+        .feedback("Scan", "Look around.\n@@scan\n@@write scanned.txt yes")
+        .await;
+    let report = world.run(&feedback, None).await;
+    let log = world.log_text(&report).await;
+    pr_number(&report);
+    assert!(log.contains("== scan done"), "the scan ran:\n{log}");
+    assert!(
+        log.contains("HANDOFF_RUN_ID="),
+        "the environment was listed"
+    );
+    assert!(log.contains("handoff/prompt.md"), "the files were listed");
+    let token = world.fake.owner_token();
+    assert!(!log.contains(token), "the token reached the sandbox");
+    let texts = world.store.run_texts(report.run.id).await.unwrap();
+    assert!(!texts.prompt.unwrap_or_default().contains(token));
+    let _ = OWNER;
+}
+
+pub use crate::qa_directives::QA_DIRECTIVES;
+
+impl PipelineWorld {
+    /// A PR on the fake (a branch with one commit) and the repository told to follow
+    /// the QA directives; returns the PR's number.
+    pub async fn qa_pull_request(&self) -> u64 {
+        self.fake.create_branch(REPO, "feature/signup", "main");
+        self.fake.push_commit(
+            REPO,
+            "feature/signup",
+            "Signup button",
+            &[("src/button.css", ".signup { height: 20px; }\n")],
+        );
+        let number = self
+            .fake
+            .create_pull(REPO, OWNER, "feature/signup", "Signup button");
+        self.store
+            .change_repo_settings(
+                self.repo.id,
+                &RepoSettingsChange {
+                    custom_instructions: Some(QA_DIRECTIVES.to_owned()),
+                    ..RepoSettingsChange::default()
+                },
+            )
+            .await
+            .unwrap();
+        number
+    }
+
+    /// Sets the repository's custom instructions (the scripted agent's directives).
+    pub async fn set_instructions(&self, instructions: &str) {
+        self.store
+            .change_repo_settings(
+                self.repo.id,
+                &RepoSettingsChange {
+                    custom_instructions: Some(instructions.to_owned()),
+                    ..RepoSettingsChange::default()
+                },
+            )
+            .await
+            .unwrap();
+    }
+
+    /// Sets the repository's monthly run quota.
+    pub async fn set_quota(&self, quota: u32) {
+        self.store
+            .change_repo_settings(
+                self.repo.id,
+                &RepoSettingsChange {
+                    monthly_run_quota: Some(Some(quota)),
+                    ..RepoSettingsChange::default()
+                },
+            )
+            .await
+            .unwrap();
+    }
+
+    /// Runs a QA stage (or the chain) to its end.
+    pub async fn qa(
+        &self,
+        number: u64,
+        stage: handoff::domain::Stage,
+        force: bool,
+    ) -> handoff::pipeline::qa_run::QaReport {
+        let begun = self
+            .pipeline
+            .begin_qa(
+                &REPO.parse().unwrap(),
+                number,
+                stage,
+                handoff::pipeline::qa_run::QaOptions {
+                    force,
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap_or_else(|error| panic!("the {stage} run did not start: {error}"));
+        begun.drive().await.expect("the QA run is recorded")
+    }
+
+    /// The body of the managed comment with `marker` on PR `number`.
+    pub fn managed_body(&self, number: u64, marker: &str) -> Option<(u64, String)> {
+        self.fake
+            .comments(REPO, number)
+            .into_iter()
+            .find(|(_, _, body)| body.starts_with(marker))
+            .map(|(id, _, body)| (id, body))
+    }
+}
+
+/// Every QA stage in a row on the world's backend: the three comments and the issue
+/// are left in place, and the fix is pushed.
+pub async fn full_auto_journey(world: &PipelineWorld) {
+    let number = world.qa_pull_request().await;
+
+    let report = world
+        .qa(number, handoff::domain::Stage::FullAuto, false)
+        .await;
+
+    assert!(report.succeeded(), "{:#?}", report.stages);
+    let stages: Vec<_> = report.stages.iter().map(|stage| stage.stage).collect();
+    use handoff::domain::Stage;
+    assert_eq!(
+        stages,
+        [Stage::Review, Stage::Plan, Stage::Test, Stage::Fix]
+    );
+    assert!(world
+        .managed_body(number, "<!-- sandbox-qa-review -->")
+        .is_some());
+    assert!(world
+        .managed_body(number, "<!-- sandbox-qa-plan -->")
+        .is_some());
+    let results = world
+        .managed_body(number, "<!-- sandbox-qa-results -->")
+        .unwrap()
+        .1;
+    assert!(
+        results.contains("2 scenarios: 1 passed, 1 failed"),
+        "{results}"
+    );
+    assert!(
+        results.contains("A fix was pushed by Handoff run"),
+        "{results}"
+    );
+    let issues = world.fake.issues(REPO);
+    assert_eq!(issues.len(), 1, "{issues:?}");
+    assert!(issues[0].1.contains("Button height"));
+    assert_eq!(
+        world
+            .fake
+            .file_on_branch(REPO, "feature/signup", "src/button.css")
+            .as_deref(),
+        Some(".signup { height: 44px; }\n")
+    );
+    assert_eq!(report.run.status, handoff::domain::RunStatus::Succeeded);
+    let children = world.store.child_runs(report.run.id).await.unwrap();
+    assert_eq!(children.len(), 4);
+    assert!(children
+        .iter()
+        .all(|run| run.status == handoff::domain::RunStatus::Succeeded));
+}

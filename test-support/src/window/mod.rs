@@ -1,0 +1,338 @@
+//! Driving the real app window: a private X display (Xvfb), tauri-driver in front of
+//! WebKitWebDriver, and a WebDriver session on the `handoff-desktop` binary.
+
+use std::io::{BufRead as _, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder};
+
+use crate::cargo_binary;
+
+/// The fake GitHub, a keyring and a mirror, for journeys that sign in.
+pub mod github_world;
+
+/// A notification service on a private D-Bus session that records and clicks.
+pub mod notification_service;
+
+/// A process that is stopped (SIGTERM, then waited for) when dropped.
+struct Stoppable(Child);
+
+impl Drop for Stoppable {
+    fn drop(&mut self) {
+        // tauri-driver must get SIGTERM, not SIGKILL, or WebKitWebDriver stays behind.
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The app under test, with its own display, driver and data folder.
+pub struct AppSession {
+    pub client: Client,
+    /// The X display the window is on.
+    pub display: String,
+    _driver: Stoppable,
+    _display: Option<Stoppable>,
+    /// The app's config folder (where the window's size and place are kept), unless the
+    /// test gave its own.
+    _config_home: Option<tempfile::TempDir>,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free port")
+}
+
+fn find_program(name: &str) -> PathBuf {
+    let mut candidates: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join(name))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(home) = std::env::var_os("HOME") {
+        candidates.push(Path::new(&home).join(".cargo/bin").join(name));
+    }
+    candidates
+        .into_iter()
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| panic!("{name} is not installed: run scripts/install-deps.sh"))
+}
+
+/// Starts Xvfb on a display it picks itself and returns that display's name.
+fn start_display() -> (Stoppable, String) {
+    let mut child = Command::new(find_program("Xvfb"))
+        .args([
+            "-displayfd",
+            "1",
+            "-screen",
+            "0",
+            "1280x800x24",
+            "-nolisten",
+            "tcp",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("Xvfb starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("Xvfb's stdout"))
+        .read_line(&mut line)
+        .expect("Xvfb names its display");
+    let display = format!(":{}", line.trim());
+    (Stoppable(child), display)
+}
+
+async fn wait_for_port(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("tauri-driver did not listen on port {port}");
+}
+
+impl AppSession {
+    /// Opens the real app window on the data in `data_dir`.
+    pub async fn start(data_dir: &Path) -> AppSession {
+        AppSession::start_with_env(data_dir, &[]).await
+    }
+
+    /// Opens the real app window with extra environment variables (e.g. the session bus
+    /// of a test keyring).
+    pub async fn start_with_env(data_dir: &Path, env: &[(&str, &str)]) -> AppSession {
+        let (display_process, display) = match std::env::var("HANDOFF_TEST_DISPLAY") {
+            Ok(display) if !display.is_empty() => (None, display),
+            _ => {
+                let (process, display) = start_display();
+                (Some(process), display)
+            }
+        };
+        let port = free_port();
+        let native_port = free_port();
+        let config_home = if env.iter().any(|(name, _)| *name == "XDG_CONFIG_HOME") {
+            None
+        } else {
+            Some(tempfile::tempdir().expect("a config folder"))
+        };
+        let mut driver = Command::new(find_program("tauri-driver"));
+        if let Some(folder) = &config_home {
+            driver.env("XDG_CONFIG_HOME", folder.path());
+        }
+        let driver = driver
+            .args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native_port.to_string(),
+            ])
+            .arg("--native-driver")
+            .arg(find_program("WebKitWebDriver"))
+            .env("DISPLAY", &display)
+            .env("HANDOFF_DATA_DIR", data_dir)
+            .env_remove("WAYLAND_DISPLAY")
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("tauri-driver starts");
+        let driver = Stoppable(driver);
+        wait_for_port(port).await;
+
+        let mut capabilities = serde_json::Map::new();
+        capabilities.insert(
+            "tauri:options".to_owned(),
+            serde_json::json!({ "application": cargo_binary("handoff-desktop") }),
+        );
+        let client = ClientBuilder::native()
+            .capabilities(capabilities)
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+            .expect("a WebDriver session on the app");
+        AppSession {
+            client,
+            display,
+            _driver: driver,
+            _display: display_process,
+            _config_home: config_home,
+        }
+    }
+
+    /// Waits until the page has loaded the dashboard (or shown an error).
+    pub async fn wait_until_loaded(&self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let loaded = self
+                .client
+                .execute("return document.body.dataset.loaded || '';", vec![])
+                .await
+                .expect("script runs");
+            if let Some(state) = loaded.as_str().filter(|state| !state.is_empty()) {
+                return state.to_owned();
+            }
+            assert!(Instant::now() < deadline, "the dashboard never loaded");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Evaluates `script` (a function body returning JSON) until `accept` likes its
+    /// value, for up to ten seconds.
+    pub async fn eventually(
+        &self,
+        script: &str,
+        accept: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
+        self.eventually_within(Duration::from_secs(10), script, accept)
+            .await
+    }
+
+    /// [`AppSession::eventually`] with a limit of its own, for what takes long (a run).
+    pub async fn eventually_within(
+        &self,
+        limit: Duration,
+        script: &str,
+        accept: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
+        let deadline = Instant::now() + limit;
+        loop {
+            let value = self
+                .client
+                .execute(script, vec![])
+                .await
+                .expect("script runs");
+            if accept(&value) || Instant::now() >= deadline {
+                return value;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Waits until the text `script` returns contains `needle`, and returns that text.
+    pub async fn text_eventually_containing(&self, script: &str, needle: &str) -> String {
+        let value = self
+            .eventually(script, |value| {
+                value.as_str().is_some_and(|text| text.contains(needle))
+            })
+            .await;
+        let text = value.as_str().unwrap_or_default().to_owned();
+        assert!(text.contains(needle), "never contained {needle:?}: {value}");
+        text
+    }
+
+    /// Saves a screenshot of the window under target/ and returns its path.
+    pub async fn screenshot(&self, name: &str) -> PathBuf {
+        // Let WebKit paint what the DOM already holds before the picture is taken.
+        self.client
+            .execute_async(
+                "const done = arguments[0]; \
+                 requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 250)));",
+                vec![],
+            )
+            .await
+            .expect("a frame is painted");
+        let png = self.client.screenshot().await.expect("screenshot");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots");
+        std::fs::create_dir_all(&dir).expect("screenshot folder");
+        let path = dir.join(format!("{name}.png"));
+        std::fs::write(&path, png).expect("screenshot written");
+        path
+    }
+
+    /// Clicks the first element matching `css`, waiting up to ten seconds for it (and
+    /// finding it again if the page re-rendered it meanwhile).
+    pub async fn click(&self, css: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let clicked = match self.client.find(fantoccini::Locator::Css(css)).await {
+                Ok(element) => element.click().await.map(|_| ()),
+                Err(error) => Err(error),
+            };
+            match clicked {
+                Ok(()) => return,
+                Err(error) => {
+                    if Instant::now() >= deadline {
+                        let picture = self.screenshot("could-not-click").await;
+                        panic!(
+                            "could not click {css}: {error:?}; the window is in {}",
+                            picture.display()
+                        );
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+
+    /// Types `text` into the first element matching `css` (after clearing it).
+    pub async fn type_into(&self, css: &str, text: &str) {
+        let field = self.wait_for(css).await;
+        // WebKitWebDriver's "clear" refuses some fields in dialogs; empty it as a
+        // person would (select all, delete), then type.
+        self.client
+            .execute(
+                "arguments[0].focus(); arguments[0].select(); arguments[0].value = ''; \
+                 arguments[0].dispatchEvent(new Event('input', { bubbles: true }));",
+                vec![serde_json::to_value(&field).expect("element reference")],
+            )
+            .await
+            .unwrap_or_else(|error| panic!("empty {css}: {error}"));
+        // Line breaks are typed as the Enter key, the way a person types them.
+        let enter: char = fantoccini::key::Key::Enter.into();
+        let keys = text.replace('\n', &enter.to_string());
+        field
+            .send_keys(&keys)
+            .await
+            .unwrap_or_else(|error| panic!("type into {css}: {error}"));
+    }
+
+    /// The first element matching `css`, once it is there.
+    pub async fn wait_for(&self, css: &str) -> fantoccini::elements::Element {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match self.client.find(fantoccini::Locator::Css(css)).await {
+                Ok(element) => return element,
+                Err(error) => {
+                    assert!(Instant::now() < deadline, "{css} never appeared: {error}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+
+    /// The text of every element matching `css`, in order.
+    pub async fn texts(&self, css: &str) -> Vec<String> {
+        let value = self
+            .client
+            .execute(
+                "return [...document.querySelectorAll(arguments[0])].map(e => e.textContent);",
+                vec![serde_json::Value::String(css.to_owned())],
+            )
+            .await
+            .expect("script runs");
+        serde_json::from_value(value).expect("a list of texts")
+    }
+
+    pub async fn close(self) {
+        let _ = self.client.close().await;
+    }
+}
