@@ -551,6 +551,62 @@ async fn an_edit_made_while_github_is_down_waits_in_the_outbox_and_is_sent_later
 }
 
 #[tokio::test]
+async fn two_processes_sending_the_outbox_at_once_send_an_edit_once() {
+    let world = world().await;
+    let published = world.publish(CommentKind::Plan, "v1").await;
+    world
+        .fake
+        .inject(FaultRule::new("/issues/comments/", Fault::Status(503)).times(10));
+    let queued = save_owner_edit(
+        Some(&world.client),
+        &world.store,
+        world.place(CommentKind::Plan),
+        "owner v2",
+        published.version.id,
+    )
+    .await
+    .unwrap();
+    assert!(matches!(queued, EditOutcome::Queued { .. }), "{queued:?}");
+    // Meanwhile the comment was deleted on GitHub: sending puts the owner's text back
+    // as a new comment, which two senders racing would do twice.
+    world.fake.clear_faults();
+    world
+        .fake
+        .delete_comment(published.comment.github_comment_id.unwrap());
+    world.fake.inject(
+        FaultRule::new(
+            &format!("/issues/{}/comments", world.pr),
+            Fault::Slow(Duration::from_millis(400)),
+        )
+        .method("POST")
+        .times(2),
+    );
+
+    // The app's timer and a command line, each with its own connection.
+    let app = Store::open_file(world.store.path()).await.unwrap();
+    let command_line = Store::open_file(world.store.path()).await.unwrap();
+    let (from_app, from_command_line) = tokio::join!(
+        send_outbox(&world.client, &app, OutboxPass::Everything),
+        send_outbox(&world.client, &command_line, OutboxPass::Everything),
+    );
+    let (from_app, from_command_line) = (from_app.unwrap(), from_command_line.unwrap());
+
+    let comments = world.fake.comments(REPO, world.pr);
+    assert_eq!(comments.len(), 1, "sent once: {comments:?}");
+    assert!(comments[0].2.contains("owner v2"), "{comments:?}");
+    assert!(
+        from_app.sent + from_command_line.sent >= 1,
+        "{from_app:?} {from_command_line:?}"
+    );
+    assert!(world
+        .store
+        .pending_outbox_entries(None)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
 async fn a_pass_over_the_outbox_waits_for_the_backoff() {
     let world = world().await;
     let published = world.publish(CommentKind::Plan, "v1").await;

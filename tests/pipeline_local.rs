@@ -315,6 +315,9 @@ async fn a_cancelled_run_stops_its_sandbox_and_is_marked() {
         .sandbox_id
         .unwrap()
         .trim_start_matches("pid:")
+        .split(':')
+        .next()
+        .unwrap()
         .parse()
         .unwrap();
     assert!(
@@ -408,6 +411,9 @@ async fn a_run_left_by_a_crash_is_reconciled() {
         .sandbox_id
         .unwrap()
         .trim_start_matches("pid:")
+        .split(':')
+        .next()
+        .unwrap()
         .parse()
         .unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -583,4 +589,62 @@ async fn a_preset_agent_without_its_key_is_refused_before_the_run() {
         .await
         .unwrap()
         .is_empty());
+}
+
+#[tokio::test]
+async fn a_run_whose_driving_fails_is_ended_as_failed_at_once() {
+    let world = world().await;
+    let feedback = world
+        .feedback("Bigger", "@@write button.css .signup { height: 44px; }")
+        .await;
+    // The database refuses the run's first step, as a full disk would.
+    sqlx::query(
+        "CREATE TRIGGER refuse_running BEFORE UPDATE OF status ON runs \
+         WHEN NEW.status = 'running' BEGIN SELECT RAISE(ABORT, 'the disk is full'); END",
+    )
+    .execute(world.store.pool())
+    .await
+    .unwrap();
+    let begun = world
+        .pipeline
+        .begin_code_run(feedback.id, CodeRunOptions::default())
+        .await
+        .unwrap();
+    let run_id = begun.run_id();
+
+    let error = begun.drive().await.unwrap_err();
+
+    assert!(error.to_string().contains("the disk is full"), "{error}");
+    let run = world.store.run(run_id).await.unwrap();
+    assert_eq!(
+        run.status,
+        RunStatus::Failed,
+        "ended at once, not left running"
+    );
+    assert_eq!(
+        run.failure_code,
+        Some(handoff::domain::RunFailureCode::Store)
+    );
+    assert!(
+        run.failure_message
+            .as_deref()
+            .is_some_and(|message| message.contains("the disk is full")),
+        "{run:?}"
+    );
+    assert_eq!(world.status(&feedback).await, FeedbackStatus::Failed);
+    let events = world.store.take_unseen_run_events().await.unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|event| event.run_id == run_id && event.kind == RunEventKind::RunFailed),
+        "the owner hears of it: {events:?}"
+    );
+
+    // Nothing is stuck: once the database takes writes again, the next run works.
+    sqlx::query("DROP TRIGGER refuse_running")
+        .execute(world.store.pool())
+        .await
+        .unwrap();
+    let report = world.run(&feedback, None).await;
+    pr_number(&report);
 }

@@ -320,6 +320,50 @@ async fn test_files_one_issue_per_failure_and_updates_it_on_a_rerun() {
 }
 
 #[tokio::test]
+async fn test_files_at_most_ten_issues_a_run_and_mentions_nobody() {
+    let world = world().await;
+    let number = world.qa_pull_request().await;
+    let mut directives = String::from("@@plan:output 1. Try every page.\n");
+    for index in 1..=12 {
+        directives.push_str(&format!(
+            "@@test:result Page {index:02} for @octocat|failed|blank page, ask @maintainer\n"
+        ));
+    }
+    world.set_instructions(&directives).await;
+    world.qa(number, Stage::Plan, false).await;
+
+    let test = world.qa(number, Stage::Test, false).await;
+
+    assert!(
+        detail(&test).starts_with("12 scenarios: 0 passed, 12 failed; issues #"),
+        "{}",
+        detail(&test)
+    );
+    let issues = world.fake.issues(REPO);
+    assert_eq!(issues.len(), 10, "at most ten a run: {issues:?}");
+    for (_, title, body, _) in &issues {
+        for name in ["@octocat", "@maintainer"] {
+            assert!(
+                !title.contains(name) && !body.contains(name),
+                "{title}\n{body}"
+            );
+        }
+        assert!(title.contains("octocat"), "the name still reads: {title}");
+    }
+    let run = test.stages[0].run.clone().unwrap();
+    assert_eq!(
+        run.notes,
+        ["2 more failed scenario(s) not filed as issues: at most 10 a run (all are in the results comment)"]
+    );
+    let results = world
+        .managed_body(number, "<!-- sandbox-qa-results -->")
+        .unwrap()
+        .1;
+    assert!(results.contains("| 12 | Page 12 for"), "{results}");
+    assert!(!results.contains("@octocat"), "{results}");
+}
+
+#[tokio::test]
 async fn fix_reads_the_stored_results_not_a_comment_and_pushes_to_the_branch() {
     let world = world().await;
     let number = world.qa_pull_request().await;

@@ -308,6 +308,41 @@ async fn merged_is_final_even_for_code_that_writes_the_row_directly() {
 }
 
 #[tokio::test]
+async fn status_changes_are_never_edited_or_removed() {
+    let (_dir, store) = temp_store().await;
+    seed::add_repo(&store, DEMO_REPO).await;
+    let feedback = seed::add_feedback(&store, DEMO_REPO, "History", "Body.").await;
+    let before: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM status_changes WHERE feedback_id = ?")
+            .bind(feedback.id.0)
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert!(before > 0, "an item starts with its first status change");
+
+    let edit = sqlx::query("UPDATE status_changes SET to_status = 'MERGED' WHERE feedback_id = ?")
+        .bind(feedback.id.0)
+        .execute(store.pool())
+        .await
+        .unwrap_err();
+    let removal = sqlx::query("DELETE FROM status_changes WHERE feedback_id = ?")
+        .bind(feedback.id.0)
+        .execute(store.pool())
+        .await
+        .unwrap_err();
+
+    assert!(edit.to_string().contains("never edited"), "{edit}");
+    assert!(removal.to_string().contains("never removed"), "{removal}");
+    let after: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM status_changes WHERE feedback_id = ?")
+            .bind(feedback.id.0)
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(after, before, "nothing was lost");
+}
+
+#[tokio::test]
 async fn follow_ups_are_append_only_in_the_database() {
     let (_dir, store) = temp_store().await;
     seed::add_repo(&store, DEMO_REPO).await;

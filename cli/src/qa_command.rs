@@ -41,8 +41,16 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: QaArguments) -> Resu
         }
         // The chain's own log, then each stage's.
         print_log(store, top).await;
-        for child in store.child_runs(top).await.unwrap_or_default() {
-            print_log(store, child.id).await;
+        match store.child_runs(top).await {
+            Ok(children) => {
+                for child in children {
+                    print_log(store, child.id).await;
+                }
+            }
+            Err(error) => {
+                eprintln!("the stages' logs cannot be read: {error}");
+                tracing::warn!(run = %top, %error, "reading the chain's stage runs");
+            }
         }
     };
     let report = drive_in_foreground(store, top, begun.drive(), printing).await?;

@@ -47,8 +47,13 @@ pub async fn run(
                 run.id
             );
             // A run whose process is gone cannot hear the cancel: end it now.
-            if let Ok(pipeline) = super::run_command::pipeline(store, data_dir).await {
-                super::foreground_run::reconcile(&pipeline).await?;
+            match super::run_command::pipeline(store, data_dir).await {
+                Ok(pipeline) => super::foreground_run::reconcile(&pipeline).await?,
+                Err(error) => tracing::info!(
+                    run = %run.id,
+                    %error,
+                    "abandoned runs are not looked for without the pipeline"
+                ),
             }
             Ok(())
         }

@@ -138,10 +138,17 @@ async fn a_failed_background_sync_is_in_the_log_and_the_window_shows_and_opens_i
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert_eq!(stored.as_deref(), Some("debug"));
-    let log = std::fs::read_to_string(&log_path).unwrap();
+    // The change is stored first and logged right after: wait for the line.
+    let mut log = String::new();
+    for _ in 0..50 {
+        log = std::fs::read_to_string(&log_path).unwrap();
+        if log.contains("the log level was changed") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     assert!(
-        log.contains("the log level was changed level=\"debug\"")
-            || log.contains("the log level was changed level=debug"),
+        log.contains("the log level was changed level=\"debug\""),
         "{log}"
     );
     app.close().await;

@@ -187,7 +187,7 @@ pub async fn open_workspace(
     let web_base = GithubEndpoints::configured(&core.store)
         .await
         .map(|endpoints| endpoints.web_base)
-        .unwrap_or_default();
+        .map_err(CodedError::from)?;
     let repo_web = format!("{web_base}/{}", repo.name.full_name());
     let stages = workspace
         .stages

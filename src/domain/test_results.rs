@@ -5,6 +5,8 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::untrusted_text::without_mentions;
+
 /// One scenario's result as the agent reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 pub struct ScenarioResult {
@@ -86,8 +88,8 @@ pub fn failure_issue_body(pr_number: u64, run_id: i64, scenario: &ScenarioResult
     format!(
         "{}\n### ❌ QA failure: {}\n\nFound by Handoff's test stage on #{pr_number} (run {run_id}).\n\n**Evidence**\n\n```\n{}\n```\n",
         failure_issue_marker(pr_number, &scenario_key(&scenario.name)),
-        scenario.name,
-        scenario.evidence.replace("```", "` ` `")
+        without_mentions(&scenario.name),
+        without_mentions(&scenario.evidence.replace("```", "` ` `"))
     )
 }
 
@@ -99,7 +101,7 @@ pub struct SummaryLine<'a> {
 }
 
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+    without_mentions(&text.replace('|', "\\|").replace('\n', " "))
 }
 
 /// The content of the results comment.

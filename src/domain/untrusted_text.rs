@@ -15,9 +15,47 @@ pub fn fence_untrusted(text: &str) -> String {
     format!("{FENCE_OPEN}\n{}\n{FENCE_CLOSE}", defused.trim_end())
 }
 
+/// The word joiner (U+2060): invisible, and it keeps `@` from starting a mention.
+const WORD_JOINER: char = '\u{2060}';
+
+/// `text` with every `@name` made inert: it reads the same on GitHub, but notifies no
+/// one (a word joiner follows the `@`). For the agent's words that Handoff posts outside
+/// a fence, such as the names of test scenarios in issues and comments.
+pub fn without_mentions(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut previous: Option<char> = None;
+    let mut characters = text.chars().peekable();
+    while let Some(character) = characters.next() {
+        out.push(character);
+        let starts_a_mention = character == '@'
+            && previous.is_none_or(|before| !before.is_ascii_alphanumeric() && before != '`')
+            && characters
+                .peek()
+                .is_some_and(|next| next.is_ascii_alphanumeric());
+        if starts_a_mention {
+            out.push(WORD_JOINER);
+        }
+        previous = Some(character);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mentions_are_made_inert_and_addresses_left_alone() {
+        let text = without_mentions("ask @octocat and @my-org/team, not me@example.com or @ alone");
+        assert!(!text.contains("@octocat"), "{text}");
+        assert!(!text.contains("@my-org"), "{text}");
+        assert!(text.contains("me@example.com"), "{text}");
+        assert!(text.contains("@ alone"), "{text}");
+        assert_eq!(
+            text.replace(WORD_JOINER, ""),
+            "ask @octocat and @my-org/team, not me@example.com or @ alone"
+        );
+    }
 
     #[test]
     fn nothing_inside_can_close_the_fence() {

@@ -17,7 +17,7 @@ use crate::domain::managed_comment::{replace_content, same_body, BodyContext};
 use crate::domain::{
     CommentVersion, CommentVersionId, OutboxEntry, OutboxEntryId, OutboxState, VersionOrigin,
 };
-use crate::store::{NewCommentVersion, SettingKey, Store, StoreError};
+use crate::store::{NewCommentVersion, OutboxClaim, SettingKey, Store, StoreError};
 
 /// What became of an edit.
 #[derive(Debug, Clone, Serialize)]
@@ -132,8 +132,51 @@ pub async fn save_owner_edit(
     }
 }
 
-/// Sends one outbox entry and records what happened to it.
+/// Sends one outbox entry and records what happened to it, holding a claim on it while
+/// it goes so that no other process (the app's timer, a command line) sends it too.
 async fn send_entry(
+    client: &GithubClient,
+    store: &Store,
+    entry: &OutboxEntry,
+) -> Result<EditOutcome, GithubError> {
+    match store.claim_outbox_entry(entry.id).await? {
+        OutboxClaim::Claimed => {}
+        OutboxClaim::HeldElsewhere => {
+            let version = entry_version(store, entry).await?;
+            return Ok(EditOutcome::Queued {
+                version,
+                reason: "another Handoff process is sending this edit now".to_owned(),
+            });
+        }
+        OutboxClaim::Settled(state) => {
+            let version = entry_version(store, entry).await?;
+            return Ok(match state {
+                OutboxState::Sent => EditOutcome::Sent { version },
+                _ => EditOutcome::Queued {
+                    version,
+                    reason: format!(
+                        "another Handoff process settled this edit meanwhile ({state})"
+                    ),
+                },
+            });
+        }
+    }
+    let outcome = send_claimed_entry(client, store, entry).await;
+    if let Err(error) = store.release_outbox_claim(entry.id).await {
+        tracing::warn!(entry = entry.id.0, %error, "the claim on an outbox entry could not be released; it runs out by itself");
+    }
+    outcome
+}
+
+/// The comment version an outbox entry sends.
+async fn entry_version(store: &Store, entry: &OutboxEntry) -> Result<CommentVersion, GithubError> {
+    let version_id = entry.comment_version_id.ok_or_else(|| {
+        StoreError::Corrupt(format!("outbox entry {} has no version", entry.id.0))
+    })?;
+    Ok(store.comment_version(version_id).await?)
+}
+
+async fn send_claimed_entry(
     client: &GithubClient,
     store: &Store,
     entry: &OutboxEntry,

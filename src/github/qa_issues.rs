@@ -8,6 +8,7 @@ use super::client::GithubClient;
 use super::error::GithubError;
 use super::wire::WireIssue;
 use crate::domain::test_results::{failure_issue_body, failure_issue_marker};
+use crate::domain::untrusted_text::without_mentions;
 use crate::domain::{Repo, RunId};
 use crate::store::{Store, StoredTestResult};
 
@@ -31,7 +32,10 @@ pub async fn file_failure_issue(
     result: &StoredTestResult,
 ) -> Result<u64, GithubError> {
     let body = failure_issue_body(pr_number, run_id.0, &result.result);
-    let title = format!("QA: {} (#{pr_number})", result.result.name);
+    let title = format!(
+        "QA: {} (#{pr_number})",
+        without_mentions(&result.result.name)
+    );
     let update = json!({ "title": title, "body": body, "state": "open" });
 
     let mut known = store

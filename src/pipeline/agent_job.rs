@@ -3,7 +3,6 @@
 //! (prompt, inputs, commit message, script) run in the sandbox with its log recorded;
 //! and the agent's commits brought back as a bundle, checked and pushed from the host.
 
-use crate::domain::RunFailureCode;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -15,6 +14,7 @@ use super::job_script::JobScript;
 use super::run_log::{record_sandbox_events, RunLog};
 use super::{Pipeline, PipelineError};
 use crate::data_dir::create_private_folder;
+use crate::domain::RunFailureCode;
 use crate::domain::{Repo, RunId, SandboxBackend, Stage};
 use crate::sandbox::{JobControl, Sandbox, SandboxEnd, SandboxJob};
 use crate::secrets::{Redactor, Secret, SecretName};
@@ -406,6 +406,14 @@ impl Pipeline {
             humanize(setup.timeout)
         ))
         .await?;
+        if setup.sandbox.backend() == SandboxBackend::Local {
+            log.say(
+                "warning: the local backend is no sandbox: the agent runs as you, with your \
+                 files, keyring and network in reach (a development choice this repository \
+                 confirmed)",
+            )
+            .await?;
+        }
         let (events, receiver) = mpsc::unbounded_channel();
         let recorder = tokio::spawn(record_sandbox_events(
             store.clone(),

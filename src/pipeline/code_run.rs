@@ -8,7 +8,6 @@
 //! end; whatever goes wrong from there is recorded on the run, with the reason and a
 //! pointer to its log, and the item leaves CODING.
 
-use crate::domain::RunFailureCode;
 use std::path::Path;
 use std::time::Duration;
 
@@ -22,12 +21,13 @@ use super::{Pipeline, PipelineError};
 use crate::domain::code_prompt::{code_commit_message, code_prompt, CodePromptParts};
 use crate::domain::follow_ups_comment::follow_ups_comment_content;
 use crate::domain::run_event::{RunEvent, RunEventKind};
+use crate::domain::RunFailureCode;
 use crate::domain::{
     code_run_kind, CommentKind, FeedbackId, Repo, Run, RunId, SandboxBackend, Stage,
 };
 use crate::github::comment_publishing::{publish_agent_output, CommentPlace};
 use crate::github::feedback_pull_request::{ensure_feedback_pull_request, PullRequestAction};
-use crate::store::{CodeRunRequest, RunOutcome, StartedCodeRun, StoreError};
+use crate::store::{CodeRunRequest, RunOutcome, StartedCodeRun, Store, StoreError};
 
 /// What the owner asks for.
 #[derive(Debug, Clone, Default)]
@@ -143,8 +143,20 @@ impl BegunCodeRun {
     }
 
     /// Runs to the end and records how it ended. Only a failing store is an error here;
-    /// every other failure is the run's result.
+    /// every other failure is the run's result. When driving itself fails, the run is
+    /// ended as failed at once (and says so), not left running until a restart.
     pub async fn drive(self) -> Result<CodeRunReport, PipelineError> {
+        let store = self.pipeline.store.clone();
+        let run_id = self.run_id();
+        let feedback_id = self.started.run.feedback_id;
+        let driven = self.drive_to_the_end().await;
+        if let Err(error) = &driven {
+            end_a_run_whose_driving_failed(&store, run_id, feedback_id, error).await;
+        }
+        driven
+    }
+
+    async fn drive_to_the_end(self) -> Result<CodeRunReport, PipelineError> {
         let store = self.pipeline.store.clone();
         let run_id = self.run_id();
         let log = RunLog::new(store.clone(), run_id, self.setup.redactor.clone());
@@ -387,7 +399,13 @@ impl BegunCodeRun {
         let usage = self
             .setup
             .read_output(&out.join("usage.json"))
-            .and_then(|text| serde_json::from_str(&text).ok())
+            .and_then(|text| match serde_json::from_str(&text) {
+                Ok(usage) => Some(usage),
+                Err(error) => {
+                    tracing::warn!(run = %run_id, %error, "the agent's usage.json cannot be read; no cost recorded");
+                    None
+                }
+            })
             .unwrap_or_default();
         Ok(Pushed {
             branch: head.to_owned(),
@@ -399,5 +417,42 @@ impl BegunCodeRun {
             summary: self.setup.read_output(&out.join("summary.md")),
             usage,
         })
+    }
+}
+
+/// Ends a run whose driving failed (its database or its log could not be written): as
+/// failed, with a run event so that the owner hears of it. A run that ended meanwhile is
+/// left as it is; one that cannot be ended either is for the next start's reconcile.
+async fn end_a_run_whose_driving_failed(
+    store: &Store,
+    run_id: RunId,
+    feedback_id: Option<FeedbackId>,
+    error: &PipelineError,
+) {
+    let message = format!("the run could not be recorded to its end: {error}");
+    let outcome = RunOutcome::Failed {
+        failure_code: RunFailureCode::Store,
+        message: message.clone(),
+        exit_code: None,
+    };
+    match store.finish_run(run_id, &outcome).await {
+        Ok(_) => {
+            tracing::warn!(run = %run_id, %error, "a code run failed while it was driven; it was ended as failed");
+            if let Err(event_error) = store
+                .record_run_event(
+                    run_id,
+                    feedback_id,
+                    RunEventKind::RunFailed,
+                    &format!("Run {run_id} failed: {message}"),
+                )
+                .await
+            {
+                tracing::warn!(run = %run_id, %event_error, "the failed run's event could not be recorded");
+            }
+        }
+        Err(StoreError::RunAlreadyFinished(_)) => {}
+        Err(also) => {
+            tracing::error!(run = %run_id, %error, %also, "a code run could not be ended; the next start ends it")
+        }
     }
 }

@@ -2,12 +2,12 @@
 //! of life is ended as failed with the reason, its sandbox is removed, and its item
 //! leaves CODING. Nothing stays stuck.
 
-use crate::domain::RunFailureCode;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::{Pipeline, PipelineError};
 use crate::domain::run_event::RunEventKind;
+use crate::domain::RunFailureCode;
 use crate::domain::RunId;
 use crate::store::{RunOutcome, StoreError};
 

@@ -68,7 +68,13 @@ impl DockerSandbox {
 
     /// The user (uid, gid) the image runs its agent as, when Handoff built the image.
     async fn agent_user(&self) -> Option<(u64, u64)> {
-        let image = self.docker.inspect_image(&self.image).await.ok()?;
+        let image = match self.docker.inspect_image(&self.image).await {
+            Ok(image) => image,
+            Err(error) => {
+                tracing::warn!(image = %self.image, %error, "the image's agent user cannot be read; the agent runs as the image's user");
+                return None;
+            }
+        };
         let label = image
             .config?
             .labels?

@@ -478,8 +478,14 @@ impl E2bSandbox {
                 .map_err(|error| failed(format!("the process stream is malformed: {error}")))?
             {
                 if envelope.end_stream {
-                    let trailer: serde_json::Value =
-                        serde_json::from_slice(&envelope.payload).unwrap_or_default();
+                    let trailer: serde_json::Value = match serde_json::from_slice(&envelope.payload)
+                    {
+                        Ok(trailer) => trailer,
+                        Err(error) => {
+                            tracing::warn!(%error, "E2B's end of stream is not JSON; read as no error");
+                            serde_json::Value::Null
+                        }
+                    };
                     if let Some(error) = trailer.get("error") {
                         return Err(failed(format!(
                             "the process stream ended with an error: {error}"

@@ -36,6 +36,7 @@ pub use follow_ups::NewFollowUpCandidate;
 pub use http_validators::StoredAnswer;
 pub use managed_comments::NewCommentVersion;
 pub use opening::supported_schema_version;
+pub use outbox::{OutboxClaim, OUTBOX_CLAIM_LEASE};
 pub use pull_requests::PullRequestFilter;
 pub use quota::QuotaStatus;
 pub use repos::RepoSettingsChange;

@@ -46,6 +46,20 @@ fn outbox_entry_from_row(row: &SqliteRow) -> Result<OutboxEntry, StoreError> {
     })
 }
 
+/// How long a claim on an outbox entry holds if its process never releases it.
+pub const OUTBOX_CLAIM_LEASE: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// What claiming an outbox entry found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutboxClaim {
+    /// This process may send it now.
+    Claimed,
+    /// Another process is sending it now.
+    HeldElsewhere,
+    /// It is no longer pending: sent, in conflict or given up meanwhile.
+    Settled(OutboxState),
+}
+
 impl Store {
     /// Stores the owner's edit of a managed comment as a new version and queues it for
     /// GitHub, in one transaction.
@@ -177,6 +191,41 @@ impl Store {
         .bind(id.0)
         .execute(&self.pool)
         .await?;
+        Ok(())
+    }
+
+    /// Claims pending entry `id` for this process, for [`OUTBOX_CLAIM_LEASE`], unless
+    /// another process holds it or it is no longer pending.
+    pub async fn claim_outbox_entry(&self, id: OutboxEntryId) -> Result<OutboxClaim, StoreError> {
+        let now = Utc::now();
+        let until = now + chrono::Duration::from_std(OUTBOX_CLAIM_LEASE).unwrap_or_default();
+        let claimed = sqlx::query(
+            "UPDATE outbox SET claimed_until = ?1 WHERE id = ?2 AND state = 'pending' \
+             AND (claimed_until IS NULL OR claimed_until < ?3)",
+        )
+        .bind(time_text(until))
+        .bind(id.0)
+        .bind(time_text(now))
+        .execute(&self.pool)
+        .await?
+        .rows_affected()
+            == 1;
+        if claimed {
+            return Ok(OutboxClaim::Claimed);
+        }
+        let entry = self.outbox_entry(id).await?;
+        Ok(match entry.state {
+            OutboxState::Pending => OutboxClaim::HeldElsewhere,
+            settled => OutboxClaim::Settled(settled),
+        })
+    }
+
+    /// Gives up this process's claim on entry `id` (sent or not).
+    pub async fn release_outbox_claim(&self, id: OutboxEntryId) -> Result<(), StoreError> {
+        sqlx::query("UPDATE outbox SET claimed_until = NULL WHERE id = ?")
+            .bind(id.0)
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 

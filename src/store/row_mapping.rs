@@ -1,13 +1,13 @@
 //! Rows to domain records: the SELECT lists and the functions that read them, so each
 //! record is read the same way by every query.
 
-use crate::domain::RunFailureCode;
 use chrono::{DateTime, Utc};
 use sqlx::sqlite::SqliteRow;
 use sqlx::Row as _;
 
 use super::error::StoreError;
 use crate::domain::feedback::PullRequestState;
+use crate::domain::RunFailureCode;
 use crate::domain::{
     CheckStatus, CodeRunKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, FollowUp,
     FollowUpId, FollowUpOrigin, FollowUpSource, LogChunk, LogStream, PublicFeedbackId, PullRequest,

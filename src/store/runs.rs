@@ -1,7 +1,6 @@
 //! Runs and their logs: starting a code run (status, quota and the one-active-run
 //! rule in one transaction), recording its progress and result, reading it back.
 
-use crate::domain::RunFailureCode;
 use chrono::Utc;
 use serde::Serialize;
 use sqlx::Row as _;
@@ -13,6 +12,7 @@ use super::row_mapping::{log_chunk_from_row, run_columns, run_from_row};
 use super::time_text::now_text;
 use super::Store;
 use crate::domain::feedback_status::next_status;
+use crate::domain::RunFailureCode;
 use crate::domain::{
     code_run_kind, CodeRunKind, FeedbackId, FeedbackStatus, FollowUpBody, LogChunk, LogStream, Run,
     RunId, RunStatus, SandboxBackend, StatusEvent,

@@ -29,7 +29,6 @@ pub mod qa_stage;
 mod review;
 mod test;
 
-use crate::domain::RunFailureCode;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,6 +45,7 @@ use crate::domain::stage_prompts::{
     default_stage_template, fill_stage_template, StagePromptValues,
 };
 use crate::domain::untrusted_text::fence_untrusted;
+use crate::domain::RunFailureCode;
 use crate::domain::{
     CommentKind, CommentVersion, Repo, RepoName, Run, RunId, SandboxBackend, Stage, VersionOrigin,
 };

@@ -1,6 +1,6 @@
 //! The test stage: the agent runs exactly the plan as it is on GitHub now and writes
 //! `results.json`; each failing scenario gets an issue (one per scenario, reused on a
-//! re-run), a scenario that passes again closes its issue, the results are stored for
+//! re-run; at most ten a run), a scenario that passes again closes its issue, the results are stored for
 //! the fix stage, and a summary is posted as the PR's results comment.
 
 use super::{BegunQa, StageDone, StageJob};
@@ -9,6 +9,10 @@ use crate::domain::test_results::{parse_test_results, results_summary, SummaryLi
 use crate::domain::RunFailureCode;
 use crate::github::qa_issues::{close_fixed_issue, file_failure_issue};
 use crate::pipeline::agent_job::Stop;
+
+/// The most issues one test run files: an agent that reports hundreds of failures must
+/// not flood the repository. The rest are in the results comment and stored for fix.
+pub const MAX_ISSUES_A_TEST_RUN: usize = 10;
 
 /// What the agent reads when there is no plan to run.
 const NO_PLAN: &str = "(There is no test plan on this PR: the plan comment was not found. \
@@ -59,8 +63,11 @@ impl BegunQa {
             .record_test_results(run_id, self.repo.id, pr_number, &results)
             .await?;
         let mut issues = Vec::new();
+        let mut not_filed = 0_usize;
         for result in &stored {
-            if !result.result.passed {
+            if !result.result.passed && issues.len() >= MAX_ISSUES_A_TEST_RUN {
+                not_filed += 1;
+            } else if !result.result.passed {
                 let number =
                     file_failure_issue(github, store, &self.repo, pr_number, run_id, result)
                         .await
@@ -82,6 +89,16 @@ impl BegunQa {
                     .await
                     .map_err(|error| Stop::failed(RunFailureCode::Github, error.to_string()))?;
             }
+        }
+        if not_filed > 0 {
+            self.note(
+                job,
+                &format!(
+                    "{not_filed} more failed scenario(s) not filed as issues: at most \
+                     {MAX_ISSUES_A_TEST_RUN} a run (all are in the results comment)"
+                ),
+            )
+            .await?;
         }
         let stored = store.test_results_of_run(run_id).await?;
         let lines: Vec<SummaryLine<'_>> = stored

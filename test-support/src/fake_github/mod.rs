@@ -288,28 +288,6 @@ impl FakeGithub {
         );
     }
 
-    /// Gives `login` write access to `full_name`.
-    pub fn add_collaborator(&self, full_name: &str, login: &str) {
-        let user = self.user_id(login);
-        let (owner, name) = full_name.split_once('/').expect("owner/name");
-        let mut state = self.shared.state.lock().expect("state");
-        state
-            .repo_mut(owner, name)
-            .expect("a fake repository")
-            .collaborators
-            .push(user);
-    }
-
-    /// Turns `full_name`'s issues on or off.
-    pub fn set_has_issues(&self, full_name: &str, has_issues: bool) {
-        let (owner, name) = full_name.split_once('/').expect("owner/name");
-        let mut state = self.shared.state.lock().expect("state");
-        state
-            .repo_mut(owner, name)
-            .expect("a fake repository")
-            .has_issues = has_issues;
-    }
-
     /// The bare repository behind `owner/name`.
     pub fn bare_path(&self, full_name: &str) -> PathBuf {
         let (owner, name) = full_name.split_once('/').expect("owner/name");
