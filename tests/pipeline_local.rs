@@ -648,3 +648,57 @@ async fn a_run_whose_driving_fails_is_ended_as_failed_at_once() {
     let report = world.run(&feedback, None).await;
     pr_number(&report);
 }
+
+#[tokio::test]
+async fn a_ten_gigabyte_sparse_file_in_out_is_refused_with_a_clear_failure() {
+    let world = world().await;
+    let feedback = world
+        .feedback("Sparse", "@@write a.txt small\n@@sparse notes.txt 10G")
+        .await;
+
+    let report = world.run(&feedback, None).await;
+
+    let (code, message) = failure(&report);
+    assert_eq!(code, handoff::domain::RunFailureCode::OutputTooLarge);
+    assert_eq!(
+        message,
+        format!(
+            "the agent's output was refused: out/notes.txt is 10737418240 bytes, over the cap \
+             of 67108864 bytes; see the log of run {}",
+            report.run.id
+        )
+    );
+    assert_eq!(world.status(&feedback).await, FeedbackStatus::Failed);
+}
+
+#[tokio::test]
+async fn cancel_works_while_the_repository_is_fetched() {
+    let world = world().await;
+    let feedback = world.feedback("Slow fetch", "@@write a.txt a").await;
+    // GitHub answers git very slowly: the fetch would take a minute.
+    world.fake.inject(
+        support::fake_github::FaultRule::new(
+            "git-upload-pack",
+            support::fake_github::Fault::Slow(Duration::from_secs(60)),
+        )
+        .times(5),
+    );
+    let (run_id, running) = world.start_in_background(&feedback).await;
+    while !world.log_of(run_id).await.contains("fetching") {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    world.store.request_cancel(run_id).await.unwrap();
+
+    // Well before the fetch could have ended, the run is over.
+    let report = tokio::time::timeout(Duration::from_secs(30), running)
+        .await
+        .expect("the cancel does not wait for the fetch")
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.result, CodeRunResult::Cancelled);
+    assert_eq!(report.run.status, RunStatus::Cancelled);
+    let log = world.log_text(&report).await;
+    assert!(!log.contains("starting the local sandbox"), "{log}");
+    assert_eq!(world.status(&feedback).await, FeedbackStatus::Failed);
+}

@@ -87,6 +87,8 @@ crate::stored_text_enum! {
         Workspace => "workspace",
         /// The owner cancelled the run.
         Cancelled => "cancelled",
+        /// What the agent left in out/ broke a cap (too large, sparse, too many files).
+        OutputTooLarge => "output_too_large",
     }
 }
 

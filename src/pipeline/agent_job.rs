@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 use super::agent_presets::AgentChoice;
+use super::cache_lock::CacheLock;
 use super::host_git::{pull_head_ref, GitError, HostGit};
 use super::job_script::JobScript;
 use super::run_log::{record_sandbox_events, RunLog};
@@ -16,10 +17,39 @@ use super::{Pipeline, PipelineError};
 use crate::data_dir::create_private_folder;
 use crate::domain::RunFailureCode;
 use crate::domain::{Repo, RunId, SandboxBackend, Stage};
+use crate::sandbox::output_limits::check_output_folder;
 use crate::sandbox::{JobControl, Sandbox, SandboxEnd, SandboxJob};
 use crate::secrets::{Redactor, Secret, SecretName};
 use crate::setup_check::{self, CheckStatus};
 use crate::store::{RunOutcome, StoreError};
+
+/// `step`, unless the owner cancels first: the step is then dropped (a git process it
+/// started is killed with it) and the run ends as cancelled. For what a run does outside
+/// the sandbox: fetching, pushing, opening the PR.
+pub(crate) async fn unless_cancelled<T>(
+    cancel: &watch::Receiver<bool>,
+    step: impl std::future::Future<Output = Result<T, Stop>>,
+) -> Result<T, Stop> {
+    let mut cancel = cancel.clone();
+    if *cancel.borrow_and_update() {
+        return Err(Stop::Cancelled);
+    }
+    let cancelled = async {
+        loop {
+            if cancel.changed().await.is_err() {
+                // No one can cancel any more: the step decides.
+                std::future::pending::<()>().await;
+            }
+            if *cancel.borrow_and_update() {
+                return;
+            }
+        }
+    };
+    tokio::select! {
+        result = step => result,
+        () = cancelled => Err(Stop::Cancelled),
+    }
+}
 
 /// Why a started run did not succeed.
 pub(crate) enum Stop {
@@ -239,6 +269,30 @@ impl Pipeline {
         })
     }
 
+    /// The lock on `repo`'s cache, said in the run's log when another run holds it.
+    async fn lock_cache(&self, log: &RunLog, repo: &Repo) -> Result<CacheLock, Stop> {
+        let waiting = async {
+            let said = log
+                .say(&format!(
+                    "waiting for another run of {} to finish with the cache",
+                    repo.name
+                ))
+                .await;
+            if let Err(error) = said {
+                tracing::warn!(%error, "the wait for the cache could not be logged");
+            }
+        };
+        let (lock, _) = CacheLock::acquire(&self.cache_root(), &repo.name, waiting)
+            .await
+            .map_err(|error| {
+                Stop::failed(
+                    RunFailureCode::Workspace,
+                    format!("the cache of {} cannot be locked: {error}", repo.name),
+                )
+            })?;
+        Ok(lock)
+    }
+
     /// A working copy for a run, from where `start` says (see [`CopyStart`]).
     pub(crate) async fn prepare_working_copy(
         &self,
@@ -254,6 +308,7 @@ impl Pipeline {
             .and_then(|()| std::fs::create_dir_all(workspace.join("out")))
             .map_err(|error| Stop::failed(RunFailureCode::Workspace, error.to_string()))?;
         let git = self.host_git();
+        let _cache_lock = self.lock_cache(log, repo).await?;
         log.say(&format!("fetching {} into the cache", repo.name))
             .await?;
         let pull_heads: Vec<u64> = match start {
@@ -444,7 +499,17 @@ impl Pipeline {
                     humanize(setup.timeout)
                 ),
             )),
-            SandboxEnd::Exited(0) => Ok(workspace.join("out")),
+            SandboxEnd::Exited(0) => {
+                let out = workspace.join("out");
+                // Nothing of out/ is read before it is known to be within its caps.
+                check_output_folder(&out, &self.settings.limits.output).map_err(|refused| {
+                    Stop::failed(
+                        RunFailureCode::OutputTooLarge,
+                        format!("the agent's output was refused: {refused}; {see_log}"),
+                    )
+                })?;
+                Ok(out)
+            }
             SandboxEnd::Exited(code) => Err(Stop::failed(
                 RunFailureCode::AgentFailed,
                 format!("the agent exited with code {code}; {see_log}"),
@@ -471,6 +536,7 @@ impl Pipeline {
             return Ok(None);
         }
         let git = self.host_git();
+        let _cache_lock = self.lock_cache(log, repo).await?;
         let run_ref = format!("refs/handoff/runs/{run_id}");
         let end_sha = git
             .import_bundle(&copy.cache, &bundle, &run_ref)

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::sync::watch;
 
-use super::agent_job::{AgentSetup, CopyStart, JobFiles, Stop};
+use super::agent_job::{unless_cancelled, AgentSetup, CopyStart, JobFiles, Stop};
 use super::run_log::RunLog;
 use super::run_supervision::supervise;
 use super::{Pipeline, PipelineError};
@@ -307,8 +307,9 @@ impl BegunCodeRun {
         // 1. The working copy: the current tip of the head branch for an iterate (with
         //    whatever the owner pushed by hand), the base branch for a first run, and the
         //    PR's last head when its branch was deleted.
-        let copy = pipeline
-            .prepare_working_copy(
+        let copy = unless_cancelled(
+            &cancel,
+            pipeline.prepare_working_copy(
                 &self.setup,
                 log,
                 workspace,
@@ -318,8 +319,9 @@ impl BegunCodeRun {
                     base_for_new: Some(base),
                     pull_request: feedback.pr_number,
                 },
-            )
-            .await?;
+            ),
+        )
+        .await?;
         if let Some(note) = &copy.note {
             store.add_run_note(run_id, note).await?;
         }
@@ -348,14 +350,16 @@ impl BegunCodeRun {
                     commit_message: &commit_message,
                     inputs: &[],
                 },
-                cancel,
+                cancel.clone(),
             )
             .await?;
 
         // 3. Its commits (none is a loud failure), checked, then pushed from here.
-        let Some((end_sha, commits)) = pipeline
-            .push_agent_commits(log, run_id, &out, &copy, repo, head, &[base])
-            .await?
+        let Some((end_sha, commits)) = unless_cancelled(
+            &cancel,
+            pipeline.push_agent_commits(log, run_id, &out, &copy, repo, head, &[base]),
+        )
+        .await?
         else {
             return Err(Stop::failed(
                 RunFailureCode::NoChanges,
@@ -366,9 +370,12 @@ impl BegunCodeRun {
         // 4. The PR (never a second one) and its Follow-ups comment.
         let github = &self.pipeline.github;
         let feedback = store.feedback(feedback.id).await?;
-        let (pull, action) = ensure_feedback_pull_request(github, store, repo, &feedback)
-            .await
-            .map_err(|error| Stop::failed(RunFailureCode::PullRequest, error.to_string()))?;
+        let (pull, action) = unless_cancelled(&cancel, async {
+            ensure_feedback_pull_request(github, store, repo, &feedback)
+                .await
+                .map_err(|error| Stop::failed(RunFailureCode::PullRequest, error.to_string()))
+        })
+        .await?;
         store.mirror_pull_request(repo.id, &pull.mirrored()).await?;
         log.say(&format!(
             "PR #{} {}",

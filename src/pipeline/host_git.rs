@@ -32,6 +32,11 @@ pub enum GitError {
     RewrittenHistory,
 }
 
+/// The longest a fetch or push may take, however steadily it moves.
+const NETWORK_GIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+/// The longest a git command on the host's own files may take.
+const LOCAL_GIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
 /// Git on the host for one GitHub and one token.
 #[derive(Debug, Clone)]
 pub struct HostGit {
@@ -93,18 +98,41 @@ impl HostGit {
             .env("GIT_COMMITTER_EMAIL", "handoff@localhost")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stderr(Stdio::piped())
+            // A cancelled run drops its git command: the process goes with it.
+            .kill_on_drop(true);
         if authenticated {
+            // A connection that stalls is given up instead of hanging the run: under
+            // 1 KB/s for a minute ends the transfer.
+            command
+                .env("GIT_HTTP_LOW_SPEED_LIMIT", "1000")
+                .env("GIT_HTTP_LOW_SPEED_TIME", "60");
             command
                 .env("GIT_CONFIG_COUNT", "1")
                 .env("GIT_CONFIG_KEY_0", "http.extraHeader")
                 .env("GIT_CONFIG_VALUE_0", self.authorization());
         }
         let described = format!("git {}", arguments.join(" "));
-        let output = command.output().await.map_err(|error| GitError::Failed {
-            command: described.clone(),
-            detail: error.to_string(),
-        })?;
+        let limit = if authenticated {
+            NETWORK_GIT_LIMIT
+        } else {
+            LOCAL_GIT_LIMIT
+        };
+        let output = match tokio::time::timeout(limit, command.output()).await {
+            Ok(output) => output.map_err(|error| GitError::Failed {
+                command: described.clone(),
+                detail: error.to_string(),
+            })?,
+            Err(_) => {
+                return Err(GitError::Failed {
+                    command: described,
+                    detail: format!(
+                        "it took longer than {} minutes and was stopped",
+                        limit.as_secs() / 60
+                    ),
+                })
+            }
+        };
         if output.status.success() {
             return Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned());
         }

@@ -6,7 +6,8 @@
 //!
 //! - [`code_run`]: first runs of feedback PRs, and iterates that add commits to the
 //!   same PR.
-//! - [`host_git`]: the repository cache, working copies, bundles and pushes.
+//! - [`host_git`]: the repository cache, working copies, bundles and pushes;
+//!   [`cache_lock`]: one run at a time in a repository's cache.
 //! - [`job_script`]: what every sandbox runs.
 //! - [`agent_presets`]: the agents' commands.
 //! - [`run_log`], [`run_supervision`]: live logs, heartbeat and cancel.
@@ -18,6 +19,7 @@
 
 pub mod agent_job;
 pub mod agent_presets;
+pub mod cache_lock;
 pub mod code_run;
 pub mod host_git;
 pub mod job_script;

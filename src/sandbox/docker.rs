@@ -258,6 +258,14 @@ impl DockerSandbox {
         let mut archive = Vec::new();
         while let Some(chunk) = download.next().await {
             match chunk {
+                Ok(bytes)
+                    if (archive.len() + bytes.len()) as u64 > job.limits.output.archive_bytes() =>
+                {
+                    return Err(SandboxError::Transfer(format!(
+                        "cannot copy out/ back: it is over the cap of {} bytes",
+                        job.limits.output.total_bytes
+                    )))
+                }
                 Ok(bytes) => archive.extend_from_slice(&bytes),
                 // No out/ at all (the job never got that far): nothing to bring back.
                 Err(_) if archive.is_empty() => return Ok(end),
@@ -269,7 +277,7 @@ impl DockerSandbox {
             }
         }
         // The archive holds `out/...`; the host workspace gets it as `out/`.
-        unpack_into(&archive, &job.workspace, 0, false)
+        unpack_into(&archive, &job.workspace, 0, false, &job.limits.output)
             .map_err(|error| SandboxError::Transfer(format!("cannot unpack out/: {error}")))?;
         Ok(end)
     }

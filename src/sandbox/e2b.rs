@@ -150,8 +150,19 @@ struct EndEvent {
 
 impl E2bSandbox {
     pub fn new(settings: E2bSettings, api_key: Option<Secret>) -> Self {
+        // No request may hang: connecting gives up after 30 s, and an answer that sends
+        // nothing for two minutes is dropped (the process stream's keepalives come more
+        // often than that).
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .read_timeout(Duration::from_secs(120))
+            .build()
+            .unwrap_or_else(|error| {
+                tracing::warn!(%error, "the HTTP client for E2B could not be set up with its time limits; using the defaults");
+                reqwest::Client::new()
+            });
         E2bSandbox {
-            http: reqwest::Client::new(),
+            http,
             settings,
             api_key,
         }
@@ -439,10 +450,22 @@ impl E2bSandbox {
                 download.status()
             )));
         }
-        let bytes = download.bytes().await.map_err(|error| {
+        // Compressed, out/ is small; a download past the cap is a bomb or a flood.
+        let cap = job.limits.output.archive_bytes();
+        let mut download = download;
+        let mut bytes = Vec::new();
+        while let Some(chunk) = download.chunk().await.map_err(|error| {
             SandboxError::Transfer(format!("cannot download out/: {}", self.describe(error)))
-        })?;
-        unpack_into(&bytes, &job.workspace, 0, true)
+        })? {
+            if (bytes.len() + chunk.len()) as u64 > cap {
+                return Err(SandboxError::Transfer(format!(
+                    "cannot download out/: it is over the cap of {} bytes",
+                    job.limits.output.total_bytes
+                )));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        unpack_into(&bytes, &job.workspace, 0, true, &job.limits.output)
             .map_err(|error| SandboxError::Transfer(format!("cannot unpack out/: {error}")))?;
         Ok(end)
     }

@@ -17,8 +17,10 @@ pub mod connect_stream;
 pub mod docker;
 pub mod e2b;
 pub mod local_process;
+pub mod output_limits;
 pub mod tar_transfer;
 
+use output_limits::OutputLimits;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -34,6 +36,8 @@ pub struct ResourceLimits {
     pub memory_bytes: i64,
     pub cpus: f64,
     pub max_processes: i64,
+    /// What the job may bring back in `out/`.
+    pub output: OutputLimits,
 }
 
 impl Default for ResourceLimits {
@@ -42,6 +46,7 @@ impl Default for ResourceLimits {
             memory_bytes: 4 * 1024 * 1024 * 1024,
             cpus: 2.0,
             max_processes: 1024,
+            output: OutputLimits::default(),
         }
     }
 }

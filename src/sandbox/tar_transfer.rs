@@ -9,6 +9,8 @@ use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
+use super::output_limits::{OutputLimits, OutputRefused};
+
 /// Packs the contents of `dir` under `prefix` (for example `workspace`), gzipped or not.
 pub fn pack_dir(dir: &Path, prefix: &str, gzip: bool) -> std::io::Result<Vec<u8>> {
     pack_dir_owned_by(dir, prefix, gzip, None)
@@ -71,25 +73,45 @@ fn append_owned(
     Ok(())
 }
 
-/// Unpacks `archive` into `destination`, dropping `strip` leading path components and
-/// refusing absolute paths, `..` and links that point outside.
+/// Unpacks `archive` into `destination`, dropping `strip` leading path components,
+/// refusing absolute paths and `..`, skipping links, and refusing what breaks `limits`
+/// (a file or the whole over its cap, too many entries, sparse or special files)
+/// before writing it.
 pub fn unpack_into(
     archive: &[u8],
     destination: &Path,
     strip: usize,
     gzip: bool,
+    limits: &OutputLimits,
 ) -> std::io::Result<()> {
+    let refused = |reason: OutputRefused| {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, reason.to_string())
+    };
+    // The tar itself may not be larger than the output it carries (with room for its
+    // headers); a gzip bomb stops here, before it fills memory.
+    let tar_cap = limits.archive_bytes();
     let mut bytes = Vec::new();
     let reader: Box<dyn std::io::Read> = if gzip {
         Box::new(GzDecoder::new(archive))
     } else {
         Box::new(archive)
     };
-    let mut reader = reader;
-    reader.read_to_end(&mut bytes)?;
+    reader.take(tar_cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > tar_cap {
+        return Err(refused(OutputRefused::TooLarge {
+            bytes: bytes.len() as u64,
+            cap: limits.total_bytes,
+        }));
+    }
     let mut archive = tar::Archive::new(bytes.as_slice());
     std::fs::create_dir_all(destination)?;
-    for entry in archive.entries()? {
+    let mut total = 0_u64;
+    for (count, entry) in archive.entries()?.enumerate() {
+        if count >= limits.entries {
+            return Err(refused(OutputRefused::TooManyEntries {
+                cap: limits.entries,
+            }));
+        }
         let mut entry = entry?;
         let path = entry.path()?.into_owned();
         let stripped: std::path::PathBuf = path.components().skip(strip).collect();
@@ -114,6 +136,35 @@ pub fn unpack_into(
             // A link could point anywhere on the host; links are not part of an output.
             continue;
         }
+        if kind.is_gnu_sparse() {
+            return Err(refused(OutputRefused::NotAPlainFile {
+                path: stripped,
+                what: "a sparse file",
+            }));
+        }
+        if !(kind.is_file() || kind.is_dir()) {
+            return Err(refused(OutputRefused::NotAPlainFile {
+                path: stripped,
+                what: "a device, pipe or other special file",
+            }));
+        }
+        let size = entry.header().size()?;
+        let relative: std::path::PathBuf = stripped.components().skip(1).collect();
+        let cap = limits.cap_of(&relative);
+        if size > cap {
+            return Err(refused(OutputRefused::FileTooLarge {
+                path: stripped,
+                bytes: size,
+                cap,
+            }));
+        }
+        total += size;
+        if total > limits.total_bytes {
+            return Err(refused(OutputRefused::TooLarge {
+                bytes: total,
+                cap: limits.total_bytes,
+            }));
+        }
         let target = destination.join(&stripped);
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent)?;
@@ -134,7 +185,14 @@ mod tests {
         std::fs::write(source.path().join("out/nested/a.txt"), "hello").unwrap();
         let archive = pack_dir(source.path(), "workspace", true).unwrap();
         let destination = tempfile::tempdir().unwrap();
-        unpack_into(&archive, destination.path(), 1, true).unwrap();
+        unpack_into(
+            &archive,
+            destination.path(),
+            1,
+            true,
+            &OutputLimits::default(),
+        )
+        .unwrap();
         assert_eq!(
             std::fs::read_to_string(destination.path().join("out/nested/a.txt")).unwrap(),
             "hello"
@@ -186,8 +244,100 @@ mod tests {
         let bytes = builder.into_inner().unwrap();
         let outer = tempfile::tempdir().unwrap();
         let destination = outer.path().join("a/b");
-        let error = unpack_into(&bytes, &destination, 0, false).unwrap_err();
+        let error =
+            unpack_into(&bytes, &destination, 0, false, &OutputLimits::default()).unwrap_err();
         assert!(error.to_string().contains("outside its folder"), "{error}");
         assert!(!outer.path().join("evil.txt").exists());
+    }
+
+    fn small() -> OutputLimits {
+        OutputLimits {
+            file_bytes: 1024,
+            bundle_bytes: 4096,
+            total_bytes: 64 * 1024,
+            entries: 50,
+        }
+    }
+
+    fn archive_of(entries: &[(&str, tar::EntryType, Vec<u8>)]) -> Vec<u8> {
+        let mut builder = tar::Builder::new(Vec::new());
+        for (name, kind, data) in entries {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(data.len() as u64);
+            header.set_mode(0o644);
+            header.set_entry_type(*kind);
+            header.set_cksum();
+            builder
+                .append_data(&mut header, name, data.as_slice())
+                .unwrap();
+        }
+        builder.into_inner().unwrap()
+    }
+
+    #[test]
+    fn a_gzip_bomb_is_refused_before_it_fills_memory() {
+        // 64 MiB of zeros compress to about 64 KiB.
+        let tar = archive_of(&[("out/output.md", tar::EntryType::Regular, vec![0; 64 << 20])]);
+        let mut encoder = GzEncoder::new(Vec::new(), Compression::best());
+        encoder.write_all(&tar).unwrap();
+        let bomb = encoder.finish().unwrap();
+        assert!(bomb.len() < 1 << 20, "{} bytes", bomb.len());
+        let destination = tempfile::tempdir().unwrap();
+
+        let error = unpack_into(&bomb, destination.path(), 0, true, &small()).unwrap_err();
+
+        assert!(error.to_string().contains("over the cap"), "{error}");
+        assert!(!destination.path().join("out/output.md").exists());
+    }
+
+    #[test]
+    fn a_file_over_its_cap_a_sparse_file_and_too_many_files_are_refused() {
+        let destination = tempfile::tempdir().unwrap();
+        let big = archive_of(&[("out/output.md", tar::EntryType::Regular, vec![b'x'; 2048])]);
+        let error = unpack_into(&big, destination.path(), 0, false, &small()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "out/output.md is 2048 bytes, over the cap of 1024 bytes"
+        );
+        // The bundle has a cap of its own.
+        let bundle = archive_of(&[(
+            "out/changes.bundle",
+            tar::EntryType::Regular,
+            vec![b'b'; 2048],
+        )]);
+        unpack_into(&bundle, destination.path(), 0, false, &small()).unwrap();
+
+        // A real sparse archive, as GNU tar makes one: 1 GiB of holes in a few bytes.
+        let source = tempfile::tempdir().unwrap();
+        std::fs::create_dir(source.path().join("out")).unwrap();
+        std::fs::File::create(source.path().join("out/output.md"))
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        let packed = std::process::Command::new("tar")
+            .args(["--sparse", "--format=gnu", "-cf", "-", "out/output.md"])
+            .current_dir(source.path())
+            .output()
+            .unwrap();
+        assert!(packed.status.success());
+        assert!(packed.stdout.len() < 1 << 20);
+        let error =
+            unpack_into(&packed.stdout, destination.path(), 0, false, &small()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "out/output.md is a sparse file, which an output may not hold"
+        );
+
+        let names: Vec<String> = (0..60).map(|index| format!("out/f{index}")).collect();
+        let many: Vec<(&str, tar::EntryType, Vec<u8>)> = names
+            .iter()
+            .map(|name| (name.as_str(), tar::EntryType::Regular, b"z".to_vec()))
+            .collect();
+        let error =
+            unpack_into(&archive_of(&many), destination.path(), 0, false, &small()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the output holds more than 50 files and folders"
+        );
     }
 }

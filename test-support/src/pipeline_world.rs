@@ -104,6 +104,7 @@ pub fn quick_settings() -> PipelineSettings {
             memory_bytes: 512 * 1024 * 1024,
             cpus: 1.0,
             max_processes: 256,
+            ..ResourceLimits::default()
         },
         e2b: E2bSettings::default(),
         ..PipelineSettings::default()

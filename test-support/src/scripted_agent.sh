@@ -13,6 +13,7 @@
 #   @@output TEXT         add TEXT as a line of the stage output (out/output.md)
 #   @@echo-inputs         copy every input of the stage into the stage output
 #   @@bigoutput CHARS     make the stage output CHARS characters long
+#   @@sparse NAME SIZE    make out/NAME a sparse file of SIZE (for example 10G)
 #   @@result NAME|passed|EVIDENCE   add a scenario result (passed or failed) to
 #                         out/results.json
 #   @@whoami              print the user id the agent runs as
@@ -81,6 +82,8 @@ while IFS= read -r line; do
       printf '{"cost_usd": %s, "tokens_in": 1200, "tokens_out": 340}\n' "$1" > "$out/usage.json";;
     @@output)
       printf '%s\n' "$*" >> "$out/output.md";;
+    @@sparse)
+      truncate -s "$2" "$out/$1";;
     @@bigoutput)
       head -c "$1" /dev/zero | tr '\000' 'r' > "$out/output.md";;
     @@result)

@@ -824,6 +824,15 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Body>) -> Response<Bod
         .unwrap_or_default();
 
     if git_http::is_git_path(&path) {
+        // Git over HTTP takes one kind of fault: an answer that comes slowly.
+        let fault = take_fault(
+            &mut shared.faults.lock().expect("faults"),
+            method.as_str(),
+            &path_and_query,
+        );
+        if let Some(Fault::Slow(duration)) = fault {
+            tokio::time::sleep(duration).await;
+        }
         let response =
             git_http::serve(&shared, &method, &path, &query_text, &headers, body_bytes).await;
         shared.requests.lock().expect("log").push(RequestRecord {

@@ -128,47 +128,61 @@ impl AppSession {
                 (Some(process), display)
             }
         };
-        let port = free_port();
-        let native_port = free_port();
         let config_home = if env.iter().any(|(name, _)| *name == "XDG_CONFIG_HOME") {
             None
         } else {
             Some(tempfile::tempdir().expect("a config folder"))
         };
-        let mut driver = Command::new(find_program("tauri-driver"));
-        if let Some(folder) = &config_home {
-            driver.env("XDG_CONFIG_HOME", folder.path());
-        }
-        let driver = driver
-            .args([
-                "--port",
-                &port.to_string(),
-                "--native-port",
-                &native_port.to_string(),
-            ])
-            .arg("--native-driver")
-            .arg(find_program("WebKitWebDriver"))
-            .env("DISPLAY", &display)
-            .env("HANDOFF_DATA_DIR", data_dir)
-            .env_remove("WAYLAND_DISPLAY")
-            .envs(env.iter().copied())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("tauri-driver starts");
-        let driver = Stoppable(driver);
-        wait_for_port(port).await;
+        // tauri-driver now and then drops the very first request of a session on a
+        // loaded machine; a fresh driver is tried before giving up.
+        let mut attempt = 1;
+        let (client, driver) = loop {
+            let port = free_port();
+            let native_port = free_port();
+            let mut driver = Command::new(find_program("tauri-driver"));
+            if let Some(folder) = &config_home {
+                driver.env("XDG_CONFIG_HOME", folder.path());
+            }
+            let driver = driver
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--native-port",
+                    &native_port.to_string(),
+                ])
+                .arg("--native-driver")
+                .arg(find_program("WebKitWebDriver"))
+                .env("DISPLAY", &display)
+                .env("HANDOFF_DATA_DIR", data_dir)
+                .env_remove("WAYLAND_DISPLAY")
+                .envs(env.iter().copied())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("tauri-driver starts");
+            let driver = Stoppable(driver);
+            wait_for_port(port).await;
 
-        let mut capabilities = serde_json::Map::new();
-        capabilities.insert(
-            "tauri:options".to_owned(),
-            serde_json::json!({ "application": cargo_binary("handoff-desktop") }),
-        );
-        let client = ClientBuilder::native()
-            .capabilities(capabilities)
-            .connect(&format!("http://127.0.0.1:{port}"))
-            .await
-            .expect("a WebDriver session on the app");
+            let mut capabilities = serde_json::Map::new();
+            capabilities.insert(
+                "tauri:options".to_owned(),
+                serde_json::json!({ "application": cargo_binary("handoff-desktop") }),
+            );
+            match ClientBuilder::native()
+                .capabilities(capabilities)
+                .connect(&format!("http://127.0.0.1:{port}"))
+                .await
+            {
+                Ok(client) => break (client, driver),
+                Err(error) if attempt < 3 => {
+                    eprintln!("no WebDriver session on attempt {attempt} ({error}); trying a fresh driver");
+                    drop(driver);
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    attempt += 1;
+                }
+                Err(error) => panic!("a WebDriver session on the app: {error}"),
+            }
+        };
         AppSession {
             client,
             display,
