@@ -85,6 +85,28 @@ impl World {
         .unwrap()
     }
 
+    /// Publishes the plan `v1`, then saves the owner's `text` over it while GitHub
+    /// answers 503: the edit waits in the outbox. Returns the plan as published and
+    /// what the save said.
+    async fn edit_while_github_is_down(
+        &self,
+        text: &str,
+    ) -> (handoff::github::Published, EditOutcome) {
+        let published = self.publish(CommentKind::Plan, "v1").await;
+        self.fake
+            .inject(FaultRule::new("/issues/comments/", Fault::Status(503)).times(10));
+        let outcome = save_owner_edit(
+            Some(&self.client),
+            &self.store,
+            self.place(CommentKind::Plan),
+            text,
+            published.version.id,
+        )
+        .await
+        .unwrap();
+        (published, outcome)
+    }
+
     async fn content(&self, kind: CommentKind) -> String {
         match read_back(&self.client, &self.store, self.place(kind))
             .await
@@ -491,20 +513,8 @@ async fn taking_githubs_text_drops_the_edit_from_the_outbox_but_not_from_history
 #[tokio::test]
 async fn an_edit_made_while_github_is_down_waits_in_the_outbox_and_is_sent_later_in_order() {
     let world = world().await;
-    let published = world.publish(CommentKind::Plan, "v1").await;
-    world
-        .fake
-        .inject(FaultRule::new("/issues/comments/", Fault::Status(503)).times(10));
 
-    let first = save_owner_edit(
-        Some(&world.client),
-        &world.store,
-        world.place(CommentKind::Plan),
-        "owner v2",
-        published.version.id,
-    )
-    .await
-    .unwrap();
+    let (_, first) = world.edit_while_github_is_down("owner v2").await;
     let EditOutcome::Queued {
         version: v2,
         reason,
@@ -553,19 +563,7 @@ async fn an_edit_made_while_github_is_down_waits_in_the_outbox_and_is_sent_later
 #[tokio::test]
 async fn two_processes_sending_the_outbox_at_once_send_an_edit_once() {
     let world = world().await;
-    let published = world.publish(CommentKind::Plan, "v1").await;
-    world
-        .fake
-        .inject(FaultRule::new("/issues/comments/", Fault::Status(503)).times(10));
-    let queued = save_owner_edit(
-        Some(&world.client),
-        &world.store,
-        world.place(CommentKind::Plan),
-        "owner v2",
-        published.version.id,
-    )
-    .await
-    .unwrap();
+    let (published, queued) = world.edit_while_github_is_down("owner v2").await;
     assert!(matches!(queued, EditOutcome::Queued { .. }), "{queued:?}");
     // Meanwhile the comment was deleted on GitHub: sending puts the owner's text back
     // as a new comment, which two senders racing would do twice.

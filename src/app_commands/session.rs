@@ -145,9 +145,12 @@ pub async fn take_run_notices(core: &AppCore) -> Result<Vec<RunNotice>, CodedErr
 /// Ends runs a crash left behind; used when the app starts.
 pub async fn reconcile_abandoned_runs(core: &AppCore) -> Result<Vec<Reconciled>, CodedError> {
     // Ending runs needs the pipeline (and so a sign-in) only when there are runs to end.
-    let stale_before = chrono::Utc::now()
-        - chrono::Duration::from_std(crate::pipeline::reconcile::STALE_AFTER).unwrap_or_default();
-    if core.store.abandoned_runs(stale_before).await?.is_empty() {
+    if core
+        .store
+        .abandoned_runs(crate::pipeline::reconcile::silent_since())
+        .await?
+        .is_empty()
+    {
         return Ok(Vec::new());
     }
     let pipeline = core.pipeline().await?;

@@ -18,6 +18,7 @@ use crate::data_dir::create_private_folder;
 use crate::domain::RunFailureCode;
 use crate::domain::{Repo, RunId, SandboxBackend, Stage};
 use crate::sandbox::output_limits::check_output_folder;
+use crate::sandbox::until_cancelled;
 use crate::sandbox::{JobControl, Sandbox, SandboxEnd, SandboxJob};
 use crate::secrets::{Redactor, Secret, SecretName};
 use crate::setup_check::{self, CheckStatus};
@@ -31,23 +32,11 @@ pub(crate) async fn unless_cancelled<T>(
     step: impl std::future::Future<Output = Result<T, Stop>>,
 ) -> Result<T, Stop> {
     let mut cancel = cancel.clone();
-    if *cancel.borrow_and_update() {
-        return Err(Stop::Cancelled);
-    }
-    let cancelled = async {
-        loop {
-            if cancel.changed().await.is_err() {
-                // No one can cancel any more: the step decides.
-                std::future::pending::<()>().await;
-            }
-            if *cancel.borrow_and_update() {
-                return;
-            }
-        }
-    };
     tokio::select! {
+        // An early cancel wins over a step that is ready at once.
+        biased;
+        () = until_cancelled(&mut cancel) => Err(Stop::Cancelled),
         result = step => result,
-        () = cancelled => Err(Stop::Cancelled),
     }
 }
 

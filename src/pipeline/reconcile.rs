@@ -14,6 +14,11 @@ use crate::store::{RunOutcome, StoreError};
 /// A heartbeat older than this means the run's process is gone.
 pub const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// The moment before which an active run without a sign of life counts as abandoned.
+pub fn silent_since() -> DateTime<Utc> {
+    Utc::now() - chrono::Duration::from_std(STALE_AFTER).unwrap_or_default()
+}
+
 /// What was done about one abandoned run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Reconciled {
@@ -24,8 +29,7 @@ pub struct Reconciled {
 impl Pipeline {
     /// Ends every active run whose process has been silent for [`STALE_AFTER`].
     pub async fn reconcile_silent_runs(&self) -> Result<Vec<Reconciled>, PipelineError> {
-        let stale_before = Utc::now() - chrono::Duration::from_std(STALE_AFTER).unwrap_or_default();
-        self.reconcile_abandoned_runs(stale_before).await
+        self.reconcile_abandoned_runs(silent_since()).await
     }
 
     /// Ends every active run whose process has shown no sign of life since

@@ -114,13 +114,19 @@ impl JobControl {
 
     /// Waits until the run is cancelled (never returns if it is not).
     pub async fn cancelled(&mut self) {
-        loop {
-            if *self.cancel.borrow() {
-                return;
-            }
-            if self.cancel.changed().await.is_err() {
-                std::future::pending::<()>().await;
-            }
+        until_cancelled(&mut self.cancel).await;
+    }
+}
+
+/// Waits until `cancel` turns true; never returns if it does not (or if no one can
+/// cancel any more).
+pub async fn until_cancelled(cancel: &mut watch::Receiver<bool>) {
+    loop {
+        if *cancel.borrow_and_update() {
+            return;
+        }
+        if cancel.changed().await.is_err() {
+            std::future::pending::<()>().await;
         }
     }
 }
