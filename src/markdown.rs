@@ -1,6 +1,7 @@
 //! Markdown from GitHub, agents and visitors, rendered to HTML and sanitized here, in
 //! Rust, before it reaches the webview: no scripts, no event handlers, no styles, no
-//! images (the page's policy would refuse them anyway), links only to http(s) and mail,
+//! images (the page's policy would refuse them anyway), links only to whole http(s) and
+//! mail addresses,
 //! each marked to open outside the app, and no form fields but the disabled checkboxes
 //! of task lists.
 
@@ -17,6 +18,9 @@ pub fn render_markdown(text: &str) -> String {
     ammonia::Builder::default()
         .rm_tags(["img"])
         .url_schemes(["http", "https", "mailto"].into_iter().collect())
+        // A relative address would point into the app itself (a base tag cannot be
+        // trusted either): only whole addresses survive.
+        .url_relative(ammonia::UrlRelative::Deny)
         .link_rel(Some("noopener noreferrer"))
         // Task lists render as `<input type="checkbox" disabled>`; any other input a text
         // carries (a text field, a button, a file picker) becomes such a checkbox too.
@@ -31,6 +35,15 @@ pub fn render_markdown(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relative_links_lose_their_address() {
+        let html = render_markdown("[here](relative/page) and [there](/root) and [on](#top)");
+        assert!(!html.contains("href"), "{html}");
+        assert!(html.contains("here"), "{html}");
+        let kept = render_markdown("[docs](https://example.org/docs)");
+        assert!(kept.contains("href=\"https://example.org/docs\""), "{kept}");
+    }
 
     #[test]
     fn markdown_becomes_html() {

@@ -81,8 +81,16 @@ async fn a_failed_background_sync_is_in_the_log_and_the_window_shows_and_opens_i
     );
 
     // The Log tab shows the line as text.
-    app.click("#open-settings").await;
-    app.click(".tab[data-tab=log]").await;
+    app.click_until(
+        "#open-settings",
+        "return document.getElementById('settings-dialog').open;",
+    )
+    .await;
+    app.click_until(
+        ".tab[data-tab=log]",
+        "return document.getElementById('settings-dialog').dataset.tab === 'log';",
+    )
+    .await;
     let shown = app
         .text_eventually_containing(
             "const p = document.querySelector('#log-panel .log-lines'); return p ? p.textContent : '';",

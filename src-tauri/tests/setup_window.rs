@@ -417,7 +417,11 @@ async fn a_repository_typed_by_name_is_connected_and_disconnecting_asks_and_keep
     .await;
     assert_eq!(app.wait_until_loaded().await, "true");
 
-    app.click("#open-settings").await;
+    app.click_until(
+        "#open-settings",
+        "return document.getElementById('settings-dialog').open;",
+    )
+    .await;
     let hint = app
         .eventually(
             "const r = document.querySelector('.connect-results'); return r ? r.textContent : null;",

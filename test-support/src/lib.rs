@@ -18,6 +18,7 @@ pub mod secret_service;
 pub mod seed;
 #[cfg(feature = "window")]
 pub mod window;
+pub mod xss_corpus;
 
 use handoff::Store;
 use tempfile::TempDir;

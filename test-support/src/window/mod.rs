@@ -297,6 +297,30 @@ impl AppSession {
         }
     }
 
+    /// Clicks `css` until `opened` (a script returning true once the click had its
+    /// effect) holds: up to three clicks, each given three seconds. Under load the
+    /// WebDriver sometimes delivers a click that the page never sees; a person would
+    /// click again, and so does this (saying so on the test's output).
+    pub async fn click_until(&self, css: &str, opened: &str) {
+        for attempt in 1..=3 {
+            self.click(css).await;
+            let effect = self
+                .eventually_within(Duration::from_secs(3), opened, |value| {
+                    value == &serde_json::Value::Bool(true)
+                })
+                .await;
+            if effect == serde_json::Value::Bool(true) {
+                return;
+            }
+            eprintln!("click {attempt} on {css} had no effect yet; clicking again");
+        }
+        let picture = self.screenshot("click-had-no-effect").await;
+        panic!(
+            "three clicks on {css} never made `{opened}` true; the window is in {}",
+            picture.display()
+        );
+    }
+
     /// Types `text` into the first element matching `css` (after clearing it).
     pub async fn type_into(&self, css: &str, text: &str) {
         let field = self.wait_for(css).await;
