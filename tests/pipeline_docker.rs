@@ -30,6 +30,15 @@ async fn containers_of(world: &PipelineWorld, run: handoff::domain::RunId) -> Ve
         .unwrap()
 }
 
+async fn networks_of(world: &PipelineWorld, run: handoff::domain::RunId) -> Vec<String> {
+    let installation = world.store.installation_id().await.unwrap();
+    DockerSandbox::connect(TEST_IMAGE, &installation)
+        .unwrap()
+        .networks_of(Some(run))
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn the_journey_first_run_iterate_manual_commit() {
     first_run_iterate_and_manual_commit_journey(&world().await).await;
@@ -44,7 +53,7 @@ async fn the_token_never_enters_the_container() {
 async fn the_container_has_limits_and_is_removed_after_success_and_failure() {
     let world = world().await;
     let feedback = world
-        .feedback("Limits", "@@sleep 2\n@@write l.txt ok")
+        .feedback("Limits", "@@contained\n@@sleep 2\n@@write l.txt ok")
         .await;
     let (run_id, driving) = world.start_in_background(&feedback).await;
     let container = loop {
@@ -63,15 +72,47 @@ async fn the_container_has_limits_and_is_removed_after_success_and_failure() {
     assert_eq!(host.nano_cpus, Some(1_000_000_000));
     assert_eq!(host.pids_limit, Some(256));
     assert_eq!(
-        inspected.config.unwrap().labels.unwrap()["dev.handoff.run"],
+        host.memory_swap,
+        Some(512 * 1024 * 1024),
+        "no swap beyond the memory limit"
+    );
+    assert_eq!(host.cap_drop, Some(vec!["ALL".to_owned()]));
+    assert_eq!(host.readonly_rootfs, Some(true));
+    assert!(host.tmpfs.unwrap_or_default().contains_key("/tmp"));
+    let installation = world.store.installation_id().await.unwrap();
+    assert_eq!(
+        host.network_mode,
+        Some(format!("handoff-{installation}-run-{run_id}-net")),
+        "the allow-list's own internal network is the default"
+    );
+    let config = inspected.config.unwrap();
+    assert_eq!(
+        config.labels.unwrap()["dev.handoff.run"],
         run_id.to_string()
     );
+    // The test image names no agent user: the job runs as nobody.
+    assert_eq!(config.user.as_deref(), Some("65534:65534"));
 
     let report = driving.await.unwrap().unwrap();
     pr_number(&report);
+    // Seen from inside: no root, no capabilities, a read-only root, scratch in /tmp.
+    let log = world.log_text(&report).await;
+    for expected in [
+        "contained: uid 65534",
+        "contained: root read-only",
+        "contained: tmp writable",
+        "contained: CapEff: 0000000000000000",
+        "contained: home /tmp/home",
+    ] {
+        assert!(log.contains(expected), "no {expected:?} in the log:\n{log}");
+    }
     assert!(
         containers_of(&world, run_id).await.is_empty(),
         "removed after success"
+    );
+    assert!(
+        networks_of(&world, run_id).await.is_empty(),
+        "its network too"
     );
 
     let failing = world.feedback("Fails", "@@write f.txt x\n@@fail").await;
@@ -138,8 +179,13 @@ async fn a_container_left_by_a_crash_is_found_by_its_label_and_removed() {
     let _ = driving.await;
     assert_eq!(
         containers_of(&world, run_id).await.len(),
+        2,
+        "the crash left the container and its egress proxy"
+    );
+    assert_eq!(
+        networks_of(&world, run_id).await.len(),
         1,
-        "the crash left the container"
+        "and its network"
     );
 
     let reconciled = world
@@ -152,6 +198,10 @@ async fn a_container_left_by_a_crash_is_found_by_its_label_and_removed() {
     assert!(
         containers_of(&world, run_id).await.is_empty(),
         "reconcile removed it"
+    );
+    assert!(
+        networks_of(&world, run_id).await.is_empty(),
+        "and its network"
     );
     assert_eq!(
         world.store.run(run_id).await.unwrap().status,

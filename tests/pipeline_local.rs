@@ -702,3 +702,40 @@ async fn cancel_works_while_the_repository_is_fetched() {
     assert!(!log.contains("starting the local sandbox"), "{log}");
     assert_eq!(world.status(&feedback).await, FeedbackStatus::Failed);
 }
+
+#[tokio::test]
+async fn a_single_run_cannot_choose_the_local_backend_for_a_repository_set_otherwise() {
+    let world = PipelineWorld::new(SandboxBackend::Docker).await;
+    let feedback = world.feedback("Local", "@@write l.txt x").await;
+    let Err(refused) = world
+        .pipeline
+        .begin_code_run(
+            feedback.id,
+            CodeRunOptions {
+                backend: Some(SandboxBackend::Local),
+                ..CodeRunOptions::default()
+            },
+        )
+        .await
+    else {
+        panic!("the local run was not refused");
+    };
+    assert!(
+        matches!(&refused, PipelineError::LocalNotConfirmed { repo } if repo == REPO),
+        "{refused:?}"
+    );
+    assert_eq!(
+        refused.code(),
+        handoff::error_code::ErrorCode::NeedsConfirmation
+    );
+    assert!(
+        world
+            .store
+            .runs(&RunFilter::default())
+            .await
+            .unwrap()
+            .is_empty(),
+        "no run was recorded"
+    );
+    assert_eq!(world.status(&feedback).await, FeedbackStatus::New);
+}

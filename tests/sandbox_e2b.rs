@@ -324,3 +324,65 @@ async fn the_fakes_answers_follow_e2bs_descriptions() {
     );
     assert!(problems.is_empty(), "{problems:?}");
 }
+
+#[tokio::test]
+async fn each_network_mode_reaches_e2b_as_its_egress_settings() {
+    use handoff::domain::{NetworkMode, NetworkPolicy};
+    use handoff::sandbox::e2b::network_settings;
+
+    let control_plane = e2b_description("openapi.yml");
+    let request_schema = dereference(
+        &control_plane,
+        &control_plane["paths"]["/sandboxes"]["post"]["requestBody"]["content"]["application/json"]
+            ["schema"],
+    );
+    let network_schema = dereference(&control_plane, &request_schema["properties"]["network"]);
+    assert!(
+        network_schema["properties"]["allowOut"].is_object(),
+        "E2B's description has the egress settings"
+    );
+    let listed = NetworkPolicy {
+        mode: NetworkMode::Allowlist,
+        allowed: vec![
+            "api.anthropic.com:443".parse().unwrap(),
+            "*.npmjs.org".parse().unwrap(),
+        ],
+    };
+    for (mode, expected, internet) in [
+        (
+            NetworkMode::Allowlist,
+            serde_json::json!({ "allowOut": ["*.npmjs.org", "api.anthropic.com"], "denyOut": ["0.0.0.0/0"] }),
+            None,
+        ),
+        (
+            NetworkMode::None,
+            serde_json::json!({ "denyOut": ["0.0.0.0/0"] }),
+            Some(false),
+        ),
+        (
+            NetworkMode::Open,
+            serde_json::json!({ "denyOut": ["169.254.0.0/16"] }),
+            None,
+        ),
+    ] {
+        let policy = NetworkPolicy {
+            mode,
+            ..listed.clone()
+        };
+        let problems = violations(&network_schema, &network_settings(&policy));
+        assert!(problems.is_empty(), "{mode}: {problems:?}");
+
+        let fake = FakeE2b::start(KEY).await;
+        let dir = workspace("exit 0\n");
+        let (control, _events, _cancel) = control();
+        let end = sandbox(&fake, KEY, Duration::from_secs(10))
+            .with_network(policy)
+            .run(&job(&dir, Duration::from_secs(30)), control)
+            .await
+            .unwrap();
+        assert_eq!(end, SandboxEnd::Exited(0));
+        let created = &fake.sandboxes()[0];
+        assert_eq!(created.network, expected, "{mode}");
+        assert_eq!(created.allow_internet_access, internet, "{mode}");
+    }
+}

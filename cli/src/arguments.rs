@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
-use handoff::domain::{CheckStatus, CommentKind, FeedbackStatus, RepoName, SandboxBackend, Stage};
+use handoff::domain::{
+    CheckStatus, CommentKind, FeedbackStatus, NetworkMode, RepoName, SandboxBackend, Stage,
+};
 use handoff::store::SettingKey;
 
 const AFTER_HELP: &str = "\
@@ -535,6 +537,19 @@ pub struct RepoSettingsArguments {
     /// Wall-clock limit of one run, in minutes [default: 30].
     #[arg(long, value_name = "MINUTES")]
     pub timeout_minutes: Option<u32>,
+    /// What the sandbox may reach: nothing, the agent provider's API and the allowed
+    /// hosts only (through Handoff's egress proxy), or everything [default: allowlist].
+    #[arg(long, value_name = "MODE", value_parser = words_of!(NetworkMode))]
+    pub network: Option<NetworkMode>,
+    /// The hosts the sandbox may reach besides the agent provider's API, for example
+    /// package registries: `host`, `host:port` or `*.domain`, separated by commas or
+    /// spaces ("" for none). Replaces the list.
+    #[arg(long, value_name = "HOSTS")]
+    pub allowed_hosts: Option<String>,
+    /// Confirms choosing the local backend, which runs the agent as you with no
+    /// isolation (your files, keyring and network in its reach).
+    #[arg(long)]
+    pub confirm_no_isolation: bool,
 }
 
 #[derive(Debug, Subcommand)]

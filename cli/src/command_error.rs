@@ -106,6 +106,10 @@ fn pipeline_hint(error: &PipelineError) -> Option<String> {
              --force to replace it"
         )),
         PipelineError::NotAQaStage => Some("the code stage runs with `handoff run`".to_owned()),
+        PipelineError::LocalNotConfirmed { repo } => Some(format!(
+            "run it in a sandbox (--backend docker or e2b), or choose local for the repository \
+             with `handoff repo set {repo} --backend local --confirm-no-isolation`"
+        )),
         PipelineError::RepoDisconnected(repo) => {
             Some(format!("connect it again with `handoff repo add {repo}`"))
         }

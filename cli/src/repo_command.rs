@@ -6,7 +6,8 @@ use serde::Serialize;
 use super::arguments::{RepoCommand, RepoSettingsArguments};
 use super::command_error::CliError;
 use super::output::{dash_if_none, print_json, Table};
-use handoff::domain::{NewRepo, Repo};
+use handoff::domain::network_policy::parse_allowed_hosts;
+use handoff::domain::{NewRepo, Repo, SandboxBackend};
 use handoff::store::{QuotaStatus, RepoSettingsChange, Store};
 
 #[derive(Debug, Serialize)]
@@ -19,7 +20,7 @@ struct RepoWithQuota {
 pub async fn run(store: &Store, command: RepoCommand) -> Result<(), CliError> {
     match command {
         RepoCommand::Add { repo, settings } => {
-            let change = settings_change(settings)?;
+            let change = settings_change(settings, None)?;
             let added = store.add_repo(&NewRepo::with_defaults(repo)).await?;
             let repo = store.change_repo_settings(added.id, &change).await?;
             println!(
@@ -79,6 +80,12 @@ pub async fn run(store: &Store, command: RepoCommand) -> Result<(), CliError> {
             println!("  feedback label: {}", repo.feedback_label);
             println!("  backend:       {}", repo.sandbox_backend);
             println!("  agent:         {}", repo.agent_preset);
+            println!("  network:       {}", repo.network_mode);
+            if !repo.allowed_hosts.is_empty() {
+                let hosts: Vec<String> =
+                    repo.allowed_hosts.iter().map(ToString::to_string).collect();
+                println!("  allowed hosts: {}", hosts.join(", "));
+            }
             match (quota.quota, quota.left) {
                 (Some(limit), Some(left)) => {
                     println!("  quota:         {left} of {limit} runs left this month")
@@ -141,7 +148,7 @@ pub async fn run(store: &Store, command: RepoCommand) -> Result<(), CliError> {
         }
         RepoCommand::Set { repo, settings } => {
             let repo = store.repo_by_name(&repo).await?;
-            let change = settings_change(settings)?;
+            let change = settings_change(settings, Some(repo.sandbox_backend))?;
             if change == RepoSettingsChange::default() {
                 return Err(CliError::Usage(
                     "nothing to change: name a setting, for example --quota 30".to_owned(),
@@ -154,7 +161,29 @@ pub async fn run(store: &Store, command: RepoCommand) -> Result<(), CliError> {
     }
 }
 
-fn settings_change(arguments: RepoSettingsArguments) -> Result<RepoSettingsChange, CliError> {
+/// The change the arguments ask for. Choosing the local backend (from `current`, the
+/// repository's backend now, or none for a new one) needs `--confirm-no-isolation`.
+fn settings_change(
+    arguments: RepoSettingsArguments,
+    current: Option<SandboxBackend>,
+) -> Result<RepoSettingsChange, CliError> {
+    if arguments.backend == Some(SandboxBackend::Local)
+        && current != Some(SandboxBackend::Local)
+        && !arguments.confirm_no_isolation
+    {
+        return Err(CliError::Failure(
+            "the local backend runs the agent as you, with no isolation: your files, keyring \
+             and network are in its reach\nhint: add --confirm-no-isolation to choose it for \
+             this repository anyway, or use --backend docker"
+                .to_owned(),
+        ));
+    }
+    let allowed_hosts = match &arguments.allowed_hosts {
+        Some(text) => {
+            Some(parse_allowed_hosts(text).map_err(|error| CliError::Usage(error.to_string()))?)
+        }
+        None => None,
+    };
     let instructions = match (arguments.instructions, arguments.instructions_file) {
         (Some(text), _) => Some(text),
         (None, Some(path)) => Some(std::fs::read_to_string(&path).map_err(|error| {
@@ -190,5 +219,7 @@ fn settings_change(arguments: RepoSettingsArguments) -> Result<RepoSettingsChang
         e2b_template: arguments
             .e2b_template
             .map(|template| Some(template).filter(|t| !t.trim().is_empty())),
+        network_mode: arguments.network,
+        allowed_hosts,
     })
 }

@@ -468,3 +468,87 @@ async fn runs_show_tells_how_a_run_ended() {
         Some(1)
     );
 }
+
+#[test]
+fn the_local_backend_and_the_sandbox_network_are_explicit_choices_per_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = "octocat/hello-world";
+    let show = || json(&handoff(dir.path(), &["repo", "show", repo, "--json"]));
+    assert!(handoff(dir.path(), &["repo", "add", repo]).status.success());
+    assert_eq!(
+        show()["network_mode"],
+        "allowlist",
+        "the allow-list is the default"
+    );
+
+    let refused = handoff(dir.path(), &["repo", "set", repo, "--backend", "local"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains("no isolation"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(
+        stderr(&refused).contains("--confirm-no-isolation"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(show()["sandbox_backend"], "docker", "nothing changed");
+    let confirmed = handoff(
+        dir.path(),
+        &[
+            "repo",
+            "set",
+            repo,
+            "--backend",
+            "local",
+            "--confirm-no-isolation",
+        ],
+    );
+    assert!(confirmed.status.success(), "{}", stderr(&confirmed));
+    assert_eq!(show()["sandbox_backend"], "local");
+
+    let metadata = handoff(
+        dir.path(),
+        &["repo", "set", repo, "--allowed-hosts", "169.254.169.254"],
+    );
+    assert_eq!(metadata.status.code(), Some(2));
+    assert!(
+        stderr(&metadata).contains("never allowed"),
+        "{}",
+        stderr(&metadata)
+    );
+    let unknown_mode = handoff(dir.path(), &["repo", "set", repo, "--network", "closed"]);
+    assert_eq!(unknown_mode.status.code(), Some(2));
+    assert!(
+        stderr(&unknown_mode).contains("allowlist"),
+        "{}",
+        stderr(&unknown_mode)
+    );
+    assert!(
+        show()["allowed_hosts"].as_array().unwrap().is_empty(),
+        "nothing changed"
+    );
+
+    let set = handoff(
+        dir.path(),
+        &[
+            "repo",
+            "set",
+            repo,
+            "--network",
+            "none",
+            "--allowed-hosts",
+            "registry.npmjs.org, *.pypi.org",
+        ],
+    );
+    assert!(set.status.success(), "{}", stderr(&set));
+    let shown = show();
+    assert_eq!(shown["network_mode"], "none");
+    assert_eq!(
+        shown["allowed_hosts"],
+        serde_json::json!(["registry.npmjs.org", "*.pypi.org"])
+    );
+    let text = stdout(&handoff(dir.path(), &["repo", "show", repo]));
+    assert!(text.contains("network:       none"), "{text}");
+}

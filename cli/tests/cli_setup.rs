@@ -22,8 +22,15 @@ async fn set_up(fake: &FakeGithub, cli: &Cli<'_>) {
     cli.connect_scripted_repo(fake, "docker", &[]).await;
     ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
     ok_text(
-        &cli.run(&["repo", "add", OTHERS_REPO, "--backend", "local"])
-            .await,
+        &cli.run(&[
+            "repo",
+            "add",
+            OTHERS_REPO,
+            "--backend",
+            "local",
+            "--confirm-no-isolation",
+        ])
+        .await,
     );
 }
 

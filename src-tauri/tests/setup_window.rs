@@ -159,14 +159,66 @@ async fn a_new_owner_gets_to_a_first_pull_request_in_the_window_alone() {
         "{confirm}"
     );
     app.click(".confirm-box .button.quiet").await;
+    // Marked, so that the form drawn again after the save can be told from this one.
+    app.client
+        .execute(
+            "document.querySelector('.repo-form').dataset.before = 'save';",
+            vec![],
+        )
+        .await
+        .unwrap();
     app.click(".save-repo").await;
     let saved = app
         .eventually(
-            "const f = document.querySelector('.repo-form'); return f ? [f.agentPreset.value, f.sandboxBackend.value] : null;",
+            "const f = document.querySelector('.repo-form:not([data-before])'); return f ? [f.agentPreset.value, f.sandboxBackend.value] : null;",
             |value| value == &serde_json::json!(["claude", "docker"]),
         )
         .await;
     assert_eq!(saved, serde_json::json!(["claude", "docker"]));
+
+    // The sandbox's network: an entry naming the cloud's metadata address is refused
+    // with its reason; package registries are kept, one per line.
+    let set_hosts = |hosts: &'static str| {
+        app.client.execute(
+            "const f = document.querySelector('.repo-form'); f.allowedHosts.value = arguments[0];",
+            vec![Value::String(hosts.to_owned())],
+        )
+    };
+    set_hosts("169.254.169.254").await.unwrap();
+    app.click(".save-repo").await;
+    let refused = app
+        .eventually(
+            "const e = document.querySelector('.repo-form .form-error'); return e && !e.hidden ? e.textContent : null;",
+            |value| value.is_string(),
+        )
+        .await;
+    assert!(
+        refused
+            .as_str()
+            .is_some_and(|text| text.contains("never allowed")),
+        "{refused}"
+    );
+    set_hosts("registry.npmjs.org\n*.pypi.org").await.unwrap();
+    app.click(".save-repo").await;
+    let mut stored = Vec::new();
+    for _ in 0..100 {
+        let mirror = handoff::Store::open_in(data_dir.path()).await.unwrap();
+        let repo = mirror.repo_by_name(&REPO.parse().unwrap()).await.unwrap();
+        stored = repo.allowed_hosts.iter().map(ToString::to_string).collect();
+        assert_eq!(repo.network_mode, handoff::domain::NetworkMode::Allowlist);
+        if !stored.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(stored, ["registry.npmjs.org", "*.pypi.org"]);
+    let shown = app
+        .eventually(
+            "const f = document.querySelector('.repo-form'); return f ? f.allowedHosts.value : null;",
+            |value| value == "registry.npmjs.org\n*.pypi.org",
+        )
+        .await;
+    assert_eq!(shown, "registry.npmjs.org\n*.pypi.org");
     app.screenshot("settings-repository").await;
 
     // 3. The key, typed into the window: in the keyring, nowhere in the data folder.

@@ -10,8 +10,8 @@ use crate::dashboard::{Dashboard, DashboardCard, DashboardGroup, LastRunSummary}
 use crate::domain::run_event::{RunEvent, RunEventKind};
 use crate::domain::{
     CheckStatus, CodeRunKind, CommentVersion, Feedback, FeedbackSource, FeedbackStatus, LogChunk,
-    LogStream, PullRequest, PullRequestState, Repo, RepoName, Run, RunFailureCode, RunStatus,
-    SandboxBackend, Stage, VersionOrigin,
+    LogStream, NetworkMode, PullRequest, PullRequestState, Repo, RepoName, Run, RunFailureCode,
+    RunStatus, SandboxBackend, Stage, VersionOrigin,
 };
 use crate::store::QuotaStatus;
 
@@ -137,6 +137,9 @@ pub struct RepoRecord {
     pub docker_image: Option<String>,
     pub run_timeout_seconds: u32,
     pub e2b_template: Option<String>,
+    pub network_mode: NetworkMode,
+    /// The owner's hosts, one entry each (`host`, `host:port`, `*.domain`).
+    pub allowed_hosts: Vec<String>,
     pub created_at: DateTime<Utc>,
     pub disconnected_at: Option<DateTime<Utc>>,
 }
@@ -156,6 +159,8 @@ impl From<Repo> for RepoRecord {
             docker_image: repo.docker_image,
             run_timeout_seconds: repo.run_timeout_seconds,
             e2b_template: repo.e2b_template,
+            network_mode: repo.network_mode,
+            allowed_hosts: repo.allowed_hosts.iter().map(ToString::to_string).collect(),
             created_at: repo.created_at,
             disconnected_at: repo.disconnected_at,
         }

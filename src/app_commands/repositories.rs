@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use super::records::{QuotaRecord, RepoRecord};
 use super::{invalid_input, AppCore};
+use crate::domain::network_policy::parse_allowed_hosts;
 use crate::domain::stage_prompts::default_stage_template;
-use crate::domain::{NewRepo, Repo, RepoName, SandboxBackend, Stage};
+use crate::domain::{NetworkMode, NewRepo, Repo, RepoName, SandboxBackend, Stage};
 use crate::error_code::{CodedError, ErrorCode};
 use crate::github::user_repositories::GithubRepository;
 use crate::pipeline::agent_presets::{preset_named, PRESETS};
@@ -76,6 +77,9 @@ pub struct RepoSettingsInput {
     pub agent_command: Option<String>,
     pub docker_image: Option<String>,
     pub e2b_template: Option<String>,
+    pub network_mode: Option<String>,
+    /// The allow-list as typed: entries separated by lines, spaces or commas.
+    pub allowed_hosts: Option<String>,
     /// The owner confirmed that the `local` backend has no isolation.
     pub confirm_no_isolation: bool,
 }
@@ -223,6 +227,19 @@ pub async fn save_repo_settings(
                 .to_owned(),
         });
     }
+    let network_mode = match input.network_mode.as_deref() {
+        Some(text) => Some(
+            text.parse::<NetworkMode>()
+                .map_err(|error| invalid_input(error.to_string()))?,
+        ),
+        None => None,
+    };
+    let allowed_hosts = match input.allowed_hosts.as_deref() {
+        Some(text) => {
+            Some(parse_allowed_hosts(text).map_err(|error| invalid_input(error.to_string()))?)
+        }
+        None => None,
+    };
     if let Some(preset) = input.agent_preset.as_deref() {
         if preset != "custom" && preset_named(preset).is_none() {
             return Err(invalid_input(format!(
@@ -245,6 +262,8 @@ pub async fn save_repo_settings(
         docker_image: input.docker_image.as_deref().map(blank_is_none),
         run_timeout_seconds: None,
         e2b_template: input.e2b_template.as_deref().map(blank_is_none),
+        network_mode,
+        allowed_hosts,
     };
     core.store.change_repo_settings(repo.id, &change).await?;
     repo_settings(core, full_name).await

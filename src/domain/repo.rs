@@ -6,6 +6,7 @@ use super::ids::RepoId;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::network_policy::{AllowedHost, NetworkMode};
 use super::repo_name::RepoName;
 use super::run::SandboxBackend;
 
@@ -33,6 +34,10 @@ pub struct Repo {
     pub run_timeout_seconds: u32,
     /// The E2B template runs start from (`None`: E2B's base template).
     pub e2b_template: Option<String>,
+    /// What its sandboxes may reach on the network.
+    pub network_mode: NetworkMode,
+    /// Hosts its sandboxes may reach besides the agent provider's API (allow-list mode).
+    pub allowed_hosts: Vec<AllowedHost>,
     pub created_at: DateTime<Utc>,
     /// When the owner disconnected it (its history stays; no sync or run touches it).
     pub disconnected_at: Option<DateTime<Utc>>,

@@ -211,9 +211,15 @@ impl Pipeline {
                 .ok_or_else(|| PipelineError::SetupIncomplete(key_line.clone()))?;
             agent_environment.push((key.variable.to_owned(), secret));
         }
-        let sandbox = self
-            .sandbox_for(backend.unwrap_or(repo.sandbox_backend), Some(repo))
-            .await?;
+        let backend = backend.unwrap_or(repo.sandbox_backend);
+        // The local backend is a development choice the owner confirms per repository
+        // (when setting it); a single run cannot choose it for a repository set otherwise.
+        if backend == SandboxBackend::Local && repo.sandbox_backend != SandboxBackend::Local {
+            return Err(PipelineError::LocalNotConfirmed {
+                repo: repo.name.full_name(),
+            });
+        }
+        let sandbox = self.sandbox_for(backend, Some(repo)).await?;
         match &sandbox {
             Sandbox::Docker(docker) => {
                 let (engine_line, engine) = setup_check::docker_engine().await;

@@ -34,6 +34,8 @@ pub struct AgentPreset {
 pub struct AgentKey {
     pub variable: &'static str,
     pub provider: &'static str,
+    /// The provider's API host: on a sandbox's allow-list whenever the agent runs.
+    pub api_host: &'static str,
 }
 
 /// The presets Handoff knows. Each is a starting point: a repository can set its own
@@ -50,6 +52,7 @@ pub const PRESETS: &[AgentPreset] = &[
         api_key: Some(AgentKey {
             variable: "ANTHROPIC_API_KEY",
             provider: "anthropic",
+            api_host: "api.anthropic.com",
         }),
         package: "opencode-ai@1.18.5 (npm)",
         image_base: "node:22-bookworm-slim",
@@ -67,6 +70,7 @@ pub const PRESETS: &[AgentPreset] = &[
         api_key: Some(AgentKey {
             variable: "ANTHROPIC_API_KEY",
             provider: "anthropic",
+            api_host: "api.anthropic.com",
         }),
         package: "@anthropic-ai/claude-code@2.1.114 (npm)",
         image_base: "node:22-bookworm-slim",
@@ -83,6 +87,7 @@ pub const PRESETS: &[AgentPreset] = &[
         api_key: Some(AgentKey {
             variable: "OPENAI_API_KEY",
             provider: "openai",
+            api_host: "api.openai.com",
         }),
         package: "aider-chat==0.86.1 (PyPI)",
         image_base: "python:3.12-slim-bookworm",
@@ -102,6 +107,7 @@ pub const PRESETS: &[AgentPreset] = &[
         api_key: Some(AgentKey {
             variable: "CODEX_API_KEY",
             provider: "openai",
+            api_host: "api.openai.com",
         }),
         package: "@openai/codex@0.150.1 (npm)",
         image_base: "node:22-bookworm-slim",

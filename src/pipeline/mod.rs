@@ -93,6 +93,11 @@ pub enum PipelineError {
         version: u32,
         editor: String,
     },
+    #[error(
+        "{repo} is not set to run on the local backend, which has no isolation: a local run \
+         needs the repository's own confirmed choice"
+    )]
+    LocalNotConfirmed { repo: String },
     #[error("fix cannot push to PR #{number}: {reason}")]
     FixCannotPush { number: u64, reason: String },
     #[error("{0} is disconnected: connect it again to run on it")]
@@ -125,6 +130,7 @@ impl PipelineError {
             | PipelineError::EditAwaitsApproval { .. } => ErrorCode::AwaitsApproval,
             PipelineError::FixCannotPush { .. } => ErrorCode::IllegalTransition,
             PipelineError::RepoDisconnected(_) => ErrorCode::IllegalTransition,
+            PipelineError::LocalNotConfirmed { .. } => ErrorCode::NeedsConfirmation,
         }
     }
 }

@@ -1,14 +1,32 @@
 //! Which sandbox a run gets: the backend asked for (or the repository's), set up from
 //! this installation's settings and the keyring.
 
-use super::agent_presets::CUSTOM_IMAGE_PRESET;
+use super::agent_presets::{AgentChoice, CUSTOM_IMAGE_PRESET};
 use super::{Pipeline, PipelineError};
-use crate::domain::{Repo, SandboxBackend};
+use crate::domain::{AllowedHost, NetworkPolicy, Repo, SandboxBackend};
 use crate::sandbox::docker::DockerSandbox;
 use crate::sandbox::e2b::{E2bSandbox, DEFAULT_TEMPLATE};
 use crate::sandbox::local_process::LocalSandbox;
 use crate::sandbox::Sandbox;
 use crate::secrets::SecretName;
+
+/// What `repo`'s sandboxes may reach: its mode, and in allow-list mode its own hosts
+/// plus the API host of the agent it runs.
+pub fn network_policy_of(repo: &Repo) -> NetworkPolicy {
+    let mut allowed = repo.allowed_hosts.clone();
+    if let Ok(agent) = AgentChoice::of(&repo.agent_preset, repo.agent_command.as_deref()) {
+        if let Some(key) = agent.api_key() {
+            allowed.push(AllowedHost {
+                host: key.api_host.to_owned(),
+                port: Some(443),
+            });
+        }
+    }
+    NetworkPolicy {
+        mode: repo.network_mode,
+        allowed,
+    }
+}
 
 impl Pipeline {
     /// The image `repo`'s Docker runs use, and the recipe Handoff builds it from (`None`
@@ -31,7 +49,11 @@ impl Pipeline {
                     None => self.settings.docker_image_for(CUSTOM_IMAGE_PRESET),
                 };
                 let installation = self.store.installation_id().await?;
-                Sandbox::Docker(DockerSandbox::connect(&image, &installation)?)
+                let sandbox = DockerSandbox::connect(&image, &installation)?;
+                Sandbox::Docker(match repo {
+                    Some(repo) => sandbox.with_network(network_policy_of(repo)),
+                    None => sandbox,
+                })
             }
             SandboxBackend::E2b => {
                 let mut settings = self.settings.e2b.clone();
@@ -44,7 +66,11 @@ impl Pipeline {
                         api_host: settings.api_host(),
                     })
                     .await?;
-                Sandbox::E2b(E2bSandbox::new(settings, key))
+                let sandbox = E2bSandbox::new(settings, key);
+                Sandbox::E2b(match repo {
+                    Some(repo) => sandbox.with_network(network_policy_of(repo)),
+                    None => sandbox,
+                })
             }
         })
     }

@@ -1,13 +1,24 @@
 //! The `docker` backend: a container on a real Docker engine — the local socket,
 //! or a remote engine through `DOCKER_HOST` — so nothing is bind-mounted: the workspace
-//! goes in and `out/` comes back as tar archives. The container has memory, CPU and
-//! process limits, no new privileges, a wall-clock timeout, and labels that let a
-//! restart find it; it is removed in every outcome, panics included.
+//! goes in and `out/` comes back as tar archives. It is removed in every outcome, panics
+//! included, and carries labels that let a restart find it.
+//!
+//! The container is the boundary, so it gets as little as the job can work with:
+//! - an unprivileged user (the image's agent user, or `nobody`), no capabilities, no new
+//!   privileges;
+//! - a read-only root; the workspace (an anonymous volume of its own, removed with the
+//!   container) is the only place that persists, `/tmp` is a size-capped tmpfs that is
+//!   also the agent's home;
+//! - memory with no swap beyond it, CPUs, processes, and a cap on the size of any one
+//!   file it writes (the engine caps the volume's total only where its storage driver
+//!   can, which is not assumed);
+//! - the repository's network mode: none, the allow-list through the run's egress proxy
+//!   (see [`super::docker_egress`]), or the engine's default network when chosen.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
-use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder,
     KillContainerOptionsBuilder, ListContainersOptionsBuilder, LogsOptionsBuilder,
@@ -16,23 +27,36 @@ use bollard::query_parameters::{
 use bollard::Docker;
 use futures::{FutureExt as _, StreamExt as _};
 
+use super::docker_egress;
 use super::tar_transfer::{pack_dir_owned_by, unpack_into};
 use super::{JobControl, OutputStream, SandboxEnd, SandboxError, SandboxEvent, SandboxJob};
-use crate::domain::{RunId, SandboxBackend};
+use crate::domain::{NetworkMode, NetworkPolicy, RunId, SandboxBackend};
 
 /// The label every Handoff container carries, with the run's id as value.
 pub const RUN_LABEL: &str = "dev.handoff.run";
 /// The label naming the installation (data folder) a container belongs to.
 pub const INSTALLATION_LABEL: &str = "dev.handoff.installation";
 
+/// The volume mounted in the container; the workspace is a folder in it, so that the
+/// folder itself belongs to the agent's user.
+const VOLUME: &str = "/sandbox";
 /// Where the workspace lives inside the container.
-const WORKSPACE: &str = "/workspace";
+const WORKSPACE: &str = "/sandbox/workspace";
+/// Scratch space and the agent's home (a tmpfs).
+const SCRATCH: &str = "/tmp";
+/// The user a job runs as when the image names no agent user.
+const NOBODY: (u64, u64) = (65534, 65534);
+/// Size of the scratch tmpfs.
+const SCRATCH_BYTES: u64 = 1024 * 1024 * 1024;
+/// The largest file a job may write.
+const LARGEST_FILE_BYTES: i64 = 8 * 1024 * 1024 * 1024;
 
 #[derive(Debug, Clone)]
 pub struct DockerSandbox {
     docker: Docker,
     image: String,
     installation: String,
+    network: NetworkPolicy,
 }
 
 fn unavailable(detail: impl Into<String>) -> SandboxError {
@@ -59,7 +83,14 @@ impl DockerSandbox {
             docker,
             image: image.to_owned(),
             installation: installation.to_owned(),
+            network: NetworkPolicy::default(),
         })
+    }
+
+    /// The sandbox with `network` as what its jobs may reach.
+    pub fn with_network(mut self, network: NetworkPolicy) -> Self {
+        self.network = network;
+        self
     }
 
     pub fn image(&self) -> &str {
@@ -107,45 +138,106 @@ impl DockerSandbox {
         let mut labels = HashMap::new();
         labels.insert(RUN_LABEL.to_owned(), job.run_id.to_string());
         labels.insert(INSTALLATION_LABEL.to_owned(), self.installation.clone());
-        let mut environment = vec![format!("HANDOFF_WORKSPACE={WORKSPACE}")];
+        let mut environment = vec![
+            format!("HANDOFF_WORKSPACE={WORKSPACE}"),
+            format!("HOME={SCRATCH}/home"),
+        ];
         environment.extend(
             job.environment
                 .iter()
                 .map(|(name, value)| format!("{name}={}", value.expose())),
         );
-        let body = ContainerCreateBody {
-            image: Some(self.image.clone()),
-            cmd: Some(vec!["sh".to_owned(), format!("{WORKSPACE}/handoff/job.sh")]),
-            env: Some(environment),
-            working_dir: Some(WORKSPACE.to_owned()),
-            labels: Some(labels),
-            host_config: Some(HostConfig {
-                memory: Some(job.limits.memory_bytes),
-                nano_cpus: Some((job.limits.cpus * 1e9) as i64),
-                pids_limit: Some(job.limits.max_processes),
-                security_opt: Some(vec!["no-new-privileges".to_owned()]),
-                ..HostConfig::default()
-            }),
-            ..ContainerCreateBody::default()
-        };
-        let created = self
-            .docker
-            .create_container(
-                Some(CreateContainerOptionsBuilder::default().name(&name).build()),
-                body,
-            )
-            .await
-            .map_err(|error| failed(format!("cannot create the container: {error}")))?;
-        let id = created.id;
-        control.report(SandboxEvent::Started {
-            sandbox_id: id.clone(),
-        });
+        // In an image Handoff built, the agent runs as its own user; in any other, as
+        // nobody. The workspace is handed to that user.
+        let (uid, gid) = self.agent_user().await.unwrap_or(NOBODY);
 
-        // Whatever happens inside — an error, a panic — the container goes.
-        let outcome = std::panic::AssertUnwindSafe(self.run_in(&id, job, control))
-            .catch_unwind()
-            .await;
-        self.remove(&id).await;
+        // Whatever happens from here — an error, a panic — the containers go.
+        let mut started = Vec::new();
+        let mut made_network = None;
+        let outcome = std::panic::AssertUnwindSafe(async {
+            let network_mode = match self.network.mode {
+                NetworkMode::None => "none".to_owned(),
+                NetworkMode::Open => "bridge".to_owned(),
+                NetworkMode::Allowlist => {
+                    let network = format!("{name}-net");
+                    docker_egress::create_run_network(&self.docker, &network, &labels).await?;
+                    made_network = Some(network.clone());
+                    let proxy_name = format!("{name}-egress");
+                    let proxy = docker_egress::start_proxy(
+                        &self.docker,
+                        &self.image,
+                        &proxy_name,
+                        &network,
+                        labels.clone(),
+                        &self.network,
+                    )
+                    .await?;
+                    started.push(proxy);
+                    let address = format!("http://{proxy_name}:{}", docker_egress::PROXY_PORT);
+                    for variable in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"] {
+                        environment.push(format!("{variable}={address}"));
+                    }
+                    network
+                }
+            };
+            let body = ContainerCreateBody {
+                image: Some(self.image.clone()),
+                cmd: Some(vec![
+                    "sh".to_owned(),
+                    "-c".to_owned(),
+                    format!("mkdir -p \"$HOME\" && exec sh {WORKSPACE}/handoff/job.sh"),
+                ]),
+                env: Some(environment),
+                user: Some(format!("{uid}:{gid}")),
+                working_dir: Some(WORKSPACE.to_owned()),
+                labels: Some(labels.clone()),
+                volumes: Some(vec![VOLUME.to_owned()]),
+                host_config: Some(HostConfig {
+                    memory: Some(job.limits.memory_bytes),
+                    // No swap beyond the memory limit.
+                    memory_swap: Some(job.limits.memory_bytes),
+                    nano_cpus: Some((job.limits.cpus * 1e9) as i64),
+                    pids_limit: Some(job.limits.max_processes),
+                    security_opt: Some(vec!["no-new-privileges".to_owned()]),
+                    cap_drop: Some(vec!["ALL".to_owned()]),
+                    readonly_rootfs: Some(true),
+                    tmpfs: Some(HashMap::from([(
+                        SCRATCH.to_owned(),
+                        format!("rw,nosuid,nodev,size={SCRATCH_BYTES},mode=1777"),
+                    )])),
+                    ulimits: Some(vec![ResourcesUlimits {
+                        name: Some("fsize".to_owned()),
+                        soft: Some(LARGEST_FILE_BYTES),
+                        hard: Some(LARGEST_FILE_BYTES),
+                    }]),
+                    network_mode: Some(network_mode),
+                    ..HostConfig::default()
+                }),
+                ..ContainerCreateBody::default()
+            };
+            let created = self
+                .docker
+                .create_container(
+                    Some(CreateContainerOptionsBuilder::default().name(&name).build()),
+                    body,
+                )
+                .await
+                .map_err(|error| failed(format!("cannot create the container: {error}")))?;
+            let id = created.id;
+            started.push(id.clone());
+            control.report(SandboxEvent::Started {
+                sandbox_id: id.clone(),
+            });
+            self.run_in(&id, job, control, (uid, gid)).await
+        })
+        .catch_unwind()
+        .await;
+        for id in started.iter().rev() {
+            self.remove(id).await;
+        }
+        if let Some(network) = made_network {
+            docker_egress::remove_run_network(&self.docker, &network).await;
+        }
         match outcome {
             Ok(result) => result,
             Err(panic) => std::panic::resume_unwind(panic),
@@ -157,18 +249,20 @@ impl DockerSandbox {
         id: &str,
         job: &SandboxJob,
         mut control: JobControl,
+        owner: (u64, u64),
     ) -> Result<SandboxEnd, SandboxError> {
-        // In an image Handoff built, the agent runs as its own user: the workspace is
-        // handed to that user, so that a non-root agent can work in it.
-        let owner = self.agent_user().await;
-        let archive =
-            pack_dir_owned_by(&job.workspace, "workspace", false, owner).map_err(|error| {
-                SandboxError::Transfer(format!("cannot pack the workspace: {error}"))
-            })?;
+        let archive = pack_dir_owned_by(&job.workspace, "workspace", false, Some(owner)).map_err(
+            |error| SandboxError::Transfer(format!("cannot pack the workspace: {error}")),
+        )?;
+        // Into the volume: the root is read-only.
         self.docker
             .upload_to_container(
                 id,
-                Some(UploadToContainerOptionsBuilder::default().path("/").build()),
+                Some(
+                    UploadToContainerOptionsBuilder::default()
+                        .path(VOLUME)
+                        .build(),
+                ),
                 bollard::body_full(archive.into()),
             )
             .await
@@ -323,18 +417,42 @@ impl DockerSandbox {
         for id in self.containers_of(Some(run_id)).await? {
             self.remove(&id).await;
         }
+        for network in self.networks_of(Some(run_id)).await? {
+            docker_egress::remove_run_network(&self.docker, &network).await;
+        }
         Ok(())
     }
 
-    /// Ids of this installation's containers (of one run, or all of them).
-    pub async fn containers_of(&self, run_id: Option<RunId>) -> Result<Vec<String>, SandboxError> {
+    /// Names of this installation's networks (of one run, or all of them).
+    pub async fn networks_of(&self, run_id: Option<RunId>) -> Result<Vec<String>, SandboxError> {
+        let networks = self
+            .docker
+            .list_networks(Some(
+                bollard::query_parameters::ListNetworksOptionsBuilder::default()
+                    .filters(&self.label_filters(run_id))
+                    .build(),
+            ))
+            .await
+            .map_err(|error| unavailable(format!("cannot list networks: {error}")))?;
+        Ok(networks
+            .into_iter()
+            .filter_map(|network| network.name)
+            .collect())
+    }
+
+    /// The label filter that finds this installation's things (of one run, or all).
+    fn label_filters(&self, run_id: Option<RunId>) -> HashMap<String, Vec<String>> {
         let mut labels = vec![format!("{INSTALLATION_LABEL}={}", self.installation)];
         labels.push(match run_id {
             Some(run) => format!("{RUN_LABEL}={run}"),
             None => RUN_LABEL.to_owned(),
         });
-        let mut filters = HashMap::new();
-        filters.insert("label".to_owned(), labels);
+        HashMap::from([("label".to_owned(), labels)])
+    }
+
+    /// Ids of this installation's containers (of one run, or all of them).
+    pub async fn containers_of(&self, run_id: Option<RunId>) -> Result<Vec<String>, SandboxError> {
+        let filters = self.label_filters(run_id);
         let containers = self
             .docker
             .list_containers(Some(

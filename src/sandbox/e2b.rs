@@ -15,7 +15,7 @@ use serde_json::json;
 use super::connect_stream::{encode_envelope, EnvelopeDecoder};
 use super::tar_transfer::{pack_dir, unpack_into};
 use super::{JobControl, OutputStream, SandboxEnd, SandboxError, SandboxEvent, SandboxJob};
-use crate::domain::SandboxBackend;
+use crate::domain::{NetworkMode, NetworkPolicy, SandboxBackend};
 use crate::secrets::{redact, Secret};
 use crate::service_address::check_secret_address;
 
@@ -75,6 +75,7 @@ pub struct E2bSandbox {
     http: reqwest::Client,
     settings: E2bSettings,
     api_key: Option<Secret>,
+    network: NetworkPolicy,
 }
 
 #[derive(Debug, Deserialize)]
@@ -148,6 +149,49 @@ struct EndEvent {
     error: Option<String>,
 }
 
+/// What E2B's egress settings make of a network policy. E2B's allow entries are host
+/// names (ports are not part of them) and take precedence over its deny entries, which
+/// are address ranges: "everything but the list" is the list allowed and every IPv4
+/// address denied. The link-local range, where clouds serve instance metadata, is
+/// denied in every mode.
+pub fn network_settings(policy: &NetworkPolicy) -> serde_json::Value {
+    const EVERYWHERE: &str = "0.0.0.0/0";
+    const LINK_LOCAL: &str = "169.254.0.0/16";
+    match policy.mode {
+        NetworkMode::None => json!({ "denyOut": [EVERYWHERE] }),
+        NetworkMode::Allowlist => {
+            let mut hosts: Vec<String> = policy
+                .allowed
+                .iter()
+                .map(|entry| entry.host.clone())
+                .collect();
+            hosts.sort();
+            hosts.dedup();
+            json!({ "allowOut": hosts, "denyOut": [EVERYWHERE] })
+        }
+        NetworkMode::Open => json!({ "denyOut": [LINK_LOCAL] }),
+    }
+}
+
+/// The body that creates a sandbox for run `run_id`.
+fn creation_request(
+    template: &str,
+    timeout_seconds: u64,
+    run_id: crate::domain::RunId,
+    network: &NetworkPolicy,
+) -> serde_json::Value {
+    let mut request = json!({
+        "templateID": template,
+        "timeout": timeout_seconds,
+        "metadata": { "handoff_run": run_id.to_string() },
+        "network": network_settings(network),
+    });
+    if network.mode == NetworkMode::None {
+        request["allow_internet_access"] = json!(false);
+    }
+    request
+}
+
 impl E2bSandbox {
     pub fn new(settings: E2bSettings, api_key: Option<Secret>) -> Self {
         // No request may hang: connecting gives up after 30 s, and an answer that sends
@@ -165,10 +209,17 @@ impl E2bSandbox {
             http,
             settings,
             api_key,
+            network: NetworkPolicy::default(),
         }
     }
 
     /// The E2B key, if one is stored for this API host.
+    /// The sandbox with `network` as what its jobs may reach.
+    pub fn with_network(mut self, network: NetworkPolicy) -> Self {
+        self.network = network;
+        self
+    }
+
     pub fn api_key(&self) -> Option<&Secret> {
         self.api_key.as_ref()
     }
@@ -231,11 +282,12 @@ impl E2bSandbox {
             .http
             .post(format!("{}/sandboxes", self.settings.api_base))
             .header("X-API-Key", self.key()?.expose())
-            .json(&json!({
-                "templateID": self.settings.template,
-                "timeout": job.timeout.as_secs() + 120,
-                "metadata": { "handoff_run": job.run_id.to_string() },
-            }))
+            .json(&creation_request(
+                &self.settings.template,
+                job.timeout.as_secs() + 120,
+                job.run_id,
+                &self.network,
+            ))
             .send()
             .await
             .map_err(|error| unavailable(format!("cannot reach E2B: {}", self.describe(error))))?;

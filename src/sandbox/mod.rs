@@ -15,6 +15,7 @@
 
 pub mod connect_stream;
 pub mod docker;
+pub mod docker_egress;
 pub mod e2b;
 pub mod local_process;
 pub mod output_limits;

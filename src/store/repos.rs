@@ -5,7 +5,7 @@ use super::row_mapping::{repo_columns, repo_from_row};
 use super::time_text::now_text;
 use super::Store;
 use crate::domain::repo::check_branch_name;
-use crate::domain::{NewRepo, Repo, RepoId, RepoName, SandboxBackend};
+use crate::domain::{AllowedHost, NetworkMode, NewRepo, Repo, RepoId, RepoName, SandboxBackend};
 
 /// Settings to change on a repository; `None` leaves a setting as it is.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -24,6 +24,9 @@ pub struct RepoSettingsChange {
     pub run_timeout_seconds: Option<u32>,
     /// `Some(None)` goes back to the default template.
     pub e2b_template: Option<Option<String>>,
+    pub network_mode: Option<NetworkMode>,
+    /// Replaces the whole list.
+    pub allowed_hosts: Option<Vec<AllowedHost>>,
 }
 
 impl Store {
@@ -149,7 +152,8 @@ impl Store {
         sqlx::query(
             "UPDATE repos SET default_branch = ?, feedback_label = ?, custom_instructions = ?, \
              monthly_run_quota = ?, sandbox_backend = ?, agent_preset = ?, agent_command = ?, \
-             docker_image = ?, run_timeout_seconds = ?, e2b_template = ? WHERE id = ?",
+             docker_image = ?, run_timeout_seconds = ?, e2b_template = ?, network_mode = ?, \
+             allowed_hosts = ? WHERE id = ?",
         )
         .bind(
             change
@@ -196,6 +200,17 @@ impl Store {
                 .max(1),
         ))
         .bind(change.e2b_template.clone().unwrap_or(current.e2b_template))
+        .bind(change.network_mode.unwrap_or(current.network_mode).as_str())
+        .bind(
+            change
+                .allowed_hosts
+                .as_ref()
+                .unwrap_or(&current.allowed_hosts)
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
         .bind(id.0)
         .execute(&self.pool)
         .await?;

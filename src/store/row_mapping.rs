@@ -10,9 +10,9 @@ use crate::domain::feedback::PullRequestState;
 use crate::domain::RunFailureCode;
 use crate::domain::{
     CheckStatus, CodeRunKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, FollowUp,
-    FollowUpId, FollowUpOrigin, FollowUpSource, LogChunk, LogStream, PublicFeedbackId, PullRequest,
-    Repo, RepoId, RepoName, Run, RunId, RunStatus, SandboxBackend, Stage, StatusChange,
-    StatusEvent,
+    FollowUpId, FollowUpOrigin, FollowUpSource, LogChunk, LogStream, NetworkMode, PublicFeedbackId,
+    PullRequest, Repo, RepoId, RepoName, Run, RunId, RunStatus, SandboxBackend, Stage,
+    StatusChange, StatusEvent,
 };
 
 /// The columns [`repo_from_row`] reads, from `repos r`.
@@ -20,7 +20,7 @@ macro_rules! repo_columns {
     () => {
         "r.id, r.owner, r.name, r.default_branch, r.feedback_label, r.custom_instructions, \
          r.monthly_run_quota, r.sandbox_backend, r.agent_preset, r.agent_command, r.docker_image, \
-         r.run_timeout_seconds, r.e2b_template, r.created_at, r.disconnected_at"
+         r.run_timeout_seconds, r.e2b_template, r.network_mode, r.allowed_hosts, r.created_at, r.disconnected_at"
     };
 }
 
@@ -123,6 +123,13 @@ pub fn repo_from_row(row: &SqliteRow) -> Result<Repo, StoreError> {
             u32::try_from(seconds).unwrap_or(u32::MAX)
         },
         e2b_template: row.try_get("e2b_template")?,
+        network_mode: word(row, "network_mode", NetworkMode::parse)?,
+        allowed_hosts: {
+            let text: String = row.try_get("allowed_hosts")?;
+            // Entries were checked when they were set; one that no longer parses allows
+            // nothing and is left out.
+            text.lines().filter_map(|line| line.parse().ok()).collect()
+        },
         created_at: time(row, "created_at")?,
         disconnected_at: optional_time(row, "disconnected_at")?,
     })

@@ -92,6 +92,9 @@ impl Cli<'_> {
             "sh .handoff/agent.sh",
             "--no-quota",
         ];
+        if backend == "local" {
+            repo_add.push("--confirm-no-isolation");
+        }
         repo_add.extend_from_slice(more_repo_options);
         ok_text(&self.run(&repo_add).await);
     }

@@ -17,6 +17,10 @@
 #   @@result NAME|passed|EVIDENCE   add a scenario result (passed or failed) to
 #                         out/results.json
 #   @@whoami              print the user id the agent runs as
+#   @@contained           print the user, whether / and /tmp take writes, the
+#                         capabilities in effect and the home folder
+#   @@reach HOST PORT     try a direct TCP connection (bash) and print whether it opened
+#   @@fetch URL           GET an http:// URL through $HTTP_PROXY (bash) and print the answer
 # A directive written @@STAGE:VERB (for example @@test:result …) applies only in that
 # stage. It ends by writing out/summary.md.
 set -u
@@ -78,6 +82,26 @@ while IFS= read -r line; do
       echo "== scan done";;
     @@whoami)
       echo "scripted agent: uid $(id -u)";;
+    @@contained)
+      echo "contained: uid $(id -u)"
+      if touch /etc/handoff-probe 2>/dev/null; then echo "contained: root writable"; else echo "contained: root read-only"; fi
+      if touch /tmp/handoff-probe 2>/dev/null; then echo "contained: tmp writable"; else echo "contained: tmp refused"; fi
+      echo "contained: $(grep CapEff /proc/self/status | tr -s ' \t' ' ')"
+      echo "contained: home $HOME";;
+    @@reach)
+      if timeout 3 bash -c 'exec 3<>"/dev/tcp/$1/$2"' reach "$1" "$2" 2>/dev/null; then
+        echo "reach $1:$2 direct: connected"
+      else
+        echo "reach $1:$2 direct: refused"
+      fi;;
+    @@fetch)
+      if [ -z "${HTTP_PROXY:-}" ]; then
+        echo "fetch $1: no proxy"
+      else
+        proxy="${HTTP_PROXY#http://}"; proxy="${proxy%%/*}"
+        answer=$(timeout 10 bash -c 'exec 3<>"/dev/tcp/${1%:*}/${1##*:}" || exit 1; printf "GET %s HTTP/1.0\r\n\r\n" "$2" >&3; cat <&3' fetch "$proxy" "$1" 2>/dev/null | tr -d '\r' | tr '\n' ' ')
+        echo "fetch $1: ${answer:-no answer}"
+      fi;;
     @@usage)
       printf '{"cost_usd": %s, "tokens_in": 1200, "tokens_out": 340}\n' "$1" > "$out/usage.json";;
     @@output)

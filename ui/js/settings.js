@@ -169,6 +169,20 @@ async function renderRepoSettings(fullName) {
   };
   agent.addEventListener("change", showAgent);
   const backendSelect = select("sandboxBackend", [["docker", "Docker"], ["e2b", "E2B (cloud)"], ["local", "Local process (no isolation)"]], repo.sandboxBackend);
+  const networkSelect = select("networkMode", [
+    ["allowlist", "Allow-list (API + hosts)"],
+    ["none", "None"],
+    ["open", "Open"],
+  ], repo.networkMode);
+  const allowedHosts = el("textarea", {
+    class: "allowed-hosts",
+    attrs: { name: "allowedHosts", rows: "2", spellcheck: "false", placeholder: "registry.npmjs.org\n*.pypi.org" },
+  });
+  allowedHosts.value = repo.allowedHosts.join("\n");
+  const showNetwork = () => {
+    allowedHosts.disabled = networkSelect.value !== "allowlist";
+  };
+  networkSelect.addEventListener("change", showNetwork);
   const quotaInput = input("monthlyRunQuota", repo.monthlyRunQuota ?? "", { type: "number", min: "0", placeholder: "no limit" });
   const prompts = el("div", { class: "stage-prompts" });
   for (const prompt of view.stagePrompts) {
@@ -221,6 +235,8 @@ async function renderRepoSettings(fullName) {
       agentCommand: String(data.get("agentCommand") ?? ""),
       dockerImage: String(data.get("dockerImage") ?? ""),
       e2bTemplate: String(data.get("e2bTemplate") ?? ""),
+      networkMode: String(data.get("networkMode") ?? "allowlist"),
+      allowedHosts: allowedHosts.value,
       confirmNoIsolation,
     };
   };
@@ -265,6 +281,8 @@ async function renderRepoSettings(fullName) {
       commandField,
       field("Docker image", input("dockerImage", repo.dockerImage, { placeholder: view.defaultDockerImage }), "(empty: Handoff's own)"),
       field("E2B template", input("e2bTemplate", repo.e2bTemplate, { placeholder: "base" })),
+      field("Network in the sandbox", networkSelect),
+      field("Allowed hosts", allowedHosts, "(one per line: host, host:port or *.domain)"),
     ]),
     agentNote,
     field("Instructions for the agent (every run)", instructions),
@@ -273,6 +291,7 @@ async function renderRepoSettings(fullName) {
     el("div", { class: "modal-actions" }, [el("button", { type: "submit", class: "button primary save-repo", text: "Save settings" })]),
   );
   showAgent();
+  showNetwork();
 
   const disconnectBox = el("div", { class: "disconnect" });
   const askDisconnect = button("Disconnect…", () => {

@@ -26,6 +26,9 @@ pub struct FakeSandbox {
     pub killed: bool,
     pub process_groups: Vec<u32>,
     pub metadata: Value,
+    /// The egress settings it was created with (`network`), as sent.
+    pub network: Value,
+    pub allow_internet_access: Option<bool>,
 }
 
 /// One request the fake answered.
@@ -258,6 +261,10 @@ async fn route(
                     .get("metadata")
                     .cloned()
                     .unwrap_or_else(|| json!({})),
+                network: request.get("network").cloned().unwrap_or(Value::Null),
+                allow_internet_access: request
+                    .get("allow_internet_access")
+                    .and_then(Value::as_bool),
             };
             let answer = json!({
                 "templateID": template,
