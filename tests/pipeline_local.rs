@@ -739,3 +739,77 @@ async fn a_single_run_cannot_choose_the_local_backend_for_a_repository_set_other
     );
     assert_eq!(world.status(&feedback).await, FeedbackStatus::New);
 }
+
+/// Starts a run of `feedback` with GitHub answering `slow_path` after a minute, cancels
+/// it once the log shows `step`, and checks that the run ended at once as cancelled.
+/// Then GitHub is well again and a retry opens exactly one PR.
+async fn cancel_during(
+    world: &PipelineWorld,
+    feedback_title: &str,
+    slow: support::fake_github::FaultRule,
+    step: &str,
+) {
+    let feedback = world.feedback(feedback_title, "@@write a.txt a").await;
+    world.fake.inject(slow);
+    let (run_id, running) = world.start_in_background(&feedback).await;
+    while !world.log_of(run_id).await.contains(step) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Let the slow request reach GitHub.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    world.store.request_cancel(run_id).await.unwrap();
+
+    let report = tokio::time::timeout(Duration::from_secs(30), running)
+        .await
+        .unwrap_or_else(|_| panic!("the cancel waited for the step {step:?}"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.result, CodeRunResult::Cancelled);
+    assert_eq!(report.run.status, RunStatus::Cancelled);
+    assert_eq!(world.status(&feedback).await, FeedbackStatus::Failed);
+
+    world.fake.clear_faults();
+    // The retry has something new to commit whether or not the first push went through.
+    let retry = world.run(&feedback, Some("@@write b.txt b")).await;
+    assert!(
+        matches!(retry.result, CodeRunResult::Succeeded { .. }),
+        "{:?}",
+        retry.result
+    );
+    let pulls = world.fake.pulls(REPO);
+    assert_eq!(pulls.len(), 1, "one PR, never a second: {pulls:?}");
+}
+
+#[tokio::test]
+async fn cancel_works_while_the_commits_are_pushed() {
+    let world = world().await;
+    cancel_during(
+        &world,
+        "Slow push",
+        support::fake_github::FaultRule::new(
+            "git-receive-pack",
+            support::fake_github::Fault::Slow(Duration::from_secs(60)),
+        )
+        .times(5),
+        "pushing",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn cancel_works_while_the_pr_is_opened() {
+    let world = world().await;
+    cancel_during(
+        &world,
+        "Slow PR",
+        support::fake_github::FaultRule::new(
+            "/pulls",
+            support::fake_github::Fault::Slow(Duration::from_secs(60)),
+        )
+        .method("POST")
+        .times(5),
+        "asking GitHub for the branch's PR",
+    )
+    .await;
+}

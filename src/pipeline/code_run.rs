@@ -370,6 +370,7 @@ impl BegunCodeRun {
         // 4. The PR (never a second one) and its Follow-ups comment.
         let github = &self.pipeline.github;
         let feedback = store.feedback(feedback.id).await?;
+        log.say("asking GitHub for the branch's PR").await?;
         let (pull, action) = unless_cancelled(&cancel, async {
             ensure_feedback_pull_request(github, store, repo, &feedback)
                 .await
