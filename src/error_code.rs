@@ -17,6 +17,7 @@ crate::stored_text_enum! {
         DatabaseFromNewerVersion => "database_from_newer_version",
         DatabaseDamaged => "database_damaged",
         Database => "database",
+        DatabaseLocked => "database_locked",
         Keyring => "keyring",
         GithubAuth => "github_auth",
         GithubForbidden => "github_forbidden",

@@ -552,3 +552,69 @@ fn the_local_backend_and_the_sandbox_network_are_explicit_choices_per_repository
     let text = stdout(&handoff(dir.path(), &["repo", "show", repo]));
     assert!(text.contains("network:       none"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_database_locked_by_another_process_is_waited_for_then_refused_clearly_and_nothing_is_lost(
+) {
+    use sqlx::Connection as _;
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_in(dir.path()).await.unwrap();
+    seed::add_repo(&store, seed::DEMO_REPO).await;
+    let item = seed::add_feedback(&store, seed::DEMO_REPO, "Locked", "While locked").await;
+    store.close().await;
+    let database = dir.path().join(handoff::store::DATABASE_FILE_NAME);
+    let mut holder = sqlx::SqliteConnection::connect(&format!("sqlite://{}", database.display()))
+        .await
+        .unwrap();
+    let add = |message: &'static str| {
+        let path = dir.path().to_owned();
+        let id = item.id.0.to_string();
+        tokio::task::spawn_blocking(move || {
+            handoff(&path, &["followup", "add", &id, "-m", message])
+        })
+    };
+
+    // Another process writes for two seconds: the command waits for it.
+    sqlx::query("BEGIN IMMEDIATE")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    let waiting = add("waited for the lock");
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    sqlx::query("COMMIT").execute(&mut holder).await.unwrap();
+    let waited = waiting.await.unwrap();
+    assert!(waited.status.success(), "{}", stderr(&waited));
+
+    // It holds the lock past the wait: the command gives up with a clear error.
+    sqlx::query("BEGIN IMMEDIATE")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    let refused = add("sent while locked").await.unwrap();
+    sqlx::query("COMMIT").execute(&mut holder).await.unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains("the database is locked by another process"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(
+        stderr(&refused).contains("hint: nothing was changed"),
+        "{}",
+        stderr(&refused)
+    );
+
+    // Once free, the same command works; each message is there once.
+    let again = add("sent while locked").await.unwrap();
+    assert!(again.status.success(), "{}", stderr(&again));
+    let store = Store::open_in(dir.path()).await.unwrap();
+    let bodies: Vec<String> = store
+        .follow_ups(item.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|follow_up| follow_up.body)
+        .collect();
+    assert_eq!(bodies, ["waited for the lock", "sent while locked"]);
+}

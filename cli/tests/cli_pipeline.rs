@@ -19,6 +19,18 @@ async fn set_up(fake: &FakeGithub, cli: &Cli<'_>, backend: &str) {
     cli.connect_scripted_repo(fake, backend, &[]).await;
 }
 
+/// The id of the first active run, once there is one.
+async fn first_active_run(cli: &Cli<'_>) -> String {
+    loop {
+        let listed = ok_text(&cli.run(&["runs", "list", "--active", "--json"]).await);
+        let runs: serde_json::Value = serde_json::from_str(&listed).unwrap();
+        if let Some(run) = runs.as_array().unwrap().first() {
+            return run["id"].to_string();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 async fn add_feedback(cli: &Cli<'_>, body: &str) -> String {
     let added = ok_text(
         &cli.run(&["feedback", "add", "--repo", REPO, "--json", body])
@@ -114,14 +126,7 @@ async fn logs_can_be_followed_and_a_run_cancelled_from_another_process() {
     let feedback = add_feedback(&cli, "Slow one\n@@sleep 30\n@@write slow.txt late").await;
 
     let running = cli.command(&["run", &feedback, "--quiet"]).spawn().unwrap();
-    let run_id = loop {
-        let listed = ok_text(&cli.run(&["runs", "list", "--active", "--json"]).await);
-        let runs: serde_json::Value = serde_json::from_str(&listed).unwrap();
-        if let Some(run) = runs.as_array().unwrap().first() {
-            break run["id"].to_string();
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let run_id = first_active_run(&cli).await;
     let following = cli
         .command(&["runs", "logs", &run_id, "--follow"])
         .spawn()
@@ -378,4 +383,95 @@ async fn the_agents_key_is_scrubbed_from_what_the_run_keeps_and_shows() {
             "the key is in the database"
         );
     }
+}
+
+/// Whether a process whose command line contains `needle` is alive on this machine.
+fn process_alive(needle: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .any(|cmdline| {
+            String::from_utf8_lossy(&cmdline)
+                .replace('\0', " ")
+                .contains(needle)
+        })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_whose_process_is_killed_is_ended_with_its_reason_and_the_next_run_works() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    set_up(&fake, &cli, "local").await;
+    // The first run sleeps (for a time no other test uses, to find the orphaned job
+    // by); the next one does not.
+    let feedback = add_feedback(&cli, "Killed\n@@run1:sleep 117\n@@write late.txt late").await;
+
+    let mut running = cli
+        .command(&["run", &feedback, "--quiet", "-m", "keep this follow-up"])
+        .spawn()
+        .unwrap();
+    let run_id = first_active_run(&cli).await;
+    while !ok_text(&cli.run(&["runs", "logs", &run_id]).await).contains("the agent starts") {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(process_alive("sleep 117"), "the agent is at work");
+
+    // SIGKILL: nothing of the process gets to say goodbye.
+    std::process::Command::new("kill")
+        .args(["-KILL", &running.id().unwrap().to_string()])
+        .status()
+        .unwrap();
+    running.wait().await.unwrap();
+    let shown = ok_text(&cli.run(&["runs", "show", &run_id, "--json"]).await);
+    let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(shown["run"]["status"], "running", "nobody ended it yet");
+
+    // Handoff is started again. Until the run has been silent for its grace period,
+    // the item is still coding; then the next run ends it with its reason and goes.
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    let next = loop {
+        let attempt = cli.run(&["run", &feedback, "--quiet"]).await;
+        if attempt.status.success() {
+            break attempt;
+        }
+        assert!(
+            text(&attempt).contains("is CODING: one run at a time"),
+            "refused for another reason: {}",
+            text(&attempt)
+        );
+        assert!(std::time::Instant::now() < deadline, "never reconciled");
+        tokio::time::sleep(Duration::from_secs(3)).await;
+    };
+    let shown = ok_text(&cli.run(&["runs", "show", &run_id, "--json"]).await);
+    let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(shown["run"]["status"], "failed");
+    assert!(
+        shown["run"]["failure_message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Handoff stopped while this run was going"),
+        "{shown}"
+    );
+    assert!(
+        !process_alive("sleep 117"),
+        "the orphaned job was stopped: {shown}"
+    );
+    let follow_ups = ok_text(&cli.run(&["feedback", "show", &feedback]).await);
+    assert!(
+        follow_ups.contains("keep this follow-up"),
+        "the follow-up is kept: {follow_ups}"
+    );
+    assert!(
+        text(&next).is_empty() || !text(&next).contains("failed"),
+        "{}",
+        text(&next)
+    );
+    assert_eq!(fake.pulls(REPO).len(), 1, "one PR");
 }

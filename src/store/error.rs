@@ -31,8 +31,14 @@ pub enum StoreError {
          then start Handoff again"
     )]
     Damaged { path: PathBuf, detail: String },
+    #[error(
+        "the database is locked by another process (another Handoff, or a program with the file \
+         open) that did not let go within {} s",
+        super::opening::BUSY_TIMEOUT.as_secs()
+    )]
+    Locked,
     #[error("database error: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(sqlx::Error),
     #[error("database migration failed: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
     #[error("no repository {0} is connected")]
@@ -87,6 +93,7 @@ impl StoreError {
             StoreError::NewerVersion { .. } => ErrorCode::DatabaseFromNewerVersion,
             StoreError::Damaged { .. } | StoreError::Corrupt(_) => ErrorCode::DatabaseDamaged,
             StoreError::Database(_) | StoreError::Migration(_) => ErrorCode::Database,
+            StoreError::Locked => ErrorCode::DatabaseLocked,
             StoreError::RepoNotFound(_)
             | StoreError::FeedbackNotFound(_)
             | StoreError::RunNotFound(_)
@@ -108,6 +115,22 @@ impl StoreError {
             StoreError::Body(_) | StoreError::RepoName(_) | StoreError::BranchName(_) => {
                 ErrorCode::InvalidInput
             }
+        }
+    }
+}
+
+impl From<sqlx::Error> for StoreError {
+    /// A database that stayed busy or locked past the wait is said as such; anything else
+    /// is passed on as the database said it.
+    fn from(error: sqlx::Error) -> Self {
+        let locked = matches!(
+            &error,
+            sqlx::Error::Database(database) if matches!(database.code().as_deref(), Some("5" | "6"))
+        );
+        if locked {
+            StoreError::Locked
+        } else {
+            StoreError::Database(error)
         }
     }
 }

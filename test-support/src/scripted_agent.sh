@@ -22,7 +22,7 @@
 #   @@reach HOST PORT     try a direct TCP connection (bash) and print whether it opened
 #   @@fetch URL           GET an http:// URL through $HTTP_PROXY (bash) and print the answer
 # A directive written @@STAGE:VERB (for example @@test:result …) applies only in that
-# stage. It ends by writing out/summary.md.
+# stage, and one written @@runN:VERB only in run N. It ends by writing out/summary.md.
 set -u
 set -f
 prompt="${HANDOFF_PROMPT_FILE:?}"
@@ -39,6 +39,10 @@ while IFS= read -r line; do
   verb=$1
   shift
   case "$verb" in
+    @@run[0-9]*:*)
+      only="${verb#@@run}"; only="${only%%:*}"
+      [ "$only" = "${HANDOFF_RUN_ID:-}" ] || continue
+      verb="@@${verb#*:}";;
     @@*:*)
       only="${verb#@@}"; only="${only%%:*}"
       [ "$only" = "${HANDOFF_STAGE:-}" ] || continue

@@ -27,6 +27,7 @@ const sessionButton = document.getElementById("session");
 
 const noticeTitles = {
   database_damaged: "The database is damaged",
+  database_locked: "Another program holds the database",
   database_from_newer_version: "This database is from a newer Handoff",
   data_folder: "Handoff has no data folder",
   not_found: "Not found",

@@ -33,6 +33,15 @@ fn message(status: StatusCode, text: &str) -> Answer {
     )
 }
 
+/// What git over HTTP gets instead of its answer: a status and a line of text.
+fn git_error(code: u16) -> Response<Body> {
+    Response::builder()
+        .status(StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_GATEWAY))
+        .header("content-type", "text/plain")
+        .body(Body::from(format!("fake GitHub: error {code}\n")))
+        .expect("an error answer")
+}
+
 fn not_found() -> Answer {
     message(StatusCode::NOT_FOUND, "Not Found")
 }
@@ -824,17 +833,29 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Body>) -> Response<Bod
         .unwrap_or_default();
 
     if git_http::is_git_path(&path) {
-        // Git over HTTP takes one kind of fault: an answer that comes slowly.
+        // Git over HTTP takes three kinds of fault: an answer that comes slowly, an error
+        // status instead of the answer, and an answer lost after the work was done.
         let fault = take_fault(
             &mut shared.faults.lock().expect("faults"),
             method.as_str(),
             &path_and_query,
         );
-        if let Some(Fault::Slow(duration)) = fault {
-            tokio::time::sleep(duration).await;
-        }
-        let response =
-            git_http::serve(&shared, &method, &path, &query_text, &headers, body_bytes).await;
+        let response = match fault {
+            Some(Fault::Status(code)) => git_error(code),
+            Some(Fault::AnswerLost(code)) => {
+                let done =
+                    git_http::serve(&shared, &method, &path, &query_text, &headers, body_bytes)
+                        .await;
+                drop(done);
+                git_error(code)
+            }
+            other => {
+                if let Some(Fault::Slow(duration)) = other {
+                    tokio::time::sleep(duration).await;
+                }
+                git_http::serve(&shared, &method, &path, &query_text, &headers, body_bytes).await
+            }
+        };
         shared.requests.lock().expect("log").push(RequestRecord {
             method: method.to_string(),
             path: path_and_query,
