@@ -75,7 +75,7 @@ fn store_hint(error: &StoreError) -> Option<String> {
                 .to_owned(),
         ),
         StoreError::FeedbackNotFound(_) => Some("`handoff feedback list` shows the ids".to_owned()),
-        StoreError::Locked => Some(
+        StoreError::Locked { .. } => Some(
             "nothing was changed; try again once the other process is done (the app and \
              commands take turns on their own)"
                 .to_owned(),

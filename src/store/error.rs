@@ -33,10 +33,9 @@ pub enum StoreError {
     Damaged { path: PathBuf, detail: String },
     #[error(
         "the database is locked by another process (another Handoff, or a program with the file \
-         open) that did not let go within {} s",
-        super::opening::BUSY_TIMEOUT.as_secs()
+         open) that did not let go within {waited_seconds} s"
     )]
-    Locked,
+    Locked { waited_seconds: u64 },
     #[error("database error: {0}")]
     Database(sqlx::Error),
     #[error("database migration failed: {0}")]
@@ -93,7 +92,7 @@ impl StoreError {
             StoreError::NewerVersion { .. } => ErrorCode::DatabaseFromNewerVersion,
             StoreError::Damaged { .. } | StoreError::Corrupt(_) => ErrorCode::DatabaseDamaged,
             StoreError::Database(_) | StoreError::Migration(_) => ErrorCode::Database,
-            StoreError::Locked => ErrorCode::DatabaseLocked,
+            StoreError::Locked { .. } => ErrorCode::DatabaseLocked,
             StoreError::RepoNotFound(_)
             | StoreError::FeedbackNotFound(_)
             | StoreError::RunNotFound(_)
@@ -115,22 +114,6 @@ impl StoreError {
             StoreError::Body(_) | StoreError::RepoName(_) | StoreError::BranchName(_) => {
                 ErrorCode::InvalidInput
             }
-        }
-    }
-}
-
-impl From<sqlx::Error> for StoreError {
-    /// A database that stayed busy or locked past the wait is said as such; anything else
-    /// is passed on as the database said it.
-    fn from(error: sqlx::Error) -> Self {
-        let locked = matches!(
-            &error,
-            sqlx::Error::Database(database) if matches!(database.code().as_deref(), Some("5" | "6"))
-        );
-        if locked {
-            StoreError::Locked
-        } else {
-            StoreError::Database(error)
         }
     }
 }

@@ -158,3 +158,21 @@ fn damaged_or_database_error(path: &Path, error: sqlx::Error) -> StoreError {
     }
     StoreError::Database(error)
 }
+
+impl From<sqlx::Error> for StoreError {
+    /// A database that stayed busy or locked past the wait is said as such; anything else
+    /// is passed on as the database said it.
+    fn from(error: sqlx::Error) -> Self {
+        let locked = matches!(
+            &error,
+            sqlx::Error::Database(database) if matches!(database.code().as_deref(), Some("5" | "6"))
+        );
+        if locked {
+            StoreError::Locked {
+                waited_seconds: BUSY_TIMEOUT.as_secs(),
+            }
+        } else {
+            StoreError::Database(error)
+        }
+    }
+}
