@@ -48,6 +48,7 @@ pub enum Fix {
     AddE2bKey,
     ReplaceE2bKey,
     UseHttpsForE2b,
+    UseHttpsForProvider { provider: String },
     ChooseAnotherAgent { repo: String },
     FreeDisk { path: String },
 }
@@ -85,6 +86,11 @@ impl std::fmt::Display for Fix {
             Fix::UseHttpsForE2b => write!(
                 f,
                 "Set E2B's addresses (e2b.api_base, e2b.envd_url) to https ones, or remove them."
+            ),
+            Fix::UseHttpsForProvider { provider } => write!(
+                f,
+                "Set {provider}'s address (provider.{provider}.api_base) to an https one, or \
+                 remove it."
             ),
             Fix::ChooseAnotherAgent { repo } => write!(
                 f,
@@ -399,6 +405,20 @@ pub fn e2b_address_refused(refusal: &str) -> CheckLine {
         "E2B",
         refusal.to_owned(),
         Fix::UseHttpsForE2b,
+    )
+}
+
+/// The agent key's line when the address its provider is reached at is refused.
+pub fn provider_address_refused(repo: &Repo, provider: &str, refusal: &str) -> CheckLine {
+    let name = repo.name.full_name();
+    CheckLine::not_ok(
+        CheckStatus::Failure,
+        format!("agent-key:{name}"),
+        format!("{name}'s agent ({})", repo.agent_preset),
+        refusal.to_owned(),
+        Fix::UseHttpsForProvider {
+            provider: provider.to_owned(),
+        },
     )
 }
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use handoff::domain::RunId;
 use handoff::sandbox::e2b::{E2bSandbox, E2bSettings};
+use handoff::sandbox::key_forwarding::ForwardedKey;
 use handoff::sandbox::{
     JobControl, ResourceLimits, SandboxEnd, SandboxError, SandboxEvent, SandboxJob,
 };
@@ -41,11 +42,25 @@ fn workspace(script: &str) -> tempfile::TempDir {
     dir
 }
 
+/// The agent's key, as the claude preset sends it.
+fn agent_key() -> ForwardedKey {
+    ForwardedKey::new(
+        "AGENT_KEY",
+        &["ANTHROPIC_BASE_URL"],
+        "",
+        "x-api-key",
+        "",
+        "api.anthropic.com",
+        "https://api.anthropic.com",
+        Secret::new("agent-secret"),
+    )
+}
+
 fn job(dir: &tempfile::TempDir, timeout: Duration) -> SandboxJob {
     SandboxJob {
         run_id: RunId(7),
         workspace: dir.path().to_owned(),
-        environment: vec![("AGENT_KEY".to_owned(), Secret::new("agent-secret"))],
+        agent_key: Some(agent_key()),
         timeout,
         limits: ResourceLimits::default(),
     }
@@ -91,9 +106,14 @@ async fn a_job_runs_in_the_sandbox_and_its_out_folder_comes_back() {
     );
     let output = output_of(events);
     assert!(
-        output.contains("in the repo") && output.contains("key: agent-secret"),
-        "{output}"
+        output.contains("in the repo") && output.contains("key: handoff-placeholder-"),
+        "the sandbox holds a placeholder for the key: {output}"
     );
+    assert!(
+        !output.contains("agent-secret"),
+        "the key entered the sandbox: {output}"
+    );
+
     assert!(fake.live_sandboxes().is_empty(), "the sandbox was killed");
     let start = fake
         .requests()
@@ -348,10 +368,15 @@ async fn each_network_mode_reaches_e2b_as_its_egress_settings() {
             "*.npmjs.org".parse().unwrap(),
         ],
     };
+    // The key is set on the way to the provider by the sandbox's egress rule; with no
+    // network there is nothing to set it on.
+    let key_rule = serde_json::json!({
+        "api.anthropic.com": [ { "transform": { "headers": { "x-api-key": "agent-secret" } } } ]
+    });
     for (mode, expected, internet) in [
         (
             NetworkMode::Allowlist,
-            serde_json::json!({ "allowOut": ["*.npmjs.org", "api.anthropic.com"], "denyOut": ["0.0.0.0/0"] }),
+            serde_json::json!({ "allowOut": ["*.npmjs.org", "api.anthropic.com"], "denyOut": ["0.0.0.0/0"], "rules": key_rule }),
             None,
         ),
         (
@@ -361,7 +386,7 @@ async fn each_network_mode_reaches_e2b_as_its_egress_settings() {
         ),
         (
             NetworkMode::Open,
-            serde_json::json!({ "denyOut": ["169.254.0.0/16"] }),
+            serde_json::json!({ "denyOut": ["169.254.0.0/16"], "rules": key_rule }),
             None,
         ),
     ] {
@@ -369,7 +394,10 @@ async fn each_network_mode_reaches_e2b_as_its_egress_settings() {
             mode,
             ..listed.clone()
         };
-        let problems = violations(&network_schema, &network_settings(&policy));
+        let problems = violations(
+            &network_schema,
+            &network_settings(&policy, Some(&agent_key())),
+        );
         assert!(problems.is_empty(), "{mode}: {problems:?}");
 
         let fake = FakeE2b::start(KEY).await;

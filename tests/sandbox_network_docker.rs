@@ -60,26 +60,11 @@ impl MachineService {
 
 /// The address containers on the engine's default network reach this machine at.
 async fn machine_address_for_containers() -> String {
-    let bridge = Docker::connect_with_defaults()
-        .unwrap()
-        .inspect_network(
-            "bridge",
-            None::<bollard::query_parameters::InspectNetworkOptions>,
-        )
+    let docker = Docker::connect_with_defaults().unwrap();
+    handoff::sandbox::docker_egress::machine_address_on_default_network(&docker)
         .await
-        .unwrap();
-    let config = bridge
-        .ipam
-        .and_then(|ipam| ipam.config)
-        .and_then(|configs| configs.into_iter().next())
-        .expect("the default network has an address range");
-    if let Some(gateway) = config.gateway {
-        return gateway;
-    }
-    // Engines that leave the gateway out give the machine the range's first address.
-    let subnet = config.subnet.expect("the default network has a subnet");
-    let network: std::net::Ipv4Addr = subnet.split('/').next().unwrap().parse().unwrap();
-    std::net::Ipv4Addr::from(u32::from(network) + 1).to_string()
+        .unwrap()
+        .to_string()
 }
 
 async fn world_with_network(mode: NetworkMode, allowed: &str) -> PipelineWorld {

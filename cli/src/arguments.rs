@@ -766,6 +766,8 @@ pub const EDITABLE_SETTINGS: &[SettingKey] = &[
     SettingKey::E2bEnvdUrl,
     SettingKey::AgentImageBase,
     SettingKey::AgentImageStandIn,
+    SettingKey::AnthropicApiBase,
+    SettingKey::OpenaiApiBase,
     SettingKey::LogLevel,
 ];
 

@@ -167,6 +167,7 @@ pub fn fix_command(fix: &Fix) -> Option<String> {
         | Fix::TurnOnIssues { .. }
         | Fix::StartKeyring
         | Fix::UseHttpsForE2b
+        | Fix::UseHttpsForProvider { .. }
         | Fix::StartDocker
         | Fix::LoadImage { .. }
         | Fix::FreeDisk { .. } => return None,

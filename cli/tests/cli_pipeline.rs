@@ -9,6 +9,7 @@ use std::time::Duration;
 use support::cli_process::{ok_text, text, Cli};
 use support::fake_e2b::FakeE2b;
 use support::fake_github::FakeGithub;
+use support::fake_provider::{self, FakeProvider};
 use support::pipeline_world::{REPO, SCRIPTED_AGENT};
 use support::secret_service::SecretService;
 
@@ -320,7 +321,7 @@ async fn the_e2b_key_goes_only_to_the_e2b_address_it_was_stored_for() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_agents_key_is_scrubbed_from_what_the_run_keeps_and_shows() {
+async fn the_agent_holds_a_placeholder_and_its_provider_gets_the_key() {
     let fake = FakeGithub::start().await;
     let keyring = SecretService::start();
     let dir = tempfile::tempdir().unwrap();
@@ -344,7 +345,21 @@ async fn the_agents_key_is_scrubbed_from_what_the_run_keeps_and_shows() {
         &cli.run_with_input(&["secrets", "set", "anthropic"], key)
             .await,
     );
-    let feedback = add_feedback(&cli, "Scan\n@@scan\n@@noise 2\n@@write s.txt scanned").await;
+    let provider = FakeProvider::start().await;
+    ok_text(
+        &cli.run(&[
+            "config",
+            "set",
+            "provider.anthropic.api_base",
+            &provider.api_base(),
+        ])
+        .await,
+    );
+    let feedback = add_feedback(
+        &cli,
+        "Scan\n@@scan\n@@provider\n@@noise 2\n@@write s.txt scanned",
+    )
+    .await;
     let path = format!(
         "{}:{}",
         bin.path().display(),
@@ -360,10 +375,34 @@ async fn the_agents_key_is_scrubbed_from_what_the_run_keeps_and_shows() {
         shown.contains("== scan done"),
         "the agent printed its environment: {shown}"
     );
-    assert!(shown.contains("ANTHROPIC_API_KEY=[redacted]"), "{shown}");
+    // The key never reached the agent: its variable held a placeholder, and nothing
+    // the agent printed (environment, files, git config, command lines) had to be
+    // scrubbed.
+    assert!(
+        shown.contains("ANTHROPIC_API_KEY=handoff-placeholder-"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("[redacted]"),
+        "the key was in the run: {shown}"
+    );
     assert!(!shown.contains(key), "the key was printed: {shown}");
+    // Its call to the provider went through the run's forwarder, which added the key.
+    assert!(
+        shown.contains("provider: HTTP/1.")
+            && shown.contains(" 200 OK")
+            && shown.contains(fake_provider::ANSWER),
+        "the agent reached its provider: {shown}"
+    );
+    let received = provider.received();
+    assert_eq!(received.len(), 1, "{received:?}");
+    assert_eq!(received[0].path, "/v1/messages");
+    assert_eq!(received[0].x_api_key.as_deref(), Some(key));
     let logs = ok_text(&cli.run(&["runs", "logs", "1"]).await);
-    assert!(logs.contains("ANTHROPIC_API_KEY=[redacted]"), "{logs}");
+    assert!(
+        logs.contains("ANTHROPIC_API_KEY=handoff-placeholder-"),
+        "{logs}"
+    );
     assert!(!logs.contains(key));
     // What the agent printed reaches the terminal without its control characters.
     assert!(logs.contains("binary: "), "{logs}");

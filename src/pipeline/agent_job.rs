@@ -17,10 +17,12 @@ use super::{Pipeline, PipelineError};
 use crate::data_dir::create_private_folder;
 use crate::domain::RunFailureCode;
 use crate::domain::{Repo, RunId, SandboxBackend, Stage};
+use crate::sandbox::key_forwarding::ForwardedKey;
 use crate::sandbox::output_limits::check_output_folder;
 use crate::sandbox::until_cancelled;
 use crate::sandbox::{JobControl, Sandbox, SandboxEnd, SandboxJob};
-use crate::secrets::{Redactor, Secret, SecretName};
+use crate::secrets::{Redactor, SecretName};
+use crate::service_address::check_secret_address;
 use crate::setup_check::{self, CheckStatus};
 use crate::store::{RunOutcome, StoreError};
 
@@ -90,7 +92,8 @@ impl From<StoreError> for Stop {
 pub(crate) struct AgentSetup {
     pub sandbox: Sandbox,
     pub agent: AgentChoice,
-    pub agent_environment: Vec<(String, Secret)>,
+    /// The agent's API key, kept out of the sandbox (each job gets its own placeholder).
+    pub agent_key: Option<ForwardedKey>,
     pub timeout: Duration,
     /// Every secret of the run (the agent's key, the GitHub token, the E2B key), to scrub
     /// out of whatever the run stores or shows.
@@ -200,7 +203,7 @@ impl Pipeline {
         if key_line.status == CheckStatus::Failure {
             return Err(PipelineError::SetupIncomplete(key_line));
         }
-        let mut agent_environment = Vec::new();
+        let mut agent_key = None;
         if let Some(key) = agent.api_key() {
             let secret = self
                 .secrets
@@ -209,7 +212,22 @@ impl Pipeline {
                 })
                 .await?
                 .ok_or_else(|| PipelineError::SetupIncomplete(key_line.clone()))?;
-            agent_environment.push((key.variable.to_owned(), secret));
+            let upstream = self.settings.provider_api_base(key);
+            if let Err(refusal) = check_secret_address(&upstream) {
+                return Err(PipelineError::SetupIncomplete(
+                    setup_check::provider_address_refused(repo, key.provider, &refusal.to_string()),
+                ));
+            }
+            agent_key = Some(ForwardedKey::new(
+                key.variable,
+                key.base_address_variables,
+                key.base_path,
+                key.header.name,
+                key.header.prefix,
+                key.api_host,
+                &upstream,
+                secret,
+            ));
         }
         let backend = backend.unwrap_or(repo.sandbox_backend);
         // The local backend is a development choice the owner confirms per repository
@@ -249,16 +267,16 @@ impl Pipeline {
         }
         sandbox.preflight().await?;
         let redactor = Redactor::new(
-            agent_environment
+            agent_key
                 .iter()
-                .map(|(_, secret)| secret)
+                .map(|key| &key.secret)
                 .chain([self.github.token()])
                 .chain(sandbox.own_secret()),
         );
         Ok(AgentSetup {
             sandbox,
             agent,
-            agent_environment,
+            agent_key,
             timeout: timeout.unwrap_or(Duration::from_secs(u64::from(repo.run_timeout_seconds))),
             redactor,
         })
@@ -474,7 +492,7 @@ impl Pipeline {
         let job = SandboxJob {
             run_id,
             workspace: workspace.to_owned(),
-            environment: setup.agent_environment.clone(),
+            agent_key: setup.agent_key.as_ref().map(ForwardedKey::renewed),
             timeout: setup.timeout,
             limits: self.settings.limits,
         };

@@ -36,7 +36,35 @@ pub struct AgentKey {
     pub provider: &'static str,
     /// The provider's API host: on a sandbox's allow-list whenever the agent runs.
     pub api_host: &'static str,
+    /// How a request carries the key: the header, and what precedes the key in it.
+    pub header: KeyHeader,
+    /// The variables the agent reads the provider's base address from; inside a
+    /// sandbox they name Handoff's forwarding endpoint, which adds the key, so that
+    /// the key itself never enters the sandbox.
+    pub base_address_variables: &'static [&'static str],
+    /// What the agent expects after the host in that base address (`/v1` for clients
+    /// whose base address includes the API version).
+    pub base_path: &'static str,
 }
+
+/// The header a provider reads its key from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct KeyHeader {
+    pub name: &'static str,
+    /// Written before the key: `Bearer ` for OpenAI.
+    pub prefix: &'static str,
+}
+
+/// Anthropic's `x-api-key: KEY`.
+pub const ANTHROPIC_KEY_HEADER: KeyHeader = KeyHeader {
+    name: "x-api-key",
+    prefix: "",
+};
+/// OpenAI's `Authorization: Bearer KEY`.
+pub const OPENAI_KEY_HEADER: KeyHeader = KeyHeader {
+    name: "authorization",
+    prefix: "Bearer ",
+};
 
 /// The presets Handoff knows. Each is a starting point: a repository can set its own
 /// command with the `custom` preset.
@@ -53,6 +81,11 @@ pub const PRESETS: &[AgentPreset] = &[
             variable: "ANTHROPIC_API_KEY",
             provider: "anthropic",
             api_host: "api.anthropic.com",
+            header: ANTHROPIC_KEY_HEADER,
+            // opencode's Anthropic provider (the AI SDK's) reads its base address,
+            // which includes the API version, from ANTHROPIC_BASE_URL.
+            base_address_variables: &["ANTHROPIC_BASE_URL"],
+            base_path: "/v1",
         }),
         package: "opencode-ai@1.18.5 (npm)",
         image_base: "node:22-bookworm-slim",
@@ -71,6 +104,10 @@ pub const PRESETS: &[AgentPreset] = &[
             variable: "ANTHROPIC_API_KEY",
             provider: "anthropic",
             api_host: "api.anthropic.com",
+            header: ANTHROPIC_KEY_HEADER,
+            // Claude Code's ANTHROPIC_BASE_URL is the address before `/v1/messages`.
+            base_address_variables: &["ANTHROPIC_BASE_URL"],
+            base_path: "",
         }),
         package: "@anthropic-ai/claude-code@2.1.114 (npm)",
         image_base: "node:22-bookworm-slim",
@@ -88,6 +125,11 @@ pub const PRESETS: &[AgentPreset] = &[
             variable: "OPENAI_API_KEY",
             provider: "openai",
             api_host: "api.openai.com",
+            header: OPENAI_KEY_HEADER,
+            // aider documents OPENAI_API_BASE; the OpenAI client it uses reads
+            // OPENAI_BASE_URL. Both include the API version.
+            base_address_variables: &["OPENAI_API_BASE", "OPENAI_BASE_URL"],
+            base_path: "/v1",
         }),
         package: "aider-chat==0.86.1 (PyPI)",
         image_base: "python:3.12-slim-bookworm",
@@ -108,6 +150,11 @@ pub const PRESETS: &[AgentPreset] = &[
             variable: "CODEX_API_KEY",
             provider: "openai",
             api_host: "api.openai.com",
+            header: OPENAI_KEY_HEADER,
+            // Codex reads the OpenAI base address, API version included, from
+            // OPENAI_BASE_URL.
+            base_address_variables: &["OPENAI_BASE_URL"],
+            base_path: "/v1",
         }),
         package: "@openai/codex@0.150.1 (npm)",
         image_base: "node:22-bookworm-slim",

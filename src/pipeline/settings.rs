@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::agent_presets::AgentKey;
 use crate::sandbox::e2b::E2bSettings;
 use crate::sandbox::ResourceLimits;
 use crate::store::{SettingKey, Store, StoreError};
@@ -22,6 +23,9 @@ pub struct PipelineSettings {
     pub e2b: E2bSettings,
     /// Keep each run's workspace after the run (to look at what the agent saw).
     pub keep_workspaces: bool,
+    /// Where a provider's API is reached, by provider (`anthropic`, `openai`), when not
+    /// at `https://{its API host}`.
+    pub provider_api_bases: Vec<(String, String)>,
 }
 
 impl Default for PipelineSettings {
@@ -34,6 +38,7 @@ impl Default for PipelineSettings {
             default_docker_image: None,
             e2b: E2bSettings::default(),
             keep_workspaces: false,
+            provider_api_bases: Vec::new(),
         }
     }
 }
@@ -45,6 +50,15 @@ impl PipelineSettings {
         self.default_docker_image
             .clone()
             .unwrap_or_else(|| crate::agent_image::default_image(image_preset))
+    }
+
+    /// Where the agent's key and its requests go for `key`'s provider.
+    pub fn provider_api_base(&self, key: &AgentKey) -> String {
+        self.provider_api_bases
+            .iter()
+            .find(|(provider, _)| provider == key.provider)
+            .map(|(_, base)| base.trim_end_matches('/').to_owned())
+            .unwrap_or_else(|| format!("https://{}", key.api_host))
     }
 
     /// The defaults, with what this installation's settings change.
@@ -64,6 +78,18 @@ impl PipelineSettings {
         }
         if let Some(template) = store.setting(SettingKey::E2bEnvdUrl).await? {
             settings.e2b.envd_url_template = template;
+        }
+        for (provider, key) in [
+            ("anthropic", SettingKey::AnthropicApiBase),
+            ("openai", SettingKey::OpenaiApiBase),
+        ] {
+            if let Some(base) = store.setting(key).await? {
+                if !base.trim().is_empty() {
+                    settings
+                        .provider_api_bases
+                        .push((provider.to_owned(), base.trim().to_owned()));
+                }
+            }
         }
         Ok(settings)
     }

@@ -13,7 +13,11 @@
 //!   file it writes (the engine caps the volume's total only where its storage driver
 //!   can, which is not assumed);
 //! - the repository's network mode: none, the allow-list through the run's egress proxy
-//!   (see [`super::docker_egress`]), or the engine's default network when chosen.
+//!   (see [`super::docker_egress`]), or the engine's default network when chosen;
+//! - no API key: the agent's key variable holds a placeholder and its provider's base
+//!   address names the run's key forwarder on this machine (see
+//!   [`super::key_forwarding`]), reached through the egress proxy or, on the open
+//!   network, at the default network's gateway.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -28,6 +32,7 @@ use bollard::Docker;
 use futures::{FutureExt as _, StreamExt as _};
 
 use super::docker_egress;
+use super::key_forwarding::{ForwardedKey, KeyForwarder};
 use super::tar_transfer::{pack_dir_owned_by, unpack_into};
 use super::{JobControl, OutputStream, SandboxEnd, SandboxError, SandboxEvent, SandboxJob};
 use crate::domain::{NetworkMode, NetworkPolicy, RunId, SandboxBackend};
@@ -142,11 +147,6 @@ impl DockerSandbox {
             format!("HANDOFF_WORKSPACE={WORKSPACE}"),
             format!("HOME={SCRATCH}/home"),
         ];
-        environment.extend(
-            job.environment
-                .iter()
-                .map(|(name, value)| format!("{name}={}", value.expose())),
-        );
         // In an image Handoff built, the agent runs as its own user; in any other, as
         // nobody. The workspace is handed to that user.
         let (uid, gid) = self.agent_user().await.unwrap_or(NOBODY);
@@ -154,32 +154,71 @@ impl DockerSandbox {
         // Whatever happens from here — an error, a panic — the containers go.
         let mut started = Vec::new();
         let mut made_network = None;
+        let mut key_forwarder = None;
         let outcome = std::panic::AssertUnwindSafe(async {
-            let network_mode = match self.network.mode {
-                NetworkMode::None => "none".to_owned(),
-                NetworkMode::Open => "bridge".to_owned(),
-                NetworkMode::Allowlist => {
-                    let network = format!("{name}-net");
-                    docker_egress::create_run_network(&self.docker, &network, &labels).await?;
-                    made_network = Some(network.clone());
-                    let proxy_name = format!("{name}-egress");
-                    let proxy = docker_egress::start_proxy(
-                        &self.docker,
-                        &self.image,
-                        &proxy_name,
-                        &network,
-                        labels.clone(),
-                        &self.network,
-                    )
-                    .await?;
-                    started.push(proxy);
-                    let address = format!("http://{proxy_name}:{}", docker_egress::PROXY_PORT);
-                    for variable in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"] {
-                        environment.push(format!("{variable}={address}"));
-                    }
-                    network
+            // The agent's key stays on this machine: its provider calls go to the run's
+            // key forwarder, which containers reach at the default network's gateway.
+            let forwarder_address = match (&job.agent_key, self.network.mode) {
+                (Some(key), NetworkMode::Open | NetworkMode::Allowlist) => {
+                    let forwarder = self.start_key_forwarder(key).await?;
+                    let address = forwarder.address();
+                    key_forwarder = Some(forwarder);
+                    Some(address)
+                }
+                _ => None,
+            };
+            let mut agent_key_environment = |endpoint: Option<String>| {
+                if let Some(key) = &job.agent_key {
+                    environment.extend(
+                        key.sandbox_environment(endpoint.as_deref())
+                            .into_iter()
+                            .map(|(name, value)| format!("{name}={value}")),
+                    );
                 }
             };
+            let network_mode =
+                match self.network.mode {
+                    NetworkMode::None => {
+                        agent_key_environment(None);
+                        "none".to_owned()
+                    }
+                    NetworkMode::Open => {
+                        agent_key_environment(
+                            forwarder_address.map(|address| format!("http://{address}")),
+                        );
+                        "bridge".to_owned()
+                    }
+                    NetworkMode::Allowlist => {
+                        let network = format!("{name}-net");
+                        docker_egress::create_run_network(&self.docker, &network, &labels).await?;
+                        made_network = Some(network.clone());
+                        let proxy_name = format!("{name}-egress");
+                        let proxy = docker_egress::start_proxy(
+                            &self.docker,
+                            &self.image,
+                            &proxy_name,
+                            &network,
+                            labels.clone(),
+                            &self.network,
+                            forwarder_address,
+                        )
+                        .await?;
+                        started.push(proxy);
+                        agent_key_environment(forwarder_address.map(|_| {
+                            format!("http://{proxy_name}:{}", docker_egress::KEY_RELAY_PORT)
+                        }));
+                        let address = format!("http://{proxy_name}:{}", docker_egress::PROXY_PORT);
+                        for variable in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"] {
+                            environment.push(format!("{variable}={address}"));
+                        }
+                        // The relay to the key forwarder is reached directly, not through
+                        // the proxy.
+                        for variable in ["NO_PROXY", "no_proxy"] {
+                            environment.push(format!("{variable}={proxy_name}"));
+                        }
+                        network
+                    }
+                };
             let body = ContainerCreateBody {
                 image: Some(self.image.clone()),
                 cmd: Some(vec![
@@ -238,10 +277,23 @@ impl DockerSandbox {
         if let Some(network) = made_network {
             docker_egress::remove_run_network(&self.docker, &network).await;
         }
+        drop(key_forwarder);
         match outcome {
             Ok(result) => result,
             Err(panic) => std::panic::resume_unwind(panic),
         }
+    }
+
+    /// Starts the run's key forwarder where the engine's containers reach this machine.
+    async fn start_key_forwarder(&self, key: &ForwardedKey) -> Result<KeyForwarder, SandboxError> {
+        let address = docker_egress::machine_address_on_default_network(&self.docker).await?;
+        KeyForwarder::start(address, key).await.map_err(|error| {
+            unavailable(format!(
+                "the agent's key forwarder cannot listen on {address}, where containers reach \
+                 this machine ({error}); agents that need an API key run only on an engine \
+                 on this machine"
+            ))
+        })
     }
 
     async fn run_in(

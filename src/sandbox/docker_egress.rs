@@ -9,11 +9,16 @@
 //! through only what the list admits. It refuses any name that resolves to this
 //! machine, "any address" or the link-local range, so a name cannot smuggle those in.
 //!
+//! When the agent needs an API key, the proxy also relays a second port, as it is, to
+//! the run's key forwarder on this machine (see [`super::key_forwarding`]): the agent's
+//! base address names that port, and the forwarder adds the key on the way out.
+//!
 //! The proxy is a short Perl program run from the job's own image (Perl is part of every
 //! Debian-based image, Handoff's agent images included), with no capabilities, a
 //! read-only root and an unprivileged user.
 
 use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use bollard::models::{ContainerCreateBody, EndpointSettings, HostConfig, NetworkConnectRequest};
@@ -26,12 +31,15 @@ use crate::domain::{NetworkPolicy, SandboxBackend};
 
 /// The port the proxy listens on, inside its container.
 pub const PROXY_PORT: u16 = 3128;
+/// The port the proxy relays to the run's key forwarder.
+pub const KEY_RELAY_PORT: u16 = 3129;
 
 /// What the proxy prints once it listens.
 const LISTENING: &str = "egress: listening";
 
 /// The proxy. Reads `HANDOFF_EGRESS_ALLOW` (entries separated by spaces: `host`,
-/// `host:port`, `*.domain[:port]`; no port means 443 and 80).
+/// `host:port`, `*.domain[:port]`; no port means 443 and 80) and, when set,
+/// `HANDOFF_KEY_RELAY` (`ip:port` of the key forwarder, relayed from RELAY_PORT).
 const PROXY_PROGRAM: &str = r#"
 use strict; use warnings;
 use IO::Socket::INET; use IO::Select; use Socket qw(inet_aton inet_ntoa);
@@ -39,6 +47,24 @@ $SIG{CHLD} = 'IGNORE'; $| = 1;
 my @allow = split ' ', lc($ENV{HANDOFF_EGRESS_ALLOW} // '');
 my $server = IO::Socket::INET->new(LocalAddr => '0.0.0.0', LocalPort => PORT, Listen => 128, ReuseAddr => 1)
   or die "egress: cannot listen: $!\n";
+if (($ENV{HANDOFF_KEY_RELAY} // '') =~ /^([\d.]+):(\d+)$/) {
+  my ($relay_host, $relay_port) = ($1, $2);
+  my $relay_server = IO::Socket::INET->new(LocalAddr => '0.0.0.0', LocalPort => RELAY_PORT, Listen => 128, ReuseAddr => 1)
+    or die "egress: cannot listen for the key relay: $!\n";
+  if (!fork) {
+    close $server;
+    while (1) {
+      my $client = $relay_server->accept or next;
+      my $pid = fork;
+      if (!defined $pid || $pid) { close $client; next }
+      close $relay_server;
+      my $up = IO::Socket::INET->new(PeerAddr => $relay_host, PeerPort => $relay_port, Timeout => 20)
+        or do { print STDERR "egress: cannot reach the key forwarder\n"; close $client; exit 0 };
+      relay($client, $up); exit 0;
+    }
+  }
+  close $relay_server;
+}
 print STDERR "egress: listening\n";
 sub allowed {
   my ($host, $port) = @_;
@@ -129,6 +155,42 @@ pub async fn create_run_network(
     Ok(())
 }
 
+/// The address containers on the engine's default network reach this machine at: the
+/// network's gateway, or, for engines that leave it out, its range's first address.
+pub async fn machine_address_on_default_network(docker: &Docker) -> Result<IpAddr, SandboxError> {
+    let bridge = docker
+        .inspect_network(
+            "bridge",
+            None::<bollard::query_parameters::InspectNetworkOptions>,
+        )
+        .await
+        .map_err(|error| {
+            unavailable(format!("cannot read the engine's default network: {error}"))
+        })?;
+    let config = bridge
+        .ipam
+        .and_then(|ipam| ipam.config)
+        .and_then(|configs| {
+            configs.into_iter().find(|config| {
+                config
+                    .subnet
+                    .as_deref()
+                    .is_some_and(|subnet| subnet.contains('.'))
+            })
+        })
+        .ok_or_else(|| unavailable("the engine's default network has no IPv4 address range"))?;
+    if let Some(gateway) = config.gateway.and_then(|gateway| gateway.parse().ok()) {
+        return Ok(gateway);
+    }
+    let first = config
+        .subnet
+        .as_deref()
+        .and_then(|subnet| subnet.split('/').next())
+        .and_then(|network| network.parse::<Ipv4Addr>().ok())
+        .ok_or_else(|| unavailable("the engine's default network has no IPv4 address range"))?;
+    Ok(IpAddr::V4(Ipv4Addr::from(u32::from(first) + 1)))
+}
+
 /// Removes a run's network (after its containers), saying so in the log if it cannot.
 pub async fn remove_run_network(docker: &Docker, name: &str) {
     if let Err(error) = docker.remove_network(name).await {
@@ -147,7 +209,8 @@ pub fn allow_list_text(policy: &NetworkPolicy) -> String {
 }
 
 /// Creates and starts the run's egress proxy on `network` and returns its container id
-/// once it listens. The proxy's address for the agent is `http://{name}:3128`.
+/// once it listens. The proxy's address for the agent is `http://{name}:3128`; with
+/// `key_relay_to`, `http://{name}:3129` reaches the run's key forwarder.
 pub async fn start_proxy(
     docker: &Docker,
     image: &str,
@@ -155,18 +218,22 @@ pub async fn start_proxy(
     network: &str,
     labels: HashMap<String, String>,
     policy: &NetworkPolicy,
+    key_relay_to: Option<SocketAddr>,
 ) -> Result<String, SandboxError> {
+    let mut environment = vec![format!("HANDOFF_EGRESS_ALLOW={}", allow_list_text(policy))];
+    if let Some(forwarder) = key_relay_to {
+        environment.push(format!("HANDOFF_KEY_RELAY={forwarder}"));
+    }
     let body = ContainerCreateBody {
         image: Some(image.to_owned()),
         cmd: Some(vec![
             "perl".to_owned(),
             "-e".to_owned(),
-            PROXY_PROGRAM.replace("PORT", &PROXY_PORT.to_string()),
+            PROXY_PROGRAM
+                .replace("RELAY_PORT", &KEY_RELAY_PORT.to_string())
+                .replace("PORT", &PROXY_PORT.to_string()),
         ]),
-        env: Some(vec![format!(
-            "HANDOFF_EGRESS_ALLOW={}",
-            allow_list_text(policy)
-        )]),
+        env: Some(environment),
         user: Some("65534:65534".to_owned()),
         labels: Some(labels),
         host_config: Some(HostConfig {

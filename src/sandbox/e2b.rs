@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::connect_stream::{encode_envelope, EnvelopeDecoder};
+use super::key_forwarding::ForwardedKey;
 use super::tar_transfer::{pack_dir, unpack_into};
 use super::{JobControl, OutputStream, SandboxEnd, SandboxError, SandboxEvent, SandboxJob};
 use crate::domain::{NetworkMode, NetworkPolicy, SandboxBackend};
@@ -154,11 +155,18 @@ struct EndEvent {
 /// are address ranges: "everything but the list" is the list allowed and every IPv4
 /// address denied. The link-local range, where clouds serve instance metadata, is
 /// denied in every mode.
-pub fn network_settings(policy: &NetworkPolicy) -> serde_json::Value {
+///
+/// The agent's key never enters the sandbox: its variable holds a placeholder, and an
+/// egress rule of the sandbox sets the provider's key header on every request to the
+/// provider's host (E2B resolves the rule outside the sandbox).
+pub fn network_settings(
+    policy: &NetworkPolicy,
+    agent_key: Option<&ForwardedKey>,
+) -> serde_json::Value {
     const EVERYWHERE: &str = "0.0.0.0/0";
     const LINK_LOCAL: &str = "169.254.0.0/16";
-    match policy.mode {
-        NetworkMode::None => json!({ "denyOut": [EVERYWHERE] }),
+    let mut settings = match policy.mode {
+        NetworkMode::None => return json!({ "denyOut": [EVERYWHERE] }),
         NetworkMode::Allowlist => {
             let mut hosts: Vec<String> = policy
                 .allowed
@@ -170,7 +178,15 @@ pub fn network_settings(policy: &NetworkPolicy) -> serde_json::Value {
             json!({ "allowOut": hosts, "denyOut": [EVERYWHERE] })
         }
         NetworkMode::Open => json!({ "denyOut": [LINK_LOCAL] }),
+    };
+    if let Some(key) = agent_key {
+        settings["rules"] = json!({
+            key.api_host.as_str(): [
+                { "transform": { "headers": { key.header.as_str(): key.header_value() } } }
+            ]
+        });
     }
+    settings
 }
 
 /// The body that creates a sandbox for run `run_id`.
@@ -179,12 +195,13 @@ fn creation_request(
     timeout_seconds: u64,
     run_id: crate::domain::RunId,
     network: &NetworkPolicy,
+    agent_key: Option<&ForwardedKey>,
 ) -> serde_json::Value {
     let mut request = json!({
         "templateID": template,
         "timeout": timeout_seconds,
         "metadata": { "handoff_run": run_id.to_string() },
-        "network": network_settings(network),
+        "network": network_settings(network, agent_key),
     });
     if network.mode == NetworkMode::None {
         request["allow_internet_access"] = json!(false);
@@ -287,6 +304,7 @@ impl E2bSandbox {
                 job.timeout.as_secs() + 120,
                 job.run_id,
                 &self.network,
+                job.agent_key.as_ref(),
             ))
             .send()
             .await
@@ -447,10 +465,12 @@ impl E2bSandbox {
              export HANDOFF_WORKSPACE=\"$W\"; cd \"$W\" && sh \"$W/handoff/job.sh\"; code=$?; \
              tar -czf \"$HOME/{name}-out.tar.gz\" -C \"$W\" out; exit $code"
         );
-        let environment: HashMap<&str, &str> = job
-            .environment
+        // The key's variable holds the placeholder; the sandbox's egress rule adds the
+        // key on the way to the provider.
+        let environment: HashMap<String, String> = job
+            .agent_key
             .iter()
-            .map(|(name, value)| (name.as_str(), value.expose()))
+            .flat_map(|key| key.sandbox_environment(None))
             .collect();
         let request = json!({
             "process": { "cmd": "/bin/bash", "args": ["-l", "-c", script], "envs": environment },

@@ -5,10 +5,12 @@
 //! with every process that carries the job's mark in its environment, so that one that
 //! left the group (`setsid`, a daemon) goes too.
 
+use std::net::Ipv4Addr;
 use std::process::Stdio;
 
 use tokio::io::AsyncReadExt as _;
 
+use super::key_forwarding::KeyForwarder;
 use super::{JobControl, OutputStream, SandboxEnd, SandboxError, SandboxEvent, SandboxJob};
 use crate::domain::SandboxBackend;
 
@@ -107,9 +109,23 @@ impl LocalSandbox {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        for (name, value) in &job.environment {
-            command.env(name, value.expose());
-        }
+        // Even here the agent gets a placeholder and an endpoint on this machine that
+        // adds the key, so that what it prints or writes cannot hold the key.
+        let _forwarder = match &job.agent_key {
+            Some(key) => {
+                let forwarder = KeyForwarder::start(Ipv4Addr::LOCALHOST.into(), key)
+                    .await
+                    .map_err(|error| {
+                        unavailable(format!("cannot start the agent's key forwarder: {error}"))
+                    })?;
+                let endpoint = format!("http://{}", forwarder.address());
+                for (name, value) in key.sandbox_environment(Some(&endpoint)) {
+                    command.env(name, value);
+                }
+                Some(forwarder)
+            }
+            None => None,
+        };
         let mut child = command
             .spawn()
             .map_err(|error| unavailable(format!("cannot start sh: {error}")))?;
@@ -350,7 +366,7 @@ mod tests {
         let job = SandboxJob {
             run_id: crate::domain::RunId(7),
             workspace: workspace.path().to_owned(),
-            environment: Vec::new(),
+            agent_key: None,
             timeout: std::time::Duration::from_secs(30),
             limits: super::super::ResourceLimits::default(),
         };

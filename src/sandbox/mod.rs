@@ -7,7 +7,8 @@
 //! how long and with what limits to run it. A backend runs `handoff/job.sh` inside its
 //! sandbox and, when it ends for any reason, brings `out/` back into the host workspace
 //! and removes the sandbox. The GitHub token is never part of a job: the host fetches,
-//! commits and pushes.
+//! commits and pushes. Nor is the agent's API key: the sandbox holds a placeholder and
+//! the key is added on the way to the provider ([`key_forwarding`]).
 //!
 //! - [`local_process`]: a plain process in the workspace; no isolation, for development.
 //! - [`docker`]: a container on a Docker engine (the default socket or `DOCKER_HOST`).
@@ -17,10 +18,12 @@ pub mod connect_stream;
 pub mod docker;
 pub mod docker_egress;
 pub mod e2b;
+pub mod key_forwarding;
 pub mod local_process;
 pub mod output_limits;
 pub mod tar_transfer;
 
+use key_forwarding::ForwardedKey;
 use output_limits::OutputLimits;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -58,9 +61,9 @@ pub struct SandboxJob {
     pub run_id: RunId,
     /// The host workspace: `repo/`, `handoff/job.sh`, `out/`.
     pub workspace: PathBuf,
-    /// Environment the agent gets besides Handoff's own variables: its API key and the
-    /// like. Never the GitHub token.
-    pub environment: Vec<(String, Secret)>,
+    /// The agent's API key, which the backend keeps out of the sandbox (see
+    /// [`key_forwarding`]). The GitHub token is never part of a job.
+    pub agent_key: Option<ForwardedKey>,
     /// Wall-clock limit of the whole job.
     pub timeout: Duration,
     pub limits: ResourceLimits,

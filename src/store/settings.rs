@@ -34,6 +34,11 @@ crate::stored_text_enum! {
         AgentImageBase => "agent_image.base",
         /// A program agent images install as the agent instead of its package.
         AgentImageStandIn => "agent_image.stand_in",
+        /// Where Anthropic's API is reached instead of `https://api.anthropic.com` (a
+        /// company gateway, or a stand-in in tests); the agent's key is sent there.
+        AnthropicApiBase => "provider.anthropic.api_base",
+        /// Where OpenAI's API is reached instead of `https://api.openai.com`.
+        OpenaiApiBase => "provider.openai.api_base",
         /// How much the log file says: error, warn, info (the default), debug or trace.
         LogLevel => "log.level",
     }

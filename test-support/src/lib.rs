@@ -10,6 +10,7 @@ pub mod cli_process;
 pub mod docker_images;
 pub mod fake_e2b;
 pub mod fake_github;
+pub mod fake_provider;
 pub mod openapi_schema;
 pub mod pipeline_world;
 pub mod qa_directives;

@@ -21,6 +21,8 @@
 #                         capabilities in effect and the home folder
 #   @@reach HOST PORT     try a direct TCP connection (bash) and print whether it opened
 #   @@fetch URL           GET an http:// URL through $HTTP_PROXY (bash) and print the answer
+#   @@provider            call Anthropic's messages API the way an agent does: at
+#                         $ANTHROPIC_BASE_URL, with $ANTHROPIC_API_KEY as x-api-key (bash)
 # A directive written @@STAGE:VERB (for example @@test:result …) applies only in that
 # stage, and one written @@runN:VERB only in run N. It ends by writing out/summary.md.
 set -u
@@ -106,6 +108,16 @@ while IFS= read -r line; do
         answer=$(timeout 10 bash -c 'exec 3<>"/dev/tcp/${1%:*}/${1##*:}" || exit 1; printf "GET %s HTTP/1.0\r\n\r\n" "$2" >&3; cat <&3' fetch "$proxy" "$1" 2>/dev/null | tr -d '\r' | tr '\n' ' ')
         echo "fetch $1: ${answer:-no answer}"
       fi;;
+    @@provider)
+      base="${ANTHROPIC_BASE_URL:-}"
+      case "$base" in
+        http://*)
+          rest="${base#http://}"; hostport="${rest%%/*}"; prefix=""
+          case "$rest" in */*) prefix="/${rest#*/}";; esac
+          answer=$(timeout 20 bash -c 'exec 3<>"/dev/tcp/${1%:*}/${1##*:}" || exit 1; printf "POST %s/v1/messages HTTP/1.0\r\nHost: %s\r\nx-api-key: %s\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}" "$2" "$1" "$3" >&3; cat <&3' provider "$hostport" "$prefix" "${ANTHROPIC_API_KEY:-}" 2>/dev/null | tr -d '\r' | tr '\n' ' ')
+          echo "provider: ${answer:-no answer}";;
+        *) echo "provider: no base address";;
+      esac;;
     @@usage)
       printf '{"cost_usd": %s, "tokens_in": 1200, "tokens_out": 340}\n' "$1" > "$out/usage.json";;
     @@output)
