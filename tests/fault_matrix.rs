@@ -18,7 +18,8 @@ use handoff::pipeline::qa_run::QaResult;
 use handoff::pipeline::CodeRunResult;
 use handoff::store::RunFilter;
 use support::fake_github::{Fault, FaultRule};
-use support::pipeline_world::{PipelineWorld, REPO};
+use support::network_link::NetworkLink;
+use support::pipeline_world::{github_client_at, PipelineWorld, REPO};
 
 /// A GitHub step of a code run, and how to aim a fault at it.
 struct Step {
@@ -120,22 +121,15 @@ fn pulls_and_follow_up_comments(world: &PipelineWorld) -> (usize, Vec<String>) {
     (pulls.len(), comments)
 }
 
-/// Runs one cell and returns its row of the table.
-async fn cell(step: &Step, failure: &Failure, fault: Fault) -> String {
-    let world = PipelineWorld::new(SandboxBackend::Local).await;
-    let feedback = world.feedback("Faulty", "@@write a.txt a").await;
-    let mut rule = FaultRule::new(step.path, fault).times(failure.times);
-    if let Some(method) = step.method {
-        rule = rule.method(method);
-    }
-    world.fake.inject(rule);
-    let cell_name = format!("{} / {}", step.name, failure.name);
-
-    // The run under the fault carries the owner's instructions, so there is a follow-up
-    // to keep and a Follow-ups comment to write.
-    let report = world
-        .run(&feedback, Some("first follow-up\n@@write b.txt b"))
-        .await;
+/// Checks what a run under a fault left: it ended (succeeded, or failed with a reason),
+/// the owner's follow-up is kept, and there is at most one PR and one Follow-ups
+/// comment. Returns the outcome as the table says it, with what the run noted.
+async fn first_run_outcome(
+    world: &PipelineWorld,
+    feedback: &handoff::domain::Feedback,
+    report: &handoff::pipeline::CodeRunReport,
+    cell_name: &str,
+) -> String {
     assert!(
         matches!(report.run.status, RunStatus::Succeeded | RunStatus::Failed),
         "{cell_name}: the run did not end: {:?}",
@@ -160,25 +154,41 @@ async fn cell(step: &Step, failure: &Failure, fault: Fault) -> String {
             .any(|follow_up| follow_up.body.contains("first follow-up")),
         "{cell_name}: the follow-up was lost"
     );
-    let (pulls, comments) = pulls_and_follow_up_comments(&world);
+    let (pulls, comments) = pulls_and_follow_up_comments(world);
     assert!(pulls <= 1, "{cell_name}: {pulls} PRs");
     assert!(
         comments.len() <= 1,
         "{cell_name}: {} Follow-ups comments",
         comments.len()
     );
+    if notes.is_empty() {
+        outcome
+    } else {
+        // What the note says happened, without the error's details (times, addresses).
+        let said: Vec<&str> = notes
+            .iter()
+            .map(|note| note.split(':').next().unwrap_or(note))
+            .collect();
+        format!("{outcome}, noted: {}", said.join("; "))
+    }
+}
 
-    // GitHub is well again: the next run works and nothing is doubled or lost.
-    world.fake.clear_faults();
+/// With GitHub well again, the next run works, and there is one PR and one Follow-ups
+/// comment holding both follow-ups. Returns the PRs and comments counted.
+async fn next_run_works(
+    world: &PipelineWorld,
+    feedback: &handoff::domain::Feedback,
+    cell_name: &str,
+) -> (usize, usize) {
     let next = world
-        .run(&feedback, Some("second follow-up\n@@write c.txt c"))
+        .run(feedback, Some("second follow-up\n@@write c.txt c"))
         .await;
     assert!(
         matches!(next.result, CodeRunResult::Succeeded { .. }),
         "{cell_name}: the next run failed: {:?}",
         next.result
     );
-    let (pulls, comments) = pulls_and_follow_up_comments(&world);
+    let (pulls, comments) = pulls_and_follow_up_comments(world);
     assert_eq!(pulls, 1, "{cell_name}: PRs after the next run");
     assert_eq!(
         comments.len(),
@@ -190,22 +200,100 @@ async fn cell(step: &Step, failure: &Failure, fault: Fault) -> String {
         "{cell_name}: the comment lost a follow-up: {}",
         comments[0]
     );
-    let said = if notes.is_empty() {
-        String::new()
-    } else {
-        // What the note says happened, without the error's details (times, addresses).
-        let said: Vec<&str> = notes
-            .iter()
-            .map(|note| note.split(':').next().unwrap_or(note))
-            .collect();
-        format!(", noted: {}", said.join("; "))
-    };
+    (pulls, comments.len())
+}
+
+/// Runs one cell and returns its row of the table.
+async fn cell(step: &Step, failure: &Failure, fault: Fault) -> String {
+    let world = PipelineWorld::new(SandboxBackend::Local).await;
+    let feedback = world.feedback("Faulty", "@@write a.txt a").await;
+    let mut rule = FaultRule::new(step.path, fault).times(failure.times);
+    if let Some(method) = step.method {
+        rule = rule.method(method);
+    }
+    world.fake.inject(rule);
+    let cell_name = format!("{} / {}", step.name, failure.name);
+
+    // The run under the fault carries the owner's instructions, so there is a follow-up
+    // to keep and a Follow-ups comment to write.
+    let report = world
+        .run(&feedback, Some("first follow-up\n@@write b.txt b"))
+        .await;
+    let outcome = first_run_outcome(&world, &feedback, &report, &cell_name).await;
+
+    // GitHub is well again: the next run works and nothing is doubled or lost.
+    world.fake.clear_faults();
+    let (pulls, comments) = next_run_works(&world, &feedback, &cell_name).await;
     format!(
-        "| {} | {} | {outcome}{said} | {pulls} | {} | succeeded |",
-        step.name,
-        failure.name,
-        comments.len()
+        "| {} | {} | {outcome} | {pulls} | {comments} | succeeded |",
+        step.name, failure.name,
     )
+}
+
+/// Runs a code run whose network goes in the middle: while `step` talks to GitHub (the
+/// request is held back a moment and the link is cut under it), or, with no step, while
+/// the agent works. The network stays away until the run has ended.
+async fn network_lost_cell(step: Option<&Step>) -> String {
+    let mut world = PipelineWorld::new(SandboxBackend::Local).await;
+    let link = NetworkLink::to(world.fake.address()).await;
+    world.pipeline.github = github_client_at(&link.base(), world.fake.owner_token());
+    let feedback = world.feedback("Faulty", "@@write a.txt a").await;
+    let moment = step.map_or("while the agent works", |step| step.name);
+    let cell_name = format!("network lost / {moment}");
+    if let Some(step) = step {
+        let mut rule = FaultRule::new(step.path, Fault::Slow(Duration::from_secs(2)));
+        if let Some(method) = step.method {
+            rule = rule.method(method);
+        }
+        world.fake.inject(rule);
+    }
+
+    let (run_id, driving) = world
+        .start_in_background_with(
+            &feedback,
+            Some("first follow-up\n@@sleep 2\n@@write b.txt b"),
+        )
+        .await;
+    match step {
+        // The step's request has reached GitHub and waits for its answer.
+        Some(_) => {
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while world.fake.faults_to_come() > 0 {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{cell_name}: the step was never reached"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        None => world.wait_until_the_agent_runs(run_id).await,
+    }
+    link.cut();
+    let report = tokio::time::timeout(Duration::from_secs(120), driving)
+        .await
+        .unwrap_or_else(|_| panic!("{cell_name}: the run hung without its network"))
+        .unwrap()
+        .expect("the run is recorded");
+    let outcome = first_run_outcome(&world, &feedback, &report, &cell_name).await;
+
+    link.restore();
+    world.fake.clear_faults();
+    let (pulls, comments) = next_run_works(&world, &feedback, &cell_name).await;
+    format!("| {moment} | {outcome} | {pulls} | {comments} | succeeded |")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_network_lost_in_the_middle_of_a_code_run_loses_and_doubles_nothing() {
+    let mut rows = vec![
+        "| the network goes | the run | PRs after | Follow-ups comments after | next run |"
+            .to_owned(),
+        "|---|---|---:|---:|---|".to_owned(),
+    ];
+    for step in STEPS {
+        rows.push(network_lost_cell(Some(step)).await);
+    }
+    rows.push(network_lost_cell(None).await);
+    write_table("network-lost.md", &rows);
 }
 
 #[tokio::test(flavor = "multi_thread")]

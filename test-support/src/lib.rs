@@ -11,6 +11,7 @@ pub mod docker_images;
 pub mod fake_e2b;
 pub mod fake_github;
 pub mod fake_provider;
+pub mod network_link;
 pub mod openapi_schema;
 pub mod pipeline_world;
 pub mod qa_directives;

@@ -71,17 +71,7 @@ pub async fn install(
         )
         .await
         .expect("settings");
-    let github = GithubClient::new(
-        GithubEndpoints::new(&fake.api_base()).unwrap(),
-        Secret::new(fake.owner_token()),
-        RequestPolicy {
-            attempts: 2,
-            first_retry_delay: Duration::from_millis(20),
-            max_rate_limit_wait: Duration::from_secs(5),
-            timeout: Duration::from_secs(10),
-        },
-    )
-    .unwrap();
+    let github = github_client_at(&fake.api_base(), fake.owner_token());
     let pipeline = Pipeline {
         store: store.clone(),
         github,
@@ -95,6 +85,22 @@ pub async fn install(
         repo,
         data,
     }
+}
+
+/// A GitHub client for the tests' pipelines, signed in with `token`, talking to
+/// `api_base` (the fake, or a link to it): two attempts, short waits.
+pub fn github_client_at(api_base: &str, token: &str) -> GithubClient {
+    GithubClient::new(
+        GithubEndpoints::new(api_base).unwrap(),
+        Secret::new(token),
+        RequestPolicy {
+            attempts: 2,
+            first_retry_delay: Duration::from_millis(20),
+            max_rate_limit_wait: Duration::from_secs(5),
+            timeout: Duration::from_secs(10),
+        },
+    )
+    .unwrap()
 }
 
 pub fn quick_settings() -> PipelineSettings {
@@ -200,9 +206,27 @@ impl PipelineWorld {
         RunId,
         tokio::task::JoinHandle<Result<CodeRunReport, PipelineError>>,
     ) {
+        self.start_in_background_with(feedback, None).await
+    }
+
+    /// [`Self::start_in_background`], with the owner's `instructions`.
+    pub async fn start_in_background_with(
+        &self,
+        feedback: &Feedback,
+        instructions: Option<&str>,
+    ) -> (
+        RunId,
+        tokio::task::JoinHandle<Result<CodeRunReport, PipelineError>>,
+    ) {
         let begun = self
             .pipeline
-            .begin_code_run(feedback.id, CodeRunOptions::default())
+            .begin_code_run(
+                feedback.id,
+                CodeRunOptions {
+                    instructions: instructions.map(str::to_owned),
+                    ..CodeRunOptions::default()
+                },
+            )
             .await
             .unwrap_or_else(|error| panic!("the run did not start: {error}"));
         (begun.run_id(), tokio::spawn(begun.drive()))

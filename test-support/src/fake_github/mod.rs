@@ -979,6 +979,23 @@ impl FakeGithub {
         self.shared.faults.lock().expect("faults").push(rule);
     }
 
+    /// How many injected faults have still to happen (a fault happens as its request
+    /// arrives, before it is answered).
+    pub fn faults_to_come(&self) -> usize {
+        self.shared
+            .faults
+            .lock()
+            .expect("faults")
+            .iter()
+            .map(|rule| rule.times)
+            .sum()
+    }
+
+    /// The address the fake listens at.
+    pub fn address(&self) -> std::net::SocketAddr {
+        self.address
+    }
+
     /// Every request answered so far.
     pub fn requests(&self) -> Vec<RequestRecord> {
         self.shared.requests.lock().expect("log").clone()
