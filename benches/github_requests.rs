@@ -3,8 +3,10 @@
 //!
 //! (a) Upserting a stage comment on a PR that has 150 comments, with and without the
 //!     comment's id stored.
-//! (b) An idle sync of 200 feedback PRs (each with its Follow-ups comment): requests
-//!     sent, and how many cost rate limit.
+//! (b) Syncs of a repository with 2 and with 200 feedback PRs (each with its Follow-ups
+//!     comment): the first, the next, an idle one, one after a managed comment was
+//!     edited on GitHub, one after someone commented on a PR, and the hourly complete
+//!     pass: requests sent, and how many cost rate limit.
 //!
 //! Run: `cargo bench --bench github_requests`. Figures: benches/results/github_requests.md.
 
@@ -94,7 +96,20 @@ async fn upsert_counts() -> (usize, usize, usize) {
     (with_id, existing_without_id, first_without_id)
 }
 
-async fn idle_sync_counts(pulls: usize) -> (usize, usize, usize, usize) {
+/// Requests sent and how many cost rate limit.
+type Count = (usize, usize);
+
+/// What each kind of sync of a repository with `pulls` feedback PRs costs.
+struct SyncCounts {
+    first: Count,
+    second: Count,
+    idle: Count,
+    managed_comment_edited: Count,
+    comment_added: Count,
+    hourly_complete_pass: Count,
+}
+
+async fn sync_counts(pulls: usize) -> SyncCounts {
     let fake = FakeGithub::start().await;
     fake.create_repo(REPO, "main");
     let dir = tempfile::tempdir().unwrap();
@@ -111,6 +126,7 @@ async fn idle_sync_counts(pulls: usize) -> (usize, usize, usize, usize) {
         .await
         .unwrap();
     let github = client(&fake);
+    let mut first_pull = None;
     for n in 0..pulls {
         let feedback = store
             .add_feedback(&NewFeedback {
@@ -170,21 +186,63 @@ async fn idle_sync_counts(pulls: usize) -> (usize, usize, usize, usize) {
         )
         .await
         .unwrap();
+        first_pull.get_or_insert(number);
     }
-    // PRs nobody touched for an hour: a sync five minutes later has no review to look for.
+    // PRs and comments nobody touched for an hour: their checks have settled and there
+    // is no review to look for.
     fake.backdate_issues(REPO, chrono::Duration::hours(1));
+    fake.backdate_comments(REPO, chrono::Duration::hours(1));
+    let counted = |fake: &FakeGithub| {
+        let count = (fake.requests().len(), fake.rate_limit_cost());
+        fake.clear_requests();
+        count
+    };
     fake.clear_requests();
     sync(&github, &store, None).await.unwrap();
-    let first_sent = fake.requests().len();
-    let first_cost = fake.rate_limit_cost();
+    let first = counted(&fake);
+    sync(&github, &store, None).await.unwrap();
+    let second = counted(&fake);
+    sync(&github, &store, None).await.unwrap();
+    let idle = counted(&fake);
+
+    // The owner edits the first PR's Follow-ups comment on GitHub.
+    let first_pull = first_pull.expect("a PR");
+    let (comment_id, _, body) = fake.comments(REPO, first_pull)[0].clone();
+    fake.edit_comment(comment_id, &format!("{body}\n\nEdited on GitHub."));
     fake.clear_requests();
     sync(&github, &store, None).await.unwrap();
-    (
-        first_sent,
-        first_cost,
-        fake.requests().len(),
-        fake.rate_limit_cost(),
-    )
+    let managed_comment_edited = counted(&fake);
+
+    // Someone comments on the first PR (which moves the PR's last update).
+    fake.add_user("reviewer");
+    fake.add_comment(REPO, first_pull, "reviewer", "Looks good to me.");
+    fake.clear_requests();
+    sync(&github, &store, None).await.unwrap();
+    let comment_added = counted(&fake);
+
+    // An hour after the last complete pass, the next sync is one again.
+    let cursor = store.sync_cursor(repo.id).await.unwrap().unwrap();
+    store
+        .set_sync_cursor(
+            repo.id,
+            &handoff::store::SyncCursor {
+                complete_pass_at: cursor.complete_pass_at - chrono::Duration::hours(2),
+                ..cursor
+            },
+        )
+        .await
+        .unwrap();
+    fake.clear_requests();
+    sync(&github, &store, None).await.unwrap();
+    let hourly_complete_pass = counted(&fake);
+    SyncCounts {
+        first,
+        second,
+        idle,
+        managed_comment_edited,
+        comment_added,
+        hourly_complete_pass,
+    }
 }
 
 fn main() {
@@ -193,7 +251,8 @@ fn main() {
         .build()
         .unwrap();
     let (with_id, existing_without_id, first_without_id) = runtime.block_on(upsert_counts());
-    let (first_sent, first_cost, idle_sent, idle_cost) = runtime.block_on(idle_sync_counts(200));
+    let few = runtime.block_on(sync_counts(2));
+    let many = runtime.block_on(sync_counts(200));
     println!("## GitHub requests (counted by the fake GitHub)\n");
     println!("| case | requests | cost against the rate limit |");
     println!("|---|---|---|");
@@ -202,8 +261,38 @@ fn main() {
     );
     println!("| (a) upsert, no id stored, comment exists past the first 100 | {existing_without_id} | {existing_without_id} |");
     println!("| (a) upsert, no id stored, no comment yet (search + create) | {first_without_id} | {first_without_id} |");
-    println!(
-        "| (b) first sync of 200 feedback PRs (nothing cached yet) | {first_sent} | {first_cost} |"
+    println!("\n| (b) sync of one repository | 2 feedback PRs | 200 feedback PRs |");
+    println!("|---|---|---|");
+    let row = |case: &str, few: Count, many: Count| {
+        println!(
+            "| {case} | {} requests, {} cost | {} requests, {} cost |",
+            few.0, few.1, many.0, many.1
+        );
+    };
+    row(
+        "first sync (a complete pass, nothing cached yet)",
+        few.first,
+        many.first,
     );
-    println!("| (b) idle sync of 200 feedback PRs | {idle_sent} | {idle_cost} |");
+    row(
+        "the sync after it (new listings of what changed)",
+        few.second,
+        many.second,
+    );
+    row("idle sync", few.idle, many.idle);
+    row(
+        "after the owner edited a managed comment on GitHub",
+        few.managed_comment_edited,
+        many.managed_comment_edited,
+    );
+    row(
+        "after someone commented on a feedback PR",
+        few.comment_added,
+        many.comment_added,
+    );
+    row(
+        "the hourly complete pass, nothing changed",
+        few.hourly_complete_pass,
+        many.hourly_complete_pass,
+    );
 }

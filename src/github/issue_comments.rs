@@ -28,6 +28,28 @@ impl GithubClient {
         .await
     }
 
+    /// Every issue comment of `repo` (on issues and PRs alike) updated at or after
+    /// `since`, oldest update first, all pages, conditionally.
+    pub async fn repository_comments_since(
+        &self,
+        store: &Store,
+        repo: &RepoName,
+        since: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Vec<WireComment>, GithubError> {
+        let (comments, _) = self
+            .get_all_pages(
+                store,
+                &format!(
+                    "/repos/{}/{}/issues/comments?sort=updated&direction=asc&since={}&per_page=100",
+                    repo.owner,
+                    repo.name,
+                    super::issues::since_value(since)
+                ),
+            )
+            .await?;
+        Ok(comments)
+    }
+
     /// One comment; `None` when it is gone (deleted on GitHub).
     pub async fn issue_comment(
         &self,

@@ -1,4 +1,5 @@
-//! Issues: the ones carrying the feedback label, which become feedback items.
+//! Issues: the ones carrying the feedback label, which become feedback items, and every
+//! issue or PR updated since a time, for a sync that asks only for what changed.
 
 use super::client::GithubClient;
 use super::error::GithubError;
@@ -46,6 +47,35 @@ impl GithubClient {
                 .collect(),
             changed,
         ))
+    }
+}
+
+/// `time` as a listing's `since` parameter (whole seconds, UTC).
+pub fn since_value(time: chrono::DateTime<chrono::Utc>) -> String {
+    time.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+impl GithubClient {
+    /// Every issue and pull request of `repo` (the issues API lists both) updated at or
+    /// after `since`, oldest update first, all pages, conditionally.
+    pub async fn issues_updated_since(
+        &self,
+        store: &Store,
+        repo: &RepoName,
+        since: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Vec<WireIssue>, GithubError> {
+        let (issues, _) = self
+            .get_all_pages::<WireIssue>(
+                store,
+                &format!(
+                    "/repos/{}/{}/issues?state=all&sort=updated&direction=asc&since={}&per_page=100",
+                    repo.owner,
+                    repo.name,
+                    since_value(since)
+                ),
+            )
+            .await?;
+        Ok(issues)
     }
 }
 

@@ -21,6 +21,7 @@ pub mod pulls;
 pub mod qa_issues;
 pub mod sign_in;
 pub mod sync;
+mod sync_changes;
 pub mod user_repositories;
 pub mod wire;
 

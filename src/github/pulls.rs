@@ -44,6 +44,34 @@ impl GithubClient {
         }
     }
 
+    /// The PRs of `repo` (open or not) updated at or after `since`, newest update
+    /// first: pages are read until one reaches back past `since`.
+    pub async fn pulls_updated_since(
+        &self,
+        store: &Store,
+        repo: &RepoName,
+        since: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Vec<WirePull>, GithubError> {
+        let pulls = self
+            .get_pages_while(
+                store,
+                &format!(
+                    "/repos/{}/{}/pulls?state=all&sort=updated&direction=desc&per_page=100",
+                    repo.owner, repo.name
+                ),
+                |page: &[WirePull]| {
+                    page.last()
+                        .and_then(|pull| pull.updated_at)
+                        .is_some_and(|updated_at| updated_at >= since)
+                },
+            )
+            .await?;
+        Ok(pulls
+            .into_iter()
+            .filter(|pull| pull.updated_at.is_none_or(|updated_at| updated_at >= since))
+            .collect())
+    }
+
     /// Every open PR of `repo`, all pages, conditionally.
     pub async fn open_pull_requests(
         &self,

@@ -2,8 +2,13 @@
 //! carry the feedback label, mirror other people's comments on them as visitor
 //! follow-ups, mirror every open PR with its head commit's checks, follow each feedback
 //! PR's state, take its reviews, inline comments and failing checks as follow-up
-//! candidates, and notice edits and deletions of managed comments made on GitHub. Every GET is conditional, so an idle sync costs
-//! nothing against the rate limit; a rate limit is waited out by the client.
+//! candidates, and notice edits and deletions of managed comments made on GitHub.
+//!
+//! A repository's first sync, and one an hour after that, is a complete pass over every
+//! list and thread; the others ask only for what changed since the last
+//! ([`super::sync_changes`]), so a sync costs a few requests whatever the number of PRs.
+//! Every GET is conditional, so an idle sync costs nothing against the rate limit; a
+//! rate limit is waited out by the client.
 //!
 //! Whose text is whose is decided here as everywhere: an issue opened by anyone but the
 //! signed-in owner becomes an item marked as opened by a visitor (untrusted, and held
@@ -23,12 +28,14 @@ use super::comment_publishing::{record_remote_body, search_for_marker};
 use super::error::GithubError;
 use super::owner_edits::{send_outbox, OutboxPass, OutboxReport};
 use super::pull_request_candidates::{take_follow_up_candidates, CandidatesOf};
-use super::wire::{WireCheckRun, WirePull};
+use super::wire::{WireCheckRun, WireComment, WireIssue, WirePull};
 use crate::domain::follow_up::fit_mirrored_text;
 use crate::domain::{
-    CheckStatus, CommentKind, FeedbackId, FeedbackSource, FeedbackStatus, PullRequestState, Repo,
+    CheckStatus, CommentKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, ManagedComment,
+    PullRequestState, Repo,
 };
-use crate::store::{FeedbackFilter, NewFeedback, SettingKey, Store};
+use crate::store::{FeedbackFilter, NewFeedback, SettingKey, Store, SyncCursor};
+use chrono::{DateTime, Utc};
 
 /// A status a sync changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -61,14 +68,14 @@ pub struct SyncReport {
 
 /// How far GitHub's clock and this machine's may differ, for telling whether a PR was
 /// updated after its reviews were last read.
-const CLOCK_MARGIN: chrono::Duration = chrono::Duration::seconds(60);
+pub(super) const CLOCK_MARGIN: chrono::Duration = chrono::Duration::seconds(60);
 
 /// How many GitHub requests a sync has in flight at once.
 const REQUESTS_IN_FLIGHT: usize = 8;
 
 /// Awaits `requests` several at a time and returns their results in order (so what is
 /// written to the store does not depend on timing).
-async fn in_flight<F: std::future::Future>(requests: Vec<F>) -> Vec<F::Output> {
+pub(super) async fn in_flight<F: std::future::Future>(requests: Vec<F>) -> Vec<F::Output> {
     futures::stream::iter(requests)
         .buffered(REQUESTS_IN_FLIGHT)
         .collect()
@@ -126,6 +133,18 @@ pub async fn sync(
     Ok(report)
 }
 
+/// How often a repository gets a complete pass (every list and every thread) instead
+/// of the listings of what changed: a deleted comment, or checks run again on an old
+/// commit, leave no trace in those.
+const COMPLETE_PASS_EVERY: chrono::Duration = chrono::Duration::hours(1);
+
+/// How far before the newest update seen the next listings start while that update is
+/// recent, so that what changed while a pass ran (and any difference between GitHub's
+/// clock and this one) is covered.
+const CURSOR_MARGIN: chrono::Duration = chrono::Duration::minutes(10);
+
+/// Syncs one repository: a complete pass the first time and once an hour, otherwise only
+/// what changed since the last sync (see [`super::sync_changes`]).
 async fn sync_repo(
     client: &GithubClient,
     store: &Store,
@@ -133,40 +152,33 @@ async fn sync_repo(
     owner: &SignedInAccount,
     report: &mut SyncReport,
 ) -> Result<(), GithubError> {
+    let started = Utc::now();
+    match store.sync_cursor(repo.id).await? {
+        Some(cursor) if started - cursor.complete_pass_at < COMPLETE_PASS_EVERY => {
+            super::sync_changes::sync_changes(client, store, repo, owner, &cursor, report).await
+        }
+        _ => complete_pass(client, store, repo, owner, started, report).await,
+    }
+}
+
+/// Reads every list and thread of `repo` that the mirror follows.
+async fn complete_pass(
+    client: &GithubClient,
+    store: &Store,
+    repo: &Repo,
+    owner: &SignedInAccount,
+    started: DateTime<Utc>,
+    report: &mut SyncReport,
+) -> Result<(), GithubError> {
     // Issues with the feedback label become feedback items; one a visitor opened is
     // untrusted and waits for the owner's approval before the agent runs on it.
     let (issues, _) = client
         .labeled_issues(store, &repo.name, &repo.feedback_label)
         .await?;
-    for issue in issues {
-        if store
-            .feedback_for_issue(&repo.name, issue.number)
-            .await?
-            .is_some()
-        {
-            continue;
-        }
-        let Some(body) = issue
-            .body
-            .as_deref()
-            .and_then(fit_mirrored_text)
-            .or_else(|| fit_mirrored_text(&issue.title))
-        else {
-            continue;
-        };
-        let author = issue.user.map(|user| user.login).unwrap_or_default();
-        let opened_by_visitor = !owner.is(&author);
-        let feedback = store
-            .add_feedback(&NewFeedback {
-                repo: repo.name.clone(),
-                title: Some(issue.title.clone()),
-                body,
-                source: FeedbackSource::GithubIssue,
-                github_issue: Some((issue.number, author)),
-                opened_by_visitor,
-            })
-            .await?;
-        report.new_feedback.push(feedback.id);
+    let mut newest = Newest::default();
+    for issue in &issues {
+        newest.issue(issue.updated_at);
+        take_feedback_issue(store, repo, owner, issue, report).await?;
     }
 
     let items = store
@@ -196,24 +208,9 @@ async fn sync_repo(
     .await;
     for ((item, _), thread) in issue_items.iter().zip(threads) {
         let (comments, _) = thread?;
-        for comment in comments {
-            let Some(user) = &comment.user else { continue };
-            let is_owner = owner.is(&user.login);
-            let is_bot =
-                user.account_type == "Bot" && CommentKind::of_body(comment.body_text()).is_none();
-            let Some(body) = fit_mirrored_text(comment.body_text()) else {
-                continue;
-            };
-            if is_owner || is_bot {
-                continue;
-            }
-            if store
-                .add_visitor_follow_up(item.id, &body, &user.login, comment.id)
-                .await?
-                .is_some()
-            {
-                report.new_visitor_follow_ups += 1;
-            }
+        for comment in &comments {
+            newest.comment(comment.updated_at);
+            take_visitor_comment(store, owner, item.id, comment, report).await?;
         }
     }
 
@@ -222,6 +219,11 @@ async fn sync_repo(
     // written to the mirror last, so that what a failed sync did not finish is asked
     // again next time.
     let (open_pulls, _) = client.open_pull_requests(store, &repo.name).await?;
+    for pull in &open_pulls {
+        if let Some(updated_at) = pull.updated_at {
+            newest.issue(updated_at);
+        }
+    }
     let reviews_read_at = store.reviews_read_at(repo.id).await?;
     let reading_reviews_at = chrono::Utc::now();
     report.open_pull_requests += open_pulls.len() as u32;
@@ -296,17 +298,7 @@ async fn sync_repo(
         states.push((*item, PullRequestState::Open));
     }
     for (item, state) in states {
-        if item.pr_state == Some(state) {
-            continue;
-        }
-        let (after, changed) = store.apply_pull_request_state(item.id, state).await?;
-        if changed {
-            report.status_changes.push(SyncedStatusChange {
-                feedback_id: item.id,
-                from: item.status,
-                to: after.status,
-            });
-        }
+        apply_pull_request_state(store, item, state, report).await?;
     }
 
     // What reviewers and checks said on an open feedback PR: candidates for the next
@@ -392,29 +384,226 @@ async fn sync_repo(
     .await;
     for ((_, comments), thread) in by_pr.into_iter().zip(threads) {
         let (remote_comments, _) = thread?;
+        for remote in &remote_comments {
+            newest.comment(remote.updated_at);
+        }
         for comment in comments {
-            let remote = comment
-                .github_comment_id
-                .and_then(|id| remote_comments.iter().find(|remote| remote.id == id))
-                .cloned()
-                .or_else(|| {
-                    search_for_marker(remote_comments.iter().cloned(), owner, comment.kind).comment
-                });
-            match remote {
-                Some(remote) => {
-                    let (_, new) =
-                        record_remote_body(client, store, owner, &comment, &remote).await?;
-                    if new && store.comment_versions(comment.id).await?.len() > 1 {
-                        report.comment_edits_found += 1;
-                    }
-                }
-                None if comment.github_comment_id.is_some() => {
-                    store.mark_comment_missing(comment.id).await?;
-                    report.comments_missing += 1;
-                }
-                None => {}
+            notice_managed_comment(
+                client,
+                store,
+                owner,
+                &comment,
+                &remote_comments,
+                true,
+                report,
+            )
+            .await?;
+        }
+    }
+
+    store
+        .set_sync_cursor(repo.id, &newest.cursor(started))
+        .await?;
+    Ok(())
+}
+
+/// The newest updates a pass saw, from which the next sync's listings start.
+#[derive(Debug, Default)]
+pub(super) struct Newest {
+    issue: Option<DateTime<Utc>>,
+    comment: Option<DateTime<Utc>>,
+}
+
+impl Newest {
+    pub(super) fn issue(&mut self, updated_at: DateTime<Utc>) {
+        self.issue = self.issue.max(Some(updated_at));
+    }
+
+    pub(super) fn comment(&mut self, updated_at: DateTime<Utc>) {
+        self.comment = self.comment.max(Some(updated_at));
+    }
+
+    /// The cursor after a complete pass that started at `started` (when nothing was
+    /// seen, listings start a margin before the start).
+    fn cursor(&self, started: DateTime<Utc>) -> SyncCursor {
+        let now = Utc::now();
+        SyncCursor {
+            issues_since: next_since(self.issue, started - CURSOR_MARGIN, now),
+            comments_since: next_since(self.comment, started - CURSOR_MARGIN, now),
+            complete_pass_at: now,
+        }
+    }
+
+    /// The cursor after a pass over what changed since `before`: it never moves back.
+    pub(super) fn advance(&self, before: &SyncCursor) -> SyncCursor {
+        let now = Utc::now();
+        SyncCursor {
+            issues_since: before
+                .issues_since
+                .max(next_since(self.issue, before.issues_since, now)),
+            comments_since: before.comments_since.max(next_since(
+                self.comment,
+                before.comments_since,
+                now,
+            )),
+            complete_pass_at: before.complete_pass_at,
+        }
+    }
+}
+
+/// Where the next listing starts, given the newest update seen (GitHub's clock; `since`
+/// is inclusive). When that update is older than the margin by this machine's clock,
+/// nothing can still be on its way into the listing: the next one starts just after it.
+/// Otherwise it starts the margin before it, so that an update made while the listing
+/// was read, or not yet shown in it, is not missed.
+fn next_since(
+    newest: Option<DateTime<Utc>>,
+    otherwise: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> DateTime<Utc> {
+    match newest {
+        Some(newest) if newest + CURSOR_MARGIN < now => newest + chrono::Duration::seconds(1),
+        Some(newest) => newest - CURSOR_MARGIN,
+        None => otherwise,
+    }
+}
+
+/// Makes a feedback item of a labelled issue not mirrored yet; one a visitor opened is
+/// marked so.
+pub(super) async fn take_feedback_issue(
+    store: &Store,
+    repo: &Repo,
+    owner: &SignedInAccount,
+    issue: &WireIssue,
+    report: &mut SyncReport,
+) -> Result<(), GithubError> {
+    if store
+        .feedback_for_issue(&repo.name, issue.number)
+        .await?
+        .is_some()
+    {
+        return Ok(());
+    }
+    let Some(body) = issue
+        .body
+        .as_deref()
+        .and_then(fit_mirrored_text)
+        .or_else(|| fit_mirrored_text(&issue.title))
+    else {
+        return Ok(());
+    };
+    let author = issue
+        .user
+        .as_ref()
+        .map(|user| user.login.clone())
+        .unwrap_or_default();
+    let opened_by_visitor = !owner.is(&author);
+    let feedback = store
+        .add_feedback(&NewFeedback {
+            repo: repo.name.clone(),
+            title: Some(issue.title.clone()),
+            body,
+            source: FeedbackSource::GithubIssue,
+            github_issue: Some((issue.number, author)),
+            opened_by_visitor,
+        })
+        .await?;
+    report.new_feedback.push(feedback.id);
+    Ok(())
+}
+
+/// Keeps a comment on a feedback issue as a visitor follow-up, unless the owner (and so
+/// Handoff) or a bot wrote it; once per comment.
+pub(super) async fn take_visitor_comment(
+    store: &Store,
+    owner: &SignedInAccount,
+    item: FeedbackId,
+    comment: &WireComment,
+    report: &mut SyncReport,
+) -> Result<(), GithubError> {
+    let Some(user) = &comment.user else {
+        return Ok(());
+    };
+    let is_owner = owner.is(&user.login);
+    let is_bot = user.account_type == "Bot" && CommentKind::of_body(comment.body_text()).is_none();
+    let Some(body) = fit_mirrored_text(comment.body_text()) else {
+        return Ok(());
+    };
+    if is_owner || is_bot {
+        return Ok(());
+    }
+    if store
+        .add_visitor_follow_up(item, &body, &user.login, comment.id)
+        .await?
+        .is_some()
+    {
+        report.new_visitor_follow_ups += 1;
+    }
+    Ok(())
+}
+
+/// Moves `item` to what its PR's `state` means (merged, closed, open again).
+pub(super) async fn apply_pull_request_state(
+    store: &Store,
+    item: &Feedback,
+    state: PullRequestState,
+    report: &mut SyncReport,
+) -> Result<(), GithubError> {
+    if item.pr_state == Some(state) {
+        return Ok(());
+    }
+    let (after, changed) = store.apply_pull_request_state(item.id, state).await?;
+    if changed {
+        report.status_changes.push(SyncedStatusChange {
+            feedback_id: item.id,
+            from: item.status,
+            to: after.status,
+        });
+    }
+    Ok(())
+}
+
+/// Records an edit made on GitHub of managed `comment`, found among `remote_comments`;
+/// when those are its PR's whole thread (`whole_thread`), a comment not among them was
+/// deleted on GitHub.
+pub(super) async fn notice_managed_comment(
+    client: &GithubClient,
+    store: &Store,
+    owner: &SignedInAccount,
+    comment: &ManagedComment,
+    remote_comments: &[WireComment],
+    whole_thread: bool,
+    report: &mut SyncReport,
+) -> Result<(), GithubError> {
+    let remote = match comment.github_comment_id {
+        Some(id) => remote_comments
+            .iter()
+            .find(|remote| remote.id == id)
+            .cloned(),
+        None => {
+            let on_its_pull_request = remote_comments
+                .iter()
+                .filter(|remote| {
+                    remote
+                        .issue_number()
+                        .is_none_or(|number| number == comment.pr_number)
+                })
+                .cloned();
+            search_for_marker(on_its_pull_request, owner, comment.kind).comment
+        }
+    };
+    match remote {
+        Some(remote) => {
+            let (_, new) = record_remote_body(client, store, owner, comment, &remote).await?;
+            if new && store.comment_versions(comment.id).await?.len() > 1 {
+                report.comment_edits_found += 1;
             }
         }
+        None if whole_thread && comment.github_comment_id.is_some() => {
+            store.mark_comment_missing(comment.id).await?;
+            report.comments_missing += 1;
+        }
+        None => {}
     }
     Ok(())
 }

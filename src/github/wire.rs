@@ -24,9 +24,17 @@ pub struct WireComment {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub html_url: String,
+    /// The API address of the issue or PR the comment is on.
+    #[serde(default)]
+    pub issue_url: String,
 }
 
 impl WireComment {
+    /// The number of the issue or PR the comment is on.
+    pub fn issue_number(&self) -> Option<u64> {
+        self.issue_url.rsplit('/').next()?.parse().ok()
+    }
+
     pub fn body_text(&self) -> &str {
         self.body.as_deref().unwrap_or_default()
     }

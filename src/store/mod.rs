@@ -23,6 +23,7 @@ mod run_events;
 mod runs;
 mod settings;
 mod stage_runs;
+mod sync_cursors;
 pub mod time_text;
 
 use std::path::{Path, PathBuf};
@@ -43,6 +44,7 @@ pub use repos::RepoSettingsChange;
 pub use runs::{CodeRunRequest, RunFilter, RunOutcome, RunTexts, StartedCodeRun};
 pub use settings::SettingKey;
 pub use stage_runs::{StageRunRequest, StageTestResult, StoredTestResult};
+pub use sync_cursors::SyncCursor;
 
 /// The file name of the database inside the data folder.
 pub const DATABASE_FILE_NAME: &str = "handoff.sqlite3";

@@ -77,6 +77,27 @@ impl Store {
         Ok(())
     }
 
+    /// Records that PR `number` was last updated at `updated_at` on GitHub, when what
+    /// moved it (a comment) changed nothing else the mirror keeps.
+    pub async fn set_pull_request_updated_at(
+        &self,
+        repo_id: RepoId,
+        number: u64,
+        updated_at: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE pull_requests SET github_updated_at = ?, synced_at = ? \
+             WHERE repo_id = ? AND number = ?",
+        )
+        .bind(time_text(updated_at))
+        .bind(now_text())
+        .bind(repo_id.0)
+        .bind(number as i64)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
     /// Records how the checks of PR `number`'s head commit `head_sha` stand; a summary
     /// of a commit that is no longer the head is not recorded.
     pub async fn set_pull_request_checks(

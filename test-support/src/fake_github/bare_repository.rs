@@ -45,27 +45,29 @@ pub fn git_sha(state: &FakeState, owner: &str, name: &str, branch: &str) -> Opti
 /// Points `refs/pull/N/head` of each PR whose branch lives in the repository itself at
 /// that branch's tip, as GitHub does on every push (a deleted branch leaves the ref
 /// where it was).
-pub fn refresh_pull_heads(state: &FakeState, owner: &str, name: &str) {
+pub fn refresh_pull_heads(state: &mut FakeState, owner: &str, name: &str) {
     let Some(repo) = state.repo(owner, name) else {
         return;
     };
+    let mut moved = Vec::new();
     for pull in repo.pulls.values().filter(|pull| pull.head_fork.is_none()) {
         if let Some(sha) = git_sha(state, owner, name, &pull.head) {
+            let reference = format!("refs/pull/{}/head", pull.number);
+            if super::rest::git_ref_sha(&repo.bare_path, &reference).as_deref() == Some(&sha) {
+                continue;
+            }
             let updated = super::git_command()
                 .arg("-C")
                 .arg(&repo.bare_path)
-                .args([
-                    "update-ref",
-                    &format!("refs/pull/{}/head", pull.number),
-                    &sha,
-                ])
+                .args(["update-ref", &reference, &sha])
                 .status()
                 .is_ok_and(|status| status.success());
-            assert!(
-                updated,
-                "refs/pull/{}/head could not be updated",
-                pull.number
-            );
+            assert!(updated, "{reference} could not be updated");
+            moved.push(pull.number);
         }
+    }
+    // A push to a PR's branch moves the PR's last update, as on GitHub.
+    for number in moved {
+        state.touch_issue(owner, name, number);
     }
 }

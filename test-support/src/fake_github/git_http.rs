@@ -55,7 +55,11 @@ pub async fn serve(
         return plain(StatusCode::NOT_FOUND, "Repository not found.\n");
     }
     let (owner, name) = repo_part.split_once('/').unwrap_or_default();
-    super::bare_repository::refresh_pull_heads(&shared.state.lock().expect("state"), owner, name);
+    super::bare_repository::refresh_pull_heads(
+        &mut shared.state.lock().expect("state"),
+        owner,
+        name,
+    );
 
     let mut command = tokio::process::Command::new("git");
     command
@@ -108,7 +112,7 @@ pub async fn serve(
     let _ = writer.await;
     if path.ends_with("git-receive-pack") {
         super::bare_repository::refresh_pull_heads(
-            &shared.state.lock().expect("state"),
+            &mut shared.state.lock().expect("state"),
             owner,
             name,
         );

@@ -375,6 +375,7 @@ impl FakeGithub {
                 last_edit: None,
             },
         );
+        state.touch_issue(owner, name, number);
         id
     }
 
@@ -401,12 +402,8 @@ impl FakeGithub {
 
     /// Deletes a comment as someone on GitHub would.
     pub fn delete_comment(&self, id: u64) {
-        self.shared
-            .state
-            .lock()
-            .expect("state")
-            .comments
-            .remove(&id);
+        let mut state = self.shared.state.lock().expect("state");
+        state.delete_comment(id);
     }
 
     pub fn comment_body(&self, id: u64) -> Option<String> {
@@ -473,7 +470,7 @@ impl FakeGithub {
                 base: base.to_owned(),
             },
         );
-        bare_repository::refresh_pull_heads(&state, owner, name);
+        bare_repository::refresh_pull_heads(&mut state, owner, name);
         number
     }
 
@@ -593,7 +590,11 @@ impl FakeGithub {
     /// at the branch's last commit).
     pub fn delete_branch(&self, full_name: &str, branch: &str) {
         let (owner, name) = full_name.split_once('/').expect("owner/name");
-        bare_repository::refresh_pull_heads(&self.shared.state.lock().expect("state"), owner, name);
+        bare_repository::refresh_pull_heads(
+            &mut self.shared.state.lock().expect("state"),
+            owner,
+            name,
+        );
         git(
             &self.bare_path(full_name),
             &["update-ref", "-d", &format!("refs/heads/{branch}")],
@@ -623,6 +624,12 @@ impl FakeGithub {
         git(work.path(), &["add", "-A"]);
         git(work.path(), &["commit", "--quiet", "-m", message]);
         git(work.path(), &["push", "--quiet", "origin", branch]);
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        bare_repository::refresh_pull_heads(
+            &mut self.shared.state.lock().expect("state"),
+            owner,
+            name,
+        );
         git(work.path(), &["rev-parse", "HEAD"])
     }
 
@@ -871,6 +878,18 @@ impl FakeGithub {
         let repo = state.repo_mut(owner, name).expect("repo");
         for issue in repo.issues.values_mut() {
             issue.updated_at -= age;
+        }
+    }
+
+    /// Moves every comment of `full_name` back in time by `age` (written and last
+    /// edited that long before).
+    pub fn backdate_comments(&self, full_name: &str, age: chrono::Duration) {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let key = repo_key(owner, name);
+        let mut state = self.shared.state.lock().expect("state");
+        for comment in state.comments.values_mut().filter(|c| c.repo_key == key) {
+            comment.created_at -= age;
+            comment.updated_at -= age;
         }
     }
 

@@ -101,6 +101,14 @@ fn query_map(query: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The `since` parameter of a listing (an ISO 8601 time), if given.
+fn since_of(query: &BTreeMap<String, String>) -> Option<chrono::DateTime<chrono::Utc>> {
+    query
+        .get("since")
+        .and_then(|since| chrono::DateTime::parse_from_rfc3339(since).ok())
+        .map(|since| since.with_timezone(&chrono::Utc))
+}
+
 /// One page of `items` and the `Link` header for the others.
 fn paginate(
     shared: &Shared,
@@ -152,7 +160,7 @@ fn paginate(
     (StatusCode::OK, Value::Array(chunk), headers)
 }
 
-fn git_ref_sha(bare: &std::path::Path, reference: &str) -> Option<String> {
+pub(crate) fn git_ref_sha(bare: &std::path::Path, reference: &str) -> Option<String> {
     let output = super::git_command()
         .arg("-C")
         .arg(bare)
@@ -283,7 +291,8 @@ fn route(
                 .get("labels")
                 .map(|labels| labels.split(',').filter(|l| !l.is_empty()).collect())
                 .unwrap_or_default();
-            let items: Vec<Value> = repo
+            let since = since_of(query);
+            let mut issues: Vec<&FakeIssue> = repo
                 .issues
                 .values()
                 .rev()
@@ -293,7 +302,49 @@ fn route(
                         .iter()
                         .all(|label| issue.labels.iter().any(|l| l == label))
                 })
+                .filter(|issue| since.is_none_or(|since| issue.updated_at >= since))
+                .collect();
+            if query.get("sort").map(String::as_str) == Some("updated") {
+                issues.sort_by_key(|issue| (issue.updated_at, issue.number));
+                if query.get("direction").map(String::as_str) != Some("asc") {
+                    issues.reverse();
+                }
+            }
+            let items: Vec<Value> = issues
+                .into_iter()
                 .map(|issue| shapes::issue(urls, state, repo, issue))
+                .collect();
+            paginate(shared, path, query, items)
+        }
+        ("GET", ["repos", owner, name, "issues", "comments"]) => {
+            let Some(repo) = state.repo(owner, name) else {
+                return not_found();
+            };
+            let key = repo_key(owner, name);
+            let since = since_of(query);
+            let mut comments: Vec<&FakeComment> = state
+                .comments
+                .values()
+                .filter(|comment| comment.repo_key == key)
+                .filter(|comment| since.is_none_or(|since| comment.updated_at >= since))
+                .collect();
+            let by_update = query.get("sort").map(String::as_str) == Some("updated");
+            comments.sort_by_key(|comment| {
+                (
+                    if by_update {
+                        comment.updated_at
+                    } else {
+                        comment.created_at
+                    },
+                    comment.id,
+                )
+            });
+            if query.get("direction").map(String::as_str) == Some("desc") {
+                comments.reverse();
+            }
+            let items: Vec<Value> = comments
+                .into_iter()
+                .map(|comment| shapes::comment(urls, state, repo, comment))
                 .collect();
             paginate(shared, path, query, items)
         }
@@ -394,7 +445,7 @@ fn route(
                 .filter(|id| state.comments.get(id).is_some_and(|c| c.repo_key == key));
             match found {
                 Some(id) => {
-                    state.comments.remove(&id);
+                    state.delete_comment(id);
                     answer(StatusCode::NO_CONTENT, Value::Null)
                 }
                 None => not_found(),
@@ -486,6 +537,8 @@ fn route(
                 last_edit: None,
             };
             state.comments.insert(id, comment.clone());
+            // A new comment moves its issue's last update, as on GitHub.
+            state.touch_issue(owner, name, number);
             let repo = state.repo(owner, name).expect("checked");
             answer(
                 StatusCode::CREATED,
@@ -514,6 +567,13 @@ fn route(
                 })
                 .map(|pull| pull.number)
                 .collect();
+            let mut numbers = numbers;
+            if query.get("sort").map(String::as_str) == Some("updated") {
+                numbers.sort_by_key(|number| (repo.issues[number].updated_at, *number));
+                if query.get("direction").map(String::as_str) != Some("asc") {
+                    numbers.reverse();
+                }
+            }
             let items = numbers
                 .into_iter()
                 .filter_map(|number| pull_json(shared, state, owner, name, number, false))

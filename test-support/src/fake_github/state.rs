@@ -254,6 +254,16 @@ impl FakeState {
         }
     }
 
+    /// Removes comment `id`; its issue's last update moves (the thread changed).
+    pub fn delete_comment(&mut self, id: u64) {
+        if let Some(comment) = self.comments.remove(&id) {
+            if let Some((owner, name)) = comment.repo_key.split_once('/') {
+                let (owner, name) = (owner.to_owned(), name.to_owned());
+                self.touch_issue(&owner, &name, comment.issue_number);
+            }
+        }
+    }
+
     /// A comment by its GraphQL id (`IC_kw…`).
     pub fn comment_by_node_id(&self, node_id: &str) -> Option<&FakeComment> {
         let id: u64 = node_id.strip_prefix("IC_kw")?.parse().ok()?;
