@@ -100,6 +100,69 @@ async fn the_detail_panel_keeps_visitor_text_apart_until_the_owner_includes_it()
     store.close().await;
 }
 
+/// How the board's five status columns lie: each column's width, whether it lies within
+/// the board's width, and whether the board must scroll sideways.
+const COLUMN_LAYOUT: &str = "const board = document.querySelector('.board'); \
+     const b = board.getBoundingClientRect(); \
+     const columns = [...board.querySelectorAll('.column')].map(c => { \
+       const r = c.getBoundingClientRect(); \
+       return { status: c.dataset.status, width: Math.round(r.width), \
+                inside: r.left >= b.left - 1 && r.right <= b.right + 1 }; }); \
+     return { columns, sideways: board.scrollWidth > board.clientWidth + 1, \
+              window: window.innerWidth };";
+
+fn assert_readable_columns(layout: &Value, when: &str) {
+    let columns = layout["columns"].as_array().unwrap();
+    assert_eq!(columns.len(), 5, "{when}: {layout}");
+    for column in columns {
+        assert!(
+            column["width"].as_i64().unwrap() >= 200,
+            "{when}: a column narrower than 200 px: {layout}"
+        );
+        assert_eq!(column["inside"], true, "{when}: a column off the board: {layout}");
+    }
+    assert_eq!(
+        layout["sideways"], false,
+        "{when}: the board scrolls sideways: {layout}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_board_keeps_five_readable_columns_with_the_detail_panel_open() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let store = Store::open_in(data_dir.path()).await.unwrap();
+    let items = seed::seed_dashboard(&store).await;
+    let waiting = items
+        .iter()
+        .find(|item| item.title == seed::WAITING_TITLE)
+        .unwrap();
+
+    let app = AppSession::start(data_dir.path()).await;
+    assert_eq!(app.wait_until_loaded().await, "true");
+    let closed = app.client.execute(COLUMN_LAYOUT, vec![]).await.unwrap();
+    assert_eq!(closed["window"], 1280, "the default window size: {closed}");
+    assert_readable_columns(&closed, "the panel closed");
+
+    open_card(&app, waiting.id.0).await;
+
+    let open = app.client.execute(COLUMN_LAYOUT, vec![]).await.unwrap();
+    assert_readable_columns(&open, "the panel open");
+    let panel = app
+        .client
+        .execute(
+            "const d = document.getElementById('detail').getBoundingClientRect(); \
+             const b = document.querySelector('.board').getBoundingClientRect(); \
+             return { panel: Math.round(d.width), overlaps: d.left < b.right - 1 };",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(panel["panel"].as_i64().unwrap() >= 400, "{panel}");
+    assert_eq!(panel["overlaps"], false, "the panel hides no card: {panel}");
+    app.screenshot("board-with-detail").await;
+    app.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_feedback_body_is_shown_as_sanitized_markdown() {
     let data_dir = tempfile::tempdir().unwrap();
