@@ -83,7 +83,10 @@ fn main() {
     println!("|---|---|---|---|");
     for (name, text) in [
         ("a test plan (headings, lists, tables, code)", test_plan()),
-        ("hostile text (tags, handlers, scripts in every line)", hostile()),
+        (
+            "hostile text (tags, handlers, scripts in every line)",
+            hostile(),
+        ),
     ] {
         let (median, slowest, length) = measure(&text);
         println!(

@@ -4,6 +4,7 @@
 /// Every command the shell registers; capabilities/main-window.json grants them.
 const APP_COMMANDS: &[&str] = &[
     "app_info",
+    "window_painted",
     "dashboard",
     "repos",
     "feedback_detail",

@@ -30,6 +30,12 @@ pub fn app_info(state: State<'_, DesktopState>) -> AppInfo {
     app_commands::app_info(&state.data_dir)
 }
 
+/// The page painted its first board (said once in the log, with the time it took).
+#[tauri::command]
+pub fn window_painted(state: State<'_, DesktopState>) {
+    state.say_first_paint();
+}
+
 #[tauri::command]
 pub async fn dashboard(state: State<'_, DesktopState>, query: DashboardQuery) -> Answer<BoardView> {
     app_commands::dashboard(state.store()?, &query).await

@@ -1,9 +1,12 @@
 //! What the shell holds for the lifetime of the window: the core (store, data folder,
 //! keyring), or the coded error that kept the store from opening (shown by the page,
-//! never a crash: a damaged or newer database must be explained, not hidden), and the
-//! handle of the log file's level.
+//! never a crash: a damaged or newer database must be explained, not hidden), the
+//! handle of the log file's level, and when the app started (its first paint is said in
+//! the log with the time it took).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use handoff::app_commands::AppCore;
 use handoff::data_dir::data_dir;
@@ -16,10 +19,13 @@ pub struct DesktopState {
     pub core: Result<AppCore, CodedError>,
     /// The log's level control; none when the log file could not be opened.
     pub log: Option<LogHandle>,
+    /// When `main` began.
+    started: Instant,
+    first_paint_said: AtomicBool,
 }
 
 impl DesktopState {
-    pub async fn open() -> DesktopState {
+    pub async fn open(started: Instant) -> DesktopState {
         let data_dir = match data_dir() {
             Ok(dir) => dir,
             Err(error) => {
@@ -31,6 +37,8 @@ impl DesktopState {
                         message: error.to_string(),
                     }),
                     log: None,
+                    started,
+                    first_paint_said: AtomicBool::new(false),
                 };
             }
         };
@@ -65,6 +73,19 @@ impl DesktopState {
             data_dir,
             core,
             log,
+            started,
+            first_paint_said: AtomicBool::new(false),
+        }
+    }
+
+    /// Says in the log, once, that the page painted its first board, and how long after
+    /// the app started (how start-up time is measured: `benches/app_start.rs`).
+    pub fn say_first_paint(&self) {
+        if !self.first_paint_said.swap(true, Ordering::SeqCst) {
+            tracing::info!(
+                milliseconds = self.started.elapsed().as_millis() as u64,
+                "the window painted its first board"
+            );
         }
     }
 

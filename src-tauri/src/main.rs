@@ -12,8 +12,11 @@ mod commands;
 mod desktop_state;
 mod notifications;
 mod one_window;
+mod webkit_compositing;
 
 fn main() {
+    let started = std::time::Instant::now();
+    webkit_compositing::turn_off_without_gpu();
     tauri::Builder::default()
         .plugin(
             tauri_plugin_single_instance::Builder::new()
@@ -24,9 +27,9 @@ fn main() {
         .plugin(tauri_plugin_window_state::Builder::default().build())
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_notification::init())
-        .setup(|app| {
+        .setup(move |app| {
             one_window::remember_place(app.handle());
-            let state = tauri::async_runtime::block_on(desktop_state::DesktopState::open());
+            let state = tauri::async_runtime::block_on(desktop_state::DesktopState::open(started));
             match state.core() {
                 Ok(core) => background_tasks::spawn_all(app.handle().clone(), core.clone()),
                 Err(error) => tracing::warn!(
@@ -39,6 +42,7 @@ fn main() {
         })
         .invoke_handler(tauri::generate_handler![
             commands::app_info,
+            commands::window_painted,
             commands::dashboard,
             commands::repos,
             commands::feedback_detail,

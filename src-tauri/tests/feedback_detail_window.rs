@@ -119,7 +119,10 @@ fn assert_readable_columns(layout: &Value, when: &str) {
             column["width"].as_i64().unwrap() >= 200,
             "{when}: a column narrower than 200 px: {layout}"
         );
-        assert_eq!(column["inside"], true, "{when}: a column off the board: {layout}");
+        assert_eq!(
+            column["inside"], true,
+            "{when}: a column off the board: {layout}"
+        );
     }
     assert_eq!(
         layout["sideways"], false,

@@ -20,6 +20,7 @@ async function call(command, args) {
 
 export const backend = {
   appInfo: () => call("app_info"),
+  windowPainted: () => call("window_painted"),
   dashboard: (query) => call("dashboard", { query }),
   repos: () => call("repos"),
   feedbackDetail: (feedbackId) => call("feedback_detail", { feedbackId }),

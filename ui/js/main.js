@@ -125,6 +125,18 @@ async function loadDashboard() {
   actions.selected = shownFeedback();
   renderBoard(board, dashboard, { onlyStatus: query.status, actions });
   document.body.dataset.loaded = "true";
+  sayFirstPaint();
+}
+
+// Once the first board is on screen (two frames later), the log says how long the app
+// took to get there.
+let firstPaintSaid = false;
+function sayFirstPaint() {
+  if (firstPaintSaid) return;
+  firstPaintSaid = true;
+  requestAnimationFrame(() =>
+    requestAnimationFrame(() => backend.windowPainted().catch(errorToast)),
+  );
 }
 
 async function loadSession() {
