@@ -12,11 +12,9 @@ mod commands;
 mod desktop_state;
 mod notifications;
 mod one_window;
-mod webkit_compositing;
 
 fn main() {
     let started = std::time::Instant::now();
-    webkit_compositing::turn_off_without_gpu();
     tauri::Builder::default()
         .plugin(
             tauri_plugin_single_instance::Builder::new()
