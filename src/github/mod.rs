@@ -22,6 +22,7 @@ pub mod qa_issues;
 pub mod sign_in;
 pub mod sync;
 mod sync_changes;
+mod sync_steps;
 pub mod user_repositories;
 pub mod wire;
 

@@ -19,68 +19,21 @@
 
 use std::collections::BTreeMap;
 
-use futures::StreamExt as _;
-use serde::Serialize;
+use chrono::{DateTime, Utc};
 
 use super::client::{GithubClient, RequestCount};
 use super::comment_authorship::SignedInAccount;
-use super::comment_publishing::{record_remote_body, search_for_marker};
 use super::error::GithubError;
-use super::owner_edits::{send_outbox, OutboxPass, OutboxReport};
+use super::owner_edits::{send_outbox, OutboxPass};
 use super::pull_request_candidates::{take_follow_up_candidates, CandidatesOf};
-use super::wire::{WireCheckRun, WireComment, WireIssue, WirePull};
-use crate::domain::follow_up::fit_mirrored_text;
-use crate::domain::{
-    CheckStatus, CommentKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, ManagedComment,
-    PullRequestState, Repo,
+use super::sync_steps::{
+    apply_pull_request_state, in_flight, notice_managed_comment, take_feedback_issue,
+    take_visitor_comment, Newest, CLOCK_MARGIN,
 };
-use crate::store::{FeedbackFilter, NewFeedback, SettingKey, Store, SyncCursor};
-use chrono::{DateTime, Utc};
-
-/// A status a sync changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SyncedStatusChange {
-    pub feedback_id: FeedbackId,
-    pub from: FeedbackStatus,
-    pub to: FeedbackStatus,
-}
-
-/// What a sync found and did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct SyncReport {
-    pub repos: u32,
-    pub new_feedback: Vec<FeedbackId>,
-    pub new_visitor_follow_ups: u32,
-    /// Open PRs mirrored, across the repositories synced.
-    pub open_pull_requests: u32,
-    /// Reviews, inline comments and failing checks newly taken from feedback PRs.
-    pub new_follow_up_candidates: u32,
-    pub status_changes: Vec<SyncedStatusChange>,
-    /// Managed comments whose text was changed on GitHub (each now a version).
-    pub comment_edits_found: u32,
-    /// Managed comments found deleted on GitHub.
-    pub comments_missing: u32,
-    pub outbox: OutboxReport,
-    pub requests: RequestCount,
-    /// Repositories that could not be synced, with why.
-    pub errors: Vec<String>,
-}
-
-/// How far GitHub's clock and this machine's may differ, for telling whether a PR was
-/// updated after its reviews were last read.
-pub(super) const CLOCK_MARGIN: chrono::Duration = chrono::Duration::seconds(60);
-
-/// How many GitHub requests a sync has in flight at once.
-const REQUESTS_IN_FLIGHT: usize = 8;
-
-/// Awaits `requests` several at a time and returns their results in order (so what is
-/// written to the store does not depend on timing).
-pub(super) async fn in_flight<F: std::future::Future>(requests: Vec<F>) -> Vec<F::Output> {
-    futures::stream::iter(requests)
-        .buffered(REQUESTS_IN_FLIGHT)
-        .collect()
-        .await
-}
+pub use super::sync_steps::{SyncReport, SyncedStatusChange};
+use super::wire::{WireCheckRun, WirePull};
+use crate::domain::{CheckStatus, FeedbackStatus, PullRequestState, Repo};
+use crate::store::{FeedbackFilter, SettingKey, Store};
 
 /// The signed-in owner, asked of GitHub (the stored login is only what the window
 /// shows: whatever can write the database must not be able to change whom Handoff
@@ -137,11 +90,6 @@ pub async fn sync(
 /// of the listings of what changed: a deleted comment, or checks run again on an old
 /// commit, leave no trace in those.
 const COMPLETE_PASS_EVERY: chrono::Duration = chrono::Duration::hours(1);
-
-/// How far before the newest update seen the next listings start while that update is
-/// recent, so that what changed while a pass ran (and any difference between GitHub's
-/// clock and this one) is covered.
-const CURSOR_MARGIN: chrono::Duration = chrono::Duration::minutes(10);
 
 /// Syncs one repository: a complete pass the first time and once an hour, otherwise only
 /// what changed since the last sync (see [`super::sync_changes`]).
@@ -404,206 +352,5 @@ async fn complete_pass(
     store
         .set_sync_cursor(repo.id, &newest.cursor(started))
         .await?;
-    Ok(())
-}
-
-/// The newest updates a pass saw, from which the next sync's listings start.
-#[derive(Debug, Default)]
-pub(super) struct Newest {
-    issue: Option<DateTime<Utc>>,
-    comment: Option<DateTime<Utc>>,
-}
-
-impl Newest {
-    pub(super) fn issue(&mut self, updated_at: DateTime<Utc>) {
-        self.issue = self.issue.max(Some(updated_at));
-    }
-
-    pub(super) fn comment(&mut self, updated_at: DateTime<Utc>) {
-        self.comment = self.comment.max(Some(updated_at));
-    }
-
-    /// The cursor after a complete pass that started at `started` (when nothing was
-    /// seen, listings start a margin before the start).
-    fn cursor(&self, started: DateTime<Utc>) -> SyncCursor {
-        let now = Utc::now();
-        SyncCursor {
-            issues_since: next_since(self.issue, started - CURSOR_MARGIN, now),
-            comments_since: next_since(self.comment, started - CURSOR_MARGIN, now),
-            complete_pass_at: now,
-        }
-    }
-
-    /// The cursor after a pass over what changed since `before`: it never moves back.
-    pub(super) fn advance(&self, before: &SyncCursor) -> SyncCursor {
-        let now = Utc::now();
-        SyncCursor {
-            issues_since: before
-                .issues_since
-                .max(next_since(self.issue, before.issues_since, now)),
-            comments_since: before.comments_since.max(next_since(
-                self.comment,
-                before.comments_since,
-                now,
-            )),
-            complete_pass_at: before.complete_pass_at,
-        }
-    }
-}
-
-/// Where the next listing starts, given the newest update seen (GitHub's clock; `since`
-/// is inclusive). When that update is older than the margin by this machine's clock,
-/// nothing can still be on its way into the listing: the next one starts just after it.
-/// Otherwise it starts the margin before it, so that an update made while the listing
-/// was read, or not yet shown in it, is not missed.
-fn next_since(
-    newest: Option<DateTime<Utc>>,
-    otherwise: DateTime<Utc>,
-    now: DateTime<Utc>,
-) -> DateTime<Utc> {
-    match newest {
-        Some(newest) if newest + CURSOR_MARGIN < now => newest + chrono::Duration::seconds(1),
-        Some(newest) => newest - CURSOR_MARGIN,
-        None => otherwise,
-    }
-}
-
-/// Makes a feedback item of a labelled issue not mirrored yet; one a visitor opened is
-/// marked so.
-pub(super) async fn take_feedback_issue(
-    store: &Store,
-    repo: &Repo,
-    owner: &SignedInAccount,
-    issue: &WireIssue,
-    report: &mut SyncReport,
-) -> Result<(), GithubError> {
-    if store
-        .feedback_for_issue(&repo.name, issue.number)
-        .await?
-        .is_some()
-    {
-        return Ok(());
-    }
-    let Some(body) = issue
-        .body
-        .as_deref()
-        .and_then(fit_mirrored_text)
-        .or_else(|| fit_mirrored_text(&issue.title))
-    else {
-        return Ok(());
-    };
-    let author = issue
-        .user
-        .as_ref()
-        .map(|user| user.login.clone())
-        .unwrap_or_default();
-    let opened_by_visitor = !owner.is(&author);
-    let feedback = store
-        .add_feedback(&NewFeedback {
-            repo: repo.name.clone(),
-            title: Some(issue.title.clone()),
-            body,
-            source: FeedbackSource::GithubIssue,
-            github_issue: Some((issue.number, author)),
-            opened_by_visitor,
-        })
-        .await?;
-    report.new_feedback.push(feedback.id);
-    Ok(())
-}
-
-/// Keeps a comment on a feedback issue as a visitor follow-up, unless the owner (and so
-/// Handoff) or a bot wrote it; once per comment.
-pub(super) async fn take_visitor_comment(
-    store: &Store,
-    owner: &SignedInAccount,
-    item: FeedbackId,
-    comment: &WireComment,
-    report: &mut SyncReport,
-) -> Result<(), GithubError> {
-    let Some(user) = &comment.user else {
-        return Ok(());
-    };
-    let is_owner = owner.is(&user.login);
-    let is_bot = user.account_type == "Bot" && CommentKind::of_body(comment.body_text()).is_none();
-    let Some(body) = fit_mirrored_text(comment.body_text()) else {
-        return Ok(());
-    };
-    if is_owner || is_bot {
-        return Ok(());
-    }
-    if store
-        .add_visitor_follow_up(item, &body, &user.login, comment.id)
-        .await?
-        .is_some()
-    {
-        report.new_visitor_follow_ups += 1;
-    }
-    Ok(())
-}
-
-/// Moves `item` to what its PR's `state` means (merged, closed, open again).
-pub(super) async fn apply_pull_request_state(
-    store: &Store,
-    item: &Feedback,
-    state: PullRequestState,
-    report: &mut SyncReport,
-) -> Result<(), GithubError> {
-    if item.pr_state == Some(state) {
-        return Ok(());
-    }
-    let (after, changed) = store.apply_pull_request_state(item.id, state).await?;
-    if changed {
-        report.status_changes.push(SyncedStatusChange {
-            feedback_id: item.id,
-            from: item.status,
-            to: after.status,
-        });
-    }
-    Ok(())
-}
-
-/// Records an edit made on GitHub of managed `comment`, found among `remote_comments`;
-/// when those are its PR's whole thread (`whole_thread`), a comment not among them was
-/// deleted on GitHub.
-pub(super) async fn notice_managed_comment(
-    client: &GithubClient,
-    store: &Store,
-    owner: &SignedInAccount,
-    comment: &ManagedComment,
-    remote_comments: &[WireComment],
-    whole_thread: bool,
-    report: &mut SyncReport,
-) -> Result<(), GithubError> {
-    let remote = match comment.github_comment_id {
-        Some(id) => remote_comments
-            .iter()
-            .find(|remote| remote.id == id)
-            .cloned(),
-        None => {
-            let on_its_pull_request = remote_comments
-                .iter()
-                .filter(|remote| {
-                    remote
-                        .issue_number()
-                        .is_none_or(|number| number == comment.pr_number)
-                })
-                .cloned();
-            search_for_marker(on_its_pull_request, owner, comment.kind).comment
-        }
-    };
-    match remote {
-        Some(remote) => {
-            let (_, new) = record_remote_body(client, store, owner, comment, &remote).await?;
-            if new && store.comment_versions(comment.id).await?.len() > 1 {
-                report.comment_edits_found += 1;
-            }
-        }
-        None if whole_thread && comment.github_comment_id.is_some() => {
-            store.mark_comment_missing(comment.id).await?;
-            report.comments_missing += 1;
-        }
-        None => {}
-    }
     Ok(())
 }

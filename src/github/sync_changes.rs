@@ -19,7 +19,7 @@ use super::client::GithubClient;
 use super::comment_authorship::SignedInAccount;
 use super::error::GithubError;
 use super::pull_request_candidates::{take_follow_up_candidates, CandidatesOf};
-use super::sync::{
+use super::sync_steps::{
     apply_pull_request_state, in_flight, notice_managed_comment, take_feedback_issue,
     take_visitor_comment, Newest, SyncReport, CLOCK_MARGIN,
 };

@@ -53,7 +53,7 @@ pub fn refresh_pull_heads(state: &mut FakeState, owner: &str, name: &str) {
     for pull in repo.pulls.values().filter(|pull| pull.head_fork.is_none()) {
         if let Some(sha) = git_sha(state, owner, name, &pull.head) {
             let reference = format!("refs/pull/{}/head", pull.number);
-            if super::rest::git_ref_sha(&repo.bare_path, &reference).as_deref() == Some(&sha) {
+            if git_ref_sha(&repo.bare_path, &reference).as_deref() == Some(&sha) {
                 continue;
             }
             let updated = super::git_command()
@@ -70,4 +70,19 @@ pub fn refresh_pull_heads(state: &mut FakeState, owner: &str, name: &str) {
     for number in moved {
         state.touch_issue(owner, name, number);
     }
+}
+
+/// The commit `reference` names in the bare repository at `bare`, if it names one.
+pub fn git_ref_sha(bare: &std::path::Path, reference: &str) -> Option<String> {
+    let output = super::git_command()
+        .arg("-C")
+        .arg(bare)
+        .args(["rev-parse", "--verify", "--quiet"])
+        .arg(format!("{reference}^{{commit}}"))
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }

@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
 use sha2::{Digest as _, Sha256};
 
-use super::bare_repository::{git_sha, refresh_pull_heads, token_of};
+use super::bare_repository::{git_ref_sha, git_sha, refresh_pull_heads, token_of};
 use super::faults::{take_fault, Fault};
 use super::shapes;
 use super::state::{now, repo_key, FakeComment, FakeIssue, FakeState, NewPull};
@@ -158,20 +158,6 @@ fn paginate(
         );
     }
     (StatusCode::OK, Value::Array(chunk), headers)
-}
-
-pub(crate) fn git_ref_sha(bare: &std::path::Path, reference: &str) -> Option<String> {
-    let output = super::git_command()
-        .arg("-C")
-        .arg(bare)
-        .args(["rev-parse", "--verify", "--quiet"])
-        .arg(format!("{reference}^{{commit}}"))
-        .output()
-        .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }
 
 fn pull_json(
