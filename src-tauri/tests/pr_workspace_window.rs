@@ -48,8 +48,16 @@ async fn open_workspace(app: &AppSession, number: u64) {
     )
     .await;
     app.click(".view-tab[data-view=pulls]").await;
-    app.click(&format!(".pull-row[data-number=\"{number}\"]"))
-        .await;
+    // The list is drawn again whenever the mirror changes (the sync's last writes may
+    // land just then): the row is clicked again until the workspace opens.
+    app.click_until(
+        &format!(".pull-row[data-number=\"{number}\"]"),
+        &format!(
+            "const w = document.getElementById('pr-workspace'); \
+             return !w.hidden && w.dataset.number === '{number}';"
+        ),
+    )
+    .await;
     let shown = app
         .eventually(
             "const w = document.getElementById('pr-workspace'); return w.hidden ? null : (w.dataset.number || null);",
