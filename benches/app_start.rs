@@ -15,13 +15,13 @@
 //! Run: `cargo build --release -p handoff-desktop && cargo bench --bench app_start`.
 //! Figures: benches/results/app_start.md.
 
-use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use handoff::Store;
 use handoff_test_support::seed;
+use handoff_test_support::virtual_display::VirtualDisplay;
 
 const ROUNDS: usize = 5;
 const FIRST_PAINT: &str = "the window painted its first board";
@@ -37,28 +37,6 @@ impl Drop for Stopped {
             eprintln!("could not wait for a process: {error}");
         }
     }
-}
-
-fn start_display() -> (Stopped, String) {
-    let mut child = Command::new("Xvfb")
-        .args([
-            "-displayfd",
-            "1",
-            "-screen",
-            "0",
-            "1280x800x24",
-            "-nolisten",
-            "tcp",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("Xvfb starts (scripts/install-deps.sh installs it)");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("Xvfb's stdout"))
-        .read_line(&mut line)
-        .expect("Xvfb names its display");
-    (Stopped(child), format!(":{}", line.trim()))
 }
 
 /// The parent of process `pid`.
@@ -177,9 +155,10 @@ fn main() {
         );
         std::process::exit(2);
     }
-    let (_display_process, display) = start_display();
+    let display = VirtualDisplay::start();
+    let display = display.name();
     // One start to warm the disk cache; not counted.
-    one_start(&binary, &display, true);
+    one_start(&binary, display, true);
     println!("## The desktop app: start to first paint, and idle memory\n");
     println!("| WebKit | start to first paint (median of {ROUNDS}) | as the app says (from main) | idle PSS, all processes (median) | per process (last start) |");
     println!("|---|---|---|---|---|");
@@ -189,7 +168,7 @@ fn main() {
         let mut totals = Vec::new();
         let mut last = Vec::new();
         for _ in 0..ROUNDS {
-            let (to_paint, said, memory) = one_start(&binary, &display, compositing);
+            let (to_paint, said, memory) = one_start(&binary, display, compositing);
             outside.push(to_paint);
             inside.push(u128::from(said));
             totals.push(u128::from(memory.iter().map(|(_, kib)| kib).sum::<u64>()));

@@ -15,15 +15,6 @@ use support::secret_service::SecretService;
 
 const KEY: &str = "sk-ant-docker-test-0123456789abcdef";
 
-async fn add_feedback(cli: &Cli<'_>, body: &str) -> String {
-    let added = ok_text(
-        &cli.run(&["feedback", "add", "--repo", REPO, "--json", body])
-            .await,
-    );
-    let json: serde_json::Value = serde_json::from_str(&added).unwrap();
-    json["id"].to_string()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_agent_in_docker_reaches_its_provider_while_the_key_stays_outside() {
     let fake = FakeGithub::start().await;
@@ -56,29 +47,17 @@ async fn the_agent_in_docker_reaches_its_provider_while_the_key_stays_outside() 
         ])
         .await,
     );
-    ok_text(
-        &cli.run_with_input(&["secrets", "set", "anthropic"], KEY)
-            .await,
-    );
     let provider = FakeProvider::start().await;
-    ok_text(
-        &cli.run(&[
-            "config",
-            "set",
-            "provider.anthropic.api_base",
-            &provider.api_base(),
-        ])
-        .await,
-    );
+    cli.use_anthropic_stand_in(KEY, &provider).await;
     ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
 
     for (round, mode) in ["allowlist", "open"].into_iter().enumerate() {
         ok_text(&cli.run(&["repo", "set", REPO, "--network", mode]).await);
-        let feedback = add_feedback(
-            &cli,
-            &format!("Key on {mode}\n@@scan\n@@provider\n@@write key-{mode}.txt done"),
-        )
-        .await;
+        let feedback = cli
+            .add_feedback(&format!(
+                "Key on {mode}\n@@scan\n@@provider\n@@write key-{mode}.txt done"
+            ))
+            .await;
 
         let shown = ok_text(&cli.run(&["run", &feedback]).await);
 

@@ -32,15 +32,6 @@ async fn first_active_run(cli: &Cli<'_>) -> String {
     }
 }
 
-async fn add_feedback(cli: &Cli<'_>, body: &str) -> String {
-    let added = ok_text(
-        &cli.run(&["feedback", "add", "--repo", REPO, "--json", body])
-            .await,
-    );
-    let json: serde_json::Value = serde_json::from_str(&added).unwrap();
-    json["id"].to_string()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_journey_on_e2b_from_the_command_line() {
     let fake = FakeGithub::start().await;
@@ -65,11 +56,9 @@ async fn the_journey_on_e2b_from_the_command_line() {
         &cli.run_with_input(&["secrets", "set", "e2b"], "e2b_key_for_tests_42")
             .await,
     );
-    let feedback = add_feedback(
-        &cli,
-        "Button too small\n@@write src/button.css height: 20px",
-    )
-    .await;
+    let feedback = cli
+        .add_feedback("Button too small\n@@write src/button.css height: 20px")
+        .await;
 
     let first = ok_text(&cli.run(&["run", &feedback]).await);
 
@@ -124,7 +113,9 @@ async fn logs_can_be_followed_and_a_run_cancelled_from_another_process() {
         keyring: &keyring,
     };
     set_up(&fake, &cli, "local").await;
-    let feedback = add_feedback(&cli, "Slow one\n@@sleep 30\n@@write slow.txt late").await;
+    let feedback = cli
+        .add_feedback("Slow one\n@@sleep 30\n@@write slow.txt late")
+        .await;
 
     let running = cli.command(&["run", &feedback, "--quiet"]).spawn().unwrap();
     let run_id = first_active_run(&cli).await;
@@ -185,7 +176,9 @@ async fn ctrl_c_cancels_the_run_in_the_foreground() {
         keyring: &keyring,
     };
     set_up(&fake, &cli, "local").await;
-    let feedback = add_feedback(&cli, "Slow one\n@@sleep 30\n@@write slow.txt late").await;
+    let feedback = cli
+        .add_feedback("Slow one\n@@sleep 30\n@@write slow.txt late")
+        .await;
 
     let mut running = cli.command(&["run", &feedback]).spawn().unwrap();
     let mut stderr = running.stderr.take().unwrap();
@@ -227,7 +220,7 @@ async fn refusals_come_back_as_one_line_and_exit_1() {
     };
     set_up(&fake, &cli, "local").await;
     ok_text(&cli.run(&["repo", "set", REPO, "--quota", "1"]).await);
-    let feedback = add_feedback(&cli, "Once\n@@write once.txt 1").await;
+    let feedback = cli.add_feedback("Once\n@@write once.txt 1").await;
     ok_text(&cli.run(&["run", &feedback, "--quiet"]).await);
 
     let quota = cli.run(&["iterate", &feedback, "-m", "again"]).await;
@@ -274,7 +267,7 @@ async fn the_e2b_key_goes_only_to_the_e2b_address_it_was_stored_for() {
         &cli.run_with_input(&["secrets", "set", "e2b"], "e2b_key_for_tests_42")
             .await,
     );
-    let feedback = add_feedback(&cli, "Key\n@@write k.txt k").await;
+    let feedback = cli.add_feedback("Key\n@@write k.txt k").await;
 
     // Plain http to another machine is refused as a setting.
     let insecure = cli
@@ -341,25 +334,11 @@ async fn the_agent_holds_a_placeholder_and_its_provider_gets_the_key() {
         .unwrap();
     ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
     let key = "sk-ant-test-0123456789abcdef";
-    ok_text(
-        &cli.run_with_input(&["secrets", "set", "anthropic"], key)
-            .await,
-    );
     let provider = FakeProvider::start().await;
-    ok_text(
-        &cli.run(&[
-            "config",
-            "set",
-            "provider.anthropic.api_base",
-            &provider.api_base(),
-        ])
-        .await,
-    );
-    let feedback = add_feedback(
-        &cli,
-        "Scan\n@@scan\n@@provider\n@@noise 2\n@@write s.txt scanned",
-    )
-    .await;
+    cli.use_anthropic_stand_in(key, &provider).await;
+    let feedback = cli
+        .add_feedback("Scan\n@@scan\n@@provider\n@@noise 2\n@@write s.txt scanned")
+        .await;
     let path = format!(
         "{}:{}",
         bin.path().display(),
@@ -450,7 +429,9 @@ async fn a_run_whose_process_is_killed_is_ended_with_its_reason_and_the_next_run
     set_up(&fake, &cli, "local").await;
     // The first run sleeps (for a time no other test uses, to find the orphaned job
     // by); the next one does not.
-    let feedback = add_feedback(&cli, "Killed\n@@run1:sleep 117\n@@write late.txt late").await;
+    let feedback = cli
+        .add_feedback("Killed\n@@run1:sleep 117\n@@write late.txt late")
+        .await;
 
     let mut running = cli
         .command(&["run", &feedback, "--quiet", "-m", "keep this follow-up"])

@@ -389,7 +389,11 @@ async fn signing_in_in_the_browser_can_be_cancelled_and_signing_out_forgets_the_
     .await;
     assert_eq!(app.wait_until_loaded().await, "true");
 
-    app.click("#session").await;
+    app.click_until(
+        "#session",
+        "return document.getElementById('sign-in-dialog').open;",
+    )
+    .await;
     let asks_for_id = app
         .client
         .execute(

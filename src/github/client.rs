@@ -562,43 +562,12 @@ impl GithubClient {
     }
 
     /// Pages of a list, conditionally, from the first on for as long as `more` says a
-    /// page calls for the next (and there is one).
+    /// page calls for the next (and there is one); `changed` if any page changed.
     pub async fn get_pages_while<T: DeserializeOwned>(
         &self,
         store: &Store,
         first_page: &str,
         more: impl Fn(&[T]) -> bool,
-    ) -> Result<Vec<T>, GithubError> {
-        let mut items = Vec::new();
-        let mut next = Some(first_page.to_owned());
-        let mut pages = 0;
-        while let Some(path) = next {
-            pages += 1;
-            if pages > 1000 {
-                return Err(GithubError::MalformedAnswer {
-                    request: request_name(&Method::GET, first_page),
-                    detail: "more than 1000 pages: the Link headers loop".to_owned(),
-                });
-            }
-            let answer = self.get_conditional(store, &path).await?;
-            let page: Vec<T> = self.parse_json(
-                &Method::GET,
-                &path,
-                &HeaderMap::new(),
-                answer.body.as_bytes(),
-            )?;
-            let go_on = more(&page);
-            items.extend(page);
-            next = answer.next_page.filter(|_| go_on);
-        }
-        Ok(items)
-    }
-
-    /// Every page of a list, conditionally; `changed` if any page changed.
-    pub async fn get_all_pages<T: DeserializeOwned>(
-        &self,
-        store: &Store,
-        first_page: &str,
     ) -> Result<(Vec<T>, bool), GithubError> {
         let mut items = Vec::new();
         let mut changed = false;
@@ -620,9 +589,20 @@ impl GithubClient {
                 &HeaderMap::new(),
                 answer.body.as_bytes(),
             )?;
+            let go_on = more(&page);
             items.extend(page);
-            next = answer.next_page;
+            next = answer.next_page.filter(|_| go_on);
         }
         Ok((items, changed))
+    }
+
+    /// Every page of a list, conditionally; `changed` if any page changed.
+    pub async fn get_all_pages<T: DeserializeOwned>(
+        &self,
+        store: &Store,
+        first_page: &str,
+    ) -> Result<(Vec<T>, bool), GithubError> {
+        self.get_pages_while(store, first_page, |_: &[T]| true)
+            .await
     }
 }

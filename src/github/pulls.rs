@@ -52,7 +52,7 @@ impl GithubClient {
         repo: &RepoName,
         since: chrono::DateTime<chrono::Utc>,
     ) -> Result<Vec<WirePull>, GithubError> {
-        let pulls = self
+        let (pulls, _) = self
             .get_pages_while(
                 store,
                 &format!(

@@ -27,13 +27,13 @@ use super::error::GithubError;
 use super::owner_edits::{send_outbox, OutboxPass};
 use super::pull_request_candidates::{take_follow_up_candidates, CandidatesOf};
 use super::sync_steps::{
-    apply_pull_request_state, in_flight, notice_managed_comment, take_feedback_issue,
-    take_visitor_comment, Newest, CLOCK_MARGIN,
+    apply_pull_request_state, feedback_of, followed_managed_comments, in_flight, not_merged,
+    notice_managed_comment, take_feedback_issue, take_visitor_comment, Newest, CLOCK_MARGIN,
 };
 pub use super::sync_steps::{SyncReport, SyncedStatusChange};
 use super::wire::{WireCheckRun, WirePull};
-use crate::domain::{CheckStatus, FeedbackStatus, PullRequestState, Repo};
-use crate::store::{FeedbackFilter, SettingKey, Store};
+use crate::domain::{CheckStatus, PullRequestState, Repo};
+use crate::store::{SettingKey, Store};
 
 /// The signed-in owner, asked of GitHub (the stored login is only what the window
 /// shows: whatever can write the database must not be able to change whom Handoff
@@ -129,16 +129,8 @@ async fn complete_pass(
         take_feedback_issue(store, repo, owner, issue, report).await?;
     }
 
-    let items = store
-        .feedback_list(&FeedbackFilter {
-            repo: Some(repo.name.clone()),
-            ..FeedbackFilter::default()
-        })
-        .await?;
-    let open_items: Vec<_> = items
-        .iter()
-        .filter(|item| item.status != FeedbackStatus::Merged)
-        .collect();
+    let items = feedback_of(store, repo).await?;
+    let open_items = not_merged(&items);
 
     // Other people's comments on a feedback issue are visitor follow-ups (untrusted),
     // even one that starts with a managed comment's marker: only the owner's (and so
@@ -311,16 +303,9 @@ async fn complete_pass(
     }
 
     // Edits and deletions of managed comments made on GitHub, each edit with who made it.
-    let merged_prs: Vec<u64> = items
-        .iter()
-        .filter(|item| item.pr_state == Some(PullRequestState::Merged))
-        .filter_map(|item| item.pr_number)
-        .collect();
     let mut by_pr: BTreeMap<u64, Vec<_>> = BTreeMap::new();
-    for comment in store.managed_comments_of_repo(repo.id).await? {
-        if !merged_prs.contains(&comment.pr_number) && comment.missing_since.is_none() {
-            by_pr.entry(comment.pr_number).or_default().push(comment);
-        }
+    for comment in followed_managed_comments(store, repo, &items).await? {
+        by_pr.entry(comment.pr_number).or_default().push(comment);
     }
     let by_pr: Vec<(u64, Vec<_>)> = by_pr.into_iter().collect();
     let threads = in_flight(

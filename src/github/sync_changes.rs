@@ -20,12 +20,13 @@ use super::comment_authorship::SignedInAccount;
 use super::error::GithubError;
 use super::pull_request_candidates::{take_follow_up_candidates, CandidatesOf};
 use super::sync_steps::{
-    apply_pull_request_state, in_flight, notice_managed_comment, take_feedback_issue,
-    take_visitor_comment, Newest, SyncReport, CLOCK_MARGIN,
+    apply_pull_request_state, feedback_of, followed_managed_comments, in_flight, not_merged,
+    notice_managed_comment, take_feedback_issue, take_visitor_comment, Newest, SyncReport,
+    CLOCK_MARGIN,
 };
 use super::wire::WireCheckRun;
-use crate::domain::{CheckStatus, FeedbackStatus, PullRequestState, Repo};
-use crate::store::{FeedbackFilter, PullRequestFilter, Store, SyncCursor};
+use crate::domain::{CheckStatus, PullRequestState, Repo};
+use crate::store::{PullRequestFilter, Store, SyncCursor};
 
 /// How long after its last update a PR's checks are still asked for when they are not
 /// pending (CI starts and ends within that time of a push).
@@ -59,7 +60,8 @@ pub(super) async fn sync_changes(
                 known.github_updated_at < issue.updated_at
                     || issue.updated_at + CLOCK_MARGIN >= known.synced_at
             }) {
-                moved_pulls.push((issue.number, issue.updated_at, known.is_some()));
+                let known_head = known.map(|known| known.head_sha);
+                moved_pulls.push((issue.number, issue.updated_at, known_head));
             }
         } else if issue
             .labels
@@ -70,16 +72,8 @@ pub(super) async fn sync_changes(
         }
     }
 
-    let items = store
-        .feedback_list(&FeedbackFilter {
-            repo: Some(repo.name.clone()),
-            ..FeedbackFilter::default()
-        })
-        .await?;
-    let open_items: Vec<_> = items
-        .iter()
-        .filter(|item| item.status != FeedbackStatus::Merged)
-        .collect();
+    let items = feedback_of(store, repo).await?;
+    let open_items = not_merged(&items);
 
     // Comments updated since: visitors' words on feedback issues, and edits of managed
     // comments made on GitHub.
@@ -103,10 +97,11 @@ pub(super) async fn sync_changes(
     }
 
     // A mirrored PR whose last update is a comment's (listed above) did not change
-    // itself: its state, head and reviews are as the mirror has them.
-    let mut changed_pulls = BTreeSet::new();
-    for (number, updated_at, mirrored) in moved_pulls {
-        if mirrored
+    // itself: its state, head and reviews are as the mirror has them. The others are
+    // kept with the head the mirror knew.
+    let mut changed_pulls = BTreeMap::new();
+    for (number, updated_at, known_head) in moved_pulls {
+        if known_head.is_some()
             && last_comment_on
                 .get(&number)
                 .is_some_and(|commented_at| *commented_at >= updated_at)
@@ -115,22 +110,10 @@ pub(super) async fn sync_changes(
                 .set_pull_request_updated_at(repo.id, number, updated_at)
                 .await?;
         } else {
-            changed_pulls.insert(number);
+            changed_pulls.insert(number, known_head);
         }
     }
-    let merged_prs: BTreeSet<u64> = items
-        .iter()
-        .filter(|item| item.pr_state == Some(PullRequestState::Merged))
-        .filter_map(|item| item.pr_number)
-        .collect();
-    let managed: Vec<_> = store
-        .managed_comments_of_repo(repo.id)
-        .await?
-        .into_iter()
-        .filter(|comment| {
-            !merged_prs.contains(&comment.pr_number) && comment.missing_since.is_none()
-        })
-        .collect();
+    let managed = followed_managed_comments(store, repo, &items).await?;
     for comment in &managed {
         let on_its_pull_request: Vec<_> = comments
             .iter()
@@ -160,10 +143,10 @@ pub(super) async fn sync_changes(
             .await?;
         for pull in pulls
             .iter()
-            .filter(|pull| changed_pulls.contains(&pull.number))
+            .filter(|pull| changed_pulls.contains_key(&pull.number))
         {
-            let before = store.pull_request(repo.id, pull.number).await?;
-            if before.as_ref().map(|before| before.head_sha.as_str()) != Some(&pull.head.sha) {
+            let known_head = changed_pulls.get(&pull.number).and_then(Option::as_deref);
+            if known_head != Some(pull.head.sha.as_str()) {
                 moved_heads.insert(pull.number);
             }
             store.mirror_pull_request(repo.id, &pull.mirrored()).await?;
@@ -183,7 +166,7 @@ pub(super) async fn sync_changes(
         let mut by_pr: BTreeMap<u64, Vec<_>> = BTreeMap::new();
         for comment in managed
             .iter()
-            .filter(|comment| changed_pulls.contains(&comment.pr_number))
+            .filter(|comment| changed_pulls.contains_key(&comment.pr_number))
         {
             by_pr.entry(comment.pr_number).or_default().push(comment);
         }

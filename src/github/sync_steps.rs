@@ -21,7 +21,7 @@ use crate::domain::{
     CommentKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, ManagedComment,
     PullRequestState, Repo,
 };
-use crate::store::{NewFeedback, Store, SyncCursor};
+use crate::store::{FeedbackFilter, NewFeedback, Store, SyncCursor};
 
 /// A status a sync changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -132,6 +132,46 @@ fn next_since(
         Some(newest) => newest - CURSOR_MARGIN,
         None => otherwise,
     }
+}
+
+/// Every feedback item of `repo`.
+pub(super) async fn feedback_of(store: &Store, repo: &Repo) -> Result<Vec<Feedback>, GithubError> {
+    Ok(store
+        .feedback_list(&FeedbackFilter {
+            repo: Some(repo.name.clone()),
+            ..FeedbackFilter::default()
+        })
+        .await?)
+}
+
+/// The items of `items` a sync still follows: those not merged.
+pub(super) fn not_merged(items: &[Feedback]) -> Vec<&Feedback> {
+    items
+        .iter()
+        .filter(|item| item.status != FeedbackStatus::Merged)
+        .collect()
+}
+
+/// `repo`'s managed comments a sync still follows: neither known to be deleted nor on a
+/// merged PR of `items`.
+pub(super) async fn followed_managed_comments(
+    store: &Store,
+    repo: &Repo,
+    items: &[Feedback],
+) -> Result<Vec<ManagedComment>, GithubError> {
+    let merged_prs: Vec<u64> = items
+        .iter()
+        .filter(|item| item.pr_state == Some(PullRequestState::Merged))
+        .filter_map(|item| item.pr_number)
+        .collect();
+    Ok(store
+        .managed_comments_of_repo(repo.id)
+        .await?
+        .into_iter()
+        .filter(|comment| {
+            !merged_prs.contains(&comment.pr_number) && comment.missing_since.is_none()
+        })
+        .collect())
 }
 
 /// Makes a feedback item of a labelled issue not mirrored yet; one a visitor opened is

@@ -7,6 +7,7 @@ use std::process::{Output, Stdio};
 use tokio::io::AsyncWriteExt as _;
 
 use crate::fake_github::FakeGithub;
+use crate::fake_provider::FakeProvider;
 use crate::pipeline_world::REPO;
 use crate::secret_service::SecretService;
 
@@ -97,6 +98,39 @@ impl Cli<'_> {
         }
         repo_add.extend_from_slice(more_repo_options);
         ok_text(&self.run(&repo_add).await);
+    }
+}
+
+impl Cli<'_> {
+    /// Adds feedback with `body` to the scripted repository; returns its id as printed.
+    pub async fn add_feedback(&self, body: &str) -> String {
+        let added = ok_text(
+            &self
+                .run(&["feedback", "add", "--repo", REPO, "--json", body])
+                .await,
+        );
+        let json: serde_json::Value = serde_json::from_str(&added).expect("the feedback as JSON");
+        json["id"].to_string()
+    }
+
+    /// Stores `key` as Anthropic's key and sends Anthropic's requests to `provider`, a
+    /// stand-in on this machine.
+    pub async fn use_anthropic_stand_in(&self, key: &str, provider: &FakeProvider) {
+        ok_text(
+            &self
+                .run_with_input(&["secrets", "set", "anthropic"], key)
+                .await,
+        );
+        ok_text(
+            &self
+                .run(&[
+                    "config",
+                    "set",
+                    "provider.anthropic.api_base",
+                    &provider.api_base(),
+                ])
+                .await,
+        );
     }
 }
 

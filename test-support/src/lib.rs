@@ -18,6 +18,7 @@ pub mod qa_directives;
 pub mod raw_http;
 pub mod secret_service;
 pub mod seed;
+pub mod virtual_display;
 #[cfg(feature = "window")]
 pub mod window;
 pub mod xss_corpus;

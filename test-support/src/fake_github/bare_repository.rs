@@ -28,18 +28,10 @@ pub fn token_of(headers: &HeaderMap) -> Option<String> {
 
 /// The commit `branch` of the repository points at, if the branch exists.
 pub fn git_sha(state: &FakeState, owner: &str, name: &str, branch: &str) -> Option<String> {
-    let repo = state.repo(owner, name)?;
-    let output = super::git_command()
-        .arg("-C")
-        .arg(&repo.bare_path)
-        .args(["rev-parse", "--verify", "--quiet"])
-        .arg(format!("refs/heads/{branch}^{{commit}}"))
-        .output()
-        .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    git_ref_sha(
+        &state.repo(owner, name)?.bare_path,
+        &format!("refs/heads/{branch}"),
+    )
 }
 
 /// Points `refs/pull/N/head` of each PR whose branch lives in the repository itself at

@@ -1,7 +1,6 @@
 //! Driving the real app window: a private X display (Xvfb), tauri-driver in front of
 //! WebKitWebDriver, and a WebDriver session on the `handoff-desktop` binary.
 
-use std::io::{BufRead as _, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -10,6 +9,7 @@ use std::time::{Duration, Instant};
 use fantoccini::{Client, ClientBuilder};
 
 use crate::cargo_binary;
+use crate::virtual_display::VirtualDisplay;
 
 /// The fake GitHub, a keyring and a mirror, for journeys that sign in.
 pub mod github_world;
@@ -44,7 +44,7 @@ pub struct AppSession {
     /// The X display the window is on.
     pub display: String,
     _driver: Stoppable,
-    _display: Option<Stoppable>,
+    _display: Option<VirtualDisplay>,
     /// The app's config folder (where the window's size and place are kept), unless the
     /// test gave its own.
     _config_home: Option<tempfile::TempDir>,
@@ -74,30 +74,6 @@ fn find_program(name: &str) -> PathBuf {
         .unwrap_or_else(|| panic!("{name} is not installed: run scripts/install-deps.sh"))
 }
 
-/// Starts Xvfb on a display it picks itself and returns that display's name.
-fn start_display() -> (Stoppable, String) {
-    let mut child = Command::new(find_program("Xvfb"))
-        .args([
-            "-displayfd",
-            "1",
-            "-screen",
-            "0",
-            "1280x800x24",
-            "-nolisten",
-            "tcp",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("Xvfb starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("Xvfb's stdout"))
-        .read_line(&mut line)
-        .expect("Xvfb names its display");
-    let display = format!(":{}", line.trim());
-    (Stoppable(child), display)
-}
-
 async fn wait_for_port(port: u16) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while Instant::now() < deadline {
@@ -124,8 +100,9 @@ impl AppSession {
         let (display_process, display) = match std::env::var("HANDOFF_TEST_DISPLAY") {
             Ok(display) if !display.is_empty() => (None, display),
             _ => {
-                let (process, display) = start_display();
-                (Some(process), display)
+                let display = VirtualDisplay::start();
+                let name = display.name().to_owned();
+                (Some(display), name)
             }
         };
         let config_home = if env.iter().any(|(name, _)| *name == "XDG_CONFIG_HOME") {
