@@ -77,3 +77,67 @@ async fn the_board_the_detail_and_the_repositories_arrive_in_camel_case() {
     assert!(repos[0]["defaultBranch"].is_string(), "{repos:#}");
     assert_eq!(snake_case_keys(&repos), Vec::<String>::new());
 }
+
+#[test]
+fn a_filter_takes_its_choices_as_enum_words_and_empty_as_all() {
+    use handoff::app_commands::pull_requests::{PullRequestOrigin, PullRequestQuery};
+    use handoff::domain::{CheckStatus, FeedbackStatus};
+
+    let all: DashboardQuery =
+        serde_json::from_value(serde_json::json!({ "repo": "", "status": "", "search": "" }))
+            .unwrap();
+    assert_eq!(all.status, None);
+    let merged: DashboardQuery =
+        serde_json::from_value(serde_json::json!({ "status": "MERGED" })).unwrap();
+    assert_eq!(merged.status, Some(FeedbackStatus::Merged));
+    let wrong = serde_json::from_value::<DashboardQuery>(serde_json::json!({ "status": "DONE" }))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        wrong.contains("DONE") && wrong.contains("WAITING_FOR_REVIEW"),
+        "a wrong word names the right ones: {wrong}"
+    );
+
+    let pulls: PullRequestQuery = serde_json::from_value(
+        serde_json::json!({ "repo": "", "search": "", "checks": "failure", "origin": "feedback" }),
+    )
+    .unwrap();
+    assert_eq!(pulls.checks, Some(CheckStatus::Failure));
+    assert_eq!(pulls.origin, Some(PullRequestOrigin::Feedback));
+    let every: PullRequestQuery =
+        serde_json::from_value(serde_json::json!({ "checks": "", "origin": "" })).unwrap();
+    assert_eq!((every.checks, every.origin), (None, None));
+    let wrong = serde_json::from_value::<PullRequestQuery>(serde_json::json!({ "origin": "fork" }))
+        .unwrap_err()
+        .to_string();
+    assert!(wrong.contains("feedback or other"), "{wrong}");
+}
+
+#[test]
+fn a_pane_preview_marks_its_changed_lines_with_enum_words_in_camel_case() {
+    let preview = app_commands::comments::preview_edit(
+        "Keep this line.\nThe owner's line.",
+        Some("Keep this line.\nThe agent's line."),
+    );
+    let preview = serde_json::to_value(&preview).unwrap();
+    assert_eq!(snake_case_keys(&preview), Vec::<String>::new());
+    let changes: Vec<(String, String)> = preview["changesFromAgent"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|line| {
+            (
+                line["change"].as_str().unwrap().to_owned(),
+                line["text"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            ("same".to_owned(), "Keep this line.".to_owned()),
+            ("removed".to_owned(), "The agent's line.".to_owned()),
+            ("added".to_owned(), "The owner's line.".to_owned()),
+        ]
+    );
+}

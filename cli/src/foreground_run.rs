@@ -38,7 +38,15 @@ pub async fn print_log(store: &Store, run_id: RunId) {
         run_id,
         Duration::from_millis(200),
     ));
-    while let Some(Ok(chunk)) = log.next().await {
+    while let Some(next) = log.next().await {
+        let chunk = match next {
+            Ok(chunk) => chunk,
+            Err(error) => {
+                tracing::warn!(run = %run_id, %error, "the run's log could not be read further");
+                eprintln!("» the log of run {run_id} cannot be read further ({error}); the run goes on: see `handoff runs show {run_id}` and `handoff runs logs {run_id} --follow`");
+                return;
+            }
+        };
         match chunk.stream {
             LogStream::Handoff => eprint!("» {}", printable(&chunk.text)),
             LogStream::Stderr => eprint!("{}", printable(&chunk.text)),

@@ -82,12 +82,15 @@ async fn notify_run_events(app: &AppHandle, core: &AppCore) {
 /// What the sync changes reaches the page through [`follow_the_mirror`].
 async fn sync_on_a_timer(core: AppCore) {
     loop {
-        if session::session_status(&core)
-            .await
-            .is_ok_and(|status| status.signed_in)
-        {
-            if let Err(error) = session::sync_now(&core).await {
-                tracing::warn!(code = %error.code, message = %error.message, "the timed sync failed");
+        match session::session_status(&core).await {
+            Ok(status) if status.signed_in => {
+                if let Err(error) = session::sync_now(&core).await {
+                    tracing::warn!(code = %error.code, message = %error.message, "the timed sync failed");
+                }
+            }
+            Ok(_) => tracing::debug!("the timed sync waits for a sign-in"),
+            Err(error) => {
+                tracing::warn!(code = %error.code, message = %error.message, "the timed sync was skipped: whether this installation is signed in cannot be read");
             }
         }
         tokio::time::sleep(SYNC_INTERVAL).await;

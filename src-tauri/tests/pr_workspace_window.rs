@@ -4,8 +4,9 @@
 //! QA stage from the window: an edit of the review reaches the plan's prompt verbatim,
 //! a re-run over an edit asks first, two versions compare side by side, the test results
 //! link their issues, an edit made offline waits in the outbox until it is sent, a
-//! notification's click opens the workspace, and a review comment on a feedback PR
-//! becomes a candidate that reaches the next Update PR.
+//! notification's click opens the workspace, a running stage is cancelled from its card,
+//! Fix and Full auto run from theirs, and a review comment on a feedback PR becomes a
+//! candidate that reaches the next Update PR.
 
 use handoff_test_support as support;
 
@@ -378,6 +379,134 @@ async fn every_stage_is_run_and_steered_from_the_workspace() {
         notes,
         json!(["⚠ plan comment not found: test planned anew"])
     );
+    app.close().await;
+    world.store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_running_stage_is_cancelled_and_fix_and_full_auto_run_from_the_workspace() {
+    let world = GithubWorld::new().await;
+    // The first run of this installation (the review below) takes a minute, unless it
+    // is cancelled; every fix also adds a line, so that a second fix has work to push.
+    connected_repo(
+        &world.fake,
+        &world.store,
+        &format!("{QA_DIRECTIVES}\n@@run1:sleep 60\n@@fix:append FIXES.md one more fix"),
+    )
+    .await;
+    let number = signup_pull(&world);
+    let app = world.open_signed_in_window().await;
+    open_workspace(&app, number).await;
+
+    // Cancel: the card offers it while the stage runs, and the run ends as cancelled.
+    app.click("#pr-workspace .stage-card[data-stage=\"review\"] .run-stage")
+        .await;
+    app.eventually_within(RUN_LIMIT, &card_state("review"), |value| value == "running")
+        .await;
+    app.click_until(
+        "#pr-workspace .stage-card[data-stage=\"review\"] .cancel-stage",
+        "return [...document.querySelectorAll('.toast')].some(t => t.textContent.includes('Cancelling run'));",
+    )
+    .await;
+    let clock = Instant::now();
+    let state = app
+        .eventually_within(RUN_LIMIT, &card_state("review"), |value| value == "failed")
+        .await;
+    assert_eq!(state, "failed");
+    assert!(
+        clock.elapsed() < Duration::from_secs(30),
+        "the cancel stopped the minute-long stage ({:?})",
+        clock.elapsed()
+    );
+    let review = newest_run(&world, number, Stage::Review).await;
+    assert_eq!(review.status, RunStatus::Cancelled);
+    let last_run = app
+        .texts("#pr-workspace .stage-card[data-stage=\"review\"] .stage-last-run")
+        .await;
+    assert!(
+        last_run[0].starts_with(&format!("Run {} · cancelled", review.id)),
+        "{last_run:?}"
+    );
+    assert!(app
+        .texts("#pr-workspace .stage-card[data-stage=\"review\"] .cancel-stage")
+        .await
+        .is_empty());
+
+    // Test, then Fix on its failed scenario: the fix is pushed to the PR's branch.
+    run_stage(&app, "test").await;
+    run_stage(&app, "fix").await;
+    let fix = newest_run(&world, number, Stage::Fix).await;
+    let prompt = world
+        .store
+        .run_texts(fix.id)
+        .await
+        .unwrap()
+        .prompt
+        .unwrap_or_default();
+    let failures = prompt
+        .split_once("from Handoff's stored test results):")
+        .and_then(|(_, rest)| rest.split_once("Change the code"))
+        .map(|(failures, _)| failures.trim())
+        .unwrap_or_default();
+    assert!(
+        failures.starts_with("1. Button height (issue #") && !failures.contains("Login works"),
+        "fix reads the failed scenario only: {prompt}"
+    );
+    assert_eq!(
+        world
+            .fake
+            .file_on_branch(REPO, "feature/signup", "src/button.css")
+            .as_deref(),
+        Some(".signup { height: 44px; }\n")
+    );
+    assert_eq!(
+        world
+            .fake
+            .commits_ahead(REPO, "feature/signup", "main")
+            .len(),
+        2,
+        "the signup commit and the fix"
+    );
+
+    // Full auto: one click runs review, plan, test and fix in a chain.
+    clear_toasts(&app).await;
+    run_stage(&app, "full-auto").await;
+    let auto = newest_run(&world, number, Stage::FullAuto).await;
+    assert_eq!(auto.status, RunStatus::Succeeded);
+    let repo = world
+        .store
+        .repo_by_name(&REPO.parse().unwrap())
+        .await
+        .unwrap();
+    let mut chain: Vec<(Stage, RunStatus)> = world
+        .store
+        .runs_of_pull_request(repo.id, number)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|run| run.parent_run_id == Some(auto.id))
+        .map(|run| (run.stage, run.status))
+        .collect();
+    chain.reverse();
+    assert_eq!(
+        chain,
+        [
+            (Stage::Review, RunStatus::Succeeded),
+            (Stage::Plan, RunStatus::Succeeded),
+            (Stage::Test, RunStatus::Succeeded),
+            (Stage::Fix, RunStatus::Succeeded),
+        ]
+    );
+    for stage in ["review", "plan", "test", "fix"] {
+        assert_eq!(
+            app.eventually(&card_state(stage), |value| value == "done")
+                .await,
+            "done",
+            "{stage} after full auto"
+        );
+    }
+    clear_toasts(&app).await;
+    app.screenshot("workspace-full-auto").await;
     app.close().await;
     world.store.close().await;
 }

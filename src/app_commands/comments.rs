@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::records::*;
 use super::{invalid_input, AppCore};
-use crate::comment_diff::{line_changes, text_line_changes, DiffLine};
+use crate::comment_diff::{line_changes, text_line_changes};
 use crate::domain::{CommentKind, CommentVersionId, OutboxEntryId, Repo, RepoName, VersionOrigin};
 use crate::error_code::{CodedError, ErrorCode};
 use crate::github::comment_publishing::{read_back, CommentPlace, ReadBack};
@@ -28,19 +28,42 @@ pub struct CommentEditor {
     pub content_html: String,
     /// The agent's latest original, to compare the current text with.
     pub agent_original: Option<String>,
-    pub changes_from_agent: Vec<DiffLine>,
+    pub changes_from_agent: Vec<ChangedLineRecord>,
     pub history: Vec<CommentVersionRecord>,
     /// Where the text came from: GitHub just now, or the local history (offline).
-    pub source: &'static str,
+    pub source: EditorSource,
     pub note: Option<String>,
+}
+
+/// Where an editor's text came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum EditorSource {
+    /// Read from GitHub just now.
+    Github,
+    /// The local history (GitHub could not be read, or holds no such comment).
+    Local,
+}
+
+/// How a save ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SaveOutcome {
+    /// GitHub holds the new text.
+    Sent,
+    /// Kept here; it waits in the outbox.
+    Queued,
+    /// GitHub's text was kept; the edit stays in the history.
+    Discarded,
+    /// The comment changed on GitHub meanwhile: the owner chooses.
+    Conflict,
 }
 
 /// What a save did.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SaveResult {
-    /// `sent`, `queued`, `conflict` or `discarded`.
-    pub outcome: &'static str,
+    pub outcome: SaveOutcome,
     pub message: String,
     pub conflict: Option<ConflictView>,
 }
@@ -54,7 +77,7 @@ pub struct ConflictView {
     pub mine_html: String,
     pub theirs: String,
     pub theirs_html: String,
-    pub changes: Vec<DiffLine>,
+    pub changes: Vec<ChangedLineRecord>,
 }
 
 async fn repo(core: &AppCore, repo: &str) -> Result<Repo, CodedError> {
@@ -84,9 +107,9 @@ pub async fn open_comment(
     };
     let (source, note) = match core.github().await {
         Ok(github) => match read_back(&github, &core.store, place).await {
-            Ok(ReadBack::Present { .. }) => ("github", None),
+            Ok(ReadBack::Present { .. }) => (EditorSource::Github, None),
             Ok(ReadBack::Missing { deleted, .. }) => (
-                "local",
+                EditorSource::Local,
                 Some(if deleted {
                     format!("the {kind} comment was deleted on GitHub; its history is kept here")
                 } else {
@@ -94,14 +117,14 @@ pub async fn open_comment(
                 }),
             ),
             Err(error) => (
-                "local",
+                EditorSource::Local,
                 Some(format!(
                     "GitHub could not be read ({error}): showing the local history"
                 )),
             ),
         },
         Err(error) => (
-            "local",
+            EditorSource::Local,
             Some(format!("{}: showing the local history", error.message)),
         ),
     };
@@ -131,7 +154,7 @@ pub async fn open_comment(
         content_html: render_markdown(version.whole_content()),
         agent_original: agent.map(|v| v.whole_content().to_owned()),
         changes_from_agent: agent
-            .map(|agent| line_changes(agent, &version))
+            .map(|agent| changed_lines(line_changes(agent, &version)))
             .unwrap_or_default(),
         version: version.into(),
         history: history
@@ -154,14 +177,14 @@ pub fn preview_markdown(text: &str) -> String {
 #[serde(rename_all = "camelCase")]
 pub struct EditPreview {
     pub html: String,
-    pub changes_from_agent: Vec<DiffLine>,
+    pub changes_from_agent: Vec<ChangedLineRecord>,
 }
 
 pub fn preview_edit(text: &str, agent_original: Option<&str>) -> EditPreview {
     EditPreview {
         html: render_markdown(text),
         changes_from_agent: agent_original
-            .map(|original| text_line_changes(original, text))
+            .map(|original| changed_lines(text_line_changes(original, text)))
             .unwrap_or_default(),
     }
 }
@@ -234,7 +257,7 @@ pub struct VersionComparison {
     pub older_html: String,
     pub newer: CommentVersionRecord,
     pub newer_html: String,
-    pub changes: Vec<DiffLine>,
+    pub changes: Vec<ChangedLineRecord>,
 }
 
 /// Compares two versions of one comment (in either order: the older is shown first).
@@ -254,7 +277,7 @@ pub async fn compare_versions(
     Ok(VersionComparison {
         older_html: render_markdown(older.whole_content()),
         newer_html: render_markdown(newer.whole_content()),
-        changes: line_changes(&older, &newer),
+        changes: changed_lines(line_changes(&older, &newer)),
         older: older.into(),
         newer: newer.into(),
     })
@@ -263,22 +286,22 @@ pub async fn compare_versions(
 pub(super) fn save_result(outcome: EditOutcome) -> SaveResult {
     match outcome {
         EditOutcome::Sent { version } => SaveResult {
-            outcome: "sent",
+            outcome: SaveOutcome::Sent,
             message: format!("Saved as version {} and updated on GitHub", version.number),
             conflict: None,
         },
         EditOutcome::Queued { version, reason } => SaveResult {
-            outcome: "queued",
+            outcome: SaveOutcome::Queued,
             message: format!("Saved here as version {}; it waits in the outbox ({reason})", version.number),
             conflict: None,
         },
         EditOutcome::Discarded => SaveResult {
-            outcome: "discarded",
+            outcome: SaveOutcome::Discarded,
             message: "Kept GitHub's text; your edit stays in the history".to_owned(),
             conflict: None,
         },
         EditOutcome::Conflict(conflict) => SaveResult {
-            outcome: "conflict",
+            outcome: SaveOutcome::Conflict,
             message: "The comment changed on GitHub since you opened it. Nothing was overwritten: choose which text to keep."
                 .to_owned(),
             conflict: Some(ConflictView {
@@ -287,7 +310,7 @@ pub(super) fn save_result(outcome: EditOutcome) -> SaveResult {
                 mine_html: render_markdown(conflict.mine.whole_content()),
                 theirs: conflict.theirs.whole_content().to_owned(),
                 theirs_html: render_markdown(conflict.theirs.whole_content()),
-                changes: line_changes(&conflict.theirs, &conflict.mine),
+                changes: changed_lines(line_changes(&conflict.theirs, &conflict.mine)),
             }),
         },
     }

@@ -124,12 +124,28 @@ fn invalid_input(message: String) -> CodedError {
     }
 }
 
-/// The dashboard's filter as the UI sends it: empty strings mean "all".
+/// A filter's choice as the page sends it: one of `T`'s words, or empty (or absent) for
+/// "all". A word that is none of `T`'s is refused with the words it could have been.
+pub(crate) fn choice_or_all<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    let text: Option<String> = Option::deserialize(deserializer)?;
+    match text.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(word) => word.parse().map(Some).map_err(serde::de::Error::custom),
+    }
+}
+
+/// The dashboard's filter as the UI sends it: an empty repository or status means "all".
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct DashboardQuery {
     pub repo: String,
-    pub status: String,
+    #[serde(deserialize_with = "choice_or_all")]
+    pub status: Option<FeedbackStatus>,
     pub search: String,
 }
 
@@ -142,13 +158,7 @@ impl DashboardQuery {
                     .map_err(|error| invalid_input(error.to_string()))?,
             ),
         };
-        let status = match self.status.trim() {
-            "" => None,
-            text => Some(
-                text.parse::<FeedbackStatus>()
-                    .map_err(|error| invalid_input(error.to_string()))?,
-            ),
-        };
+        let status = self.status;
         let search = Some(self.search.trim().to_owned()).filter(|text| !text.is_empty());
         Ok(FeedbackFilter {
             repo,

@@ -6,9 +6,12 @@
 
 use serde::Serialize;
 
-use super::records::{CommentVersionRecord, PullRequestRecord, QuotaRecord, RunRecord};
+use super::records::{
+    changed_lines, ChangedLineRecord, CommentVersionRecord, PullRequestRecord, QuotaRecord,
+    RunRecord,
+};
 use super::{invalid_input, AppCore};
-use crate::comment_diff::{line_changes, DiffLine};
+use crate::comment_diff::line_changes;
 use crate::domain::{CommentKind, CommentVersion, OutboxState, Repo, RepoName, Stage};
 use crate::error_code::{CodedError, ErrorCode};
 use crate::github::comment_publishing::{read_back, CommentPlace};
@@ -66,7 +69,7 @@ pub struct CommentPane {
     pub content: String,
     pub content_html: String,
     pub agent_original: Option<String>,
-    pub changes_from_agent: Vec<DiffLine>,
+    pub changes_from_agent: Vec<ChangedLineRecord>,
     /// "the agent", "you", or "@login".
     pub written_by: Option<String>,
     pub edited_by_you: bool,
@@ -352,7 +355,7 @@ fn comment_pane(state: &CommentState) -> CommentPane {
             .as_ref()
             .map(|version| version.whole_content().to_owned()),
         changes_from_agent: match (&state.agent_original, &state.latest) {
-            (Some(agent), Some(latest)) => line_changes(agent, latest),
+            (Some(agent), Some(latest)) => changed_lines(line_changes(agent, latest)),
             _ => Vec::new(),
         },
         written_by: state.latest.as_ref().map(CommentVersion::written_by),

@@ -5,21 +5,46 @@
 use serde::{Deserialize, Serialize};
 
 use super::records::*;
-use super::{invalid_input, AppCore};
+use super::{choice_or_all, invalid_input, AppCore};
 use crate::domain::{CheckStatus, RepoName};
 use crate::error_code::CodedError;
 use crate::store::PullRequestFilter;
 
-/// The list's filter as the UI sends it: empty strings mean "all".
+/// Whom a pull request was opened for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PullRequestOrigin {
+    /// Opened by a run for a feedback item.
+    Feedback,
+    /// Any other pull request of the repository.
+    Other,
+}
+
+impl std::str::FromStr for PullRequestOrigin {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "feedback" => Ok(PullRequestOrigin::Feedback),
+            "other" => Ok(PullRequestOrigin::Other),
+            other => Err(format!(
+                "unknown PR origin {other:?}: expected feedback or other"
+            )),
+        }
+    }
+}
+
+/// The list's filter as the UI sends it: an empty repository, checks or origin means
+/// "all".
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PullRequestQuery {
     pub repo: String,
     pub search: String,
-    /// `success`, `failure`, `pending`, `none` or empty.
-    pub checks: String,
-    /// `feedback`, `other` or empty.
-    pub origin: String,
+    #[serde(deserialize_with = "choice_or_all")]
+    pub checks: Option<CheckStatus>,
+    #[serde(deserialize_with = "choice_or_all")]
+    pub origin: Option<PullRequestOrigin>,
 }
 
 /// One row of the list.
@@ -47,19 +72,10 @@ pub async fn pull_request_list(
             Some(core.store.repo_by_name(&name).await?.id)
         }
     };
-    let checks = match query.checks.trim() {
-        "" => None,
-        text => Some(
-            CheckStatus::parse(text)
-                .ok_or_else(|| invalid_input(format!("unknown check status {text:?}")))?,
-        ),
-    };
-    let feedback = match query.origin.trim() {
-        "" => None,
-        "feedback" => Some(true),
-        "other" => Some(false),
-        text => return Err(invalid_input(format!("unknown PR origin {text:?}"))),
-    };
+    let checks = query.checks;
+    let feedback = query
+        .origin
+        .map(|origin| origin == PullRequestOrigin::Feedback);
     let pulls = core
         .store
         .open_pull_requests(&PullRequestFilter {

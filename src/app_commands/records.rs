@@ -6,6 +6,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::comment_diff::{DiffLine, LineChange};
 use crate::dashboard::{Dashboard, DashboardCard, DashboardGroup, LastRunSummary};
 use crate::domain::run_event::{RunEvent, RunEventKind};
 use crate::domain::{
@@ -422,4 +423,23 @@ impl From<RunEvent> for RunEventRecord {
             created_at: event.created_at,
         }
     }
+}
+
+/// One line of a comparison between two texts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangedLineRecord {
+    pub change: LineChange,
+    pub text: String,
+}
+
+/// A comparison's lines as the page receives them.
+pub fn changed_lines(lines: Vec<DiffLine>) -> Vec<ChangedLineRecord> {
+    lines
+        .into_iter()
+        .map(|line| ChangedLineRecord {
+            change: line.change,
+            text: line.text,
+        })
+        .collect()
 }

@@ -51,9 +51,17 @@ pub async fn follow_log(core: AppCore, run_id: i64, deliver: impl Fn(LogChunkRec
         RunId(run_id),
         std::time::Duration::from_millis(250),
     ));
-    while let Some(Ok(chunk)) = log.next().await {
-        if !deliver(chunk.into()) {
-            return;
+    while let Some(next) = log.next().await {
+        match next {
+            Ok(chunk) => {
+                if !deliver(chunk.into()) {
+                    return;
+                }
+            }
+            Err(error) => {
+                tracing::warn!(run = run_id, %error, "the run's log could not be read further; the window's live log stops here");
+                return;
+            }
         }
     }
 }

@@ -339,7 +339,20 @@ impl DockerSandbox {
             );
             let control = control.clone();
             tokio::spawn(async move {
-                while let Some(Ok(output)) = stream.next().await {
+                while let Some(next) = stream.next().await {
+                    let output = match next {
+                        Ok(output) => output,
+                        Err(error) => {
+                            // The job goes on and its end is still awaited; only its
+                            // output stops reaching the run's log.
+                            tracing::warn!(%error, "the container's output stream broke; the rest of its output is not in the run's log");
+                            control.report(SandboxEvent::Output {
+                                stream: OutputStream::Stderr,
+                                bytes: format!("handoff: the sandbox's output could not be read further ({error})\n").into_bytes(),
+                            });
+                            break;
+                        }
+                    };
                     let (stream, bytes) = match output {
                         bollard::container::LogOutput::StdErr { message } => {
                             (OutputStream::Stderr, message)

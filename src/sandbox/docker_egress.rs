@@ -295,22 +295,34 @@ async fn wait_until_listening(docker: &Docker, id: &str, image: &str) -> Result<
                     .build(),
             ),
         );
-        while let Some(Ok(output)) = logs.next().await {
-            said.push_str(&String::from_utf8_lossy(&output.into_bytes()));
+        while let Some(next) = logs.next().await {
+            match next {
+                Ok(output) => said.push_str(&String::from_utf8_lossy(&output.into_bytes())),
+                Err(error) => {
+                    tracing::debug!(%error, "the egress proxy's output could not be read; asked again");
+                    break;
+                }
+            }
         }
         if said.contains(LISTENING) {
             return Ok(());
         }
-        let running = docker
+        let running = match docker
             .inspect_container(
                 id,
                 None::<bollard::query_parameters::InspectContainerOptions>,
             )
             .await
-            .ok()
-            .and_then(|container| container.state)
-            .and_then(|state| state.running)
-            .unwrap_or(false);
+        {
+            Ok(container) => container
+                .state
+                .and_then(|state| state.running)
+                .unwrap_or(false),
+            Err(error) => {
+                tracing::warn!(%error, "the egress proxy's container cannot be inspected; it counts as stopped");
+                false
+            }
+        };
         if !running {
             break;
         }

@@ -27,7 +27,9 @@ impl ChangeWatch {
     }
 
     pub async fn close(self) {
-        self.connection.close().await.ok();
+        if let Err(error) = self.connection.close().await {
+            tracing::debug!(%error, "the change watcher's connection did not close cleanly");
+        }
     }
 }
 

@@ -82,7 +82,9 @@ async fn inspect_existing_file(path: &Path) -> Result<(), StoreError> {
         .await
         .map_err(|error| damaged_or_database_error(path, error))?;
     let verdict = inspect_schema(path, &mut connection).await;
-    connection.close().await.ok();
+    if let Err(error) = connection.close().await {
+        tracing::debug!(path = %path.display(), %error, "the inspecting connection did not close cleanly");
+    }
     verdict
 }
 
