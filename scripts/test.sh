@@ -11,10 +11,11 @@ bash scripts/install-deps.sh
 bash scripts/build-test-image.sh
 
 # Containers (and their networks) a crashed test run may have left behind carry
-# Handoff's run label.
+# Handoff's run label; the items' kept copies of the tests' data folders are volumes.
 remove_leftover_containers() {
   docker ps -aq --filter label=dev.handoff.run | xargs -r docker rm -f >/dev/null 2>&1 || true
   docker network ls -q --filter label=dev.handoff.run | xargs -r docker network rm >/dev/null 2>&1 || true
+  docker volume ls -q --filter label=dev.handoff.kept-copy | xargs -r docker volume rm -f >/dev/null 2>&1 || true
   docker images --format '{{.Repository}}:{{.Tag}}' | grep '^handoff-test-built-' \
     | xargs -r docker image rm -f >/dev/null 2>&1 || true
 }

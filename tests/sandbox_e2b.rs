@@ -60,6 +60,7 @@ fn job(dir: &tempfile::TempDir, timeout: Duration) -> SandboxJob {
     SandboxJob {
         run_id: RunId(7),
         workspace: dir.path().to_owned(),
+        kept_copy: None,
         agent_key: Some(agent_key()),
         timeout,
         limits: ResourceLimits::default(),

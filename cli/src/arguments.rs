@@ -769,6 +769,7 @@ pub const EDITABLE_SETTINGS: &[SettingKey] = &[
     SettingKey::AnthropicApiBase,
     SettingKey::OpenaiApiBase,
     SettingKey::LogLevel,
+    SettingKey::KeptCopyDays,
 ];
 
 /// The settings `handoff config` reads and changes.

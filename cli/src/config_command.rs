@@ -59,6 +59,10 @@ pub async fn run(store: &Store, command: ConfigCommand) -> Result<(), CliError> 
                     .parse::<handoff::log_file::LogLevel>()
                     .map_err(|error| CliError::Usage(error.to_string()))?;
             }
+            if matches!(key, SettingKey::KeptCopyDays) {
+                handoff::pipeline::settings::kept_copy_retention_from_days(value)
+                    .map_err(|refusal| CliError::Usage(format!("{name}: {refusal}")))?;
+            }
             store.set_setting(key, value).await?;
             println!("{name} = {value}");
             Ok(())

@@ -618,3 +618,28 @@ async fn a_database_locked_by_another_process_is_waited_for_then_refused_clearly
         .collect();
     assert_eq!(bodies, ["waited for the lock", "sent while locked"]);
 }
+
+#[test]
+fn how_long_kept_copies_stay_is_a_number_of_days() {
+    let data = tempfile::tempdir().unwrap();
+    let wrong = handoff(
+        data.path(),
+        &["config", "set", "workspace.kept_copy_days", "a fortnight"],
+    );
+    assert_eq!(wrong.status.code(), Some(2), "{}", stderr(&wrong));
+    assert!(
+        stderr(&wrong).contains("a whole number from 0 (keep no copies) to 3650"),
+        "{}",
+        stderr(&wrong)
+    );
+    let unset = handoff(data.path(), &["config", "get", "workspace.kept_copy_days"]);
+    assert_eq!(stdout(&unset).trim(), "(default)", "nothing was stored");
+
+    let none = handoff(
+        data.path(),
+        &["config", "set", "workspace.kept_copy_days", "0"],
+    );
+    assert!(none.status.success(), "{}", stderr(&none));
+    let read = handoff(data.path(), &["config", "get", "workspace.kept_copy_days"]);
+    assert_eq!(stdout(&read).trim(), "0");
+}

@@ -87,6 +87,16 @@ async fn sync_on_a_timer(core: AppCore) {
                 if let Err(error) = session::sync_now(&core).await {
                     tracing::warn!(code = %error.code, message = %error.message, "the timed sync failed");
                 }
+                match session::prune_kept_copies(&core).await {
+                    Ok(0) => {}
+                    Ok(dropped) => tracing::info!(
+                        dropped,
+                        "kept working copies of merged or idle items were dropped"
+                    ),
+                    Err(error) => {
+                        tracing::warn!(code = %error.code, message = %error.message, "the kept working copies could not be pruned")
+                    }
+                }
             }
             Ok(_) => tracing::debug!("the timed sync waits for a sign-in"),
             Err(error) => {

@@ -142,6 +142,13 @@ pub async fn take_run_notices(core: &AppCore) -> Result<Vec<RunNotice>, CodedErr
     Ok(notices)
 }
 
+/// Drops the kept working copies of merged items, and those no run used for their
+/// retention period; returns how many went.
+pub async fn prune_kept_copies(core: &AppCore) -> Result<usize, CodedError> {
+    let pipeline = core.pipeline().await?;
+    Ok(pipeline.prune_kept_copies().await?.len())
+}
+
 /// Ends runs a crash left behind; used when the app starts.
 pub async fn reconcile_abandoned_runs(core: &AppCore) -> Result<Vec<Reconciled>, CodedError> {
     // Ending runs needs the pipeline (and so a sign-in) only when there are runs to end.

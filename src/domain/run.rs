@@ -85,6 +85,10 @@ crate::stored_text_enum! {
         Sandbox => "sandbox",
         /// The run's workspace could not be prepared.
         Workspace => "workspace",
+        /// The feedback item's kept working copy could not be brought to the branch's
+        /// tip (the agent did not run; a code run then starts once more from a fresh
+        /// copy).
+        KeptCopyUnusable => "kept_copy_unusable",
         /// The owner cancelled the run.
         Cancelled => "cancelled",
         /// What the agent left in out/ broke a cap (too large, sparse, too many files).

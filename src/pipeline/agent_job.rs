@@ -11,12 +11,13 @@ use tokio::sync::{mpsc, watch};
 use super::agent_presets::AgentChoice;
 use super::cache_lock::CacheLock;
 use super::host_git::{pull_head_ref, GitError, HostGit};
-use super::job_script::JobScript;
+use super::job_script::{JobScript, KEPT_COPY_UNUSABLE_EXIT, KEPT_COPY_UNUSABLE_MARK};
+use super::kept_copy::{backend_keeps_copies, CopySteps, KeptCopy};
 use super::run_log::{record_sandbox_events, RunLog};
 use super::{Pipeline, PipelineError};
 use crate::data_dir::create_private_folder;
 use crate::domain::RunFailureCode;
-use crate::domain::{Repo, RunId, SandboxBackend, Stage};
+use crate::domain::{FeedbackId, Repo, RunId, SandboxBackend, Stage};
 use crate::sandbox::key_forwarding::ForwardedKey;
 use crate::sandbox::output_limits::check_output_folder;
 use crate::sandbox::until_cancelled;
@@ -128,12 +129,13 @@ pub(crate) enum CopyStart<'a> {
 #[derive(Debug, Clone)]
 pub(crate) struct WorkingCopy {
     pub cache: PathBuf,
-    /// The ref of the cache the copy starts from.
-    pub source_ref: String,
     /// The branch checked out in the copy.
     pub branch: String,
     pub start_sha: String,
-    pub in_place: bool,
+    /// How the sandbox makes the copy, or brings the kept one to `start_sha`.
+    pub steps: CopySteps,
+    /// The feedback item's copy kept between its runs, when this run uses one.
+    pub kept: Option<KeptCopy>,
     /// What the owner should know about how the copy was made.
     pub note: Option<String>,
 }
@@ -306,7 +308,9 @@ impl Pipeline {
         Ok(lock)
     }
 
-    /// A working copy for a run, from where `start` says (see [`CopyStart`]).
+    /// A working copy for a run, from where `start` says (see [`CopyStart`]); with
+    /// `keep_for`, the feedback item's kept copy where the backend keeps one (see
+    /// [`super::kept_copy`]).
     pub(crate) async fn prepare_working_copy(
         &self,
         setup: &AgentSetup,
@@ -314,6 +318,7 @@ impl Pipeline {
         workspace: &Path,
         repo: &Repo,
         start: CopyStart<'_>,
+        keep_for: Option<FeedbackId>,
     ) -> Result<WorkingCopy, Stop> {
         create_private_folder(&self.data_dir.join("workspaces"))
             .and_then(|()| create_private_folder(&self.data_dir.join("git-cache")))
@@ -395,22 +400,45 @@ impl Pipeline {
                 }
             }
         };
-        let in_place = setup.sandbox.works_in_place();
-        let start_sha = if in_place {
-            git.make_working_copy(&cache, &workspace.join("repo"), &source_ref, &branch)
-                .await
-        } else {
-            git.bundle_ref(&cache, &source_ref, &workspace.join("handoff/repo.bundle"))
-                .await
-        }
-        .map_err(|error| Stop::failed(RunFailureCode::GitCheckout, error.to_string()))?;
+        let kept = keep_for
+            .filter(|_| {
+                backend_keeps_copies(setup.sandbox.backend())
+                    && self.kept_copy_retention().is_some()
+            })
+            .map(|feedback_id| KeptCopy::of(&self.data_dir, feedback_id));
+        let checkout_failed =
+            |error: GitError| Stop::failed(RunFailureCode::GitCheckout, error.to_string());
+        let (start_sha, steps) = match &kept {
+            Some(kept) => {
+                self.ready_kept_copy(setup, &git, &cache, kept, workspace, &source_ref, &branch)
+                    .await?
+            }
+            None if setup.sandbox.works_in_place() => (
+                git.make_working_copy(&cache, &workspace.join("repo"), &source_ref, &branch)
+                    .await
+                    .map_err(checkout_failed)?,
+                CopySteps::MadeOnHost,
+            ),
+            None => (
+                git.bundle_ref(&cache, &source_ref, &workspace.join("handoff/repo.bundle"))
+                    .await
+                    .map_err(checkout_failed)?,
+                CopySteps::FromBundle {
+                    bundle_ref: source_ref.clone(),
+                },
+            ),
+        };
         log.say(&format!(
-            "working copy of {branch} at {} ({how}{})",
+            "working copy of {branch} at {} ({how}; {})",
             &start_sha[..start_sha.len().min(12)],
-            if in_place {
-                ""
-            } else {
-                "; made in the sandbox from a bundle"
+            match &steps {
+                CopySteps::MadeOnHost => "made here",
+                CopySteps::FromBundle { .. } => "made in the sandbox from a bundle",
+                CopySteps::RefreshKept { bundle_ref: None } =>
+                    "the item's kept copy, which holds it already",
+                CopySteps::RefreshKept {
+                    bundle_ref: Some(_),
+                } => "the item's kept copy, sent only the commits it lacks",
             }
         ))
         .await?;
@@ -419,12 +447,107 @@ impl Pipeline {
         }
         Ok(WorkingCopy {
             cache,
-            source_ref,
             branch,
             start_sha,
-            in_place,
+            steps,
+            kept,
             note,
         })
+    }
+
+    /// Gets the item's kept copy ready for a run starting at `source_ref`: when there is
+    /// one on this backend, a bundle of only the commits it lacks (none when it holds
+    /// them all); otherwise a fresh copy in its place (any old one dropped first).
+    #[allow(clippy::too_many_arguments)]
+    async fn ready_kept_copy(
+        &self,
+        setup: &AgentSetup,
+        git: &HostGit,
+        cache: &Path,
+        kept: &KeptCopy,
+        workspace: &Path,
+        source_ref: &str,
+        branch: &str,
+    ) -> Result<(String, CopySteps), Stop> {
+        let backend = setup.sandbox.backend();
+        let checkout_failed =
+            |error: GitError| Stop::failed(RunFailureCode::GitCheckout, error.to_string());
+        let workspace_failed = |error: std::io::Error| {
+            Stop::failed(
+                RunFailureCode::Workspace,
+                format!("the item's kept working copy cannot be linked into the run: {error}"),
+            )
+        };
+        let start_sha = git
+            .resolve(cache, source_ref)
+            .await
+            .map_err(checkout_failed)?;
+        let bundle = workspace.join("handoff/repo.bundle");
+        // The commits the copy holds, and how many of the start's it lacks.
+        let known = match kept.record().filter(|record| record.backend == backend) {
+            Some(record) => match git
+                .commits_lacking(cache, source_ref, &record.commits)
+                .await
+            {
+                Ok(lacking) => Some((record.commits, lacking)),
+                Err(error) => {
+                    tracing::info!(item = %kept.feedback_id, %error, "the kept copy's commits are not in the cache; the copy is made anew");
+                    None
+                }
+            },
+            None => None,
+        };
+        if backend == SandboxBackend::Local {
+            link_kept_copy(&kept.local_repo(), &workspace.join("repo"))
+                .map_err(workspace_failed)?;
+        } else {
+            // Docker mounts the copy's volume as repo/; the folder gives it its owner.
+            std::fs::create_dir_all(workspace.join("repo")).map_err(workspace_failed)?;
+        }
+        if let Some((commits, lacking)) = known {
+            let bundle_ref = if lacking > 0 {
+                git.bundle_lacking(cache, source_ref, &commits, &bundle)
+                    .await
+                    .map_err(checkout_failed)?;
+                Some(source_ref.to_owned())
+            } else {
+                None
+            };
+            return Ok((start_sha, CopySteps::RefreshKept { bundle_ref }));
+        }
+        // No copy to build on: a fresh one where the kept one lives (an old one there
+        // would be built on unseen, so it must go).
+        let on_docker = matches!(setup.sandbox, Sandbox::Docker(_));
+        if let Err(error) = self.drop_kept_copy(kept, Some(&setup.sandbox)).await {
+            if on_docker {
+                return Err(Stop::failed(
+                    RunFailureCode::Workspace,
+                    format!("the item's old working copy cannot be removed: {error}"),
+                ));
+            }
+            tracing::debug!(item = %kept.feedback_id, %error, "a kept copy's volume could not be removed (the engine may be away)");
+        }
+        if backend == SandboxBackend::Local {
+            let repo = kept.local_repo();
+            if let Some(parent) = repo.parent() {
+                create_private_folder(parent).map_err(workspace_failed)?;
+            }
+            link_kept_copy(&repo, &workspace.join("repo")).map_err(workspace_failed)?;
+            let start = git
+                .make_working_copy(cache, &repo, source_ref, branch)
+                .await
+                .map_err(checkout_failed)?;
+            return Ok((start, CopySteps::MadeOnHost));
+        }
+        git.bundle_ref(cache, source_ref, &bundle)
+            .await
+            .map_err(checkout_failed)?;
+        Ok((
+            start_sha,
+            CopySteps::FromBundle {
+                bundle_ref: source_ref.to_owned(),
+            },
+        ))
     }
 
     /// Writes the job's files and runs it in the sandbox, recording its log; returns the
@@ -444,8 +567,8 @@ impl Pipeline {
         let store = &self.store;
         let job_script = JobScript {
             run_id,
-            clone_from_bundle: (!copy.in_place)
-                .then_some((copy.source_ref.as_str(), copy.branch.as_str())),
+            copy_steps: &copy.steps,
+            branch: &copy.branch,
             stage,
             agent_command: setup.agent.command(stage),
             start_sha: &copy.start_sha,
@@ -492,6 +615,7 @@ impl Pipeline {
         let job = SandboxJob {
             run_id,
             workspace: workspace.to_owned(),
+            kept_copy: copy.kept.as_ref().map(|kept| kept.feedback_id),
             agent_key: setup.agent_key.as_ref().map(ForwardedKey::renewed),
             timeout: setup.timeout,
             limits: self.settings.limits,
@@ -502,6 +626,21 @@ impl Pipeline {
             .map_err(|error| Stop::failed(RunFailureCode::Log, error.to_string()))?;
         recorded?;
         let end = end.map_err(|error| Stop::failed(RunFailureCode::Sandbox, error.to_string()))?;
+        if let Some(kept) = &copy.kept {
+            let refused = matches!(copy.steps, CopySteps::RefreshKept { .. })
+                && end == SandboxEnd::Exited(KEPT_COPY_UNUSABLE_EXIT)
+                && workspace.join("out").join(KEPT_COPY_UNUSABLE_MARK).exists();
+            if refused {
+                return Err(Stop::failed(
+                    RunFailureCode::KeptCopyUnusable,
+                    "the item's kept working copy could not be brought to the branch's tip",
+                ));
+            }
+            // Whatever the agent did, the copy holds the start now.
+            if let Err(error) = kept.remember(setup.sandbox.backend(), &[&copy.start_sha]) {
+                tracing::warn!(item = %kept.feedback_id, %error, "the kept copy's record cannot be written; the next run makes a fresh copy");
+            }
+        }
         let see_log = format!("see the log of run {run_id}");
         match end {
             SandboxEnd::Cancelled => Err(Stop::Cancelled),
@@ -568,6 +707,17 @@ impl Pipeline {
             .commits_between(&copy.cache, &copy.start_sha, &end_sha)
             .await
             .map_err(|error| Stop::failed(RunFailureCode::Bundle, error.to_string()))?;
+        // The copy holds the agent's commits too (recorded, with its backend, when the
+        // sandbox ended).
+        if let Some((kept, record)) = copy
+            .kept
+            .as_ref()
+            .and_then(|kept| kept.record().map(|record| (kept, record)))
+        {
+            if let Err(error) = kept.remember(record.backend, &[&copy.start_sha, &end_sha]) {
+                tracing::warn!(item = %kept.feedback_id, %error, "the kept copy's record cannot be written; the next run makes a fresh copy");
+            }
+        }
         log.say(&format!("pushing {commits} commit(s) to {branch}"))
             .await?;
         git.push(&copy.cache, &repo.name, &run_ref, branch, protected)
@@ -581,4 +731,14 @@ impl Pipeline {
             })?;
         Ok(Some((end_sha, commits)))
     }
+}
+
+/// Makes `link` (a run's `repo/`) point at the kept copy `target`.
+fn link_kept_copy(target: &Path, link: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(link) {
+        Ok(_) => std::fs::remove_file(link)?,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error),
+    }
+    std::os::unix::fs::symlink(target, link)
 }

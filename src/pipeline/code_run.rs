@@ -149,9 +149,14 @@ impl BegunCodeRun {
         let store = self.pipeline.store.clone();
         let run_id = self.run_id();
         let feedback_id = self.started.run.feedback_id;
+        let pipeline = self.pipeline.clone();
         let driven = self.drive_to_the_end().await;
         if let Err(error) = &driven {
             end_a_run_whose_driving_failed(&store, run_id, feedback_id, error).await;
+        }
+        // Kept working copies of items merged meanwhile, or unused too long, go.
+        if let Err(error) = pipeline.prune_kept_copies().await {
+            tracing::warn!(run = %run_id, %error, "the kept working copies could not be pruned");
         }
         driven
     }
@@ -304,29 +309,7 @@ impl BegunCodeRun {
         }
         let pipeline = &self.pipeline;
 
-        // 1. The working copy: the current tip of the head branch for an iterate (with
-        //    whatever the owner pushed by hand), the base branch for a first run, and the
-        //    PR's last head when its branch was deleted.
-        let copy = unless_cancelled(
-            &cancel,
-            pipeline.prepare_working_copy(
-                &self.setup,
-                log,
-                workspace,
-                repo,
-                CopyStart::Branch {
-                    branch: head,
-                    base_for_new: Some(base),
-                    pull_request: feedback.pr_number,
-                },
-            ),
-        )
-        .await?;
-        if let Some(note) = &copy.note {
-            store.add_run_note(run_id, note).await?;
-        }
-
-        // 2. The prompt and the job, run in the sandbox.
+        // 1. The prompt.
         let follow_ups = store.follow_ups(feedback.id).await?;
         let kind = self.started.kind;
         let prompt = code_prompt(CodePromptParts {
@@ -337,22 +320,73 @@ impl BegunCodeRun {
             base_branch: base,
         });
         let commit_message = code_commit_message(&feedback, &follow_ups, kind, run_id);
-        let out = pipeline
-            .run_agent(
-                &self.setup,
-                log,
-                workspace,
-                run_id,
-                Stage::Code,
-                &copy,
-                JobFiles {
-                    prompt: &prompt,
-                    commit_message: &commit_message,
-                    inputs: &[],
-                },
-                cancel.clone(),
+
+        // 2. The working copy — the current tip of the head branch for an iterate (with
+        //    whatever the owner pushed by hand), the base branch for a first run, and the
+        //    PR's last head when its branch was deleted; the item's kept copy when it has
+        //    one, brought to that tip — and the job, run in the sandbox. A kept copy that
+        //    cannot be brought to the tip (the agent did not run) is dropped, and the job
+        //    starts once more from a fresh copy.
+        let mut fresh_copy_tried = false;
+        let (copy, out) = loop {
+            let copy = unless_cancelled(
+                &cancel,
+                pipeline.prepare_working_copy(
+                    &self.setup,
+                    log,
+                    workspace,
+                    repo,
+                    CopyStart::Branch {
+                        branch: head,
+                        base_for_new: Some(base),
+                        pull_request: feedback.pr_number,
+                    },
+                    Some(feedback.id),
+                ),
             )
             .await?;
+            if let Some(note) = copy.note.as_deref().filter(|_| !fresh_copy_tried) {
+                store.add_run_note(run_id, note).await?;
+            }
+            let ran = pipeline
+                .run_agent(
+                    &self.setup,
+                    log,
+                    workspace,
+                    run_id,
+                    Stage::Code,
+                    &copy,
+                    JobFiles {
+                        prompt: &prompt,
+                        commit_message: &commit_message,
+                        inputs: &[],
+                    },
+                    cancel.clone(),
+                )
+                .await;
+            match (ran, &copy.kept) {
+                (
+                    Err(Stop::Failed {
+                        code: RunFailureCode::KeptCopyUnusable,
+                        ..
+                    }),
+                    Some(kept),
+                ) if !fresh_copy_tried => {
+                    fresh_copy_tried = true;
+                    let note = "the item's kept working copy could not be brought to the branch's tip; it was dropped and the run started again from a fresh copy";
+                    log.say(&format!("note: {note}")).await?;
+                    store.add_run_note(run_id, note).await?;
+                    if let Err(error) = pipeline
+                        .drop_kept_copy(kept, Some(&self.setup.sandbox))
+                        .await
+                    {
+                        tracing::warn!(run = %run_id, %error, "the unusable kept copy could not be removed");
+                    }
+                    reset_output_folder(workspace)?;
+                }
+                (ran, _) => break (copy, ran?),
+            }
+        };
 
         // 3. Its commits (none is a loud failure), checked, then pushed from here.
         let Some((end_sha, commits)) = unless_cancelled(
@@ -463,4 +497,12 @@ async fn end_a_run_whose_driving_failed(
             tracing::error!(run = %run_id, %error, %also, "a code run could not be ended; the next start ends it")
         }
     }
+}
+
+/// Empties a run's `out/` for a second start of its job.
+fn reset_output_folder(workspace: &Path) -> Result<(), Stop> {
+    let out = workspace.join("out");
+    std::fs::remove_dir_all(&out)
+        .and_then(|()| std::fs::create_dir_all(&out))
+        .map_err(|error| Stop::failed(RunFailureCode::Workspace, error.to_string()))
 }

@@ -288,13 +288,7 @@ impl HostGit {
         reference: &str,
         destination: &Path,
     ) -> Result<String, GitError> {
-        let destination_text = destination.to_string_lossy().into_owned();
-        self.git(
-            cache,
-            &["bundle", "create", "--quiet", &destination_text, reference],
-            false,
-        )
-        .await?;
+        self.bundle_range(cache, &[reference], destination).await?;
         self.resolve(cache, reference).await
     }
 
@@ -396,14 +390,37 @@ impl HostGit {
         from: &str,
         to: &str,
     ) -> Result<u32, GitError> {
-        let count = self
-            .git(
-                cache,
-                &["rev-list", "--count", &format!("{from}..{to}")],
-                false,
-            )
-            .await?;
-        Ok(count.parse().unwrap_or(0))
+        self.count_commits(cache, &[&format!("{from}..{to}")]).await
+    }
+
+    /// How many commits the revision range `ranges` (as `git rev-list` takes it) holds.
+    pub(crate) async fn count_commits(
+        &self,
+        cache: &Path,
+        ranges: &[&str],
+    ) -> Result<u32, GitError> {
+        let mut arguments = vec!["rev-list", "--count"];
+        arguments.extend_from_slice(ranges);
+        arguments.push("--");
+        let count = self.git(cache, &arguments, false).await?;
+        count.parse().map_err(|_| GitError::Failed {
+            command: format!("git {}", arguments.join(" ")),
+            detail: format!("it answered {count:?}, not a count"),
+        })
+    }
+
+    /// A bundle at `destination` of the revision range `ranges` (as `git bundle create`
+    /// takes it).
+    pub(crate) async fn bundle_range(
+        &self,
+        cache: &Path,
+        ranges: &[&str],
+        destination: &Path,
+    ) -> Result<(), GitError> {
+        let destination_text = destination.to_string_lossy().into_owned();
+        let mut arguments = vec!["bundle", "create", "--quiet", destination_text.as_str()];
+        arguments.extend_from_slice(ranges);
+        self.git(cache, &arguments, false).await.map(|_| ())
     }
 
     /// Pushes `from_ref` of `cache` to `branch` on GitHub: never forced, never to one of

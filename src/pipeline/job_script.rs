@@ -4,13 +4,22 @@
 //! and `out/`; it never runs git in the agent's working copy (its hooks, filters and
 //! config are the agent's to plant), and nothing in the sandbox can push.
 
+use super::kept_copy::CopySteps;
+
+/// How a job script ends when the item's kept working copy cannot be brought to the
+/// start (before the agent runs); it also leaves [`KEPT_COPY_UNUSABLE_MARK`] in `out/`.
+pub const KEPT_COPY_UNUSABLE_EXIT: i64 = 96;
+/// The file of `out/` that says the kept copy could not be used.
+pub const KEPT_COPY_UNUSABLE_MARK: &str = "kept-copy-unusable";
+
 /// What a job script needs.
 #[derive(Debug, Clone)]
 pub struct JobScript<'a> {
     pub run_id: crate::domain::RunId,
-    /// When the sandbox makes its own working copy from `handoff/repo.bundle`: the ref
-    /// of the bundle to start from, and the branch to make there at that commit.
-    pub clone_from_bundle: Option<(&'a str, &'a str)>,
+    /// How the working copy at `repo/` is made or brought to `start_sha`.
+    pub copy_steps: &'a CopySteps,
+    /// The branch the working copy has checked out.
+    pub branch: &'a str,
     pub stage: crate::domain::Stage,
     pub agent_command: &'a str,
     pub start_sha: &'a str,
@@ -62,22 +71,61 @@ exit $agent_status
             name = shell_quote(self.git_name),
             email = shell_quote(self.git_email),
             start = shell_quote(self.start_sha),
-            clone = match self.clone_from_bundle {
-                None => String::new(),
-                Some((bundle_ref, branch)) => format!(
-                    "if [ ! -d \"$W/repo/.git\" ]; then\n  \
-                     rm -rf \"$W/repo\"\n  \
-                     {{ git -c init.defaultBranch=handoff-unborn init --quiet \"$W/repo\" \\\n    \
-                     && git -C \"$W/repo\" fetch --quiet --no-tags \"$W/handoff/repo.bundle\" {bundle_ref} \\\n    \
-                     && git -C \"$W/repo\" checkout --quiet -B {branch} FETCH_HEAD; }} \\\n    \
-                     || {{ echo \"handoff: cannot make the working copy from the bundle\" >&2; exit 98; }}\n  \
-                     rm -f \"$W/handoff/repo.bundle\"\n\
-                     fi\n",
-                    bundle_ref = shell_quote(bundle_ref),
-                    branch = shell_quote(branch),
-                ),
-            },
+            clone = self.copy_script(),
         )
+    }
+}
+
+impl JobScript<'_> {
+    /// The lines that make the working copy, or bring the kept one to the start.
+    fn copy_script(&self) -> String {
+        let branch = shell_quote(self.branch);
+        let start = shell_quote(self.start_sha);
+        match self.copy_steps {
+            CopySteps::MadeOnHost => String::new(),
+            CopySteps::FromBundle { bundle_ref } => format!(
+                "if [ ! -d \"$W/repo/.git\" ]; then\n  \
+                 rm -rf \"$W/repo\"\n  \
+                 {{ git -c init.defaultBranch=handoff-unborn init --quiet \"$W/repo\" \\\n    \
+                 && git -C \"$W/repo\" fetch --quiet --no-tags \"$W/handoff/repo.bundle\" {bundle_ref} \\\n    \
+                 && git -C \"$W/repo\" checkout --quiet -B {branch} FETCH_HEAD; }} \\\n    \
+                 || {{ echo \"handoff: cannot make the working copy from the bundle\" >&2; exit 98; }}\n  \
+                 rm -f \"$W/handoff/repo.bundle\"\n\
+                 fi\n",
+                bundle_ref = shell_quote(bundle_ref),
+            ),
+            CopySteps::RefreshKept { bundle_ref } => {
+                let fetch = match bundle_ref {
+                    Some(bundle_ref) => format!(
+                        "git_kept fetch --quiet --no-tags \"$W/handoff/repo.bundle\" {} >&2 \\\n  \
+                         || kept_copy_unusable \"the commits it lacks do not apply to it\"\n",
+                        shell_quote(bundle_ref)
+                    ),
+                    None => String::new(),
+                };
+                format!(
+                    "# The item's working copy, kept from its last run: brought to the start here,\n\
+                     # tracked files forced back, untracked ones removed, ignored ones (build output) kept.\n\
+                     kept_copy_unusable() {{\n  \
+                     echo \"handoff: the kept working copy cannot be used: $1\" >&2\n  \
+                     : > \"$HANDOFF_OUTPUT_DIR/{mark}\"\n  \
+                     exit {exit}\n\
+                     }}\n\
+                     git_kept() {{\n  \
+                     git -C \"$W/repo\" -c core.hooksPath=/dev/null -c safe.directory='*' -c core.fsmonitor=false \"$@\"\n\
+                     }}\n\
+                     [ -d \"$W/repo/.git\" ] || kept_copy_unusable \"it is not there\"\n\
+                     {fetch}\
+                     git_kept checkout --quiet --force -B {branch} {start} >&2 \\\n  \
+                     || kept_copy_unusable \"{start} cannot be checked out in it\"\n\
+                     git_kept clean --quiet -f -f -d >&2 || kept_copy_unusable \"its untracked files cannot be removed\"\n\
+                     rm -f \"$W/handoff/repo.bundle\"\n\
+                     echo \"handoff: the kept working copy is at \"{start} >&2\n",
+                    mark = KEPT_COPY_UNUSABLE_MARK,
+                    exit = KEPT_COPY_UNUSABLE_EXIT,
+                )
+            }
+        }
     }
 }
 
@@ -90,7 +138,10 @@ mod tests {
         assert_eq!(shell_quote("it's $HOME"), r"'it'\''s $HOME'");
         let script = JobScript {
             run_id: crate::domain::RunId(3),
-            clone_from_bundle: Some(("refs/heads/main", "feedback/f2c-x")),
+            copy_steps: &CopySteps::FromBundle {
+                bundle_ref: "refs/heads/main".to_owned(),
+            },
+            branch: "feedback/f2c-x",
             stage: crate::domain::Stage::Code,
             agent_command: "echo 'hi' \"$HANDOFF_PROMPT_FILE\"",
             start_sha: "abc",

@@ -8,6 +8,7 @@
 //!   same PR.
 //! - [`host_git`]: the repository cache, working copies, bundles and pushes;
 //!   [`cache_lock`]: one run at a time in a repository's cache.
+//! - [`kept_copy`]: each feedback item's working copy, kept between its runs.
 //! - [`job_script`]: what every sandbox runs.
 //! - [`agent_presets`]: the agents' commands.
 //! - [`run_log`], [`run_supervision`]: live logs, heartbeat and cancel.
@@ -23,6 +24,7 @@ pub mod cache_lock;
 pub mod code_run;
 pub mod host_git;
 pub mod job_script;
+pub mod kept_copy;
 pub mod qa_run;
 pub mod reconcile;
 pub mod run_log;

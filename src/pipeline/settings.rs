@@ -8,6 +8,21 @@ use crate::sandbox::e2b::E2bSettings;
 use crate::sandbox::ResourceLimits;
 use crate::store::{SettingKey, Store, StoreError};
 
+/// How long an item's working copy is kept after its last run unless a setting says
+/// otherwise: two weeks.
+pub const DEFAULT_KEPT_COPY_RETENTION: Duration = Duration::from_secs(14 * 24 * 3600);
+
+/// The retention a `workspace.kept_copy_days` setting asks for: whole days, 0 for none.
+pub fn kept_copy_retention_from_days(text: &str) -> Result<Option<Duration>, String> {
+    match text.trim().parse::<u32>() {
+        Ok(0) => Ok(None),
+        Ok(days) if days <= 3650 => Ok(Some(Duration::from_secs(u64::from(days) * 24 * 3600))),
+        _ => Err(format!(
+            "{text:?} is not a number of days: a whole number from 0 (keep no copies) to 3650"
+        )),
+    }
+}
+
 /// How the pipeline works on this installation.
 #[derive(Debug, Clone)]
 pub struct PipelineSettings {
@@ -23,6 +38,9 @@ pub struct PipelineSettings {
     pub e2b: E2bSettings,
     /// Keep each run's workspace after the run (to look at what the agent saw).
     pub keep_workspaces: bool,
+    /// How long a feedback item's working copy is kept for its next run after its last
+    /// one; `None`: not kept (every run makes a fresh copy).
+    pub kept_copy_retention: Option<Duration>,
     /// Where a provider's API is reached, by provider (`anthropic`, `openai`), when not
     /// at `https://{its API host}`.
     pub provider_api_bases: Vec<(String, String)>,
@@ -38,6 +56,7 @@ impl Default for PipelineSettings {
             default_docker_image: None,
             e2b: E2bSettings::default(),
             keep_workspaces: false,
+            kept_copy_retention: Some(DEFAULT_KEPT_COPY_RETENTION),
             provider_api_bases: Vec::new(),
         }
     }
@@ -79,6 +98,14 @@ impl PipelineSettings {
         if let Some(template) = store.setting(SettingKey::E2bEnvdUrl).await? {
             settings.e2b.envd_url_template = template;
         }
+        if let Some(days) = store.setting(SettingKey::KeptCopyDays).await? {
+            match kept_copy_retention_from_days(&days) {
+                Ok(retention) => settings.kept_copy_retention = retention,
+                Err(refusal) => {
+                    tracing::warn!(%refusal, "the kept copies' retention setting is not understood; the default is used")
+                }
+            }
+        }
         for (provider, key) in [
             ("anthropic", SettingKey::AnthropicApiBase),
             ("openai", SettingKey::OpenaiApiBase),
@@ -92,5 +119,22 @@ impl PipelineSettings {
             }
         }
         Ok(settings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_copy_days_are_whole_days_and_zero_keeps_none() {
+        assert_eq!(kept_copy_retention_from_days("0"), Ok(None));
+        assert_eq!(
+            kept_copy_retention_from_days(" 14 "),
+            Ok(Some(DEFAULT_KEPT_COPY_RETENTION))
+        );
+        for wrong in ["", "-1", "1.5", "two", "3651"] {
+            assert!(kept_copy_retention_from_days(wrong).is_err(), "{wrong:?}");
+        }
     }
 }

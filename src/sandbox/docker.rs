@@ -7,8 +7,10 @@
 //! - an unprivileged user (the image's agent user, or `nobody`), no capabilities, no new
 //!   privileges;
 //! - a read-only root; the workspace (an anonymous volume of its own, removed with the
-//!   container) is the only place that persists, `/tmp` is a size-capped tmpfs that is
-//!   also the agent's home;
+//!   container) is the only place that takes writes besides `/tmp`, a size-capped tmpfs
+//!   that is also the agent's home; a feedback item's code run mounts the item's kept
+//!   working copy as `repo/`, a volume of that item's alone that outlives the container
+//!   (see [`crate::pipeline::kept_copy`]);
 //! - memory with no swap beyond it, CPUs, processes, and a cap on the size of any one
 //!   file it writes (the engine caps the volume's total only where its storage driver
 //!   can, which is not assumed);
@@ -22,7 +24,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits};
+use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType, ResourcesUlimits};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder,
     KillContainerOptionsBuilder, ListContainersOptionsBuilder, LogsOptionsBuilder,
@@ -35,18 +37,22 @@ use super::docker_egress;
 use super::key_forwarding::{ForwardedKey, KeyForwarder};
 use super::tar_transfer::{pack_dir_owned_by, unpack_into};
 use super::{JobControl, OutputStream, SandboxEnd, SandboxError, SandboxEvent, SandboxJob};
-use crate::domain::{NetworkMode, NetworkPolicy, RunId, SandboxBackend};
+use crate::domain::{FeedbackId, NetworkMode, NetworkPolicy, RunId, SandboxBackend};
 
 /// The label every Handoff container carries, with the run's id as value.
 pub const RUN_LABEL: &str = "dev.handoff.run";
 /// The label naming the installation (data folder) a container belongs to.
 pub const INSTALLATION_LABEL: &str = "dev.handoff.installation";
+/// The label of a feedback item's kept working copy (a volume), with the item's id.
+pub const KEPT_COPY_LABEL: &str = "dev.handoff.kept-copy";
 
 /// The volume mounted in the container; the workspace is a folder in it, so that the
 /// folder itself belongs to the agent's user.
 const VOLUME: &str = "/sandbox";
 /// Where the workspace lives inside the container.
 const WORKSPACE: &str = "/sandbox/workspace";
+/// Where a feedback item's kept working copy (a volume of its own) is mounted.
+const KEPT_REPO: &str = "/sandbox/workspace/repo";
 /// Scratch space and the agent's home (a tmpfs).
 const SCRATCH: &str = "/tmp";
 /// The user a job runs as when the image names no agent user.
@@ -219,6 +225,16 @@ impl DockerSandbox {
                         network
                     }
                 };
+            // The item's kept working copy: a volume of its own, mounted as repo/.
+            let mounts = match job.kept_copy {
+                Some(item) => Some(vec![Mount {
+                    target: Some(KEPT_REPO.to_owned()),
+                    source: Some(self.ensure_kept_copy(item).await?),
+                    typ: Some(MountType::VOLUME),
+                    ..Mount::default()
+                }]),
+                None => None,
+            };
             let body = ContainerCreateBody {
                 image: Some(self.image.clone()),
                 cmd: Some(vec![
@@ -250,6 +266,7 @@ impl DockerSandbox {
                         hard: Some(LARGEST_FILE_BYTES),
                     }]),
                     network_mode: Some(network_mode),
+                    mounts,
                     ..HostConfig::default()
                 }),
                 ..ContainerCreateBody::default()
@@ -513,6 +530,81 @@ impl DockerSandbox {
             None => RUN_LABEL.to_owned(),
         });
         HashMap::from([("label".to_owned(), labels)])
+    }
+
+    /// The volume that holds `item`'s kept working copy on this engine.
+    pub fn kept_copy_volume(&self, item: FeedbackId) -> String {
+        format!("handoff-{}-item-{}", self.installation, item.0)
+    }
+
+    /// `item`'s kept-copy volume, made (with the labels that find it) if missing.
+    async fn ensure_kept_copy(&self, item: FeedbackId) -> Result<String, SandboxError> {
+        let name = self.kept_copy_volume(item);
+        let labels = HashMap::from([
+            (INSTALLATION_LABEL.to_owned(), self.installation.clone()),
+            (KEPT_COPY_LABEL.to_owned(), item.0.to_string()),
+        ]);
+        self.docker
+            .create_volume(bollard::models::VolumeCreateRequest {
+                name: Some(name.clone()),
+                labels: Some(labels),
+                ..Default::default()
+            })
+            .await
+            .map_err(|error| {
+                failed(format!(
+                    "cannot make the volume {name} of the item's working copy: {error}"
+                ))
+            })?;
+        Ok(name)
+    }
+
+    /// Removes `item`'s kept-copy volume; nothing to do when there is none.
+    pub async fn remove_kept_copy(&self, item: FeedbackId) -> Result<(), SandboxError> {
+        let name = self.kept_copy_volume(item);
+        match self
+            .docker
+            .remove_volume(
+                &name,
+                None::<bollard::query_parameters::RemoveVolumeOptions>,
+            )
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(()),
+            Err(error) => Err(unavailable(format!(
+                "cannot remove the volume {name}: {error}"
+            ))),
+        }
+    }
+
+    /// The items whose kept copies have a volume of this installation on the engine.
+    pub async fn kept_copies(&self) -> Result<Vec<FeedbackId>, SandboxError> {
+        let filters = HashMap::from([(
+            "label".to_owned(),
+            vec![
+                format!("{INSTALLATION_LABEL}={}", self.installation),
+                KEPT_COPY_LABEL.to_owned(),
+            ],
+        )]);
+        let listed = self
+            .docker
+            .list_volumes(Some(
+                bollard::query_parameters::ListVolumesOptionsBuilder::default()
+                    .filters(&filters)
+                    .build(),
+            ))
+            .await
+            .map_err(|error| unavailable(format!("cannot list volumes: {error}")))?;
+        Ok(listed
+            .volumes
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|volume| volume.labels.get(KEPT_COPY_LABEL)?.parse().ok())
+            .map(FeedbackId)
+            .collect())
     }
 
     /// Ids of this installation's containers (of one run, or all of them).

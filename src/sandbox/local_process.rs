@@ -366,6 +366,7 @@ mod tests {
         let job = SandboxJob {
             run_id: crate::domain::RunId(7),
             workspace: workspace.path().to_owned(),
+            kept_copy: None,
             agent_key: None,
             timeout: std::time::Duration::from_secs(30),
             limits: super::super::ResourceLimits::default(),

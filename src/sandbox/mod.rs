@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 
-use crate::domain::{RunId, SandboxBackend};
+use crate::domain::{FeedbackId, RunId, SandboxBackend};
 use crate::error_code::ErrorCode;
 use crate::secrets::Secret;
 
@@ -61,6 +61,9 @@ pub struct SandboxJob {
     pub run_id: RunId,
     /// The host workspace: `repo/`, `handoff/job.sh`, `out/`.
     pub workspace: PathBuf,
+    /// The feedback item whose kept working copy is the job's `repo/`, on a backend that
+    /// keeps it itself (Docker: a volume of the item's own).
+    pub kept_copy: Option<FeedbackId>,
     /// The agent's API key, which the backend keeps out of the sandbox (see
     /// [`key_forwarding`]). The GitHub token is never part of a job.
     pub agent_key: Option<ForwardedKey>,

@@ -41,6 +41,9 @@ crate::stored_text_enum! {
         OpenaiApiBase => "provider.openai.api_base",
         /// How much the log file says: error, warn, info (the default), debug or trace.
         LogLevel => "log.level",
+        /// How many days a feedback item's working copy is kept after its last run (14
+        /// by default; 0 keeps none, so every run makes a fresh copy).
+        KeptCopyDays => "workspace.kept_copy_days",
     }
 }
 

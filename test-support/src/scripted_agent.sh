@@ -16,6 +16,8 @@
 #   @@sparse NAME SIZE    make out/NAME a sparse file of SIZE (for example 10G)
 #   @@result NAME|passed|EVIDENCE   add a scenario result (passed or failed) to
 #                         out/results.json
+#   @@files               print every file of the working copy outside .git, one
+#                         line each: "file: PATH"
 #   @@whoami              print the user id the agent runs as
 #   @@contained           print the user, whether / and /tmp take writes, the
 #                         capabilities in effect and the home folder
@@ -86,6 +88,8 @@ while IFS= read -r line; do
       echo "== command lines"
       for c in /proc/[0-9]*/cmdline; do tr '\000' ' ' < "$c" 2>/dev/null; echo; done
       echo "== scan done";;
+    @@files)
+      find . -path ./.git -prune -o -type f -print | sed 's|^\./|file: |' | sort;;
     @@whoami)
       echo "scripted agent: uid $(id -u)";;
     @@contained)

@@ -143,13 +143,18 @@ export function commentPane(workspace, pane, refresh) {
   const basedOn = pane.version.id;
 
   let timer = null;
+  // Each preview asked for gets a number; an answer that comes back after a newer one
+  // was asked for is dropped, so a slow answer never paints over newer words.
+  let previewsAsked = 0;
   text.addEventListener("input", () => {
     status.textContent = text.value !== pane.content ? "Not saved yet." : "";
     section.dataset.dirty = String(text.value !== pane.content);
     clearTimeout(timer);
     timer = setTimeout(async () => {
+      const asked = ++previewsAsked;
       try {
         const shown = await backend.previewEdit(text.value, pane.agentOriginal);
+        if (asked !== previewsAsked) return;
         trustedHtml(preview, shown.html);
         changes.replaceChildren(diffView(shown.changesFromAgent));
       } catch (error) {

@@ -555,6 +555,7 @@ impl BegunQa {
                     number: pr_number,
                     branch: &self.pull.head.name,
                 },
+                None,
             )
             .await?;
         if copy.start_sha != self.pull.head.sha {
