@@ -4,12 +4,13 @@
 
 use std::time::Duration;
 
+use handoff::app_commands::records::MirrorChangesRecord;
 use handoff::app_commands::{session, AppCore};
 use tauri::{AppHandle, Emitter as _};
 
 use crate::notifications;
 
-/// The event that tells the page the mirror changed.
+/// The event that tells the page what in the mirror changed.
 pub const MIRROR_CHANGED: &str = "mirror-changed";
 /// The event that tells the page about a run event (it shows it and offers its card).
 pub const RUN_EVENT: &str = "run-event";
@@ -47,14 +48,18 @@ async fn follow_the_mirror(app: AppHandle, core: AppCore) {
     notify_run_events(&app, &core).await;
     loop {
         tokio::time::sleep(POLL_INTERVAL).await;
-        match watch.changed().await {
-            Ok(true) => {
-                if let Err(error) = app.emit(MIRROR_CHANGED, ()) {
-                    tracing::warn!(%error, "telling the page the mirror changed");
+        match watch.changes().await {
+            Ok(Some(changes)) => {
+                // A heartbeat or a log line changed nothing the page shows.
+                if !changes.is_empty() {
+                    let changes = MirrorChangesRecord::from(changes);
+                    if let Err(error) = app.emit(MIRROR_CHANGED, &changes) {
+                        tracing::warn!(%error, "telling the page the mirror changed");
+                    }
                 }
                 notify_run_events(&app, &core).await;
             }
-            Ok(false) => {}
+            Ok(None) => {}
             Err(error) => {
                 tracing::error!(%error, "the mirror can no longer be watched");
                 return;

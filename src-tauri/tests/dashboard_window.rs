@@ -176,3 +176,99 @@ async fn a_damaged_database_is_explained_in_the_window_and_left_alone() {
         b"this is not a database at all, but it is somebody's file"
     );
 }
+
+/// How many cards the board has built since the window opened.
+const CARDS_DRAWN: &str = "return Number(document.getElementById('board').dataset.cardsDrawn);";
+/// The titles of the cards that still carry the mark put on every card element.
+const MARKED_CARDS: &str = "return [...document.querySelectorAll('.card')].filter(c => c.handoffMark === true).map(c => c.querySelector('.card-title').textContent).sort();";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_heartbeat_draws_nothing_and_a_changed_item_draws_only_its_card() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let store = Store::open_in(data_dir.path()).await.unwrap();
+    let items = seed::seed_dashboard(&store).await;
+    let app = AppSession::start(data_dir.path()).await;
+    assert_eq!(app.wait_until_loaded().await, "true");
+    let drawn = app.client.execute(CARDS_DRAWN, vec![]).await.unwrap();
+    assert_eq!(drawn, 5, "one card built per item");
+    app.client
+        .execute(
+            "document.querySelectorAll('.card').forEach(c => { c.handoffMark = true; }); return null;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let mut all_titles: Vec<String> = items.iter().map(|item| item.title.clone()).collect();
+    all_titles.sort();
+
+    // The coding item's run shows it is alive and writes its log, for three seconds
+    // (four of the window's looks at the mirror): nothing on the board is drawn again.
+    let coding = items
+        .iter()
+        .find(|item| item.title == seed::CODING_TITLE)
+        .unwrap();
+    let run = store
+        .runs(&handoff::store::RunFilter {
+            feedback_id: Some(coding.id),
+            active_only: true,
+            limit: None,
+        })
+        .await
+        .unwrap()
+        .remove(0);
+    for line in 0..6 {
+        store.heartbeat(run.id).await.unwrap();
+        store
+            .append_run_log(
+                run.id,
+                handoff::domain::LogStream::Stdout,
+                &format!("working {line}\n"),
+            )
+            .await
+            .unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    assert_eq!(
+        app.client.execute(CARDS_DRAWN, vec![]).await.unwrap(),
+        5,
+        "heartbeats and log lines drew no card"
+    );
+    assert_eq!(
+        app.client.execute(MARKED_CARDS, vec![]).await.unwrap(),
+        serde_json::json!(all_titles),
+        "every card element is the one first drawn"
+    );
+
+    // Another process adds a follow-up to one item: only its card is drawn again.
+    let new = items
+        .iter()
+        .find(|item| item.title == seed::NEW_TITLE)
+        .unwrap();
+    store
+        .add_owner_follow_up(new.id, "Also the login page.")
+        .await
+        .unwrap();
+    let follow_ups = app
+        .eventually(
+            &format!(
+                "const c = document.querySelector('.card[data-feedback-id=\"{}\"]'); \
+                 return c ? c.querySelector('.follow-ups').textContent : null;",
+                new.id.0
+            ),
+            |value| value == "1 follow-up",
+        )
+        .await;
+    assert_eq!(follow_ups, "1 follow-up");
+    assert_eq!(app.client.execute(CARDS_DRAWN, vec![]).await.unwrap(), 6);
+    let others: Vec<&String> = all_titles
+        .iter()
+        .filter(|title| title.as_str() != seed::NEW_TITLE)
+        .collect();
+    assert_eq!(
+        app.client.execute(MARKED_CARDS, vec![]).await.unwrap(),
+        serde_json::json!(others),
+        "the other cards kept their elements"
+    );
+    app.close().await;
+    store.close().await;
+}

@@ -14,7 +14,7 @@ use crate::domain::{
     LogStream, NetworkMode, PullRequest, PullRequestState, Repo, RepoName, Run, RunFailureCode,
     RunStatus, SandboxBackend, Stage, VersionOrigin,
 };
-use crate::store::QuotaStatus;
+use crate::store::{MirrorChanges, QuotaStatus};
 
 /// A feedback item.
 #[derive(Debug, Clone, Serialize)]
@@ -442,4 +442,46 @@ pub fn changed_lines(lines: Vec<DiffLine>) -> Vec<ChangedLineRecord> {
             text: line.text,
         })
         .collect()
+}
+
+/// What changed in the mirror, sent with the window's "mirror changed" event so that the
+/// page draws again only the cards, panel and lists it touches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MirrorChangesRecord {
+    /// Items whose card or detail may look different (the item, its thread, its runs).
+    pub feedback_ids: Vec<i64>,
+    pub run_ids: Vec<i64>,
+    /// Pull requests whose row, stage comments, results or runs changed.
+    pub pull_requests: Vec<PullRequestKeyRecord>,
+    pub outbox: bool,
+    /// A repository changed, or too much to say: everything is drawn again.
+    pub everything: bool,
+}
+
+/// A pull request named by its repository's id and its number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullRequestKeyRecord {
+    pub repo_id: i64,
+    pub number: u64,
+}
+
+impl From<MirrorChanges> for MirrorChangesRecord {
+    fn from(changes: MirrorChanges) -> Self {
+        MirrorChangesRecord {
+            feedback_ids: changes.feedback_ids.iter().map(|id| id.0).collect(),
+            run_ids: changes.run_ids.iter().map(|id| id.0).collect(),
+            pull_requests: changes
+                .pull_requests
+                .iter()
+                .map(|(repo, number)| PullRequestKeyRecord {
+                    repo_id: repo.0,
+                    number: *number,
+                })
+                .collect(),
+            outbox: changes.outbox,
+            everything: changes.everything,
+        }
+    }
 }

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use sqlx::SqlitePool;
 
-pub use change_watch::ChangeWatch;
+pub use change_watch::{ChangeWatch, MirrorChanges};
 pub use error::StoreError;
 pub use feedback::{FeedbackFilter, NewFeedback};
 pub use follow_ups::NewFollowUpCandidate;
@@ -79,10 +79,15 @@ impl Store {
     /// Opens the database file at `path` (see [`opening`] for what is checked first).
     pub async fn open_file(path: &Path) -> Result<Store, StoreError> {
         let pool = opening::open_database(path).await?;
-        Ok(Store {
+        let store = Store {
             pool,
             path: path.to_owned(),
-        })
+        };
+        // The journal of changes is kept short; a busy database keeps it a while longer.
+        if let Err(error) = store.forget_old_mirror_changes().await {
+            tracing::debug!(%error, "the journal of mirror changes was not shortened this time");
+        }
+        Ok(store)
     }
 
     pub fn path(&self) -> &Path {

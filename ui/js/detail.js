@@ -28,8 +28,21 @@ export function shownFeedback() {
   return shownId;
 }
 
+// The pull request of the item shown ({ repoId, number }), once its detail is drawn.
+let shownPull = null;
+
+// Whether the item shown is one of `feedbackIds`, or its PR one of `pullRequests`
+// (whose stage comments the panel lists).
+export function detailShows(feedbackIds, pullRequests) {
+  if (shownId == null) return false;
+  if (feedbackIds.includes(shownId)) return true;
+  return shownPull != null && pullRequests.some((pull) =>
+    pull.repoId === shownPull.repoId && pull.number === shownPull.number);
+}
+
 export function closeDetail() {
   shownId = null;
+  shownPull = null;
   drawnSignature = null;
   openLogs = new Set();
   resetKeptElements();
@@ -52,6 +65,9 @@ export async function showDetail(feedbackId) {
     return;
   }
   if (shownId !== feedbackId) return;
+  shownPull = detail.feedback.prNumber != null
+    ? { repoId: detail.feedback.repoId, number: detail.feedback.prNumber }
+    : null;
   // A run's heartbeat changes the mirror every few seconds: the panel is drawn again
   // only when what it shows changed.
   const signature = JSON.stringify(

@@ -6,14 +6,14 @@
 import { backend } from "./backend.js";
 import { renderBoard } from "./board.js";
 import { plural } from "./format.js";
-import { showDetail, refreshDetail, shownFeedback, closeDetail } from "./detail.js";
+import { showDetail, refreshDetail, shownFeedback, closeDetail, detailShows } from "./detail.js";
 import { openNewFeedback } from "./dialogs.js";
 import { openSignIn } from "./sign_in.js";
 import { openSettings, configureSettings } from "./settings.js";
 import { renderFirstSteps } from "./first_steps.js";
 import { toast, errorToast, setErrorActions } from "./toasts.js";
 import { loadPullList, configurePullList, setPullRepos } from "./pull_list.js";
-import { openWorkspace, refreshWorkspace, shownWorkspace, closeWorkspace, configureWorkspace } from "./workspace.js";
+import { openWorkspace, refreshWorkspace, shownWorkspace, closeWorkspace, configureWorkspace, workspaceShows } from "./workspace.js";
 import { refreshOutboxButton, configureOutbox } from "./outbox.js";
 
 const board = document.getElementById("board");
@@ -257,7 +257,27 @@ document.addEventListener("click", (event) => {
   backend.openLink(link.href).catch(errorToast);
 });
 
-backend.onMirrorChanged(() => reload());
+// The mirror changed (this window, the command line or a sync): only what the change
+// touches is asked for again, and on the board only the cards whose data differ are
+// drawn again. A run's heartbeat or log line sends no event at all.
+backend.onMirrorChanged((event) => refreshWhatChanged(event.payload));
+async function refreshWhatChanged(changed) {
+  if (!changed || changed.everything) {
+    await reload();
+    return;
+  }
+  try {
+    if (changed.feedbackIds.length) await loadDashboard();
+    if (detailShows(changed.feedbackIds, changed.pullRequests)) refreshDetail();
+    if (changed.pullRequests.length) {
+      if (document.body.dataset.view === "pulls") await loadPullList();
+      if (document.body.dataset.view === "workspace" && workspaceShows(changed.pullRequests)) refreshWorkspace();
+    }
+    if (changed.outbox) refreshOutboxButton();
+  } catch (error) {
+    showNotice(error);
+  }
+}
 backend.onSecondLaunch(() => toast("Handoff is already open: here it is."));
 // What a notification (or its toast) opens: a PR's workspace or a feedback item.
 function openTarget(target) {

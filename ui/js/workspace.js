@@ -26,6 +26,12 @@ export function shownWorkspace() {
   return shown;
 }
 
+// Whether the workspace on screen is one of `pullRequests` ({ repoId, number } each).
+export function workspaceShows(pullRequests) {
+  return Boolean(shown) && pullRequests.some((pull) =>
+    pull.number === shown.number && (shown.repoId == null || pull.repoId === shown.repoId));
+}
+
 export function closeWorkspace() {
   shown = null;
   drawnSignature = null;
@@ -69,6 +75,7 @@ export async function openWorkspace(repo, number, { refresh = true, quiet = fals
       [followed?.runId ?? null, view],
       (key, value) => (key === "heartbeat_at" ? undefined : value),
     );
+    shown.repoId = view.pull.repoId;
     if (signature !== drawnSignature) {
       drawnSignature = signature;
       render(view);
