@@ -51,6 +51,8 @@ pub struct DashboardGroup {
     pub status: FeedbackStatus,
     pub label: &'static str,
     pub cards: Vec<DashboardCard>,
+    /// How many items have this status: more than `cards` when the cards are limited.
+    pub total: usize,
 }
 
 /// Every group, in the order of the status lifecycle (NEW, CODING, WAITING_FOR_REVIEW,
@@ -62,15 +64,16 @@ pub struct Dashboard {
 }
 
 impl Dashboard {
-    /// Groups `cards` by status, keeping their order within a group.
-    pub fn group(cards: Vec<DashboardCard>) -> Dashboard {
-        let total = cards.len();
+    /// Groups `cards` by status, keeping their order within a group; `totals` says how
+    /// many items each status has (its cards are counted when it is not named).
+    pub fn group(cards: Vec<DashboardCard>, totals: &[(FeedbackStatus, usize)]) -> Dashboard {
         let mut groups: Vec<DashboardGroup> = FeedbackStatus::ALL
             .iter()
             .map(|status| DashboardGroup {
                 status: *status,
                 label: status.label(),
                 cards: Vec::new(),
+                total: 0,
             })
             .collect();
         for card in cards {
@@ -78,6 +81,14 @@ impl Dashboard {
                 group.cards.push(card);
             }
         }
+        for group in &mut groups {
+            group.total = totals
+                .iter()
+                .find(|(status, _)| *status == group.status)
+                .map_or(group.cards.len(), |(_, total)| *total)
+                .max(group.cards.len());
+        }
+        let total = groups.iter().map(|group| group.total).sum();
         Dashboard { groups, total }
     }
 }

@@ -6,7 +6,7 @@
 use handoff_test_support as support;
 
 use handoff::domain::{CommentKind, LogStream, RepoId, RunId, VersionOrigin};
-use handoff::store::{MirrorChanges, NewCommentVersion, RunFilter};
+use handoff::store::{MirrorChanges, NewCommentVersion};
 use support::seed;
 use support::temp_store;
 
@@ -25,15 +25,7 @@ async fn each_change_names_what_it_touched_and_a_heartbeat_touches_nothing() {
         .iter()
         .find(|item| item.title == seed::CODING_TITLE)
         .unwrap();
-    let run = store
-        .runs(&RunFilter {
-            feedback_id: Some(coding.id),
-            active_only: true,
-            limit: None,
-        })
-        .await
-        .unwrap()
-        .remove(0);
+    let run = seed::active_run(&store, coding).await;
     store.heartbeat(run.id).await.unwrap();
     store
         .append_run_log(run.id, LogStream::Stdout, "working\n")

@@ -687,3 +687,48 @@ async fn a_disconnected_repository_keeps_its_history_and_connects_again_as_it_wa
         Err(handoff::StoreError::RepoAlreadyConnected(_))
     ));
 }
+
+#[tokio::test]
+async fn a_limited_dashboard_gives_each_column_its_newest_cards_and_its_whole_count() {
+    let (_dir, store) = temp_store().await;
+    seed::seed_dashboard(&store).await;
+    let mut newest = Vec::new();
+    for number in 0..7 {
+        let item = seed::add_feedback(&store, DEMO_REPO, &format!("Idea {number}"), "More.").await;
+        newest.push(item.title);
+    }
+    newest.reverse();
+
+    let limited = store
+        .dashboard_limited(&FeedbackFilter::default(), Some(3))
+        .await
+        .unwrap();
+    assert_eq!(limited.total, 12, "every item is counted");
+    let new = &limited.groups[0];
+    assert_eq!(new.status, FeedbackStatus::New);
+    assert_eq!(new.total, 8);
+    let titles: Vec<&str> = new.cards.iter().map(|card| card.title.as_str()).collect();
+    assert_eq!(titles, newest[..3], "the most recently changed first");
+    for group in &limited.groups[1..] {
+        assert_eq!(
+            (group.total, group.cards.len()),
+            (1, 1),
+            "{:?}",
+            group.status
+        );
+    }
+
+    let whole = store.dashboard(&FeedbackFilter::default()).await.unwrap();
+    assert_eq!(whole.groups[0].cards.len(), 8);
+    let searched = store
+        .dashboard_limited(
+            &FeedbackFilter {
+                search: Some("Idea".to_owned()),
+                ..FeedbackFilter::default()
+            },
+            Some(2),
+        )
+        .await
+        .unwrap();
+    assert_eq!((searched.total, searched.groups[0].cards.len()), (7, 2));
+}

@@ -207,15 +207,7 @@ async fn a_heartbeat_draws_nothing_and_a_changed_item_draws_only_its_card() {
         .iter()
         .find(|item| item.title == seed::CODING_TITLE)
         .unwrap();
-    let run = store
-        .runs(&handoff::store::RunFilter {
-            feedback_id: Some(coding.id),
-            active_only: true,
-            limit: None,
-        })
-        .await
-        .unwrap()
-        .remove(0);
+    let run = seed::active_run(&store, coding).await;
     for line in 0..6 {
         store.heartbeat(run.id).await.unwrap();
         store
@@ -268,6 +260,63 @@ async fn a_heartbeat_draws_nothing_and_a_changed_item_draws_only_its_card() {
         app.client.execute(MARKED_CARDS, vec![]).await.unwrap(),
         serde_json::json!(others),
         "the other cards kept their elements"
+    );
+    app.close().await;
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_large_board_draws_each_columns_newest_cards_and_more_as_it_scrolls() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let store = Store::open_in(data_dir.path()).await.unwrap();
+    seed::add_repo(&store, seed::DEMO_REPO).await;
+    for number in 0..250 {
+        seed::add_feedback(&store, seed::DEMO_REPO, &format!("Idea {number}"), "More.").await;
+    }
+    let app = AppSession::start(data_dir.path()).await;
+    assert_eq!(app.wait_until_loaded().await, "true");
+    let new_column = "document.querySelector('.column[data-status=NEW]')";
+    let shown = app
+        .client
+        .execute(
+            &format!(
+                "const c = {new_column}; return [c.querySelector('.column-count').textContent, \
+                 c.querySelectorAll('.card').length, c.querySelector('.cards-more').textContent, \
+                 c.querySelector('.card .card-title').textContent];"
+            ),
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        shown,
+        serde_json::json!(["250", 60, "60 of 250 shown; more as you scroll", "Idea 249"]),
+        "the newest 60 of 250 first"
+    );
+    app.client
+        .execute(
+            &format!("const l = {new_column}.querySelector('.cards'); l.scrollTop = l.scrollHeight; return null;"),
+            vec![],
+        )
+        .await
+        .unwrap();
+    let more = app
+        .eventually(
+            &format!("return {new_column}.querySelectorAll('.card').length;"),
+            |value| value.as_u64().is_some_and(|count| count >= 120),
+        )
+        .await;
+    assert_eq!(more, 120, "one more step of 60 cards");
+    assert_eq!(
+        app.client
+            .execute(
+                "return Number(document.getElementById('board').dataset.cardsDrawn);",
+                vec![]
+            )
+            .await
+            .unwrap(),
+        120,
+        "the first 60 kept their elements"
     );
     app.close().await;
     store.close().await;

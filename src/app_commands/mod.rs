@@ -147,6 +147,8 @@ pub struct DashboardQuery {
     #[serde(deserialize_with = "choice_or_all")]
     pub status: Option<FeedbackStatus>,
     pub search: String,
+    /// The most cards a column gets (the most recently changed); none: every card.
+    pub cards_per_column: Option<u32>,
 }
 
 impl DashboardQuery {
@@ -170,7 +172,10 @@ impl DashboardQuery {
 
 /// The dashboard for `query`.
 pub async fn dashboard(store: &Store, query: &DashboardQuery) -> Result<BoardView, CodedError> {
-    Ok(store.dashboard(&query.to_filter()?).await?.into())
+    Ok(store
+        .dashboard_limited(&query.to_filter()?, query.cards_per_column)
+        .await?
+        .into())
 }
 
 /// Connected repositories, for the filter menu.

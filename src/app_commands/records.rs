@@ -227,6 +227,8 @@ pub struct BoardGroup {
     pub status: FeedbackStatus,
     pub label: &'static str,
     pub cards: Vec<BoardCard>,
+    /// How many items the column holds (its cards may be the first of them).
+    pub total: usize,
 }
 
 /// One feedback card.
@@ -278,6 +280,7 @@ impl From<DashboardGroup> for BoardGroup {
             status: group.status,
             label: group.label,
             cards: group.cards.into_iter().map(BoardCard::from).collect(),
+            total: group.total,
         }
     }
 }

@@ -13,8 +13,25 @@ use crate::domain::{FeedbackId, FeedbackSource, FeedbackStatus, RunId, RunStatus
 impl Store {
     /// The dashboard's cards for `filter`, grouped by status, most recently changed first.
     pub async fn dashboard(&self, filter: &FeedbackFilter) -> Result<Dashboard, StoreError> {
+        self.dashboard_limited(filter, None).await
+    }
+
+    /// The dashboard with at most `cards_per_status` cards in each group (the most
+    /// recently changed), and each group's full count: what a board of any size needs to
+    /// draw its first screen. Only the cards returned are counted up and joined.
+    pub async fn dashboard_limited(
+        &self,
+        filter: &FeedbackFilter,
+        cards_per_status: Option<u32>,
+    ) -> Result<Dashboard, StoreError> {
         let query = sqlx::query(concat!(
-            "SELECT f.id, f.public_id, f.title, r.owner, r.name, f.status, f.source, f.head_branch, \
+            "WITH shown AS ( \
+                SELECT f.id, ROW_NUMBER() OVER (PARTITION BY f.status ORDER BY f.updated_at DESC, f.id DESC) AS position \
+                FROM feedback f JOIN repos r ON r.id = f.repo_id \
+                WHERE ",
+            feedback_filter_condition!(),
+            ") \
+             SELECT f.id, f.public_id, f.title, r.owner, r.name, f.status, f.source, f.head_branch, \
                     f.pr_number, f.pr_url, f.pr_state, f.created_at, f.updated_at, \
                     (SELECT COUNT(*) FROM followups u WHERE u.feedback_id = f.id AND u.source = 'owner' AND (u.candidate = 0 OR EXISTS (SELECT 1 FROM followup_inclusions i WHERE i.followup_id = u.id))) AS owner_follow_ups, \
                     (SELECT COUNT(*) FROM followups u WHERE u.feedback_id = f.id AND u.source = 'visitor' AND (u.candidate = 0 OR EXISTS (SELECT 1 FROM followup_inclusions i WHERE i.followup_id = u.id))) AS visitor_follow_ups, \
@@ -22,18 +39,38 @@ impl Store {
                     (SELECT COALESCE(SUM(x.llm_cost_usd), 0.0) FROM runs x WHERE x.feedback_id = f.id) AS total_cost, \
                     lr.id AS last_run_id, lr.stage AS last_run_stage, lr.status AS last_run_status, \
                     lr.started_at AS last_run_started_at, lr.finished_at AS last_run_finished_at \
-             FROM feedback f JOIN repos r ON r.id = f.repo_id \
+             FROM shown s JOIN feedback f ON f.id = s.id JOIN repos r ON r.id = f.repo_id \
              LEFT JOIN runs lr ON lr.id = (SELECT MAX(x.id) FROM runs x WHERE x.feedback_id = f.id AND x.parent_run_id IS NULL) \
-             WHERE ",
-            feedback_filter_condition!(),
-            " ORDER BY f.updated_at DESC, f.id DESC"
+             WHERE s.position <= ?7 \
+             ORDER BY f.updated_at DESC, f.id DESC"
         ));
-        let rows = filter.bind_to(query).fetch_all(&self.pool).await?;
+        let limit = cards_per_status.map_or(i64::MAX, i64::from);
+        let rows = filter
+            .bind_to(query)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
         let cards = rows
             .iter()
             .map(card_from_row)
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Dashboard::group(cards))
+        let counts = sqlx::query(concat!(
+            "SELECT f.status, COUNT(*) AS total FROM feedback f JOIN repos r ON r.id = f.repo_id WHERE ",
+            feedback_filter_condition!(),
+            " GROUP BY f.status"
+        ));
+        let mut totals = Vec::new();
+        for row in filter.bind_to(counts).fetch_all(&self.pool).await? {
+            let status: String = row.try_get("status")?;
+            let total: i64 = row.try_get("total")?;
+            totals.push((
+                status
+                    .parse::<FeedbackStatus>()
+                    .map_err(|_| StoreError::Corrupt(format!("status {status:?}")))?,
+                usize::try_from(total).unwrap_or_default(),
+            ));
+        }
+        Ok(Dashboard::group(cards, &totals))
     }
 }
 

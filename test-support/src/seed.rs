@@ -32,6 +32,34 @@ pub async fn add_feedback(store: &Store, repo: &str, title: &str, body: &str) ->
         .expect("feedback added")
 }
 
+/// Starts a code run on the item and leaves it queued (the item is CODING).
+pub async fn start_run(store: &Store, feedback: &Feedback) {
+    store
+        .start_code_run(&CodeRunRequest {
+            feedback_id: feedback.id,
+            backend: SandboxBackend::Docker,
+            agent_preset: "opencode".to_owned(),
+            instructions: None,
+        })
+        .await
+        .expect("run starts");
+}
+
+/// The active run of the item (the seeded CODING item has one).
+pub async fn active_run(store: &Store, feedback: &Feedback) -> handoff::domain::Run {
+    store
+        .runs(&handoff::store::RunFilter {
+            feedback_id: Some(feedback.id),
+            active_only: true,
+            limit: None,
+        })
+        .await
+        .expect("runs")
+        .into_iter()
+        .next()
+        .expect("an active run")
+}
+
 /// Starts a code run on the item and ends it as `outcome`.
 pub async fn run_to_end(store: &Store, feedback: &Feedback, outcome: RunOutcome) {
     let started = store
@@ -100,15 +128,7 @@ pub async fn seed_dashboard(store: &Store) -> Vec<Feedback> {
         "On phones the button is 20px high.",
     )
     .await;
-    store
-        .start_code_run(&CodeRunRequest {
-            feedback_id: coding.id,
-            backend: SandboxBackend::Docker,
-            agent_preset: "opencode".to_owned(),
-            instructions: None,
-        })
-        .await
-        .expect("coding run starts");
+    start_run(store, &coding).await;
 
     let waiting = add_feedback(
         store,

@@ -6,6 +6,9 @@
 // is refilled only when its cards or their order changed. The board counts the cards it
 // built (`data-cards-drawn`), so the tests can see that a heartbeat draws none. Times
 // ("5 min ago") are brought up to date by a clock once a minute, in place.
+//
+// A column gets only its most recently changed cards at first, and more once its end is
+// scrolled into view: a board of ten thousand items draws a few hundred cards.
 
 import { money, plural, relativeTime, runStatusWords } from "./format.js";
 
@@ -108,21 +111,40 @@ function sameElements(list, elements) {
   return elements.every((element, index) => children[index] === element);
 }
 
+// A column holding more items than it has cards ends in this line; once it scrolls
+// into view, the board asks for more cards (`actions.showMore`).
+function moreLine(status, actions) {
+  const line = document.createElement("li");
+  line.className = "cards-more";
+  line.dataset.status = status;
+  const watcher = new IntersectionObserver((entries) => {
+    if (entries.some((entry) => entry.isIntersecting) && line.isConnected) actions.showMore?.();
+  }, { rootMargin: "300px" });
+  watcher.observe(line);
+  return line;
+}
+
 function columnFor(group, actions) {
-  let element = drawnColumns.get(group.status);
-  if (!element) {
-    element = columnTemplate.content.firstElementChild.cloneNode(true);
+  let drawn = drawnColumns.get(group.status);
+  if (!drawn) {
+    const element = columnTemplate.content.firstElementChild.cloneNode(true);
     element.dataset.status = group.status;
-    drawnColumns.set(group.status, element);
+    drawn = { element, more: moreLine(group.status, actions) };
+    drawnColumns.set(group.status, drawn);
   }
+  const element = drawn.element;
   const title = element.querySelector(".column-title");
   if (title.textContent !== group.label) title.textContent = group.label;
   const count = element.querySelector(".column-count");
-  if (count.textContent !== String(group.cards.length)) count.textContent = String(group.cards.length);
+  if (count.textContent !== String(group.total)) count.textContent = String(group.total);
   const list = element.querySelector(".cards");
   const cards = group.cards.map((card) => cardFor(card, actions));
+  if (group.total > group.cards.length) {
+    drawn.more.textContent = `${group.cards.length} of ${group.total} shown; more as you scroll`;
+    cards.push(drawn.more);
+  }
   if (!sameElements(list, cards)) list.replaceChildren(...cards);
-  element.querySelector(".column-empty").hidden = group.cards.length > 0;
+  element.querySelector(".column-empty").hidden = group.total > 0;
   return element;
 }
 
@@ -133,6 +155,7 @@ export function renderBoard(board, dashboard, { onlyStatus, actions }) {
     if (!shownIds.has(id)) drawnCards.delete(id);
   }
   const columns = groups.map((group) => columnFor(group, actions));
+  board.dataset.cardsShown = String(drawnCards.size);
   if (!sameElements(board, columns)) board.replaceChildren(...columns);
   board.classList.toggle("single", Boolean(onlyStatus));
   board.dataset.cardsDrawn = String(cardsDrawn);

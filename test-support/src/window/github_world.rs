@@ -76,8 +76,16 @@ pub async fn sign_in(app: &AppSession, fake: &FakeGithub) {
 
 /// Opens a feedback card's detail panel.
 pub async fn open_card(app: &AppSession, feedback_id: i64) {
-    app.click(&format!(".card[data-feedback-id=\"{feedback_id}\"]"))
-        .await;
+    // A click can land while the board is being drawn again (the sign-in just before
+    // reloads it): the card is clicked again until its panel opens.
+    app.click_until(
+        &format!(".card[data-feedback-id=\"{feedback_id}\"]"),
+        &format!(
+            "const d = document.getElementById('detail'); \
+             return !d.hidden && d.dataset.feedbackId === '{feedback_id}';"
+        ),
+    )
+    .await;
     let shown = app
         .eventually(
             "const d = document.getElementById('detail'); return d.hidden ? null : d.dataset.feedbackId;",
