@@ -307,6 +307,7 @@ async fn a_large_board_draws_each_columns_newest_cards_and_more_as_it_scrolls() 
         )
         .await;
     assert_eq!(more, 120, "one more step of 60 cards");
+    app.screenshot("board-many-items").await;
     assert_eq!(
         app.client
             .execute(
