@@ -259,6 +259,16 @@ async fn iterate_rounds(fake: &FakeGithub, backend: SandboxBackend, kept: bool) 
     if let Err(error) = dropping.prune_kept_copies().await {
         eprintln!("the bench's kept copies could not be removed: {error}");
     }
+    // And the repository's egress gate, which outlives runs.
+    if backend == SandboxBackend::Docker {
+        let installation = pipeline.store.installation_id().await.unwrap();
+        let docker = bollard::Docker::connect_with_defaults().unwrap();
+        if let Err(error) =
+            handoff::sandbox::docker_gate::remove_gates(&docker, &installation, None).await
+        {
+            eprintln!("the bench's egress gate could not be removed: {error}");
+        }
+    }
     rounds
 }
 

@@ -10,7 +10,7 @@ packages=(
   libayatana-appindicator3-dev librsvg2-dev libgtk-3-dev libsoup-3.0-dev
   libjavascriptcoregtk-4.1-dev pkg-config xvfb xauth webkit2gtk-driver
   imagemagick x11-utils xdotool dbus dbus-x11 keyutils gnome-keyring libsecret-tools
-  git debootstrap fonts-noto-color-emoji
+  git debootstrap fonts-noto-color-emoji locales
 )
 
 missing=()
@@ -30,6 +30,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "install-deps: Debian packages already present"
+fi
+
+# A French locale, so that a test can show Handoff reads git's messages in English
+# whatever the user's language.
+if ! locale -a 2>/dev/null | grep -qi '^fr_FR\.utf-\?8$'; then
+  echo "install-deps: generating the fr_FR.UTF-8 locale"
+  as_root sed -i 's/^# *fr_FR.UTF-8 UTF-8/fr_FR.UTF-8 UTF-8/' /etc/locale.gen
+  grep -q '^fr_FR.UTF-8 UTF-8' /etc/locale.gen || echo 'fr_FR.UTF-8 UTF-8' | as_root tee -a /etc/locale.gen >/dev/null
+  as_root locale-gen >/dev/null
 fi
 
 if ! command -v tauri-driver >/dev/null 2>&1; then

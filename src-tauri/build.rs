@@ -15,6 +15,8 @@ const APP_COMMANDS: &[&str] = &[
     "approve_comment_version",
     "start_run",
     "cancel_run",
+    "held_commits",
+    "push_held_run",
     "follow_run_log",
     "preview_markdown",
     "preview_edit",

@@ -32,6 +32,8 @@ crate::stored_text_enum! {
         SandboxFailed => "sandbox_failed",
         SetupIncomplete => "setup_incomplete",
         NeedsConfirmation => "needs_confirmation",
+        /// Someone else's code would run with no isolation: only a sandbox runs it.
+        NeedsSandbox => "needs_sandbox",
         NeedsClientId => "needs_client_id",
         Cancelled => "cancelled",
     }

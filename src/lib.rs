@@ -8,13 +8,15 @@
 //! - [`secrets`]: the OS keyring, the only place secrets are kept, and the scrubbing of
 //!   secrets out of what runs store; [`service_address`]: where a secret may be sent.
 //! - [`pipeline`]: runs of the agent, code runs and QA stages, from working copy to PR;
-//!   [`sandbox`]: where the agent runs (Docker, E2B, a local process).
+//!   [`sandbox`]: where the agent runs (Docker, E2B, a local process); [`egress`]: the
+//!   gate a Docker sandbox's traffic leaves through.
 //! - [`setup_check`]: what a run needs, checked line by line; [`agent_image`]: the
 //!   Docker images agents run in.
 //! - [`dashboard`]: the feedback cards as the app and the CLI show them;
 //!   [`pull_request_workspace`]: a PR's QA stages and comments as the mirror holds them.
-//! - [`markdown`]: untrusted markdown to sanitized HTML; [`comment_diff`]: two versions
-//!   of a comment compared.
+//! - [`markdown`]: untrusted markdown to sanitized HTML; [`revealed_text`]: the raw text
+//!   an approval lets through, with what the rendered view hides marked;
+//!   [`comment_diff`]: two versions of a comment compared.
 //! - [`log_file`]: the log file both front ends write; [`data_dir`]: where the data lives.
 //! - [`error_code`]: the codes front ends act on instead of message text.
 //! - [`app_commands`]: what the desktop app asks of the core, with coded errors, in the
@@ -26,12 +28,14 @@ pub mod comment_diff;
 pub mod dashboard;
 pub mod data_dir;
 pub mod domain;
+pub mod egress;
 pub mod error_code;
 pub mod github;
 pub mod log_file;
 pub mod markdown;
 pub mod pipeline;
 pub mod pull_request_workspace;
+pub mod revealed_text;
 pub mod sandbox;
 pub mod secrets;
 pub mod service_address;

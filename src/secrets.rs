@@ -207,8 +207,13 @@ pub enum SecretName {
     /// The E2B API key for one E2B API host (so that a changed `e2b.api_base` finds no
     /// key to send elsewhere).
     E2bApiKey { api_host: String },
-    /// The API key an agent preset needs (for example `anthropic` for claude).
-    AgentApiKey { provider: String },
+    /// The API key an agent preset needs (for example `anthropic` for claude), for one
+    /// API host of that provider (so that a changed `provider.*.api_base` finds no key
+    /// to send elsewhere).
+    AgentApiKey { provider: String, api_host: String },
+    /// A provider's key as Handoff kept it before keys were kept per API host; read only
+    /// for the provider's own API host.
+    AgentApiKeyOfOldVersions { provider: String },
 }
 
 impl SecretName {
@@ -217,7 +222,12 @@ impl SecretName {
         match self {
             SecretName::GithubToken { api_host } => format!("github-token@{api_host}"),
             SecretName::E2bApiKey { api_host } => format!("e2b-api-key@{api_host}"),
-            SecretName::AgentApiKey { provider } => format!("agent-api-key@{provider}"),
+            SecretName::AgentApiKey { provider, api_host } => {
+                format!("agent-api-key@{provider}@{api_host}")
+            }
+            SecretName::AgentApiKeyOfOldVersions { provider } => {
+                format!("agent-api-key@{provider}")
+            }
         }
     }
 }

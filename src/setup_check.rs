@@ -51,6 +51,7 @@ pub enum Fix {
     UseHttpsForProvider { provider: String },
     ChooseAnotherAgent { repo: String },
     FreeDisk { path: String },
+    InstallEgressGate,
 }
 
 impl std::fmt::Display for Fix {
@@ -97,6 +98,12 @@ impl std::fmt::Display for Fix {
                 "Choose claude, codex or opencode for {repo} to run the QA stages."
             ),
             Fix::FreeDisk { path } => write!(f, "Free some disk space where {path} is."),
+            Fix::InstallEgressGate => write!(
+                f,
+                "Install Handoff's egress gate, handoff-egress, beside Handoff (its package \
+                 does), or name a Linux build of it for the engine's machine in \
+                 HANDOFF_EGRESS_PROGRAM."
+            ),
         }
     }
 }
@@ -201,6 +208,7 @@ impl SetupCheck<'_> {
         let (line, accepted) = self.github(github.as_ref()).await;
         lines.push(line);
         if let (Ok(client), true) = (&github, accepted) {
+            lines.push(token_scopes_line(client).await);
             for repo in &repos {
                 lines.push(repo_access(client, repo).await);
             }
@@ -222,6 +230,12 @@ impl SetupCheck<'_> {
                     checked.push(image.clone());
                     lines.push(docker_image(&docker, &image, preset.as_deref()).await);
                 }
+                if repos.iter().any(|repo| {
+                    repo.sandbox_backend == SandboxBackend::Docker
+                        && repo.network_mode != crate::domain::NetworkMode::None
+                }) {
+                    lines.push(egress_gate(&docker).await);
+                }
             }
         }
         for repo in &repos {
@@ -242,6 +256,7 @@ impl SetupCheck<'_> {
             .secrets
             .get(&SecretName::AgentApiKey {
                 provider: "handoff-keyring-check".to_owned(),
+                api_host: "localhost".to_owned(),
             })
             .await
         {
@@ -326,7 +341,7 @@ impl SetupCheck<'_> {
                 return lines;
             }
         };
-        lines.push(agent_key(self.secrets, repo, &agent).await);
+        lines.push(agent_key(self.secrets, self.settings, repo, &agent).await);
         if let AgentChoice::Preset(preset) = &agent {
             if let Some(limitation) = preset.limitation {
                 lines.push(CheckLine::not_ok(
@@ -518,6 +533,86 @@ pub async fn docker_engine() -> (CheckLine, Option<bollard::Docker>) {
     }
 }
 
+/// What the token may do: a warning when it may change workflows (or when GitHub does
+/// not say, for a fine-grained token).
+pub async fn token_scopes_line(client: &GithubClient) -> CheckLine {
+    let subject = "GitHub token";
+    match crate::github::token_scopes::token_scopes(client).await {
+        Ok(scopes) => match scopes.warning() {
+            None => CheckLine::ok(
+                "github-token",
+                subject,
+                format!(
+                    "scopes {}: pushes that change workflow files are refused by GitHub",
+                    scopes.stored()
+                ),
+            ),
+            Some(warning) => CheckLine::not_ok(
+                CheckStatus::Warning,
+                "github-token",
+                subject,
+                warning,
+                Fix::SignIn,
+            ),
+        },
+        Err(error) => CheckLine::not_ok(
+            CheckStatus::Warning,
+            "github-token",
+            subject,
+            format!("its scopes could not be read: {error}"),
+            Fix::SignIn,
+        ),
+    }
+}
+
+/// Whether the egress gate can run beside the engine's sandboxes: its program is
+/// installed, and it is a program for the machine the engine runs its containers on.
+pub async fn egress_gate(docker: &bollard::Docker) -> CheckLine {
+    let failure = |detail: String| {
+        CheckLine::not_ok(
+            CheckStatus::Failure,
+            "egress-gate",
+            "Egress gate",
+            detail,
+            Fix::InstallEgressGate,
+        )
+    };
+    let program = match crate::sandbox::docker_gate::gate_program() {
+        Ok(program) => program,
+        Err(missing) => return failure(missing),
+    };
+    let here = (std::env::consts::OS, std::env::consts::ARCH);
+    match docker.info().await {
+        Ok(info) => {
+            let engine_os = info.os_type.unwrap_or_default();
+            let engine_arch = info.architecture.unwrap_or_default();
+            let same_arch = engine_arch == here.1
+                || (engine_arch == "arm64" && here.1 == "aarch64")
+                || (engine_arch == "amd64" && here.1 == "x86_64");
+            if engine_os != "linux" || here.0 != "linux" || !same_arch {
+                return failure(format!(
+                    "the engine runs {engine_os}/{engine_arch} containers, and {} is a \
+                     program for {}/{}: it cannot run beside the sandboxes, so no run can \
+                     reach the network or its provider",
+                    program.path.display(),
+                    here.0,
+                    here.1
+                ));
+            }
+            CheckLine::ok(
+                "egress-gate",
+                "Egress gate",
+                format!(
+                    "{} runs beside each repository's sandboxes and adds the agent's key \
+                     there",
+                    program.path.display()
+                ),
+            )
+        }
+        Err(error) => failure(format!("the engine does not say what it runs: {error}")),
+    }
+}
+
 /// Whether `image` is on the engine, and current when Handoff builds it from the
 /// `preset` recipe.
 pub async fn docker_image(
@@ -568,19 +663,19 @@ pub async fn docker_image(
 }
 
 /// Whether the key `repo`'s agent needs is in the keyring.
-pub async fn agent_key(secrets: &SecretStore, repo: &Repo, agent: &AgentChoice) -> CheckLine {
+pub async fn agent_key(
+    secrets: &SecretStore,
+    settings: &PipelineSettings,
+    repo: &Repo,
+    agent: &AgentChoice,
+) -> CheckLine {
     let name = repo.name.full_name();
     let id = format!("agent-key:{name}");
     let subject = format!("{name}'s agent ({})", repo.agent_preset);
     let Some(key) = agent.api_key() else {
         return CheckLine::ok(id, subject, "needs no key from Handoff");
     };
-    match secrets
-        .get(&SecretName::AgentApiKey {
-            provider: key.provider.to_owned(),
-        })
-        .await
-    {
+    match settings.agent_key(secrets, key.provider).await {
         Ok(Some(_)) => CheckLine::ok(id, subject, format!("the {} key is set", key.provider)),
         Ok(None) => CheckLine::not_ok(
             CheckStatus::Failure,

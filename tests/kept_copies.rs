@@ -241,3 +241,53 @@ async fn copies_unused_past_the_retention_go_and_none_are_kept_when_it_is_zero()
     }
     assert!(!kept_repo(&world, &feedback).exists());
 }
+
+#[tokio::test]
+async fn what_a_run_plants_in_the_kept_copys_git_folder_is_gone_before_the_next_run_reads_it() {
+    let world = world_ignoring_build().await;
+    // The agent (or whatever steered it) plants a filter that runs on checkout, a hook,
+    // and attributes that apply the filter to every file.
+    let feedback = world
+        .feedback(
+            "Planting",
+            "@@run1:write src/a.txt a\n\
+             @@run1:append .git/config [filter \"planted\"]\n\
+             @@run1:append .git/config smudge = echo SMUDGED-BY-PLANTED-FILTER >&2; cat\n\
+             @@run1:write .git/info/attributes * filter=planted\n\
+             @@run1:write .git/hooks/post-checkout echo HOOK-RAN >&2",
+        )
+        .await;
+    let first = world.run(&feedback, None).await;
+    assert_succeeded(&first, &world.log_text(&first).await);
+    let kept = kept_repo(&world, &feedback);
+    assert!(
+        std::fs::read_to_string(kept.join(".git/config"))
+            .unwrap()
+            .contains("planted"),
+        "the first run planted it"
+    );
+    // A commit by hand, so that the next run checks files out.
+    world.fake.push_commit(
+        REPO,
+        &feedback.head_branch,
+        "Owner's change",
+        &[("src/a.txt", "changed by hand\n")],
+    );
+
+    let second = world.run(&feedback, Some("@@write src/b.txt b")).await;
+
+    let log = world.log_text(&second).await;
+    assert_succeeded(&second, &log);
+    assert!(!log.contains("SMUDGED-BY-PLANTED-FILTER"), "{log}");
+    assert!(!log.contains("HOOK-RAN"), "{log}");
+    let config = std::fs::read_to_string(kept.join(".git/config")).unwrap();
+    assert!(!config.contains("planted"), "{config}");
+    assert!(!kept.join(".git/info/attributes").exists());
+    assert_eq!(
+        world
+            .fake
+            .file_on_branch(REPO, &feedback.head_branch, "src/a.txt")
+            .as_deref(),
+        Some("changed by hand\n")
+    );
+}

@@ -82,8 +82,11 @@ async fn the_container_has_limits_and_is_removed_after_success_and_failure() {
     let installation = world.store.installation_id().await.unwrap();
     assert_eq!(
         host.network_mode,
-        Some(format!("handoff-{installation}-run-{run_id}-net")),
-        "the allow-list's own internal network is the default"
+        Some(format!(
+            "handoff-{installation}-gate-{}-net",
+            world.repo.id.0
+        )),
+        "the repository's internal network, behind its egress gate, is the default"
     );
     let config = inspected.config.unwrap();
     assert_eq!(
@@ -179,13 +182,8 @@ async fn a_container_left_by_a_crash_is_found_by_its_label_and_removed() {
     let _ = driving.await;
     assert_eq!(
         containers_of(&world, run_id).await.len(),
-        2,
-        "the crash left the container and its egress proxy"
-    );
-    assert_eq!(
-        networks_of(&world, run_id).await.len(),
         1,
-        "and its network"
+        "the crash left the container (the repository's egress gate is not the run's)"
     );
 
     let reconciled = world
@@ -198,10 +196,6 @@ async fn a_container_left_by_a_crash_is_found_by_its_label_and_removed() {
     assert!(
         containers_of(&world, run_id).await.is_empty(),
         "reconcile removed it"
-    );
-    assert!(
-        networks_of(&world, run_id).await.is_empty(),
-        "and its network"
     );
     assert_eq!(
         world.store.run(run_id).await.unwrap().status,
@@ -251,4 +245,56 @@ async fn a_missing_image_is_refused_before_the_run_is_recorded() {
         .await
         .unwrap()
         .is_empty());
+}
+
+#[tokio::test]
+async fn a_run_is_refused_before_it_is_recorded_when_the_egress_gate_cannot_run() {
+    // This test runs in a process of its own (nextest), so the variable is this
+    // process's to set before the gate's program is first looked for.
+    std::env::set_var(
+        handoff::sandbox::docker_gate::GATE_PROGRAM_VARIABLE,
+        "/nonexistent/handoff-egress",
+    );
+    let world = world().await;
+    let feedback = world.feedback("No gate", "@@write x.txt y").await;
+
+    let refused = world
+        .pipeline
+        .begin_code_run(feedback.id, CodeRunOptions::default())
+        .await
+        .unwrap_err();
+
+    match &refused {
+        PipelineError::SetupIncomplete(line) => {
+            assert_eq!(line.id, "egress-gate");
+            assert!(
+                line.detail.contains("/nonexistent/handoff-egress"),
+                "{}",
+                line.detail
+            );
+        }
+        other => panic!("expected the egress gate's setup line, got {other:?}"),
+    }
+    assert!(world
+        .store
+        .runs(&RunFilter::default())
+        .await
+        .unwrap()
+        .is_empty());
+    let setup = handoff::setup_check::SetupCheck {
+        store: &world.store,
+        secrets: &world.pipeline.secrets,
+        data_dir: world.data.path(),
+        settings: &world.pipeline.settings,
+    }
+    .run()
+    .await
+    .unwrap();
+    let gate = setup
+        .lines
+        .iter()
+        .find(|line| line.id == "egress-gate")
+        .expect("Check setup has a line for the egress gate");
+    assert_eq!(gate.status, handoff::setup_check::CheckStatus::Failure);
+    assert_eq!(gate.fix, Some(handoff::setup_check::Fix::InstallEgressGate));
 }

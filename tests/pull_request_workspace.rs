@@ -15,7 +15,7 @@ use handoff::pipeline::PipelineError;
 use handoff::pull_request_workspace::{pull_request_workspace, StageState};
 use handoff::store::{PullRequestFilter, StoreError};
 use support::fake_github::OWNER;
-use support::pipeline_world::{pr_number, PipelineWorld, QA_DIRECTIVES, REPO};
+use support::pipeline_world::{pr_number, PipelineWorld, REPO};
 
 async fn world() -> PipelineWorld {
     PipelineWorld::new(SandboxBackend::Local).await
@@ -404,37 +404,6 @@ async fn full_auto_with_three_units_left_is_refused_before_anything_starts() {
     assert!(world
         .managed_body(number, "<!-- sandbox-qa-review -->")
         .is_none());
-}
-
-#[tokio::test]
-async fn full_auto_fits_in_three_units_when_fix_cannot_push_and_ends_its_run() {
-    let world = world().await;
-    world.fake.add_user("mallory");
-    let number = world.fake.create_fork_pull(
-        REPO,
-        "mallory",
-        "patch",
-        "main",
-        "Fork change",
-        &[("src/fork.txt", "from the fork\n")],
-    );
-    world.set_instructions(QA_DIRECTIVES).await;
-    world.set_quota(3).await;
-
-    let report = world.qa(number, Stage::FullAuto, false).await;
-
-    let ran: Vec<_> = report
-        .stages
-        .iter()
-        .filter(|s| s.run.is_some())
-        .map(|s| s.stage)
-        .collect();
-    assert_eq!(ran, [Stage::Review, Stage::Plan, Stage::Test]);
-    assert!(
-        matches!(&report.stages[3].result, QaResult::Skipped { reason } if reason.contains("fix cannot push"))
-    );
-    assert_eq!(report.run.status, RunStatus::Succeeded);
-    assert_eq!(used_quota(&world).await, 3);
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use handoff::domain::RunId;
 use handoff::sandbox::e2b::{E2bSandbox, E2bSettings};
-use handoff::sandbox::key_forwarding::ForwardedKey;
+use handoff::sandbox::key_forwarding::{ForwardedKey, ModelEndpoint};
 use handoff::sandbox::{
     JobControl, ResourceLimits, SandboxEnd, SandboxError, SandboxEvent, SandboxJob,
 };
@@ -52,6 +52,7 @@ fn agent_key() -> ForwardedKey {
         "",
         "api.anthropic.com",
         "https://api.anthropic.com",
+        ModelEndpoint::list(handoff::pipeline::agent_presets::ANTHROPIC_MODEL_ENDPOINTS),
         Secret::new("agent-secret"),
     )
 }
@@ -244,7 +245,7 @@ async fn the_fakes_answers_follow_e2bs_descriptions() {
 
     let created = post(
         "/sandboxes",
-        serde_json::json!({ "templateID": "base", "timeout": 60 }),
+        serde_json::json!({ "templateID": "base", "timeout": 60, "secure": true }),
         KEY,
     )
     .await;
@@ -414,4 +415,160 @@ async fn each_network_mode_reaches_e2b_as_its_egress_settings() {
         assert_eq!(created.network, expected, "{mode}");
         assert_eq!(created.allow_internet_access, internet, "{mode}");
     }
+}
+
+#[tokio::test]
+async fn sandboxes_are_secured_so_that_their_id_alone_reaches_nothing() {
+    let fake = FakeE2b::start(KEY).await;
+    let dir = workspace("echo done > \"$HANDOFF_WORKSPACE/out/result.txt\"\nexit 0\n");
+    let (control, _events, _cancel) = control();
+    let end = sandbox(&fake, KEY, Duration::from_secs(10))
+        .run(&job(&dir, Duration::from_secs(30)), control)
+        .await
+        .unwrap();
+    // The fake's envd refuses a secured sandbox's calls without its token: the run
+    // went through, so each of its calls carried it.
+    assert_eq!(end, SandboxEnd::Exited(0));
+    assert!(fake.sandboxes()[0].secure, "asked for as secured");
+    assert!(
+        fake.requests()
+            .iter()
+            .filter(|request| request.path.starts_with("/envd/"))
+            .all(|request| request.status != 401),
+        "{:?}",
+        fake.requests()
+    );
+
+    // Someone who learns a live sandbox's id gets nothing from its envd.
+    let created = support::raw_http::request(
+        &fake.api_base(),
+        "POST",
+        "/sandboxes",
+        &[("X-API-Key", KEY), ("Content-Type", "application/json")],
+        Some(br#"{"templateID":"base","timeout":60,"secure":true}"#),
+    )
+    .await;
+    let id = created.json()["sandboxID"].as_str().unwrap().to_owned();
+    let token = created.json()["envdAccessToken"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for (header, expected) in [
+        (None, 401),
+        (Some("envd-token-guess"), 401),
+        (Some(token.as_str()), 200),
+    ] {
+        let mut headers = vec![("Content-Type", "application/octet-stream")];
+        if let Some(value) = header {
+            headers.push(("X-Access-Token", value));
+        }
+        let answer = support::raw_http::request(
+            &fake.api_base(),
+            "POST",
+            &format!("/envd/{id}/files?path=/home/user/probe.txt"),
+            &headers,
+            Some(b"probe"),
+        )
+        .await;
+        assert_eq!(answer.status, expected, "token {header:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_sandbox_that_comes_without_an_access_token_is_removed_unused() {
+    let fake = FakeE2b::start(KEY).await;
+    fake.ignore_secure();
+    let dir = workspace("echo ran > \"$HANDOFF_WORKSPACE/out/ran.txt\"\nexit 0\n");
+    let (control, _events, _cancel) = control();
+    let refused = sandbox(&fake, KEY, Duration::from_secs(10))
+        .run(&job(&dir, Duration::from_secs(30)), control)
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("without an access token"),
+        "{refused}"
+    );
+    assert!(
+        fake.live_sandboxes().is_empty(),
+        "the unsecured sandbox was killed"
+    );
+    assert!(
+        !dir.path().join("out/ran.txt").exists(),
+        "nothing ran in it"
+    );
+    assert!(
+        !fake
+            .requests()
+            .iter()
+            .any(|request| request.path.contains("process.Process")),
+        "no process was started in it"
+    );
+}
+
+#[tokio::test]
+async fn the_key_rule_names_the_providers_host_alone_and_what_e2b_does_with_it() {
+    let fake = FakeE2b::start(KEY).await;
+    let dir = workspace("exit 0\n");
+    let (control, _events, _cancel) = control();
+    let listed = handoff::domain::NetworkPolicy {
+        mode: handoff::domain::NetworkMode::Allowlist,
+        allowed: vec![
+            "api.anthropic.com:443".parse().unwrap(),
+            "*.npmjs.org".parse().unwrap(),
+        ],
+    };
+    sandbox(&fake, KEY, Duration::from_secs(10))
+        .with_network(listed)
+        .run(&job(&dir, Duration::from_secs(30)), control)
+        .await
+        .unwrap();
+    let created = fake.sandboxes()[0].clone();
+    let rules = created.network["rules"].as_object().unwrap();
+    assert_eq!(
+        rules.keys().collect::<Vec<_>>(),
+        vec!["api.anthropic.com"],
+        "one rule, on the provider's exact host: never a wildcard"
+    );
+    let key = vec![("x-api-key".to_owned(), "agent-secret".to_owned())];
+    assert_eq!(
+        fake.egress_headers(&created.id, "https", "api.anthropic.com"),
+        key
+    );
+    for elsewhere in [
+        "evil.example",
+        "api.anthropic.com.evil.example",
+        "registry.npmjs.org",
+    ] {
+        assert!(
+            fake.egress_headers(&created.id, "https", elsewhere)
+                .is_empty(),
+            "{elsewhere}"
+        );
+    }
+    // What E2B's description says, and Handoff cannot change: the rule applies to
+    // plain-HTTP requests to that host too (ARCHITECTURE says where the key travels).
+    assert_eq!(
+        fake.egress_headers(&created.id, "http", "api.anthropic.com"),
+        key
+    );
+}
+
+#[tokio::test]
+async fn an_answer_e2b_refuses_with_is_cut_and_scrubbed_of_the_key() {
+    let fake = FakeE2b::start(KEY).await;
+    // A service that echoes what it got: the key, and a great deal of it.
+    fake.refuse_next_creation(&format!(
+        "{{\"message\":\"bad request from key {KEY}\",\"echo\":\"{}\"}}",
+        "x".repeat(50_000)
+    ));
+    let dir = workspace("exit 0\n");
+    let (control, _events, _cancel) = control();
+    let refused = sandbox(&fake, KEY, Duration::from_secs(10))
+        .run(&job(&dir, Duration::from_secs(30)), control)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(!refused.contains(KEY), "{refused}");
+    assert!(refused.contains("[cut]"), "{refused}");
+    assert!(refused.len() < 2_500, "{} characters", refused.len());
 }

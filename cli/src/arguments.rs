@@ -538,14 +538,20 @@ pub struct RepoSettingsArguments {
     #[arg(long, value_name = "MINUTES")]
     pub timeout_minutes: Option<u32>,
     /// What the sandbox may reach: nothing, the agent provider's API and the allowed
-    /// hosts only (through Handoff's egress proxy), or everything [default: allowlist].
+    /// hosts only, or any public address (both through the repository's egress gate,
+    /// never this machine or its networks) [default: allowlist].
     #[arg(long, value_name = "MODE", value_parser = words_of!(NetworkMode))]
     pub network: Option<NetworkMode>,
     /// The hosts the sandbox may reach besides the agent provider's API, for example
-    /// package registries: `host`, `host:port` or `*.domain`, separated by commas or
-    /// spaces ("" for none). Replaces the list.
+    /// package registries: `host`, `host:port`, `*.domain` or an address of your own
+    /// network (`192.168.1.20:8080`: reached only when named itself), separated by
+    /// commas or spaces ("" for none). Replaces the list.
     #[arg(long, value_name = "HOSTS")]
     pub allowed_hosts: Option<String>,
+    /// Whether the PRs Handoff opens are drafts, so that neither people nor CI take the
+    /// agent's work as ready [default: true].
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub draft_prs: Option<bool>,
     /// Confirms choosing the local backend, which runs the agent as you with no
     /// isolation (your files, keyring and network in its reach).
     #[arg(long)]
@@ -664,6 +670,24 @@ pub enum RunsCommand {
         output: bool,
         #[command(flatten)]
         format: JsonFlag,
+    },
+    /// Show what a held run would push: a run of an item a visitor opened whose commits
+    /// change CI entry points waits for your approval before anything is pushed.
+    Held {
+        /// The run id.
+        run: i64,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// Push a held run's commits after you read them (`handoff runs held RUN`): exactly
+    /// the commits ending at END_SHA, never forced; then open or update the PR.
+    ApprovePush {
+        /// The run id.
+        run: i64,
+        /// The last commit `handoff runs held RUN` showed, so that only what you read is
+        /// pushed.
+        #[arg(long, value_name = "SHA")]
+        end: String,
     },
     /// List runs, newest first.
     List {

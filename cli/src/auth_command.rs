@@ -51,8 +51,17 @@ pub async fn run(store: &Store, command: AuthCommand) -> Result<(), CliError> {
                 read_token(with_token)?
             };
             let api_base = endpoints.api_base.clone();
-            let login = sign_in_with_token(store, &secrets, endpoints, token).await?;
-            println!("signed in to {api_base} as {login}; the token is kept in the OS keyring");
+            let signed_in = sign_in_with_token(store, &secrets, endpoints, token).await?;
+            println!(
+                "signed in to {api_base} as {}; the token is kept in the OS keyring",
+                signed_in.login
+            );
+            if let Some(warning) = signed_in.token_warning() {
+                eprintln!("note: {warning}");
+                if signed_in.scopes.can_change_workflows() == Some(true) {
+                    eprintln!("hint: make a token without the `workflow` scope and sign in with it: `handoff auth login --with-token`");
+                }
+            }
             Ok(())
         }
         AuthCommand::Status { offline, output } => {

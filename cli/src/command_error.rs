@@ -115,6 +115,14 @@ fn pipeline_hint(error: &PipelineError) -> Option<String> {
             "run it in a sandbox (--backend docker or e2b), or choose local for the repository \
              with `handoff repo set {repo} --backend local --confirm-no-isolation`"
         )),
+        PipelineError::StrangersCodeNeedsSandbox { .. } => Some(
+            "run it in a sandbox: add --backend docker (or e2b), or set the repository's \
+             backend with `handoff repo set OWNER/NAME --backend docker`"
+                .to_owned(),
+        ),
+        PipelineError::NotHeld { run, .. } => Some(format!(
+            "`handoff runs show {run}` shows how it ended; `handoff runs list --feedback ID` the item's later runs"
+        )),
         PipelineError::RepoDisconnected(repo) => {
             Some(format!("connect it again with `handoff repo add {repo}`"))
         }
@@ -170,6 +178,7 @@ pub fn fix_command(fix: &Fix) -> Option<String> {
         | Fix::UseHttpsForProvider { .. }
         | Fix::StartDocker
         | Fix::LoadImage { .. }
-        | Fix::FreeDisk { .. } => return None,
+        | Fix::FreeDisk { .. }
+        | Fix::InstallEgressGate => return None,
     })
 }

@@ -81,6 +81,14 @@ pub async fn run(store: &Store, command: RepoCommand) -> Result<(), CliError> {
             println!("  backend:       {}", repo.sandbox_backend);
             println!("  agent:         {}", repo.agent_preset);
             println!("  network:       {}", repo.network_mode);
+            println!(
+                "  PRs open as:   {}",
+                if repo.draft_pull_requests {
+                    "drafts"
+                } else {
+                    "ready for review"
+                }
+            );
             if !repo.allowed_hosts.is_empty() {
                 let hosts: Vec<String> =
                     repo.allowed_hosts.iter().map(ToString::to_string).collect();
@@ -221,5 +229,6 @@ fn settings_change(
             .map(|template| Some(template).filter(|t| !t.trim().is_empty())),
         network_mode: arguments.network,
         allowed_hosts,
+        draft_pull_requests: arguments.draft_prs,
     })
 }

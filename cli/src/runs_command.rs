@@ -1,4 +1,5 @@
-//! `handoff runs list`.
+//! `handoff runs`: logs, cancel, show, list, and a held run's commits and their approved
+//! push.
 
 use super::arguments::RunsCommand;
 use super::command_error::CliError;
@@ -111,6 +112,40 @@ pub async fn run(
                     run.id
                 );
             }
+            Ok(())
+        }
+        RunsCommand::Held { run, output } => {
+            let pipeline = super::run_command::pipeline(store, data_dir).await?;
+            let held = pipeline.held_commits(RunId(run)).await?;
+            if output.json {
+                return print_json(&held);
+            }
+            println!(
+                "run {} holds {} commit(s) for {}, ending at {}",
+                held.run_id, held.commits, held.branch, held.end_sha
+            );
+            println!("CI entry points they change:");
+            for (path, why) in &held.ci_entry_points {
+                println!("  {} ({why})", printable(path));
+            }
+            println!("every file they change:");
+            for path in &held.changed_paths {
+                println!("  {}", printable(path));
+            }
+            println!("\n{}", printable(&held.diff));
+            eprintln!(
+                "hint: after reading it, push exactly these commits with `handoff runs approve-push {} --end {}`",
+                held.run_id, held.end_sha
+            );
+            Ok(())
+        }
+        RunsCommand::ApprovePush { run, end } => {
+            let pipeline = super::run_command::pipeline(store, data_dir).await?;
+            let report = pipeline.push_held_run(RunId(run), end.trim()).await?;
+            println!(
+                "pushed run {}'s {} commit(s): PR #{} {}",
+                report.run_id, report.commits, report.pr_number, report.pr_url
+            );
             Ok(())
         }
         RunsCommand::List {

@@ -30,9 +30,9 @@ async fn secret_name(store: &Store, name: &str) -> Result<SecretName, CliError> 
         "e2b" => SecretName::E2bApiKey {
             api_host: PipelineSettings::configured(store).await?.e2b.api_host(),
         },
-        provider => SecretName::AgentApiKey {
-            provider: provider.to_owned(),
-        },
+        provider => PipelineSettings::configured(store)
+            .await?
+            .agent_key_name(provider),
     })
 }
 
@@ -56,7 +56,12 @@ pub async fn run(store: &Store, command: SecretsCommand) -> Result<(), CliError>
                 return Err(CliError::Usage("no secret given".to_owned()));
             }
             secrets.set(&which, &Secret::new(value)).await?;
-            println!("{name} is kept in the OS keyring");
+            match &which {
+                SecretName::AgentApiKey { api_host, .. } | SecretName::E2bApiKey { api_host } => {
+                    println!("{name} is kept in the OS keyring, for {api_host} only")
+                }
+                _ => println!("{name} is kept in the OS keyring"),
+            }
             Ok(())
         }
         SecretsCommand::Delete { name } => {

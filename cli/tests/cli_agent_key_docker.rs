@@ -1,8 +1,9 @@
 //! The agent's API key with the Docker backend, as an owner runs it: the key is in the
 //! keyring, the agent in a container (an image built from Handoff's recipe for claude,
-//! with a stand-in as the agent) reaches its provider, and the key itself never enters
-//! the container, on the allow-list network and on the open one. The provider is a
-//! stand-in on this machine; nothing leaves it.
+//! with a stand-in as the agent) reaches its provider through the key forwarder in the
+//! repository's egress gate, and the key itself never enters the container, on the
+//! allow-list network and on the open one. The provider is a stand-in on this machine;
+//! nothing leaves it.
 
 use handoff_test_support as support;
 
@@ -70,11 +71,9 @@ async fn the_agent_in_docker_reaches_its_provider_while_the_key_stays_outside() 
             !shown.contains("[redacted]") && !shown.contains(KEY),
             "{mode}: the key was in the container's environment, files or command lines: {shown}"
         );
-        let relayed = shown.contains("-egress:3129");
-        assert_eq!(
-            relayed,
-            mode == "allowlist",
-            "{mode}: the base address names the proxy's relay only on the allow-list: {shown}"
+        assert!(
+            shown.contains("ANTHROPIC_BASE_URL=http://handoff-gate:3129"),
+            "{mode}: the base address names the key forwarder in the repository's egress gate: {shown}"
         );
         assert!(
             shown.contains(" 200 OK") && shown.contains(fake_provider::ANSWER),
@@ -90,4 +89,5 @@ async fn the_agent_in_docker_reaches_its_provider_while_the_key_stays_outside() 
         );
         assert!(shown.contains("PR #"), "{mode}: the run went on: {shown}");
     }
+    cli.remove_egress_gates().await;
 }

@@ -473,3 +473,59 @@ async fn an_edit_made_while_github_is_unreachable_waits_in_the_outbox() {
         "{history}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_that_may_change_workflows_is_pointed_out_at_sign_in_and_in_doctor() {
+    let fake = FakeGithub::start().await;
+    fake.create_repo(REPO, "main");
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    let api_base = fake.api_base();
+    let token = fake.owner_token().to_owned();
+    let arguments = [
+        "auth",
+        "login",
+        "--with-token",
+        "--api-base",
+        api_base.as_str(),
+    ];
+    let login = || cli.run_with(&arguments, Some(&token), &[]);
+
+    fake.set_token_scopes(OWNER, Some("repo, workflow"));
+    let signed_in = login().await;
+    let said = text(&signed_in);
+    assert!(signed_in.status.success(), "{said}");
+    assert!(
+        said.contains("note: the token has the `workflow` scope"),
+        "{said}"
+    );
+    assert!(
+        said.contains("hint: make a token without the `workflow` scope"),
+        "{said}"
+    );
+    let doctor = text(&cli.run(&["doctor"]).await);
+    assert!(
+        doctor.contains("warn  GitHub token: the token has the `workflow` scope"),
+        "{doctor}"
+    );
+
+    fake.set_token_scopes(OWNER, Some("repo"));
+    let plain = text(&login().await);
+    assert!(!plain.contains("note:"), "{plain}");
+    let doctor = text(&cli.run(&["doctor"]).await);
+    assert!(
+        doctor.contains("ok    GitHub token: scopes repo: pushes that change workflow files are refused by GitHub"),
+        "{doctor}"
+    );
+
+    fake.set_token_scopes(OWNER, None);
+    let fine_grained = text(&login().await);
+    assert!(
+        fine_grained.contains("note: a fine-grained token's permissions cannot be read"),
+        "{fine_grained}"
+    );
+}

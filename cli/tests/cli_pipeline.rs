@@ -495,3 +495,84 @@ async fn a_run_whose_process_is_killed_is_ended_with_its_reason_and_the_next_run
     );
     assert_eq!(fake.pulls(REPO).len(), 1, "one PR");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_providers_key_is_kept_for_one_address_and_a_changed_address_finds_none() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    set_up(&fake, &cli, "local").await;
+    ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
+    let provider = FakeProvider::start().await;
+    ok_text(
+        &cli.run(&[
+            "config",
+            "set",
+            "provider.anthropic.api_base",
+            &provider.api_base(),
+        ])
+        .await,
+    );
+    let stored = ok_text(
+        &cli.run_with_input(&["secrets", "set", "anthropic"], "sk-ant-for-the-stand-in")
+            .await,
+    );
+    let host = provider.api_base().trim_start_matches("http://").to_owned();
+    assert!(stored.contains(&format!("for {host} only")), "{stored}");
+    assert!(text(&cli.run(&["doctor"]).await).contains(&format!(
+        "ok    {REPO}'s agent (claude): the anthropic key is set"
+    )));
+
+    // Another address (a gateway someone set): the key is not sent there.
+    ok_text(
+        &cli.run(&[
+            "config",
+            "set",
+            "provider.anthropic.api_base",
+            "https://gateway.example",
+        ])
+        .await,
+    );
+    let doctor = text(&cli.run(&["doctor"]).await);
+    assert!(
+        doctor.contains(&format!(
+            "FAIL  {REPO}'s agent (claude): no anthropic API key is stored"
+        )),
+        "{doctor}"
+    );
+    let listed = ok_text(&cli.run(&["secrets", "list"]).await);
+    assert!(listed.contains("anthropic  -"), "{listed}");
+
+    // A key an older version kept (for every address) counts for the provider's own
+    // address only.
+    std::env::set_var("DBUS_SESSION_BUS_ADDRESS", keyring.bus_address());
+    handoff::secrets::SecretStore::os()
+        .set(
+            &handoff::secrets::SecretName::AgentApiKeyOfOldVersions {
+                provider: "anthropic".to_owned(),
+            },
+            &handoff::secrets::Secret::new("sk-ant-kept-by-an-older-version"),
+        )
+        .await
+        .unwrap();
+    let doctor = text(&cli.run(&["doctor"]).await);
+    assert!(
+        doctor.contains("no anthropic API key is stored"),
+        "{doctor}"
+    );
+    ok_text(
+        &cli.run(&["config", "unset", "provider.anthropic.api_base"])
+            .await,
+    );
+    let doctor = text(&cli.run(&["doctor"]).await);
+    assert!(
+        doctor.contains(&format!(
+            "ok    {REPO}'s agent (claude): the anthropic key is set"
+        )),
+        "{doctor}"
+    );
+}

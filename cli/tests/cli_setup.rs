@@ -219,6 +219,7 @@ async fn an_image_built_from_the_recipe_runs_the_agent_as_its_own_user() {
             .as_deref(),
         Some("height: 44px\n")
     );
+    cli.remove_egress_gates().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -103,6 +103,23 @@ pub async fn cancel_run(state: State<'_, DesktopState>, run_id: i64) -> Answer<(
     runs::cancel_run(state.core()?, run_id).await
 }
 
+#[tauri::command]
+pub async fn held_commits(
+    state: State<'_, DesktopState>,
+    run_id: i64,
+) -> Answer<runs::HeldCommitsRecord> {
+    runs::held_commits(state.core()?, run_id).await
+}
+
+#[tauri::command]
+pub async fn push_held_run(
+    state: State<'_, DesktopState>,
+    run_id: i64,
+    end_sha: String,
+) -> Answer<runs::HeldPushRecord> {
+    runs::push_held_run(state.core()?, run_id, &end_sha).await
+}
+
 /// Streams a run's log to the page until the run ends.
 #[tauri::command]
 pub fn follow_run_log(
@@ -321,11 +338,17 @@ pub async fn repo_settings(
 
 #[tauri::command]
 pub async fn save_repo_settings(
+    app: tauri::AppHandle,
     state: State<'_, DesktopState>,
     full_name: String,
     input: RepoSettingsInput,
 ) -> Answer<RepoSettingsView> {
-    repositories::save_repo_settings(state.core()?, &full_name, &input).await
+    let core = state.core()?;
+    let confirmed = match repositories::confirmation_needed(core, &full_name, &input).await? {
+        Some(question) => crate::native_confirmation::owner_confirms(&app, question).await,
+        None => false,
+    };
+    repositories::save_repo_settings(core, &full_name, &input, confirmed).await
 }
 
 #[tauri::command]

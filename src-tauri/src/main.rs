@@ -10,6 +10,7 @@
 mod background_tasks;
 mod commands;
 mod desktop_state;
+mod native_confirmation;
 mod notifications;
 mod one_window;
 
@@ -25,6 +26,9 @@ fn main() {
         .plugin(tauri_plugin_window_state::Builder::default().build())
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_notification::init())
+        // Its dialogs are asked for by the Rust side only: no capability grants the page
+        // a dialog command.
+        .plugin(tauri_plugin_dialog::init())
         .setup(move |app| {
             one_window::remember_place(app.handle());
             let state = tauri::async_runtime::block_on(desktop_state::DesktopState::open(started));
@@ -51,6 +55,8 @@ fn main() {
             commands::approve_comment_version,
             commands::start_run,
             commands::cancel_run,
+            commands::held_commits,
+            commands::push_held_run,
             commands::follow_run_log,
             commands::preview_markdown,
             commands::preview_edit,

@@ -14,11 +14,16 @@ use handoff::secrets::{SecretName, SecretStore};
 use handoff::store::SettingKey;
 use handoff::Store;
 use serde_json::Value;
-use support::docker_images::{unique_image, write_stand_in, ImageRemovedOnDrop, LOCAL_BASE};
+use support::docker_images::{
+    unique_image, write_stand_in, GatesRemovedOnDrop, ImageRemovedOnDrop, LOCAL_BASE,
+};
 use support::fake_github::{FakeGithub, OWNER};
 use support::pipeline_world::SCRIPTED_AGENT;
 use support::secret_service::SecretService;
 use support::window::AppSession;
+
+/// The title of the shell's native no-isolation question.
+const NO_ISOLATION_DIALOG: &str = "Handoff: run without isolation?";
 
 const REPO: &str = "octocat/hello-world";
 const CLIENT_ID: &str = "Iv1.handofftestapp";
@@ -44,7 +49,7 @@ async fn a_new_owner_gets_to_a_first_pull_request_in_the_window_alone() {
     let scratch = tempfile::tempdir().unwrap();
     let image = unique_image("window");
     let _removed = ImageRemovedOnDrop(image.clone());
-    {
+    let installation = {
         // This machine reaches no registry: images are built from the local Debian base
         // with the scripted agent in place of the real one.
         let store = Store::open_in(data_dir.path()).await.unwrap();
@@ -58,8 +63,12 @@ async fn a_new_owner_gets_to_a_first_pull_request_in_the_window_alone() {
         ] {
             store.set_setting(key, &value).await.unwrap();
         }
+        let installation = store.installation_id().await.unwrap();
         store.close().await;
-    }
+        installation
+    };
+    // The runs' egress gate holds on to the image: it goes first.
+    let _gates = GatesRemovedOnDrop(installation);
     let app = AppSession::start_with_env(
         data_dir.path(),
         &[("DBUS_SESSION_BUS_ADDRESS", keyring.bus_address())],
@@ -137,32 +146,66 @@ async fn a_new_owner_gets_to_a_first_pull_request_in_the_window_alone() {
     app.wait_for(&format!(".repo-form[data-repo=\"{REPO}\"]"))
         .await;
 
-    // Its settings: the agent and its sandbox. The local backend asks first.
+    // Its settings: the agent and its sandbox. The local backend is asked about in a
+    // dialog the operating system draws (no script in the page can answer it): declined,
+    // nothing is saved.
+    let choose_local = "const f = document.querySelector('.repo-form'); \
+         f.agentPreset.value = 'claude'; f.agentPreset.dispatchEvent(new Event('change')); \
+         f.sandboxBackend.value = 'local';";
+    app.client.execute(choose_local, vec![]).await.unwrap();
+    app.click(".save-repo").await;
+    app.answer_native_dialog(NO_ISOLATION_DIALOG, "native-no-isolation-dialog", "Escape")
+        .await;
+    let refused = app
+        .eventually(
+            "const e = document.querySelector('.repo-form .form-error'); return e && !e.hidden ? e.textContent : null;",
+            |value| value.is_string(),
+        )
+        .await;
+    assert!(
+        refused.as_str().unwrap().contains("not saved")
+            && refused.as_str().unwrap().contains("no isolation"),
+        "{refused}"
+    );
+    let mirror = handoff::Store::open_in(data_dir.path()).await.unwrap();
+    assert_eq!(
+        mirror
+            .repo_by_name(&REPO.parse().unwrap())
+            .await
+            .unwrap()
+            .sandbox_backend,
+        handoff::domain::SandboxBackend::Docker,
+        "declined in the native dialog: still in its sandbox"
+    );
+    mirror.close().await;
+    // Confirmed there, it is saved.
+    app.client.execute(choose_local, vec![]).await.unwrap();
     app.client
         .execute(
-            "const f = document.querySelector('.repo-form'); \
-             f.agentPreset.value = 'claude'; f.agentPreset.dispatchEvent(new Event('change')); \
-             f.sandboxBackend.value = 'local';",
+            "document.querySelector('.repo-form').dataset.before = 'save'; \
+             document.querySelector('.save-repo').scrollIntoView({block: 'center'});",
             vec![],
         )
         .await
         .unwrap();
     app.click(".save-repo").await;
-    let confirm = app
+    app.answer_native_dialog(
+        NO_ISOLATION_DIALOG,
+        "native-no-isolation-dialog-confirmed",
+        "Return",
+    )
+    .await;
+    let saved = app
         .eventually(
-            "const c = document.querySelector('.confirm-box'); return c && !c.hidden ? c.textContent : null;",
-            |value| value.is_string(),
+            "const f = document.querySelector('.repo-form:not([data-before])'); return f ? [f.agentPreset.value, f.sandboxBackend.value] : null;",
+            |value| value == &serde_json::json!(["claude", "local"]),
         )
         .await;
-    assert!(
-        confirm.as_str().unwrap().contains("no isolation"),
-        "{confirm}"
-    );
-    app.click(".confirm-box .button.quiet").await;
-    // Marked, so that the form drawn again after the save can be told from this one.
+    assert_eq!(saved, serde_json::json!(["claude", "local"]));
+    // Back to Docker: leaving the local backend asks nothing.
     app.client
         .execute(
-            "document.querySelector('.repo-form').dataset.before = 'save';",
+            "const f = document.querySelector('.repo-form'); f.sandboxBackend.value = 'docker'; f.dataset.before = 'save';",
             vec![],
         )
         .await
@@ -242,6 +285,7 @@ async fn a_new_owner_gets_to_a_first_pull_request_in_the_window_alone() {
     let stored = SecretStore::os()
         .get(&SecretName::AgentApiKey {
             provider: "anthropic".to_owned(),
+            api_host: "api.anthropic.com".to_owned(),
         })
         .await
         .unwrap();
@@ -428,7 +472,9 @@ async fn signing_in_in_the_browser_can_be_cancelled_and_signing_out_forgets_the_
         "a cancelled sign-in stays cancelled"
     );
 
-    // A pasted token works too; then the account menu signs out.
+    // A pasted token works too, and one that may change workflows is pointed out; then
+    // the account menu signs out.
+    fake.set_token_scopes(OWNER, Some("repo, workflow"));
     app.type_into("#sign-in-form input[name=token]", fake.owner_token())
         .await;
     app.click("#sign-in-form button[type=submit]").await;
@@ -437,12 +483,22 @@ async fn signing_in_in_the_browser_can_be_cancelled_and_signing_out_forgets_the_
         |value| value == &Value::String(format!("@{OWNER}")),
     )
     .await;
+    let warned = app
+        .text_eventually_containing(
+            "return [...document.querySelectorAll('.toast')].map(t => t.textContent).join(' | ');",
+            "`workflow` scope",
+        )
+        .await;
+    assert!(warned.contains("About this token"), "{warned}");
     app.click("#session").await;
     let who = app.texts("#account-who").await;
     assert!(
         who[0].contains(&format!("Signed in as @{OWNER} at {}", fake.api_base())),
         "{who:?}"
     );
+    let note = app.texts("#account-token-warning").await;
+    assert!(note[0].contains("`workflow` scope"), "{note:?}");
+    app.screenshot("token-scope-warning").await;
     app.click("#sign-out").await;
     let session = app
         .eventually(

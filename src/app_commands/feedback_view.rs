@@ -16,6 +16,7 @@ use crate::domain::{
 };
 use crate::error_code::CodedError;
 use crate::markdown::render_markdown;
+use crate::revealed_text::{reveal_hidden_parts, RevealedText};
 use crate::store::{NewFeedback, QuotaStatus, RunFilter, Store};
 
 /// One message of the thread.
@@ -27,6 +28,8 @@ pub struct ThreadEntry {
     pub author: Option<String>,
     pub created_at: chrono::DateTime<Utc>,
     pub body_html: String,
+    /// The body as a prompt gets it once included, with what the view hides marked.
+    pub body_raw: RevealedText,
     pub origin: FollowUpOrigin,
     /// Taken from the PR: in no prompt until the owner includes it.
     pub candidate: bool,
@@ -47,6 +50,8 @@ pub struct CommentSummary {
     /// no stage reads it until then.
     pub awaits_approval: bool,
     pub content_html: String,
+    /// The content as the next stage gets it, with what the rendered view hides marked.
+    pub content_raw: RevealedText,
     pub missing: bool,
 }
 
@@ -91,6 +96,9 @@ impl From<CodeRunKind> for NextRunKind {
 pub struct FeedbackDetail {
     pub feedback: FeedbackRecord,
     pub body_html: String,
+    /// The title and body as the agent gets them, with what the rendered view hides
+    /// marked (what approving a visitor's item lets through).
+    pub body_raw: RevealedText,
     pub thread: Vec<ThreadEntry>,
     pub runs: Vec<RunRecord>,
     pub comments: Vec<CommentSummary>,
@@ -160,6 +168,7 @@ pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, C
             author: follow_up.author_login,
             created_at: follow_up.created_at,
             body_html: render_markdown(&follow_up.body),
+            body_raw: reveal_hidden_parts(&follow_up.body),
             origin: follow_up.origin,
             candidate: follow_up.candidate,
             included_in_prompts: follow_up.included_in_prompts,
@@ -191,6 +200,7 @@ pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, C
                 written_by: version.written_by(),
                 awaits_approval: version.awaits_owner_approval(),
                 content_html: render_markdown(&version.content),
+                content_raw: reveal_hidden_parts(&version.content),
                 missing: comment.missing_since.is_some(),
             });
         }
@@ -198,6 +208,7 @@ pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, C
     let quota = store.quota_status(feedback.repo_id, Utc::now()).await?;
     Ok(FeedbackDetail {
         body_html: render_markdown(&feedback.body),
+        body_raw: reveal_hidden_parts(&format!("{}\n\n{}", feedback.title, feedback.body)),
         next_run: next_run(&feedback, quota),
         feedback: feedback.into(),
         thread,

@@ -141,6 +141,8 @@ pub struct RepoRecord {
     pub network_mode: NetworkMode,
     /// The owner's hosts, one entry each (`host`, `host:port`, `*.domain`).
     pub allowed_hosts: Vec<String>,
+    /// Whether the PRs Handoff opens are drafts.
+    pub draft_pull_requests: bool,
     pub created_at: DateTime<Utc>,
     pub disconnected_at: Option<DateTime<Utc>>,
 }
@@ -162,6 +164,7 @@ impl From<Repo> for RepoRecord {
             e2b_template: repo.e2b_template,
             network_mode: repo.network_mode,
             allowed_hosts: repo.allowed_hosts.iter().map(ToString::to_string).collect(),
+            draft_pull_requests: repo.draft_pull_requests,
             created_at: repo.created_at,
             disconnected_at: repo.disconnected_at,
         }

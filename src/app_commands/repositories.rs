@@ -80,8 +80,8 @@ pub struct RepoSettingsInput {
     pub network_mode: Option<String>,
     /// The allow-list as typed: entries separated by lines, spaces or commas.
     pub allowed_hosts: Option<String>,
-    /// The owner confirmed that the `local` backend has no isolation.
-    pub confirm_no_isolation: bool,
+    /// Whether the PRs Handoff opens are drafts.
+    pub draft_pull_requests: Option<bool>,
 }
 
 fn parse_name(text: &str) -> Result<RepoName, CodedError> {
@@ -202,30 +202,75 @@ pub async fn repo_settings(
     })
 }
 
-/// Saves a change of settings. Choosing the `local` backend is refused (with the code
-/// `needs_confirmation`) unless the owner confirmed that it has no isolation.
+/// What the owner must confirm before `input` is saved, in a dialog the page cannot
+/// draw: a change that makes Handoff run a command as the owner, with no isolation
+/// (choosing the local backend, or changing the agent or its command while it is chosen).
+pub async fn confirmation_needed(
+    core: &AppCore,
+    full_name: &str,
+    input: &RepoSettingsInput,
+) -> Result<Option<String>, CodedError> {
+    let repo = core.store.repo_by_name(&parse_name(full_name)?).await?;
+    let backend = backend_of(input)?.unwrap_or(repo.sandbox_backend);
+    if backend != SandboxBackend::Local {
+        return Ok(None);
+    }
+    let command = input.agent_command.as_deref().map(blank_is_none);
+    let preset_changes = input
+        .agent_preset
+        .as_deref()
+        .is_some_and(|preset| preset != repo.agent_preset);
+    let command_changes = command
+        .as_ref()
+        .is_some_and(|command| *command != repo.agent_command);
+    let question = if repo.sandbox_backend != SandboxBackend::Local {
+        format!(
+            "The local backend runs the agent for {full_name} as you, with no isolation: \
+             your files, your keyring and your network are in its reach. Use it anyway?"
+        )
+    } else if preset_changes || command_changes {
+        let runs = match (&command, input.agent_preset.as_deref()) {
+            (Some(Some(command)), _) => format!("the command `{command}`"),
+            (_, Some(preset)) => format!("the {preset} agent"),
+            _ => "another command".to_owned(),
+        };
+        format!(
+            "{full_name} runs on the local backend, with no isolation: from now on it would \
+             run {runs} as you, with your files, keyring and network in reach. Go ahead?"
+        )
+    } else {
+        return Ok(None);
+    };
+    Ok(Some(question))
+}
+
+fn backend_of(input: &RepoSettingsInput) -> Result<Option<SandboxBackend>, CodedError> {
+    match input.sandbox_backend.as_deref() {
+        Some(text) => Ok(Some(SandboxBackend::parse(text.trim()).ok_or_else(
+            || invalid_input(format!("unknown backend {text:?}: docker, e2b or local")),
+        )?)),
+        None => Ok(None),
+    }
+}
+
+/// Saves a change of settings. A change that [`confirmation_needed`] names is refused
+/// (with the code `needs_confirmation`) unless the owner confirmed it in a dialog of the
+/// shell's own (`confirmed_outside_the_page`).
 pub async fn save_repo_settings(
     core: &AppCore,
     full_name: &str,
     input: &RepoSettingsInput,
+    confirmed_outside_the_page: bool,
 ) -> Result<RepoSettingsView, CodedError> {
     let repo = core.store.repo_by_name(&parse_name(full_name)?).await?;
-    let backend = match input.sandbox_backend.as_deref() {
-        Some(text) => Some(SandboxBackend::parse(text.trim()).ok_or_else(|| {
-            invalid_input(format!("unknown backend {text:?}: docker, e2b or local"))
-        })?),
-        None => None,
-    };
-    if backend == Some(SandboxBackend::Local)
-        && repo.sandbox_backend != SandboxBackend::Local
-        && !input.confirm_no_isolation
-    {
-        return Err(CodedError {
-            code: ErrorCode::NeedsConfirmation,
-            message: "the local backend runs the agent as you, with no isolation: your files, \
-                      keyring and network are in its reach. Confirm to use it anyway."
-                .to_owned(),
-        });
+    let backend = backend_of(input)?;
+    if let Some(question) = confirmation_needed(core, full_name, input).await? {
+        if !confirmed_outside_the_page {
+            return Err(CodedError {
+                code: ErrorCode::NeedsConfirmation,
+                message: format!("not saved: {question}"),
+            });
+        }
     }
     let network_mode = match input.network_mode.as_deref() {
         Some(text) => Some(
@@ -264,6 +309,7 @@ pub async fn save_repo_settings(
         e2b_template: input.e2b_template.as_deref().map(blank_is_none),
         network_mode,
         allowed_hosts,
+        draft_pull_requests: input.draft_pull_requests,
     };
     core.store.change_repo_settings(repo.id, &change).await?;
     repo_settings(core, full_name).await

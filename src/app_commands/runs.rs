@@ -65,3 +65,71 @@ pub async fn follow_log(core: AppCore, run_id: i64, deliver: impl Fn(LogChunkRec
         }
     }
 }
+
+/// A CI entry point a held run's commits change, and why it is one.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CiEntryPointRecord {
+    pub path: String,
+    pub why: String,
+}
+
+/// What a held run would push, as the page shows it before the owner approves.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldCommitsRecord {
+    pub run_id: i64,
+    pub branch: String,
+    pub end_sha: String,
+    pub commits: u32,
+    pub changed_paths: Vec<String>,
+    pub ci_entry_points: Vec<CiEntryPointRecord>,
+    /// The diff, as text (the page places it with `textContent`).
+    pub diff: String,
+}
+
+/// What pushing a held run did.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldPushRecord {
+    pub pr_number: u64,
+    pub pr_url: String,
+    pub commits: u32,
+}
+
+/// What held run `run_id` would push.
+pub async fn held_commits(core: &AppCore, run_id: i64) -> Result<HeldCommitsRecord, CodedError> {
+    let held = core.pipeline().await?.held_commits(RunId(run_id)).await?;
+    Ok(HeldCommitsRecord {
+        run_id: held.run_id.0,
+        branch: held.branch,
+        end_sha: held.end_sha,
+        commits: held.commits,
+        changed_paths: held.changed_paths,
+        ci_entry_points: held
+            .ci_entry_points
+            .into_iter()
+            .map(|(path, why)| CiEntryPointRecord { path, why })
+            .collect(),
+        diff: held.diff,
+    })
+}
+
+/// Pushes held run `run_id`'s commits, exactly those ending at `end_sha` (what the
+/// owner read), and makes sure of the PR.
+pub async fn push_held_run(
+    core: &AppCore,
+    run_id: i64,
+    end_sha: &str,
+) -> Result<HeldPushRecord, CodedError> {
+    let report = core
+        .pipeline()
+        .await?
+        .push_held_run(RunId(run_id), end_sha)
+        .await?;
+    Ok(HeldPushRecord {
+        pr_number: report.pr_number,
+        pr_url: report.pr_url,
+        commits: report.commits,
+    })
+}

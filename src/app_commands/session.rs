@@ -22,6 +22,9 @@ pub struct SessionStatus {
     pub device_client_id_set: bool,
     /// Connected repositories, for the first steps the window shows.
     pub connected_repos: usize,
+    /// What the owner should know about the token's scopes (the `workflow` scope lets
+    /// pushed commits change workflows), as GitHub said at sign-in.
+    pub token_warning: Option<String>,
 }
 
 pub async fn session_status(core: &AppCore) -> Result<SessionStatus, CodedError> {
@@ -36,6 +39,11 @@ pub async fn session_status(core: &AppCore) -> Result<SessionStatus, CodedError>
             .await?
             .is_some(),
         connected_repos: core.store.repos().await?.len(),
+        token_warning: if status.token_stored {
+            crate::github::sign_in::stored_token_warning(&core.store).await?
+        } else {
+            None
+        },
     })
 }
 

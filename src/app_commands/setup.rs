@@ -230,12 +230,16 @@ async fn key_name(core: &AppCore, name: &str) -> Result<(SecretName, Option<Stri
                 Some(host),
             ))
         }
-        "anthropic" | "openai" => Ok((
-            SecretName::AgentApiKey {
-                provider: name.to_owned(),
-            },
-            None,
-        )),
+        "anthropic" | "openai" => {
+            let name = crate::pipeline::PipelineSettings::configured(&core.store)
+                .await?
+                .agent_key_name(name);
+            let host = match &name {
+                SecretName::AgentApiKey { api_host, .. } => Some(api_host.clone()),
+                _ => None,
+            };
+            Ok((name, host))
+        }
         other => Err(invalid_input(format!(
             "unknown key {other:?}: anthropic, openai or e2b"
         ))),

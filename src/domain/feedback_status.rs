@@ -101,6 +101,8 @@ crate::stored_text_enum! {
         PullRequestClosedUnmerged => "pull_request_closed_unmerged",
         /// GitHub says a closed PR is open again (reopened by someone).
         PullRequestReopened => "pull_request_reopened",
+        /// The owner approved a held run's commits, and they were pushed.
+        HeldPushApproved => "held_push_approved",
     }
 }
 
@@ -163,6 +165,10 @@ pub fn next_status(
         (New, PullRequestMerged | PullRequestClosedUnmerged | PullRequestReopened) => {
             Err(refuse("it has no pull request yet; run it first"))
         }
+        (Failed, HeldPushApproved) => Ok(WaitingForReview),
+        (_, HeldPushApproved) => Err(refuse(
+            "only an item whose run is held (FAILED) has commits waiting for approval",
+        )),
     }
 }
 

@@ -27,6 +27,7 @@ use serde::Serialize;
 use sha2::{Digest as _, Sha256};
 
 use super::ids::RunId;
+use super::untrusted_text::visible_part;
 
 crate::stored_text_enum! {
     /// Which managed comment: one per QA stage, and the follow-ups thread.
@@ -61,10 +62,14 @@ impl CommentKind {
         }
     }
 
-    /// The kind whose marker is the first line of `body`, if any. A marker anywhere else
-    /// (a quoted reply, a mention in prose) does not count.
+    /// The kind whose marker is the first line of `body` a reader would see (blank
+    /// lines and characters that take no room before it do not count), if any. A marker
+    /// anywhere else (a quoted reply, a mention in prose) does not count.
     pub fn of_body(body: &str) -> Option<CommentKind> {
-        let first_line = body.lines().next()?.trim();
+        let first_line = body
+            .lines()
+            .map(visible_part)
+            .find(|line| !line.is_empty())?;
         CommentKind::ALL
             .iter()
             .copied()
@@ -219,7 +224,12 @@ pub fn split_body(kind: CommentKind, body: &str) -> Option<SplitBody> {
     }
     let normalized = body.replace("\r\n", "\n");
     let lines: Vec<&str> = normalized.split('\n').collect();
-    let mut index = 1;
+    // The marker is the first line a reader sees; the chrome starts after it.
+    let marker_line = lines
+        .iter()
+        .position(|line| !visible_part(line).is_empty())
+        .unwrap_or(0);
+    let mut index = marker_line + 1;
     let skip_blank = |index: &mut usize| {
         while lines.get(*index).is_some_and(|line| line.trim().is_empty()) {
             *index += 1;
@@ -263,11 +273,28 @@ pub fn read_content(kind: CommentKind, body: &str) -> Option<String> {
 }
 
 /// The content of a comment Handoff found by its stored id: like [`read_content`], but a
-/// body whose marker line the owner removed still counts as the comment's.
+/// body whose marker line the owner removed still counts as the comment's, and text the
+/// owner typed above the marker (a note) is theirs and comes first, while Handoff's own
+/// marker, header, time line and digest never do.
 pub fn read_content_of_known_comment(kind: CommentKind, body: &str) -> String {
-    read_content(kind, body).unwrap_or_else(|| {
-        read_content(kind, &format!("{}\n{body}", kind.marker())).unwrap_or_default()
-    })
+    if let Some(content) = read_content(kind, body) {
+        return content;
+    }
+    let normalized = body.replace("\r\n", "\n");
+    let lines: Vec<&str> = normalized.split('\n').collect();
+    if let Some(at) = lines
+        .iter()
+        .position(|line| visible_part(line) == kind.marker())
+    {
+        let above = lines[..at].join("\n").trim().to_owned();
+        let below = read_content(kind, &lines[at..].join("\n")).unwrap_or_default();
+        return match (above.is_empty(), below.is_empty()) {
+            (true, _) => below,
+            (false, true) => above,
+            (false, false) => format!("{above}\n\n{below}"),
+        };
+    }
+    read_content(kind, &format!("{}\n{body}", kind.marker())).unwrap_or_default()
 }
 
 /// The body after the owner replaced the content of `base_body` with `new_content`: the
@@ -314,6 +341,51 @@ pub fn same_body(first: &str, second: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_note_the_owner_typed_above_the_marker_is_theirs_and_the_chrome_is_not() {
+        let posted = build_body(
+            CommentKind::Review,
+            "Looks fine.",
+            Utc::now(),
+            &BodyContext::default(),
+        )
+        .body;
+        let edited = format!("Owner's note: also check the footer.\n\n{posted}");
+        let content = read_content_of_known_comment(CommentKind::Review, &edited);
+        assert_eq!(
+            content,
+            "Owner's note: also check the footer.\n\nLooks fine."
+        );
+        assert!(!content.contains("<!--"), "{content}");
+        assert!(!content.contains("QA code review"), "{content}");
+    }
+
+    #[test]
+    fn blank_lines_or_characters_that_take_no_room_before_the_marker_still_find_it() {
+        let posted = build_body(
+            CommentKind::Plan,
+            "1. Log in.",
+            Utc::now(),
+            &BodyContext::default(),
+        )
+        .body;
+        for before in ["\n\n", "\u{feff}", "\u{200b}\n \n", "\r\n"] {
+            let body = format!("{before}{posted}");
+            assert_eq!(
+                CommentKind::of_body(&body),
+                Some(CommentKind::Plan),
+                "{before:?}"
+            );
+            assert_eq!(
+                read_content(CommentKind::Plan, &body).as_deref(),
+                Some("1. Log in.")
+            );
+        }
+        // A quoted reply or a note above it is not a marker on the first line.
+        assert_eq!(CommentKind::of_body(&format!("> {posted}")), None);
+        assert_eq!(CommentKind::of_body(&format!("a note\n{posted}")), None);
+    }
     use chrono::TimeZone as _;
 
     fn at() -> DateTime<Utc> {

@@ -4,6 +4,8 @@
 //! call these rules so that a status transition, an iterate refusal or a branch name is
 //! decided in exactly one place.
 
+pub mod address_reach;
+pub mod ci_entry_points;
 pub mod code_prompt;
 pub mod comment_version;
 pub mod feedback;
@@ -26,6 +28,7 @@ pub mod stored_text;
 pub mod test_results;
 pub mod untrusted_text;
 
+pub use address_reach::AddressReach;
 pub use comment_version::{
     CommentVersion, CommentVersionId, ManagedComment, ManagedCommentId, VersionOrigin,
 };

@@ -2,11 +2,19 @@
 //! list (the agent provider's API and what the owner adds), or everything.
 //!
 //! The rules about the list live here: an entry is a host name (or `*.` and a domain),
-//! optionally with a port; addresses that name this machine, the link-local range (where
-//! clouds answer with their instance metadata) or "any address" are never accepted, so a
-//! list cannot open the way to them.
+//! or an address, optionally with a port; addresses that are never reached (this
+//! machine, the link-local range where clouds answer with their instance metadata, "any
+//! address", multicast: see [`AddressReach`]) are never accepted, so a list cannot open
+//! the way to them.
+//!
+//! And how a connection is judged, in two steps: the name or address asked for must be
+//! admitted by the mode and the list, and then every address it resolves to must be
+//! public. A private address (the owner's networks, a container network's gateway) is
+//! reached only when the owner listed that very address; a name never leads to one.
 
 use std::net::IpAddr;
+
+use super::address_reach::AddressReach;
 
 crate::stored_text_enum! {
     /// How much network a sandbox gets.
@@ -17,7 +25,8 @@ crate::stored_text_enum! {
         /// Only the hosts on the list, through Handoff's egress proxy (the default).
         #[default]
         Allowlist => "allowlist",
-        /// Everything the engine's default network reaches; chosen explicitly.
+        /// Any public address, through Handoff's egress gate; never this machine, its
+        /// networks or the metadata address. Chosen explicitly.
         Open => "open",
     }
 }
@@ -57,15 +66,10 @@ impl std::fmt::Display for AllowedHost {
     }
 }
 
-/// Addresses no list may open: this machine, "any address", and the link-local range
-/// where cloud metadata services answer.
+/// Addresses no list may open: this machine, "any address", the link-local range where
+/// cloud metadata services answer, multicast (see [`AddressReach`]).
 pub fn is_forbidden_address(address: IpAddr) -> bool {
-    match address {
-        IpAddr::V4(v4) => v4.is_loopback() || v4.is_link_local() || v4.is_unspecified(),
-        IpAddr::V6(v6) => {
-            v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xffc0) == 0xfe80
-        }
-    }
+    matches!(AddressReach::of(address), AddressReach::Never(_))
 }
 
 impl std::str::FromStr for AllowedHost {
@@ -143,13 +147,146 @@ pub struct NetworkPolicy {
     pub allowed: Vec<AllowedHost>,
 }
 
+/// Where a client asked to go: a host name (lower case, without a trailing dot) or an
+/// address written as one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Destination {
+    Name(String),
+    Address(IpAddr),
+}
+
+impl std::fmt::Display for Destination {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Destination::Name(name) => f.write_str(name),
+            Destination::Address(IpAddr::V6(v6)) => write!(f, "[{v6}]"),
+            Destination::Address(IpAddr::V4(v4)) => write!(f, "{v4}"),
+        }
+    }
+}
+
+/// Why a connection out of a sandbox is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EgressRefusal {
+    #[error("the sandbox has no network")]
+    NoNetwork,
+    #[error("{destination}:{port} is not on the repository's list")]
+    NotListed { destination: Destination, port: u16 },
+    #[error("{destination} resolves to {address}, {kind}, which a host name never leads to")]
+    NameLeadsInward {
+        destination: Destination,
+        address: IpAddr,
+        kind: &'static str,
+    },
+    #[error("{address} is {kind}, reached only when the repository's list names it")]
+    AddressNotPublic { address: IpAddr, kind: &'static str },
+    #[error("{address} is {kind}: never reached from a sandbox")]
+    NeverReached { address: IpAddr, kind: &'static str },
+    #[error("{address} is an address of the machine the sandbox runs on")]
+    ThisMachine { address: IpAddr },
+}
+
+impl AllowedHost {
+    /// Whether this entry names `address` itself (with the port), as opposed to a name.
+    pub fn names_address(&self, address: IpAddr, port: u16) -> bool {
+        let port_ok = match self.port {
+            Some(own) => own == port,
+            None => port == 443 || port == 80,
+        };
+        port_ok
+            && self
+                .host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<IpAddr>()
+                .is_ok_and(|own| canonical(own) == canonical(address))
+    }
+}
+
+/// An IPv4 address written in IPv6's mapped form is that IPv4 address.
+fn canonical(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    }
+}
+
 impl NetworkPolicy {
-    /// Whether a connection to `host`:`port` may go out.
+    /// Whether a connection to `host`:`port` may go out, by the name alone.
     pub fn admits(&self, host: &str, port: u16) -> bool {
         match self.mode {
             NetworkMode::None => false,
             NetworkMode::Open => true,
             NetworkMode::Allowlist => self.allowed.iter().any(|entry| entry.admits(host, port)),
+        }
+    }
+
+    /// The first step of judging a connection: whether the name or address asked for
+    /// may be reached at all, before anything is resolved.
+    pub fn admits_destination(
+        &self,
+        destination: &Destination,
+        port: u16,
+    ) -> Result<(), EgressRefusal> {
+        let listed = match destination {
+            Destination::Name(name) => self.allowed.iter().any(|entry| entry.admits(name, port)),
+            Destination::Address(address) => self
+                .allowed
+                .iter()
+                .any(|entry| entry.names_address(*address, port)),
+        };
+        match self.mode {
+            NetworkMode::None => Err(EgressRefusal::NoNetwork),
+            NetworkMode::Open => Ok(()),
+            NetworkMode::Allowlist if listed => Ok(()),
+            NetworkMode::Allowlist => Err(EgressRefusal::NotListed {
+                destination: destination.clone(),
+                port,
+            }),
+        }
+    }
+
+    /// The second step: whether `address`, which `destination` resolved to (an address
+    /// asked for resolves to itself), may be connected to. `this_machine` holds the
+    /// addresses of the machine the sandbox runs on.
+    pub fn admits_address(
+        &self,
+        destination: &Destination,
+        port: u16,
+        address: IpAddr,
+        this_machine: &[IpAddr],
+    ) -> Result<(), EgressRefusal> {
+        self.admits_destination(destination, port)?;
+        let address = canonical(address);
+        let reach = AddressReach::of(address);
+        if let AddressReach::Never(kind) = reach {
+            return Err(EgressRefusal::NeverReached { address, kind });
+        }
+        // The owner named this very address: a private one of theirs may be reached.
+        let listed_by_address = matches!(destination, Destination::Address(asked) if canonical(*asked) == address)
+            && self
+                .allowed
+                .iter()
+                .any(|entry| entry.names_address(address, port));
+        if listed_by_address {
+            return Ok(());
+        }
+        if this_machine.iter().any(|own| canonical(*own) == address) {
+            return Err(EgressRefusal::ThisMachine { address });
+        }
+        match (reach, destination) {
+            (AddressReach::Public, _) => Ok(()),
+            (AddressReach::Private(kind), Destination::Name(_)) => {
+                Err(EgressRefusal::NameLeadsInward {
+                    destination: destination.clone(),
+                    address,
+                    kind,
+                })
+            }
+            (AddressReach::Private(kind), Destination::Address(_)) => {
+                Err(EgressRefusal::AddressNotPublic { address, kind })
+            }
+            (AddressReach::Never(kind), _) => Err(EgressRefusal::NeverReached { address, kind }),
         }
     }
 }
@@ -224,5 +361,124 @@ mod tests {
         assert!(policy(NetworkMode::Allowlist).admits("registry.npmjs.org", 443));
         assert!(!policy(NetworkMode::Allowlist).admits("example.org", 443));
         assert!(policy(NetworkMode::Open).admits("example.org", 443));
+    }
+
+    fn allowlist(entries: &str) -> NetworkPolicy {
+        NetworkPolicy {
+            mode: NetworkMode::Allowlist,
+            allowed: parse_allowed_hosts(entries).unwrap(),
+        }
+    }
+
+    fn name(text: &str) -> Destination {
+        Destination::Name(text.to_owned())
+    }
+
+    fn address(text: &str) -> Destination {
+        Destination::Address(text.parse().unwrap())
+    }
+
+    #[test]
+    fn a_listed_name_is_reached_only_at_public_addresses() {
+        let policy = allowlist("api.example.org:443");
+        let asked = name("api.example.org");
+        assert_eq!(policy.admits_destination(&asked, 443), Ok(()));
+        assert_eq!(
+            policy.admits_address(&asked, 443, "93.184.216.34".parse().unwrap(), &[]),
+            Ok(())
+        );
+        for inward in ["172.17.0.1", "10.0.0.5", "192.168.1.1", "fd00::1"] {
+            assert!(
+                matches!(
+                    policy.admits_address(&asked, 443, inward.parse().unwrap(), &[]),
+                    Err(EgressRefusal::NameLeadsInward { .. })
+                ),
+                "{inward}"
+            );
+        }
+        for never in ["127.0.0.1", "169.254.169.254", "::1", "::ffff:127.0.0.1"] {
+            assert!(
+                matches!(
+                    policy.admits_address(&asked, 443, never.parse().unwrap(), &[]),
+                    Err(EgressRefusal::NeverReached { .. })
+                ),
+                "{never}"
+            );
+        }
+        assert!(matches!(
+            policy.admits_destination(&name("other.example.org"), 443),
+            Err(EgressRefusal::NotListed { .. })
+        ));
+        assert!(matches!(
+            policy.admits_destination(&asked, 8443),
+            Err(EgressRefusal::NotListed { .. })
+        ));
+    }
+
+    #[test]
+    fn a_private_address_is_reached_only_when_listed_as_that_address() {
+        let policy = allowlist("172.17.0.1:8080");
+        let gateway = address("172.17.0.1");
+        let machine: Vec<IpAddr> = vec!["172.17.0.1".parse().unwrap()];
+        assert_eq!(
+            policy.admits_address(&gateway, 8080, "172.17.0.1".parse().unwrap(), &machine),
+            Ok(())
+        );
+        assert!(policy
+            .admits_address(&gateway, 8081, "172.17.0.1".parse().unwrap(), &machine)
+            .is_err());
+        assert!(matches!(
+            policy.admits_destination(&address("172.17.0.2"), 8080),
+            Err(EgressRefusal::NotListed { .. })
+        ));
+        // The mapped form is the same address, and is judged the same way.
+        assert_eq!(
+            policy.admits_destination(&address("::ffff:172.17.0.1"), 8080),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn open_means_the_internet_not_this_machine_or_its_neighbours() {
+        let policy = NetworkPolicy {
+            mode: NetworkMode::Open,
+            allowed: Vec::new(),
+        };
+        let public: IpAddr = "8.8.8.8".parse().unwrap();
+        assert_eq!(
+            policy.admits_address(&name("anything.example"), 22, public, &[]),
+            Ok(())
+        );
+        assert!(matches!(
+            policy.admits_address(
+                &address("172.17.0.1"),
+                80,
+                "172.17.0.1".parse().unwrap(),
+                &[]
+            ),
+            Err(EgressRefusal::AddressNotPublic { .. })
+        ));
+        assert!(matches!(
+            policy.admits_address(
+                &address("169.254.169.254"),
+                80,
+                "169.254.169.254".parse().unwrap(),
+                &[]
+            ),
+            Err(EgressRefusal::NeverReached { .. })
+        ));
+        // A public address of the machine itself is refused too.
+        assert_eq!(
+            policy.admits_address(&name("me.example"), 443, public, &[public]),
+            Err(EgressRefusal::ThisMachine { address: public })
+        );
+        let none = NetworkPolicy {
+            mode: NetworkMode::None,
+            allowed: Vec::new(),
+        };
+        assert_eq!(
+            none.admits_destination(&name("a.example"), 443),
+            Err(EgressRefusal::NoNetwork)
+        );
     }
 }

@@ -38,6 +38,8 @@ pub struct Repo {
     pub network_mode: NetworkMode,
     /// Hosts its sandboxes may reach besides the agent provider's API (allow-list mode).
     pub allowed_hosts: Vec<AllowedHost>,
+    /// Whether the PRs Handoff opens for it are drafts (the default).
+    pub draft_pull_requests: bool,
     pub created_at: DateTime<Utc>,
     /// When the owner disconnected it (its history stays; no sync or run touches it).
     pub disconnected_at: Option<DateTime<Utc>>,

@@ -47,6 +47,12 @@ crate::stored_text_enum! {
         EditAwaitsApproval => "edit_awaits_approval",
         /// GitHub refused the push.
         PushRejected => "push_rejected",
+        /// GitHub's own checks refused the push (a ruleset, branch protection, a
+        /// workflow change without the `workflow` scope, a file too large).
+        PushRefused => "push_refused",
+        /// The commits change CI entry points for an item a visitor opened: they wait
+        /// for the owner's approval before anything is pushed.
+        CiChangeAwaitsApproval => "ci_change_awaits_approval",
         /// The agent exited with an error.
         AgentFailed => "agent_failed",
         /// Fix cannot push to the pull request (a fork, or no access).

@@ -40,6 +40,27 @@ pub fn without_mentions(text: &str) -> String {
     out
 }
 
+/// Whether `c` takes no room on screen or reorders what is around it: zero-width and
+/// joiner characters, bidirectional controls, variation selectors, Unicode tags, the
+/// byte-order mark and other fillers.
+pub fn takes_no_room(c: char) -> bool {
+    matches!(c,
+        '\u{00ad}' | '\u{034f}' | '\u{061c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+        | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}'
+        | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}' | '\u{ffa0}' | '\u{fff9}'..='\u{fffb}'
+        | '\u{e0000}'..='\u{e007f}' | '\u{e0100}'..='\u{e01ef}')
+}
+
+/// `line` without what takes no room and without surrounding whitespace: what a reader
+/// sees of it.
+pub fn visible_part(line: &str) -> String {
+    line.chars()
+        .filter(|c| !takes_no_room(*c))
+        .collect::<String>()
+        .trim()
+        .to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -44,10 +44,55 @@ async fn pulls_from_branch(
         .await
 }
 
+/// The PR body's section that names the CI entry points the agent's commits change.
+const CI_SECTION_START: &str = "<!-- handoff-ci-entry-points -->";
+const CI_SECTION_END: &str = "<!-- /handoff-ci-entry-points -->";
+
+/// `body` with its CI section saying `ci_entry_points` (added, or replaced).
+pub fn with_ci_section(body: &str, ci_entry_points: &[(String, &'static str)]) -> String {
+    let kept = match (body.find(CI_SECTION_START), body.find(CI_SECTION_END)) {
+        (Some(start), Some(end)) if end > start => format!(
+            "{}{}",
+            body[..start].trim_end(),
+            &body[end + CI_SECTION_END.len()..]
+        ),
+        _ => body.to_owned(),
+    };
+    let mut listed = String::new();
+    for (path, why) in ci_entry_points {
+        listed.push_str(&format!("- `{}`: {why}\n", path.replace('`', "'")));
+    }
+    format!(
+        "{}\n\n{CI_SECTION_START}\n> [!WARNING]\n> **This PR changes CI entry points.** Files that \
+         decide what runs in CI, with the repository's secrets, were changed by the agent: \
+         read them before CI runs them or before you merge.\n\n{listed}{CI_SECTION_END}",
+        kept.trim_end()
+    )
+}
+
+/// The title of the item's PR: an item a visitor opened is named by its issue, so that
+/// no visitor's words become a title the later stages read as the owner's.
+pub fn pull_request_title(feedback: &Feedback) -> String {
+    if feedback.opened_by_visitor {
+        return match feedback.github_issue_number {
+            Some(issue) => format!(
+                "Feedback from issue #{issue} by @{}",
+                feedback
+                    .github_issue_author
+                    .as_deref()
+                    .unwrap_or("a visitor")
+            ),
+            None => format!("Feedback {}", feedback.public_id),
+        };
+    }
+    feedback.title.clone()
+}
+
 async fn open_new(
     client: &GithubClient,
     repo: &Repo,
     feedback: &Feedback,
+    ci_entry_points: &[(String, &'static str)],
 ) -> Result<WirePull, GithubError> {
     let request = if feedback.opened_by_visitor {
         format!(
@@ -65,15 +110,39 @@ async fn open_new(
     if let Some(issue) = feedback.github_issue_number {
         body.push_str(&format!("\n\nCloses #{issue}."));
     }
+    if !ci_entry_points.is_empty() {
+        body = with_ci_section(&body, ci_entry_points);
+    }
     client
         .post_json(
             &format!("/repos/{}/{}/pulls", repo.name.owner, repo.name.name),
             &json!({
-                "title": feedback.title,
+                "title": pull_request_title(feedback),
                 "head": feedback.head_branch,
                 "base": repo.default_branch,
                 "body": body,
+                // A draft is not ready for review: CI treats it as such, and so do people.
+                "draft": repo.draft_pull_requests,
             }),
+        )
+        .await
+}
+
+/// Says in an existing PR's body which CI entry points the latest commits change.
+async fn flag_ci_changes(
+    client: &GithubClient,
+    repo: &Repo,
+    pull: &WirePull,
+    ci_entry_points: &[(String, &'static str)],
+) -> Result<WirePull, GithubError> {
+    let body = with_ci_section(pull.body.as_deref().unwrap_or_default(), ci_entry_points);
+    client
+        .patch_json(
+            &format!(
+                "/repos/{}/{}/pulls/{}",
+                repo.name.owner, repo.name.name, pull.number
+            ),
+            &json!({ "body": body }),
         )
         .await
 }
@@ -96,6 +165,7 @@ pub async fn ensure_feedback_pull_request(
     store: &Store,
     repo: &Repo,
     feedback: &Feedback,
+    ci_entry_points: &[(String, &'static str)],
 ) -> Result<(WirePull, PullRequestAction), GithubError> {
     let stored = match feedback.pr_number {
         Some(number) => {
@@ -127,17 +197,17 @@ pub async fn ensure_feedback_pull_request(
             match reopen(client, repo, found.number).await {
                 Ok(reopened) => (reopened, PullRequestAction::Reopened),
                 Err(GithubError::Unprocessable { .. } | GithubError::Forbidden { .. }) => (
-                    open_new(client, repo, feedback).await?,
+                    open_new(client, repo, feedback, ci_entry_points).await?,
                     PullRequestAction::Replaced,
                 ),
                 Err(error) => return Err(error),
             }
         }
         Some(_merged) => (
-            open_new(client, repo, feedback).await?,
+            open_new(client, repo, feedback, ci_entry_points).await?,
             PullRequestAction::Replaced,
         ),
-        None => match open_new(client, repo, feedback).await {
+        None => match open_new(client, repo, feedback, ci_entry_points).await {
             Ok(opened) => (opened, PullRequestAction::Opened),
             // Someone (or an earlier, interrupted run) opened it meanwhile.
             Err(GithubError::Unprocessable { message, .. })
@@ -155,6 +225,11 @@ pub async fn ensure_feedback_pull_request(
             }
             Err(error) => return Err(error),
         },
+    };
+    let pull = if !ci_entry_points.is_empty() && action != PullRequestAction::Opened {
+        flag_ci_changes(client, repo, &pull, ci_entry_points).await?
+    } else {
+        pull
     };
     store
         .record_pull_request(feedback.id, pull.number, &pull.html_url)

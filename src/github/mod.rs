@@ -4,6 +4,7 @@
 //! Works against github.com, GitHub Enterprise, or the fake GitHub of the tests: the API
 //! base is a setting ([`endpoints`]), and the code path is the same for all three.
 
+pub mod branch_protection;
 pub mod check_runs;
 pub mod client;
 pub mod comment_authorship;
@@ -23,6 +24,7 @@ pub mod sign_in;
 pub mod sync;
 mod sync_changes;
 mod sync_steps;
+pub mod token_scopes;
 pub mod user_repositories;
 pub mod wire;
 

@@ -5,6 +5,7 @@
 use serde_json::json;
 
 use super::client::GithubClient;
+use super::comment_authorship::SignedInAccount;
 use super::error::GithubError;
 use super::wire::WireIssue;
 use crate::domain::test_results::{failure_issue_body, failure_issue_marker};
@@ -42,19 +43,34 @@ pub async fn file_failure_issue(
         .qa_issue(repo.id, pr_number, &result.scenario_key)
         .await?;
     if known.is_none() {
+        // Only an issue the signed-in account opened is Handoff's: anyone can open an
+        // issue with the label and the marker (the marker is no secret).
+        let owner = SignedInAccount::of(client, store).await?;
         let marker = failure_issue_marker(pr_number, &result.scenario_key);
         let (issues, _) = client.labeled_issues(store, &repo.name, QA_LABEL).await?;
-        known = issues
-            .iter()
-            .find(|issue| {
-                issue
-                    .body
-                    .as_deref()
-                    .and_then(|b| b.lines().next())
-                    .map(str::trim)
-                    == Some(marker.as_str())
-            })
-            .map(|issue| issue.number);
+        let marked = issues.iter().filter(|issue| {
+            issue
+                .body
+                .as_deref()
+                .and_then(|b| b.lines().next())
+                .map(str::trim)
+                == Some(marker.as_str())
+        });
+        for issue in marked {
+            let ours = issue
+                .user
+                .as_ref()
+                .is_some_and(|user| owner.is(&user.login));
+            if ours {
+                known = Some(issue.number);
+                break;
+            }
+            tracing::warn!(
+                issue = issue.number,
+                author = issue.user.as_ref().map_or("someone", |user| user.login.as_str()),
+                "an issue carries a QA failure's marker but was not opened by the signed-in account; it is not adopted"
+            );
+        }
     }
     if let Some(number) = known {
         match client

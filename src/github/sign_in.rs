@@ -12,6 +12,7 @@ use serde_json::json;
 use super::client::{GithubClient, RequestPolicy};
 use super::endpoints::GithubEndpoints;
 use super::error::GithubError;
+use super::token_scopes::TokenScopes;
 use super::wire::WireUser;
 use crate::secrets::{Secret, SecretName, SecretStore};
 use crate::store::{SettingKey, Store};
@@ -32,22 +33,39 @@ fn token_name(endpoints: &GithubEndpoints) -> SecretName {
     }
 }
 
-/// Checks `token` with GitHub, then keeps it in the keyring and remembers the login and
-/// the endpoints. A refused token is not kept.
+/// Who signed in, and what the owner should know about the token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedIn {
+    pub login: String,
+    pub scopes: TokenScopes,
+}
+
+impl SignedIn {
+    /// What the owner should know about the token's scopes, if anything.
+    pub fn token_warning(&self) -> Option<String> {
+        self.scopes.warning()
+    }
+}
+
+/// Checks `token` with GitHub, then keeps it in the keyring and remembers the login, the
+/// token's scopes and the endpoints. A refused token is not kept.
 pub async fn sign_in_with_token(
     store: &Store,
     secrets: &SecretStore,
     endpoints: GithubEndpoints,
     token: Secret,
-) -> Result<String, GithubError> {
+) -> Result<SignedIn, GithubError> {
     if token.expose().trim().is_empty() || token.expose().contains(char::is_whitespace) {
         return Err(GithubError::SignIn(
             "the token is empty or has spaces in it; paste it again".to_owned(),
         ));
     }
     let client = GithubClient::new(endpoints.clone(), token.clone(), RequestPolicy::default())?;
-    let user: WireUser = match client.get_json("/user").await {
-        Ok(user) => user,
+    let answer = match client
+        .send(Method::GET, "/user", None, http::HeaderMap::new())
+        .await
+    {
+        Ok(answer) => answer,
         Err(GithubError::Unauthorized { .. }) => {
             return Err(GithubError::SignIn(
                 "GitHub refused the token; nothing was stored".to_owned(),
@@ -55,12 +73,31 @@ pub async fn sign_in_with_token(
         }
         Err(error) => return Err(error),
     };
+    let user: WireUser = client.parse_json(&Method::GET, "/user", &answer.headers, &answer.body)?;
+    let scopes = TokenScopes::from_headers(&answer.headers);
     secrets.set(&token_name(&endpoints), &token).await?;
     endpoints.save(store).await?;
     store
         .set_setting(SettingKey::GithubLogin, &user.login)
         .await?;
-    Ok(user.login)
+    store
+        .set_setting(SettingKey::GithubTokenScopes, &scopes.stored())
+        .await?;
+    if let Some(warning) = scopes.warning() {
+        tracing::warn!(login = %user.login, "signed in: {warning}");
+    }
+    Ok(SignedIn {
+        login: user.login,
+        scopes,
+    })
+}
+
+/// What the owner should know about the stored token's scopes, as they were at sign-in.
+pub async fn stored_token_warning(store: &Store) -> Result<Option<String>, GithubError> {
+    Ok(store
+        .setting(SettingKey::GithubTokenScopes)
+        .await?
+        .and_then(|stored| TokenScopes::from_stored(&stored).warning()))
 }
 
 /// A client for the configured endpoints with the token from the keyring.
@@ -85,6 +122,7 @@ pub async fn sign_out(store: &Store, secrets: &SecretStore) -> Result<bool, Gith
     let endpoints = GithubEndpoints::configured(store).await?;
     let removed = secrets.delete(&token_name(&endpoints)).await?;
     store.remove_setting(SettingKey::GithubLogin).await?;
+    store.remove_setting(SettingKey::GithubTokenScopes).await?;
     Ok(removed)
 }
 

@@ -97,6 +97,8 @@ pub struct WirePull {
     pub updated_at: Option<DateTime<Utc>>,
     #[serde(default)]
     pub draft: bool,
+    #[serde(default)]
+    pub body: Option<String>,
     pub head: WireBranchRef,
     pub base: WireBranchRef,
 }

@@ -18,11 +18,11 @@ use super::{Pipeline, PipelineError};
 use crate::data_dir::create_private_folder;
 use crate::domain::RunFailureCode;
 use crate::domain::{FeedbackId, Repo, RunId, SandboxBackend, Stage};
-use crate::sandbox::key_forwarding::ForwardedKey;
+use crate::sandbox::key_forwarding::{ForwardedKey, ModelEndpoint};
 use crate::sandbox::output_limits::check_output_folder;
 use crate::sandbox::until_cancelled;
 use crate::sandbox::{JobControl, Sandbox, SandboxEnd, SandboxJob};
-use crate::secrets::{Redactor, SecretName};
+use crate::secrets::Redactor;
 use crate::service_address::check_secret_address;
 use crate::setup_check::{self, CheckStatus};
 use crate::store::{RunOutcome, StoreError};
@@ -201,17 +201,15 @@ impl Pipeline {
             return Err(PipelineError::RepoDisconnected(repo.name.full_name()));
         }
         let agent = AgentChoice::of(&repo.agent_preset, repo.agent_command.as_deref())?;
-        let key_line = setup_check::agent_key(&self.secrets, repo, &agent).await;
+        let key_line = setup_check::agent_key(&self.secrets, &self.settings, repo, &agent).await;
         if key_line.status == CheckStatus::Failure {
             return Err(PipelineError::SetupIncomplete(key_line));
         }
         let mut agent_key = None;
         if let Some(key) = agent.api_key() {
             let secret = self
-                .secrets
-                .get(&SecretName::AgentApiKey {
-                    provider: key.provider.to_owned(),
-                })
+                .settings
+                .agent_key(&self.secrets, key.provider)
                 .await?
                 .ok_or_else(|| PipelineError::SetupIncomplete(key_line.clone()))?;
             let upstream = self.settings.provider_api_base(key);
@@ -228,6 +226,7 @@ impl Pipeline {
                 key.header.prefix,
                 key.api_host,
                 &upstream,
+                ModelEndpoint::list(key.model_endpoints),
                 secret,
             ));
         }
@@ -251,6 +250,12 @@ impl Pipeline {
                     setup_check::docker_image(&engine, docker.image(), preset.as_deref()).await;
                 if image_line.status == CheckStatus::Failure {
                     return Err(PipelineError::SetupIncomplete(image_line));
+                }
+                if repo.network_mode != crate::domain::NetworkMode::None {
+                    let gate_line = setup_check::egress_gate(&engine).await;
+                    if gate_line.status == CheckStatus::Failure {
+                        return Err(PipelineError::SetupIncomplete(gate_line));
+                    }
                 }
             }
             Sandbox::E2b(e2b) => {
@@ -670,9 +675,9 @@ impl Pipeline {
     }
 
     /// Brings the agent's commits back (from `out/changes.bundle`) and pushes them to
-    /// `branch`, never forced and never to a `protected` branch. `None` when the agent
-    /// left no commit.
-    #[allow(clippy::too_many_arguments)]
+    /// `to.branch`, never forced, never to a protected branch or one GitHub guards, and,
+    /// when they change a CI entry point that waits for the owner, not before the
+    /// owner approved. `None` when the agent left no commit.
     pub(crate) async fn push_agent_commits(
         &self,
         log: &RunLog,
@@ -680,9 +685,13 @@ impl Pipeline {
         out: &Path,
         copy: &WorkingCopy,
         repo: &Repo,
-        branch: &str,
-        protected: &[&str],
-    ) -> Result<Option<(String, u32)>, Stop> {
+        to: PushTo<'_>,
+    ) -> Result<Option<PushedCommits>, Stop> {
+        let PushTo {
+            branch,
+            protected,
+            ci_changes_wait_for_owner,
+        } = to;
         let bundle = out.join("changes.bundle");
         if !bundle.exists() {
             return Ok(None);
@@ -718,6 +727,59 @@ impl Pipeline {
                 tracing::warn!(item = %kept.feedback_id, %error, "the kept copy's record cannot be written; the next run makes a fresh copy");
             }
         }
+        // Files that decide what CI runs, with the repository's secrets: said wherever the
+        // run shows, and for an item a visitor opened, not pushed before the owner says so.
+        let changed = git
+            .changed_paths(&copy.cache, &copy.start_sha, &end_sha)
+            .await
+            .map_err(|error| Stop::failed(RunFailureCode::Bundle, error.to_string()))?;
+        let ci_entry_points = crate::domain::ci_entry_points::ci_entry_points(&changed);
+        if !ci_entry_points.is_empty() {
+            let named = crate::domain::ci_entry_points::describe_ci_entry_points(&ci_entry_points);
+            let note = format!("the agent's commits change CI entry points: {named}");
+            log.say(&format!("warning: {note}")).await?;
+            self.store
+                .add_run_note(run_id, &log.redactor().redact(&note))
+                .await?;
+            if ci_changes_wait_for_owner {
+                return Err(Stop::failed(
+                    RunFailureCode::CiChangeAwaitsApproval,
+                    format!(
+                        "the agent's commits change CI entry points ({named}) for an item a \
+                         visitor opened; nothing was pushed: the commits wait in Handoff's \
+                         cache as {run_ref} for your approval"
+                    ),
+                ));
+            }
+        }
+        // GitHub's word on the branch, asked now: its default branch, branch protection
+        // and rulesets. A guarded branch is not pushed to at all.
+        match self
+            .github
+            .branch_guard(&self.store, &repo.name, branch)
+            .await
+        {
+            Ok(None) => {}
+            Ok(Some(guard)) => {
+                return Err(Stop::failed(
+                    RunFailureCode::ProtectedBranch,
+                    format!(
+                        "Handoff does not push to {branch}: {guard}; nothing was pushed, and the \
+                         agent's commits are kept in Handoff's cache as {run_ref}"
+                    ),
+                ))
+            }
+            Err(error) => {
+                return Err(Stop::failed(
+                    RunFailureCode::Push,
+                    format!(
+                        "GitHub could not say whether {branch} may be pushed to ({error}); \
+                         nothing was pushed, and the agent's commits are kept in Handoff's \
+                         cache as {run_ref}"
+                    ),
+                ))
+            }
+        }
         log.say(&format!("pushing {commits} commit(s) to {branch}"))
             .await?;
         git.push(&copy.cache, &repo.name, &run_ref, branch, protected)
@@ -727,10 +789,37 @@ impl Pipeline {
                     RunFailureCode::PushRejected,
                     format!("{error}; the agent's commits are kept in Handoff's cache as {run_ref}: run again to build on the new tip"),
                 ),
+                GitError::RefusedByGithub { .. } => Stop::failed(
+                    RunFailureCode::PushRefused,
+                    format!("{error}; the agent's commits are kept in Handoff's cache as {run_ref}"),
+                ),
                 other => Stop::failed(RunFailureCode::Push, other.to_string()),
             })?;
-        Ok(Some((end_sha, commits)))
+        Ok(Some(PushedCommits {
+            end_sha,
+            commits,
+            ci_entry_points,
+        }))
     }
+}
+
+/// Where and how a run's commits are pushed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PushTo<'a> {
+    pub branch: &'a str,
+    /// Branches never pushed to (the base, the default).
+    pub protected: &'a [&'a str],
+    /// Whether a change to a CI entry point waits for the owner's approval.
+    pub ci_changes_wait_for_owner: bool,
+}
+
+/// What a push sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PushedCommits {
+    pub end_sha: String,
+    pub commits: u32,
+    /// The CI entry points the commits change, each with why.
+    pub ci_entry_points: Vec<(String, &'static str)>,
 }
 
 /// Makes `link` (a run's `repo/`) point at the kept copy `target`.

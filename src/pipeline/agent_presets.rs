@@ -45,6 +45,9 @@ pub struct AgentKey {
     /// What the agent expects after the host in that base address (`/v1` for clients
     /// whose base address includes the API version).
     pub base_path: &'static str,
+    /// The provider's model endpoints (method, path): the only requests the key
+    /// forwarder passes on with the key.
+    pub model_endpoints: &'static [(&'static str, &'static str)],
 }
 
 /// The header a provider reads its key from.
@@ -54,6 +57,19 @@ pub struct KeyHeader {
     /// Written before the key: `Bearer ` for OpenAI.
     pub prefix: &'static str,
 }
+
+/// Anthropic's model endpoints (docs.anthropic.com, "Messages" and "Count tokens").
+pub const ANTHROPIC_MODEL_ENDPOINTS: &[(&str, &str)] = &[
+    ("POST", "/v1/messages"),
+    ("POST", "/v1/messages/count_tokens"),
+];
+/// OpenAI's model endpoints (platform.openai.com, "Responses", "Chat Completions", and
+/// the model list that clients read to pick a model).
+pub const OPENAI_MODEL_ENDPOINTS: &[(&str, &str)] = &[
+    ("POST", "/v1/responses"),
+    ("POST", "/v1/chat/completions"),
+    ("GET", "/v1/models"),
+];
 
 /// Anthropic's `x-api-key: KEY`.
 pub const ANTHROPIC_KEY_HEADER: KeyHeader = KeyHeader {
@@ -86,6 +102,7 @@ pub const PRESETS: &[AgentPreset] = &[
             // which includes the API version, from ANTHROPIC_BASE_URL.
             base_address_variables: &["ANTHROPIC_BASE_URL"],
             base_path: "/v1",
+            model_endpoints: ANTHROPIC_MODEL_ENDPOINTS,
         }),
         package: "opencode-ai@1.18.5 (npm)",
         image_base: "node:22-bookworm-slim",
@@ -108,6 +125,7 @@ pub const PRESETS: &[AgentPreset] = &[
             // Claude Code's ANTHROPIC_BASE_URL is the address before `/v1/messages`.
             base_address_variables: &["ANTHROPIC_BASE_URL"],
             base_path: "",
+            model_endpoints: ANTHROPIC_MODEL_ENDPOINTS,
         }),
         package: "@anthropic-ai/claude-code@2.1.114 (npm)",
         image_base: "node:22-bookworm-slim",
@@ -130,6 +148,7 @@ pub const PRESETS: &[AgentPreset] = &[
             // OPENAI_BASE_URL. Both include the API version.
             base_address_variables: &["OPENAI_API_BASE", "OPENAI_BASE_URL"],
             base_path: "/v1",
+            model_endpoints: OPENAI_MODEL_ENDPOINTS,
         }),
         package: "aider-chat==0.86.1 (PyPI)",
         image_base: "python:3.12-slim-bookworm",
@@ -155,6 +174,7 @@ pub const PRESETS: &[AgentPreset] = &[
             // OPENAI_BASE_URL.
             base_address_variables: &["OPENAI_BASE_URL"],
             base_path: "/v1",
+            model_endpoints: OPENAI_MODEL_ENDPOINTS,
         }),
         package: "@openai/codex@0.150.1 (npm)",
         image_base: "node:22-bookworm-slim",
@@ -228,6 +248,15 @@ impl AgentChoice {
 /// The preset named `name`.
 pub fn preset_named(name: &str) -> Option<&'static AgentPreset> {
     PRESETS.iter().find(|known| known.name == name)
+}
+
+/// The API host of `provider` (`api.anthropic.com` for `anthropic`), from the presets.
+pub fn default_api_host(provider: &str) -> Option<&'static str> {
+    PRESETS
+        .iter()
+        .filter_map(|preset| preset.api_key.as_ref())
+        .find(|key| key.provider == provider)
+        .map(|key| key.api_host)
 }
 
 /// The image each recipe starts from by default (`base` for custom commands).

@@ -14,7 +14,9 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::sync::watch;
 
-use super::agent_job::{unless_cancelled, AgentSetup, CopyStart, JobFiles, Stop};
+use super::agent_job::{
+    unless_cancelled, AgentSetup, CopyStart, JobFiles, PushTo, PushedCommits, Stop,
+};
 use super::run_log::RunLog;
 use super::run_supervision::supervise;
 use super::{Pipeline, PipelineError};
@@ -114,6 +116,22 @@ impl Pipeline {
                 author: feedback.github_issue_author.clone().unwrap_or_default(),
             });
         }
+        // An item a visitor opened steers the agent with their words: with no isolation,
+        // whatever it makes the agent run would run as the owner.
+        if feedback.opened_by_visitor
+            && options.backend.unwrap_or(repo.sandbox_backend) == SandboxBackend::Local
+        {
+            return Err(PipelineError::StrangersCodeNeedsSandbox {
+                what: format!(
+                    "a run of feedback {} (opened by @{})",
+                    feedback.id,
+                    feedback
+                        .github_issue_author
+                        .as_deref()
+                        .unwrap_or("a visitor")
+                ),
+            });
+        }
         self.store.check_quota_left(&repo, 1).await?;
         let setup = self
             .agent_setup(&repo, options.backend, options.timeout)
@@ -211,7 +229,12 @@ impl BegunCodeRun {
             Err(stop) => {
                 let outcome = stop.logged_outcome(&log).await?;
                 let result = match stop {
-                    Stop::Failed { code, message } => CodeRunResult::Failed { code, message },
+                    // Whatever a failure quotes (a service's answer, a command's output)
+                    // reaches the run's events and notices scrubbed of the run's secrets.
+                    Stop::Failed { code, message } => CodeRunResult::Failed {
+                        code,
+                        message: log.redactor().redact(&message),
+                    },
                     Stop::Cancelled => CodeRunResult::Cancelled,
                 };
                 (result, outcome)
@@ -389,9 +412,24 @@ impl BegunCodeRun {
         };
 
         // 3. Its commits (none is a loud failure), checked, then pushed from here.
-        let Some((end_sha, commits)) = unless_cancelled(
+        let Some(PushedCommits {
+            end_sha,
+            commits,
+            ci_entry_points,
+        }) = unless_cancelled(
             &cancel,
-            pipeline.push_agent_commits(log, run_id, &out, &copy, repo, head, &[base]),
+            pipeline.push_agent_commits(
+                log,
+                run_id,
+                &out,
+                &copy,
+                repo,
+                PushTo {
+                    branch: head,
+                    protected: &[base],
+                    ci_changes_wait_for_owner: feedback.opened_by_visitor,
+                },
+            ),
         )
         .await?
         else {
@@ -406,7 +444,7 @@ impl BegunCodeRun {
         let feedback = store.feedback(feedback.id).await?;
         log.say("asking GitHub for the branch's PR").await?;
         let (pull, action) = unless_cancelled(&cancel, async {
-            ensure_feedback_pull_request(github, store, repo, &feedback)
+            ensure_feedback_pull_request(github, store, repo, &feedback, &ci_entry_points)
                 .await
                 .map_err(|error| Stop::failed(RunFailureCode::PullRequest, error.to_string()))
         })

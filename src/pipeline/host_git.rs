@@ -26,10 +26,78 @@ pub enum GitError {
         "GitHub refused the push to {branch}: it moved on since the run started (someone pushed); nothing was overwritten"
     )]
     Rejected { branch: String, detail: String },
+    #[error(
+        "GitHub refused the push to {branch}: {reason}{}",
+        said_by_github(remote)
+    )]
+    RefusedByGithub {
+        branch: String,
+        /// The reason on git's `[remote rejected]` line.
+        reason: String,
+        /// What GitHub's checks said (`remote:` lines), without the prefix.
+        remote: Vec<String>,
+    },
     #[error("refusing to push to {0}: runs never push to the base or default branch")]
     ProtectedBranch(String),
     #[error("the agent's commits do not build on the branch as it was (history was rewritten); nothing was pushed")]
     RewrittenHistory,
+}
+
+fn said_by_github(remote: &[String]) -> String {
+    let said: Vec<&str> = remote
+        .iter()
+        .map(|line| line.trim())
+        .filter(|line| !line.is_empty())
+        .collect();
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(" (GitHub said: {})", said.join(" "))
+    }
+}
+
+/// Why a push failed, read from git's own words (git runs in the C locale, so they are
+/// English whatever the user's language).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PushFailure {
+    /// The branch moved on: a non-fast-forward.
+    MovedOn,
+    /// GitHub's own checks refused it (`[remote rejected]`: a pre-receive check, a
+    /// ruleset, branch protection, a workflow file without the `workflow` scope, a file
+    /// over 100 MB).
+    Refused { reason: String, remote: Vec<String> },
+    /// Anything else (the network, authentication).
+    Other,
+}
+
+/// Reads why `git push` failed from what it printed.
+pub fn push_failure(stderr: &str) -> PushFailure {
+    let remote: Vec<String> = stderr
+        .lines()
+        .filter_map(|line| line.strip_prefix("remote:"))
+        .map(|line| line.trim().trim_start_matches("error:").trim().to_owned())
+        .filter(|line| !line.is_empty())
+        .collect();
+    for line in stderr.lines().map(str::trim_start) {
+        let Some(rest) = line.strip_prefix('!') else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        if let Some(after) = rest.strip_prefix("[remote rejected]") {
+            let reason = after
+                .rsplit_once('(')
+                .map(|(_, reason)| reason.trim_end().trim_end_matches(')').to_owned())
+                .unwrap_or_else(|| after.trim().to_owned());
+            return PushFailure::Refused { reason, remote };
+        }
+        if rest.starts_with("[rejected]") {
+            return PushFailure::MovedOn;
+        }
+    }
+    if stderr.contains("non-fast-forward") || stderr.contains("fetch first") {
+        return PushFailure::MovedOn;
+    }
+    PushFailure::Other
 }
 
 /// The longest a fetch or push may take, however steadily it moves.
@@ -71,47 +139,7 @@ impl HostGit {
         arguments: &[&str],
         authenticated: bool,
     ) -> Result<String, GitError> {
-        let mut command = tokio::process::Command::new("git");
-        for (name, _) in std::env::vars_os() {
-            if name.to_string_lossy().starts_with("GIT_") {
-                command.env_remove(name);
-            }
-        }
-        command
-            .args([
-                "-c",
-                "core.hooksPath=/dev/null",
-                "-c",
-                "credential.helper=",
-                "-c",
-                "protocol.ext.allow=never",
-            ])
-            .args(arguments)
-            .current_dir(directory)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("GIT_ASKPASS", "true")
-            .env("GIT_AUTHOR_NAME", "Handoff")
-            .env("GIT_AUTHOR_EMAIL", "handoff@localhost")
-            .env("GIT_COMMITTER_NAME", "Handoff")
-            .env("GIT_COMMITTER_EMAIL", "handoff@localhost")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // A cancelled run drops its git command: the process goes with it.
-            .kill_on_drop(true);
-        if authenticated {
-            // A connection that stalls is given up instead of hanging the run: under
-            // 1 KB/s for a minute ends the transfer.
-            command
-                .env("GIT_HTTP_LOW_SPEED_LIMIT", "1000")
-                .env("GIT_HTTP_LOW_SPEED_TIME", "60");
-            command
-                .env("GIT_CONFIG_COUNT", "1")
-                .env("GIT_CONFIG_KEY_0", "http.extraHeader")
-                .env("GIT_CONFIG_VALUE_0", self.authorization());
-        }
+        let mut command = self.command(directory, arguments, authenticated);
         let described = format!("git {}", arguments.join(" "));
         let limit = if authenticated {
             NETWORK_GIT_LIMIT
@@ -143,6 +171,111 @@ impl HostGit {
         })
     }
 
+    /// Runs a local git command and keeps at most `cap` bytes of what it prints; the
+    /// flag says whether there was more (the command is stopped once the cap is full).
+    async fn git_capped(
+        &self,
+        directory: &Path,
+        arguments: &[&str],
+        cap: usize,
+    ) -> Result<(String, bool), GitError> {
+        use tokio::io::AsyncReadExt as _;
+        let described = format!("git {}", arguments.join(" "));
+        let failed = |detail: String| GitError::Failed {
+            command: described.clone(),
+            detail,
+        };
+        let mut child = self
+            .command(directory, arguments, false)
+            .spawn()
+            .map_err(|error| failed(error.to_string()))?;
+        let mut stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| failed("no output".to_owned()))?;
+        let mut kept = Vec::new();
+        let mut limited = (&mut stdout).take(cap as u64 + 1);
+        let read = limited.read_to_end(&mut kept);
+        match tokio::time::timeout(LOCAL_GIT_LIMIT, read).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => return Err(failed(error.to_string())),
+            Err(_) => return Err(failed("it took too long and was stopped".to_owned())),
+        }
+        let cut = kept.len() > cap;
+        if cut {
+            kept.truncate(cap);
+            if let Err(error) = child.start_kill() {
+                tracing::debug!(%error, "the capped git command had ended already");
+            }
+        }
+        let status = child
+            .wait_with_output()
+            .await
+            .map_err(|error| failed(error.to_string()))?;
+        if !cut && !status.status.success() {
+            return Err(failed(
+                String::from_utf8_lossy(&status.stderr).trim().to_owned(),
+            ));
+        }
+        Ok((String::from_utf8_lossy(&kept).into_owned(), cut))
+    }
+
+    /// The git command: nothing of the user's setup, English messages, and with
+    /// `authenticated`, the token in the process's environment only.
+    fn command(
+        &self,
+        directory: &Path,
+        arguments: &[&str],
+        authenticated: bool,
+    ) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new("git");
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("GIT_") {
+                command.env_remove(name);
+            }
+        }
+        command
+            .args([
+                "-c",
+                "core.hooksPath=/dev/null",
+                "-c",
+                "credential.helper=",
+                "-c",
+                "protocol.ext.allow=never",
+            ])
+            .args(arguments)
+            .current_dir(directory)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            // Git's messages in English whatever the user's language: some are read.
+            .env("LC_ALL", "C")
+            .env("LANG", "C")
+            .env_remove("LANGUAGE")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_ASKPASS", "true")
+            .env("GIT_AUTHOR_NAME", "Handoff")
+            .env("GIT_AUTHOR_EMAIL", "handoff@localhost")
+            .env("GIT_COMMITTER_NAME", "Handoff")
+            .env("GIT_COMMITTER_EMAIL", "handoff@localhost")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // A cancelled run drops its git command: the process goes with it.
+            .kill_on_drop(true);
+        if authenticated {
+            // A connection that stalls is given up instead of hanging the run: under
+            // 1 KB/s for a minute ends the transfer.
+            command
+                .env("GIT_HTTP_LOW_SPEED_LIMIT", "1000")
+                .env("GIT_HTTP_LOW_SPEED_TIME", "60");
+            command
+                .env("GIT_CONFIG_COUNT", "1")
+                .env("GIT_CONFIG_KEY_0", "http.extraHeader")
+                .env("GIT_CONFIG_VALUE_0", self.authorization());
+        }
+        command
+    }
+
     /// The cache of `repo` in `cache_root`, made if missing and brought up to date with
     /// one incremental fetch of every branch (and of the heads of `pull_requests`, as
     /// [`pull_head_ref`] names them).
@@ -152,9 +285,7 @@ impl HostGit {
         repo: &RepoName,
         pull_requests: &[u64],
     ) -> Result<PathBuf, GitError> {
-        let cache = cache_root
-            .join(&repo.owner)
-            .join(format!("{}.git", repo.name));
+        let cache = cache_path(cache_root, repo);
         if !cache.join("HEAD").exists() {
             std::fs::create_dir_all(&cache).map_err(|error| GitError::Failed {
                 command: format!("mkdir {}", cache.display()),
@@ -323,24 +454,66 @@ impl HostGit {
     }
 
     /// The diff of commit `head` against where it left branch `base` (what a PR
-    /// shows), from `cache`.
+    /// shows), from `cache`, cut at `cap` bytes with a line that says so (a fork's PR may
+    /// be of any size).
     pub async fn pull_request_diff(
         &self,
         cache: &Path,
         base: &str,
         head: &str,
+        cap: usize,
     ) -> Result<String, GitError> {
-        self.git(
-            cache,
-            &[
-                "diff",
-                "--no-color",
-                "--no-ext-diff",
-                &format!("refs/heads/{base}...{head}"),
-            ],
-            false,
-        )
-        .await
+        let (mut diff, cut) = self
+            .git_capped(
+                cache,
+                &[
+                    "diff",
+                    "--no-color",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                    &format!("refs/heads/{base}...{head}"),
+                ],
+                cap,
+            )
+            .await?;
+        if cut {
+            diff.push_str(&format!(
+                "\n[Handoff cut this diff at {cap} bytes: the rest is not shown]\n"
+            ));
+        }
+        Ok(diff)
+    }
+
+    /// The diff of the commits from `from` to `to`, cut at `cap` bytes (with a line that
+    /// says so).
+    pub async fn diff_between(
+        &self,
+        cache: &Path,
+        from: &str,
+        to: &str,
+        cap: usize,
+    ) -> Result<String, GitError> {
+        let (mut diff, cut) = self
+            .git_capped(
+                cache,
+                &[
+                    "diff",
+                    "--no-color",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                    from,
+                    to,
+                    "--",
+                ],
+                cap,
+            )
+            .await?;
+        if cut {
+            diff.push_str(&format!(
+                "\n[Handoff cut this diff at {cap} bytes: the rest is not shown]\n"
+            ));
+        }
+        Ok(diff)
     }
 
     /// Fetches the commits of a bundle made in the sandbox into `cache` as `run_ref`;
@@ -391,6 +564,27 @@ impl HostGit {
         to: &str,
     ) -> Result<u32, GitError> {
         self.count_commits(cache, &[&format!("{from}..{to}")]).await
+    }
+
+    /// The paths the commits from `from` to `to` change (added, changed, removed).
+    pub async fn changed_paths(
+        &self,
+        cache: &Path,
+        from: &str,
+        to: &str,
+    ) -> Result<Vec<String>, GitError> {
+        let listed = self
+            .git(
+                cache,
+                &["diff", "--name-only", "-z", "--no-renames", from, to, "--"],
+                false,
+            )
+            .await?;
+        Ok(listed
+            .split('\0')
+            .filter(|path| !path.is_empty())
+            .map(str::to_owned)
+            .collect())
     }
 
     /// How many commits the revision range `ranges` (as `git rev-list` takes it) holds.
@@ -447,19 +641,28 @@ impl HostGit {
             .await
         {
             Ok(_) => Ok(()),
-            Err(GitError::Failed { detail, .. })
-                if detail.contains("rejected")
-                    || detail.contains("non-fast-forward")
-                    || detail.contains("fetch first") =>
-            {
-                Err(GitError::Rejected {
+            Err(GitError::Failed { command, detail }) => match push_failure(&detail) {
+                PushFailure::MovedOn => Err(GitError::Rejected {
                     branch: branch.to_owned(),
                     detail,
-                })
-            }
+                }),
+                PushFailure::Refused { reason, remote } => Err(GitError::RefusedByGithub {
+                    branch: branch.to_owned(),
+                    reason,
+                    remote,
+                }),
+                PushFailure::Other => Err(GitError::Failed { command, detail }),
+            },
             Err(error) => Err(error),
         }
     }
+}
+
+/// Where `repo`'s cache is in `cache_root`.
+pub fn cache_path(cache_root: &Path, repo: &RepoName) -> PathBuf {
+    cache_root
+        .join(&repo.owner)
+        .join(format!("{}.git", repo.name))
 }
 
 /// Where the cache keeps the head of pull request `number`.
@@ -469,6 +672,41 @@ pub fn pull_head_ref(number: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::{push_failure, PushFailure};
+
+    #[test]
+    fn githubs_own_refusals_are_told_apart_from_a_branch_that_moved_on() {
+        let workflow = " ! [remote rejected] feedback/x -> feedback/x (refusing to allow a Personal Access Token to create or update workflow `.github/workflows/ci.yml` without `workflow` scope)\nerror: failed to push some refs to 'https://github.com/o/r.git'";
+        assert_eq!(
+            push_failure(workflow),
+            PushFailure::Refused {
+                reason: "refusing to allow a Personal Access Token to create or update workflow `.github/workflows/ci.yml` without `workflow` scope".to_owned(),
+                remote: Vec::new()
+            }
+        );
+        let ruleset = "remote: error: GH013: Repository rule violations found for refs/heads/feedback/x.\nremote: Review all repository rules at https://github.com/o/r/rules?ref=refs%2Fheads%2Ffeedback%2Fx\nremote: - Changes must be made through a pull request.\nTo https://github.com/o/r.git\n ! [remote rejected] HEAD -> feedback/x (push declined due to repository rule violations)\nerror: failed to push some refs";
+        let PushFailure::Refused { reason, remote } = push_failure(ruleset) else {
+            panic!("a refusal");
+        };
+        assert_eq!(reason, "push declined due to repository rule violations");
+        assert_eq!(
+            remote[0],
+            "GH013: Repository rule violations found for refs/heads/feedback/x."
+        );
+        let large = "remote: error: File big.bin is 117.80 MB; this exceeds GitHub's file size limit of 100.00 MB\nremote: error: GH001: Large files detected.\n ! [remote rejected] HEAD -> feedback/x (pre-receive hook declined)";
+        assert!(
+            matches!(push_failure(large), PushFailure::Refused { reason, .. } if reason == "pre-receive hook declined")
+        );
+        let moved = "To https://github.com/o/r.git\n ! [rejected]        HEAD -> feedback/x (fetch first)\nerror: failed to push some refs\nhint: Updates were rejected because the remote contains work";
+        assert_eq!(push_failure(moved), PushFailure::MovedOn);
+        assert_eq!(
+            push_failure(
+                "fatal: unable to access 'https://github.com/o/r.git/': Could not resolve host"
+            ),
+            PushFailure::Other
+        );
+    }
+
     use super::*;
 
     #[test]

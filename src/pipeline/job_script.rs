@@ -52,8 +52,9 @@ agent_status=$?
 echo "handoff: the agent exited with $agent_status" >&2
 cd "$W/repo" || exit 97
 git_safe() {{
-  git -c core.hooksPath=/dev/null -c commit.gpgSign=false -c safe.directory='*' \
-      -c user.name={name} -c user.email={email} "$@"
+  GIT_CONFIG_NOSYSTEM=1 GIT_NO_REPLACE_OBJECTS=1 GIT_ATTR_NOSYSTEM=1 \
+  git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c commit.gpgSign=false \
+      -c safe.directory='*' -c user.name={name} -c user.email={email} "$@"
 }}
 git_safe add -A >/dev/null 2>&1
 if ! git_safe diff --cached --quiet >/dev/null 2>&1; then
@@ -85,7 +86,7 @@ impl JobScript<'_> {
             CopySteps::MadeOnHost => String::new(),
             CopySteps::FromBundle { bundle_ref } => format!(
                 "if [ ! -d \"$W/repo/.git\" ]; then\n  \
-                 rm -rf \"$W/repo\"\n  \
+                 mkdir -p \"$W/repo\" && find \"$W/repo\" -mindepth 1 -maxdepth 1 -exec rm -rf {{}} +\n  \
                  {{ git -c init.defaultBranch=handoff-unborn init --quiet \"$W/repo\" \\\n    \
                  && git -C \"$W/repo\" fetch --quiet --no-tags \"$W/handoff/repo.bundle\" {bundle_ref} \\\n    \
                  && git -C \"$W/repo\" checkout --quiet -B {branch} FETCH_HEAD; }} \\\n    \
@@ -112,9 +113,18 @@ impl JobScript<'_> {
                      exit {exit}\n\
                      }}\n\
                      git_kept() {{\n  \
-                     git -C \"$W/repo\" -c core.hooksPath=/dev/null -c safe.directory='*' -c core.fsmonitor=false \"$@\"\n\
+                     GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_NO_REPLACE_OBJECTS=1 GIT_ATTR_NOSYSTEM=1 \\\n    \
+                     git -C \"$W/repo\" -c core.hooksPath=/dev/null -c safe.directory='*' -c core.fsmonitor=false \\\n    \
+                     -c core.attributesFile=/dev/null \"$@\"\n\
                      }}\n\
                      [ -d \"$W/repo/.git\" ] || kept_copy_unusable \"it is not there\"\n\
+                     # What an earlier run may have planted in the copy's git folder goes before\n\
+                     # git reads it: its config (filters, includes, aliases), attributes, hooks,\n\
+                     # alternates and replacements.\n\
+                     printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfilemode = true\\n\\tbare = false\\n' > \"$W/repo/.git/config\" \\\n  \
+                     || kept_copy_unusable \"its git config cannot be reset\"\n\
+                     rm -rf \"$W/repo/.git/hooks\" \"$W/repo/.git/info/attributes\" \"$W/repo/.git/objects/info/alternates\" \\\n  \
+                     \"$W/repo/.git/refs/replace\" \"$W/repo/.git/info/grafts\"\n\
                      {fetch}\
                      git_kept checkout --quiet --force -B {branch} {start} >&2 \\\n  \
                      || kept_copy_unusable \"{start} cannot be checked out in it\"\n\

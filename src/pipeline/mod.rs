@@ -22,6 +22,7 @@ pub mod agent_job;
 pub mod agent_presets;
 pub mod cache_lock;
 pub mod code_run;
+pub mod held_push;
 pub mod host_git;
 pub mod job_script;
 pub mod kept_copy;
@@ -100,6 +101,16 @@ pub enum PipelineError {
          needs the repository's own confirmed choice"
     )]
     LocalNotConfirmed { repo: String },
+    #[error(
+        "{what} would run code someone else wrote as you, with your files and keyring in \
+         reach, on the local backend: it runs only in a sandbox (Docker or E2B)"
+    )]
+    StrangersCodeNeedsSandbox { what: String },
+    #[error("run {run} cannot be pushed: {why}")]
+    NotHeld {
+        run: crate::domain::RunId,
+        why: String,
+    },
     #[error("fix cannot push to PR #{number}: {reason}")]
     FixCannotPush { number: u64, reason: String },
     #[error("{0} is disconnected: connect it again to run on it")]
@@ -133,6 +144,8 @@ impl PipelineError {
             PipelineError::FixCannotPush { .. } => ErrorCode::IllegalTransition,
             PipelineError::RepoDisconnected(_) => ErrorCode::IllegalTransition,
             PipelineError::LocalNotConfirmed { .. } => ErrorCode::NeedsConfirmation,
+            PipelineError::StrangersCodeNeedsSandbox { .. } => ErrorCode::NeedsSandbox,
+            PipelineError::NotHeld { .. } => ErrorCode::IllegalTransition,
         }
     }
 }

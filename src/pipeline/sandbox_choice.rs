@@ -51,7 +51,7 @@ impl Pipeline {
                 let installation = self.store.installation_id().await?;
                 let sandbox = DockerSandbox::connect(&image, &installation)?;
                 Sandbox::Docker(match repo {
-                    Some(repo) => sandbox.with_network(network_policy_of(repo)),
+                    Some(repo) => sandbox.for_repository(repo.id, network_policy_of(repo)),
                     None => sandbox,
                 })
             }

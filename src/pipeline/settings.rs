@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::agent_presets::AgentKey;
 use crate::sandbox::e2b::E2bSettings;
 use crate::sandbox::ResourceLimits;
+use crate::secrets::{SecretName, SecretStore};
 use crate::store::{SettingKey, Store, StoreError};
 
 /// How long an item's working copy is kept after its last run unless a setting says
@@ -71,13 +72,54 @@ impl PipelineSettings {
             .unwrap_or_else(|| crate::agent_image::default_image(image_preset))
     }
 
-    /// Where the agent's key and its requests go for `key`'s provider.
-    pub fn provider_api_base(&self, key: &AgentKey) -> String {
+    /// Where the requests (and the key) of `provider` go: its own setting, else
+    /// `https://{default_host}`.
+    pub fn provider_api_base_of(&self, provider: &str, default_host: &str) -> String {
         self.provider_api_bases
             .iter()
-            .find(|(provider, _)| provider == key.provider)
+            .find(|(named, _)| named == provider)
             .map(|(_, base)| base.trim_end_matches('/').to_owned())
-            .unwrap_or_else(|| format!("https://{}", key.api_host))
+            .unwrap_or_else(|| format!("https://{default_host}"))
+    }
+
+    /// The keyring entry of `provider`'s key for the API address in use, so that a
+    /// changed address finds no key to send there.
+    pub fn agent_key_name(&self, provider: &str) -> SecretName {
+        let default_host = super::agent_presets::default_api_host(provider).unwrap_or(provider);
+        let base = self.provider_api_base_of(provider, default_host);
+        SecretName::AgentApiKey {
+            provider: provider.to_owned(),
+            api_host: crate::service_address::authority_of(&base).unwrap_or(base),
+        }
+    }
+
+    /// `provider`'s key for the API address in use; a key kept by an older version
+    /// (not per address) counts for the provider's own API host only.
+    pub async fn agent_key(
+        &self,
+        secrets: &SecretStore,
+        provider: &str,
+    ) -> Result<Option<crate::secrets::Secret>, crate::secrets::SecretError> {
+        let name = self.agent_key_name(provider);
+        if let Some(key) = secrets.get(&name).await? {
+            return Ok(Some(key));
+        }
+        let own_host = super::agent_presets::default_api_host(provider);
+        match (&name, own_host) {
+            (SecretName::AgentApiKey { api_host, .. }, Some(own)) if api_host == own => {
+                secrets
+                    .get(&SecretName::AgentApiKeyOfOldVersions {
+                        provider: provider.to_owned(),
+                    })
+                    .await
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Where the agent's key and its requests go for `key`'s provider.
+    pub fn provider_api_base(&self, key: &AgentKey) -> String {
+        self.provider_api_base_of(key.provider, key.api_host)
     }
 
     /// The defaults, with what this installation's settings change.

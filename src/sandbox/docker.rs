@@ -14,12 +14,13 @@
 //! - memory with no swap beyond it, CPUs, processes, and a cap on the size of any one
 //!   file it writes (the engine caps the volume's total only where its storage driver
 //!   can, which is not assumed);
-//! - the repository's network mode: none, the allow-list through the run's egress proxy
-//!   (see [`super::docker_egress`]), or the engine's default network when chosen;
+//! - the repository's network mode: none, or the repository's internal network whose
+//!   only way out is its egress gate (see [`super::docker_gate`]), which lets through
+//!   the hosts on the list, or in open mode any public address, and never this
+//!   machine, its networks or the metadata address;
 //! - no API key: the agent's key variable holds a placeholder and its provider's base
-//!   address names the run's key forwarder on this machine (see
-//!   [`super::key_forwarding`]), reached through the egress proxy or, on the open
-//!   network, at the default network's gateway.
+//!   address names the key forwarder in the repository's egress gate (see
+//!   [`super::key_forwarding`]), which adds the key on the way out.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -33,11 +34,11 @@ use bollard::query_parameters::{
 use bollard::Docker;
 use futures::{FutureExt as _, StreamExt as _};
 
-use super::docker_egress;
-use super::key_forwarding::{ForwardedKey, KeyForwarder};
+use super::docker_gate::{self, EgressGate};
 use super::tar_transfer::{pack_dir_owned_by, unpack_into};
 use super::{JobControl, OutputStream, SandboxEnd, SandboxError, SandboxEvent, SandboxJob};
-use crate::domain::{FeedbackId, NetworkMode, NetworkPolicy, RunId, SandboxBackend};
+use crate::domain::{FeedbackId, NetworkMode, NetworkPolicy, RepoId, RunId, SandboxBackend};
+use crate::egress::gate_control::{set_rules, GateCommand, KeyForTheGate};
 
 /// The label every Handoff container carries, with the run's id as value.
 pub const RUN_LABEL: &str = "dev.handoff.run";
@@ -59,6 +60,9 @@ const SCRATCH: &str = "/tmp";
 const NOBODY: (u64, u64) = (65534, 65534);
 /// Size of the scratch tmpfs.
 const SCRATCH_BYTES: u64 = 1024 * 1024 * 1024;
+/// How long the egress gate keeps a run's key beyond the run's time limit, should the
+/// run never give it back.
+const KEY_MARGIN: Duration = Duration::from_secs(10 * 60);
 /// The largest file a job may write.
 const LARGEST_FILE_BYTES: i64 = 8 * 1024 * 1024 * 1024;
 
@@ -68,6 +72,8 @@ pub struct DockerSandbox {
     image: String,
     installation: String,
     network: NetworkPolicy,
+    /// The repository whose egress gate the jobs' traffic leaves through.
+    repository: Option<RepoId>,
 }
 
 fn unavailable(detail: impl Into<String>) -> SandboxError {
@@ -95,13 +101,26 @@ impl DockerSandbox {
             image: image.to_owned(),
             installation: installation.to_owned(),
             network: NetworkPolicy::default(),
+            repository: None,
         })
     }
 
-    /// The sandbox with `network` as what its jobs may reach.
-    pub fn with_network(mut self, network: NetworkPolicy) -> Self {
+    /// The sandbox for `repository`'s jobs, with `network` as what they may reach
+    /// through the repository's egress gate.
+    pub fn for_repository(mut self, repository: RepoId, network: NetworkPolicy) -> Self {
+        self.repository = Some(repository);
         self.network = network;
         self
+    }
+
+    /// The engine this sandbox talks to.
+    pub fn engine(&self) -> &Docker {
+        &self.docker
+    }
+
+    /// The installation whose containers this sandbox makes.
+    pub fn installation(&self) -> &str {
+        &self.installation
     }
 
     pub fn image(&self) -> &str {
@@ -159,72 +178,56 @@ impl DockerSandbox {
 
         // Whatever happens from here — an error, a panic — the containers go.
         let mut started = Vec::new();
-        let mut made_network = None;
-        let mut key_forwarder = None;
+        let mut gate_holds_key: Option<(EgressGate, String)> = None;
         let outcome = std::panic::AssertUnwindSafe(async {
-            // The agent's key stays on this machine: its provider calls go to the run's
-            // key forwarder, which containers reach at the default network's gateway.
-            let forwarder_address = match (&job.agent_key, self.network.mode) {
-                (Some(key), NetworkMode::Open | NetworkMode::Allowlist) => {
-                    let forwarder = self.start_key_forwarder(key).await?;
-                    let address = forwarder.address();
-                    key_forwarder = Some(forwarder);
-                    Some(address)
-                }
-                _ => None,
-            };
-            let mut agent_key_environment = |endpoint: Option<String>| {
-                if let Some(key) = &job.agent_key {
-                    environment.extend(
-                        key.sandbox_environment(endpoint.as_deref())
-                            .into_iter()
-                            .map(|(name, value)| format!("{name}={value}")),
-                    );
-                }
-            };
-            let network_mode =
-                match self.network.mode {
-                    NetworkMode::None => {
-                        agent_key_environment(None);
-                        "none".to_owned()
-                    }
-                    NetworkMode::Open => {
-                        agent_key_environment(
-                            forwarder_address.map(|address| format!("http://{address}")),
+            let network_mode = match self.network.mode {
+                NetworkMode::None => {
+                    if let Some(key) = &job.agent_key {
+                        environment.extend(
+                            key.sandbox_environment(None)
+                                .into_iter()
+                                .map(|(name, value)| format!("{name}={value}")),
                         );
-                        "bridge".to_owned()
                     }
-                    NetworkMode::Allowlist => {
-                        let network = format!("{name}-net");
-                        docker_egress::create_run_network(&self.docker, &network, &labels).await?;
-                        made_network = Some(network.clone());
-                        let proxy_name = format!("{name}-egress");
-                        let proxy = docker_egress::start_proxy(
-                            &self.docker,
-                            &self.image,
-                            &proxy_name,
-                            &network,
-                            labels.clone(),
-                            &self.network,
-                            forwarder_address,
-                        )
-                        .await?;
-                        started.push(proxy);
-                        agent_key_environment(forwarder_address.map(|_| {
-                            format!("http://{proxy_name}:{}", docker_egress::KEY_RELAY_PORT)
-                        }));
-                        let address = format!("http://{proxy_name}:{}", docker_egress::PROXY_PORT);
-                        for variable in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"] {
-                            environment.push(format!("{variable}={address}"));
-                        }
-                        // The relay to the key forwarder is reached directly, not through
-                        // the proxy.
-                        for variable in ["NO_PROXY", "no_proxy"] {
-                            environment.push(format!("{variable}={proxy_name}"));
-                        }
-                        network
+                    "none".to_owned()
+                }
+                NetworkMode::Open | NetworkMode::Allowlist => {
+                    let gate = self.gate().await?;
+                    let mut commands = vec![set_rules(
+                        &self.network,
+                        docker_gate::this_machines_addresses(),
+                    )];
+                    // The agent's key stays outside: its provider calls go to the gate's
+                    // key forwarder, which adds it.
+                    if let Some(key) = &job.agent_key {
+                        commands.push(GateCommand::AddKey {
+                            key: KeyForTheGate::of(
+                                key,
+                                &docker_gate::upstream_seen_from_the_gate(&key.upstream),
+                                job.timeout + KEY_MARGIN,
+                            ),
+                        });
+                        environment.extend(
+                            key.sandbox_environment(Some(&docker_gate::forwarder_address()))
+                                .into_iter()
+                                .map(|(name, value)| format!("{name}={value}")),
+                        );
                     }
-                };
+                    gate.configure(&commands).await?;
+                    if let Some(key) = &job.agent_key {
+                        gate_holds_key = Some((gate.clone(), key.placeholder.clone()));
+                    }
+                    let proxy = docker_gate::proxy_address();
+                    for variable in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"] {
+                        environment.push(format!("{variable}={proxy}"));
+                    }
+                    // The key forwarder is reached directly, not through the proxy.
+                    for variable in ["NO_PROXY", "no_proxy"] {
+                        environment.push(format!("{variable}={}", docker_gate::GATE_ALIAS));
+                    }
+                    gate.network().to_owned()
+                }
+            };
             // The item's kept working copy: a volume of its own, mounted as repo/.
             let mounts = match job.kept_copy {
                 Some(item) => Some(vec![Mount {
@@ -291,26 +294,27 @@ impl DockerSandbox {
         for id in started.iter().rev() {
             self.remove(id).await;
         }
-        if let Some(network) = made_network {
-            docker_egress::remove_run_network(&self.docker, &network).await;
+        // The gate stays for the repository's next run; the run's key does not.
+        if let Some((gate, placeholder)) = gate_holds_key {
+            if let Err(error) = gate
+                .configure(&[GateCommand::RemoveKey { placeholder }])
+                .await
+            {
+                tracing::warn!(%error, "the egress gate could not be told to forget a run's key; it holds it until it stops");
+            }
         }
-        drop(key_forwarder);
         match outcome {
             Ok(result) => result,
             Err(panic) => std::panic::resume_unwind(panic),
         }
     }
 
-    /// Starts the run's key forwarder where the engine's containers reach this machine.
-    async fn start_key_forwarder(&self, key: &ForwardedKey) -> Result<KeyForwarder, SandboxError> {
-        let address = docker_egress::machine_address_on_default_network(&self.docker).await?;
-        KeyForwarder::start(address, key).await.map_err(|error| {
-            unavailable(format!(
-                "the agent's key forwarder cannot listen on {address}, where containers reach \
-                 this machine ({error}); agents that need an API key run only on an engine \
-                 on this machine"
-            ))
-        })
+    /// The repository's egress gate, running.
+    async fn gate(&self) -> Result<EgressGate, SandboxError> {
+        let repository = self.repository.ok_or_else(|| {
+            unavailable("a sandbox with a network needs its repository's egress gate")
+        })?;
+        EgressGate::ensure(&self.docker, &self.installation, repository, &self.image).await
     }
 
     async fn run_in(
@@ -499,8 +503,11 @@ impl DockerSandbox {
         for id in self.containers_of(Some(run_id)).await? {
             self.remove(&id).await;
         }
+        // Networks of their own that runs of earlier versions made.
         for network in self.networks_of(Some(run_id)).await? {
-            docker_egress::remove_run_network(&self.docker, &network).await;
+            if let Err(error) = self.docker.remove_network(&network).await {
+                tracing::warn!(%network, %error, "a run's network could not be removed");
+            }
         }
         Ok(())
     }

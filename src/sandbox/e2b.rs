@@ -90,11 +90,12 @@ struct CreatedSandbox {
     domain: Option<String>,
 }
 
-/// A sandbox that exists, with how to reach its envd.
+/// A sandbox that exists, with how to reach its envd (a secured sandbox's envd takes
+/// only calls carrying its access token, so that knowing its id is not enough).
 struct LiveSandbox {
     id: String,
     envd: String,
-    access_token: Option<String>,
+    access_token: String,
 }
 
 fn unavailable(detail: impl Into<String>) -> SandboxError {
@@ -199,6 +200,7 @@ fn creation_request(
 ) -> serde_json::Value {
     let mut request = json!({
         "templateID": template,
+        "secure": true,
         "timeout": timeout_seconds,
         "metadata": { "handoff_run": run_id.to_string() },
         "network": network_settings(network, agent_key),
@@ -260,6 +262,21 @@ impl E2bSandbox {
         }
     }
 
+    /// At most the first 2,000 characters of an answer E2B sent, scrubbed of the E2B
+    /// key (the run scrubs its other secrets from whatever it keeps).
+    fn excerpt(&self, body: &str) -> String {
+        const LONGEST: usize = 2000;
+        let trimmed = body.trim();
+        let mut cut: String = trimmed.chars().take(LONGEST).collect();
+        if cut.len() < trimmed.len() {
+            cut.push_str(" [cut]");
+        }
+        match &self.api_key {
+            Some(key) => redact(&cut, key),
+            None => cut,
+        }
+    }
+
     /// One cheap authenticated call (listing at most one running sandbox): does E2B
     /// accept the key?
     pub async fn check_key(&self) -> Result<(), SandboxError> {
@@ -314,7 +331,7 @@ impl E2bSandbox {
             let body = response.text().await.unwrap_or_default();
             return Err(unavailable(format!(
                 "E2B refused to create a sandbox ({status}): {}",
-                body.trim()
+                self.excerpt(&body)
             )));
         }
         let created: CreatedSandbox = response.json().await.map_err(|error| {
@@ -323,10 +340,19 @@ impl E2bSandbox {
                 self.describe(error)
             ))
         })?;
+        let Some(access_token) = created.envd_access_token else {
+            // Asked for secured and not given a token: a sandbox anyone who learns its id
+            // could reach. It is not used.
+            self.kill(&created.sandbox_id).await;
+            return Err(failed(
+                "E2B made a sandbox without an access token for its envd, though a secured \
+                 one was asked for; it was removed unused",
+            ));
+        };
         Ok(LiveSandbox {
             envd: self.envd_base(&created.sandbox_id, created.domain.as_deref()),
             id: created.sandbox_id,
-            access_token: created.envd_access_token,
+            access_token,
         })
     }
 
@@ -336,15 +362,11 @@ impl E2bSandbox {
         method: reqwest::Method,
         path: &str,
     ) -> reqwest::RequestBuilder {
-        let mut request = self
-            .http
+        self.http
             .request(method, format!("{}{path}", sandbox.envd))
             .header("E2b-Sandbox-Id", &sandbox.id)
-            .header("E2b-Sandbox-Port", ENVD_PORT.to_string());
-        if let Some(token) = &sandbox.access_token {
-            request = request.header("X-Access-Token", token);
-        }
-        request
+            .header("E2b-Sandbox-Port", ENVD_PORT.to_string())
+            .header("X-Access-Token", &sandbox.access_token)
     }
 
     async fn set_timeout(&self, sandbox: &LiveSandbox, seconds: u64) -> Result<(), SandboxError> {
@@ -491,7 +513,7 @@ impl E2bSandbox {
             let body = response.text().await.unwrap_or_default();
             return Err(failed(format!(
                 "the sandbox refused to start the job ({status}): {}",
-                body.trim()
+                self.excerpt(&body)
             )));
         }
 
@@ -583,7 +605,8 @@ impl E2bSandbox {
                     };
                     if let Some(error) = trailer.get("error") {
                         return Err(failed(format!(
-                            "the process stream ended with an error: {error}"
+                            "the process stream ended with an error: {}",
+                            self.excerpt(&error.to_string())
                         )));
                     }
                     return exit.ok_or_else(|| {

@@ -1,26 +1,30 @@
 //! Keeping the agent's API key out of the sandbox.
 //!
-//! The agent reaches its provider through a forwarding endpoint that Handoff runs on
-//! this machine for the length of one run. Inside the sandbox the key's variable holds
-//! a placeholder made for that run, and the provider's base-address variables
+//! The agent reaches its provider through a forwarding endpoint outside its sandbox:
+//! on this machine's loopback for the local backend, and in the repository's egress
+//! gate for Docker (see [`super::docker_gate`]). Inside the sandbox the key's variable
+//! holds a placeholder made for that run, and the provider's base-address variables
 //! (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`…) name the endpoint. The endpoint takes only
-//! requests that carry the run's placeholder in the provider's key header, puts the key
-//! there instead and passes the request to the provider, and to nothing else: the agent
-//! cannot choose where the key goes. So the key is in no variable, file or process of
-//! the sandbox, and a placeholder that leaks is worth nothing once its run has ended.
+//! requests that carry a current run's placeholder in the provider's key header and go
+//! to one of the provider's model endpoints (`POST /v1/messages`…), puts the key there
+//! instead and passes the request to the provider, and to nothing else: the agent
+//! cannot choose where the key goes, and the endpoint follows no redirect. So the key
+//! is in no variable, file or process of the sandbox, and a placeholder that leaks is
+//! worth nothing once its run has ended.
 //!
 //! E2B's sandboxes are not on this machine; there the sandbox's egress rules set the
 //! key header on requests to the provider's host (see [`super::e2b`]).
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse as _, Response};
 
+use crate::egress::GateActivity;
 use crate::secrets::Secret;
 
 /// The largest request the endpoint passes on (a prompt with its files).
@@ -41,6 +45,26 @@ const CONNECTION_HEADERS: &[&str] = &[
     "content-length",
 ];
 
+/// A request the endpoint passes on: a method and a path (without its query).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ModelEndpoint {
+    pub method: String,
+    pub path: String,
+}
+
+impl ModelEndpoint {
+    /// Endpoints from `(method, path)` pairs.
+    pub fn list(pairs: &[(&str, &str)]) -> Vec<ModelEndpoint> {
+        pairs
+            .iter()
+            .map(|(method, path)| ModelEndpoint {
+                method: (*method).to_owned(),
+                path: (*path).to_owned(),
+            })
+            .collect()
+    }
+}
+
 /// The agent's key and how its provider takes it, for one run.
 #[derive(Debug, Clone)]
 pub struct ForwardedKey {
@@ -58,6 +82,8 @@ pub struct ForwardedKey {
     pub api_host: String,
     /// Where the endpoint sends requests: `https://{api_host}`, or a stand-in in tests.
     pub upstream: String,
+    /// The only requests passed on: the provider's model endpoints.
+    pub endpoints: Vec<ModelEndpoint>,
     pub secret: Secret,
     /// What the sandbox holds instead of the key: random, one per run.
     pub placeholder: String,
@@ -74,6 +100,7 @@ impl ForwardedKey {
         header_prefix: &str,
         api_host: &str,
         upstream: &str,
+        endpoints: Vec<ModelEndpoint>,
         secret: Secret,
     ) -> Self {
         ForwardedKey {
@@ -87,6 +114,7 @@ impl ForwardedKey {
             header_prefix: header_prefix.to_owned(),
             api_host: api_host.to_owned(),
             upstream: upstream.trim_end_matches('/').to_owned(),
+            endpoints,
             secret,
             placeholder: new_placeholder(),
         }
@@ -127,6 +155,14 @@ impl ForwardedKey {
             .and_then(|value| value.to_str().ok())
             .is_some_and(|value| value.trim() == expected)
     }
+
+    /// Whether `method` and `path` are one of the provider's model endpoints, as seen
+    /// after the upstream's own path.
+    fn is_model_endpoint(&self, method: &axum::http::Method, path: &str) -> bool {
+        self.endpoints.iter().any(|endpoint| {
+            endpoint.method.eq_ignore_ascii_case(method.as_str()) && endpoint.path == path
+        })
+    }
 }
 
 fn new_placeholder() -> String {
@@ -137,7 +173,76 @@ fn new_placeholder() -> String {
     )
 }
 
-/// The run's forwarding endpoint; it stops taking connections when dropped.
+/// The keys an endpoint forwards for, one per current job, found by the placeholder
+/// a request carries.
+#[derive(Debug, Default)]
+pub struct ForwardingTable {
+    keys: RwLock<Vec<(ForwardedKey, Option<Instant>)>>,
+}
+
+impl ForwardingTable {
+    /// Forwards for `key` until it is removed.
+    pub fn add(&self, key: ForwardedKey) {
+        self.add_until(key, None);
+    }
+
+    /// Forwards for `key` until it is removed or `until` passes (a run that ended
+    /// without giving its key back, in a crash, loses it all the same).
+    pub fn add_until(&self, key: ForwardedKey, until: Option<Instant>) {
+        let mut keys = self
+            .keys
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        keys.retain(|(held, _)| held.placeholder != key.placeholder);
+        keys.push((key, until));
+    }
+
+    /// Forgets the key of the job with `placeholder`; whether it was there.
+    pub fn remove(&self, placeholder: &str) -> bool {
+        let mut keys = self
+            .keys
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let before = keys.len();
+        keys.retain(|(held, _)| held.placeholder != placeholder);
+        keys.len() != before
+    }
+
+    /// Forgets the keys whose time has passed; how many.
+    pub fn forget_expired(&self) -> usize {
+        let now = Instant::now();
+        let mut keys = self
+            .keys
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let before = keys.len();
+        keys.retain(|(_, until)| until.is_none_or(|until| until > now));
+        before - keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .is_empty()
+    }
+
+    /// The key whose placeholder `headers` carry, if any and still current.
+    fn key_for(&self, headers: &HeaderMap) -> Option<ForwardedKey> {
+        let now = Instant::now();
+        self.keys
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .iter()
+            .find(|(key, until)| {
+                until.is_none_or(|until| until > now) && key.carries_placeholder(headers)
+            })
+            .map(|(key, _)| key.clone())
+    }
+}
+
+/// A run's forwarding endpoint on this machine (the local backend); it stops taking
+/// connections when dropped.
 #[derive(Debug)]
 pub struct KeyForwarder {
     address: SocketAddr,
@@ -152,8 +257,9 @@ impl Drop for KeyForwarder {
 
 #[derive(Debug)]
 struct Forwarding {
-    key: ForwardedKey,
+    table: Arc<ForwardingTable>,
     http: reqwest::Client,
+    activity: GateActivity,
 }
 
 impl KeyForwarder {
@@ -161,17 +267,9 @@ impl KeyForwarder {
     pub async fn start(bind: IpAddr, key: &ForwardedKey) -> std::io::Result<KeyForwarder> {
         let listener = tokio::net::TcpListener::bind((bind, 0)).await?;
         let address = listener.local_addr()?;
-        // A provider's answer may stream for minutes; only silence is cut short.
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(30))
-            .read_timeout(Duration::from_secs(600))
-            .build()
-            .map_err(std::io::Error::other)?;
-        let state = Arc::new(Forwarding {
-            key: key.clone(),
-            http,
-        });
-        let router = axum::Router::new().fallback(forward).with_state(state);
+        let table = Arc::new(ForwardingTable::default());
+        table.add(key.clone());
+        let router = forwarding_router(table, GateActivity::default())?;
         let server = tokio::spawn(async move {
             if let Err(error) = axum::serve(listener, router).await {
                 tracing::warn!(%error, "the agent's key forwarder stopped");
@@ -186,29 +284,75 @@ impl KeyForwarder {
     }
 }
 
-fn refusal(status: StatusCode, text: &'static str) -> Response {
+/// The endpoint as a router, forwarding for the keys of `table`.
+pub fn forwarding_router(
+    table: Arc<ForwardingTable>,
+    activity: GateActivity,
+) -> std::io::Result<axum::Router> {
+    // A provider's answer may stream for minutes; only silence is cut short. No
+    // redirect is followed: the key goes to the provider's address and nowhere else.
+    let http = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(30))
+        .read_timeout(Duration::from_secs(600))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(std::io::Error::other)?;
+    let state = Arc::new(Forwarding {
+        table,
+        http,
+        activity,
+    });
+    Ok(axum::Router::new().fallback(forward).with_state(state))
+}
+
+fn refusal(status: StatusCode, text: String) -> Response {
     (status, text).into_response()
 }
 
 /// Passes one request on to the provider with the key in place of the placeholder.
 async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Response {
-    let key = &state.key;
+    let _busy = state.activity.connection_began();
     let (parts, body) = request.into_parts();
-    if !key.carries_placeholder(&parts.headers) {
+    let Some(key) = state.table.key_for(&parts.headers) else {
         tracing::warn!(
             path = parts.uri.path(),
-            "the key forwarder refused a request without the run's placeholder"
+            "the key forwarder refused a request without a current run's placeholder"
         );
         return refusal(
             StatusCode::FORBIDDEN,
-            "this endpoint forwards only the requests of the run it belongs to",
+            "this endpoint forwards only the requests of the runs it belongs to".to_owned(),
+        );
+    };
+    if !key.is_model_endpoint(&parts.method, parts.uri.path()) {
+        tracing::warn!(
+            method = %parts.method,
+            path = parts.uri.path(),
+            host = %key.api_host,
+            "the key forwarder refused a request to an endpoint that is not a model endpoint"
+        );
+        let listed: Vec<String> = key
+            .endpoints
+            .iter()
+            .map(|endpoint| format!("{} {}", endpoint.method, endpoint.path))
+            .collect();
+        return refusal(
+            StatusCode::FORBIDDEN,
+            format!(
+                "this endpoint forwards only the provider's model calls ({}), not {} {}",
+                listed.join(", "),
+                parts.method,
+                parts.uri.path()
+            ),
         );
     }
     let body = match axum::body::to_bytes(body, LARGEST_REQUEST_BYTES).await {
         Ok(body) => body,
         Err(error) => {
             tracing::warn!(%error, "the key forwarder could not read a request");
-            return refusal(StatusCode::PAYLOAD_TOO_LARGE, "the request is too large");
+            return refusal(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "the request is too large".to_owned(),
+            );
         }
     };
     let mut headers = parts.headers.clone();
@@ -218,12 +362,15 @@ async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Resp
     let Ok(mut value) = HeaderValue::from_str(&key.header_value()) else {
         return refusal(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "the stored key cannot be sent in a header",
+            "the stored key cannot be sent in a header".to_owned(),
         );
     };
     value.set_sensitive(true);
     let Ok(header) = HeaderName::from_bytes(key.header.as_bytes()) else {
-        return refusal(StatusCode::INTERNAL_SERVER_ERROR, "no key header");
+        return refusal(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "no key header".to_owned(),
+        );
     };
     headers.insert(header, value);
     let path = parts
@@ -242,7 +389,10 @@ async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Resp
         Err(error) => {
             // Neither the address nor the headers are in the text.
             tracing::warn!(error = %error.without_url(), host = %key.api_host, "the key forwarder cannot reach the provider");
-            return refusal(StatusCode::BAD_GATEWAY, "the provider cannot be reached");
+            return refusal(
+                StatusCode::BAD_GATEWAY,
+                "the provider cannot be reached".to_owned(),
+            );
         }
     };
     let mut response = Response::builder().status(answer.status());
@@ -257,7 +407,7 @@ async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Resp
             tracing::warn!(%error, "the key forwarder could not pass the provider's answer on");
             refusal(
                 StatusCode::BAD_GATEWAY,
-                "the provider's answer was unreadable",
+                "the provider's answer was unreadable".to_owned(),
             )
         })
 }
@@ -275,6 +425,7 @@ mod tests {
             "Bearer ",
             "api.openai.com",
             "https://api.openai.com/",
+            ModelEndpoint::list(&[("POST", "/v1/responses")]),
             Secret::new("sk-real-key"),
         )
     }
@@ -333,5 +484,23 @@ mod tests {
             HeaderValue::from_static("Bearer sk-real-key"),
         );
         assert!(!key.carries_placeholder(&headers));
+    }
+
+    #[test]
+    fn a_key_past_its_time_is_not_forwarded_and_is_forgotten() {
+        let table = ForwardingTable::default();
+        let key = openai_key();
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "authorization",
+            HeaderValue::from_str(&format!("Bearer {}", key.placeholder)).unwrap(),
+        );
+        table.add_until(key.clone(), Some(Instant::now() - Duration::from_secs(1)));
+        assert!(table.key_for(&headers).is_none());
+        assert_eq!(table.forget_expired(), 1);
+        assert!(table.is_empty());
+        table.add_until(key, Some(Instant::now() + Duration::from_secs(60)));
+        assert!(table.key_for(&headers).is_some());
+        assert_eq!(table.forget_expired(), 0);
     }
 }

@@ -11,12 +11,13 @@
 //! the key is added on the way to the provider ([`key_forwarding`]).
 //!
 //! - [`local_process`]: a plain process in the workspace; no isolation, for development.
-//! - [`docker`]: a container on a Docker engine (the default socket or `DOCKER_HOST`).
+//! - [`docker`]: a container on a Docker engine (the default socket or `DOCKER_HOST`),
+//!   whose traffic leaves through its repository's egress gate ([`docker_gate`]).
 //! - [`e2b`]: a cloud sandbox through E2B's REST API and its in-sandbox API.
 
 pub mod connect_stream;
 pub mod docker;
-pub mod docker_egress;
+pub mod docker_gate;
 pub mod e2b;
 pub mod key_forwarding;
 pub mod local_process;

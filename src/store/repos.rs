@@ -27,6 +27,7 @@ pub struct RepoSettingsChange {
     pub network_mode: Option<NetworkMode>,
     /// Replaces the whole list.
     pub allowed_hosts: Option<Vec<AllowedHost>>,
+    pub draft_pull_requests: Option<bool>,
 }
 
 impl Store {
@@ -153,7 +154,7 @@ impl Store {
             "UPDATE repos SET default_branch = ?, feedback_label = ?, custom_instructions = ?, \
              monthly_run_quota = ?, sandbox_backend = ?, agent_preset = ?, agent_command = ?, \
              docker_image = ?, run_timeout_seconds = ?, e2b_template = ?, network_mode = ?, \
-             allowed_hosts = ? WHERE id = ?",
+             allowed_hosts = ?, draft_pull_requests = ? WHERE id = ?",
         )
         .bind(
             change
@@ -211,6 +212,11 @@ impl Store {
                 .collect::<Vec<_>>()
                 .join("\n"),
         )
+        .bind(i64::from(
+            change
+                .draft_pull_requests
+                .unwrap_or(current.draft_pull_requests),
+        ))
         .bind(id.0)
         .execute(&self.pool)
         .await?;

@@ -20,7 +20,8 @@ macro_rules! repo_columns {
     () => {
         "r.id, r.owner, r.name, r.default_branch, r.feedback_label, r.custom_instructions, \
          r.monthly_run_quota, r.sandbox_backend, r.agent_preset, r.agent_command, r.docker_image, \
-         r.run_timeout_seconds, r.e2b_template, r.network_mode, r.allowed_hosts, r.created_at, r.disconnected_at"
+         r.run_timeout_seconds, r.e2b_template, r.network_mode, r.allowed_hosts, r.draft_pull_requests, \
+         r.created_at, r.disconnected_at"
     };
 }
 
@@ -130,6 +131,7 @@ pub fn repo_from_row(row: &SqliteRow) -> Result<Repo, StoreError> {
             // nothing and is left out.
             text.lines().filter_map(|line| line.parse().ok()).collect()
         },
+        draft_pull_requests: row.try_get::<i64, _>("draft_pull_requests")? != 0,
         created_at: time(row, "created_at")?,
         disconnected_at: optional_time(row, "disconnected_at")?,
     })

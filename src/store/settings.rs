@@ -14,6 +14,9 @@ crate::stored_text_enum! {
         GithubWebBase => "github.web_base",
         /// The login the stored token belongs to (the repositories' owner).
         GithubLogin => "github.login",
+        /// What GitHub said the stored token may do at sign-in: a classic token's
+        /// scopes, or `fine-grained`.
+        GithubTokenScopes => "github.token_scopes",
         /// The OAuth app client id for device-flow sign-in.
         GithubDeviceClientId => "github.device_client_id",
         /// The author name of the commits Handoff makes for the agent.

@@ -58,6 +58,16 @@ impl Cli<'_> {
         self.run_with(arguments, None, &[]).await
     }
 
+    /// Removes the egress gates this data folder's installation left on the Docker
+    /// engine (they outlive runs).
+    pub async fn remove_egress_gates(&self) {
+        let store = handoff::Store::open_in(self.data_dir)
+            .await
+            .expect("the data folder's store");
+        let installation = store.installation_id().await.expect("installation id");
+        crate::docker_images::remove_gates_of(&installation);
+    }
+
     /// Signs in to `fake` with a pasted token and connects [`REPO`] to run the scripted
     /// agent (already on the fake as `.handoff/agent.sh`) on `backend`, with
     /// `more_repo_options` added to `repo add`.
@@ -115,12 +125,9 @@ impl Cli<'_> {
 
     /// Stores `key` as Anthropic's key and sends Anthropic's requests to `provider`, a
     /// stand-in on this machine.
+    /// Sends Anthropic's requests to `provider`, with `key` kept for that address (the
+    /// address first: a key is kept per API address).
     pub async fn use_anthropic_stand_in(&self, key: &str, provider: &FakeProvider) {
-        ok_text(
-            &self
-                .run_with_input(&["secrets", "set", "anthropic"], key)
-                .await,
-        );
         ok_text(
             &self
                 .run(&[
@@ -129,6 +136,11 @@ impl Cli<'_> {
                     "provider.anthropic.api_base",
                     &provider.api_base(),
                 ])
+                .await,
+        );
+        ok_text(
+            &self
+                .run_with_input(&["secrets", "set", "anthropic"], key)
                 .await,
         );
     }

@@ -48,9 +48,67 @@ pub const LOCAL_BASE: &str = "handoff-test-agent:bookworm";
 
 /// Writes the stand-in that the recipe installs as a preset's command: it runs the
 /// scripted agent of the working copy (the prompt comes on standard input, which the
-/// scripted agent does not need: it reads `$HANDOFF_PROMPT_FILE`).
+/// scripted agent does not need: it reads `$HANDOFF_PROMPT_FILE`). Each one is marked
+/// as its own, so that no test's build takes another's from the engine's build cache
+/// and every build runs the recipe's steps.
 pub fn write_stand_in(folder: &Path) -> PathBuf {
     let path = folder.join("stand-in-agent");
-    std::fs::write(&path, "#!/bin/sh\nexec sh .handoff/agent.sh\n").expect("the stand-in");
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\n# stand-in {}-{}\nexec sh .handoff/agent.sh\n",
+            std::process::id(),
+            rand_suffix()
+        ),
+    )
+    .expect("the stand-in");
     path
+}
+
+/// Removes an installation's egress gates (the containers that outlive runs, and their
+/// networks) when dropped.
+pub struct GatesRemovedOnDrop(pub String);
+
+impl Drop for GatesRemovedOnDrop {
+    fn drop(&mut self) {
+        remove_gates_of(&self.0);
+    }
+}
+
+/// Removes the egress gates, and their networks, of the installation `installation`.
+pub fn remove_gates_of(installation: &str) {
+    let label = format!("label=dev.handoff.installation={installation}");
+    for (kind, remove) in [("ps", "rm"), ("network", "rm")] {
+        let mut listing = std::process::Command::new("docker");
+        if kind == "ps" {
+            listing.args(["ps", "-aq"]);
+        } else {
+            listing.args(["network", "ls", "-q"]);
+        }
+        let listed = listing
+            .args(["--filter", &label, "--filter", "label=dev.handoff.gate"])
+            .output();
+        let Ok(listed) = listed else { return };
+        let ids: Vec<String> = String::from_utf8_lossy(&listed.stdout)
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        if ids.is_empty() {
+            continue;
+        }
+        let mut removal = std::process::Command::new("docker");
+        if kind == "ps" {
+            removal.args([remove, "-f", "-v"]);
+        } else {
+            removal.args(["network", remove]);
+        }
+        if let Ok(output) = removal.args(&ids).output() {
+            if !output.status.success() {
+                eprintln!(
+                    "could not remove the test's egress gates: {}",
+                    String::from_utf8_lossy(&output.stderr)
+                );
+            }
+        }
+    }
 }

@@ -56,9 +56,10 @@ async fn answer(
 }
 
 impl FakeProvider {
-    /// Listens on this machine's loopback address.
+    /// Listens on every address of this machine, so that an egress gate reaches it
+    /// through the engine's host gateway; its address for settings is the loopback one.
     pub async fn start() -> FakeProvider {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        let listener = tokio::net::TcpListener::bind("0.0.0.0:0")
             .await
             .expect("the stand-in provider listens");
         let address = listener.local_addr().expect("its address");
@@ -80,7 +81,7 @@ impl FakeProvider {
 
     /// `http://127.0.0.1:PORT`, for a provider's `api_base` setting.
     pub fn api_base(&self) -> String {
-        format!("http://{}", self.address)
+        format!("http://127.0.0.1:{}", self.address.port())
     }
 
     pub fn received(&self) -> Vec<ProviderRequest> {

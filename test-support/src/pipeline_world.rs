@@ -19,6 +19,7 @@ use handoff::secrets::{Secret, SecretStore};
 use handoff::store::{NewFeedback, RepoSettingsChange};
 use handoff::Store;
 
+use crate::docker_images::GatesRemovedOnDrop;
 use crate::fake_github::{FakeGithub, OWNER};
 
 pub const REPO: &str = "octocat/hello-world";
@@ -31,6 +32,9 @@ pub struct PipelineWorld {
     pub pipeline: Pipeline,
     pub repo: Repo,
     pub data: tempfile::TempDir,
+    /// The installation's id, which names its Docker containers and gates.
+    pub installation: String,
+    _gates: GatesRemovedOnDrop,
 }
 
 /// One installation of Handoff: a data folder with its store, the repository connected
@@ -40,6 +44,8 @@ pub struct Installation {
     pub pipeline: Pipeline,
     pub repo: Repo,
     pub data: tempfile::TempDir,
+    pub installation: String,
+    gates: GatesRemovedOnDrop,
 }
 
 /// Connects a new installation to `fake`.
@@ -79,11 +85,14 @@ pub async fn install(
         data_dir: data.path().to_owned(),
         settings,
     };
+    let installation = store.installation_id().await.expect("installation id");
     Installation {
         store,
         pipeline,
         repo,
         data,
+        gates: GatesRemovedOnDrop(installation.clone()),
+        installation,
     }
 }
 
@@ -135,6 +144,8 @@ impl PipelineWorld {
             pipeline: installation.pipeline,
             repo: installation.repo,
             data: installation.data,
+            installation: installation.installation,
+            _gates: installation.gates,
         }
     }
 
@@ -509,6 +520,41 @@ impl PipelineWorld {
         begun.drive().await.expect("the QA run is recorded")
     }
 
+    /// Asks for a QA stage (or the chain) to begin, without running it.
+    pub async fn begin_qa(
+        &self,
+        number: u64,
+        stage: handoff::domain::Stage,
+    ) -> Result<handoff::pipeline::qa_run::BegunQa, PipelineError> {
+        self.pipeline
+            .begin_qa(
+                &REPO.parse().unwrap(),
+                number,
+                stage,
+                handoff::pipeline::qa_run::QaOptions::default(),
+            )
+            .await
+    }
+
+    /// The prompt run `run` gave its agent.
+    pub async fn prompt_of(&self, run: &handoff::domain::Run) -> String {
+        self.store
+            .run_texts(run.id)
+            .await
+            .unwrap()
+            .prompt
+            .unwrap_or_default()
+    }
+
+    /// The comments on PR `number` that start with `marker`: (id, author, body).
+    pub fn marked_comments(&self, number: u64, marker: &str) -> Vec<(u64, String, String)> {
+        self.fake
+            .comments(REPO, number)
+            .into_iter()
+            .filter(|(_, _, body)| body.starts_with(marker))
+            .collect()
+    }
+
     /// The body of the managed comment with `marker` on PR `number`.
     pub fn managed_body(&self, number: u64, marker: &str) -> Option<(u64, String)> {
         self.fake
@@ -569,4 +615,14 @@ pub async fn full_auto_journey(world: &PipelineWorld) {
     assert!(children
         .iter()
         .all(|run| run.status == handoff::domain::RunStatus::Succeeded));
+}
+
+/// The run of a one-stage QA report that succeeded (panics when it did not).
+pub fn succeeded_stage(report: &handoff::pipeline::qa_run::QaReport) -> handoff::domain::Run {
+    match &report.stages[0].result {
+        handoff::pipeline::qa_run::QaResult::Succeeded { .. } => {
+            report.stages[0].run.clone().expect("a run")
+        }
+        other => panic!("the stage did not succeed: {other:?}"),
+    }
 }

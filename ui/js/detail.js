@@ -115,13 +115,32 @@ function render(detail) {
     ]),
   ]);
   const body = trustedHtml(el("div", { class: "markdown detail-body" }), detail.bodyHtml);
-  return [header, renderOrigin(feedback), body, renderUpdate(detail), renderThread(detail), renderRuns(detail), renderComments(detail)]
+  return [header, renderOrigin(feedback, detail.bodyRaw), body, renderUpdate(detail), renderThread(detail), renderRuns(detail), renderComments(detail)]
     .filter(Boolean);
+}
+
+// Before the owner lets someone else's text reach the agent: the text exactly as the
+// agent gets it, with what the rendered view hides (comments, link definitions, folded
+// details, invisible characters) marked. The HTML is the Rust side's, escaped there.
+function agentGets(raw, open = false) {
+  const hidden = raw.hiddenParts.length;
+  const summary = el("summary", {}, [
+    el("span", { text: "What the agent gets" }),
+    hidden
+      ? el("span", { class: "badge warning hidden-count", text: `${hidden} hidden part${hidden === 1 ? "" : "s"}: ${[...new Set(raw.hiddenParts)].join(", ")}` })
+      : el("span", { class: "badge", text: "nothing hidden" }),
+  ]);
+  const block = el("details", { class: "agent-gets", dataset: { hidden: String(hidden) } }, [
+    summary,
+    trustedHtml(el("pre", { class: "raw-text" }), raw.html),
+  ]);
+  block.open = open || hidden > 0;
+  return block;
 }
 
 // An item someone else opened on GitHub: its text is untrusted, and the agent runs on it
 // only once the owner approves it.
-function renderOrigin(feedback) {
+function renderOrigin(feedback, raw) {
   if (!feedback.openedByVisitor) return null;
   const author = feedback.githubIssueAuthor ? `@${feedback.githubIssueAuthor}` : "someone else";
   const banner = el("section", { class: "untrusted-origin", dataset: { approved: String(feedback.approvedAt != null) } }, [
@@ -143,6 +162,7 @@ function renderOrigin(feedback) {
       }, "button primary approve-feedback"),
       el("span", { class: "hint", text: "Read it first: nothing runs until you approve." }),
     ]));
+    banner.append(agentGets(raw));
   } else {
     banner.append(el("p", { class: "hint", text: `Approved ${relativeTime(feedback.approvedAt)}.` }));
   }
@@ -217,6 +237,7 @@ function threadEntry(entry) {
       ? el("span", { class: "badge", text: fromOwner ? "in the next Update PR's prompt" : "in the agent's prompt, as untrusted" })
       : includeButton(entry);
     item.append(el("div", { class: "thread-actions" }, [state]));
+    if (!entry.includedInPrompts && !fromOwner) item.append(agentGets(entry.bodyRaw));
   }
   return item;
 }
@@ -281,9 +302,52 @@ function runRow(run) {
       }
     }, "button small danger"));
   }
-  row.append(actions, log);
+  // A run of a visitor's item whose commits change CI entry points is held: the owner
+  // reads exactly what it would push, then pushes it (or does not).
+  if (run.failureCode === "ci_change_awaits_approval") {
+    const heldBox = el("div", { class: "held-push" });
+    heldBox.hidden = true;
+    actions.append(button("Review the held commits…", () => showHeld(run, heldBox), "button small primary review-held"));
+    row.append(actions, heldBox, log);
+  } else {
+    row.append(actions, log);
+  }
   if (!kept && (openLogs.has(run.id) || (active && openLogs.size === 0))) openLog(run.id, log, toggle);
   return row;
+}
+
+async function showHeld(run, box) {
+  let held;
+  try {
+    held = await backend.heldCommits(run.id);
+  } catch (error) {
+    errorToast(error);
+    return;
+  }
+  const ci = el("ul", { class: "held-ci" }, held.ciEntryPoints.map((entry) =>
+    el("li", {}, [el("code", { text: entry.path }), el("span", { text: ` — ${entry.why}` })])));
+  const diff = el("pre", { class: "held-diff", attrs: { "aria-label": `The commits of run ${run.id}` } });
+  diff.textContent = held.diff;
+  const push = button(held.commits === 1 ? "Push this commit" : `Push these ${held.commits} commits`, async () => {
+    push.disabled = true;
+    try {
+      const pushed = await backend.pushHeldRun(run.id, held.endSha);
+      toast(`Pushed: PR #${pushed.prNumber}`, { kind: "success" });
+      box.hidden = true;
+      refreshDetail();
+    } catch (error) {
+      push.disabled = false;
+      errorToast(error);
+    }
+  }, "button danger push-held");
+  box.replaceChildren(
+    el("p", { class: "hint", text: `These commits for ${held.branch} change files that decide what CI runs with the repository's secrets. Read them: only these commits (up to ${held.endSha.slice(0, 12)}) are pushed.` }),
+    ci,
+    el("details", {}, [el("summary", { text: `Every file they change (${held.changedPaths.length})` }), el("ul", {}, held.changedPaths.map((path) => el("li", { text: path })))]),
+    diff,
+    el("div", { class: "update-row" }, [push, button("Not now", () => { box.hidden = true; }, "button quiet")]),
+  );
+  box.hidden = false;
 }
 
 function openLog(runId, log, toggle) {
@@ -347,6 +411,7 @@ function renderComments(detail) {
         ? el("p", { class: "hint approval-hint", text: `Edited on GitHub by ${comment.writtenBy}, not by you: no stage reads it until you approve this version.` })
         : null,
       trustedHtml(el("div", { class: "markdown comment-body" }), comment.contentHtml),
+      comment.awaitsApproval ? agentGets(comment.contentRaw) : null,
     ]));
   }
   return section;

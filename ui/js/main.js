@@ -178,6 +178,9 @@ async function loadSession() {
   document.getElementById("account-who").textContent = session.signedIn
     ? `Signed in as @${session.login ?? "?"} at ${session.apiBase}`
     : "";
+  const tokenWarning = document.getElementById("account-token-warning");
+  tokenWarning.textContent = session.signedIn && session.tokenWarning ? `Note: ${session.tokenWarning}.` : "";
+  tokenWarning.hidden = !tokenWarning.textContent;
   accountMenu.hidden = true;
   if (!empty.hidden) renderFirstSteps(session, firstStepActions);
 }

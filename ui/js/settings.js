@@ -172,7 +172,7 @@ async function renderRepoSettings(fullName) {
   const networkSelect = select("networkMode", [
     ["allowlist", "Allow-list (API + hosts)"],
     ["none", "None"],
-    ["open", "Open"],
+    ["open", "Open (any public address)"],
   ], repo.networkMode);
   const allowedHosts = el("textarea", {
     class: "allowed-hosts",
@@ -217,12 +217,12 @@ async function renderRepoSettings(fullName) {
       text,
     ]));
   }
-  const confirmBox = el("div", { class: "confirm-box", attrs: { role: "alert" } });
-  confirmBox.hidden = true;
   const errorLine = el("p", { class: "form-error" });
   errorLine.hidden = true;
+  const draft = el("input", { attrs: { type: "checkbox", name: "draftPullRequests" } });
+  draft.checked = Boolean(repo.draftPullRequests);
 
-  const collect = (confirmNoIsolation = false) => {
+  const collect = () => {
     const data = new FormData(form);
     const quotaText = String(data.get("monthlyRunQuota") ?? "").trim();
     return {
@@ -237,36 +237,27 @@ async function renderRepoSettings(fullName) {
       e2bTemplate: String(data.get("e2bTemplate") ?? ""),
       networkMode: String(data.get("networkMode") ?? "allowlist"),
       allowedHosts: allowedHosts.value,
-      confirmNoIsolation,
+      draftPullRequests: draft.checked,
     };
   };
-  const save = async (confirmNoIsolation) => {
+  // Choosing the local backend (or changing what it runs) is confirmed in a dialog the
+  // operating system draws, which the Rust side shows; the page only hears the outcome.
+  const save = async () => {
     errorLine.hidden = true;
     try {
-      await backend.saveRepoSettings(fullName, collect(confirmNoIsolation));
+      await backend.saveRepoSettings(fullName, collect());
       toast(`Saved ${fullName}`, { kind: "success" });
       await renderRepositories(fullName);
       hooks.changed();
     } catch (error) {
-      if (error.code === "needs_confirmation") {
-        confirmBox.hidden = false;
-        confirmBox.replaceChildren(
-          el("p", { text: error.message }),
-          button("Use the local backend anyway", () => save(true), "button danger confirm-local"),
-          button("Keep the sandbox", () => {
-            confirmBox.hidden = true;
-            backendSelect.value = repo.sandboxBackend;
-          }, "button quiet"),
-        );
-      } else {
-        errorLine.hidden = false;
-        errorLine.textContent = error.message;
-      }
+      if (error.code === "needs_confirmation") backendSelect.value = repo.sandboxBackend;
+      errorLine.hidden = false;
+      errorLine.textContent = error.message;
     }
   };
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    save(false);
+    save();
   });
 
   const instructions = el("textarea", { attrs: { name: "customInstructions", rows: "3" } });
@@ -282,11 +273,11 @@ async function renderRepoSettings(fullName) {
       field("Docker image", input("dockerImage", repo.dockerImage, { placeholder: view.defaultDockerImage }), "(empty: Handoff's own)"),
       field("E2B template", input("e2bTemplate", repo.e2bTemplate, { placeholder: "base" })),
       field("Network in the sandbox", networkSelect),
-      field("Allowed hosts", allowedHosts, "(one per line: host, host:port or *.domain)"),
+      field("Allowed hosts", allowedHosts, "(one per line: host, host:port, *.domain, or an address of your own network)"),
+      el("label", { class: "check-field" }, [draft, el("span", { text: "Open PRs as drafts" }), el("span", { class: "hint", text: "so neither people nor CI take the agent's work as ready" })]),
     ]),
     agentNote,
     field("Instructions for the agent (every run)", instructions),
-    confirmBox,
     errorLine,
     el("div", { class: "modal-actions" }, [el("button", { type: "submit", class: "button primary save-repo", text: "Save settings" })]),
   );

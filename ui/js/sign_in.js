@@ -42,6 +42,7 @@ export function openSignIn(session, whenSignedIn) {
 function signedIn(status) {
   dialog.close();
   toast(`Signed in as ${status.login}`, { kind: "success" });
+  if (status.tokenWarning) toast(`About this token: ${status.tokenWarning}.`, { kind: "warning" });
   onSignedIn?.(status);
 }
 

@@ -10,7 +10,7 @@ use crate::domain::test_results::{results_summary, SummaryLine};
 use crate::domain::Repo;
 use crate::domain::RunFailureCode;
 use crate::github::wire::WirePull;
-use crate::pipeline::agent_job::Stop;
+use crate::pipeline::agent_job::{PushTo, PushedCommits, Stop};
 
 /// Why `fix` may not push to `pull`'s branch, if it may not (see [`push_refusal`]).
 pub fn fix_push_refusal(pull: &WirePull, repo: &Repo) -> Option<String> {
@@ -74,6 +74,11 @@ impl BegunQa {
             })
             .collect::<Vec<_>>()
             .join("\n");
+        // The test agent wrote these after reading someone else's code or words: data.
+        let failures = match &self.untrusted_inputs {
+            Some(why) => super::fence_agent_output(&failures, why),
+            None => failures,
+        };
         let scenarios: Vec<_> = results.results.iter().map(|r| &r.result).collect();
         let results_json =
             serde_json::to_string_pretty(&serde_json::json!({ "scenarios": scenarios }))
@@ -93,9 +98,24 @@ impl BegunQa {
         let protected = [base, self.repo.default_branch.as_str()];
         let pushed = self
             .pipeline
-            .push_agent_commits(job.log, run_id, &out, &copy, &self.repo, head, &protected)
+            .push_agent_commits(
+                job.log,
+                run_id,
+                &out,
+                &copy,
+                &self.repo,
+                PushTo {
+                    branch: head,
+                    protected: &protected,
+                    // Held changes are a code run's: a fix's CI changes are flagged only.
+                    ci_changes_wait_for_owner: false,
+                },
+            )
             .await?;
-        let Some((end_sha, commits)) = pushed else {
+        let Some(PushedCommits {
+            end_sha, commits, ..
+        }) = pushed
+        else {
             return Err(Stop::failed(
                 RunFailureCode::NoChanges,
                 format!("the agent changed nothing; {}", job.see_log()),

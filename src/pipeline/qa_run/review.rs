@@ -8,6 +8,9 @@ use crate::domain::RunFailureCode;
 use crate::pipeline::agent_job::Stop;
 use crate::pipeline::host_git::pull_head_ref;
 
+/// The most of a PR's diff the review reads (a fork's PR may be of any size).
+const LARGEST_DIFF_BYTES: usize = 8 * 1024 * 1024;
+
 impl BegunQa {
     pub(super) async fn review(&self, job: &StageJob<'_>) -> Result<StageDone, Stop> {
         let pr_number = self.pull.number;
@@ -15,7 +18,12 @@ impl BegunQa {
         let diff = self
             .pipeline
             .host_git()
-            .pull_request_diff(&copy.cache, &self.pull.base.name, &pull_head_ref(pr_number))
+            .pull_request_diff(
+                &copy.cache,
+                &self.pull.base.name,
+                &pull_head_ref(pr_number),
+                LARGEST_DIFF_BYTES,
+            )
             .await
             .map_err(|error| Stop::failed(RunFailureCode::GitDiff, error.to_string()))?;
         let inputs = [("diff.patch".to_owned(), diff)];

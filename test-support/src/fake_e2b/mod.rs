@@ -21,6 +21,9 @@ pub struct FakeSandbox {
     pub id: String,
     pub template: String,
     pub home: PathBuf,
+    /// Asked for as secured (`secure: true`): its envd then takes only calls carrying
+    /// its access token, and only such a sandbox is given one.
+    pub secure: bool,
     pub access_token: String,
     pub timeout_seconds: u64,
     pub killed: bool,
@@ -49,6 +52,10 @@ struct Shared {
     requests: Mutex<Vec<E2bRequest>>,
     keepalive_every: Mutex<Duration>,
     hang_next_process: Mutex<bool>,
+    /// Answers as an E2B that makes no secured sandboxes would: no access token.
+    ignores_secure: Mutex<bool>,
+    /// The body the next creation is refused with (status 500), if set.
+    refuse_next_creation: Mutex<Option<String>>,
 }
 
 pub struct FakeE2b {
@@ -124,6 +131,8 @@ impl FakeE2b {
             requests: Mutex::new(Vec::new()),
             keepalive_every: Mutex::new(Duration::from_millis(500)),
             hang_next_process: Mutex::new(false),
+            ignores_secure: Mutex::new(false),
+            refuse_next_creation: Mutex::new(None),
         });
         let app = axum::Router::new().fallback({
             let shared = shared.clone();
@@ -171,6 +180,57 @@ impl FakeE2b {
             .collect()
     }
 
+    /// The headers E2B's egress would add to a request the sandbox `id` sends to `host`
+    /// (the name the request was made for) over `scheme`, as E2B's description tells
+    /// it: a rule applies to HTTP and HTTPS requests to the domain it is keyed on, and
+    /// only to traffic `allowOut`/`denyOut` let out at all ("a domain listed here is not
+    /// automatically allowed"). The description does not say how the domain is matched
+    /// (by SNI, by the Host field, by address): this fake matches the name the request
+    /// was made for, exactly.
+    pub fn egress_headers(&self, id: &str, scheme: &str, host: &str) -> Vec<(String, String)> {
+        let sandboxes = self.shared.sandboxes.lock().expect("sandboxes");
+        let Some(sandbox) = sandboxes.get(id) else {
+            return Vec::new();
+        };
+        if !matches!(scheme, "http" | "https") {
+            return Vec::new();
+        }
+        let network = &sandbox.network;
+        let listed = |key: &str| {
+            network[key]
+                .as_array()
+                .map(|entries| {
+                    entries
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        };
+        let allowed = listed("allowOut").iter().any(|entry| {
+            entry == host
+                || entry
+                    .strip_prefix("*.")
+                    .is_some_and(|domain| host.ends_with(&format!(".{domain}")))
+        });
+        let denied_everywhere = listed("denyOut").iter().any(|entry| entry == "0.0.0.0/0");
+        if denied_everywhere && !allowed {
+            return Vec::new();
+        }
+        network["rules"][host]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|rule| rule["transform"]["headers"].as_object())
+            .flat_map(|headers| {
+                headers.iter().map(|(name, value)| {
+                    (name.clone(), value.as_str().unwrap_or_default().to_owned())
+                })
+            })
+            .collect()
+    }
+
     pub fn requests(&self) -> Vec<E2bRequest> {
         self.shared.requests.lock().expect("log").clone()
     }
@@ -179,6 +239,17 @@ impl FakeE2b {
     /// keepalive (a hung connection).
     pub fn hang_next_process(&self) {
         *self.shared.hang_next_process.lock().expect("flag") = true;
+    }
+
+    /// Refuses the next sandbox creation with a 500 whose body is `body`.
+    pub fn refuse_next_creation(&self, body: &str) {
+        *self.shared.refuse_next_creation.lock().expect("setting") = Some(body.to_owned());
+    }
+
+    /// From now on, answers as an E2B that does not make secured sandboxes: a sandbox
+    /// asked for as secured comes without an access token.
+    pub fn ignore_secure(&self) {
+        *self.shared.ignores_secure.lock().expect("setting") = true;
     }
 }
 
@@ -237,6 +308,13 @@ async fn route(
     }
     match (method.as_str(), segments.as_slice()) {
         ("POST", ["sandboxes"]) => {
+            if let Some(refusal) = shared.refuse_next_creation.lock().expect("setting").take() {
+                return Response::builder()
+                    .status(StatusCode::INTERNAL_SERVER_ERROR)
+                    .header("content-type", "application/json")
+                    .body(Body::from(refusal))
+                    .expect("a refusal");
+            }
             let request: Value = serde_json::from_slice(&body).unwrap_or_default();
             let Some(template) = request.get("templateID").and_then(Value::as_str) else {
                 return error(StatusCode::BAD_REQUEST, "templateID is required");
@@ -249,10 +327,13 @@ async fn route(
             let id = format!("sbx{number:06}");
             let home = shared.root.join(&id).join("home/user");
             std::fs::create_dir_all(&home).expect("a sandbox home");
+            let secure = request.get("secure").and_then(Value::as_bool) == Some(true)
+                && !*shared.ignores_secure.lock().expect("setting");
             let sandbox = FakeSandbox {
                 id: id.clone(),
                 template: template.to_owned(),
                 home,
+                secure,
                 access_token: format!("envd-token-{number}"),
                 timeout_seconds: request.get("timeout").and_then(Value::as_u64).unwrap_or(15),
                 killed: false,
@@ -266,14 +347,16 @@ async fn route(
                     .get("allow_internet_access")
                     .and_then(Value::as_bool),
             };
-            let answer = json!({
+            let mut answer = json!({
                 "templateID": template,
                 "sandboxID": id,
                 "clientID": "fake-client",
                 "envdVersion": "0.2.0",
-                "envdAccessToken": sandbox.access_token,
                 "domain": null,
             });
+            if secure {
+                answer["envdAccessToken"] = json!(sandbox.access_token);
+            }
             shared
                 .sandboxes
                 .lock()
@@ -356,8 +439,11 @@ async fn envd(
         Some(sandbox) if !sandbox.killed => sandbox.clone(),
         _ => return error(StatusCode::BAD_GATEWAY, "The sandbox was not found"),
     };
+    // envd's description: its calls take the access token (`X-Access-Token`) or none;
+    // a secured sandbox takes only its own token, and its health check none.
     let token = headers.get("x-access-token").and_then(|v| v.to_str().ok());
-    if token != Some(sandbox.access_token.as_str()) {
+    let health = rest == ["health"];
+    if sandbox.secure && !health && token != Some(sandbox.access_token.as_str()) {
         return error(StatusCode::UNAUTHORIZED, "invalid access token");
     }
     let resolve = |relative: &str| -> Option<PathBuf> {

@@ -164,8 +164,45 @@ impl FakeGithub {
             login: login.to_owned(),
             token: token.clone(),
             is_bot,
+            token_scopes: Some("repo".to_owned()),
         });
         token
+    }
+
+    /// Puts `branch` of `full_name` under classic branch protection.
+    pub fn protect_branch(&self, full_name: &str, branch: &str) {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut state = self.shared.state.lock().expect("state");
+        let repo = state.repo_mut(owner, name).expect("the repository");
+        repo.protected_branches.push(branch.to_owned());
+    }
+
+    /// Adds a ruleset rule of `rule_type` (`update`, `pull_request`,
+    /// `required_signatures`…) on the branches matching `pattern` (`name` or `prefix/*`).
+    pub fn add_branch_rule(&self, full_name: &str, pattern: &str, rule_type: &str) {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut state = self.shared.state.lock().expect("state");
+        let repo = state.repo_mut(owner, name).expect("the repository");
+        let rule = serde_json::json!({
+            "type": rule_type,
+            "ruleset_source_type": "Repository",
+            "ruleset_source": full_name,
+            "ruleset_id": 40 + repo.branch_rules.len(),
+        });
+        repo.branch_rules.push((pattern.to_owned(), rule));
+    }
+
+    /// Makes `login`'s token one with these classic scopes (`"repo, workflow"`), or a
+    /// fine-grained one (`None`), as `X-OAuth-Scopes` tells.
+    pub fn set_token_scopes(&self, login: &str, scopes: Option<&str>) {
+        let mut state = self.shared.state.lock().expect("state");
+        if let Some(user) = state
+            .users
+            .iter_mut()
+            .find(|user| user.login.eq_ignore_ascii_case(login))
+        {
+            user.token_scopes = scopes.map(str::to_owned);
+        }
     }
 
     fn user_id(&self, login: &str) -> u64 {
@@ -216,6 +253,8 @@ impl FakeGithub {
                 labels: Default::default(),
                 collaborators: Vec::new(),
                 has_issues: true,
+                protected_branches: Vec::new(),
+                branch_rules: Vec::new(),
             },
         );
         bare
@@ -284,6 +323,8 @@ impl FakeGithub {
                 labels: Default::default(),
                 collaborators: Vec::new(),
                 has_issues: true,
+                protected_branches: Vec::new(),
+                branch_rules: Vec::new(),
             },
         );
     }
@@ -468,6 +509,7 @@ impl FakeGithub {
                 head: head.to_owned(),
                 head_fork: None,
                 base: base.to_owned(),
+                draft: false,
             },
         );
         bare_repository::refresh_pull_heads(&mut state, owner, name);
@@ -559,6 +601,8 @@ impl FakeGithub {
                     labels: Default::default(),
                     collaborators: Vec::new(),
                     has_issues: true,
+                    protected_branches: Vec::new(),
+                    branch_rules: Vec::new(),
                 },
             );
         }
@@ -571,6 +615,7 @@ impl FakeGithub {
                 head: head.to_owned(),
                 head_fork: Some(fork_key),
                 base: base.to_owned(),
+                draft: false,
             },
         );
         drop(state);
@@ -734,6 +779,43 @@ impl FakeGithub {
         issue.state = "closed".to_owned();
         issue.closed_at = Some(now());
         issue.updated_at = now();
+    }
+
+    /// The title of issue or PR `number`.
+    pub fn issue_title(&self, full_name: &str, number: u64) -> String {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let state = self.shared.state.lock().expect("state");
+        state.repo(owner, name).expect("repo").issues[&number]
+            .title
+            .clone()
+    }
+
+    /// Whether PR `number` was opened as a draft.
+    pub fn pull_is_draft(&self, full_name: &str, number: u64) -> bool {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let state = self.shared.state.lock().expect("state");
+        state.repo(owner, name).expect("repo").pulls[&number].draft
+    }
+
+    /// Makes every later push to `full_name` fail the way GitHub's own checks refuse one:
+    /// the bare repository's pre-receive hook prints `remote_lines` (as GitHub prints
+    /// `remote: error: GH013: …`) and declines.
+    pub fn refuse_pushes(&self, full_name: &str, remote_lines: &[&str]) {
+        let hooks = self.bare_path(full_name).join("hooks");
+        std::fs::create_dir_all(&hooks).expect("the hooks folder");
+        let mut script = String::from("#!/bin/sh\n");
+        for line in remote_lines {
+            script.push_str(&format!("echo '{}' >&2\n", line.replace('\'', "")));
+        }
+        script.push_str("exit 1\n");
+        let hook = hooks.join("pre-receive");
+        std::fs::write(&hook, script).expect("the hook");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755))
+                .expect("the hook runs");
+        }
     }
 
     /// The body of issue or PR `number`.

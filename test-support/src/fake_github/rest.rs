@@ -213,10 +213,20 @@ fn route(
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     let urls = &shared.urls;
     match (method.as_str(), segments.as_slice()) {
-        ("GET", ["user"]) => answer(
-            StatusCode::OK,
-            shapes::private_user(urls, state.user(user_id)),
-        ),
+        ("GET", ["user"]) => {
+            let user = state.user(user_id);
+            let mut headers = HeaderMap::new();
+            // GitHub names a classic token's scopes on every answer; fine-grained
+            // tokens get no such header.
+            if let Some(scopes) = user
+                .token_scopes
+                .as_deref()
+                .and_then(|scopes| HeaderValue::from_str(scopes).ok())
+            {
+                headers.insert("x-oauth-scopes", scopes);
+            }
+            (StatusCode::OK, shapes::private_user(urls, user), headers)
+        }
         ("GET", ["rate_limit"]) => answer(StatusCode::OK, shapes::rate_limit(state)),
         ("GET", ["user", "repos"]) => {
             let login = state.user(user_id).login.clone();
@@ -253,6 +263,26 @@ fn route(
                     shapes::branch(urls, state, repo, &branch, &sha),
                 ),
                 _ => message(StatusCode::NOT_FOUND, "Branch not found"),
+            }
+        }
+        // The rules of active rulesets that apply to a branch (existing or not), as
+        // GitHub's REST documentation ("Get rules for a branch") describes them.
+        ("GET", ["repos", owner, name, "rules", "branches", branch @ ..]) => {
+            let branch = percent_decode(&branch.join("/"));
+            match state.repo(owner, name) {
+                Some(repo) => {
+                    let rules: Vec<Value> = repo
+                        .branch_rules
+                        .iter()
+                        .filter(|(pattern, _)| match pattern.strip_suffix('*') {
+                            Some(prefix) => branch.starts_with(prefix),
+                            None => *pattern == branch,
+                        })
+                        .map(|(_, rule)| rule.clone())
+                        .collect();
+                    paginate(shared, path, query, rules)
+                }
+                None => not_found(),
             }
         }
         ("GET", ["repos", owner, name, "git", "ref", reference @ ..]) => {
@@ -607,6 +637,7 @@ fn route(
                     head,
                     head_fork: None,
                     base: base.to_owned(),
+                    draft: body.get("draft").and_then(Value::as_bool) == Some(true),
                 },
             );
             refresh_pull_heads(state, owner, name);

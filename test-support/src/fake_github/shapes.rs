@@ -432,7 +432,7 @@ pub fn pull(
         "_links": links,
         "author_association": "OWNER",
         "auto_merge": null,
-        "draft": false
+        "draft": pull.draft
     });
     if full {
         let extra = json!({
@@ -487,8 +487,8 @@ pub fn branch(urls: &Urls, state: &FakeState, repo: &FakeRepo, name: &str, sha: 
             "html": format!("{}/{}/{}/tree/{name}", urls.web, repo.owner, repo.name),
             "self": format!("{api}/branches/{name}")
         },
-        "protected": false,
-        "protection": { "enabled": false, "required_status_checks": { "enforcement_level": "off", "contexts": [], "checks": [] } },
+        "protected": repo.protected_branches.iter().any(|protected| protected == name),
+        "protection": { "enabled": repo.protected_branches.iter().any(|protected| protected == name), "required_status_checks": { "enforcement_level": "off", "contexts": [], "checks": [] } },
         "protection_url": format!("{api}/branches/{name}/protection")
     })
 }

@@ -13,6 +13,10 @@ pub struct FakeUser {
     pub login: String,
     pub token: String,
     pub is_bot: bool,
+    /// What `X-OAuth-Scopes` says for the user's token: a classic token's scopes
+    /// (`"repo"` unless a test sets others), or `None` for a fine-grained token, which
+    /// GitHub answers without the header.
+    pub token_scopes: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -42,6 +46,8 @@ pub struct FakePull {
     pub base: String,
     pub merged_at: Option<DateTime<Utc>>,
     pub merge_commit_sha: Option<String>,
+    /// Opened as a draft (not ready for review).
+    pub draft: bool,
 }
 
 /// What a new pull request is made of.
@@ -53,6 +59,7 @@ pub struct NewPull {
     pub head: String,
     /// The fork the head branch lives in (its key), if it is not the repository itself.
     pub head_fork: Option<String>,
+    pub draft: bool,
     pub base: String,
 }
 
@@ -131,6 +138,11 @@ pub struct FakeRepo {
     pub collaborators: Vec<u64>,
     /// Whether the repository has issues turned on.
     pub has_issues: bool,
+    /// Branches under classic branch protection.
+    pub protected_branches: Vec<String>,
+    /// Ruleset rules: a branch pattern (`name`, or `prefix/*`) and the rule as
+    /// `GET /repos/{o}/{r}/rules/branches/{branch}` lists it.
+    pub branch_rules: Vec<(String, serde_json::Value)>,
 }
 
 #[derive(Debug, Clone)]
@@ -238,6 +250,7 @@ impl FakeState {
                 base: new.base,
                 merged_at: None,
                 merge_commit_sha: None,
+                draft: new.draft,
             },
         );
         number

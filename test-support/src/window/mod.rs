@@ -274,6 +274,64 @@ impl AppSession {
         }
     }
 
+    /// Waits (up to 20 s) for a native dialog titled `title` on the window's display,
+    /// takes a picture of the whole display into `target/screenshots/{picture}.png`, and
+    /// answers it by pressing `key` (`Return` for the dialog's default, `Escape` to
+    /// decline), as a person at the keyboard would. The page cannot reach such a dialog;
+    /// the test reaches it through the X server.
+    pub async fn answer_native_dialog(&self, title: &str, picture: &str, key: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let window = loop {
+            let found = tokio::process::Command::new("xdotool")
+                .args(["search", "--name", title])
+                .env("DISPLAY", &self.display)
+                .output()
+                .await
+                .expect("xdotool runs");
+            let ids = String::from_utf8_lossy(&found.stdout).trim().to_owned();
+            if let Some(id) = ids.lines().next().filter(|id| !id.is_empty()) {
+                break id.to_owned();
+            }
+            if Instant::now() >= deadline {
+                let shot = self.screenshot("no-native-dialog").await;
+                panic!(
+                    "no native dialog titled {title:?} appeared; the window is in {}",
+                    shot.display()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        };
+        // Let it be drawn before the picture.
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots");
+        std::fs::create_dir_all(&dir).expect("screenshot folder");
+        let shot = dir.join(format!("{picture}.png"));
+        let taken = tokio::process::Command::new("import")
+            .args(["-window", "root"])
+            .arg(&shot)
+            .env("DISPLAY", &self.display)
+            .status()
+            .await
+            .expect("import runs");
+        assert!(taken.success(), "the display's picture was taken");
+        // No window manager runs on the test display: the dialog gets the keyboard's
+        // focus directly.
+        let pressed = tokio::process::Command::new("xdotool")
+            .args([
+                "windowfocus",
+                "--sync",
+                &window,
+                "key",
+                "--clearmodifiers",
+                key,
+            ])
+            .env("DISPLAY", &self.display)
+            .status()
+            .await
+            .expect("xdotool runs");
+        assert!(pressed.success(), "the key reached the dialog");
+    }
+
     /// Clicks `css` until `opened` (a script returning true once the click had its
     /// effect) holds: up to three clicks, each given three seconds. Under load the
     /// WebDriver sometimes delivers a click that the page never sees; a person would

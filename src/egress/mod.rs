@@ -1,0 +1,101 @@
+//! The egress gate: the one way out of a Docker sandbox, and the place the agent's key
+//! is added on the way to its provider.
+//!
+//! The gate is the `handoff-egress` program (`src/bin/handoff-egress.rs`), run in a
+//! container of its own beside a repository's sandboxes (see
+//! [`crate::sandbox::docker_gate`]), which the agent can reach only by its ports:
+//! - the allow-list proxy ([`proxy`]): `CONNECT` and plain http, names read strictly
+//!   ([`request_target`]), addresses judged after resolving
+//!   ([`crate::domain::network_policy`]), TLS handshakes that name another server
+//!   closed ([`client_hello`]);
+//! - the key forwarder ([`crate::sandbox::key_forwarding`]) for the runs whose keys
+//!   Handoff gave it.
+//!
+//! Handoff sets the rules and hands over and takes back keys through the gate's
+//! control socket ([`gate_control`]), by running `handoff-egress configure` inside the
+//! gate's container through the engine, so that keys travel only in memory and the
+//! agent cannot send a command. [`gate`] puts the parts together.
+
+pub mod client_hello;
+pub mod gate;
+pub mod gate_control;
+pub mod proxy;
+pub mod request_target;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The port the allow-list proxy listens on, inside the gate's container.
+pub const PROXY_PORT: u16 = 3128;
+/// The port the key forwarder listens on, inside the gate's container.
+pub const FORWARDER_PORT: u16 = 3129;
+
+/// How busy the gate is: open connections and when it last did anything, so that an
+/// idle gate can stop by itself.
+#[derive(Debug, Clone)]
+pub struct GateActivity {
+    inner: Arc<ActivityInner>,
+}
+
+#[derive(Debug)]
+struct ActivityInner {
+    open: AtomicUsize,
+    last: Mutex<Instant>,
+}
+
+impl Default for GateActivity {
+    fn default() -> Self {
+        GateActivity {
+            inner: Arc::new(ActivityInner {
+                open: AtomicUsize::new(0),
+                last: Mutex::new(Instant::now()),
+            }),
+        }
+    }
+}
+
+/// A connection being served; the gate is not idle while one exists.
+#[derive(Debug)]
+pub struct Busy {
+    activity: GateActivity,
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.activity.inner.open.fetch_sub(1, Ordering::SeqCst);
+        self.activity.touch();
+    }
+}
+
+impl GateActivity {
+    /// Marks a connection as open until the guard is dropped.
+    pub fn connection_began(&self) -> Busy {
+        self.inner.open.fetch_add(1, Ordering::SeqCst);
+        self.touch();
+        Busy {
+            activity: self.clone(),
+        }
+    }
+
+    /// Marks that something happened now.
+    pub fn touch(&self) {
+        *self
+            .inner
+            .last
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Instant::now();
+    }
+
+    /// How long nothing has happened (zero while a connection is open).
+    pub fn idle_for(&self) -> Duration {
+        if self.inner.open.load(Ordering::SeqCst) > 0 {
+            return Duration::ZERO;
+        }
+        self.inner
+            .last
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .elapsed()
+    }
+}
