@@ -117,6 +117,7 @@ async fn pipeline_for(
     fake: &FakeGithub,
     backend: SandboxBackend,
     kept_copies: bool,
+    network: handoff::domain::NetworkMode,
 ) -> (Pipeline, tempfile::TempDir) {
     let data = tempfile::tempdir().unwrap();
     let store = Store::open_in(data.path()).await.unwrap();
@@ -135,6 +136,7 @@ async fn pipeline_for(
             &RepoSettingsChange {
                 agent_command: Some(Some(TIMING_AGENT.to_owned())),
                 docker_image: Some(Some(IMAGE.to_owned())),
+                network_mode: Some(network),
                 ..RepoSettingsChange::default()
             },
         )
@@ -208,8 +210,13 @@ struct IterateRounds {
 
 /// A first run of a new item on `backend`, then ROUNDS iterates, each after a commit
 /// of five changed files lands on the item's branch.
-async fn iterate_rounds(fake: &FakeGithub, backend: SandboxBackend, kept: bool) -> IterateRounds {
-    let (pipeline, _data) = pipeline_for(fake, backend, kept).await;
+async fn iterate_rounds(
+    fake: &FakeGithub,
+    backend: SandboxBackend,
+    kept: bool,
+    network: handoff::domain::NetworkMode,
+) -> IterateRounds {
+    let (pipeline, _data) = pipeline_for(fake, backend, kept, network).await;
     let feedback = pipeline
         .store
         .add_feedback(&NewFeedback {
@@ -323,14 +330,23 @@ fn main() {
         }
 
         // (b) and (c): iterates on each backend, with the item's copy kept and without.
+        // The default network is the allow-list, through the repository's egress gate;
+        // one more Docker row without a network shows what the gate costs.
+        use handoff::domain::NetworkMode;
         let mut iterates = Vec::new();
-        for (backend, kept) in [
-            (SandboxBackend::Local, true),
-            (SandboxBackend::Local, false),
-            (SandboxBackend::Docker, true),
-            (SandboxBackend::Docker, false),
+        for (backend, kept, network) in [
+            (SandboxBackend::Local, true, NetworkMode::Allowlist),
+            (SandboxBackend::Local, false, NetworkMode::Allowlist),
+            (SandboxBackend::Docker, true, NetworkMode::Allowlist),
+            (SandboxBackend::Docker, true, NetworkMode::None),
+            (SandboxBackend::Docker, false, NetworkMode::Allowlist),
         ] {
-            iterates.push((backend, kept, iterate_rounds(&fake, backend, kept).await));
+            iterates.push((
+                backend,
+                kept,
+                network,
+                iterate_rounds(&fake, backend, kept, network).await,
+            ));
         }
         println!("## Pipeline overhead (median of {ROUNDS} rounds)\n");
         println!("Repository: {FILES} files, {COMMITS} commits, served by the fake GitHub over git HTTP.\n");
@@ -342,8 +358,12 @@ fn main() {
         println!("| (a) working copy, warm cache (incremental fetch + local clone) | {} |", ms(median(warm)));
         println!("| (a) working copy, fresh shallow clone from GitHub (the original workflow) | {} |", ms(median(shallow.clone())));
         let shallow = median(shallow);
-        for (backend, kept, rounds) in &iterates {
-            let how = if *kept { "kept copy" } else { "fresh copy each run" };
+        for (backend, kept, network, rounds) in &iterates {
+            let how = match (kept, network) {
+                (true, NetworkMode::None) => "kept copy, no network (no egress gate)",
+                (true, _) => "kept copy",
+                (false, _) => "fresh copy each run",
+            };
             let label = if *backend == SandboxBackend::Local { "(b)" } else { "(c)" };
             println!("| {label} {backend}, {how}: first run of the item (\"run\" to the agent's first instruction) | {} |", ms(rounds.first_run));
             println!("| {label} {backend}, {how}: iterate, \"run\" to the agent's first instruction | {} |", ms(median(rounds.to_first.clone())));

@@ -4,6 +4,10 @@
 ALTER TABLE repos ADD COLUMN draft_pull_requests INTEGER NOT NULL DEFAULT 1
     CHECK (draft_pull_requests IN (0, 1));
 
+-- A fork the owner controls (`owner/name`) that agent branches are pushed to instead of
+-- the repository itself, so that CI treats their PRs as a fork's; NULL: the repository.
+ALTER TABLE repos ADD COLUMN push_fork TEXT;
+
 -- A code run whose commits change CI entry points for an item a visitor opened is held:
 -- nothing is pushed until the owner approves exactly those commits. The approval, and
 -- the push it led to, are kept here; the held run itself stays as it ended.

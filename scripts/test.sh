@@ -15,6 +15,9 @@ bash scripts/build-test-image.sh
 remove_leftover_containers() {
   docker ps -aq --filter label=dev.handoff.run | xargs -r docker rm -f >/dev/null 2>&1 || true
   docker network ls -q --filter label=dev.handoff.run | xargs -r docker network rm >/dev/null 2>&1 || true
+  # Repositories' egress gates outlive runs; the tests' go with them.
+  docker ps -aq --filter label=dev.handoff.gate | xargs -r docker rm -f -v >/dev/null 2>&1 || true
+  docker network ls -q --filter label=dev.handoff.gate | xargs -r docker network rm >/dev/null 2>&1 || true
   docker volume ls -q --filter label=dev.handoff.kept-copy | xargs -r docker volume rm -f >/dev/null 2>&1 || true
   docker images --format '{{.Repository}}:{{.Tag}}' | grep '^handoff-test-built-' \
     | xargs -r docker image rm -f >/dev/null 2>&1 || true

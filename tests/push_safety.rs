@@ -224,3 +224,120 @@ async fn git_speaks_english_to_handoff_whatever_the_users_language() {
         "a PR head GitHub does not have is told apart"
     );
 }
+
+#[tokio::test]
+async fn agent_branches_can_go_to_a_fork_the_owner_controls_and_their_prs_come_from_it() {
+    let world = world().await;
+    world.fake.add_user("octocat-agents");
+    let fork = world.fake.create_fork(REPO, "octocat-agents");
+    world
+        .store
+        .change_repo_settings(
+            world.repo.id,
+            &RepoSettingsChange {
+                push_fork: Some(Some(fork.parse().unwrap())),
+                ..RepoSettingsChange::default()
+            },
+        )
+        .await
+        .unwrap();
+    let feedback = world.feedback("Forked", "@@write src/f.txt one").await;
+
+    let first = world.run(&feedback, None).await;
+
+    let number = pr_number(&first);
+    assert_eq!(
+        world.fake.branch_sha(REPO, &feedback.head_branch),
+        None,
+        "nothing pushed to the repository itself"
+    );
+    assert!(world
+        .fake
+        .branch_sha(&fork, &feedback.head_branch)
+        .is_some());
+    let pull = world
+        .pipeline
+        .github
+        .pull_request(&world.store, &REPO.parse().unwrap(), number)
+        .await
+        .unwrap()
+        .0;
+    assert!(
+        pull.head_is_in(&fork.parse().unwrap()),
+        "the PR comes from the fork"
+    );
+
+    // An iterate starts from the fork branch's tip, the owner's own commit there
+    // included, and updates the same PR.
+    world.fake.push_commit(
+        &fork,
+        &feedback.head_branch,
+        "By hand, in the fork",
+        &[("src/by-hand.txt", "mine\n")],
+    );
+    let second = world.run(&feedback, Some("@@write src/g.txt two")).await;
+    assert_eq!(pr_number(&second), number);
+    assert_eq!(
+        world
+            .fake
+            .file_on_branch(&fork, &feedback.head_branch, "src/by-hand.txt")
+            .as_deref(),
+        Some("mine\n")
+    );
+    assert_eq!(
+        world
+            .fake
+            .file_on_branch(&fork, &feedback.head_branch, "src/g.txt")
+            .as_deref(),
+        Some("two\n")
+    );
+    assert_eq!(world.fake.pulls(REPO).len(), 1, "one PR");
+}
+
+#[tokio::test]
+async fn a_forks_diff_is_read_with_a_cap_and_says_where_it_was_cut() {
+    let world = world().await;
+    world.fake.add_user("mallory");
+    let huge = "a line of a very large file from a fork\n".repeat(20_000);
+    let number = world.fake.create_fork_pull(
+        REPO,
+        "mallory",
+        "huge",
+        "main",
+        "Huge change",
+        &[("huge.txt", &huge)],
+    );
+    let git = handoff::pipeline::host_git::HostGit::new(
+        &world.fake.web_base(),
+        handoff::secrets::Secret::new(world.fake.owner_token()),
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    let cache = git
+        .update_cache(scratch.path(), &REPO.parse().unwrap(), &[number])
+        .await
+        .unwrap();
+
+    let diff = git
+        .pull_request_diff(
+            &cache,
+            "main",
+            &handoff::pipeline::host_git::pull_head_ref(number),
+            100_000,
+        )
+        .await
+        .unwrap();
+
+    assert!(diff.len() < 100_200, "{} bytes", diff.len());
+    assert!(diff.starts_with("diff --git a/huge.txt b/huge.txt"));
+    assert!(diff.ends_with("[Handoff cut this diff at 100000 bytes: the rest is not shown]\n"));
+    let whole = git
+        .pull_request_diff(
+            &cache,
+            "main",
+            &handoff::pipeline::host_git::pull_head_ref(number),
+            10_000_000,
+        )
+        .await
+        .unwrap();
+    assert!(whole.len() > 800_000 && !whole.contains("Handoff cut"));
+}

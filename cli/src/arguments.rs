@@ -552,6 +552,11 @@ pub struct RepoSettingsArguments {
     /// agent's work as ready [default: true].
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
     pub draft_prs: Option<bool>,
+    /// Push agent branches to this fork you control (OWNER/NAME) and open their PRs from
+    /// it, so that CI treats them as a fork's: no secrets, and workflows wait for
+    /// approval where the repository asks for it ("" for the repository itself).
+    #[arg(long, value_name = "FORK")]
+    pub push_fork: Option<String>,
     /// Confirms choosing the local backend, which runs the agent as you with no
     /// isolation (your files, keyring and network in its reach).
     #[arg(long)]

@@ -89,6 +89,9 @@ pub async fn run(store: &Store, command: RepoCommand) -> Result<(), CliError> {
                     "ready for review"
                 }
             );
+            if let Some(fork) = &repo.push_fork {
+                println!("  branches go to the fork {fork}");
+            }
             if !repo.allowed_hosts.is_empty() {
                 let hosts: Vec<String> =
                     repo.allowed_hosts.iter().map(ToString::to_string).collect();
@@ -230,5 +233,12 @@ fn settings_change(
         network_mode: arguments.network,
         allowed_hosts,
         draft_pull_requests: arguments.draft_prs,
+        push_fork: match arguments.push_fork.as_deref().map(str::trim) {
+            None => None,
+            Some("") => Some(None),
+            Some(text) => Some(Some(text.parse().map_err(
+                |error: handoff::domain::RepoNameError| CliError::Usage(error.to_string()),
+            )?)),
+        },
     })
 }

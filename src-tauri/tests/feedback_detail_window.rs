@@ -716,6 +716,18 @@ async fn what_someone_else_wrote_waits_for_the_owners_approval_in_the_window() {
         "{pr_body}"
     );
     assert!(fake.pull_is_draft(REPO, number));
+    let after = app
+        .eventually(
+            "return document.querySelector('#detail .held-pushed') !== null && \
+             document.querySelector('#detail .review-held') === null;",
+            |value| value == &Value::Bool(true),
+        )
+        .await;
+    assert_eq!(
+        after,
+        Value::Bool(true),
+        "the run says its commits were pushed"
+    );
 
     // A review someone else edited on GitHub shows who, and waits for approval.
     let published = publish_agent_output(

@@ -101,6 +101,8 @@ pub struct FeedbackDetail {
     pub body_raw: RevealedText,
     pub thread: Vec<ThreadEntry>,
     pub runs: Vec<RunRecord>,
+    /// Held runs whose commits the owner approved and Handoff pushed.
+    pub pushed_held_runs: Vec<i64>,
     pub comments: Vec<CommentSummary>,
     pub next_run: NextRun,
 }
@@ -180,6 +182,18 @@ pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, C
             ..RunFilter::default()
         })
         .await?;
+    let mut pushed_held_runs = Vec::new();
+    for run in &runs {
+        if run.failure_code == Some(crate::domain::RunFailureCode::CiChangeAwaitsApproval) {
+            let pushed = store
+                .held_push_approval(run.id)
+                .await?
+                .is_some_and(|approval| approval.pushed_at.is_some());
+            if pushed {
+                pushed_held_runs.push(run.id.0);
+            }
+        }
+    }
     let mut comments = Vec::new();
     if let Some(pr_number) = feedback.pr_number {
         for kind in CommentKind::ALL {
@@ -213,6 +227,7 @@ pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, C
         feedback: feedback.into(),
         thread,
         runs: runs.into_iter().map(RunRecord::from).collect(),
+        pushed_held_runs,
         comments,
     })
 }

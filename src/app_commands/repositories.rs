@@ -82,6 +82,8 @@ pub struct RepoSettingsInput {
     pub allowed_hosts: Option<String>,
     /// Whether the PRs Handoff opens are drafts.
     pub draft_pull_requests: Option<bool>,
+    /// The fork (`owner/name`) agent branches are pushed to; empty: the repository.
+    pub push_fork: Option<String>,
 }
 
 fn parse_name(text: &str) -> Result<RepoName, CodedError> {
@@ -310,6 +312,11 @@ pub async fn save_repo_settings(
         network_mode,
         allowed_hosts,
         draft_pull_requests: input.draft_pull_requests,
+        push_fork: match input.push_fork.as_deref().map(str::trim) {
+            None => None,
+            Some("") => Some(None),
+            Some(text) => Some(Some(parse_name(text)?)),
+        },
     };
     core.store.change_repo_settings(repo.id, &change).await?;
     repo_settings(core, full_name).await

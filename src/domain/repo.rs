@@ -40,6 +40,9 @@ pub struct Repo {
     pub allowed_hosts: Vec<AllowedHost>,
     /// Whether the PRs Handoff opens for it are drafts (the default).
     pub draft_pull_requests: bool,
+    /// A fork the owner controls that its agent branches are pushed to, so that CI
+    /// treats their PRs as a fork's; `None`: the repository itself.
+    pub push_fork: Option<RepoName>,
     pub created_at: DateTime<Utc>,
     /// When the owner disconnected it (its history stays; no sync or run touches it).
     pub disconnected_at: Option<DateTime<Utc>>,
@@ -55,6 +58,13 @@ pub struct NewRepo {
     pub monthly_run_quota: Option<u32>,
     pub sandbox_backend: SandboxBackend,
     pub agent_preset: String,
+}
+
+impl Repo {
+    /// Where the agent's branches live: the fork the owner chose, or the repository.
+    pub fn head_repository(&self) -> &RepoName {
+        self.push_fork.as_ref().unwrap_or(&self.name)
+    }
 }
 
 impl NewRepo {

@@ -1,7 +1,9 @@
 //! The pull request of a feedback item: found by its stored number or by its head
 //! branch, never opened twice; a PR closed unmerged is reopened, and when that fails a
 //! new PR from the same branch is opened and recorded. The body of a PR for an issue a
-//! visitor opened carries the visitor's text fenced as untrusted.
+//! visitor opened carries the visitor's text fenced as untrusted. When the repository
+//! pushes agent branches to a fork the owner controls, the PR's head is that fork's
+//! branch (`fork-owner:branch`).
 
 use serde::Serialize;
 use serde_json::json;
@@ -38,7 +40,7 @@ async fn pulls_from_branch(
             "/repos/{}/{}/pulls?state=all&head={}:{}&per_page=100",
             repo.name.owner,
             repo.name.name,
-            repo.name.owner,
+            repo.head_repository().owner,
             super::issues::query_value(branch)
         ))
         .await
@@ -88,6 +90,15 @@ pub fn pull_request_title(feedback: &Feedback) -> String {
     feedback.title.clone()
 }
 
+/// The PR's head as GitHub names it: the branch, or `fork-owner:branch` when the
+/// agent's branches go to a fork.
+fn head_of(repo: &Repo, feedback: &Feedback) -> String {
+    match &repo.push_fork {
+        Some(fork) => format!("{}:{}", fork.owner, feedback.head_branch),
+        None => feedback.head_branch.clone(),
+    }
+}
+
 async fn open_new(
     client: &GithubClient,
     repo: &Repo,
@@ -113,17 +124,21 @@ async fn open_new(
     if !ci_entry_points.is_empty() {
         body = with_ci_section(&body, ci_entry_points);
     }
+    let mut request = json!({
+        "title": pull_request_title(feedback),
+        "head": head_of(repo, feedback),
+        "base": repo.default_branch,
+        "body": body,
+        // A draft is not ready for review: CI treats it as such, and so do people.
+        "draft": repo.draft_pull_requests,
+    });
+    if let Some(fork) = &repo.push_fork {
+        request["head_repo"] = json!(fork.full_name());
+    }
     client
         .post_json(
             &format!("/repos/{}/{}/pulls", repo.name.owner, repo.name.name),
-            &json!({
-                "title": pull_request_title(feedback),
-                "head": feedback.head_branch,
-                "base": repo.default_branch,
-                "body": body,
-                // A draft is not ready for review: CI treats it as such, and so do people.
-                "draft": repo.draft_pull_requests,
-            }),
+            &request,
         )
         .await
 }
@@ -176,12 +191,15 @@ pub async fn ensure_feedback_pull_request(
         None => None,
     };
     let existing = match stored {
-        Some(found) if found.head.name == feedback.head_branch && found.head_is_in(&repo.name) => {
+        Some(found)
+            if found.head.name == feedback.head_branch
+                && found.head_is_in(repo.head_repository()) =>
+        {
             Some(found)
         }
         _ => {
             let mut from_branch = pulls_from_branch(client, repo, &feedback.head_branch).await?;
-            from_branch.retain(|pull| pull.head_is_in(&repo.name));
+            from_branch.retain(|pull| pull.head_is_in(repo.head_repository()));
             from_branch.sort_by_key(|pull| {
                 (
                     pull.state() != PullRequestState::Open,

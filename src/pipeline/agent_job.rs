@@ -1,7 +1,7 @@
 //! The steps every agent run shares, whatever its stage: the agent and its sandbox made
 //! ready before anything is spent; a working copy of a branch from the cache; the job
-//! (prompt, inputs, commit message, script) run in the sandbox with its log recorded;
-//! and the agent's commits brought back as a bundle, checked and pushed from the host.
+//! (prompt, inputs, commit message, script) run in the sandbox with its log recorded.
+//! Bringing the agent's commits back and pushing them is [`super::agent_push`].
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -17,7 +17,7 @@ use super::run_log::{record_sandbox_events, RunLog};
 use super::{Pipeline, PipelineError};
 use crate::data_dir::create_private_folder;
 use crate::domain::RunFailureCode;
-use crate::domain::{FeedbackId, Repo, RunId, SandboxBackend, Stage};
+use crate::domain::{FeedbackId, Repo, RepoName, RunId, SandboxBackend, Stage};
 use crate::sandbox::key_forwarding::{ForwardedKey, ModelEndpoint};
 use crate::sandbox::output_limits::check_output_folder;
 use crate::sandbox::until_cancelled;
@@ -119,6 +119,8 @@ pub(crate) enum CopyStart<'a> {
         branch: &'a str,
         base_for_new: Option<&'a str>,
         pull_request: Option<u64>,
+        /// The fork the branch lives in, when not the repository itself.
+        in_fork: Option<&'a RepoName>,
     },
     /// A pull request's own head as GitHub keeps it (`refs/pull/N/head`), whatever
     /// repository its branch lives in; the working copy's branch is named `branch`.
@@ -290,7 +292,7 @@ impl Pipeline {
     }
 
     /// The lock on `repo`'s cache, said in the run's log when another run holds it.
-    async fn lock_cache(&self, log: &RunLog, repo: &Repo) -> Result<CacheLock, Stop> {
+    pub(super) async fn lock_cache(&self, log: &RunLog, repo: &Repo) -> Result<CacheLock, Stop> {
         let waiting = async {
             let said = log
                 .say(&format!(
@@ -353,8 +355,24 @@ impl Pipeline {
                 branch,
                 base_for_new,
                 pull_request,
+                in_fork,
             } => {
-                if git.branch_exists(&cache, branch).await {
+                let in_the_fork = match in_fork {
+                    Some(fork) => git
+                        .fetch_branch_of(&cache, fork, branch)
+                        .await
+                        .map_err(|error| Stop::failed(RunFailureCode::GitFetch, error.to_string()))?
+                        .map(|reference| (fork, reference)),
+                    None => None,
+                };
+                if let Some((fork, reference)) = in_the_fork {
+                    (
+                        reference,
+                        branch.to_owned(),
+                        format!("its current tip in the fork {fork}"),
+                        None,
+                    )
+                } else if in_fork.is_none() && git.branch_exists(&cache, branch).await {
                     (
                         format!("refs/heads/{branch}"),
                         branch.to_owned(),
@@ -673,153 +691,6 @@ impl Pipeline {
             )),
         }
     }
-
-    /// Brings the agent's commits back (from `out/changes.bundle`) and pushes them to
-    /// `to.branch`, never forced, never to a protected branch or one GitHub guards, and,
-    /// when they change a CI entry point that waits for the owner, not before the
-    /// owner approved. `None` when the agent left no commit.
-    pub(crate) async fn push_agent_commits(
-        &self,
-        log: &RunLog,
-        run_id: RunId,
-        out: &Path,
-        copy: &WorkingCopy,
-        repo: &Repo,
-        to: PushTo<'_>,
-    ) -> Result<Option<PushedCommits>, Stop> {
-        let PushTo {
-            branch,
-            protected,
-            ci_changes_wait_for_owner,
-        } = to;
-        let bundle = out.join("changes.bundle");
-        if !bundle.exists() {
-            return Ok(None);
-        }
-        let git = self.host_git();
-        let _cache_lock = self.lock_cache(log, repo).await?;
-        let run_ref = format!("refs/handoff/runs/{run_id}");
-        let end_sha = git
-            .import_bundle(&copy.cache, &bundle, &run_ref)
-            .await
-            .map_err(|error| Stop::failed(RunFailureCode::Bundle, error.to_string()))?;
-        if !git
-            .is_ancestor(&copy.cache, &copy.start_sha, &end_sha)
-            .await
-        {
-            return Err(Stop::failed(
-                RunFailureCode::RewrittenHistory,
-                GitError::RewrittenHistory.to_string(),
-            ));
-        }
-        let commits = git
-            .commits_between(&copy.cache, &copy.start_sha, &end_sha)
-            .await
-            .map_err(|error| Stop::failed(RunFailureCode::Bundle, error.to_string()))?;
-        // The copy holds the agent's commits too (recorded, with its backend, when the
-        // sandbox ended).
-        if let Some((kept, record)) = copy
-            .kept
-            .as_ref()
-            .and_then(|kept| kept.record().map(|record| (kept, record)))
-        {
-            if let Err(error) = kept.remember(record.backend, &[&copy.start_sha, &end_sha]) {
-                tracing::warn!(item = %kept.feedback_id, %error, "the kept copy's record cannot be written; the next run makes a fresh copy");
-            }
-        }
-        // Files that decide what CI runs, with the repository's secrets: said wherever the
-        // run shows, and for an item a visitor opened, not pushed before the owner says so.
-        let changed = git
-            .changed_paths(&copy.cache, &copy.start_sha, &end_sha)
-            .await
-            .map_err(|error| Stop::failed(RunFailureCode::Bundle, error.to_string()))?;
-        let ci_entry_points = crate::domain::ci_entry_points::ci_entry_points(&changed);
-        if !ci_entry_points.is_empty() {
-            let named = crate::domain::ci_entry_points::describe_ci_entry_points(&ci_entry_points);
-            let note = format!("the agent's commits change CI entry points: {named}");
-            log.say(&format!("warning: {note}")).await?;
-            self.store
-                .add_run_note(run_id, &log.redactor().redact(&note))
-                .await?;
-            if ci_changes_wait_for_owner {
-                return Err(Stop::failed(
-                    RunFailureCode::CiChangeAwaitsApproval,
-                    format!(
-                        "the agent's commits change CI entry points ({named}) for an item a \
-                         visitor opened; nothing was pushed: the commits wait in Handoff's \
-                         cache as {run_ref} for your approval"
-                    ),
-                ));
-            }
-        }
-        // GitHub's word on the branch, asked now: its default branch, branch protection
-        // and rulesets. A guarded branch is not pushed to at all.
-        match self
-            .github
-            .branch_guard(&self.store, &repo.name, branch)
-            .await
-        {
-            Ok(None) => {}
-            Ok(Some(guard)) => {
-                return Err(Stop::failed(
-                    RunFailureCode::ProtectedBranch,
-                    format!(
-                        "Handoff does not push to {branch}: {guard}; nothing was pushed, and the \
-                         agent's commits are kept in Handoff's cache as {run_ref}"
-                    ),
-                ))
-            }
-            Err(error) => {
-                return Err(Stop::failed(
-                    RunFailureCode::Push,
-                    format!(
-                        "GitHub could not say whether {branch} may be pushed to ({error}); \
-                         nothing was pushed, and the agent's commits are kept in Handoff's \
-                         cache as {run_ref}"
-                    ),
-                ))
-            }
-        }
-        log.say(&format!("pushing {commits} commit(s) to {branch}"))
-            .await?;
-        git.push(&copy.cache, &repo.name, &run_ref, branch, protected)
-            .await
-            .map_err(|error| match error {
-                GitError::Rejected { .. } => Stop::failed(
-                    RunFailureCode::PushRejected,
-                    format!("{error}; the agent's commits are kept in Handoff's cache as {run_ref}: run again to build on the new tip"),
-                ),
-                GitError::RefusedByGithub { .. } => Stop::failed(
-                    RunFailureCode::PushRefused,
-                    format!("{error}; the agent's commits are kept in Handoff's cache as {run_ref}"),
-                ),
-                other => Stop::failed(RunFailureCode::Push, other.to_string()),
-            })?;
-        Ok(Some(PushedCommits {
-            end_sha,
-            commits,
-            ci_entry_points,
-        }))
-    }
-}
-
-/// Where and how a run's commits are pushed.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct PushTo<'a> {
-    pub branch: &'a str,
-    /// Branches never pushed to (the base, the default).
-    pub protected: &'a [&'a str],
-    /// Whether a change to a CI entry point waits for the owner's approval.
-    pub ci_changes_wait_for_owner: bool,
-}
-
-/// What a push sent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct PushedCommits {
-    pub end_sha: String,
-    pub commits: u32,
-    /// The CI entry points the commits change, each with why.
-    pub ci_entry_points: Vec<(String, &'static str)>,
 }
 
 /// Makes `link` (a run's `repo/`) point at the kept copy `target`.

@@ -14,9 +14,8 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::sync::watch;
 
-use super::agent_job::{
-    unless_cancelled, AgentSetup, CopyStart, JobFiles, PushTo, PushedCommits, Stop,
-};
+use super::agent_job::{unless_cancelled, AgentSetup, CopyStart, JobFiles, Stop};
+use super::agent_push::{PushTo, PushedCommits};
 use super::run_log::RunLog;
 use super::run_supervision::supervise;
 use super::{Pipeline, PipelineError};
@@ -363,6 +362,7 @@ impl BegunCodeRun {
                         branch: head,
                         base_for_new: Some(base),
                         pull_request: feedback.pr_number,
+                        in_fork: repo.push_fork.as_ref(),
                     },
                     Some(feedback.id),
                 ),
@@ -425,6 +425,7 @@ impl BegunCodeRun {
                 &copy,
                 repo,
                 PushTo {
+                    repository: repo.head_repository(),
                     branch: head,
                     protected: &[base],
                     ci_changes_wait_for_owner: feedback.opened_by_visitor,

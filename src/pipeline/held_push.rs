@@ -178,7 +178,7 @@ impl Pipeline {
                 })?;
             if let Some(guard) = self
                 .github
-                .branch_guard(&self.store, &repo.name, &feedback.head_branch)
+                .branch_guard(&self.store, repo.head_repository(), &feedback.head_branch)
                 .await?
             {
                 return Err(not_held(
@@ -188,7 +188,7 @@ impl Pipeline {
             }
             git.push(
                 &cache,
-                &repo.name,
+                repo.head_repository(),
                 &run_ref,
                 &feedback.head_branch,
                 &[repo.default_branch.as_str()],

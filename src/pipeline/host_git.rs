@@ -312,6 +312,34 @@ impl HostGit {
         Ok(cache)
     }
 
+    /// Fetches `branch` of `repo` (a fork the owner chose) into the cache as
+    /// `refs/handoff/fork/{branch}`; the reference, or `None` when the fork has no such
+    /// branch.
+    pub async fn fetch_branch_of(
+        &self,
+        cache: &Path,
+        repo: &RepoName,
+        branch: &str,
+    ) -> Result<Option<String>, GitError> {
+        let url = self.remote_url(repo);
+        let reference = format!("refs/handoff/fork/{branch}");
+        let refspec = format!("+refs/heads/{branch}:{reference}");
+        match self
+            .git(
+                cache,
+                &["fetch", "--quiet", "--no-tags", &url, &refspec],
+                true,
+            )
+            .await
+        {
+            Ok(_) => Ok(Some(reference)),
+            Err(GitError::Failed { detail, .. }) if detail.contains("couldn't find remote ref") => {
+                Ok(None)
+            }
+            Err(error) => Err(error),
+        }
+    }
+
     /// Fetches the head GitHub keeps for pull request `number` (`refs/pull/N/head`: its
     /// last head, even after its branch was deleted, and a fork's head too) into the
     /// cache; `None` when GitHub has none.

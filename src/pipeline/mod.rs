@@ -20,6 +20,7 @@
 
 pub mod agent_job;
 pub mod agent_presets;
+pub mod agent_push;
 pub mod cache_lock;
 pub mod code_run;
 pub mod held_push;

@@ -28,6 +28,8 @@ pub struct RepoSettingsChange {
     /// Replaces the whole list.
     pub allowed_hosts: Option<Vec<AllowedHost>>,
     pub draft_pull_requests: Option<bool>,
+    /// `Some(None)`: push to the repository itself.
+    pub push_fork: Option<Option<RepoName>>,
 }
 
 impl Store {
@@ -154,7 +156,7 @@ impl Store {
             "UPDATE repos SET default_branch = ?, feedback_label = ?, custom_instructions = ?, \
              monthly_run_quota = ?, sandbox_backend = ?, agent_preset = ?, agent_command = ?, \
              docker_image = ?, run_timeout_seconds = ?, e2b_template = ?, network_mode = ?, \
-             allowed_hosts = ?, draft_pull_requests = ? WHERE id = ?",
+             allowed_hosts = ?, draft_pull_requests = ?, push_fork = ? WHERE id = ?",
         )
         .bind(
             change
@@ -217,6 +219,13 @@ impl Store {
                 .draft_pull_requests
                 .unwrap_or(current.draft_pull_requests),
         ))
+        .bind(
+            change
+                .push_fork
+                .clone()
+                .unwrap_or(current.push_fork)
+                .map(|fork| fork.full_name()),
+        )
         .bind(id.0)
         .execute(&self.pool)
         .await?;

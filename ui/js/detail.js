@@ -266,7 +266,7 @@ function renderThread(detail) {
   return section;
 }
 
-function runRow(run) {
+function runRow(run, heldAndPushed = false) {
   const active = run.status === "queued" || run.status === "running";
   const when = relativeTime(run.finishedAt ?? run.startedAt ?? run.createdAt);
   const summary = el("div", { class: "run-summary" }, [
@@ -304,7 +304,10 @@ function runRow(run) {
   }
   // A run of a visitor's item whose commits change CI entry points is held: the owner
   // reads exactly what it would push, then pushes it (or does not).
-  if (run.failureCode === "ci_change_awaits_approval") {
+  if (run.failureCode === "ci_change_awaits_approval" && heldAndPushed) {
+    row.append(el("p", { class: "run-note held-pushed", text: "✓ Its commits were pushed after your approval." }));
+    row.append(actions, log);
+  } else if (run.failureCode === "ci_change_awaits_approval") {
     const heldBox = el("div", { class: "held-push" });
     heldBox.hidden = true;
     actions.append(button("Review the held commits…", () => showHeld(run, heldBox), "button small primary review-held"));
@@ -362,7 +365,7 @@ function openLog(runId, log, toggle) {
 function renderRuns(detail) {
   const section = el("section", { class: "runs" }, [el("h3", { text: `Runs (${detail.runs.length})` })]);
   if (detail.runs.length === 0) section.append(el("p", { class: "muted", text: "No run yet." }));
-  else section.append(el("ol", { class: "run-list" }, detail.runs.map(runRow)));
+  else section.append(el("ol", { class: "run-list" }, detail.runs.map((run) => runRow(run, detail.pushedHeldRuns.includes(run.id)))));
   return section;
 }
 

@@ -238,6 +238,7 @@ async function renderRepoSettings(fullName) {
       networkMode: String(data.get("networkMode") ?? "allowlist"),
       allowedHosts: allowedHosts.value,
       draftPullRequests: draft.checked,
+      pushFork: String(data.get("pushFork") ?? ""),
     };
   };
   // Choosing the local backend (or changing what it runs) is confirmed in a dialog the
@@ -275,6 +276,7 @@ async function renderRepoSettings(fullName) {
       field("Network in the sandbox", networkSelect),
       field("Allowed hosts", allowedHosts, "(one per line: host, host:port, *.domain, or an address of your own network)"),
       el("label", { class: "check-field" }, [draft, el("span", { text: "Open PRs as drafts" }), el("span", { class: "hint", text: "so neither people nor CI take the agent's work as ready" })]),
+      field("Push branches to a fork", input("pushFork", repo.pushFork, { placeholder: "owner/name (empty: this repository)" }), "(yours: CI then treats the PRs as a fork's)"),
     ]),
     agentNote,
     field("Instructions for the agent (every run)", instructions),

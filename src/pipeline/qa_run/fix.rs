@@ -10,7 +10,8 @@ use crate::domain::test_results::{results_summary, SummaryLine};
 use crate::domain::Repo;
 use crate::domain::RunFailureCode;
 use crate::github::wire::WirePull;
-use crate::pipeline::agent_job::{PushTo, PushedCommits, Stop};
+use crate::pipeline::agent_job::Stop;
+use crate::pipeline::agent_push::{PushTo, PushedCommits};
 
 /// Why `fix` may not push to `pull`'s branch, if it may not (see [`push_refusal`]).
 pub fn fix_push_refusal(pull: &WirePull, repo: &Repo) -> Option<String> {
@@ -76,7 +77,7 @@ impl BegunQa {
             .join("\n");
         // The test agent wrote these after reading someone else's code or words: data.
         let failures = match &self.untrusted_inputs {
-            Some(why) => super::fence_agent_output(&failures, why),
+            Some(why) => super::untrusted_inputs::fence_agent_output(&failures, why),
             None => failures,
         };
         let scenarios: Vec<_> = results.results.iter().map(|r| &r.result).collect();
@@ -105,6 +106,7 @@ impl BegunQa {
                 &copy,
                 &self.repo,
                 PushTo {
+                    repository: &self.repo.name,
                     branch: head,
                     protected: &protected,
                     // Held changes are a code run's: a fix's CI changes are flagged only.

@@ -62,6 +62,55 @@ pub fn refresh_pull_heads(state: &mut FakeState, owner: &str, name: &str) {
     for number in moved {
         state.touch_issue(owner, name, number);
     }
+    refresh_fork_pull_heads(state, &super::state::repo_key(owner, name));
+}
+
+/// Points `refs/pull/N/head` of each PR whose branch lives in a fork at that branch's
+/// tip, fetching the fork's commits into the base repository, for the PRs of the
+/// repository `key` and the PRs whose fork `key` is.
+fn refresh_fork_pull_heads(state: &mut FakeState, key: &str) {
+    let mut stale = Vec::new();
+    for (base_key, base) in &state.repos {
+        for pull in base.pulls.values() {
+            let Some(fork_key) = &pull.head_fork else {
+                continue;
+            };
+            if base_key != key && fork_key != key {
+                continue;
+            }
+            let Some(fork) = state.repos.get(fork_key) else {
+                continue;
+            };
+            let Some(sha) = git_ref_sha(&fork.bare_path, &format!("refs/heads/{}", pull.head))
+            else {
+                continue;
+            };
+            let reference = format!("refs/pull/{}/head", pull.number);
+            if git_ref_sha(&base.bare_path, &reference).as_deref() != Some(&sha) {
+                stale.push((
+                    base.bare_path.clone(),
+                    fork.bare_path.clone(),
+                    pull.head.clone(),
+                    reference,
+                    base.owner.clone(),
+                    base.name.clone(),
+                    pull.number,
+                ));
+            }
+        }
+    }
+    for (base_bare, fork_bare, head, reference, owner, name, number) in stale {
+        let fetched = super::git_command()
+            .arg("-C")
+            .arg(&base_bare)
+            .args(["fetch", "--quiet"])
+            .arg(&fork_bare)
+            .arg(format!("+refs/heads/{head}:{reference}"))
+            .status()
+            .is_ok_and(|status| status.success());
+        assert!(fetched, "{reference} could not be fetched from the fork");
+        state.touch_issue(&owner, &name, number);
+    }
 }
 
 /// The commit `reference` names in the bare repository at `bare`, if it names one.

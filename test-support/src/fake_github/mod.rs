@@ -516,22 +516,21 @@ impl FakeGithub {
         number
     }
 
-    /// Opens a PR into `base` of `full_name` from `fork_owner`'s fork, whose branch
-    /// `head` holds one commit of `files` on top of `full_name`'s `base`. As on GitHub,
-    /// the base repository keeps the PR's head as `refs/pull/N/head`; the branch itself
-    /// lives only in the fork (so a branch of the same name in the base repository is
-    /// another thing entirely).
-    pub fn create_fork_pull(
-        &self,
-        full_name: &str,
-        fork_owner: &str,
-        head: &str,
-        base: &str,
-        title: &str,
-        files: &[(&str, &str)],
-    ) -> u64 {
-        let (owner, name) = full_name.split_once('/').expect("owner/name");
+    /// Forks `full_name` into `fork_owner`'s account (a bare clone with every branch),
+    /// unless that fork exists; returns the fork's `owner/name`. Anyone signed in may push
+    /// to it here, as the owner of a fork they control may.
+    pub fn create_fork(&self, full_name: &str, fork_owner: &str) -> String {
+        let (_, name) = full_name.split_once('/').expect("owner/name");
         let base_bare = self.bare_path(full_name);
+        let default_branch = {
+            let (owner, name) = full_name.split_once('/').expect("owner/name");
+            let state = self.shared.state.lock().expect("state");
+            state
+                .repo(owner, name)
+                .expect("repo")
+                .default_branch
+                .clone()
+        };
         let fork_bare = self
             .shared
             .git_root
@@ -550,6 +549,51 @@ impl FakeGithub {
                 ],
             );
         }
+        let mut state = self.shared.state.lock().expect("state");
+        let fork_key = repo_key(fork_owner, name);
+        if !state.repos.contains_key(&fork_key) {
+            let id = state.new_id();
+            state.repos.insert(
+                fork_key,
+                FakeRepo {
+                    id,
+                    owner: fork_owner.to_owned(),
+                    name: name.to_owned(),
+                    default_branch,
+                    bare_path: fork_bare,
+                    created_at: now(),
+                    next_number: 1,
+                    issues: Default::default(),
+                    pulls: Default::default(),
+                    labels: Default::default(),
+                    collaborators: Vec::new(),
+                    has_issues: true,
+                    protected_branches: Vec::new(),
+                    branch_rules: Vec::new(),
+                },
+            );
+        }
+        format!("{fork_owner}/{name}")
+    }
+
+    /// Opens a PR into `base` of `full_name` from `fork_owner`'s fork, whose branch
+    /// `head` holds one commit of `files` on top of `full_name`'s `base`. As on GitHub,
+    /// the base repository keeps the PR's head as `refs/pull/N/head`; the branch itself
+    /// lives only in the fork (so a branch of the same name in the base repository is
+    /// another thing entirely).
+    pub fn create_fork_pull(
+        &self,
+        full_name: &str,
+        fork_owner: &str,
+        head: &str,
+        base: &str,
+        title: &str,
+        files: &[(&str, &str)],
+    ) -> u64 {
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let base_bare = self.bare_path(full_name);
+        let fork_name = self.create_fork(full_name, fork_owner);
+        let fork_bare = self.bare_path(&fork_name);
         let work = tempfile::tempdir().expect("a work tree");
         git(
             work.path(),
@@ -584,28 +628,6 @@ impl FakeGithub {
         let author = self.user_id(fork_owner);
         let mut state = self.shared.state.lock().expect("state");
         let fork_key = repo_key(fork_owner, name);
-        if !state.repos.contains_key(&fork_key) {
-            let id = state.new_id();
-            state.repos.insert(
-                fork_key.clone(),
-                FakeRepo {
-                    id,
-                    owner: fork_owner.to_owned(),
-                    name: name.to_owned(),
-                    default_branch: base.to_owned(),
-                    bare_path: fork_bare,
-                    created_at: now(),
-                    next_number: 1,
-                    issues: Default::default(),
-                    pulls: Default::default(),
-                    labels: Default::default(),
-                    collaborators: Vec::new(),
-                    has_issues: true,
-                    protected_branches: Vec::new(),
-                    branch_rules: Vec::new(),
-                },
-            );
-        }
         let number = state.open_pull(
             &repo_key(owner, name),
             state::NewPull {

@@ -567,16 +567,28 @@ fn route(
                 return not_found();
             };
             let wanted_state = query.get("state").map(String::as_str).unwrap_or("open");
-            let head = query.get("head").map(|head| {
-                head.split_once(':')
-                    .map(|(_, branch)| branch.to_owned())
-                    .unwrap_or_else(|| head.clone())
+            // `head` is `owner:branch`: the owner is the repository's for its own branches,
+            // a fork's owner for a fork's.
+            let head = query.get("head").map(|head| match head.split_once(':') {
+                Some((head_owner, branch)) => {
+                    (Some(head_owner.to_ascii_lowercase()), branch.to_owned())
+                }
+                None => (None, head.clone()),
             });
             let numbers: Vec<u64> = repo
                 .pulls
                 .values()
                 .rev()
-                .filter(|pull| head.as_ref().is_none_or(|head| &pull.head == head))
+                .filter(|pull| {
+                    head.as_ref().is_none_or(|(head_owner, branch)| {
+                        let pull_owner = match &pull.head_fork {
+                            Some(fork) => fork.split('/').next().unwrap_or_default().to_owned(),
+                            None => repo.owner.to_ascii_lowercase(),
+                        };
+                        &pull.head == branch
+                            && head_owner.as_ref().is_none_or(|owner| *owner == pull_owner)
+                    })
+                })
                 .filter(|pull| query.get("base").is_none_or(|base| &pull.base == base))
                 .filter(|pull| {
                     wanted_state == "all" || repo.issues[&pull.number].state == wanted_state
@@ -604,25 +616,45 @@ fn route(
             ) else {
                 return validation_failed("title, head and base are required");
             };
-            let head = head
-                .split_once(':')
-                .map(|(_, branch)| branch)
-                .unwrap_or(head)
-                .to_owned();
+            // `fork-owner:branch` (with `head_repo` when its name differs) names a fork's
+            // branch; a plain branch, or the repository's own owner, the repository's.
+            let (head_fork, head) = match head.split_once(':') {
+                Some((head_owner, branch)) if !head_owner.eq_ignore_ascii_case(owner) => {
+                    let fork = body
+                        .get("head_repo")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| format!("{head_owner}/{name}"));
+                    let Some((fork_owner, fork_name)) = fork.split_once('/') else {
+                        return validation_failed("head_repo is not owner/name");
+                    };
+                    (Some(repo_key(fork_owner, fork_name)), branch.to_owned())
+                }
+                Some((_, branch)) => (None, branch.to_owned()),
+                None => (None, head.to_owned()),
+            };
             if state.repo(owner, name).is_none() {
                 return not_found();
             }
-            if git_sha(state, owner, name, &head).is_none() {
+            let head_exists = match &head_fork {
+                Some(fork) => {
+                    let (fork_owner, fork_name) = fork.split_once('/').expect("a key");
+                    git_sha(state, fork_owner, fork_name, &head).is_some()
+                }
+                None => git_sha(state, owner, name, &head).is_some(),
+            };
+            if !head_exists {
                 return validation_failed(&format!("head {head} does not exist"));
             }
             if git_sha(state, owner, name, base).is_none() {
                 return validation_failed(&format!("base {base} does not exist"));
             }
             let repo = state.repo(owner, name).expect("checked");
-            let duplicate = repo
-                .pulls
-                .values()
-                .any(|pull| pull.head == head && repo.issues[&pull.number].state == "open");
+            let duplicate = repo.pulls.values().any(|pull| {
+                pull.head == head
+                    && pull.head_fork == head_fork
+                    && repo.issues[&pull.number].state == "open"
+            });
             if duplicate {
                 return validation_failed(&format!(
                     "A pull request already exists for {owner}:{head}."
@@ -635,7 +667,7 @@ fn route(
                     body: body.get("body").and_then(Value::as_str).map(str::to_owned),
                     author: user_id,
                     head,
-                    head_fork: None,
+                    head_fork,
                     base: base.to_owned(),
                     draft: body.get("draft").and_then(Value::as_bool) == Some(true),
                 },
