@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what Handoff needs on a Debian/Ubuntu machine and is not there yet:
 # Tauri's system libraries, Xvfb, WebKitWebDriver, a D-Bus session and a Secret
-# Service (gnome-keyring) for the OS keyring, and tauri-driver for the end-to-end
-# tests. Safe to run again: it only installs what is missing.
+# Service (gnome-keyring) for the OS keyring, squashfs-tools for the AppImage, mold (a
+# faster linker for the test build), and tauri-driver for the end-to-end tests. Safe
+# to run again: it only installs what is missing.
 set -euo pipefail
 
 packages=(
@@ -11,6 +12,7 @@ packages=(
   libjavascriptcoregtk-4.1-dev pkg-config xvfb xauth webkit2gtk-driver
   imagemagick x11-utils xdotool dbus dbus-x11 keyutils gnome-keyring libsecret-tools
   git debootstrap fonts-noto-color-emoji locales
+  squashfs-tools mold
 )
 
 missing=()

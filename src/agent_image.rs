@@ -15,7 +15,10 @@ use futures::StreamExt as _;
 use serde::Serialize;
 use sha2::{Digest as _, Sha256};
 
-use crate::pipeline::agent_presets::{default_image_base, preset_named, CUSTOM_IMAGE_PRESET};
+use crate::domain::agent_presets::{
+    default_image, default_image_base, preset_named, CUSTOM_IMAGE_PRESET,
+};
+use crate::sandbox::docker_labels::AGENT_USER_LABEL;
 
 const DOCKERFILE: &str = include_str!("../agent-images/Dockerfile");
 const INSTALL_SCRIPT: &str = include_str!("../agent-images/install-agent.sh");
@@ -24,9 +27,6 @@ const INSTALL_SCRIPT: &str = include_str!("../agent-images/install-agent.sh");
 pub const RECIPE_LABEL: &str = "dev.handoff.agent-recipe";
 /// The label holding the preset an image was built for.
 pub const PRESET_LABEL: &str = "dev.handoff.agent-preset";
-/// The label naming the user (`uid:gid`) the image runs its agent as; a Docker sandbox
-/// hands the workspace to that user.
-pub const AGENT_USER_LABEL: &str = "dev.handoff.agent-user";
 /// The user the recipe makes (`agent-images/install-agent.sh`).
 pub const AGENT_USER: (u64, u64) = (10001, 10001);
 
@@ -44,14 +44,9 @@ pub fn recipe_hash() -> String {
         .collect()
 }
 
-/// The image Handoff builds for `image_preset` (a preset's name, or `base`).
-pub fn default_image(image_preset: &str) -> String {
-    format!("handoff-agent:{image_preset}")
-}
-
 /// The recipes there are: one per preset, and `base` for custom commands.
 pub fn image_presets() -> Vec<&'static str> {
-    crate::pipeline::agent_presets::PRESETS
+    crate::domain::agent_presets::PRESETS
         .iter()
         .map(|preset| preset.name)
         .chain([CUSTOM_IMAGE_PRESET])

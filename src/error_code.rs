@@ -1,5 +1,7 @@
 //! Error codes: what the desktop UI and `--json` output receive instead of messages to
-//! match. Each error enum of the core maps its variants onto these.
+//! match. Each error enum of the core maps its variants onto these beside its own
+//! definition (and turns into a [`CodedError`] there), so this module depends on none
+//! of them.
 
 use serde::Serialize;
 

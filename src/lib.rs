@@ -19,11 +19,10 @@
 //!   [`comment_diff`]: two versions of a comment compared.
 //! - [`log_file`]: the log file both front ends write; [`data_dir`]: where the data lives.
 //! - [`error_code`]: the codes front ends act on instead of message text.
-//! - [`app_commands`]: what the desktop app asks of the core, with coded errors, in the
-//!   shapes the page receives.
+//!
+//! What the front ends ask of the core, in their shapes, is the `handoff-api` crate.
 
 pub mod agent_image;
-pub mod app_commands;
 pub mod comment_diff;
 pub mod dashboard;
 pub mod data_dir;
@@ -34,6 +33,7 @@ pub mod github;
 pub mod log_file;
 pub mod markdown;
 pub mod pipeline;
+pub mod pipeline_settings;
 pub mod pull_request_workspace;
 pub mod revealed_text;
 pub mod sandbox;

@@ -169,10 +169,43 @@ pub fn install(
         .with(to_stderr)
         .try_init()
         .map_err(|_| LogFileError::AlreadyInstalled)?;
+    log_panics();
     Ok(LogHandle {
         filter: handle,
         folder,
     })
+}
+
+/// Writes every panic to the log (with its thread and place) before the usual report on
+/// standard error, so a panic in a background task or a run is in the log file the owner
+/// is pointed to, not only on a terminal nobody watches.
+fn log_panics() {
+    let usual_report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |panic| {
+        let message = panic_message(panic.payload());
+        let thread = std::thread::current();
+        let place = panic
+            .location()
+            .map(|location| format!("{}:{}", location.file(), location.line()))
+            .unwrap_or_else(|| "an unknown place".to_owned());
+        tracing::error!(
+            thread = thread.name().unwrap_or("unnamed"),
+            place = %place,
+            "panicked: {message}"
+        );
+        usual_report(panic);
+    }));
+}
+
+/// The text a panic was raised with (`panic!("…")`), or a word saying it had none.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a panic without a message".to_owned()
+    }
 }
 
 /// Standard error with token-shaped text scrubbed.
@@ -443,6 +476,25 @@ mod tests {
         }
         let newest = std::fs::read_to_string(folder.path().join("handoff.log")).unwrap();
         assert!(newest.contains("line 39"), "{newest}");
+    }
+
+    #[test]
+    fn a_panic_in_any_thread_is_written_to_the_log_file() {
+        let data_dir = tempfile::tempdir().unwrap();
+        let _log = install(data_dir.path(), "test", None, false).unwrap();
+        let panicked = std::thread::Builder::new()
+            .name("run-driver".to_owned())
+            .spawn(|| panic!("the step table has no row 7"))
+            .unwrap()
+            .join();
+        assert!(panicked.is_err());
+        let lines = last_lines(data_dir.path(), 20).unwrap().join("\n");
+        assert!(
+            lines.contains("panicked: the step table has no row 7")
+                && lines.contains("thread=\"run-driver\"")
+                && lines.contains("log_file.rs"),
+            "{lines}"
+        );
     }
 
     #[test]

@@ -312,6 +312,16 @@ impl SecretStore {
     }
 }
 
+/// What the front ends show of it: the keyring's code and the message.
+impl From<SecretError> for crate::error_code::CodedError {
+    fn from(error: SecretError) -> Self {
+        crate::error_code::CodedError {
+            code: crate::error_code::ErrorCode::Keyring,
+            message: error.to_string(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

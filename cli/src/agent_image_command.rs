@@ -1,15 +1,17 @@
 //! `handoff agent-image build|list`: the Docker images agents run in, built through the
 //! engine from the recipe Handoff carries, with the build's output printed as it comes.
 
+use clap::Subcommand;
 use serde::Serialize;
 
-use super::arguments::AgentImageCommand;
 use super::command_error::CliError;
 use super::output::print_json;
+use crate::arguments::JsonFlag;
 use handoff::agent_image::{build_image, image_presets, image_state, ImageBuild, ImageState};
-use handoff::pipeline::agent_presets::AgentChoice;
+use handoff::domain::agent_presets::AgentChoice;
 use handoff::pipeline::PipelineSettings;
 use handoff::store::Store;
+use std::path::PathBuf;
 
 #[derive(Debug, Serialize)]
 struct ListedImage {
@@ -121,7 +123,34 @@ async fn presets_in_use(store: &Store) -> Result<Vec<String>, CliError> {
         }
     }
     if presets.is_empty() {
-        presets.push(handoff::pipeline::agent_presets::CUSTOM_IMAGE_PRESET.to_owned());
+        presets.push(handoff::domain::agent_presets::CUSTOM_IMAGE_PRESET.to_owned());
     }
     Ok(presets)
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentImageCommand {
+    /// Build the image an agent preset runs in through the Docker engine: git, a
+    /// non-root user and the agent's command line at a pinned version. The image is
+    /// labelled with the recipe's hash, so Check setup (`handoff doctor`) knows when a
+    /// newer Handoff brings a newer recipe.
+    Build {
+        /// The recipe: an agent preset, or base (git only, for custom commands)
+        /// [default: the recipes the connected repositories use].
+        #[arg(long, value_parser = crate::arguments::image_presets())]
+        preset: Option<String>,
+        /// The image to start from [default: the preset's: node:22-bookworm-slim,
+        /// python:3.12-slim-bookworm for aider, debian:bookworm-slim for base].
+        #[arg(long, value_name = "IMAGE")]
+        base: Option<String>,
+        /// Install this program as the agent's command instead of its package (for a
+        /// machine with no package registry; Handoff's tests use it).
+        #[arg(long, value_name = "FILE")]
+        agent_from: Option<PathBuf>,
+        /// The image's name [default: handoff-agent:<preset>].
+        #[arg(long, value_name = "NAME:TAG")]
+        tag: Option<String>,
+    },
+    /// Each recipe's image and whether it is on the engine and current.
+    List(JsonFlag),
 }

@@ -1,10 +1,11 @@
 //! `handoff auth login|status|logout`: the GitHub token, in the OS keyring only.
 
+use clap::Subcommand;
 use std::io::{IsTerminal as _, Read as _};
 
-use super::arguments::AuthCommand;
 use super::command_error::CliError;
 use super::output::print_json;
+use crate::arguments::JsonFlag;
 use handoff::github::endpoints::GithubEndpoints;
 use handoff::github::sign_in::{
     auth_status, finish_device_flow, sign_in_with_token, sign_out, start_device_flow,
@@ -124,4 +125,37 @@ fn read_token(from_stdin: bool) -> Result<Secret, CliError> {
         return Err(CliError::Usage("no token given".to_owned()));
     }
     Ok(Secret::new(token))
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuthCommand {
+    /// Sign in with a token (pasted, or from stdin with --with-token) or the device flow.
+    ///
+    /// The token is checked with GitHub first and then kept in the OS keyring only.
+    Login {
+        /// Read the token from standard input (for scripts).
+        #[arg(long, conflicts_with = "device")]
+        with_token: bool,
+        /// Sign in in the browser with GitHub's device flow (needs an OAuth app's client id).
+        #[arg(long)]
+        device: bool,
+        /// The OAuth app's client id for --device [default: the saved one].
+        #[arg(long, value_name = "ID", env = "HANDOFF_GITHUB_CLIENT_ID")]
+        client_id: Option<String>,
+        /// The REST API base, for GitHub Enterprise (https://HOST/api/v3) [default: https://api.github.com].
+        /// The web and git address follows from it (https://HOST); the token never goes
+        /// anywhere else, and only over https.
+        #[arg(long, value_name = "URL")]
+        api_base: Option<String>,
+    },
+    /// Who is signed in where; asks GitHub whether the token still works.
+    Status {
+        /// Do not ask GitHub; only say what is stored.
+        #[arg(long)]
+        offline: bool,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// Remove the token from the OS keyring.
+    Logout,
 }

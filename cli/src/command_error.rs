@@ -156,6 +156,13 @@ impl From<handoff::secrets::SecretError> for CliError {
     }
 }
 
+impl From<handoff::error_code::CodedError> for CliError {
+    /// An error of the application API: its code decides usage error or failure.
+    fn from(error: handoff::error_code::CodedError) -> Self {
+        CliError::coded(error.code, error.message, None)
+    }
+}
+
 impl From<StoreError> for CliError {
     fn from(error: StoreError) -> Self {
         let hint = store_hint(&error);

@@ -1,16 +1,18 @@
 //! `handoff comment show|edit|history|diff|approve|resolve`: the managed PR comments.
 
+use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use super::arguments::{CommentAddress, CommentCommand};
 use super::command_error::CliError;
 use super::output::{dash_if_none, one_line, print_json, short_time, Table};
 use super::terminal_text::printable;
 use super::text_input::read_text;
+use crate::arguments::{parse_repo_name, words_of, JsonFlag};
 use handoff::comment_diff::{unified_diff, version_label};
+use handoff::domain::{CommentKind, RepoName};
 use handoff::domain::{CommentVersion, ManagedComment, OutboxState, Repo};
 use handoff::github::client::{GithubClient, RequestPolicy};
-use handoff::github::comment_publishing::{read_back, CommentPlace, ReadBack};
+use handoff::github::comment_publishing::CommentPlace;
 use handoff::github::owner_edits::{
     resolve_conflict, save_owner_edit, ConflictChoice, EditOutcome,
 };
@@ -18,6 +20,8 @@ use handoff::github::sign_in::connect;
 use handoff::github::GithubError;
 use handoff::secrets::SecretStore;
 use handoff::store::Store;
+use handoff_api::comments::{comment_as_it_stands, EditorSource};
+use std::path::PathBuf;
 
 /// A client when signed in; `None` (with the reason) when not, so reading and editing
 /// still work offline.
@@ -41,77 +45,26 @@ struct Shown {
     version: CommentVersion,
     edited_on_github: bool,
     note: Option<String>,
-    /// Comments by other people that carry this comment's marker.
-    impostors: Vec<handoff::github::comment_publishing::Impostor>,
+    /// Comments by other people that carry this comment's marker, described.
+    impostors: Vec<String>,
 }
 
-/// The comment as it stands: read back from GitHub when possible, else the newest
-/// local version.
-async fn current(
-    store: &Store,
-    client: Option<&GithubClient>,
-    place: CommentPlace<'_>,
-    offline_reason: Option<String>,
-) -> Result<Shown, CliError> {
-    let missing = |deleted: bool| {
-        CliError::Failure(format!(
-            "no {} comment on {} #{}{}",
-            place.kind,
-            place.repo.name,
-            place.pr_number,
-            if deleted {
-                " (it was deleted on GitHub)"
-            } else {
-                ""
-            }
-        ))
-    };
-    let local_note = match client {
-        Some(client) => match read_back(client, store, place).await {
-            Ok(ReadBack::Present {
-                content,
-                version,
-                edited_on_github,
-                impostors,
-            }) => {
-                return Ok(Shown {
-                    source: "github",
-                    content,
-                    version,
-                    edited_on_github,
-                    note: None,
-                    impostors,
-                })
-            }
-            Ok(ReadBack::Missing { deleted, impostors }) => {
-                for impostor in &impostors {
-                    eprintln!("note: {}", impostor.describe(place.kind));
-                }
-                return Err(missing(deleted));
-            }
-            Err(error) if error.is_transient() => format!("GitHub is unreachable ({error})"),
-            Err(error) => return Err(error.into()),
-        },
-        None => offline_reason.unwrap_or_else(|| "not signed in".to_owned()),
-    };
-    let comment = store
-        .managed_comment(place.repo.id, place.pr_number, place.kind)
-        .await?
-        .ok_or_else(|| missing(false))?;
-    let version = store
-        .latest_comment_version(comment.id)
-        .await?
-        .ok_or_else(|| missing(false))?;
+/// The comment as it stands, as the window shows it too (the application API's one use
+/// case): read back from GitHub when possible, else the newest local version with a
+/// note saying why.
+async fn current(store: &Store, repo: &Repo, address: &CommentAddress) -> Result<Shown, CliError> {
+    let stands =
+        comment_as_it_stands(store, &SecretStore::os(), repo, address.pr, address.kind).await?;
     Ok(Shown {
-        source: "local",
-        content: version.content.clone(),
-        note: Some(format!(
-            "{local_note}: showing version {} from the local history",
-            version.number
-        )),
-        version,
-        edited_on_github: false,
-        impostors: Vec::new(),
+        source: match stands.source {
+            EditorSource::Github => "github",
+            EditorSource::Local => "local",
+        },
+        content: stands.content,
+        version: stands.version,
+        edited_on_github: stands.edited_on_github,
+        note: stands.note,
+        impostors: stands.impostors,
     })
 }
 
@@ -182,8 +135,7 @@ pub async fn run(store: &Store, command: CommentCommand) -> Result<(), CliError>
             output,
         } => {
             let repo = repo_of(store, &address).await?;
-            let (client, offline) = client_if_signed_in(store).await?;
-            let shown = current(store, client.as_ref(), place(&repo, &address), offline).await?;
+            let shown = current(store, &repo, &address).await?;
             if output.json {
                 return print_json(&shown);
             }
@@ -197,7 +149,7 @@ pub async fn run(store: &Store, command: CommentCommand) -> Result<(), CliError>
                 );
             }
             for impostor in &shown.impostors {
-                eprintln!("note: {}", impostor.describe(address.kind));
+                eprintln!("note: {impostor}");
             }
             if shown.version.awaits_owner_approval() {
                 eprintln!(
@@ -222,8 +174,8 @@ pub async fn run(store: &Store, command: CommentCommand) -> Result<(), CliError>
         }
         CommentCommand::Edit { address, file } => {
             let repo = repo_of(store, &address).await?;
-            let (client, offline) = client_if_signed_in(store).await?;
-            let base = current(store, client.as_ref(), place(&repo, &address), offline).await?;
+            let (client, _offline) = client_if_signed_in(store).await?;
+            let base = current(store, &repo, &address).await?;
             let new_content = match file {
                 Some(path) if path.as_os_str() == "-" => read_text(Some("-".to_owned()), None)?,
                 Some(path) => read_text(None, Some(path))?,
@@ -429,4 +381,85 @@ fn report_edit(outcome: EditOutcome, address: &CommentAddress) -> Result<(), Cli
             ))
         }
     }
+}
+
+/// Which managed comment: repository, PR number, kind.
+#[derive(Debug, Args)]
+pub struct CommentAddress {
+    /// The repository (owner/name).
+    #[arg(value_parser = parse_repo_name)]
+    pub repo: RepoName,
+    /// The pull request number.
+    pub pr: u64,
+    /// Which comment.
+    #[arg(value_parser = words_of!(CommentKind))]
+    pub kind: CommentKind,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CommentCommand {
+    /// Show the comment's content as the next stage reads it (from GitHub when signed in).
+    Show {
+        #[command(flatten)]
+        address: CommentAddress,
+        /// Show the whole body with its marker, header and time line.
+        #[arg(long)]
+        raw: bool,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// Edit the content in $EDITOR (or take it from --file) and save it to GitHub.
+    ///
+    /// The edit is based on the version you saw; if the comment changed on GitHub since,
+    /// nothing is overwritten: you see both and choose with `handoff comment resolve`.
+    /// Offline, the edit waits in the outbox.
+    Edit {
+        #[command(flatten)]
+        address: CommentAddress,
+        /// Take the new content from this file ("-" for stdin) instead of opening $EDITOR.
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
+    },
+    /// Every version: the agent's originals, each edit, by whom, when.
+    History {
+        #[command(flatten)]
+        address: CommentAddress,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// Compare two versions [default: the previous one with the newest].
+    Diff {
+        #[command(flatten)]
+        address: CommentAddress,
+        /// The older version's number (see `history`).
+        from: Option<u32>,
+        /// The newer version's number.
+        to: Option<u32>,
+    },
+    /// Let a version someone else edited on GitHub into the next stage's prompt.
+    ///
+    /// A review or plan last edited on GitHub by anyone but you reaches no prompt until
+    /// you approve that version (read it first with `history` or `show`).
+    Approve {
+        #[command(flatten)]
+        address: CommentAddress,
+        /// The version to approve [default: the newest].
+        #[arg(long, value_name = "N")]
+        version: Option<u32>,
+    },
+    /// Settle a conflict between your edit and an edit made on GitHub.
+    Resolve {
+        #[command(flatten)]
+        address: CommentAddress,
+        /// Put your text on GitHub (GitHub's stays in the history).
+        #[arg(
+            long,
+            conflicts_with = "take_github",
+            required_unless_present = "take_github"
+        )]
+        keep_mine: bool,
+        /// Keep GitHub's text and drop your edit from the outbox (it stays in the history).
+        #[arg(long)]
+        take_github: bool,
+    },
 }

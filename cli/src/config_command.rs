@@ -1,7 +1,9 @@
 //! `handoff config get|set|unset`: this installation's settings (not secrets).
 
-use super::arguments::{ConfigCommand, EDITABLE_SETTINGS};
+use super::arguments::EDITABLE_SETTINGS;
 use super::command_error::CliError;
+use crate::arguments::setting_names;
+use clap::Subcommand;
 use handoff::service_address::check_secret_address;
 use handoff::store::{SettingKey, Store};
 
@@ -60,7 +62,7 @@ pub async fn run(store: &Store, command: ConfigCommand) -> Result<(), CliError> 
                     .map_err(|error| CliError::Usage(error.to_string()))?;
             }
             if matches!(key, SettingKey::KeptCopyDays) {
-                handoff::pipeline::settings::kept_copy_retention_from_days(value)
+                handoff::pipeline_settings::kept_copy_retention_from_days(value)
                     .map_err(|refusal| CliError::Usage(format!("{name}: {refusal}")))?;
             }
             store.set_setting(key, value).await?;
@@ -73,4 +75,28 @@ pub async fn run(store: &Store, command: ConfigCommand) -> Result<(), CliError> 
             Ok(())
         }
     }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Show every setting (or one).
+    Get {
+        /// The setting.
+        #[arg(value_parser = setting_names())]
+        key: Option<String>,
+    },
+    /// Change a setting (log.level: error, warn, info, debug or trace).
+    Set {
+        /// The setting.
+        #[arg(value_parser = setting_names())]
+        key: String,
+        /// Its new value.
+        value: String,
+    },
+    /// Go back to a setting's default.
+    Unset {
+        /// The setting.
+        #[arg(value_parser = setting_names())]
+        key: String,
+    },
 }

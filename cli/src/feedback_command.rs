@@ -1,14 +1,17 @@
 //! `handoff feedback add|list|show|approve`.
 
+use clap::Subcommand;
 use serde::Serialize;
 
-use super::arguments::FeedbackCommand;
 use super::command_error::CliError;
 use super::output::{dash_if_none, print_json, short_time, Table};
 use super::terminal_text::printable;
 use super::text_input::read_text;
+use crate::arguments::{feedback_statuses, parse_repo_name, JsonFlag};
 use handoff::domain::{Feedback, FeedbackId, FeedbackSource, FollowUp, Run, StatusChange};
+use handoff::domain::{FeedbackStatus, RepoName};
 use handoff::store::{FeedbackFilter, NewFeedback, RunFilter, Store};
+use std::path::PathBuf;
 
 #[derive(Debug, Serialize)]
 struct FeedbackDetail {
@@ -227,4 +230,55 @@ fn print_detail(detail: &FeedbackDetail) {
             );
         }
     }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FeedbackCommand {
+    /// Add a feedback item (status NEW). The body is the argument, --file, or stdin with "-".
+    Add {
+        /// The repository the feedback is for.
+        #[arg(long, value_parser = parse_repo_name)]
+        repo: RepoName,
+        /// A short title [default: the body's first line].
+        #[arg(long)]
+        title: Option<String>,
+        /// What should change. "-" reads standard input.
+        #[arg(conflicts_with = "file", required_unless_present = "file")]
+        body: Option<String>,
+        /// Read the body from a file.
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// List feedback items grouped by status, as the dashboard shows them.
+    List {
+        /// Only this repository's items.
+        #[arg(long, value_parser = parse_repo_name)]
+        repo: Option<RepoName>,
+        /// Only items in this status.
+        #[arg(long, value_parser = feedback_statuses(), ignore_case = true)]
+        status: Option<FeedbackStatus>,
+        /// Only items whose title, body, branch, repository or PR number match.
+        #[arg(long, value_name = "WORDS")]
+        search: Option<String>,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// Show one item with its status history, follow-up thread and runs.
+    Show {
+        /// The feedback id (the number in the first column of `handoff feedback list`).
+        id: i64,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// Let the agent run on an item someone else opened on GitHub.
+    ///
+    /// An issue opened by anyone but you is untrusted text: the agent does not run on it
+    /// until you approve it, and even then it reaches the prompt and the PR fenced and
+    /// marked as untrusted.
+    Approve {
+        /// The feedback id.
+        id: i64,
+    },
 }

@@ -1,12 +1,14 @@
 //! `handoff followup add|include|list`.
 
-use super::arguments::FollowUpCommand;
 use super::command_error::CliError;
 use super::output::{print_json, short_time};
 use super::terminal_text::printable;
 use super::text_input::read_text;
+use crate::arguments::JsonFlag;
+use clap::Subcommand;
 use handoff::domain::{FeedbackId, FollowUpId, FollowUpOrigin, FollowUpSource};
 use handoff::store::Store;
+use std::path::PathBuf;
 
 pub async fn run(store: &Store, command: FollowUpCommand) -> Result<(), CliError> {
     match command {
@@ -92,4 +94,42 @@ fn origin_words(origin: FollowUpOrigin) -> &'static str {
         FollowUpOrigin::ReviewComment => "inline review comment",
         FollowUpOrigin::CheckRun => "failing check",
     }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FollowUpCommand {
+    /// Append the owner's message to a feedback item's thread (refused when MERGED).
+    ///
+    /// The next run of the item (`Update PR`) includes it in the agent's prompt.
+    Add {
+        /// The feedback id.
+        feedback: i64,
+        /// The message. "-" reads standard input.
+        #[arg(
+            short = 'm',
+            long = "message",
+            conflicts_with = "file",
+            required_unless_present = "file"
+        )]
+        message: Option<String>,
+        /// Read the message from a file.
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// Let a visitor's follow-up, or a candidate taken from the PR (a review, an inline
+    /// comment, a failing check), into the next run's prompt. Anyone's text but yours is
+    /// marked there as untrusted.
+    Include {
+        /// The follow-up's id (the first column of `handoff followup list`).
+        follow_up: i64,
+    },
+    /// List a feedback item's thread in order.
+    List {
+        /// The feedback id.
+        feedback: i64,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
 }

@@ -1,12 +1,12 @@
 //! `handoff log [--follow] [--lines N] [--path]`: the end of the log file that the app
 //! and the command line write in the data folder.
 
+use clap::Args;
 use std::path::Path;
 use std::time::Duration;
 
 use handoff::log_file::{last_lines, log_folder, LogFollower};
 
-use super::arguments::LogArguments;
 use super::command_error::CliError;
 
 /// How often `--follow` looks for new lines.
@@ -44,4 +44,17 @@ pub async fn run(data_dir: &Path, arguments: LogArguments) -> Result<(), CliErro
 
 fn failure(error: handoff::log_file::LogFileError) -> CliError {
     CliError::Failure(error.to_string())
+}
+
+#[derive(Debug, Args)]
+pub struct LogArguments {
+    /// How many of the last lines to print.
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 100)]
+    pub lines: usize,
+    /// Keep printing lines as they are written, until Ctrl-C.
+    #[arg(long, short = 'f')]
+    pub follow: bool,
+    /// Print the log folder's path and nothing else.
+    #[arg(long, conflicts_with_all = ["follow", "lines"])]
+    pub path: bool,
 }

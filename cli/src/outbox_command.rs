@@ -1,11 +1,12 @@
 //! `handoff outbox [send [ID] | discard ID]`: GitHub writes waiting to be sent, their
 //! errors, sending them now and discarding one.
 
+use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use super::arguments::{OutboxAction, OutboxArguments};
 use super::command_error::CliError;
 use super::output::{dash_if_none, print_json, short_time, Table};
+use crate::arguments::JsonFlag;
 use handoff::domain::OutboxEntry;
 use handoff::domain::OutboxEntryId;
 use handoff::github::client::RequestPolicy;
@@ -111,4 +112,29 @@ pub async fn run(store: &Store, arguments: OutboxArguments) -> Result<(), CliErr
             Ok(())
         }
     }
+}
+
+#[derive(Debug, Args)]
+pub struct OutboxArguments {
+    #[command(subcommand)]
+    pub action: Option<OutboxAction>,
+    #[command(flatten)]
+    pub output: JsonFlag,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OutboxAction {
+    /// Send pending writes now, without waiting for their backoff: every one, or only
+    /// entry ID (and the earlier edits of its comment first). One GitHub refused is
+    /// tried again.
+    Send {
+        /// The entry's id (the first column of `handoff outbox`).
+        id: Option<i64>,
+    },
+    /// Never send entry ID: it leaves the outbox, and its text stays in the comment's
+    /// history.
+    Discard {
+        /// The entry's id.
+        id: i64,
+    },
 }

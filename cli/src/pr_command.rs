@@ -1,10 +1,12 @@
 //! `handoff pr list|show`: the open pull requests the last sync mirrored, and one PR's
 //! QA stages as the window's workspace shows them.
 
-use super::arguments::PrCommand;
 use super::command_error::CliError;
 use super::output::{dash_if_none, print_json, short_time, Table};
 use super::terminal_text::printable;
+use crate::arguments::{parse_repo_name, words_of, JsonFlag};
+use clap::Subcommand;
+use handoff::domain::{CheckStatus, RepoName};
 use handoff::pull_request_workspace::pull_request_workspace;
 use handoff::store::{PullRequestFilter, Store, StoreError};
 
@@ -124,4 +126,34 @@ pub async fn run(store: &Store, command: PrCommand) -> Result<(), CliError> {
             Ok(())
         }
     }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PrCommand {
+    /// Every open PR as the last sync mirrored it: author, branch, checks, the feedback
+    /// item it was opened for.
+    List {
+        /// Only this repository's PRs.
+        #[arg(long, value_parser = parse_repo_name)]
+        repo: Option<RepoName>,
+        /// Only PRs whose number, title, branch or author match all these words.
+        #[arg(long, value_name = "WORDS")]
+        search: Option<String>,
+        /// Only PRs whose checks stand so.
+        #[arg(long, value_name = "STATUS", value_parser = words_of!(CheckStatus))]
+        checks: Option<CheckStatus>,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// One PR's QA stages: each one's state (not run, running, done, failed, edited by
+    /// you, out of date), its last run and what it noted, and the latest test results.
+    Show {
+        /// The repository, as OWNER/NAME.
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+        /// The PR's number.
+        pr: u64,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
 }

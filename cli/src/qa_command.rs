@@ -1,13 +1,16 @@
 //! `handoff qa review|plan|test|fix|auto OWNER/NAME PR`: the QA stages on a PR, in the
 //! foreground, with the log printed as it goes; Ctrl-C cancels.
 
+use clap::Args;
 use std::path::Path;
 
-use super::arguments::QaArguments;
 use super::command_error::CliError;
 use super::foreground_run::{drive_in_foreground, print_log, reconcile, timeout_from_minutes};
 use super::output::print_json;
 use super::run_command::pipeline;
+use crate::arguments::{parse_repo_name, qa_stages};
+use crate::run_command::RunOptions;
+use handoff::domain::{RepoName, Stage};
 use handoff::pipeline::qa_run::{QaOptions, QaResult};
 use handoff::store::Store;
 
@@ -83,4 +86,21 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: QaArguments) -> Resu
     } else {
         Err(CliError::Failure(format!("QA run {top} did not succeed")))
     }
+}
+
+#[derive(Debug, Args)]
+pub struct QaArguments {
+    /// The stage to run.
+    #[arg(value_parser = qa_stages())]
+    pub stage: Stage,
+    /// The repository (owner/name).
+    #[arg(value_parser = parse_repo_name)]
+    pub repo: RepoName,
+    /// The pull request number.
+    pub pr: u64,
+    /// Run even though the stage's comment carries your edits (they stay in the history).
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub options: RunOptions,
 }

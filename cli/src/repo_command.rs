@@ -1,14 +1,17 @@
 //! `handoff repo add|list|show|set`.
 
 use chrono::Utc;
+use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use super::arguments::{RepoCommand, RepoSettingsArguments};
 use super::command_error::CliError;
 use super::output::{dash_if_none, print_json, Table};
+use crate::arguments::{agent_presets, parse_repo_name, prompt_stages, words_of, JsonFlag};
 use handoff::domain::network_policy::parse_allowed_hosts;
+use handoff::domain::{NetworkMode, RepoName, Stage};
 use handoff::domain::{NewRepo, Repo, SandboxBackend};
 use handoff::store::{QuotaStatus, RepoSettingsChange, Store};
+use std::path::PathBuf;
 
 #[derive(Debug, Serialize)]
 struct RepoWithQuota {
@@ -241,4 +244,119 @@ fn settings_change(
             )?)),
         },
     })
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RepoCommand {
+    /// Connect a repository (owner/name or its GitHub URL).
+    Add {
+        /// The repository: owner/name, https://github.com/owner/name or git@github.com:owner/name.git.
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+        #[command(flatten)]
+        settings: RepoSettingsArguments,
+    },
+    /// List connected repositories.
+    List(JsonFlag),
+    /// Show one repository's settings and the quota left this month.
+    Show {
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// Show, replace or reset the prompt template of a QA stage for a repository.
+    Prompt {
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+        /// The stage whose prompt it is.
+        #[arg(value_parser = prompt_stages())]
+        stage: Stage,
+        /// Replace the template with this file's text (placeholders: {{pr_number}},
+        /// {{pr_title}}, {{branch}}, {{base}}, {{review}}, {{plan}}, {{failures}},
+        /// {{instructions}}).
+        #[arg(long, value_name = "PATH", conflicts_with = "reset")]
+        file: Option<PathBuf>,
+        /// Go back to the built-in template.
+        #[arg(long)]
+        reset: bool,
+    },
+    /// Change a repository's settings.
+    Set {
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+        #[command(flatten)]
+        settings: RepoSettingsArguments,
+    },
+    /// Disconnect a repository: syncs and runs leave it alone; its feedback, runs and
+    /// comments stay here. `repo add` connects it again as it was.
+    Disconnect {
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+    },
+}
+
+#[derive(Debug, Args, Default)]
+pub struct RepoSettingsArguments {
+    /// The branch PRs target and first runs start from [default: main].
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+    /// The label that makes an issue a feedback item [default: feedback].
+    #[arg(long, value_name = "LABEL")]
+    pub label: Option<String>,
+    /// Runs allowed per calendar month [default: 50].
+    #[arg(long, value_name = "N", conflicts_with = "no_quota")]
+    pub quota: Option<u32>,
+    /// No monthly limit on runs.
+    #[arg(long)]
+    pub no_quota: bool,
+    /// Instructions the agent gets on every run of this repository.
+    #[arg(long, value_name = "TEXT", conflicts_with = "instructions_file")]
+    pub instructions: Option<String>,
+    /// Read the custom instructions from a file.
+    #[arg(long, value_name = "PATH")]
+    pub instructions_file: Option<PathBuf>,
+    /// Where the agent runs [default: docker].
+    #[arg(long, value_name = "BACKEND", value_parser = words_of!(SandboxBackend))]
+    pub backend: Option<SandboxBackend>,
+    /// The agent preset [default: opencode].
+    #[arg(long, value_name = "PRESET", value_parser = agent_presets())]
+    pub agent: Option<String>,
+    /// The command of the `custom` agent preset, run in the working copy with sh -c
+    /// ("" to clear). $HANDOFF_PROMPT_FILE holds the prompt.
+    #[arg(long, value_name = "COMMAND")]
+    pub agent_command: Option<String>,
+    /// The Docker image runs use ("" for the default, handoff-agent:latest).
+    #[arg(long, value_name = "IMAGE")]
+    pub docker_image: Option<String>,
+    /// The E2B template runs use ("" for E2B's base template).
+    #[arg(long, value_name = "TEMPLATE")]
+    pub e2b_template: Option<String>,
+    /// Wall-clock limit of one run, in minutes [default: 30].
+    #[arg(long, value_name = "MINUTES")]
+    pub timeout_minutes: Option<u32>,
+    /// What the sandbox may reach: nothing, the agent provider's API and the allowed
+    /// hosts only, or any public address (both through the repository's egress gate,
+    /// never this machine or its networks) [default: allowlist].
+    #[arg(long, value_name = "MODE", value_parser = words_of!(NetworkMode))]
+    pub network: Option<NetworkMode>,
+    /// The hosts the sandbox may reach besides the agent provider's API, for example
+    /// package registries: `host`, `host:port`, `*.domain` or an address of your own
+    /// network (`192.168.1.20:8080`: reached only when named itself), separated by
+    /// commas or spaces ("" for none). Replaces the list.
+    #[arg(long, value_name = "HOSTS")]
+    pub allowed_hosts: Option<String>,
+    /// Whether the PRs Handoff opens are drafts, so that neither people nor CI take the
+    /// agent's work as ready [default: true].
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub draft_prs: Option<bool>,
+    /// Push agent branches to this fork you control (OWNER/NAME) and open their PRs from
+    /// it, so that CI treats them as a fork's: no secrets, and workflows wait for
+    /// approval where the repository asks for it ("" for the repository itself).
+    #[arg(long, value_name = "FORK")]
+    pub push_fork: Option<String>,
+    /// Confirms choosing the local backend, which runs the agent as you with no
+    /// isolation (your files, keyring and network in its reach).
+    #[arg(long)]
+    pub confirm_no_isolation: bool,
 }

@@ -1,19 +1,22 @@
 //! `handoff run` and `handoff iterate`: a code run in the foreground, its log printed as
 //! it goes, Ctrl-C to cancel.
 
+use clap::Args;
 use std::path::Path;
 
-use super::arguments::{IterateArguments, RunArguments, RunOptions};
 use super::command_error::CliError;
 use super::foreground_run::{drive_in_foreground, print_log, reconcile, timeout_from_minutes};
 use super::output::print_json;
 use super::text_input::read_text;
+use crate::arguments::words_of;
 use handoff::domain::FeedbackId;
+use handoff::domain::SandboxBackend;
 use handoff::github::client::RequestPolicy;
 use handoff::github::sign_in::connect;
 use handoff::pipeline::{CodeRunOptions, CodeRunResult, Pipeline, PipelineSettings};
 use handoff::secrets::SecretStore;
 use handoff::store::Store;
+use std::path::PathBuf;
 
 /// The pipeline for this installation (signed in to GitHub).
 pub async fn pipeline(store: &Store, data_dir: &Path) -> Result<Pipeline, CliError> {
@@ -126,4 +129,50 @@ async fn execute(
         }
         CodeRunResult::Cancelled => Err(CliError::Failure(format!("run {run_id} was cancelled"))),
     }
+}
+
+#[derive(Debug, Args)]
+pub struct RunOptions {
+    /// Where the agent runs [default: the repository's backend].
+    #[arg(long, value_name = "BACKEND", value_parser = words_of!(SandboxBackend))]
+    pub backend: Option<SandboxBackend>,
+    /// Wall-clock limit of this run in minutes [default: the repository's].
+    #[arg(long, value_name = "MINUTES")]
+    pub timeout_minutes: Option<u64>,
+    /// Print no log while the run goes on, only how it ended.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Print how the run ended as JSON (implies --quiet).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArguments {
+    /// The feedback id.
+    pub feedback: i64,
+    /// New instructions to send with the run (stored as a follow-up).
+    #[arg(short = 'm', long = "message")]
+    pub message: Option<String>,
+    #[command(flatten)]
+    pub options: RunOptions,
+}
+
+#[derive(Debug, Args)]
+pub struct IterateArguments {
+    /// The feedback id.
+    pub feedback: i64,
+    /// What to change ("-" reads standard input).
+    #[arg(
+        short = 'm',
+        long = "message",
+        conflicts_with = "file",
+        required_unless_present = "file"
+    )]
+    pub message: Option<String>,
+    /// Read the instructions from a file.
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    #[command(flatten)]
+    pub options: RunOptions,
 }

@@ -1,10 +1,11 @@
 //! `handoff runs`: logs, cancel, show, list, and a held run's commits and their approved
 //! push.
 
-use super::arguments::RunsCommand;
 use super::command_error::CliError;
 use super::output::{dash_if_none, print_json, short_time, Table};
 use super::terminal_text::printable;
+use crate::arguments::JsonFlag;
+use clap::Subcommand;
 use handoff::domain::{FeedbackId, LogChunk, LogStream, Run, RunId};
 use handoff::store::{RunFilter, RunTexts, Store};
 
@@ -196,4 +197,62 @@ fn print_chunk(chunk: &LogChunk) {
         LogStream::Handoff => print!("» {}", printable(&chunk.text)),
         LogStream::Stdout | LogStream::Stderr => print!("{}", printable(&chunk.text)),
     }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// Print a run's log; with --follow, keep printing until the run ends.
+    Logs {
+        /// The run id.
+        run: i64,
+        #[arg(long, short = 'f')]
+        follow: bool,
+    },
+    /// Cancel an active run: its sandbox is stopped and the run marked cancelled.
+    Cancel {
+        /// The run id.
+        run: i64,
+    },
+    /// Show one run: stage, backend, times, result, notes, and (with --output) its output.
+    Show {
+        /// The run id.
+        run: i64,
+        /// Print the stage's full output (the whole text, even where GitHub got it cut).
+        #[arg(long)]
+        output: bool,
+        #[command(flatten)]
+        format: JsonFlag,
+    },
+    /// Show what a held run would push: a run of an item a visitor opened whose commits
+    /// change CI entry points waits for your approval before anything is pushed.
+    Held {
+        /// The run id.
+        run: i64,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// Push a held run's commits after you read them (`handoff runs held RUN`): exactly
+    /// the commits ending at END_SHA, never forced; then open or update the PR.
+    ApprovePush {
+        /// The run id.
+        run: i64,
+        /// The last commit `handoff runs held RUN` showed, so that only what you read is
+        /// pushed.
+        #[arg(long, value_name = "SHA")]
+        end: String,
+    },
+    /// List runs, newest first.
+    List {
+        /// Only the runs of this feedback id.
+        #[arg(long, value_name = "ID")]
+        feedback: Option<i64>,
+        /// Only queued and running runs.
+        #[arg(long)]
+        active: bool,
+        /// At most this many runs.
+        #[arg(long, value_name = "N")]
+        limit: Option<u32>,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
 }

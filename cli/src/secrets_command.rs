@@ -1,8 +1,8 @@
 //! `handoff secrets set|delete|list`: API keys in the OS keyring, never elsewhere.
 
+use clap::Subcommand;
 use std::io::{IsTerminal as _, Read as _};
 
-use super::arguments::SecretsCommand;
 use super::command_error::CliError;
 use handoff::pipeline::PipelineSettings;
 use handoff::secrets::{Secret, SecretName, SecretStore};
@@ -83,4 +83,18 @@ pub async fn run(store: &Store, command: SecretsCommand) -> Result<(), CliError>
             Ok(())
         }
     }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SecretsCommand {
+    /// Store a secret from standard input or a hidden prompt: e2b, anthropic, openai,
+    /// or another provider's name.
+    Set {
+        /// Which secret.
+        name: String,
+    },
+    /// Remove a stored secret.
+    Delete { name: String },
+    /// Which of the usual secrets are stored (never their values).
+    List,
 }

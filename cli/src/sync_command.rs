@@ -1,8 +1,10 @@
 //! `handoff sync`: mirror GitHub into the local store once.
 
-use super::arguments::SyncArguments;
 use super::command_error::CliError;
 use super::output::print_json;
+use crate::arguments::{parse_repo_name, JsonFlag};
+use clap::Args;
+use handoff::domain::RepoName;
 use handoff::github::client::RequestPolicy;
 use handoff::github::sign_in::connect;
 use handoff::github::sync::sync;
@@ -55,4 +57,13 @@ pub async fn run(store: &Store, arguments: SyncArguments) -> Result<(), CliError
             report.repos
         )))
     }
+}
+
+#[derive(Debug, Args)]
+pub struct SyncArguments {
+    /// Only this repository.
+    #[arg(long, value_parser = parse_repo_name)]
+    pub repo: Option<RepoName>,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }

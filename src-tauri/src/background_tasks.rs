@@ -1,11 +1,15 @@
-//! What the app does on its own while it is open: notice when the mirror changed (and
-//! tell the page), turn run events into OS notifications, sync with GitHub on a timer,
-//! and end runs a crash left behind when it starts.
+//! What the app does on its own while it is open: follow the mirror (tell the page what
+//! changed and whether it still follows, turn run events into OS notifications, end runs
+//! nothing drives any more) and sync with GitHub on a timer.
 
 use std::time::Duration;
 
-use handoff::app_commands::records::MirrorChangesRecord;
-use handoff::app_commands::{session, AppCore};
+use handoff_api::mirror_following::{
+    follow_the_mirror, FollowingPace, MirrorFollowing, MirrorListener,
+};
+use handoff_api::records::MirrorChangesRecord;
+use handoff_api::session::{self, RunNotice};
+use handoff_api::AppCore;
 use tauri::{AppHandle, Emitter as _};
 
 use crate::notifications;
@@ -15,71 +19,41 @@ pub const MIRROR_CHANGED: &str = "mirror-changed";
 /// The event that tells the page about a run event (it shows it and offers its card).
 pub const RUN_EVENT: &str = "run-event";
 
-/// How often the app looks for a change to the mirror: one tiny query.
-const POLL_INTERVAL: Duration = Duration::from_millis(750);
+/// The event that tells the page whether it follows the mirror's changes.
+pub const MIRROR_FOLLOWING: &str = "mirror-following";
+
 /// How often the app syncs with GitHub by itself.
 const SYNC_INTERVAL: Duration = Duration::from_secs(5 * 60);
 
 pub fn spawn_all(app: AppHandle, core: AppCore) {
-    tauri::async_runtime::spawn(follow_the_mirror(app.clone(), core.clone()));
+    tauri::async_runtime::spawn(follow_the_mirror(
+        core.clone(),
+        WindowListener(app),
+        FollowingPace::default(),
+    ));
     tauri::async_runtime::spawn(sync_on_a_timer(core));
 }
 
-/// Ends runs a crash left behind, then, whenever any process commits to the mirror,
-/// tells the page and turns new run events into notifications. Run events are only
-/// written by commits, so they are looked for only after one.
-async fn follow_the_mirror(app: AppHandle, core: AppCore) {
-    match session::reconcile_abandoned_runs(&core).await {
-        Ok(ended) if !ended.is_empty() => {
-            tracing::info!(runs = ended.len(), "ended runs a crash left behind");
-        }
-        Ok(_) => {}
-        Err(error) => {
-            tracing::warn!(code = %error.code, message = %error.message, "runs a crash left behind could not be ended");
-        }
-    }
-    let mut watch = match core.store.watch_changes().await {
-        Ok(watch) => watch,
-        Err(error) => {
-            tracing::error!(%error, "the mirror cannot be watched: the window will not refresh by itself");
-            return;
-        }
-    };
-    notify_run_events(&app, &core).await;
-    loop {
-        tokio::time::sleep(POLL_INTERVAL).await;
-        match watch.changes().await {
-            Ok(Some(changes)) => {
-                // A heartbeat or a log line changed nothing the page shows.
-                if !changes.is_empty() {
-                    let changes = MirrorChangesRecord::from(changes);
-                    if let Err(error) = app.emit(MIRROR_CHANGED, &changes) {
-                        tracing::warn!(%error, "telling the page the mirror changed");
-                    }
-                }
-                notify_run_events(&app, &core).await;
-            }
-            Ok(None) => {}
-            Err(error) => {
-                tracing::error!(%error, "the mirror can no longer be watched");
-                return;
-            }
-        }
-    }
-}
+/// The window's side of following the mirror: events for the page, and notifications.
+struct WindowListener(AppHandle);
 
-async fn notify_run_events(app: &AppHandle, core: &AppCore) {
-    let notices = match session::take_run_notices(core).await {
-        Ok(notices) => notices,
-        Err(error) => {
-            tracing::warn!(code = %error.code, message = %error.message, "run events could not be read");
-            return;
+impl MirrorListener for WindowListener {
+    fn mirror_changed(&self, changes: MirrorChangesRecord) {
+        if let Err(error) = self.0.emit(MIRROR_CHANGED, &changes) {
+            tracing::warn!(%error, "telling the page the mirror changed");
         }
-    };
-    for notice in notices {
-        notifications::show(app, &notice);
-        if let Err(error) = app.emit(RUN_EVENT, &notice) {
+    }
+
+    fn run_notice(&self, notice: RunNotice) {
+        notifications::show(&self.0, &notice);
+        if let Err(error) = self.0.emit(RUN_EVENT, &notice) {
             tracing::warn!(%error, "telling the page about a run event");
+        }
+    }
+
+    fn following(&self, following: MirrorFollowing) {
+        if let Err(error) = self.0.emit(MIRROR_FOLLOWING, &following) {
+            tracing::warn!(%error, "telling the page whether it follows the mirror");
         }
     }
 }

@@ -1,22 +1,18 @@
-//! The commands the page may invoke: each one a call into `handoff::app_commands`.
+//! The commands the page may invoke: each one a call into `handoff_api`.
 
-use handoff::app_commands::comments::{
-    self, EditPreview, HistoryEntry, SaveResult, VersionComparison,
-};
-use handoff::app_commands::feedback_view::{self, FeedbackDetail, NewFeedbackInput};
-use handoff::app_commands::log::{self as log_commands, LogView};
-use handoff::app_commands::outbox::{self, OutboxItem};
-use handoff::app_commands::pull_request_workspace::{self, WorkspaceView};
-use handoff::app_commands::pull_requests::{self, PullRequestQuery, PullRequestRow};
-use handoff::app_commands::records::{BoardView, FeedbackRecord, LogChunkRecord, RepoRecord};
-use handoff::app_commands::repositories::{
-    self, RepoSettingsInput, RepoSettingsView, RepositoryChoice,
-};
-use handoff::app_commands::session::{self, SessionStatus};
-use handoff::app_commands::setup::{self, DeviceSignIn, KeyState};
-use handoff::app_commands::{self, runs, AppInfo, DashboardQuery};
 use handoff::error_code::{CodedError, ErrorCode};
 use handoff::log_file::{log_folder, LogLevel};
+use handoff_api::comments::{self, EditPreview, HistoryEntry, SaveResult, VersionComparison};
+use handoff_api::feedback_view::{self, FeedbackDetail, NewFeedbackInput};
+use handoff_api::log::{self as log_commands, LogView};
+use handoff_api::outbox::{self, OutboxItem};
+use handoff_api::pull_request_workspace::{self, WorkspaceView};
+use handoff_api::pull_requests::{self, PullRequestQuery, PullRequestRow};
+use handoff_api::records::{BoardView, FeedbackRecord, LogChunkRecord, RepoRecord};
+use handoff_api::repositories::{self, RepoSettingsInput, RepoSettingsView, RepositoryChoice};
+use handoff_api::session::{self, SessionStatus};
+use handoff_api::setup::{self, DeviceSignIn, KeyState};
+use handoff_api::{runs, AppInfo, DashboardQuery};
 use tauri::ipc::Channel;
 use tauri::State;
 use tauri_plugin_opener::OpenerExt as _;
@@ -27,7 +23,7 @@ type Answer<T> = Result<T, CodedError>;
 
 #[tauri::command]
 pub fn app_info(state: State<'_, DesktopState>) -> AppInfo {
-    app_commands::app_info(&state.data_dir)
+    handoff_api::app_info(&state.data_dir)
 }
 
 /// The page painted its first board (said once in the log, with the time it took).
@@ -38,12 +34,12 @@ pub fn window_painted(state: State<'_, DesktopState>) {
 
 #[tauri::command]
 pub async fn dashboard(state: State<'_, DesktopState>, query: DashboardQuery) -> Answer<BoardView> {
-    app_commands::dashboard(state.store()?, &query).await
+    handoff_api::dashboard(state.store()?, &query).await
 }
 
 #[tauri::command]
 pub async fn repos(state: State<'_, DesktopState>) -> Answer<Vec<RepoRecord>> {
-    app_commands::repos(state.store()?).await
+    handoff_api::repos(state.store()?).await
 }
 
 #[tauri::command]
@@ -381,7 +377,7 @@ pub async fn open_pull_request(
     state: State<'_, DesktopState>,
     feedback_id: i64,
 ) -> Answer<()> {
-    let url = app_commands::pull_request_url(state.store()?, feedback_id).await?;
+    let url = handoff_api::pull_request_url(state.store()?, feedback_id).await?;
     open_in_browser(&app, url)
 }
 
@@ -394,13 +390,13 @@ pub async fn open_workspace_pull_request(
     number: u64,
 ) -> Answer<()> {
     let view = pull_request_workspace::open_workspace(state.core()?, &repo, number, false).await?;
-    open_in_browser(&app, app_commands::checked_link(&view.pr_url)?)
+    open_in_browser(&app, handoff_api::checked_link(&view.pr_url)?)
 }
 
 /// Opens a link from rendered markdown in the browser (http and https only).
 #[tauri::command]
 pub fn open_link(app: tauri::AppHandle, url: String) -> Answer<()> {
-    open_in_browser(&app, app_commands::checked_link(&url)?)
+    open_in_browser(&app, handoff_api::checked_link(&url)?)
 }
 
 fn open_in_browser(app: &tauri::AppHandle, url: String) -> Answer<()> {

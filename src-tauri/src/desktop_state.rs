@@ -8,11 +8,11 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use handoff::app_commands::AppCore;
 use handoff::data_dir::data_dir;
 use handoff::error_code::{CodedError, ErrorCode};
 use handoff::log_file::{self, LogHandle, LogLevel};
 use handoff::Store;
+use handoff_api::AppCore;
 
 pub struct DesktopState {
     pub data_dir: PathBuf,
@@ -57,7 +57,7 @@ impl DesktopState {
             Ok(core) => {
                 tracing::info!(data_dir = %data_dir.display(), "the app started");
                 if let Some(log) = &log {
-                    match handoff::app_commands::log::stored_log_level(core).await {
+                    match handoff_api::log::stored_log_level(core).await {
                         Ok(level) => log.apply_setting(level),
                         Err(error) => {
                             tracing::warn!(message = %error.message, "the log level setting could not be read")

@@ -4,7 +4,7 @@
 //! directly, with a default action, and a thread waits for its `ActionInvoked` signal
 //! (or for the notification to close). Elsewhere the plugin shows it.
 
-use handoff::app_commands::session::{NotificationTarget, RunNotice};
+use handoff_api::session::{NotificationTarget, RunNotice};
 use tauri::{AppHandle, Emitter as _};
 
 /// The event that tells the page to open what a notification was about.

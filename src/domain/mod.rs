@@ -5,6 +5,7 @@
 //! decided in exactly one place.
 
 pub mod address_reach;
+pub mod agent_presets;
 pub mod ci_entry_points;
 pub mod code_prompt;
 pub mod comment_version;

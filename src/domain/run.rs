@@ -31,8 +31,12 @@ crate::stored_text_enum! {
     /// Why a run did not succeed: the page and `--json` act on these words, the
     /// run's failure message says the rest.
     pub enum RunFailureCode as "run failure code" {
-        /// Its process stopped without ending it (a crash or a kill); ended at the next start.
+        /// Its process stopped without ending it (a crash or a kill); ended by the next
+        /// process that looks (at start, and every few seconds while the window is open).
         Abandoned => "abandoned",
+        /// The task driving it panicked (a fault in Handoff itself; the log file has
+        /// where): ended at once, its sandbox removed.
+        DrivingPanicked => "driving_panicked",
         /// A stage of a full-auto chain failed, so the chain stopped.
         StageFailed => "stage_failed",
         /// The local database could not record a step.

@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::error_code::ErrorCode;
+use crate::error_code::{CodedError, ErrorCode};
 use crate::secrets::SecretError;
 use crate::store::StoreError;
 
@@ -72,6 +72,16 @@ impl GithubError {
             GithubError::SignIn(_) => ErrorCode::GithubAuth,
             GithubError::Secrets(_) => ErrorCode::Keyring,
             GithubError::Store(error) => error.code(),
+        }
+    }
+}
+
+/// What the front ends show of it: the code to act on and the message.
+impl From<GithubError> for CodedError {
+    fn from(error: GithubError) -> Self {
+        CodedError {
+            code: error.code(),
+            message: error.to_string(),
         }
     }
 }

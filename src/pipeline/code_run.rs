@@ -13,8 +13,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 use tokio::sync::watch;
+use tracing::Instrument as _;
 
-use super::agent_job::{unless_cancelled, AgentSetup, CopyStart, JobFiles, Stop};
+use super::agent_job::{unless_cancelled, AgentJob, AgentSetup, CopyStart, JobFiles, Stop};
 use super::agent_push::{PushTo, PushedCommits};
 use super::run_log::RunLog;
 use super::run_supervision::supervise;
@@ -163,6 +164,12 @@ impl BegunCodeRun {
     /// every other failure is the run's result. When driving itself fails, the run is
     /// ended as failed at once (and says so), not left running until a restart.
     pub async fn drive(self) -> Result<CodeRunReport, PipelineError> {
+        // Every line the run logs carries its id.
+        let span = tracing::info_span!("run", run = %self.run_id());
+        self.drive_in_its_span().instrument(span).await
+    }
+
+    async fn drive_in_its_span(self) -> Result<CodeRunReport, PipelineError> {
         let store = self.pipeline.store.clone();
         let run_id = self.run_id();
         let feedback_id = self.started.run.feedback_id;
@@ -349,15 +356,21 @@ impl BegunCodeRun {
         //    one, brought to that tip — and the job, run in the sandbox. A kept copy that
         //    cannot be brought to the tip (the agent did not run) is dropped, and the job
         //    starts once more from a fresh copy.
+        let job = AgentJob {
+            setup: &self.setup,
+            log,
+            workspace,
+            repo,
+            run_id,
+            stage: Stage::Code,
+            cancel: &cancel,
+        };
         let mut fresh_copy_tried = false;
         let (copy, out) = loop {
             let copy = unless_cancelled(
                 &cancel,
                 pipeline.prepare_working_copy(
-                    &self.setup,
-                    log,
-                    workspace,
-                    repo,
+                    &job,
                     CopyStart::Branch {
                         branch: head,
                         base_for_new: Some(base),
@@ -373,18 +386,13 @@ impl BegunCodeRun {
             }
             let ran = pipeline
                 .run_agent(
-                    &self.setup,
-                    log,
-                    workspace,
-                    run_id,
-                    Stage::Code,
+                    &job,
                     &copy,
                     JobFiles {
                         prompt: &prompt,
                         commit_message: &commit_message,
                         inputs: &[],
                     },
-                    cancel.clone(),
                 )
                 .await;
             match (ran, &copy.kept) {

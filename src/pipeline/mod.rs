@@ -10,16 +10,15 @@
 //!   [`cache_lock`]: one run at a time in a repository's cache.
 //! - [`kept_copy`]: each feedback item's working copy, kept between its runs.
 //! - [`job_script`]: what every sandbox runs.
-//! - [`agent_presets`]: the agents' commands.
 //! - [`run_log`], [`run_supervision`]: live logs, heartbeat and cancel.
-//! - [`reconcile`]: runs a crash left behind.
+//! - [`reconcile`]: runs nothing drives any more (a crash, a panic), ended.
+//! - [`spawned_run`]: runs driven in the background, watched.
 //! - [`sandbox_choice`]: which sandbox a run gets.
-//! - [`settings`]: how the pipeline works on this installation.
+//! - [`crate::pipeline_settings`]: how the pipeline works on this installation.
 //! - [`agent_job`]: one agent job in a sandbox, from workspace to outcome.
 //! - [`qa_run`]: the QA stages (review, plan, test, fix, full auto) on a PR.
 
 pub mod agent_job;
-pub mod agent_presets;
 pub mod agent_push;
 pub mod cache_lock;
 pub mod code_run;
@@ -32,19 +31,19 @@ pub mod reconcile;
 pub mod run_log;
 pub mod run_supervision;
 pub mod sandbox_choice;
-pub mod settings;
+pub mod spawned_run;
 
 use std::path::PathBuf;
 
-use crate::error_code::ErrorCode;
+use crate::error_code::{CodedError, ErrorCode};
 use crate::github::{GithubClient, GithubError};
 
 use crate::sandbox::SandboxError;
 use crate::secrets::{SecretError, SecretStore};
 use crate::store::{Store, StoreError};
 
+pub use crate::pipeline_settings::PipelineSettings;
 pub use code_run::{BegunCodeRun, CodeRunOptions, CodeRunReport, CodeRunResult};
-pub use settings::PipelineSettings;
 
 /// Everything a run needs from its surroundings.
 #[derive(Debug, Clone)]
@@ -68,7 +67,7 @@ pub enum PipelineError {
     #[error(transparent)]
     Secrets(#[from] SecretError),
     #[error(transparent)]
-    Agent(#[from] agent_presets::AgentChoiceError),
+    Agent(#[from] crate::domain::agent_presets::AgentChoiceError),
     #[error("{0}")]
     SetupIncomplete(crate::setup_check::CheckLine),
     #[error("cannot prepare the run's workspace: {0}")]
@@ -147,6 +146,16 @@ impl PipelineError {
             PipelineError::LocalNotConfirmed { .. } => ErrorCode::NeedsConfirmation,
             PipelineError::StrangersCodeNeedsSandbox { .. } => ErrorCode::NeedsSandbox,
             PipelineError::NotHeld { .. } => ErrorCode::IllegalTransition,
+        }
+    }
+}
+
+/// What the front ends show of it: the code to act on and the message.
+impl From<PipelineError> for CodedError {
+    fn from(error: PipelineError) -> Self {
+        CodedError {
+            code: error.code(),
+            message: error.to_string(),
         }
     }
 }

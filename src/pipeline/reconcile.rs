@@ -1,6 +1,7 @@
-//! Runs a crash left behind: on start-up, a run whose driving process shows no sign
-//! of life is ended as failed with the reason, its sandbox is removed, and its item
-//! leaves CODING. Nothing stays stuck.
+//! Runs nothing drives any more: a run whose driving process shows no sign of life (a
+//! crash, a restart, a killed process), or whose driving task panicked, is ended as
+//! failed with the reason, its sandbox is removed, and its item leaves CODING. Nothing
+//! stays stuck.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -8,7 +9,7 @@ use serde::Serialize;
 use super::{Pipeline, PipelineError};
 use crate::domain::run_event::RunEventKind;
 use crate::domain::RunFailureCode;
-use crate::domain::RunId;
+use crate::domain::{Run, RunId};
 use crate::store::{RunOutcome, StoreError};
 
 /// A heartbeat older than this means the run's process is gone.
@@ -40,57 +41,75 @@ impl Pipeline {
     ) -> Result<Vec<Reconciled>, PipelineError> {
         let mut reconciled = Vec::new();
         for run in self.store.abandoned_runs(stale_before).await? {
-            let repo = match self.store.repo(run.repo_id).await {
-                Ok(repo) => Some(repo),
-                Err(error) => {
-                    tracing::warn!(run_id = %run.id, %error, "the abandoned run's repository could not be read; its sandbox is looked for with the defaults");
-                    None
-                }
-            };
-            let removal = match self.sandbox_for(run.backend, repo.as_ref()).await {
-                Ok(sandbox) => sandbox
-                    .remove_leftover(run.id, run.sandbox_id.as_deref())
-                    .await
-                    .map_err(|error| error.to_string()),
-                Err(error) => Err(error.to_string()),
-            };
-            let message = format!(
-                "Handoff stopped while this run was going (a crash or a restart); {}",
-                match removal {
-                    Ok(()) => "its sandbox was removed".to_owned(),
-                    Err(error) => format!("its sandbox could not be removed: {error}"),
-                }
-            );
-            match self
-                .store
-                .finish_run(
-                    run.id,
-                    &RunOutcome::Failed {
-                        failure_code: RunFailureCode::Abandoned,
-                        message: message.clone(),
-                        exit_code: None,
-                    },
-                )
-                .await
-            {
-                Ok(_) => {}
-                // Its process finished it meanwhile after all.
-                Err(StoreError::RunAlreadyFinished(_)) => continue,
-                Err(error) => return Err(error.into()),
-            }
-            self.store
-                .record_run_event(
-                    run.id,
-                    run.feedback_id,
-                    RunEventKind::RunFailed,
-                    &format!("Run {} failed: {message}", run.id),
+            let ended = self
+                .end_run_left_behind(
+                    &run,
+                    RunFailureCode::Abandoned,
+                    "Handoff stopped while this run was going (a crash or a restart)",
                 )
                 .await?;
-            reconciled.push(Reconciled {
-                run_id: run.id,
-                message,
-            });
+            reconciled.extend(ended);
         }
         Ok(reconciled)
+    }
+
+    /// Ends `run`, which nothing drives any more, as failed with `code` and `why`: its
+    /// sandbox is removed (the message says whether that worked), and a run event tells
+    /// the owner. `None` when its process finished it meanwhile after all.
+    pub async fn end_run_left_behind(
+        &self,
+        run: &Run,
+        code: RunFailureCode,
+        why: &str,
+    ) -> Result<Option<Reconciled>, PipelineError> {
+        let repo = match self.store.repo(run.repo_id).await {
+            Ok(repo) => Some(repo),
+            Err(error) => {
+                tracing::warn!(run_id = %run.id, %error, "the run's repository could not be read; its sandbox is looked for with the defaults");
+                None
+            }
+        };
+        let removal = match self.sandbox_for(run.backend, repo.as_ref()).await {
+            Ok(sandbox) => sandbox
+                .remove_leftover(run.id, run.sandbox_id.as_deref())
+                .await
+                .map_err(|error| error.to_string()),
+            Err(error) => Err(error.to_string()),
+        };
+        let message = format!(
+            "{why}; {}",
+            match removal {
+                Ok(()) => "its sandbox was removed".to_owned(),
+                Err(error) => format!("its sandbox could not be removed: {error}"),
+            }
+        );
+        match self
+            .store
+            .finish_run(
+                run.id,
+                &RunOutcome::Failed {
+                    failure_code: code,
+                    message: message.clone(),
+                    exit_code: None,
+                },
+            )
+            .await
+        {
+            Ok(_) => {}
+            Err(StoreError::RunAlreadyFinished(_)) => return Ok(None),
+            Err(error) => return Err(error.into()),
+        }
+        self.store
+            .record_run_event(
+                run.id,
+                run.feedback_id,
+                RunEventKind::RunFailed,
+                &format!("Run {} failed: {message}", run.id),
+            )
+            .await?;
+        Ok(Some(Reconciled {
+            run_id: run.id,
+            message,
+        }))
     }
 }

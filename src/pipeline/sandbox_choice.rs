@@ -1,8 +1,8 @@
 //! Which sandbox a run gets: the backend asked for (or the repository's), set up from
 //! this installation's settings and the keyring.
 
-use super::agent_presets::{AgentChoice, CUSTOM_IMAGE_PRESET};
 use super::{Pipeline, PipelineError};
+use crate::domain::agent_presets::{AgentChoice, CUSTOM_IMAGE_PRESET};
 use crate::domain::{AllowedHost, NetworkPolicy, Repo, SandboxBackend};
 use crate::sandbox::docker::DockerSandbox;
 use crate::sandbox::e2b::{E2bSandbox, DEFAULT_TEMPLATE};

@@ -18,6 +18,7 @@
 pub mod connect_stream;
 pub mod docker;
 pub mod docker_gate;
+pub mod docker_labels;
 pub mod e2b;
 pub mod key_forwarding;
 pub mod local_process;

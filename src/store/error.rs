@@ -7,7 +7,7 @@ use crate::domain::feedback_status::TransitionError;
 use crate::domain::follow_up::{BodyError, FollowUpOnMergedItem};
 use crate::domain::repo::BadBranchName;
 use crate::domain::{FeedbackId, IterateRefusal, RepoNameError, RunId};
-use crate::error_code::ErrorCode;
+use crate::error_code::{CodedError, ErrorCode};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -114,6 +114,16 @@ impl StoreError {
             StoreError::Body(_) | StoreError::RepoName(_) | StoreError::BranchName(_) => {
                 ErrorCode::InvalidInput
             }
+        }
+    }
+}
+
+/// What the front ends show of it: the code to act on and the message.
+impl From<StoreError> for CodedError {
+    fn from(error: StoreError) -> Self {
+        CodedError {
+            code: error.code(),
+            message: error.to_string(),
         }
     }
 }

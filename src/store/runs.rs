@@ -530,6 +530,20 @@ impl Store {
         self.run(id).await
     }
 
+    /// The active runs among `top` and the stages it started (a full-auto chain's).
+    pub async fn active_runs_of_chain(&self, top: RunId) -> Result<Vec<Run>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE (id = ?1 OR parent_run_id = ?1) \
+              AND status IN ('queued', 'running') ORDER BY id DESC"
+        ))
+        .bind(top.0)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(run_from_row).collect()
+    }
+
     /// Active runs whose driving process has shown no sign of life since `stale_before`
     /// (it crashed, or the machine restarted).
     pub async fn abandoned_runs(

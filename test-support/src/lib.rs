@@ -19,6 +19,7 @@ pub mod qa_directives;
 pub mod raw_http;
 pub mod secret_service;
 pub mod seed;
+pub mod store_tampering;
 pub mod virtual_display;
 #[cfg(feature = "window")]
 pub mod window;

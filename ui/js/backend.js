@@ -80,6 +80,7 @@ export const backend = {
   setLogLevel: (level) => call("set_log_level", { level }),
   openLogFolder: () => call("open_log_folder"),
   onMirrorChanged: (handler) => tauri.event.listen("mirror-changed", handler),
+  onMirrorFollowing: (handler) => tauri.event.listen("mirror-following", (event) => handler(event.payload)),
   onSecondLaunch: (handler) => tauri.event.listen("second-launch", handler),
   onRunEvent: (handler) => tauri.event.listen("run-event", (event) => handler(event.payload)),
   onOpenTarget: (handler) => tauri.event.listen("open-target", (event) => handler(event.payload)),

@@ -308,6 +308,20 @@ async function refreshWhatChanged(changed) {
     showNotice(error);
   }
 }
+// When reading the database fails, the window says it no longer shows changes as they
+// happen (and why) until the watch is open again; then it draws everything again.
+backend.onMirrorFollowing((state) => {
+  const banner = document.getElementById("following-lost");
+  if (state.following) {
+    banner.hidden = true;
+    banner.textContent = "";
+    return;
+  }
+  const retry = state.retryInSeconds ? ` Trying again in ${state.retryInSeconds} s.` : "";
+  banner.textContent =
+    `This window no longer shows changes as they happen: ${state.problem ?? "the database could not be read"}.${retry}`;
+  banner.hidden = false;
+});
 backend.onSecondLaunch(() => toast("Handoff is already open: here it is."));
 // What a notification (or its toast) opens: a PR's workspace or a feedback item.
 function openTarget(target) {

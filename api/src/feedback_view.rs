@@ -1,0 +1,290 @@
+//! One feedback item as the app's detail panel shows it: the body and the thread as
+//! sanitized HTML (visitor text apart and marked), the runs with their notes, the
+//! managed comments of its PR (an edit by someone else marked, with its approval), and
+//! what the "Update PR" button may do now — nothing, for an item a visitor opened, until
+//! the owner approves it.
+
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+
+use super::invalid_input;
+use super::records::{FeedbackRecord, QuotaRecord, RunRecord};
+use handoff::domain::managed_comment::CommentKind;
+use handoff::domain::{
+    code_run_kind, CodeRunKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, FollowUpId,
+    FollowUpOrigin, FollowUpSource, RepoName, VersionOrigin,
+};
+use handoff::error_code::CodedError;
+use handoff::markdown::render_markdown;
+use handoff::revealed_text::{reveal_hidden_parts, RevealedText};
+use handoff::store::{NewFeedback, QuotaStatus, RunFilter, Store};
+
+/// One message of the thread.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadEntry {
+    pub id: i64,
+    pub source: FollowUpSource,
+    pub author: Option<String>,
+    pub created_at: chrono::DateTime<Utc>,
+    pub body_html: String,
+    /// The body as a prompt gets it once included, with what the view hides marked.
+    pub body_raw: RevealedText,
+    pub origin: FollowUpOrigin,
+    /// Taken from the PR: in no prompt until the owner includes it.
+    pub candidate: bool,
+    pub included_in_prompts: bool,
+}
+
+/// A managed comment of the item's PR, as the panel lists it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommentSummary {
+    pub kind: CommentKind,
+    pub version: u32,
+    pub version_id: i64,
+    pub origin: VersionOrigin,
+    /// "the agent", "you", or "@login".
+    pub written_by: String,
+    /// Someone other than the owner edited it last, and the owner has not approved it:
+    /// no stage reads it until then.
+    pub awaits_approval: bool,
+    pub content_html: String,
+    /// The content as the next stage gets it, with what the rendered view hides marked.
+    pub content_raw: RevealedText,
+    pub missing: bool,
+}
+
+/// What the run button does now.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NextRun {
+    pub kind: NextRunKind,
+    pub label: String,
+    pub enabled: bool,
+    /// Why it is disabled, when it is.
+    pub reason: Option<String>,
+    pub quota: QuotaRecord,
+}
+
+/// Which run the run button starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NextRunKind {
+    /// The first run: a new branch and a new PR.
+    First,
+    /// "Update PR": more commits on the same branch and PR.
+    Iterate,
+    /// Again after a failure.
+    Retry,
+    /// No run can start now (the reason says why).
+    None,
+}
+
+impl From<CodeRunKind> for NextRunKind {
+    fn from(kind: CodeRunKind) -> Self {
+        match kind {
+            CodeRunKind::First => NextRunKind::First,
+            CodeRunKind::Iterate => NextRunKind::Iterate,
+            CodeRunKind::Retry => NextRunKind::Retry,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackDetail {
+    pub feedback: FeedbackRecord,
+    pub body_html: String,
+    /// The title and body as the agent gets them, with what the rendered view hides
+    /// marked (what approving a visitor's item lets through).
+    pub body_raw: RevealedText,
+    pub thread: Vec<ThreadEntry>,
+    pub runs: Vec<RunRecord>,
+    /// Held runs whose commits the owner approved and Handoff pushed.
+    pub pushed_held_runs: Vec<i64>,
+    pub comments: Vec<CommentSummary>,
+    pub next_run: NextRun,
+}
+
+fn next_run(feedback: &Feedback, quota: QuotaStatus) -> NextRun {
+    let exhausted = quota.is_exhausted();
+    let quota = QuotaRecord::from(quota);
+    if feedback.awaits_owner_approval() && code_run_kind(feedback.id, feedback.status).is_ok() {
+        return NextRun {
+            kind: NextRunKind::None,
+            label: "Run agent".to_owned(),
+            enabled: false,
+            reason: Some(
+                "someone else opened this on GitHub: approve it before the agent runs on it"
+                    .to_owned(),
+            ),
+            quota,
+        };
+    }
+    let left = match quota.left {
+        Some(1) => " (1 run left)".to_owned(),
+        Some(left) => format!(" ({left} runs left)"),
+        None => String::new(),
+    };
+    match code_run_kind(feedback.id, feedback.status) {
+        Err(refusal) => NextRun {
+            kind: NextRunKind::None,
+            label: if feedback.status == FeedbackStatus::Coding {
+                "Running…".to_owned()
+            } else {
+                "Merged".to_owned()
+            },
+            enabled: false,
+            reason: Some(refusal.to_string()),
+            quota,
+        },
+        Ok(kind) => {
+            let label = match kind {
+                CodeRunKind::First => "Run agent",
+                CodeRunKind::Iterate => "Update PR",
+                CodeRunKind::Retry => "Retry",
+            };
+            NextRun {
+                kind: kind.into(),
+                label: format!("{label}{left}"),
+                enabled: !exhausted,
+                reason: exhausted.then(|| "the monthly run quota is used up".to_owned()),
+                quota,
+            }
+        }
+    }
+}
+
+/// Everything the detail panel shows about `id`.
+pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, CodedError> {
+    let id = FeedbackId(id);
+    let feedback = store.feedback(id).await?;
+    let thread = store
+        .follow_ups(id)
+        .await?
+        .into_iter()
+        .map(|follow_up| ThreadEntry {
+            id: follow_up.id.0,
+            source: follow_up.source,
+            author: follow_up.author_login,
+            created_at: follow_up.created_at,
+            body_html: render_markdown(&follow_up.body),
+            body_raw: reveal_hidden_parts(&follow_up.body),
+            origin: follow_up.origin,
+            candidate: follow_up.candidate,
+            included_in_prompts: follow_up.included_in_prompts,
+        })
+        .collect();
+    let runs = store
+        .runs(&RunFilter {
+            feedback_id: Some(id),
+            ..RunFilter::default()
+        })
+        .await?;
+    let mut pushed_held_runs = Vec::new();
+    for run in &runs {
+        if run.failure_code == Some(handoff::domain::RunFailureCode::CiChangeAwaitsApproval) {
+            let pushed = store
+                .held_push_approval(run.id)
+                .await?
+                .is_some_and(|approval| approval.pushed_at.is_some());
+            if pushed {
+                pushed_held_runs.push(run.id.0);
+            }
+        }
+    }
+    let mut comments = Vec::new();
+    if let Some(pr_number) = feedback.pr_number {
+        for kind in CommentKind::ALL {
+            let Some(comment) = store
+                .managed_comment(feedback.repo_id, pr_number, *kind)
+                .await?
+            else {
+                continue;
+            };
+            let Some(version) = store.latest_comment_version(comment.id).await? else {
+                continue;
+            };
+            comments.push(CommentSummary {
+                kind: *kind,
+                version: version.number,
+                version_id: version.id.0,
+                origin: version.origin,
+                written_by: version.written_by(),
+                awaits_approval: version.awaits_owner_approval(),
+                content_html: render_markdown(&version.content),
+                content_raw: reveal_hidden_parts(&version.content),
+                missing: comment.missing_since.is_some(),
+            });
+        }
+    }
+    let quota = store.quota_status(feedback.repo_id, Utc::now()).await?;
+    Ok(FeedbackDetail {
+        body_html: render_markdown(&feedback.body),
+        body_raw: reveal_hidden_parts(&format!("{}\n\n{}", feedback.title, feedback.body)),
+        next_run: next_run(&feedback, quota),
+        feedback: feedback.into(),
+        thread,
+        runs: runs.into_iter().map(RunRecord::from).collect(),
+        pushed_held_runs,
+        comments,
+    })
+}
+
+/// A new feedback item from the app's form.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewFeedbackInput {
+    pub repo: String,
+    #[serde(default)]
+    pub title: String,
+    pub body: String,
+}
+
+pub async fn add_feedback(
+    store: &Store,
+    input: &NewFeedbackInput,
+) -> Result<FeedbackRecord, CodedError> {
+    let repo: RepoName = input
+        .repo
+        .parse()
+        .map_err(|error: handoff::domain::RepoNameError| invalid_input(error.to_string()))?;
+    Ok(store
+        .add_feedback(&NewFeedback {
+            repo,
+            title: Some(input.title.clone()).filter(|title| !title.trim().is_empty()),
+            body: input.body.clone(),
+            source: FeedbackSource::App,
+            github_issue: None,
+            opened_by_visitor: false,
+        })
+        .await?
+        .into())
+}
+
+pub async fn add_follow_up(store: &Store, feedback_id: i64, text: &str) -> Result<(), CodedError> {
+    store
+        .add_owner_follow_up(FeedbackId(feedback_id), text)
+        .await?;
+    Ok(())
+}
+
+/// The owner lets the agent run on an item a visitor opened.
+pub async fn approve_feedback(store: &Store, feedback_id: i64) -> Result<(), CodedError> {
+    store.approve_feedback(FeedbackId(feedback_id)).await?;
+    Ok(())
+}
+
+/// The owner lets a comment version someone else edited reach the next stage's prompt.
+pub async fn approve_comment_version(store: &Store, version_id: i64) -> Result<(), CodedError> {
+    store
+        .approve_comment_version(handoff::domain::CommentVersionId(version_id))
+        .await?;
+    Ok(())
+}
+
+pub async fn include_follow_up(store: &Store, follow_up_id: i64) -> Result<(), CodedError> {
+    store.include_follow_up(FollowUpId(follow_up_id)).await?;
+    Ok(())
+}

@@ -1,0 +1,208 @@
+//! Handoff's application API: the use cases both front ends call, in the shapes the
+//! window sends and receives (inputs of plain strings and numbers, results that
+//! serialize in the page's casing, untrusted text already rendered to sanitized HTML,
+//! errors as [`CodedError`]). The Tauri commands in `src-tauri` are one-line calls into
+//! this crate, and the `handoff` command line calls it for the same use cases, so each
+//! is written once. The core (`handoff`) knows nothing of either front end.
+//!
+//! - this file: the dashboard, and [`AppCore`], what the app holds for its lifetime;
+//! - [`records`]: the mirror's records (feedback, runs, repositories, the board) in the
+//!   page's casing;
+//! - [`feedback_view`]: one item with its thread, runs and comments; new feedback;
+//! - [`runs`]: starting, cancelling and following runs;
+//! - [`pull_requests`]: the list of open pull requests;
+//! - [`pull_request_workspace`]: a PR's stage strip, comment panes and test results, and
+//!   starting a stage;
+//! - [`comments`]: previewing, saving and comparing managed comments, their history;
+//! - [`outbox`]: edits waiting to reach GitHub;
+//! - [`session`]: sign-in, sync and the events that become notifications;
+//! - [`mirror_following`]: telling an open window what changed, and ending runs
+//!   nothing drives any more;
+//! - [`setup`]: device-flow sign-in, keys, Check setup, building agent images;
+//! - [`repositories`]: connecting repositories and their settings;
+//! - [`log`]: the log file's folder, level and last lines.
+
+pub mod comments;
+pub mod feedback_view;
+pub mod log;
+pub mod mirror_following;
+pub mod outbox;
+pub mod pull_request_workspace;
+pub mod pull_requests;
+pub mod records;
+pub mod repositories;
+pub mod runs;
+pub mod session;
+pub mod setup;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use handoff::domain::{FeedbackId, FeedbackStatus, RepoName};
+use handoff::error_code::{CodedError, ErrorCode};
+use handoff::github::client::RequestPolicy;
+use handoff::github::sign_in::connect;
+use handoff::github::GithubClient;
+use handoff::pipeline::{Pipeline, PipelineSettings};
+use handoff::secrets::SecretStore;
+use handoff::store::{FeedbackFilter, Store};
+use records::{BoardView, RepoRecord};
+
+/// What the app holds for its lifetime: the store, where the data lives, the keyring,
+/// and the device-flow sign-ins waiting for the owner.
+#[derive(Debug, Clone)]
+pub struct AppCore {
+    pub store: Store,
+    pub data_dir: PathBuf,
+    pub secrets: SecretStore,
+    pub sign_ins: setup::PendingSignIns,
+}
+
+impl AppCore {
+    pub fn new(store: Store, data_dir: &Path) -> Self {
+        AppCore {
+            store,
+            data_dir: data_dir.to_owned(),
+            secrets: SecretStore::os(),
+            sign_ins: setup::PendingSignIns::default(),
+        }
+    }
+
+    /// A GitHub client with the token from the keyring.
+    pub async fn github(&self) -> Result<GithubClient, CodedError> {
+        Ok(connect(&self.store, &self.secrets, RequestPolicy::default()).await?)
+    }
+
+    /// The pipeline, signed in to GitHub.
+    pub async fn pipeline(&self) -> Result<Pipeline, CodedError> {
+        Ok(Pipeline {
+            store: self.store.clone(),
+            github: self.github().await?,
+            secrets: self.secrets.clone(),
+            data_dir: self.data_dir.clone(),
+            settings: PipelineSettings::configured(&self.store).await?,
+        })
+    }
+}
+
+fn invalid_input(message: String) -> CodedError {
+    CodedError {
+        code: ErrorCode::InvalidInput,
+        message,
+    }
+}
+
+/// A filter's choice as the page sends it: one of `T`'s words, or empty (or absent) for
+/// "all". A word that is none of `T`'s is refused with the words it could have been.
+pub(crate) fn choice_or_all<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    let text: Option<String> = Option::deserialize(deserializer)?;
+    match text.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(word) => word.parse().map(Some).map_err(serde::de::Error::custom),
+    }
+}
+
+/// The dashboard's filter as the UI sends it: an empty repository or status means "all".
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct DashboardQuery {
+    pub repo: String,
+    #[serde(deserialize_with = "choice_or_all")]
+    pub status: Option<FeedbackStatus>,
+    pub search: String,
+    /// The most cards a column gets (the most recently changed); none: every card.
+    pub cards_per_column: Option<u32>,
+}
+
+impl DashboardQuery {
+    fn to_filter(&self) -> Result<FeedbackFilter, CodedError> {
+        let repo = match self.repo.trim() {
+            "" => None,
+            text => Some(
+                text.parse::<RepoName>()
+                    .map_err(|error| invalid_input(error.to_string()))?,
+            ),
+        };
+        let status = self.status;
+        let search = Some(self.search.trim().to_owned()).filter(|text| !text.is_empty());
+        Ok(FeedbackFilter {
+            repo,
+            status,
+            search,
+        })
+    }
+}
+
+/// The dashboard for `query`.
+pub async fn dashboard(store: &Store, query: &DashboardQuery) -> Result<BoardView, CodedError> {
+    Ok(store
+        .dashboard_limited(&query.to_filter()?, query.cards_per_column)
+        .await?
+        .into())
+}
+
+/// Connected repositories, for the filter menu.
+pub async fn repos(store: &Store) -> Result<Vec<RepoRecord>, CodedError> {
+    Ok(store
+        .repos()
+        .await?
+        .into_iter()
+        .map(RepoRecord::from)
+        .collect())
+}
+
+/// The web address of a feedback item's PR, checked to be an https URL before anything
+/// opens it.
+pub async fn pull_request_url(store: &Store, feedback_id: i64) -> Result<String, CodedError> {
+    let feedback = store.feedback(FeedbackId(feedback_id)).await?;
+    match feedback.pr_url {
+        Some(url) if url.starts_with("https://") && !url.contains(char::is_whitespace) => Ok(url),
+        Some(url) => Err(invalid_input(format!(
+            "feedback {feedback_id} has a PR address that is not https: {url}"
+        ))),
+        None => Err(CodedError {
+            code: ErrorCode::NotFound,
+            message: format!("feedback {feedback_id} has no pull request yet"),
+        }),
+    }
+}
+
+/// A link from rendered markdown, checked before the browser gets it: http(s) only.
+pub fn checked_link(url: &str) -> Result<String, CodedError> {
+    let url = url.trim();
+    let allowed = (url.starts_with("https://") || url.starts_with("http://"))
+        && !url.contains(char::is_whitespace);
+    if allowed {
+        Ok(url.to_owned())
+    } else {
+        Err(invalid_input(format!(
+            "only web links open in the browser, not {url:?}"
+        )))
+    }
+}
+
+/// Where the app keeps its data, for the About box and error screens.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppInfo {
+    pub version: &'static str,
+    pub data_dir: String,
+    pub database: String,
+}
+
+pub fn app_info(data_dir: &std::path::Path) -> AppInfo {
+    AppInfo {
+        version: env!("CARGO_PKG_VERSION"),
+        data_dir: data_dir.display().to_string(),
+        database: data_dir
+            .join(handoff::store::DATABASE_FILE_NAME)
+            .display()
+            .to_string(),
+    }
+}

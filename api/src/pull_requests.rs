@@ -1,0 +1,98 @@
+//! The window's list of pull requests: every open PR of the connected repositories as
+//! the last sync mirrored it, with its author, branch, last update and checks, the
+//! feedback item it was opened for, and a filter and a search.
+
+use serde::{Deserialize, Serialize};
+
+use super::records::*;
+use super::{choice_or_all, invalid_input, AppCore};
+use handoff::domain::{CheckStatus, RepoName};
+use handoff::error_code::CodedError;
+use handoff::store::PullRequestFilter;
+
+/// Whom a pull request was opened for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PullRequestOrigin {
+    /// Opened by a run for a feedback item.
+    Feedback,
+    /// Any other pull request of the repository.
+    Other,
+}
+
+impl std::str::FromStr for PullRequestOrigin {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "feedback" => Ok(PullRequestOrigin::Feedback),
+            "other" => Ok(PullRequestOrigin::Other),
+            other => Err(format!(
+                "unknown PR origin {other:?}: expected feedback or other"
+            )),
+        }
+    }
+}
+
+/// The list's filter as the UI sends it: an empty repository, checks or origin means
+/// "all".
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PullRequestQuery {
+    pub repo: String,
+    pub search: String,
+    #[serde(deserialize_with = "choice_or_all")]
+    pub checks: Option<CheckStatus>,
+    #[serde(deserialize_with = "choice_or_all")]
+    pub origin: Option<PullRequestOrigin>,
+}
+
+/// One row of the list.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullRequestRow {
+    #[serde(flatten)]
+    pub pull: PullRequestRecord,
+    pub repo_full_name: String,
+    /// From a fork: the fix stage cannot push to it.
+    pub from_fork: bool,
+}
+
+/// The open PRs `query` lets through, the most recently updated first.
+pub async fn pull_request_list(
+    core: &AppCore,
+    query: &PullRequestQuery,
+) -> Result<Vec<PullRequestRow>, CodedError> {
+    let repo_id = match query.repo.trim() {
+        "" => None,
+        text => {
+            let name: RepoName =
+                text.parse()
+                    .map_err(|error: handoff::domain::RepoNameError| {
+                        invalid_input(error.to_string())
+                    })?;
+            Some(core.store.repo_by_name(&name).await?.id)
+        }
+    };
+    let checks = query.checks;
+    let feedback = query
+        .origin
+        .map(|origin| origin == PullRequestOrigin::Feedback);
+    let pulls = core
+        .store
+        .open_pull_requests(&PullRequestFilter {
+            repo_id,
+            search: Some(query.search.trim().to_owned()).filter(|text| !text.is_empty()),
+            checks,
+            feedback,
+        })
+        .await?;
+    Ok(pulls
+        .into_iter()
+        .map(|pull| PullRequestRow {
+            repo_full_name: pull.repo.full_name(),
+            from_fork: pull.from_fork(),
+            pull: pull.into(),
+        })
+        .collect())
+}

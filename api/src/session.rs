@@ -1,0 +1,173 @@
+//! The app's session with GitHub: who is signed in, a sync now or on the timer, and the
+//! run events that become notifications. (Signing in and out is in [`super::setup`].)
+
+use serde::Serialize;
+
+use super::records::*;
+use super::AppCore;
+use handoff::domain::run_event::RunEventKind;
+use handoff::domain::Stage;
+use handoff::error_code::CodedError;
+use handoff::github::sign_in::auth_status;
+use handoff::github::sync::{sync, SyncReport};
+use handoff::pipeline::reconcile::Reconciled;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStatus {
+    pub signed_in: bool,
+    pub login: Option<String>,
+    pub api_base: String,
+    /// Whether the OAuth app's client id for signing in in the browser is set.
+    pub device_client_id_set: bool,
+    /// Connected repositories, for the first steps the window shows.
+    pub connected_repos: usize,
+    /// What the owner should know about the token's scopes (the `workflow` scope lets
+    /// pushed commits change workflows), as GitHub said at sign-in.
+    pub token_warning: Option<String>,
+}
+
+pub async fn session_status(core: &AppCore) -> Result<SessionStatus, CodedError> {
+    let status = auth_status(&core.store, &core.secrets, false).await?;
+    Ok(SessionStatus {
+        signed_in: status.token_stored,
+        login: status.login,
+        api_base: status.api_base,
+        device_client_id_set: core
+            .store
+            .setting(handoff::store::SettingKey::GithubDeviceClientId)
+            .await?
+            .is_some(),
+        connected_repos: core.store.repos().await?.len(),
+        token_warning: if status.token_stored {
+            handoff::github::sign_in::stored_token_warning(&core.store).await?
+        } else {
+            None
+        },
+    })
+}
+
+/// One sync with GitHub.
+pub async fn sync_now(core: &AppCore) -> Result<SyncSummary, CodedError> {
+    let github = core.github().await?;
+    Ok(sync(&github, &core.store, None).await?.into())
+}
+
+/// What a sync found, in counts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncSummary {
+    pub repos: u32,
+    pub new_feedback: u32,
+    pub new_visitor_follow_ups: u32,
+    pub open_pull_requests: u32,
+    pub new_follow_up_candidates: u32,
+    pub status_changes: u32,
+    pub comment_edits_found: u32,
+    pub comments_missing: u32,
+    pub outbox_sent: u32,
+    /// What went wrong with one repository while the others synced.
+    pub errors: Vec<String>,
+}
+
+impl From<SyncReport> for SyncSummary {
+    fn from(report: SyncReport) -> Self {
+        let count = |length: usize| u32::try_from(length).unwrap_or(u32::MAX);
+        SyncSummary {
+            repos: report.repos,
+            new_feedback: count(report.new_feedback.len()),
+            new_visitor_follow_ups: report.new_visitor_follow_ups,
+            open_pull_requests: report.open_pull_requests,
+            new_follow_up_candidates: report.new_follow_up_candidates,
+            status_changes: count(report.status_changes.len()),
+            comment_edits_found: report.comment_edits_found,
+            comments_missing: report.comments_missing,
+            outbox_sent: report.outbox.sent,
+            errors: report.errors,
+        }
+    }
+}
+
+/// What clicking a notification opens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum NotificationTarget {
+    /// The workspace of a PR (a QA stage ended on it).
+    PullRequest { repo: String, number: u64 },
+    /// A feedback item (its code run ended).
+    Feedback { id: i64 },
+}
+
+/// A run event as a notification: its title, its text, and what a click opens.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunNotice {
+    #[serde(flatten)]
+    pub event: RunEventRecord,
+    pub title: String,
+    pub target: Option<NotificationTarget>,
+}
+
+/// Events not yet shown (each handed out once), as notifications.
+pub async fn take_run_notices(core: &AppCore) -> Result<Vec<RunNotice>, CodedError> {
+    let mut notices = Vec::new();
+    for event in core.store.take_unseen_run_events().await? {
+        let run = core.store.run(event.run_id).await?;
+        let failed = event.kind == RunEventKind::RunFailed;
+        let (title, target) = match (run.stage, run.pr_number) {
+            (Stage::Code, _) => (
+                match event.kind {
+                    RunEventKind::PullRequestOpened => "PR opened",
+                    RunEventKind::PullRequestUpdated => "PR updated",
+                    RunEventKind::RunFailed => "Run failed",
+                    RunEventKind::RunSucceeded => "Run finished",
+                }
+                .to_owned(),
+                event
+                    .feedback_id
+                    .map(|id| NotificationTarget::Feedback { id: id.0 }),
+            ),
+            (stage, pr_number) => {
+                let repo = core.store.repo(run.repo_id).await?;
+                let name = stage.to_string();
+                let mut title = name[..1].to_uppercase() + &name[1..];
+                title.push_str(if failed { " failed" } else { " finished" });
+                (
+                    title,
+                    pr_number.map(|number| NotificationTarget::PullRequest {
+                        repo: repo.name.full_name(),
+                        number,
+                    }),
+                )
+            }
+        };
+        notices.push(RunNotice {
+            event: event.into(),
+            title,
+            target,
+        });
+    }
+    Ok(notices)
+}
+
+/// Drops the kept working copies of merged items, and those no run used for their
+/// retention period; returns how many went.
+pub async fn prune_kept_copies(core: &AppCore) -> Result<usize, CodedError> {
+    let pipeline = core.pipeline().await?;
+    Ok(pipeline.prune_kept_copies().await?.len())
+}
+
+/// Ends runs a crash left behind; used when the app starts.
+pub async fn reconcile_abandoned_runs(core: &AppCore) -> Result<Vec<Reconciled>, CodedError> {
+    // Ending runs needs the pipeline (and so a sign-in) only when there are runs to end.
+    if core
+        .store
+        .abandoned_runs(handoff::pipeline::reconcile::silent_since())
+        .await?
+        .is_empty()
+    {
+        return Ok(Vec::new());
+    }
+    let pipeline = core.pipeline().await?;
+    Ok(pipeline.reconcile_silent_runs().await?)
+}

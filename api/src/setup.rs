@@ -1,0 +1,355 @@
+//! Setting up from the window: signing in with GitHub's device flow (the code to show,
+//! the page to open, waiting that can be cancelled) or a pasted token, signing out; the
+//! agents' and E2B's keys (into the keyring, and only "set" or "not set" back); Check
+//! setup; and building an agent image with its progress passed on line by line.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use tokio::sync::watch;
+
+use super::session::{session_status, SessionStatus};
+use super::{invalid_input, AppCore};
+use handoff::agent_image::{build_image, ImageBuild};
+use handoff::error_code::{CodedError, ErrorCode};
+use handoff::github::endpoints::GithubEndpoints;
+use handoff::github::sign_in::{
+    finish_device_flow, sign_in_with_token, sign_out as forget_token, start_device_flow, DeviceCode,
+};
+use handoff::pipeline::PipelineSettings;
+use handoff::secrets::{Secret, SecretName};
+use handoff::setup_check::{CheckLine, CheckStatus, Fix, SetupCheck, SetupReport};
+use handoff::store::SettingKey;
+
+/// Device-flow sign-ins that are waiting for the owner, by id, with what cancels them.
+#[derive(Debug, Clone, Default)]
+pub struct PendingSignIns {
+    flows: Arc<Mutex<HashMap<u64, PendingSignIn>>>,
+    next: Arc<Mutex<u64>>,
+}
+
+#[derive(Debug, Clone)]
+struct PendingSignIn {
+    endpoints: GithubEndpoints,
+    client_id: String,
+    code: DeviceCode,
+    cancel: watch::Sender<bool>,
+}
+
+/// What the window shows while the owner signs in on GitHub.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceSignIn {
+    pub flow_id: u64,
+    pub user_code: String,
+    pub verification_uri: String,
+    pub expires_in_seconds: u64,
+}
+
+fn endpoints_for(api_base: Option<&str>) -> Result<Option<GithubEndpoints>, CodedError> {
+    match api_base.map(str::trim).filter(|base| !base.is_empty()) {
+        Some(base) => Ok(Some(GithubEndpoints::new(base)?)),
+        None => Ok(None),
+    }
+}
+
+/// Starts GitHub's device flow. The OAuth app's client id comes from `client_id` (saved
+/// as the setting) or the setting; without either, the answer says what is missing.
+pub async fn start_device_sign_in(
+    core: &AppCore,
+    api_base: Option<&str>,
+    client_id: Option<&str>,
+) -> Result<DeviceSignIn, CodedError> {
+    let endpoints = match endpoints_for(api_base)? {
+        Some(endpoints) => endpoints,
+        None => GithubEndpoints::configured(&core.store).await?,
+    };
+    let client_id = match client_id.map(str::trim).filter(|id| !id.is_empty()) {
+        Some(id) => {
+            core.store
+                .set_setting(SettingKey::GithubDeviceClientId, id)
+                .await?;
+            id.to_owned()
+        }
+        None => core
+            .store
+            .setting(SettingKey::GithubDeviceClientId)
+            .await?
+            .ok_or_else(|| CodedError {
+                code: ErrorCode::NeedsClientId,
+                message: "signing in in the browser needs the client id of a GitHub OAuth app \
+                          with the device flow turned on (GitHub → Settings → Developer \
+                          settings → OAuth Apps)"
+                    .to_owned(),
+            })?,
+    };
+    let code = start_device_flow(&endpoints, &client_id).await?;
+    let flow_id = {
+        let mut next = core.sign_ins.next.lock().unwrap_or_else(|p| p.into_inner());
+        *next += 1;
+        *next
+    };
+    let (cancel, _) = watch::channel(false);
+    core.sign_ins
+        .flows
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(
+            flow_id,
+            PendingSignIn {
+                endpoints,
+                client_id,
+                code: code.clone(),
+                cancel,
+            },
+        );
+    Ok(DeviceSignIn {
+        flow_id,
+        user_code: code.user_code,
+        verification_uri: code.verification_uri,
+        expires_in_seconds: code.expires_in,
+    })
+}
+
+/// Waits until the owner approved the code on GitHub (then keeps the token and returns
+/// who is signed in), refused it, let it expire, or cancelled the wait.
+pub async fn finish_device_sign_in(
+    core: &AppCore,
+    flow_id: u64,
+) -> Result<SessionStatus, CodedError> {
+    let pending = core
+        .sign_ins
+        .flows
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&flow_id)
+        .cloned()
+        .ok_or_else(|| invalid_input(format!("no sign-in {flow_id} is waiting")))?;
+    let mut cancelled = pending.cancel.subscribe();
+    let waited = tokio::select! {
+        token = finish_device_flow(&pending.endpoints, &pending.client_id, &pending.code) => Some(token),
+        _ = cancelled.wait_for(|cancelled| *cancelled) => None,
+    };
+    core.sign_ins
+        .flows
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&flow_id);
+    let Some(token) = waited else {
+        return Err(CodedError {
+            code: ErrorCode::Cancelled,
+            message: "sign-in cancelled".to_owned(),
+        });
+    };
+    sign_in_with_token(&core.store, &core.secrets, pending.endpoints, token?).await?;
+    session_status(core).await
+}
+
+/// Stops waiting for the owner on GitHub.
+pub fn cancel_device_sign_in(core: &AppCore, flow_id: u64) {
+    if let Some(pending) = core
+        .sign_ins
+        .flows
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&flow_id)
+    {
+        pending.cancel.send_replace(true);
+    }
+}
+
+/// Forgets the token (and who was signed in).
+pub async fn sign_out(core: &AppCore) -> Result<SessionStatus, CodedError> {
+    forget_token(&core.store, &core.secrets).await?;
+    session_status(core).await
+}
+
+/// Signs in with a pasted token (checked with GitHub first).
+pub async fn sign_in_with_pasted_token(
+    core: &AppCore,
+    token: &str,
+    api_base: Option<&str>,
+) -> Result<SessionStatus, CodedError> {
+    let endpoints = match endpoints_for(api_base)? {
+        Some(endpoints) => endpoints,
+        None => GithubEndpoints::configured(&core.store).await?,
+    };
+    sign_in_with_token(
+        &core.store,
+        &core.secrets,
+        endpoints,
+        Secret::new(token.trim()),
+    )
+    .await?;
+    session_status(core).await
+}
+
+/// A key the window offers: whether it is set, never its value.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyState {
+    /// `e2b`, or an agent provider (`anthropic`, `openai`).
+    pub name: String,
+    pub label: String,
+    pub set: bool,
+    /// Where the E2B key is used (its keyring entry is per E2B address).
+    pub for_host: Option<String>,
+}
+
+/// The keys there are, each "set" or "not set".
+pub async fn key_states(core: &AppCore) -> Result<Vec<KeyState>, CodedError> {
+    let mut states = Vec::new();
+    for (name, label) in [
+        ("anthropic", "Anthropic (claude, opencode)"),
+        ("openai", "OpenAI (codex, aider)"),
+        ("e2b", "E2B sandboxes"),
+    ] {
+        let (secret, for_host) = key_name(core, name).await?;
+        states.push(KeyState {
+            name: name.to_owned(),
+            label: label.to_owned(),
+            set: core.secrets.get(&secret).await?.is_some(),
+            for_host,
+        });
+    }
+    Ok(states)
+}
+
+async fn key_name(core: &AppCore, name: &str) -> Result<(SecretName, Option<String>), CodedError> {
+    match name {
+        "e2b" => {
+            let host = PipelineSettings::configured(&core.store)
+                .await?
+                .e2b
+                .api_host();
+            Ok((
+                SecretName::E2bApiKey {
+                    api_host: host.clone(),
+                },
+                Some(host),
+            ))
+        }
+        "anthropic" | "openai" => {
+            let name = handoff::pipeline::PipelineSettings::configured(&core.store)
+                .await?
+                .agent_key_name(name);
+            let host = match &name {
+                SecretName::AgentApiKey { api_host, .. } => Some(api_host.clone()),
+                _ => None,
+            };
+            Ok((name, host))
+        }
+        other => Err(invalid_input(format!(
+            "unknown key {other:?}: anthropic, openai or e2b"
+        ))),
+    }
+}
+
+/// Keeps a key in the keyring (replacing the one there).
+pub async fn set_key(core: &AppCore, name: &str, value: &str) -> Result<Vec<KeyState>, CodedError> {
+    let value = value.trim();
+    if value.is_empty() || value.contains(char::is_whitespace) {
+        return Err(invalid_input(
+            "the key is empty or has spaces in it; paste it again".to_owned(),
+        ));
+    }
+    let (secret, _) = key_name(core, name).await?;
+    core.secrets.set(&secret, &Secret::new(value)).await?;
+    key_states(core).await
+}
+
+/// Removes a key from the keyring.
+pub async fn remove_key(core: &AppCore, name: &str) -> Result<Vec<KeyState>, CodedError> {
+    let (secret, _) = key_name(core, name).await?;
+    core.secrets.delete(&secret).await?;
+    key_states(core).await
+}
+
+/// Check setup.
+pub async fn check_setup(core: &AppCore) -> Result<SetupView, CodedError> {
+    let settings = PipelineSettings::configured(&core.store).await?;
+    Ok(SetupCheck {
+        store: &core.store,
+        secrets: &core.secrets,
+        data_dir: &core.data_dir,
+        settings: &settings,
+    }
+    .run()
+    .await?
+    .into())
+}
+
+/// Check setup's answer: a line per check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetupView {
+    pub lines: Vec<SetupLine>,
+    /// The worst status of all the lines.
+    pub status: CheckStatus,
+}
+
+/// One check: what was checked, how it stands, and what fixes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetupLine {
+    pub id: String,
+    pub subject: String,
+    pub status: CheckStatus,
+    pub detail: String,
+    pub fix: Option<Fix>,
+    pub fix_sentence: Option<String>,
+}
+
+impl From<SetupReport> for SetupView {
+    fn from(report: SetupReport) -> Self {
+        SetupView {
+            status: report.status(),
+            lines: report.lines.into_iter().map(SetupLine::from).collect(),
+        }
+    }
+}
+
+impl From<CheckLine> for SetupLine {
+    fn from(line: CheckLine) -> Self {
+        SetupLine {
+            id: line.id,
+            subject: line.subject,
+            status: line.status,
+            detail: line.detail,
+            fix: line.fix,
+            fix_sentence: line.fix_sentence,
+        }
+    }
+}
+
+/// Builds the agent image of `preset` with the engine, passing the build's output to
+/// `progress` line by line.
+pub async fn build_agent_image(
+    core: &AppCore,
+    preset: &str,
+    progress: &mut (dyn FnMut(&str) + Send),
+) -> Result<String, CodedError> {
+    let settings = PipelineSettings::configured(&core.store).await?;
+    let mut build = ImageBuild::of(preset).map_err(|error| invalid_input(error.to_string()))?;
+    build.tag = settings.docker_image_for(preset);
+    if let Some(base) = core.store.setting(SettingKey::AgentImageBase).await? {
+        build.base = base;
+    }
+    if let Some(path) = core.store.setting(SettingKey::AgentImageStandIn).await? {
+        build.stand_in = Some(std::fs::read(&path).map_err(|error| {
+            invalid_input(format!("cannot read the stand-in agent {path}: {error}"))
+        })?);
+    }
+    let docker = handoff::agent_image::local_engine().map_err(|error| CodedError {
+        code: ErrorCode::SandboxUnavailable,
+        message: error.to_string(),
+    })?;
+    build_image(&docker, &build, progress)
+        .await
+        .map_err(|error| CodedError {
+            code: ErrorCode::SandboxFailed,
+            message: error.to_string(),
+        })?;
+    Ok(build.tag)
+}

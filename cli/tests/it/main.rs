@@ -1,0 +1,10 @@
+//! The `handoff` command line's tests, in one binary: each module runs the real binary
+//! as a person does, against the fakes.
+
+mod cli;
+mod cli_agent_key_docker;
+mod cli_github;
+mod cli_log;
+mod cli_pipeline;
+mod cli_qa;
+mod cli_setup;

@@ -1,0 +1,133 @@
+//! End to end: the .deb that `scripts/package.sh` builds installs into a clean Debian
+//! (a container from the Debian image the tests build from Debian's packages), with the
+//! app, the `handoff` command line and the egress gate's program; the installed app opens
+//! its window there, under Xvfb; and the AppImage of the same programs starts there too.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The newest package with `extension` the packaging script made.
+fn built_package(extension: &str) -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let folder = target.join("packages");
+    let mut packages: Vec<PathBuf> = std::fs::read_dir(&folder)
+        .unwrap_or_else(|error| {
+            panic!(
+                "no package in {}: run scripts/package.sh first ({error})",
+                folder.display()
+            )
+        })
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|found| found == extension))
+        .collect();
+    packages.sort_by_key(|path| {
+        std::fs::metadata(path)
+            .and_then(|metadata| metadata.modified())
+            .ok()
+    });
+    packages.pop().unwrap_or_else(|| {
+        panic!(
+            "no .{extension} in {}: run scripts/package.sh first",
+            folder.display()
+        )
+    })
+}
+
+/// Installs and starts the package in a clean container; returns what it printed.
+const IN_THE_CONTAINER: &str = r#"
+set -eu
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+  /tmp/handoff.deb xvfb xauth imagemagick x11-utils >/tmp/apt.log 2>&1 \
+  || { tail -n 30 /tmp/apt.log; exit 1; }
+dpkg -s handoff | sed -n 's/^Version: /installed version /p'
+command -v handoff-desktop
+command -v handoff-egress
+handoff --version
+mkdir -p /root/handoff-data
+export HANDOFF_DATA_DIR=/root/handoff-data
+xvfb-run -a -s "-screen 0 1280x800x24" sh -c '
+  handoff-desktop >/out/app.log 2>&1 &
+  app=$!
+  for _ in $(seq 1 90); do
+    if xwininfo -root -tree | grep -q "\"Handoff\""; then break; fi
+    sleep 1
+  done
+  sleep 4
+  xwininfo -root -tree | grep "\"Handoff\"" > /out/windows.txt || true
+  import -window root /out/installed.png
+  kill $app
+'
+# The AppImage, with no FUSE in a container: its runtime extracts it and runs the app.
+cp /tmp/handoff.AppImage /root/Handoff.AppImage
+APPIMAGE_EXTRACT_AND_RUN=1 xvfb-run -a -s "-screen 0 1280x800x24" sh -c '
+  /root/Handoff.AppImage >/out/appimage.log 2>&1 &
+  app=$!
+  for _ in $(seq 1 90); do
+    if xwininfo -root -tree | grep -q "\"Handoff\""; then break; fi
+    sleep 1
+  done
+  xwininfo -root -tree | grep "\"Handoff\"" > /out/appimage-windows.txt || true
+  kill $app
+'
+"#;
+
+#[test]
+fn the_package_installs_on_a_clean_debian_and_its_window_opens() {
+    let package = built_package("deb");
+    let appimage = built_package("AppImage");
+    let out = tempfile::tempdir().unwrap();
+    let run = Command::new("docker")
+        .args([
+            "run",
+            "--rm",
+            "--label",
+            "dev.handoff.run=package-test",
+            "-v",
+        ])
+        .arg(format!("{}:/tmp/handoff.deb:ro", package.display()))
+        .arg("-v")
+        .arg(format!("{}:/tmp/handoff.AppImage:ro", appimage.display()))
+        .arg("-v")
+        .arg(format!("{}:/out", out.path().display()))
+        .arg("handoff-test-agent:bookworm")
+        .args(["sh", "-c", IN_THE_CONTAINER])
+        .output()
+        .expect("docker runs");
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        run.status.success(),
+        "the install or the start failed:\n{printed}"
+    );
+    assert!(printed.contains("installed version 0.1.0"), "{printed}");
+    assert!(printed.contains("/usr/bin/handoff-desktop"), "{printed}");
+    let windows = std::fs::read_to_string(out.path().join("windows.txt")).unwrap_or_default();
+    assert!(
+        windows.contains("\"Handoff\""),
+        "no Handoff window opened; the app said:\n{}",
+        std::fs::read_to_string(out.path().join("app.log")).unwrap_or_default()
+    );
+    assert!(printed.contains("/usr/bin/handoff-egress"), "{printed}");
+    assert!(
+        printed.contains("handoff 0.1.0"),
+        "the command line is installed: {printed}"
+    );
+    let appimage_windows =
+        std::fs::read_to_string(out.path().join("appimage-windows.txt")).unwrap_or_default();
+    assert!(
+        appimage_windows.contains("\"Handoff\""),
+        "the AppImage opened no window; it said:\n{}",
+        std::fs::read_to_string(out.path().join("appimage.log")).unwrap_or_default()
+    );
+    let shot = std::fs::read(out.path().join("installed.png")).expect("a screenshot");
+    let screenshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots");
+    std::fs::create_dir_all(&screenshots).unwrap();
+    std::fs::write(screenshots.join("installed-package.png"), shot).unwrap();
+}

@@ -1,0 +1,12 @@
+//! The desktop window's tests, in one binary: each module drives the real app window
+//! through WebDriver under Xvfb, or installs its package.
+
+mod dashboard_window;
+mod feedback_detail_window;
+mod installed_package;
+mod log_window;
+mod one_window;
+mod pr_workspace_window;
+mod setup_window;
+mod supervision_window;
+mod xss_window;

@@ -1,0 +1,322 @@
+//! Agent presets: the command that runs an agent inside the sandbox, and the API key it
+//! needs. A command runs with `sh -c` in the working copy; `$HANDOFF_PROMPT_FILE` holds
+//! the prompt and `$HANDOFF_OUTPUT_DIR` takes the stage's output.
+
+use serde::Serialize;
+
+use crate::domain::Stage;
+
+/// A known agent: how it runs with no one at the keyboard, the key it needs, and the
+/// image recipe it is installed by (`agent-images/`, at the version pinned there).
+///
+/// Every command takes the prompt on standard input from `$HANDOFF_PROMPT_FILE`, never
+/// as an argument: arguments have a size limit and anyone on the machine sees them
+/// (`ps`). Every command may write to `$HANDOFF_OUTPUT_DIR`, which is outside the
+/// working copy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AgentPreset {
+    pub name: &'static str,
+    /// The command for the stages that read and write their output (review, plan).
+    pub reading_command: &'static str,
+    /// The command for the stages that change code and run commands (code, test, fix).
+    pub acting_command: &'static str,
+    /// The variable the agent reads its API key from, and the keyring name of the key.
+    pub api_key: Option<AgentKey>,
+    /// The package and version `agent-images/install-agent.sh` installs.
+    pub package: &'static str,
+    /// The image the recipe starts from when the owner names none.
+    pub image_base: &'static str,
+    /// What the agent cannot do that a stage may need, if anything.
+    pub limitation: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AgentKey {
+    pub variable: &'static str,
+    pub provider: &'static str,
+    /// The provider's API host: on a sandbox's allow-list whenever the agent runs.
+    pub api_host: &'static str,
+    /// How a request carries the key: the header, and what precedes the key in it.
+    pub header: KeyHeader,
+    /// The variables the agent reads the provider's base address from; inside a
+    /// sandbox they name Handoff's forwarding endpoint, which adds the key, so that
+    /// the key itself never enters the sandbox.
+    pub base_address_variables: &'static [&'static str],
+    /// What the agent expects after the host in that base address (`/v1` for clients
+    /// whose base address includes the API version).
+    pub base_path: &'static str,
+    /// The provider's model endpoints (method, path): the only requests the key
+    /// forwarder passes on with the key.
+    pub model_endpoints: &'static [(&'static str, &'static str)],
+}
+
+/// The header a provider reads its key from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct KeyHeader {
+    pub name: &'static str,
+    /// Written before the key: `Bearer ` for OpenAI.
+    pub prefix: &'static str,
+}
+
+/// Anthropic's model endpoints (docs.anthropic.com, "Messages" and "Count tokens").
+pub const ANTHROPIC_MODEL_ENDPOINTS: &[(&str, &str)] = &[
+    ("POST", "/v1/messages"),
+    ("POST", "/v1/messages/count_tokens"),
+];
+/// OpenAI's model endpoints (platform.openai.com, "Responses", "Chat Completions", and
+/// the model list that clients read to pick a model).
+pub const OPENAI_MODEL_ENDPOINTS: &[(&str, &str)] = &[
+    ("POST", "/v1/responses"),
+    ("POST", "/v1/chat/completions"),
+    ("GET", "/v1/models"),
+];
+
+/// Anthropic's `x-api-key: KEY`.
+pub const ANTHROPIC_KEY_HEADER: KeyHeader = KeyHeader {
+    name: "x-api-key",
+    prefix: "",
+};
+/// OpenAI's `Authorization: Bearer KEY`.
+pub const OPENAI_KEY_HEADER: KeyHeader = KeyHeader {
+    name: "authorization",
+    prefix: "Bearer ",
+};
+
+/// The presets Handoff knows. Each is a starting point: a repository can set its own
+/// command with the `custom` preset.
+pub const PRESETS: &[AgentPreset] = &[
+    // opencode's `run` is its non-interactive mode (opencode docs, cli.mdx): with no
+    // message argument it reads the prompt from standard input to its end (run.ts);
+    // `--auto` approves its tool calls, which `run` otherwise rejects, writing outside
+    // the working directory included.
+    AgentPreset {
+        name: "opencode",
+        reading_command: "opencode run --auto < \"$HANDOFF_PROMPT_FILE\"",
+        acting_command: "opencode run --auto < \"$HANDOFF_PROMPT_FILE\"",
+        api_key: Some(AgentKey {
+            variable: "ANTHROPIC_API_KEY",
+            provider: "anthropic",
+            api_host: "api.anthropic.com",
+            header: ANTHROPIC_KEY_HEADER,
+            // opencode's Anthropic provider (the AI SDK's) reads its base address,
+            // which includes the API version, from ANTHROPIC_BASE_URL.
+            base_address_variables: &["ANTHROPIC_BASE_URL"],
+            base_path: "/v1",
+            model_endpoints: ANTHROPIC_MODEL_ENDPOINTS,
+        }),
+        package: "opencode-ai@1.18.5 (npm)",
+        image_base: "node:22-bookworm-slim",
+        limitation: None,
+    },
+    // Claude Code's print mode `-p` (docs.anthropic.com, "CLI usage" and "headless"):
+    // with no prompt argument the prompt is standard input. `acceptEdits` lets it edit
+    // files; `bypassPermissions` also lets it run commands, which the code, test and fix
+    // stages need (code.claude.com, "permission modes"). `--add-dir` opens the output
+    // folder beside the working copy.
+    AgentPreset {
+        name: "claude",
+        reading_command: "claude -p --permission-mode acceptEdits --add-dir \"$HANDOFF_OUTPUT_DIR\" < \"$HANDOFF_PROMPT_FILE\"",
+        acting_command: "claude -p --permission-mode bypassPermissions --add-dir \"$HANDOFF_OUTPUT_DIR\" < \"$HANDOFF_PROMPT_FILE\"",
+        api_key: Some(AgentKey {
+            variable: "ANTHROPIC_API_KEY",
+            provider: "anthropic",
+            api_host: "api.anthropic.com",
+            header: ANTHROPIC_KEY_HEADER,
+            // Claude Code's ANTHROPIC_BASE_URL is the address before `/v1/messages`.
+            base_address_variables: &["ANTHROPIC_BASE_URL"],
+            base_path: "",
+            model_endpoints: ANTHROPIC_MODEL_ENDPOINTS,
+        }),
+        package: "@anthropic-ai/claude-code@2.1.114 (npm)",
+        image_base: "node:22-bookworm-slim",
+        limitation: None,
+    },
+    // aider's scripting mode (aider.chat, "Scripting aider"): `--message-file` sends one
+    // message from a file and exits; `--yes-always` confirms edits. It runs no shell
+    // command the model suggests (aider's issues #3903, #2014) and edits only files of
+    // the repository.
+    AgentPreset {
+        name: "aider",
+        reading_command: "aider --yes-always --no-pretty --no-stream --no-check-update --no-analytics --no-auto-commits --message-file \"$HANDOFF_PROMPT_FILE\"",
+        acting_command: "aider --yes-always --no-pretty --no-stream --no-check-update --no-analytics --no-auto-commits --message-file \"$HANDOFF_PROMPT_FILE\"",
+        api_key: Some(AgentKey {
+            variable: "OPENAI_API_KEY",
+            provider: "openai",
+            api_host: "api.openai.com",
+            header: OPENAI_KEY_HEADER,
+            // aider documents OPENAI_API_BASE; the OpenAI client it uses reads
+            // OPENAI_BASE_URL. Both include the API version.
+            base_address_variables: &["OPENAI_API_BASE", "OPENAI_BASE_URL"],
+            base_path: "/v1",
+            model_endpoints: OPENAI_MODEL_ENDPOINTS,
+        }),
+        package: "aider-chat==0.86.1 (PyPI)",
+        image_base: "python:3.12-slim-bookworm",
+        limitation: Some(
+            "aider runs no commands and writes only inside the repository: it suits code \
+             runs, not the QA stages",
+        ),
+    },
+    // Codex's `exec` (openai/codex, docs/exec.md): with `-` as the prompt it reads
+    // standard input; it asks for no approvals, and since the container is the sandbox
+    // its own sandbox is turned off so that the tests can run and the output folder can
+    // be written. In `exec`, the key is CODEX_API_KEY.
+    AgentPreset {
+        name: "codex",
+        reading_command: "codex exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox - < \"$HANDOFF_PROMPT_FILE\"",
+        acting_command: "codex exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox - < \"$HANDOFF_PROMPT_FILE\"",
+        api_key: Some(AgentKey {
+            variable: "CODEX_API_KEY",
+            provider: "openai",
+            api_host: "api.openai.com",
+            header: OPENAI_KEY_HEADER,
+            // Codex reads the OpenAI base address, API version included, from
+            // OPENAI_BASE_URL.
+            base_address_variables: &["OPENAI_BASE_URL"],
+            base_path: "/v1",
+            model_endpoints: OPENAI_MODEL_ENDPOINTS,
+        }),
+        package: "@openai/codex@0.150.1 (npm)",
+        image_base: "node:22-bookworm-slim",
+        limitation: None,
+    },
+];
+
+/// The image recipe of a repository using a custom command: git and the user only.
+pub const CUSTOM_IMAGE_PRESET: &str = "base";
+/// The image the `base` recipe starts from.
+pub const BASE_IMAGE_BASE: &str = "debian:bookworm-slim";
+
+/// Why no agent command can be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentChoiceError {
+    #[error("unknown agent preset {0:?}: use opencode, claude, aider, codex or custom")]
+    UnknownPreset(String),
+    #[error("the custom agent preset has no command")]
+    CustomWithoutCommand,
+}
+
+/// The agent a repository runs: a preset, or its own command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentChoice {
+    Preset(&'static AgentPreset),
+    Custom(String),
+}
+
+impl AgentChoice {
+    /// The agent of `preset` (with `custom_command` for `custom`).
+    pub fn of(preset: &str, custom_command: Option<&str>) -> Result<Self, AgentChoiceError> {
+        if preset == "custom" {
+            let command = custom_command
+                .filter(|command| !command.trim().is_empty())
+                .ok_or(AgentChoiceError::CustomWithoutCommand)?;
+            return Ok(AgentChoice::Custom(command.to_owned()));
+        }
+        preset_named(preset)
+            .map(AgentChoice::Preset)
+            .ok_or_else(|| AgentChoiceError::UnknownPreset(preset.to_owned()))
+    }
+
+    /// The command the job script runs for `stage`.
+    pub fn command(&self, stage: Stage) -> &str {
+        match self {
+            AgentChoice::Custom(command) => command,
+            AgentChoice::Preset(preset) => match stage {
+                Stage::Review | Stage::Plan => preset.reading_command,
+                Stage::Code | Stage::Test | Stage::Fix | Stage::FullAuto => preset.acting_command,
+            },
+        }
+    }
+
+    /// The key the agent needs, if any.
+    pub fn api_key(&self) -> Option<&AgentKey> {
+        match self {
+            AgentChoice::Preset(preset) => preset.api_key.as_ref(),
+            AgentChoice::Custom(_) => None,
+        }
+    }
+
+    /// The image recipe this agent is installed by.
+    pub fn image_preset(&self) -> &'static str {
+        match self {
+            AgentChoice::Preset(preset) => preset.name,
+            AgentChoice::Custom(_) => CUSTOM_IMAGE_PRESET,
+        }
+    }
+}
+
+/// The preset named `name`.
+pub fn preset_named(name: &str) -> Option<&'static AgentPreset> {
+    PRESETS.iter().find(|known| known.name == name)
+}
+
+/// The API host of `provider` (`api.anthropic.com` for `anthropic`), from the presets.
+pub fn default_api_host(provider: &str) -> Option<&'static str> {
+    PRESETS
+        .iter()
+        .filter_map(|preset| preset.api_key.as_ref())
+        .find(|key| key.provider == provider)
+        .map(|key| key.api_host)
+}
+
+/// The image Handoff builds for `image_preset` (a preset's name, or `base`).
+pub fn default_image(image_preset: &str) -> String {
+    format!("handoff-agent:{image_preset}")
+}
+
+/// The image each recipe starts from by default (`base` for custom commands).
+pub fn default_image_base(image_preset: &str) -> &'static str {
+    preset_named(image_preset)
+        .map(|preset| preset.image_base)
+        .unwrap_or(BASE_IMAGE_BASE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_and_custom_commands() {
+        let claude = AgentChoice::of("claude", None).unwrap();
+        assert!(claude.command(Stage::Review).contains("acceptEdits"));
+        assert!(claude.command(Stage::Test).contains("bypassPermissions"));
+        assert_eq!(claude.api_key().unwrap().variable, "ANTHROPIC_API_KEY");
+        assert_eq!(claude.image_preset(), "claude");
+        let custom = AgentChoice::of("custom", Some("sh agent.sh")).unwrap();
+        assert_eq!(custom.command(Stage::Code), "sh agent.sh");
+        assert_eq!(custom.api_key(), None);
+        assert_eq!(custom.image_preset(), "base");
+        assert_eq!(
+            AgentChoice::of("custom", None),
+            Err(AgentChoiceError::CustomWithoutCommand)
+        );
+        assert!(AgentChoice::of("gpt-engineer", None).is_err());
+    }
+
+    #[test]
+    fn no_preset_puts_the_prompt_on_its_command_line() {
+        for preset in PRESETS {
+            for command in [preset.reading_command, preset.acting_command] {
+                assert!(
+                    command.contains("< \"$HANDOFF_PROMPT_FILE\"")
+                        || command.contains("--message-file \"$HANDOFF_PROMPT_FILE\""),
+                    "{}: {command}",
+                    preset.name
+                );
+                assert!(!command.contains("$(cat"), "{}: {command}", preset.name);
+            }
+        }
+    }
+
+    #[test]
+    fn the_image_recipe_pins_the_same_versions() {
+        let recipe = include_str!("../../agent-images/install-agent.sh");
+        for preset in PRESETS {
+            let pinned = preset.package.split(' ').next().unwrap();
+            assert!(
+                recipe.contains(pinned),
+                "{pinned} is not what the recipe installs"
+            );
+        }
+    }
+}

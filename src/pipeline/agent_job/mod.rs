@@ -1,0 +1,310 @@
+//! The steps every agent run shares, whatever its stage: the agent and its sandbox made
+//! ready before anything is spent; a working copy of a branch from the cache; the job
+//! (prompt, inputs, commit message, script) run in the sandbox with its log recorded.
+//! Bringing the agent's commits back and pushing them is [`super::agent_push`].
+//!
+//! - this file: what a job is made of ([`AgentJob`], [`AgentSetup`], [`CopyStart`],
+//!   [`WorkingCopy`], [`JobFiles`]) and the agent and sandbox made ready;
+//! - [`working_copy`]: the working copy, fresh from the cache or the item's kept one;
+//! - [`running`]: the job run in the sandbox, and how it ended.
+
+mod running;
+mod working_copy;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::host_git::HostGit;
+use super::kept_copy::{CopySteps, KeptCopy};
+use super::run_log::RunLog;
+use super::{Pipeline, PipelineError};
+use crate::domain::agent_presets::AgentChoice;
+use crate::domain::RunFailureCode;
+use crate::domain::{Repo, RepoName, RunId, SandboxBackend, Stage};
+use crate::sandbox::key_forwarding::{ForwardedKey, ModelEndpoint};
+use crate::sandbox::until_cancelled;
+use crate::sandbox::Sandbox;
+use crate::secrets::Redactor;
+use crate::service_address::check_secret_address;
+use crate::setup_check::{self, CheckStatus};
+use crate::store::{RunOutcome, StoreError};
+
+/// `step`, unless the owner cancels first: the step is then dropped (a git process it
+/// started is killed with it) and the run ends as cancelled. For what a run does outside
+/// the sandbox: fetching, pushing, opening the PR.
+pub(crate) async fn unless_cancelled<T>(
+    cancel: &watch::Receiver<bool>,
+    step: impl std::future::Future<Output = Result<T, Stop>>,
+) -> Result<T, Stop> {
+    let mut cancel = cancel.clone();
+    tokio::select! {
+        // An early cancel wins over a step that is ready at once.
+        biased;
+        () = until_cancelled(&mut cancel) => Err(Stop::Cancelled),
+        result = step => result,
+    }
+}
+
+/// Why a started run did not succeed.
+pub(crate) enum Stop {
+    Failed {
+        code: RunFailureCode,
+        message: String,
+    },
+    Cancelled,
+}
+
+impl Stop {
+    /// Says in the run's log why the job stopped, and gives the outcome to record.
+    pub(crate) async fn logged_outcome(&self, log: &RunLog) -> Result<RunOutcome, StoreError> {
+        Ok(match self {
+            Stop::Failed { code, message } => {
+                log.say(&format!("failed: {message}")).await?;
+                RunOutcome::Failed {
+                    failure_code: *code,
+                    message: log.redactor().redact(message),
+                    exit_code: None,
+                }
+            }
+            Stop::Cancelled => {
+                log.say("cancelled by the owner; the sandbox was stopped")
+                    .await?;
+                RunOutcome::Cancelled {
+                    reason: "cancelled by the owner".to_owned(),
+                }
+            }
+        })
+    }
+
+    pub(crate) fn failed(code: RunFailureCode, message: impl Into<String>) -> Self {
+        Stop::Failed {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<StoreError> for Stop {
+    fn from(error: StoreError) -> Self {
+        Stop::failed(RunFailureCode::Store, error.to_string())
+    }
+}
+
+/// The agent and its sandbox, checked and ready.
+#[derive(Debug, Clone)]
+pub(crate) struct AgentSetup {
+    pub sandbox: Sandbox,
+    pub agent: AgentChoice,
+    /// The agent's API key, kept out of the sandbox (each job gets its own placeholder).
+    pub agent_key: Option<ForwardedKey>,
+    pub timeout: Duration,
+    /// Every secret of the run (the agent's key, the GitHub token, the E2B key), to scrub
+    /// out of whatever the run stores or shows.
+    pub redactor: Redactor,
+}
+
+impl AgentSetup {
+    /// A file of the run's `out/` folder as text ([`read_optional`]), with every secret
+    /// of the run scrubbed out: the agent's output is published and stored.
+    pub fn read_output(&self, path: &Path) -> Option<String> {
+        read_optional(path).map(|text| self.redactor.redact(&text))
+    }
+}
+
+/// Where a run's working copy starts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum CopyStart<'a> {
+    /// The current tip of `branch` on GitHub. When the branch is gone: a new `branch`
+    /// from the last head of `pull_request` if it had one (so earlier runs' commits are
+    /// kept), else from `base_for_new` when given.
+    Branch {
+        branch: &'a str,
+        base_for_new: Option<&'a str>,
+        pull_request: Option<u64>,
+        /// The fork the branch lives in, when not the repository itself.
+        in_fork: Option<&'a RepoName>,
+    },
+    /// A pull request's own head as GitHub keeps it (`refs/pull/N/head`), whatever
+    /// repository its branch lives in; the working copy's branch is named `branch`.
+    PullRequestHead { number: u64, branch: &'a str },
+}
+
+/// A working copy made for a run.
+#[derive(Debug, Clone)]
+pub(crate) struct WorkingCopy {
+    pub cache: PathBuf,
+    /// The branch checked out in the copy.
+    pub branch: String,
+    pub start_sha: String,
+    /// How the sandbox makes the copy, or brings the kept one to `start_sha`.
+    pub steps: CopySteps,
+    /// The feedback item's copy kept between its runs, when this run uses one.
+    pub kept: Option<KeptCopy>,
+    /// What the owner should know about how the copy was made.
+    pub note: Option<String>,
+}
+
+/// What the sandbox is given besides the working copy.
+pub(crate) struct JobFiles<'a> {
+    pub prompt: &'a str,
+    pub commit_message: &'a str,
+    /// Files for `handoff/inputs/` (name, text).
+    pub inputs: &'a [(String, String)],
+}
+
+/// One agent job of a run: what each of its steps needs.
+#[derive(Clone, Copy)]
+pub(crate) struct AgentJob<'a> {
+    pub setup: &'a AgentSetup,
+    pub log: &'a RunLog,
+    /// The run's workspace on the host (`handoff/`, `out/`, the working copy).
+    pub workspace: &'a Path,
+    pub repo: &'a Repo,
+    pub run_id: RunId,
+    pub stage: Stage,
+    pub cancel: &'a watch::Receiver<bool>,
+}
+
+/// A file's text, if it has some (NULs dropped, invalid UTF-8 replaced).
+pub(crate) fn read_optional(path: &Path) -> Option<String> {
+    std::fs::read(path)
+        .ok()
+        .map(|bytes| String::from_utf8_lossy(&bytes).replace('\0', ""))
+        .filter(|text| !text.trim().is_empty())
+}
+
+/// `90 s`, `30 min`, `2 h`.
+pub(crate) fn humanize(duration: Duration) -> String {
+    let seconds = duration.as_secs();
+    if seconds < 120 {
+        format!("{seconds} s")
+    } else if seconds < 2 * 3600 {
+        format!("{} min", seconds / 60)
+    } else {
+        format!("{} h", seconds / 3600)
+    }
+}
+
+impl Pipeline {
+    pub(crate) fn host_git(&self) -> HostGit {
+        HostGit::new(
+            &self.github.endpoints().web_base,
+            self.github.token().clone(),
+        )
+    }
+
+    pub(crate) fn workspace_of(&self, run_id: RunId) -> PathBuf {
+        self.data_dir
+            .join("workspaces")
+            .join(format!("run-{run_id}"))
+    }
+
+    pub(crate) fn cache_root(&self) -> PathBuf {
+        let host = self.github.endpoints().api_host().replace([':', '/'], "_");
+        self.data_dir.join("git-cache").join(host)
+    }
+
+    /// The agent's command and key, and a sandbox that answers: everything that can
+    /// refuse a run before it is recorded. A missing key, a Docker engine that does not
+    /// answer or an image that is not there refuse the run with the line Check setup
+    /// shows for it.
+    pub(crate) async fn agent_setup(
+        &self,
+        repo: &Repo,
+        backend: Option<SandboxBackend>,
+        timeout: Option<Duration>,
+    ) -> Result<AgentSetup, PipelineError> {
+        if repo.disconnected_at.is_some() {
+            return Err(PipelineError::RepoDisconnected(repo.name.full_name()));
+        }
+        let agent = AgentChoice::of(&repo.agent_preset, repo.agent_command.as_deref())?;
+        let key_line = setup_check::agent_key(&self.secrets, &self.settings, repo, &agent).await;
+        if key_line.status == CheckStatus::Failure {
+            return Err(PipelineError::SetupIncomplete(key_line));
+        }
+        let mut agent_key = None;
+        if let Some(key) = agent.api_key() {
+            let secret = self
+                .settings
+                .agent_key(&self.secrets, key.provider)
+                .await?
+                .ok_or_else(|| PipelineError::SetupIncomplete(key_line.clone()))?;
+            let upstream = self.settings.provider_api_base(key);
+            if let Err(refusal) = check_secret_address(&upstream) {
+                return Err(PipelineError::SetupIncomplete(
+                    setup_check::provider_address_refused(repo, key.provider, &refusal.to_string()),
+                ));
+            }
+            agent_key = Some(ForwardedKey::new(
+                key.variable,
+                key.base_address_variables,
+                key.base_path,
+                key.header.name,
+                key.header.prefix,
+                key.api_host,
+                &upstream,
+                ModelEndpoint::list(key.model_endpoints),
+                secret,
+            ));
+        }
+        let backend = backend.unwrap_or(repo.sandbox_backend);
+        // The local backend is a development choice the owner confirms per repository
+        // (when setting it); a single run cannot choose it for a repository set otherwise.
+        if backend == SandboxBackend::Local && repo.sandbox_backend != SandboxBackend::Local {
+            return Err(PipelineError::LocalNotConfirmed {
+                repo: repo.name.full_name(),
+            });
+        }
+        let sandbox = self.sandbox_for(backend, Some(repo)).await?;
+        match &sandbox {
+            Sandbox::Docker(docker) => {
+                let (engine_line, engine) = setup_check::docker_engine().await;
+                let Some(engine) = engine else {
+                    return Err(PipelineError::SetupIncomplete(engine_line));
+                };
+                let (_, preset) = self.docker_image_of(repo);
+                let image_line =
+                    setup_check::docker_image(&engine, docker.image(), preset.as_deref()).await;
+                if image_line.status == CheckStatus::Failure {
+                    return Err(PipelineError::SetupIncomplete(image_line));
+                }
+                if repo.network_mode != crate::domain::NetworkMode::None {
+                    let gate_line = setup_check::egress_gate(&engine).await;
+                    if gate_line.status == CheckStatus::Failure {
+                        return Err(PipelineError::SetupIncomplete(gate_line));
+                    }
+                }
+            }
+            Sandbox::E2b(e2b) => {
+                if let Err(refusal) = self.settings.e2b.check_addresses() {
+                    return Err(PipelineError::SetupIncomplete(
+                        setup_check::e2b_address_refused(&refusal),
+                    ));
+                }
+                if e2b.api_key().is_none() {
+                    return Err(PipelineError::SetupIncomplete(
+                        setup_check::e2b_key_missing(&self.settings.e2b.api_host()),
+                    ));
+                }
+            }
+            Sandbox::Local(_) => {}
+        }
+        sandbox.preflight().await?;
+        let redactor = Redactor::new(
+            agent_key
+                .iter()
+                .map(|key| &key.secret)
+                .chain([self.github.token()])
+                .chain(sandbox.own_secret()),
+        );
+        Ok(AgentSetup {
+            sandbox,
+            agent,
+            agent_key,
+            timeout: timeout.unwrap_or(Duration::from_secs(u64::from(repo.run_timeout_seconds))),
+            redactor,
+        })
+    }
+}

@@ -1,0 +1,144 @@
+//! The job run in the sandbox: its files written (prompt, inputs, commit message,
+//! script), its log recorded as it comes, and how it ended (done, cancelled, timed out,
+//! refused output, a failing exit) turned into the run's outcome.
+
+use std::path::PathBuf;
+
+use tokio::sync::mpsc;
+
+use crate::domain::RunFailureCode;
+use crate::domain::SandboxBackend;
+use crate::pipeline::job_script::{JobScript, KEPT_COPY_UNUSABLE_EXIT, KEPT_COPY_UNUSABLE_MARK};
+use crate::pipeline::kept_copy::CopySteps;
+use crate::pipeline::run_log::record_sandbox_events;
+use crate::pipeline::Pipeline;
+use crate::sandbox::key_forwarding::ForwardedKey;
+use crate::sandbox::output_limits::check_output_folder;
+use crate::sandbox::{JobControl, SandboxEnd, SandboxJob};
+
+use super::*;
+
+impl Pipeline {
+    /// Writes the job's files and runs it in the sandbox, recording its log; returns the
+    /// `out/` folder. A cancel, a timeout or a non-zero exit stops the run.
+    pub(crate) async fn run_agent(
+        &self,
+        job: &AgentJob<'_>,
+        copy: &WorkingCopy,
+        files: JobFiles<'_>,
+    ) -> Result<PathBuf, Stop> {
+        let AgentJob {
+            setup,
+            log,
+            workspace,
+            run_id,
+            stage,
+            cancel,
+            ..
+        } = *job;
+        let cancel = cancel.clone();
+        let store = &self.store;
+        let job_script = JobScript {
+            run_id,
+            copy_steps: &copy.steps,
+            branch: &copy.branch,
+            stage,
+            agent_command: setup.agent.command(stage),
+            start_sha: &copy.start_sha,
+            git_name: &self.settings.git_name,
+            git_email: &self.settings.git_email,
+        }
+        .render();
+        let handoff = workspace.join("handoff");
+        let write = |path: PathBuf, text: &str| {
+            std::fs::write(path, text)
+                .map_err(|error| Stop::failed(RunFailureCode::Workspace, error.to_string()))
+        };
+        write(handoff.join("prompt.md"), files.prompt)?;
+        write(handoff.join("commit-message.txt"), files.commit_message)?;
+        write(handoff.join("job.sh"), &job_script)?;
+        for (name, text) in files.inputs {
+            write(handoff.join("inputs").join(name), text)?;
+        }
+        store
+            .record_run_start(run_id, &copy.branch, &copy.start_sha, files.prompt)
+            .await?;
+
+        log.say(&format!(
+            "starting the {} sandbox ({} limit)",
+            setup.sandbox.backend(),
+            humanize(setup.timeout)
+        ))
+        .await?;
+        if setup.sandbox.backend() == SandboxBackend::Local {
+            log.say(
+                "warning: the local backend is no sandbox: the agent runs as you, with your \
+                 files, keyring and network in reach (a development choice this repository \
+                 confirmed)",
+            )
+            .await?;
+        }
+        let (events, receiver) = mpsc::unbounded_channel();
+        let recorder = tokio::spawn(record_sandbox_events(
+            store.clone(),
+            run_id,
+            setup.redactor.clone(),
+            receiver,
+        ));
+        let job = SandboxJob {
+            run_id,
+            workspace: workspace.to_owned(),
+            kept_copy: copy.kept.as_ref().map(|kept| kept.feedback_id),
+            agent_key: setup.agent_key.as_ref().map(ForwardedKey::renewed),
+            timeout: setup.timeout,
+            limits: self.settings.limits,
+        };
+        let end = setup.sandbox.run(&job, JobControl { events, cancel }).await;
+        let recorded = recorder
+            .await
+            .map_err(|error| Stop::failed(RunFailureCode::Log, error.to_string()))?;
+        recorded?;
+        let end = end.map_err(|error| Stop::failed(RunFailureCode::Sandbox, error.to_string()))?;
+        if let Some(kept) = &copy.kept {
+            let refused = matches!(copy.steps, CopySteps::RefreshKept { .. })
+                && end == SandboxEnd::Exited(KEPT_COPY_UNUSABLE_EXIT)
+                && workspace.join("out").join(KEPT_COPY_UNUSABLE_MARK).exists();
+            if refused {
+                return Err(Stop::failed(
+                    RunFailureCode::KeptCopyUnusable,
+                    "the item's kept working copy could not be brought to the branch's tip",
+                ));
+            }
+            // Whatever the agent did, the copy holds the start now.
+            if let Err(error) = kept.remember(setup.sandbox.backend(), &[&copy.start_sha]) {
+                tracing::warn!(item = %kept.feedback_id, %error, "the kept copy's record cannot be written; the next run makes a fresh copy");
+            }
+        }
+        let see_log = format!("see the log of run {run_id}");
+        match end {
+            SandboxEnd::Cancelled => Err(Stop::Cancelled),
+            SandboxEnd::TimedOut => Err(Stop::failed(
+                RunFailureCode::TimedOut,
+                format!(
+                    "the run took longer than {} and was stopped; {see_log}",
+                    humanize(setup.timeout)
+                ),
+            )),
+            SandboxEnd::Exited(0) => {
+                let out = workspace.join("out");
+                // Nothing of out/ is read before it is known to be within its caps.
+                check_output_folder(&out, &self.settings.limits.output).map_err(|refused| {
+                    Stop::failed(
+                        RunFailureCode::OutputTooLarge,
+                        format!("the agent's output was refused: {refused}; {see_log}"),
+                    )
+                })?;
+                Ok(out)
+            }
+            SandboxEnd::Exited(code) => Err(Stop::failed(
+                RunFailureCode::AgentFailed,
+                format!("the agent exited with code {code}; {see_log}"),
+            )),
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! A run's working copy: the repository's cache brought up to date (one run at a time
+//! holds it), then a fresh copy of where the run starts, or the feedback item's kept
+//! copy brought to that commit with a bundle of only what it lacks.
+
+use std::path::Path;
+
+use crate::data_dir::create_private_folder;
+use crate::domain::RunFailureCode;
+use crate::domain::{FeedbackId, Repo, SandboxBackend};
+use crate::pipeline::cache_lock::CacheLock;
+use crate::pipeline::host_git::{pull_head_ref, GitError, HostGit};
+use crate::pipeline::kept_copy::{backend_keeps_copies, CopySteps, KeptCopy};
+use crate::pipeline::run_log::RunLog;
+use crate::pipeline::Pipeline;
+use crate::sandbox::Sandbox;
+
+use super::*;
+
+impl Pipeline {
+    /// The lock on `repo`'s cache, said in the run's log when another run holds it.
+    pub(crate) async fn lock_cache(&self, log: &RunLog, repo: &Repo) -> Result<CacheLock, Stop> {
+        let waiting = async {
+            let said = log
+                .say(&format!(
+                    "waiting for another run of {} to finish with the cache",
+                    repo.name
+                ))
+                .await;
+            if let Err(error) = said {
+                tracing::warn!(%error, "the wait for the cache could not be logged");
+            }
+        };
+        let (lock, _) = CacheLock::acquire(&self.cache_root(), &repo.name, waiting)
+            .await
+            .map_err(|error| {
+                Stop::failed(
+                    RunFailureCode::Workspace,
+                    format!("the cache of {} cannot be locked: {error}", repo.name),
+                )
+            })?;
+        Ok(lock)
+    }
+
+    /// A working copy for a run, from where `start` says (see [`CopyStart`]); with
+    /// `keep_for`, the feedback item's kept copy where the backend keeps one (see
+    /// [`super::kept_copy`]).
+    pub(crate) async fn prepare_working_copy(
+        &self,
+        job: &AgentJob<'_>,
+        start: CopyStart<'_>,
+        keep_for: Option<FeedbackId>,
+    ) -> Result<WorkingCopy, Stop> {
+        let AgentJob {
+            setup,
+            log,
+            workspace,
+            repo,
+            ..
+        } = *job;
+        create_private_folder(&self.data_dir.join("workspaces"))
+            .and_then(|()| create_private_folder(&self.data_dir.join("git-cache")))
+            .and_then(|()| std::fs::create_dir_all(workspace.join("handoff/inputs")))
+            .and_then(|()| std::fs::create_dir_all(workspace.join("out")))
+            .map_err(|error| Stop::failed(RunFailureCode::Workspace, error.to_string()))?;
+        let git = self.host_git();
+        let _cache_lock = self.lock_cache(log, repo).await?;
+        log.say(&format!("fetching {} into the cache", repo.name))
+            .await?;
+        let pull_heads: Vec<u64> = match start {
+            CopyStart::PullRequestHead { number, .. } => vec![number],
+            CopyStart::Branch { .. } => Vec::new(),
+        };
+        let cache = git
+            .update_cache(&self.cache_root(), &repo.name, &pull_heads)
+            .await
+            .map_err(|error| Stop::failed(RunFailureCode::GitFetch, error.to_string()))?;
+        let (source_ref, branch, how, note) = match start {
+            CopyStart::PullRequestHead { number, branch } => (
+                pull_head_ref(number),
+                branch.to_owned(),
+                format!("the head of PR #{number}"),
+                None,
+            ),
+            CopyStart::Branch {
+                branch,
+                base_for_new,
+                pull_request,
+                in_fork,
+            } => {
+                let in_the_fork = match in_fork {
+                    Some(fork) => git
+                        .fetch_branch_of(&cache, fork, branch)
+                        .await
+                        .map_err(|error| Stop::failed(RunFailureCode::GitFetch, error.to_string()))?
+                        .map(|reference| (fork, reference)),
+                    None => None,
+                };
+                if let Some((fork, reference)) = in_the_fork {
+                    (
+                        reference,
+                        branch.to_owned(),
+                        format!("its current tip in the fork {fork}"),
+                        None,
+                    )
+                } else if in_fork.is_none() && git.branch_exists(&cache, branch).await {
+                    (
+                        format!("refs/heads/{branch}"),
+                        branch.to_owned(),
+                        "its current tip".to_owned(),
+                        None,
+                    )
+                } else {
+                    let last_head = match pull_request {
+                        Some(number) => git
+                            .fetch_pull_head(&cache, &repo.name, number)
+                            .await
+                            .map_err(|error| {
+                                Stop::failed(RunFailureCode::GitFetch, error.to_string())
+                            })?
+                            .map(|sha| (number, sha)),
+                        None => None,
+                    };
+                    match (last_head, base_for_new) {
+                        (Some((number, sha)), _) => (
+                            pull_head_ref(number),
+                            branch.to_owned(),
+                            format!("made again from PR #{number}'s last head"),
+                            Some(format!(
+                                "the branch {branch} was gone from GitHub; it was made again from \
+                                 PR #{number}'s last head {}, so the earlier runs' commits are kept",
+                                &sha[..sha.len().min(12)]
+                            )),
+                        ),
+                        (None, Some(base)) if git.branch_exists(&cache, base).await => (
+                            format!("refs/heads/{base}"),
+                            branch.to_owned(),
+                            format!("new, from {base}"),
+                            None,
+                        ),
+                        (None, Some(base)) => {
+                            return Err(Stop::failed(
+                                RunFailureCode::NoBaseBranch,
+                                format!("the base branch {base} does not exist on GitHub"),
+                            ))
+                        }
+                        (None, None) => {
+                            return Err(Stop::failed(
+                                RunFailureCode::NoBranch,
+                                format!("the branch {branch} is not in {}", repo.name),
+                            ))
+                        }
+                    }
+                }
+            }
+        };
+        let kept = keep_for
+            .filter(|_| {
+                backend_keeps_copies(setup.sandbox.backend())
+                    && self.kept_copy_retention().is_some()
+            })
+            .map(|feedback_id| KeptCopy::of(&self.data_dir, feedback_id));
+        let checkout_failed =
+            |error: GitError| Stop::failed(RunFailureCode::GitCheckout, error.to_string());
+        let (start_sha, steps) = match &kept {
+            Some(kept) => {
+                self.ready_kept_copy(job, &git, &cache, kept, &source_ref, &branch)
+                    .await?
+            }
+            None if setup.sandbox.works_in_place() => (
+                git.make_working_copy(&cache, &workspace.join("repo"), &source_ref, &branch)
+                    .await
+                    .map_err(checkout_failed)?,
+                CopySteps::MadeOnHost,
+            ),
+            None => (
+                git.bundle_ref(&cache, &source_ref, &workspace.join("handoff/repo.bundle"))
+                    .await
+                    .map_err(checkout_failed)?,
+                CopySteps::FromBundle {
+                    bundle_ref: source_ref.clone(),
+                },
+            ),
+        };
+        log.say(&format!(
+            "working copy of {branch} at {} ({how}; {})",
+            &start_sha[..start_sha.len().min(12)],
+            match &steps {
+                CopySteps::MadeOnHost => "made here",
+                CopySteps::FromBundle { .. } => "made in the sandbox from a bundle",
+                CopySteps::RefreshKept { bundle_ref: None } =>
+                    "the item's kept copy, which holds it already",
+                CopySteps::RefreshKept {
+                    bundle_ref: Some(_),
+                } => "the item's kept copy, sent only the commits it lacks",
+            }
+        ))
+        .await?;
+        if let Some(note) = &note {
+            log.say(&format!("note: {note}")).await?;
+        }
+        Ok(WorkingCopy {
+            cache,
+            branch,
+            start_sha,
+            steps,
+            kept,
+            note,
+        })
+    }
+
+    /// Gets the item's kept copy ready for a run starting at `source_ref`: when there is
+    /// one on this backend, a bundle of only the commits it lacks (none when it holds
+    /// them all); otherwise a fresh copy in its place (any old one dropped first).
+    async fn ready_kept_copy(
+        &self,
+        job: &AgentJob<'_>,
+        git: &HostGit,
+        cache: &Path,
+        kept: &KeptCopy,
+        source_ref: &str,
+        branch: &str,
+    ) -> Result<(String, CopySteps), Stop> {
+        let AgentJob {
+            setup, workspace, ..
+        } = *job;
+        let backend = setup.sandbox.backend();
+        let checkout_failed =
+            |error: GitError| Stop::failed(RunFailureCode::GitCheckout, error.to_string());
+        let workspace_failed = |error: std::io::Error| {
+            Stop::failed(
+                RunFailureCode::Workspace,
+                format!("the item's kept working copy cannot be linked into the run: {error}"),
+            )
+        };
+        let start_sha = git
+            .resolve(cache, source_ref)
+            .await
+            .map_err(checkout_failed)?;
+        let bundle = workspace.join("handoff/repo.bundle");
+        // The commits the copy holds, and how many of the start's it lacks.
+        let known = match kept.record().filter(|record| record.backend == backend) {
+            Some(record) => match git
+                .commits_lacking(cache, source_ref, &record.commits)
+                .await
+            {
+                Ok(lacking) => Some((record.commits, lacking)),
+                Err(error) => {
+                    tracing::info!(item = %kept.feedback_id, %error, "the kept copy's commits are not in the cache; the copy is made anew");
+                    None
+                }
+            },
+            None => None,
+        };
+        if backend == SandboxBackend::Local {
+            link_kept_copy(&kept.local_repo(), &workspace.join("repo"))
+                .map_err(workspace_failed)?;
+        } else {
+            // Docker mounts the copy's volume as repo/; the folder gives it its owner.
+            std::fs::create_dir_all(workspace.join("repo")).map_err(workspace_failed)?;
+        }
+        if let Some((commits, lacking)) = known {
+            let bundle_ref = if lacking > 0 {
+                git.bundle_lacking(cache, source_ref, &commits, &bundle)
+                    .await
+                    .map_err(checkout_failed)?;
+                Some(source_ref.to_owned())
+            } else {
+                None
+            };
+            return Ok((start_sha, CopySteps::RefreshKept { bundle_ref }));
+        }
+        // No copy to build on: a fresh one where the kept one lives (an old one there
+        // would be built on unseen, so it must go).
+        let on_docker = matches!(setup.sandbox, Sandbox::Docker(_));
+        if let Err(error) = self.drop_kept_copy(kept, Some(&setup.sandbox)).await {
+            if on_docker {
+                return Err(Stop::failed(
+                    RunFailureCode::Workspace,
+                    format!("the item's old working copy cannot be removed: {error}"),
+                ));
+            }
+            tracing::debug!(item = %kept.feedback_id, %error, "a kept copy's volume could not be removed (the engine may be away)");
+        }
+        if backend == SandboxBackend::Local {
+            let repo = kept.local_repo();
+            if let Some(parent) = repo.parent() {
+                create_private_folder(parent).map_err(workspace_failed)?;
+            }
+            link_kept_copy(&repo, &workspace.join("repo")).map_err(workspace_failed)?;
+            let start = git
+                .make_working_copy(cache, &repo, source_ref, branch)
+                .await
+                .map_err(checkout_failed)?;
+            return Ok((start, CopySteps::MadeOnHost));
+        }
+        git.bundle_ref(cache, source_ref, &bundle)
+            .await
+            .map_err(checkout_failed)?;
+        Ok((
+            start_sha,
+            CopySteps::FromBundle {
+                bundle_ref: source_ref.to_owned(),
+            },
+        ))
+    }
+}
+
+/// Makes `link` (a run's `repo/`) point at the kept copy `target`.
+fn link_kept_copy(target: &Path, link: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(link) {
+        Ok(_) => std::fs::remove_file(link)?,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error),
+    }
+    std::os::unix::fs::symlink(target, link)
+}

@@ -1,0 +1,166 @@
+//! Beginning a QA run: everything that can refuse it is checked before anything is spent
+//! (the PR is open, no unforced re-run over edits of a stage's own comment, no input
+//! edited by someone else waiting for approval, fix may push, quota, agent, sandbox),
+//! then the run is recorded.
+
+use super::untrusted_inputs::head_is_the_owners;
+use crate::domain::{
+    CommentKind, CommentVersion, Repo, RepoName, SandboxBackend, Stage, VersionOrigin,
+};
+use crate::github::comment_authorship::SignedInAccount;
+use crate::github::comment_publishing::{read_back, CommentPlace, ReadBack};
+use crate::pipeline::{Pipeline, PipelineError};
+use crate::store::StageRunRequest;
+
+use super::*;
+
+impl Pipeline {
+    /// Checks everything that can refuse the QA run (the PR is open, no unforced re-run
+    /// over edits of a stage's own comment, no input edited by someone else waiting for
+    /// approval, fix may push, quota, agent, sandbox), then records it. A full-auto run
+    /// reserves, in the same step, the quota its stages need.
+    pub async fn begin_qa(
+        &self,
+        repo: &RepoName,
+        pr_number: u64,
+        stage: Stage,
+        options: QaOptions,
+    ) -> Result<BegunQa, PipelineError> {
+        let plan = QaPlan::of(stage).ok_or(PipelineError::NotAQaStage)?;
+        let repo = self.store.repo_by_name(repo).await?;
+        let (pull, _) = self
+            .github
+            .pull_request(&self.store, &repo.name, pr_number)
+            .await?;
+        self.store
+            .mirror_pull_request(repo.id, &pull.mirrored())
+            .await?;
+        if pull.state() != crate::domain::PullRequestState::Open {
+            return Err(PipelineError::PullRequestNotOpen {
+                number: pr_number,
+                state: pull.state().to_string(),
+            });
+        }
+        if !options.force {
+            let mut checked = Vec::new();
+            for stage in plan.stages() {
+                let kind = stage.comment();
+                if checked.contains(&kind) {
+                    continue;
+                }
+                checked.push(kind);
+                if let Some(version) = self.current_version(&repo, pr_number, kind).await? {
+                    if version.origin != VersionOrigin::Agent {
+                        return Err(PipelineError::OwnerEdits {
+                            stage: stage.stage(),
+                            kind,
+                            version: version.number,
+                        });
+                    }
+                }
+            }
+        }
+        let fix_refusal = fix_push_refusal(&pull, &repo);
+        if let (QaPlan::One(QaStage::Fix), Some(reason)) = (plan, &fix_refusal) {
+            return Err(PipelineError::FixCannotPush {
+                number: pr_number,
+                reason: reason.clone(),
+            });
+        }
+        if let QaPlan::One(stage) = plan {
+            if let Some(kind) = stage.input() {
+                if let Some(version) = self.current_version(&repo, pr_number, kind).await? {
+                    if version.awaits_owner_approval() {
+                        return Err(PipelineError::EditAwaitsApproval {
+                            stage: stage.stage(),
+                            kind,
+                            version: version.number,
+                            editor: version.written_by(),
+                        });
+                    }
+                }
+            }
+        }
+        // Test (and the chain, which tests) runs the PR's code: a fork's code, or a PR
+        // someone else opened, runs only where it cannot reach the owner's machine.
+        let runs_code = matches!(plan, QaPlan::FullAuto | QaPlan::One(QaStage::Test));
+        if runs_code && options.backend.unwrap_or(repo.sandbox_backend) == SandboxBackend::Local {
+            let author = pull.user.as_ref().map(|user| user.login.as_str());
+            let owners = match SignedInAccount::of(&self.github, &self.store).await {
+                Ok(owner) => author.is_some_and(|author| owner.is(author)),
+                Err(error) => {
+                    tracing::warn!(%error, "the signed-in account cannot be told; the PR counts as someone else's");
+                    false
+                }
+            };
+            if !head_is_the_owners(&repo, &pull) || !owners {
+                return Err(PipelineError::StrangersCodeNeedsSandbox {
+                    what: format!(
+                        "{} on PR #{pr_number} (by @{}{})",
+                        plan.stage(),
+                        author.unwrap_or("someone"),
+                        if head_is_the_owners(&repo, &pull) {
+                            ""
+                        } else {
+                            ", from a fork"
+                        }
+                    ),
+                });
+            }
+        }
+        // A chain's stages each take a unit; fix is not among them when it cannot push.
+        let quota_units = match plan {
+            QaPlan::One(_) => 1,
+            QaPlan::FullAuto if fix_refusal.is_some() => 3,
+            QaPlan::FullAuto => 4,
+        };
+        self.store.check_quota_left(&repo, quota_units).await?;
+        let setup = self
+            .agent_setup(&repo, options.backend, options.timeout)
+            .await?;
+        let run = self
+            .store
+            .start_stage_run(&StageRunRequest {
+                repo_id: repo.id,
+                pr_number,
+                feedback_id: self
+                    .store
+                    .feedback_of_pull_request(repo.id, pr_number)
+                    .await?,
+                stage: plan.stage(),
+                backend: setup.sandbox.backend(),
+                agent_preset: repo.agent_preset.clone(),
+                parent_run_id: None,
+                quota_units,
+            })
+            .await?;
+        let untrusted_inputs = self.untrusted_inputs_of(&repo, &pull).await?;
+        Ok(BegunQa {
+            pipeline: self.clone(),
+            repo,
+            pull,
+            setup,
+            plan,
+            run,
+            untrusted_inputs,
+        })
+    }
+
+    /// The version of the `kind` comment that is on GitHub now, if there is one.
+    pub(super) async fn current_version(
+        &self,
+        repo: &Repo,
+        pr_number: u64,
+        kind: CommentKind,
+    ) -> Result<Option<CommentVersion>, PipelineError> {
+        let place = CommentPlace {
+            repo,
+            pr_number,
+            kind,
+        };
+        Ok(match read_back(&self.github, &self.store, place).await? {
+            ReadBack::Present { version, .. } => Some(version),
+            ReadBack::Missing { .. } => None,
+        })
+    }
+}

@@ -1,0 +1,214 @@
+//! The `docker` backend: a container on a real Docker engine — the local socket,
+//! or a remote engine through `DOCKER_HOST` — so nothing is bind-mounted: the workspace
+//! goes in and `out/` comes back as tar archives. It is removed in every outcome, panics
+//! included, and carries labels that let a restart find it.
+//!
+//! The container is the boundary, so it gets as little as the job can work with:
+//! - an unprivileged user (the image's agent user, or `nobody`), no capabilities, no new
+//!   privileges;
+//! - a read-only root; the workspace (an anonymous volume of its own, removed with the
+//!   container) is the only place that takes writes besides `/tmp`, a size-capped tmpfs
+//!   that is also the agent's home; a feedback item's code run mounts the item's kept
+//!   working copy as `repo/`, a volume of that item's alone that outlives the container
+//!   (see [`crate::pipeline::kept_copy`]);
+//! - memory with no swap beyond it, CPUs, processes, and a cap on the size of any one
+//!   file it writes (the engine caps the volume's total only where its storage driver
+//!   can, which is not assumed);
+//! - the repository's network mode: none, or the repository's internal network whose
+//!   only way out is its egress gate (see [`super::docker_gate`]), which lets through
+//!   the hosts on the list, or in open mode any public address, and never this
+//!   machine, its networks or the metadata address;
+//! - no API key: the agent's key variable holds a placeholder and its provider's base
+//!   address names the key forwarder in the repository's egress gate (see
+//!   [`super::key_forwarding`]), which adds the key on the way out.
+//!
+//! - this file: [`DockerSandbox`] and a job's run from start to removal;
+//! - [`container_setup`]: the container's network, kept copy and limits;
+//! - [`job_in_container`]: the workspace in, the output followed, the end, `out/` back;
+//! - [`leftovers`]: removing containers, a run's leftovers, and kept copies.
+
+mod container_setup;
+mod job_in_container;
+mod leftovers;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use bollard::query_parameters::CreateContainerOptionsBuilder;
+use bollard::Docker;
+use futures::{FutureExt as _, StreamExt as _};
+
+use super::docker_gate::{self, EgressGate};
+use super::docker_labels::{AGENT_USER_LABEL, INSTALLATION_LABEL, KEPT_COPY_LABEL, RUN_LABEL};
+use super::tar_transfer::{pack_dir_owned_by, unpack_into};
+use super::{JobControl, OutputStream, SandboxEnd, SandboxError, SandboxEvent, SandboxJob};
+use crate::domain::{FeedbackId, NetworkMode, NetworkPolicy, RepoId, RunId, SandboxBackend};
+use crate::egress::gate_control::{set_rules, GateCommand, KeyForTheGate};
+
+/// The volume mounted in the container; the workspace is a folder in it, so that the
+/// folder itself belongs to the agent's user.
+const VOLUME: &str = "/sandbox";
+/// Where the workspace lives inside the container.
+const WORKSPACE: &str = "/sandbox/workspace";
+/// Where a feedback item's kept working copy (a volume of its own) is mounted.
+const KEPT_REPO: &str = "/sandbox/workspace/repo";
+/// Scratch space and the agent's home (a tmpfs).
+const SCRATCH: &str = "/tmp";
+/// The user a job runs as when the image names no agent user.
+const NOBODY: (u64, u64) = (65534, 65534);
+/// Size of the scratch tmpfs.
+const SCRATCH_BYTES: u64 = 1024 * 1024 * 1024;
+/// How long the egress gate keeps a run's key beyond the run's time limit, should the
+/// run never give it back.
+const KEY_MARGIN: Duration = Duration::from_secs(10 * 60);
+/// The largest file a job may write.
+const LARGEST_FILE_BYTES: i64 = 8 * 1024 * 1024 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct DockerSandbox {
+    docker: Docker,
+    image: String,
+    installation: String,
+    network: NetworkPolicy,
+    /// The repository whose egress gate the jobs' traffic leaves through.
+    repository: Option<RepoId>,
+}
+
+fn unavailable(detail: impl Into<String>) -> SandboxError {
+    SandboxError::Unavailable {
+        backend: SandboxBackend::Docker,
+        detail: detail.into(),
+    }
+}
+
+fn failed(detail: impl Into<String>) -> SandboxError {
+    SandboxError::Failed {
+        backend: SandboxBackend::Docker,
+        detail: detail.into(),
+    }
+}
+
+impl DockerSandbox {
+    /// Connects to the engine named by `DOCKER_HOST`, or the default socket, for the
+    /// installation `installation` (its containers carry that label).
+    pub fn connect(image: &str, installation: &str) -> Result<Self, SandboxError> {
+        let docker = Docker::connect_with_defaults()
+            .map_err(|error| unavailable(format!("cannot reach the Docker engine: {error}")))?;
+        Ok(DockerSandbox {
+            docker,
+            image: image.to_owned(),
+            installation: installation.to_owned(),
+            network: NetworkPolicy::default(),
+            repository: None,
+        })
+    }
+
+    /// The sandbox for `repository`'s jobs, with `network` as what they may reach
+    /// through the repository's egress gate.
+    pub fn for_repository(mut self, repository: RepoId, network: NetworkPolicy) -> Self {
+        self.repository = Some(repository);
+        self.network = network;
+        self
+    }
+
+    /// The engine this sandbox talks to.
+    pub fn engine(&self) -> &Docker {
+        &self.docker
+    }
+
+    /// The installation whose containers this sandbox makes.
+    pub fn installation(&self) -> &str {
+        &self.installation
+    }
+
+    pub fn image(&self) -> &str {
+        &self.image
+    }
+
+    /// The user (uid, gid) the image runs its agent as, when Handoff built the image.
+    async fn agent_user(&self) -> Option<(u64, u64)> {
+        let image = match self.docker.inspect_image(&self.image).await {
+            Ok(image) => image,
+            Err(error) => {
+                tracing::warn!(image = %self.image, %error, "the image's agent user cannot be read; the agent runs as the image's user");
+                return None;
+            }
+        };
+        let label = image.config?.labels?.get(AGENT_USER_LABEL)?.clone();
+        let (uid, gid) = label.split_once(':')?;
+        Some((uid.parse().ok()?, gid.parse().ok()?))
+    }
+
+    pub async fn preflight(&self) -> Result<(), SandboxError> {
+        self.docker
+            .ping()
+            .await
+            .map_err(|error| unavailable(format!("the Docker engine does not answer: {error}")))?;
+        self.docker.inspect_image(&self.image).await.map_err(|_| {
+            unavailable(format!(
+                "the image {} is not on this engine (no registry is used: build or load it first)",
+                self.image
+            ))
+        })?;
+        Ok(())
+    }
+    pub async fn run(
+        &self,
+        job: &SandboxJob,
+        control: JobControl,
+    ) -> Result<SandboxEnd, SandboxError> {
+        let name = format!("handoff-{}-run-{}", self.installation, job.run_id);
+        // In an image Handoff built, the agent runs as its own user; in any other, as
+        // nobody. The workspace is handed to that user.
+        let owner = self.agent_user().await.unwrap_or(NOBODY);
+
+        // Whatever happens from here — an error, a panic — the containers go.
+        let mut started = Vec::new();
+        let mut gate_holds_key: Option<(EgressGate, String)> = None;
+        let outcome = std::panic::AssertUnwindSafe(async {
+            let (network_mode, environment) = self.network_for(job, &mut gate_holds_key).await?;
+            let mounts = self.kept_copy_mount(job).await?;
+            let body = self.container_body(job, owner, network_mode, environment, mounts);
+            let created = self
+                .docker
+                .create_container(
+                    Some(CreateContainerOptionsBuilder::default().name(&name).build()),
+                    body,
+                )
+                .await
+                .map_err(|error| failed(format!("cannot create the container: {error}")))?;
+            let id = created.id;
+            started.push(id.clone());
+            control.report(SandboxEvent::Started {
+                sandbox_id: id.clone(),
+            });
+            self.run_in(&id, job, control, owner).await
+        })
+        .catch_unwind()
+        .await;
+        for id in started.iter().rev() {
+            self.remove(id).await;
+        }
+        // The gate stays for the repository's next run; the run's key does not.
+        if let Some((gate, placeholder)) = gate_holds_key {
+            if let Err(error) = gate
+                .configure(&[GateCommand::RemoveKey { placeholder }])
+                .await
+            {
+                tracing::warn!(%error, "the egress gate could not be told to forget a run's key; it holds it until it stops");
+            }
+        }
+        match outcome {
+            Ok(result) => result,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+
+    /// The repository's egress gate, running.
+    async fn gate(&self) -> Result<EgressGate, SandboxError> {
+        let repository = self.repository.ok_or_else(|| {
+            unavailable("a sandbox with a network needs its repository's egress gate")
+        })?;
+        EgressGate::ensure(&self.docker, &self.installation, repository, &self.image).await
+    }
+}

@@ -1,0 +1,295 @@
+//! A repository's egress gate on a Docker engine: the container its sandboxes' traffic
+//! leaves through, and the internal network they share with it.
+//!
+//! The agent's container sits on the repository's internal network: the network has no
+//! route out and no address on the host (`inhibit_ipv4`), so neither the internet, nor
+//! the cloud's metadata address, nor any service of the host, nor another repository's
+//! sandbox can be reached from it. The one other thing on that network is the gate
+//! (`handoff-gate` there), a container on the internal network and on the engine's
+//! default network that runs Handoff's own `handoff-egress` program (see
+//! [`crate::egress`]): the allow-list proxy on port 3128 and the agent's key forwarder
+//! on port 3129. The gate runs from the repository's image with no capabilities, a
+//! read-only root and an unprivileged user; its program is copied in through the engine,
+//! so a remote engine runs it too.
+//!
+//! Handoff sets the gate's rules and hands it a run's key by running
+//! `handoff-egress configure` in the gate's container through the engine; the key
+//! travels only in memory, and the agent's container cannot reach the control socket.
+//! The gate and its network outlive a run: the next run of the repository finds them,
+//! updates the rules in place and goes on, and a gate with nothing to do stops itself
+//! after half an hour (the next run starts it again). A gate whose program changed is
+//! made anew.
+//!
+//! - this file: [`EgressGate`], found or made, and told its rules and keys;
+//! - [`gate_program`]: the `handoff-egress` program copied into the gate;
+//! - [`gate_addresses`]: where the sandbox finds the gate, and what the gate must
+//!   never reach on this machine;
+//! - [`gate_creation`]: the network and the gate's container made, and gates removed.
+
+mod gate_addresses;
+mod gate_creation;
+mod gate_program;
+use self::gate_creation::{create_gate, ensure_network, remove_container, GateCreation};
+use self::gate_program::program_archive;
+pub use gate_addresses::{
+    forwarder_address, machine_address_on_default_network, proxy_address, this_machines_addresses,
+    upstream_seen_from_the_gate,
+};
+pub use gate_creation::remove_gates;
+pub use gate_program::{gate_program, GateProgram};
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use bollard::exec::{StartExecOptions, StartExecResults};
+use bollard::models::ExecConfig;
+use bollard::Docker;
+use futures::StreamExt as _;
+use tokio::io::AsyncWriteExt as _;
+
+use super::docker_labels::{GATE_LABEL, INSTALLATION_LABEL};
+use super::SandboxError;
+use crate::domain::{RepoId, SandboxBackend};
+use crate::egress::gate_control::GateCommand;
+
+/// The label telling which program a gate runs (its size and time), so a gate of an
+/// older program is made anew.
+const GATE_PROGRAM_LABEL: &str = "dev.handoff.gate-program";
+/// The gate's name on the repository's internal network.
+pub const GATE_ALIAS: &str = "handoff-gate";
+/// The program's name, beside Handoff's own programs and in the gate.
+pub const GATE_PROGRAM: &str = "handoff-egress";
+/// The variable that names the program when it is elsewhere.
+pub const GATE_PROGRAM_VARIABLE: &str = "HANDOFF_EGRESS_PROGRAM";
+/// Where the program is in the gate's container (a volume of the gate's own).
+const PROGRAM_DIR: &str = "/handoff-gate";
+/// The control socket's folder (a tmpfs only the gate's user can enter).
+const CONTROL_DIR: &str = "/run/handoff-gate";
+/// How long a gate with nothing to do keeps running.
+const IDLE_EXIT: Duration = Duration::from_secs(30 * 60);
+/// The user the gate runs as.
+const GATE_USER: &str = "65534:65534";
+
+fn unavailable(detail: impl Into<String>) -> SandboxError {
+    SandboxError::Unavailable {
+        backend: SandboxBackend::Docker,
+        detail: detail.into(),
+    }
+}
+
+/// A repository's running gate.
+#[derive(Debug, Clone)]
+pub struct EgressGate {
+    docker: Docker,
+    id: String,
+    network: String,
+    program: GateProgram,
+}
+
+impl EgressGate {
+    /// The repository's gate, running: found as it is, started again, or made (with its
+    /// network) from `image`.
+    pub async fn ensure(
+        docker: &Docker,
+        installation: &str,
+        repo: RepoId,
+        image: &str,
+    ) -> Result<EgressGate, SandboxError> {
+        let program = gate_program().map_err(unavailable)?;
+        let name = format!("handoff-{installation}-gate-{}", repo.0);
+        let network = format!("{name}-net");
+        let labels = HashMap::from([
+            (INSTALLATION_LABEL.to_owned(), installation.to_owned()),
+            (GATE_LABEL.to_owned(), repo.0.to_string()),
+        ]);
+        ensure_network(docker, &network, &labels).await?;
+        for _ in 0..3 {
+            match docker
+                .inspect_container(
+                    &name,
+                    None::<bollard::query_parameters::InspectContainerOptions>,
+                )
+                .await
+            {
+                Ok(container) => {
+                    let id = container.id.clone().unwrap_or_else(|| name.clone());
+                    let stamp = container
+                        .config
+                        .as_ref()
+                        .and_then(|config| config.labels.as_ref())
+                        .and_then(|labels| labels.get(GATE_PROGRAM_LABEL))
+                        .cloned();
+                    if stamp.as_deref() != Some(program.stamp.as_str()) {
+                        tracing::info!(gate = %name, "the egress gate runs an older program; it is made anew");
+                        remove_container(docker, &id).await;
+                        continue;
+                    }
+                    // A gate holds on to its image; when the repository's image was built
+                    // again, the gate moves to the new one so the old can go.
+                    let current_image = docker
+                        .inspect_image(image)
+                        .await
+                        .ok()
+                        .and_then(|inspected| inspected.id);
+                    if current_image.is_some() && current_image != container.image {
+                        tracing::info!(gate = %name, "the repository's image changed; the egress gate is made anew from it");
+                        remove_container(docker, &id).await;
+                        continue;
+                    }
+                    let running = container
+                        .state
+                        .and_then(|state| state.running)
+                        .unwrap_or(false);
+                    if !running {
+                        docker.start_container(&id, None).await.map_err(|error| {
+                            unavailable(format!("cannot start the egress gate again: {error}"))
+                        })?;
+                    }
+                    return Ok(EgressGate {
+                        docker: docker.clone(),
+                        id,
+                        network,
+                        program,
+                    });
+                }
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => {
+                    match create_gate(docker, &name, &network, image, &labels, &program).await {
+                        Ok(id) => {
+                            return Ok(EgressGate {
+                                docker: docker.clone(),
+                                id,
+                                network,
+                                program,
+                            })
+                        }
+                        // Another run made it at the same moment: use that one.
+                        Err(GateCreation::NameTaken) => continue,
+                        Err(GateCreation::Failed(error)) => return Err(error),
+                    }
+                }
+                Err(error) => {
+                    return Err(unavailable(format!(
+                        "cannot look for the egress gate: {error}"
+                    )))
+                }
+            }
+        }
+        Err(unavailable(
+            "the egress gate could not be made (it kept changing while Handoff looked)",
+        ))
+    }
+
+    /// The gate's container.
+    pub fn container_id(&self) -> &str {
+        &self.id
+    }
+
+    /// The repository's internal network, which the agent's container joins.
+    pub fn network(&self) -> &str {
+        &self.network
+    }
+
+    /// Sends `commands` to the gate; fails unless each one was carried out.
+    pub async fn configure(&self, commands: &[GateCommand]) -> Result<(), SandboxError> {
+        let program_in_gate = format!("{PROGRAM_DIR}/{GATE_PROGRAM}");
+        let control = format!("{CONTROL_DIR}/control.sock");
+        let exec = self
+            .docker
+            .create_exec(
+                &self.id,
+                ExecConfig {
+                    attach_stdin: Some(true),
+                    attach_stdout: Some(true),
+                    attach_stderr: Some(true),
+                    user: Some(GATE_USER.to_owned()),
+                    cmd: Some(vec![
+                        program_in_gate,
+                        "configure".to_owned(),
+                        "--control".to_owned(),
+                        control,
+                    ]),
+                    ..ExecConfig::default()
+                },
+            )
+            .await
+            .map_err(|error| unavailable(format!("cannot reach the egress gate: {error}")))?;
+        let started = self
+            .docker
+            .start_exec(&exec.id, None::<StartExecOptions>)
+            .await
+            .map_err(|error| unavailable(format!("cannot reach the egress gate: {error}")))?;
+        let StartExecResults::Attached {
+            mut output,
+            mut input,
+        } = started
+        else {
+            return Err(unavailable("the egress gate's settings could not be sent"));
+        };
+        let mut lines = String::new();
+        for command in commands {
+            // The line may hold a key: it goes to the gate and nowhere else.
+            let line = serde_json::to_string(command).map_err(|error| {
+                unavailable(format!("cannot write the gate's settings: {error}"))
+            })?;
+            lines.push_str(&line);
+            lines.push('\n');
+        }
+        let sent = async {
+            input.write_all(lines.as_bytes()).await?;
+            input.shutdown().await
+        };
+        if let Err(error) = sent.await {
+            return Err(unavailable(format!(
+                "the egress gate's settings could not be sent: {error}"
+            )));
+        }
+        drop(lines);
+        let mut said = String::new();
+        while let Some(next) = output.next().await {
+            match next {
+                Ok(piece) => said.push_str(&String::from_utf8_lossy(&piece.into_bytes())),
+                Err(error) => {
+                    tracing::warn!(%error, "the egress gate's answer broke off");
+                    break;
+                }
+            }
+        }
+        let exit = self
+            .docker
+            .inspect_exec(&exec.id)
+            .await
+            .ok()
+            .and_then(|inspected| inspected.exit_code);
+        if exit == Some(0) {
+            return Ok(());
+        }
+        Err(unavailable(format!(
+            "the egress gate ({}) did not take its settings: {}",
+            self.program.path.display(),
+            said.trim()
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_provider_on_this_machines_loopback_is_reached_through_the_host_gateway() {
+        assert_eq!(
+            upstream_seen_from_the_gate("http://127.0.0.1:4000"),
+            "http://host.docker.internal:4000"
+        );
+        assert_eq!(
+            upstream_seen_from_the_gate("http://localhost:4000/prefix"),
+            "http://host.docker.internal:4000/prefix"
+        );
+        assert_eq!(
+            upstream_seen_from_the_gate("https://api.anthropic.com"),
+            "https://api.anthropic.com"
+        );
+    }
+}

@@ -1,0 +1,363 @@
+//! Each check of Check setup on its own: the repository's access, the Docker engine, the
+//! egress gate, an image, an agent's key, the token's scopes, free disk, and the lines
+//! that say an address or a key was refused. A run makes the ones it needs before it
+//! starts, and is refused with the same line when one fails.
+
+use std::path::Path;
+
+use crate::agent_image::{image_state, ImageState};
+use crate::domain::agent_presets::{AgentChoice, CUSTOM_IMAGE_PRESET};
+use crate::domain::Repo;
+use crate::github::{GithubClient, GithubError};
+use crate::pipeline_settings::PipelineSettings;
+use crate::secrets::SecretStore;
+
+use super::{CheckLine, CheckStatus, Fix, DISK_FAILURE_BYTES, DISK_WARNING_BYTES};
+
+pub fn docker_image_of(settings: &PipelineSettings, repo: &Repo) -> (String, Option<String>) {
+    if let Some(image) = repo
+        .docker_image
+        .as_ref()
+        .filter(|image| !image.trim().is_empty())
+    {
+        return (image.clone(), None);
+    }
+    let preset = AgentChoice::of(&repo.agent_preset, repo.agent_command.as_deref())
+        .map(|agent| agent.image_preset())
+        .unwrap_or(CUSTOM_IMAGE_PRESET);
+    (settings.docker_image_for(preset), Some(preset.to_owned()))
+}
+
+/// The E2B line when an E2B address would carry the key in the clear.
+pub fn e2b_address_refused(refusal: &str) -> CheckLine {
+    CheckLine::not_ok(
+        CheckStatus::Failure,
+        "e2b",
+        "E2B",
+        refusal.to_owned(),
+        Fix::UseHttpsForE2b,
+    )
+}
+
+/// The agent key's line when the address its provider is reached at is refused.
+pub fn provider_address_refused(repo: &Repo, provider: &str, refusal: &str) -> CheckLine {
+    let name = repo.name.full_name();
+    CheckLine::not_ok(
+        CheckStatus::Failure,
+        format!("agent-key:{name}"),
+        format!("{name}'s agent ({})", repo.agent_preset),
+        refusal.to_owned(),
+        Fix::UseHttpsForProvider {
+            provider: provider.to_owned(),
+        },
+    )
+}
+
+/// The E2B line when no key is stored for the E2B API host `host`.
+pub fn e2b_key_missing(host: &str) -> CheckLine {
+    CheckLine::not_ok(
+        CheckStatus::Failure,
+        "e2b",
+        "E2B",
+        format!("no API key is stored for {host}"),
+        Fix::AddE2bKey,
+    )
+}
+
+/// Whether the signed-in account may push, open PRs and file issues on `repo`.
+pub async fn repo_access(client: &GithubClient, repo: &Repo) -> CheckLine {
+    let name = repo.name.full_name();
+    let id = format!("repo:{name}");
+    let repository = match client.repository(&repo.name).await {
+        Ok(repository) => repository,
+        Err(GithubError::NotFound { .. }) => {
+            return CheckLine::not_ok(
+                CheckStatus::Failure,
+                id,
+                name.clone(),
+                "the signed-in account cannot see it (or it does not exist)",
+                Fix::GetWriteAccess { repo: name },
+            )
+        }
+        Err(error) => {
+            return CheckLine::not_ok(
+                CheckStatus::Failure,
+                id,
+                name.clone(),
+                error.to_string(),
+                Fix::SignIn,
+            )
+        }
+    };
+    let can_push = repository.can_push();
+    let has_issues = repository.has_issues;
+    if !can_push {
+        return CheckLine::not_ok(
+            CheckStatus::Failure,
+            id,
+            name.clone(),
+            "the signed-in account may not push to it, so Handoff cannot push branches or \
+             open their PRs",
+            Fix::GetWriteAccess { repo: name },
+        );
+    }
+    if !has_issues {
+        return CheckLine::not_ok(
+            CheckStatus::Warning,
+            id,
+            name.clone(),
+            "issues are off: feedback issues are not mirrored and failing tests cannot be filed",
+            Fix::TurnOnIssues { repo: name },
+        );
+    }
+    CheckLine::ok(id, name, "may push, open PRs and file issues")
+}
+
+/// The Docker engine line, and the engine when it answers.
+pub async fn docker_engine() -> (CheckLine, Option<bollard::Docker>) {
+    let failure = |detail: String| {
+        (
+            CheckLine::not_ok(
+                CheckStatus::Failure,
+                "docker",
+                "Docker engine",
+                detail,
+                Fix::StartDocker,
+            ),
+            None,
+        )
+    };
+    let docker = match bollard::Docker::connect_with_defaults() {
+        Ok(docker) => docker,
+        Err(error) => return failure(format!("cannot connect: {error}")),
+    };
+    match docker.version().await {
+        Ok(version) => (
+            CheckLine::ok(
+                "docker",
+                "Docker engine",
+                format!(
+                    "Docker {} answers",
+                    version
+                        .version
+                        .unwrap_or_else(|| "(unknown version)".to_owned())
+                ),
+            ),
+            Some(docker),
+        ),
+        Err(error) => failure(format!("does not answer: {error}")),
+    }
+}
+
+/// What the token may do: a warning when it may change workflows (or when GitHub does
+/// not say, for a fine-grained token).
+pub async fn token_scopes_line(client: &GithubClient) -> CheckLine {
+    let subject = "GitHub token";
+    match crate::github::token_scopes::token_scopes(client).await {
+        Ok(scopes) => match scopes.warning() {
+            None => CheckLine::ok(
+                "github-token",
+                subject,
+                format!(
+                    "scopes {}: pushes that change workflow files are refused by GitHub",
+                    scopes.stored()
+                ),
+            ),
+            Some(warning) => CheckLine::not_ok(
+                CheckStatus::Warning,
+                "github-token",
+                subject,
+                warning,
+                Fix::SignIn,
+            ),
+        },
+        Err(error) => CheckLine::not_ok(
+            CheckStatus::Warning,
+            "github-token",
+            subject,
+            format!("its scopes could not be read: {error}"),
+            Fix::SignIn,
+        ),
+    }
+}
+
+/// Whether the egress gate can run beside the engine's sandboxes: its program is
+/// installed, and it is a program for the machine the engine runs its containers on.
+pub async fn egress_gate(docker: &bollard::Docker) -> CheckLine {
+    let failure = |detail: String| {
+        CheckLine::not_ok(
+            CheckStatus::Failure,
+            "egress-gate",
+            "Egress gate",
+            detail,
+            Fix::InstallEgressGate,
+        )
+    };
+    let program = match crate::sandbox::docker_gate::gate_program() {
+        Ok(program) => program,
+        Err(missing) => return failure(missing),
+    };
+    let here = (std::env::consts::OS, std::env::consts::ARCH);
+    match docker.info().await {
+        Ok(info) => {
+            let engine_os = info.os_type.unwrap_or_default();
+            let engine_arch = info.architecture.unwrap_or_default();
+            let same_arch = engine_arch == here.1
+                || (engine_arch == "arm64" && here.1 == "aarch64")
+                || (engine_arch == "amd64" && here.1 == "x86_64");
+            if engine_os != "linux" || here.0 != "linux" || !same_arch {
+                return failure(format!(
+                    "the engine runs {engine_os}/{engine_arch} containers, and {} is a \
+                     program for {}/{}: it cannot run beside the sandboxes, so no run can \
+                     reach the network or its provider",
+                    program.path.display(),
+                    here.0,
+                    here.1
+                ));
+            }
+            CheckLine::ok(
+                "egress-gate",
+                "Egress gate",
+                format!(
+                    "{} runs beside each repository's sandboxes and adds the agent's key \
+                     there",
+                    program.path.display()
+                ),
+            )
+        }
+        Err(error) => failure(format!("the engine does not say what it runs: {error}")),
+    }
+}
+
+/// Whether `image` is on the engine, and current when Handoff builds it from the
+/// `preset` recipe.
+pub async fn docker_image(
+    docker: &bollard::Docker,
+    image: &str,
+    preset: Option<&str>,
+) -> CheckLine {
+    let id = format!("image:{image}");
+    let subject = format!("Image {image}");
+    let fix = || match preset {
+        Some(preset) => Fix::BuildImage {
+            preset: preset.to_owned(),
+            image: image.to_owned(),
+        },
+        None => Fix::LoadImage {
+            image: image.to_owned(),
+        },
+    };
+    match image_state(docker, image).await {
+        Ok(ImageState::Current) => CheckLine::ok(id, subject, "built from this version's recipe"),
+        Ok(ImageState::NotHandoffs) => CheckLine::ok(
+            id,
+            subject,
+            "present (not built by Handoff: its agent is yours to keep current)",
+        ),
+        Ok(ImageState::OutOfDate) => CheckLine::not_ok(
+            CheckStatus::Warning,
+            id,
+            subject,
+            "built from an older recipe: its agent is not the version this Handoff expects",
+            fix(),
+        ),
+        Ok(ImageState::Missing) => CheckLine::not_ok(
+            CheckStatus::Failure,
+            id,
+            subject,
+            "not on this Docker engine",
+            fix(),
+        ),
+        Err(error) => CheckLine::not_ok(
+            CheckStatus::Failure,
+            id,
+            subject,
+            error.to_string(),
+            Fix::StartDocker,
+        ),
+    }
+}
+
+/// Whether the key `repo`'s agent needs is in the keyring.
+pub async fn agent_key(
+    secrets: &SecretStore,
+    settings: &PipelineSettings,
+    repo: &Repo,
+    agent: &AgentChoice,
+) -> CheckLine {
+    let name = repo.name.full_name();
+    let id = format!("agent-key:{name}");
+    let subject = format!("{name}'s agent ({})", repo.agent_preset);
+    let Some(key) = agent.api_key() else {
+        return CheckLine::ok(id, subject, "needs no key from Handoff");
+    };
+    match settings.agent_key(secrets, key.provider).await {
+        Ok(Some(_)) => CheckLine::ok(id, subject, format!("the {} key is set", key.provider)),
+        Ok(None) => CheckLine::not_ok(
+            CheckStatus::Failure,
+            id,
+            subject,
+            format!("no {} API key is stored", key.provider),
+            Fix::AddKey {
+                provider: key.provider.to_owned(),
+            },
+        ),
+        Err(error) => CheckLine::not_ok(
+            CheckStatus::Failure,
+            id,
+            subject,
+            error.to_string(),
+            Fix::StartKeyring,
+        ),
+    }
+}
+
+/// Free space where the data folder (and so the repository cache) is.
+pub fn disk(data_dir: &Path) -> CheckLine {
+    let path = data_dir.display().to_string();
+    match free_bytes(data_dir) {
+        Ok(free) => {
+            let shown = format!("{:.1} GB free", free as f64 / 1e9);
+            if free < DISK_FAILURE_BYTES {
+                CheckLine::not_ok(
+                    CheckStatus::Failure,
+                    "disk",
+                    "Disk",
+                    shown,
+                    Fix::FreeDisk { path },
+                )
+            } else if free < DISK_WARNING_BYTES {
+                CheckLine::not_ok(
+                    CheckStatus::Warning,
+                    "disk",
+                    "Disk",
+                    shown,
+                    Fix::FreeDisk { path },
+                )
+            } else {
+                CheckLine::ok("disk", "Disk", format!("{shown} for the repository cache"))
+            }
+        }
+        Err(error) => CheckLine::not_ok(
+            CheckStatus::Warning,
+            "disk",
+            "Disk",
+            format!("cannot tell the free space of {path}: {error}"),
+            Fix::FreeDisk { path },
+        ),
+    }
+}
+
+#[cfg(unix)]
+fn free_bytes(path: &Path) -> std::io::Result<u64> {
+    let stats = rustix::fs::statvfs(path).map_err(std::io::Error::from)?;
+    Ok(stats.f_bavail.saturating_mul(stats.f_frsize))
+}
+
+#[cfg(not(unix))]
+fn free_bytes(_path: &Path) -> std::io::Result<u64> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "not measured on this system",
+    ))
+}

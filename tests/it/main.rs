@@ -1,0 +1,25 @@
+//! The core's integration tests, in one binary (linking each test file on its own cost
+//! a link of the whole dependency tree each): one module per area, named as the files
+//! were, so `cargo nextest run -E 'test(/^pipeline_local::/)'` runs one of them.
+
+mod egress_gate;
+mod fake_github_conformance;
+mod fault_matrix;
+mod github_managed_comments;
+mod github_sync;
+mod head_branch_names;
+mod kept_copies;
+mod kept_copies_docker;
+mod mirror_changes;
+mod pipeline_docker;
+mod pipeline_local;
+mod pull_request_workspace;
+mod push_safety;
+mod qa_stages_docker;
+mod qa_stages_local;
+mod run_watch;
+mod sandbox_e2b;
+mod sandbox_network_docker;
+mod store_mirror;
+mod trust_boundaries;
+mod trust_boundaries_docker;
