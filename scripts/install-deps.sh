@@ -49,3 +49,26 @@ if ! command -v tauri-driver >/dev/null 2>&1; then
 else
   echo "install-deps: tauri-driver already present"
 fi
+
+# axe-core, the accessibility checker the window tests run in the real window. It ships
+# inside PyPI's axe-selenium-python wheel (no npm): the wheel is downloaded once and the
+# one file taken out of it, checked against its SHA-256.
+axe_folder="${HOME}/.cache/handoff/axe-core"
+axe_sha256="b511cd9dec01c76f4b2ad1723b66b6db37d4c2eb4ed199076e1829d9ee7b75e3"
+if [ ! -f "$axe_folder/axe.min.js" ] || ! echo "$axe_sha256  $axe_folder/axe.min.js" | sha256sum -c --quiet 2>/dev/null; then
+  echo "install-deps: fetching axe-core from PyPI's axe-selenium-python 3.0.0"
+  mkdir -p "$axe_folder"
+  download=$(mktemp -d)
+  python3 -m pip download --quiet --no-deps --python-version 3.12 --only-binary=:all: \
+    --dest "$download" \
+    'axe-selenium-python==3.0.0'
+  python3 - "$download" "$axe_folder/axe.min.js" <<'PYTHON'
+import glob, sys, zipfile
+wheel = glob.glob(sys.argv[1] + "/axe_selenium_python-*.whl")[0]
+with zipfile.ZipFile(wheel) as archive:
+    name = next(n for n in archive.namelist() if n.endswith("node_modules/axe-core/axe.min.js"))
+    open(sys.argv[2], "wb").write(archive.read(name))
+PYTHON
+  rm -rf "$download"
+  echo "$axe_sha256  $axe_folder/axe.min.js" | sha256sum -c --quiet
+fi

@@ -19,6 +19,11 @@ if [ "${1:-}" = "--from-build" ]; then
   binaries="${2:?--from-build needs the folder of the built programs}"
 else
   bash scripts/install-deps.sh
+  if [ -z "${HANDOFF_UPDATE_PUBLIC_KEY:-}" ]; then
+    echo "package: HANDOFF_UPDATE_PUBLIC_KEY is not set, so this package trusts updates signed" >&2
+    echo "package: with the development key in test-support/keys/ (fine to try it, never for a" >&2
+    echo "package: release: give the release key's public half, base64 of its .pub file)" >&2
+  fi
   echo "package: building the release programs"
   cargo build --release --locked --workspace --bins
   binaries="$target/release"
@@ -104,9 +109,12 @@ echo "$runtime_sha256  $runtime" | sha256sum --check --quiet
 appdir="$work/Handoff.AppDir"
 mkdir -p "$appdir/usr/bin"
 for program in handoff-desktop handoff handoff-egress; do
-  install -m 755 "$stage/usr/bin/$program" "$appdir/usr/bin/$program"
+  install -m 755 "$binaries/$program" "$appdir/usr/bin/$program"
+  strip --strip-debug "$appdir/usr/bin/$program" 2>/dev/null || true
 done
-perl -0777 -pi -e "s/__TAURI_BUNDLE_TYPE_VAR_DEB/__TAURI_BUNDLE_TYPE_VAR_APP/" "$appdir/usr/bin/handoff-desktop"
+# From the unmarked program: the marker's words are also in the binary as the updater's
+# own list, so only the first (the marker itself) may change, and only once.
+mark_bundle "$appdir/usr/bin/handoff-desktop" APP
 cat > "$appdir/AppRun" <<'EOF'
 #!/bin/sh
 # The AppImage's entry: the app, or the command line when called as `handoff`.

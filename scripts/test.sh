@@ -61,7 +61,8 @@ phase "cargo fmt --check"
 cargo fmt --all -- --check
 
 phase "build every test and program, with clippy's lints as errors"
-cargo nextest run --workspace --locked --no-run
+cargo nextest run --workspace --locked --no-run --timings
+python3 scripts/build-timings.py "$CARGO_TARGET_DIR"
 phase "build the benchmarks (in the test profile), with clippy's lints as errors"
 cargo build --workspace --locked --benches --profile dev
 

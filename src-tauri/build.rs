@@ -1,60 +1,17 @@
 //! Tauri's build step: reads tauri.conf.json and capabilities/, embeds ../ui, and
-//! declares the app's own commands so that a capability must grant each one.
+//! declares the app's own commands (named once, in src/command_names.rs) so that a
+//! capability must grant each one.
+
+include!("src/command_names.rs");
+
+macro_rules! command_name_list {
+    ($($name:ident),* $(,)?) => {
+        &[$(stringify!($name)),*]
+    };
+}
 
 /// Every command the shell registers; capabilities/main-window.json grants them.
-const APP_COMMANDS: &[&str] = &[
-    "app_info",
-    "window_painted",
-    "dashboard",
-    "repos",
-    "feedback_detail",
-    "add_feedback",
-    "add_follow_up",
-    "include_follow_up",
-    "approve_feedback",
-    "approve_comment_version",
-    "start_run",
-    "cancel_run",
-    "held_commits",
-    "push_held_run",
-    "follow_run_log",
-    "preview_markdown",
-    "preview_edit",
-    "comment_history",
-    "compare_versions",
-    "pull_request_list",
-    "open_workspace",
-    "start_qa_stage",
-    "outbox_items",
-    "send_outbox_entry",
-    "discard_outbox_entry",
-    "open_workspace_pull_request",
-    "save_comment",
-    "resolve_comment_conflict",
-    "session_status",
-    "sign_in",
-    "start_device_sign_in",
-    "finish_device_sign_in",
-    "cancel_device_sign_in",
-    "sign_out",
-    "key_states",
-    "set_key",
-    "remove_key",
-    "check_setup",
-    "build_agent_image",
-    "repository_choices",
-    "connect_repository",
-    "repo_settings",
-    "save_repo_settings",
-    "set_stage_prompt",
-    "disconnect_repository",
-    "sync_now",
-    "open_pull_request",
-    "open_link",
-    "log_view",
-    "set_log_level",
-    "open_log_folder",
-];
+const APP_COMMANDS: &[&str] = with_app_commands!(command_name_list);
 
 fn main() {
     let attributes = tauri_build::Attributes::new()

@@ -38,6 +38,11 @@ crate::stored_text_enum! {
         NeedsSandbox => "needs_sandbox",
         NeedsClientId => "needs_client_id",
         Cancelled => "cancelled",
+        /// No update feed is set, or it could not be read.
+        UpdateUnavailable => "update_unavailable",
+        /// The update's signature is not one of the key built into the app, or its
+        /// package is not one this installation can take: nothing was installed.
+        UpdateRefused => "update_refused",
     }
 }
 

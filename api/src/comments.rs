@@ -23,11 +23,12 @@ use handoff::secrets::SecretStore;
 use handoff::store::Store;
 
 /// A comment opened for editing.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct CommentEditor {
     pub repo: String,
     pub pr_number: u64,
+    #[ts(as = "crate::page_contract::CommentKindWords")]
     pub kind: CommentKind,
     pub header: &'static str,
     /// The version the editor starts from (the one an edit is based on).
@@ -44,7 +45,7 @@ pub struct CommentEditor {
 }
 
 /// Where an editor's text came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub enum EditorSource {
     /// Read from GitHub just now.
@@ -54,7 +55,7 @@ pub enum EditorSource {
 }
 
 /// How a save ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub enum SaveOutcome {
     /// GitHub holds the new text.
@@ -68,7 +69,7 @@ pub enum SaveOutcome {
 }
 
 /// What a save did.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SaveResult {
     pub outcome: SaveOutcome,
@@ -77,7 +78,7 @@ pub struct SaveResult {
 }
 
 /// Both texts of a conflict.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ConflictView {
     pub entry_id: i64,
@@ -241,14 +242,9 @@ pub async fn open_comment(
     })
 }
 
-/// Markdown as the preview shows it (rendered and sanitized here).
-pub fn preview_markdown(text: &str) -> String {
-    render_markdown(text)
-}
-
 /// A pane's text being edited: its preview, and its changes against the agent's
 /// original (when there is one).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct EditPreview {
     pub html: String,
@@ -265,11 +261,12 @@ pub fn preview_edit(text: &str, agent_original: Option<&str>) -> EditPreview {
 }
 
 /// One version in a comment's history.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryEntry {
     pub version_id: i64,
     pub number: u32,
+    #[ts(as = "crate::page_contract::VersionOriginWords")]
     pub origin: VersionOrigin,
     /// "the agent", "you", or "@login".
     pub written_by: String,
@@ -325,7 +322,7 @@ pub async fn comment_history(
 }
 
 /// Two versions side by side.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct VersionComparison {
     pub older: CommentVersionRecord,

@@ -20,16 +20,19 @@ use handoff::revealed_text::{reveal_hidden_parts, RevealedText};
 use handoff::store::{NewFeedback, QuotaStatus, RunFilter, Store};
 
 /// One message of the thread.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadEntry {
     pub id: i64,
+    #[ts(as = "crate::page_contract::FollowUpSourceWords")]
     pub source: FollowUpSource,
     pub author: Option<String>,
     pub created_at: chrono::DateTime<Utc>,
     pub body_html: String,
     /// The body as a prompt gets it once included, with what the view hides marked.
+    #[ts(as = "crate::page_contract::RevealedTextShape")]
     pub body_raw: RevealedText,
+    #[ts(as = "crate::page_contract::FollowUpOriginWords")]
     pub origin: FollowUpOrigin,
     /// Taken from the PR: in no prompt until the owner includes it.
     pub candidate: bool,
@@ -37,12 +40,14 @@ pub struct ThreadEntry {
 }
 
 /// A managed comment of the item's PR, as the panel lists it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct CommentSummary {
+    #[ts(as = "crate::page_contract::CommentKindWords")]
     pub kind: CommentKind,
     pub version: u32,
     pub version_id: i64,
+    #[ts(as = "crate::page_contract::VersionOriginWords")]
     pub origin: VersionOrigin,
     /// "the agent", "you", or "@login".
     pub written_by: String,
@@ -51,12 +56,13 @@ pub struct CommentSummary {
     pub awaits_approval: bool,
     pub content_html: String,
     /// The content as the next stage gets it, with what the rendered view hides marked.
+    #[ts(as = "crate::page_contract::RevealedTextShape")]
     pub content_raw: RevealedText,
     pub missing: bool,
 }
 
 /// What the run button does now.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct NextRun {
     pub kind: NextRunKind,
@@ -68,7 +74,7 @@ pub struct NextRun {
 }
 
 /// Which run the run button starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum NextRunKind {
     /// The first run: a new branch and a new PR.
@@ -91,13 +97,14 @@ impl From<CodeRunKind> for NextRunKind {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct FeedbackDetail {
     pub feedback: FeedbackRecord,
     pub body_html: String,
     /// The title and body as the agent gets them, with what the rendered view hides
     /// marked (what approving a visitor's item lets through).
+    #[ts(as = "crate::page_contract::RevealedTextShape")]
     pub body_raw: RevealedText,
     pub thread: Vec<ThreadEntry>,
     pub runs: Vec<RunRecord>,
@@ -233,7 +240,7 @@ pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, C
 }
 
 /// A new feedback item from the app's form.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct NewFeedbackInput {
     pub repo: String,

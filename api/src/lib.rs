@@ -20,13 +20,16 @@
 //!   nothing drives any more;
 //! - [`setup`]: device-flow sign-in, keys, Check setup, building agent images;
 //! - [`repositories`]: connecting repositories and their settings;
-//! - [`log`]: the log file's folder, level and last lines.
+//! - [`log`]: the log file's folder, level and last lines;
+//! - [`updates`]: the update feed, and a newer version it offers;
+//! - [`page_contract`]: all of the above written out as JSDoc typedefs for the page.
 
 pub mod comments;
 pub mod feedback_view;
 pub mod log;
 pub mod mirror_following;
 pub mod outbox;
+pub mod page_contract;
 pub mod pull_request_workspace;
 pub mod pull_requests;
 pub mod records;
@@ -34,6 +37,7 @@ pub mod repositories;
 pub mod runs;
 pub mod session;
 pub mod setup;
+pub mod updates;
 
 use std::path::{Path, PathBuf};
 
@@ -109,11 +113,12 @@ where
 }
 
 /// The dashboard's filter as the UI sends it: an empty repository or status means "all".
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, ts_rs::TS)]
 #[serde(default, rename_all = "camelCase")]
 pub struct DashboardQuery {
     pub repo: String,
     #[serde(deserialize_with = "choice_or_all")]
+    #[ts(as = "Option<crate::page_contract::FeedbackStatusWords>")]
     pub status: Option<FeedbackStatus>,
     pub search: String,
     /// The most cards a column gets (the most recently changed); none: every card.
@@ -188,7 +193,7 @@ pub fn checked_link(url: &str) -> Result<String, CodedError> {
 }
 
 /// Where the app keeps its data, for the About box and error screens.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AppInfo {
     pub version: &'static str,

@@ -27,7 +27,7 @@ pub trait MirrorListener: Send + Sync {
 }
 
 /// Whether the window follows the mirror's changes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct MirrorFollowing {
     pub following: bool,

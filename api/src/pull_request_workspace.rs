@@ -25,10 +25,12 @@ use handoff::pull_request_workspace::{
 use handoff::store::{QuotaStatus, StoreError};
 
 /// One card of the stage strip.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct StageCardView {
+    #[ts(as = "crate::page_contract::StageWords")]
     pub stage: Stage,
+    #[ts(as = "crate::page_contract::StageStateShape")]
     pub state: StageState,
     /// The state in words: "not run", "running", "done", "failed", "edited by you",
     /// "out of date".
@@ -49,22 +51,26 @@ pub struct StageCardView {
 }
 
 /// An edit of a pane waiting in the outbox.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct UnsentEdit {
     pub entry_id: i64,
+    #[ts(as = "crate::page_contract::OutboxStateWords")]
     pub state: OutboxState,
     pub attempts: u32,
     pub last_error: Option<String>,
 }
 
 /// One stage's comment as an editable pane.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct CommentPane {
+    #[ts(as = "crate::page_contract::CommentKindWords")]
     pub kind: CommentKind,
     /// The stage that writes it, and the one that reads it next.
+    #[ts(as = "crate::page_contract::StageWords")]
     pub written_by_stage: Stage,
+    #[ts(as = "Option<crate::page_contract::StageWords>")]
     pub read_by_stage: Option<Stage>,
     pub header: &'static str,
     pub version: Option<CommentVersionRecord>,
@@ -82,7 +88,7 @@ pub struct CommentPane {
 }
 
 /// One scenario of the latest test run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct TestResultRow {
     pub name: String,
@@ -92,7 +98,7 @@ pub struct TestResultRow {
     pub issue_url: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct TestResultsView {
     pub run_id: i64,
@@ -102,7 +108,7 @@ pub struct TestResultsView {
 }
 
 /// Everything the workspace shows.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceView {
     pub repo: String,
@@ -118,7 +124,7 @@ pub struct WorkspaceView {
 }
 
 /// Where a workspace's comments were read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkspaceSource {
     /// Just read from GitHub.

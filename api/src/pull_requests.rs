@@ -11,7 +11,7 @@ use handoff::error_code::CodedError;
 use handoff::store::PullRequestFilter;
 
 /// Whom a pull request was opened for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum PullRequestOrigin {
     /// Opened by a run for a feedback item.
@@ -36,19 +36,20 @@ impl std::str::FromStr for PullRequestOrigin {
 
 /// The list's filter as the UI sends it: an empty repository, checks or origin means
 /// "all".
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, ts_rs::TS)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PullRequestQuery {
     pub repo: String,
     pub search: String,
     #[serde(deserialize_with = "choice_or_all")]
+    #[ts(as = "Option<crate::page_contract::CheckStatusWords>")]
     pub checks: Option<CheckStatus>,
     #[serde(deserialize_with = "choice_or_all")]
     pub origin: Option<PullRequestOrigin>,
 }
 
 /// One row of the list.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PullRequestRow {
     #[serde(flatten)]

@@ -17,22 +17,26 @@ use handoff::domain::{
 use handoff::store::{MirrorChanges, QuotaStatus};
 
 /// A feedback item.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct FeedbackRecord {
     pub id: i64,
     pub repo_id: i64,
+    #[ts(as = "crate::page_contract::RepoNameShape")]
     pub repo: RepoName,
     pub public_id: String,
     pub title: String,
     pub body: String,
+    #[ts(as = "crate::page_contract::FeedbackSourceWords")]
     pub source: FeedbackSource,
     pub github_issue_number: Option<u64>,
     pub github_issue_author: Option<String>,
+    #[ts(as = "crate::page_contract::FeedbackStatusWords")]
     pub status: FeedbackStatus,
     pub head_branch: String,
     pub pr_number: Option<u64>,
     pub pr_url: Option<String>,
+    #[ts(as = "Option<crate::page_contract::PullRequestStateWords>")]
     pub pr_state: Option<PullRequestState>,
     pub opened_by_visitor: bool,
     pub approved_at: Option<DateTime<Utc>>,
@@ -66,7 +70,7 @@ impl From<Feedback> for FeedbackRecord {
 }
 
 /// An agent run, without what only the pipeline needs (sandbox id, commit ids).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RunRecord {
     pub id: i64,
@@ -74,16 +78,21 @@ pub struct RunRecord {
     pub feedback_id: Option<i64>,
     pub pr_number: Option<u64>,
     pub parent_run_id: Option<i64>,
+    #[ts(as = "crate::page_contract::StageWords")]
     pub stage: Stage,
+    #[ts(as = "Option<crate::page_contract::CodeRunKindWords>")]
     pub code_run_kind: Option<CodeRunKind>,
+    #[ts(as = "crate::page_contract::SandboxBackendWords")]
     pub backend: SandboxBackend,
     pub agent_preset: String,
+    #[ts(as = "crate::page_contract::RunStatusWords")]
     pub status: RunStatus,
     pub instructions: Option<String>,
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
     pub exit_code: Option<i64>,
+    #[ts(as = "Option<crate::page_contract::RunFailureCodeWords>")]
     pub failure_code: Option<RunFailureCode>,
     pub failure_message: Option<String>,
     pub notes: Vec<String>,
@@ -123,21 +132,24 @@ impl From<Run> for RunRecord {
 }
 
 /// A connected (or disconnected) repository and its settings.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RepoRecord {
     pub id: i64,
+    #[ts(as = "crate::page_contract::RepoNameShape")]
     pub name: RepoName,
     pub default_branch: String,
     pub feedback_label: String,
     pub custom_instructions: String,
     pub monthly_run_quota: Option<u32>,
+    #[ts(as = "crate::page_contract::SandboxBackendWords")]
     pub sandbox_backend: SandboxBackend,
     pub agent_preset: String,
     pub agent_command: Option<String>,
     pub docker_image: Option<String>,
     pub run_timeout_seconds: u32,
     pub e2b_template: Option<String>,
+    #[ts(as = "crate::page_contract::NetworkModeWords")]
     pub network_mode: NetworkMode,
     /// The owner's hosts, one entry each (`host`, `host:port`, `*.domain`).
     pub allowed_hosts: Vec<String>,
@@ -175,7 +187,7 @@ impl From<Repo> for RepoRecord {
 }
 
 /// A repository's monthly run quota: `None` means no limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct QuotaRecord {
     pub quota: Option<u32>,
@@ -196,11 +208,12 @@ impl From<QuotaStatus> for QuotaRecord {
 }
 
 /// A piece of a run's live log.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct LogChunkRecord {
     pub run_id: i64,
     pub seq: i64,
+    #[ts(as = "crate::page_contract::LogStreamWords")]
     pub stream: LogStream,
     pub at: DateTime<Utc>,
     pub text: String,
@@ -219,7 +232,7 @@ impl From<LogChunk> for LogChunkRecord {
 }
 
 /// The board: feedback cards grouped by status.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct BoardView {
     pub groups: Vec<BoardGroup>,
@@ -227,9 +240,10 @@ pub struct BoardView {
 }
 
 /// One status column of the board.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct BoardGroup {
+    #[ts(as = "crate::page_contract::FeedbackStatusWords")]
     pub status: FeedbackStatus,
     pub label: &'static str,
     pub cards: Vec<BoardCard>,
@@ -238,18 +252,21 @@ pub struct BoardGroup {
 }
 
 /// One feedback card.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct BoardCard {
     pub feedback_id: i64,
     pub public_id: String,
     pub title: String,
     pub repo: String,
+    #[ts(as = "crate::page_contract::FeedbackStatusWords")]
     pub status: FeedbackStatus,
+    #[ts(as = "crate::page_contract::FeedbackSourceWords")]
     pub source: FeedbackSource,
     pub head_branch: String,
     pub pr_number: Option<u64>,
     pub pr_url: Option<String>,
+    #[ts(as = "Option<crate::page_contract::PullRequestStateWords>")]
     pub pr_state: Option<PullRequestState>,
     pub owner_follow_up_count: u32,
     pub visitor_follow_up_count: u32,
@@ -261,11 +278,13 @@ pub struct BoardCard {
 }
 
 /// The latest run of a card.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct LastRunRecord {
     pub id: i64,
+    #[ts(as = "crate::page_contract::StageWords")]
     pub stage: Stage,
+    #[ts(as = "crate::page_contract::RunStatusWords")]
     pub status: RunStatus,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
@@ -328,10 +347,11 @@ impl From<LastRunSummary> for LastRunRecord {
 }
 
 /// A pull request as the last sync mirrored it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PullRequestRecord {
     pub repo_id: i64,
+    #[ts(as = "crate::page_contract::RepoNameShape")]
     pub repo: RepoName,
     pub number: u64,
     pub title: String,
@@ -340,8 +360,10 @@ pub struct PullRequestRecord {
     pub head_repo: Option<String>,
     pub head_sha: String,
     pub base_ref: String,
+    #[ts(as = "crate::page_contract::PullRequestStateWords")]
     pub state: PullRequestState,
     pub draft: bool,
+    #[ts(as = "crate::page_contract::CheckStatusWords")]
     pub checks: CheckStatus,
     pub github_updated_at: DateTime<Utc>,
     pub synced_at: DateTime<Utc>,
@@ -371,7 +393,7 @@ impl From<PullRequest> for PullRequestRecord {
 }
 
 /// One version of a managed comment.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct CommentVersionRecord {
     pub id: i64,
@@ -380,6 +402,7 @@ pub struct CommentVersionRecord {
     pub body: String,
     pub content: String,
     pub full_content: Option<String>,
+    #[ts(as = "crate::page_contract::VersionOriginWords")]
     pub origin: VersionOrigin,
     pub author_login: Option<String>,
     pub run_id: Option<i64>,
@@ -410,12 +433,13 @@ impl From<CommentVersion> for CommentVersionRecord {
 }
 
 /// Something that happened to a run, as a notification shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RunEventRecord {
     pub id: i64,
     pub run_id: i64,
     pub feedback_id: Option<i64>,
+    #[ts(as = "crate::page_contract::RunEventKindWords")]
     pub kind: RunEventKind,
     pub message: String,
     pub created_at: DateTime<Utc>,
@@ -435,9 +459,10 @@ impl From<RunEvent> for RunEventRecord {
 }
 
 /// One line of a comparison between two texts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangedLineRecord {
+    #[ts(as = "crate::page_contract::LineChangeWords")]
     pub change: LineChange,
     pub text: String,
 }
@@ -455,7 +480,7 @@ pub fn changed_lines(lines: Vec<DiffLine>) -> Vec<ChangedLineRecord> {
 
 /// What changed in the mirror, sent with the window's "mirror changed" event so that the
 /// page draws again only the cards, panel and lists it touches.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct MirrorChangesRecord {
     /// Items whose card or detail may look different (the item, its thread, its runs).
@@ -469,7 +494,7 @@ pub struct MirrorChangesRecord {
 }
 
 /// A pull request named by its repository's id and its number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PullRequestKeyRecord {
     pub repo_id: i64,

@@ -18,7 +18,7 @@ use handoff::github::user_repositories::GithubRepository;
 use handoff::store::RepoSettingsChange;
 
 /// A repository the signed-in account can see, for the "Connect" list.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RepositoryChoice {
     pub full_name: String,
@@ -31,9 +31,10 @@ pub struct RepositoryChoice {
 }
 
 /// One stage's prompt: the repository's own, or the default.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct StagePromptView {
+    #[ts(as = "crate::page_contract::StageWords")]
     pub stage: Stage,
     pub template: String,
     pub default_template: String,
@@ -41,7 +42,7 @@ pub struct StagePromptView {
 }
 
 /// An agent the settings offer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentOption {
     pub name: &'static str,
@@ -51,7 +52,7 @@ pub struct AgentOption {
 }
 
 /// A repository's settings as the window shows them.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RepoSettingsView {
     pub repo: RepoRecord,
@@ -64,7 +65,7 @@ pub struct RepoSettingsView {
 }
 
 /// A change of settings as the window sends it: empty text means "the default".
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, ts_rs::TS)]
 #[serde(default, rename_all = "camelCase")]
 pub struct RepoSettingsInput {
     pub default_branch: Option<String>,

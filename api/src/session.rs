@@ -12,7 +12,7 @@ use handoff::github::sign_in::auth_status;
 use handoff::github::sync::{sync, SyncReport};
 use handoff::pipeline::reconcile::Reconciled;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStatus {
     pub signed_in: bool,
@@ -54,7 +54,7 @@ pub async fn sync_now(core: &AppCore) -> Result<SyncSummary, CodedError> {
 }
 
 /// What a sync found, in counts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncSummary {
     pub repos: u32,
@@ -89,7 +89,7 @@ impl From<SyncReport> for SyncSummary {
 }
 
 /// What clicking a notification opens.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum NotificationTarget {
     /// The workspace of a PR (a QA stage ended on it).
@@ -99,7 +99,7 @@ pub enum NotificationTarget {
 }
 
 /// A run event as a notification: its title, its text, and what a click opens.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RunNotice {
     #[serde(flatten)]

@@ -239,6 +239,7 @@ pub const EDITABLE_SETTINGS: &[SettingKey] = &[
     SettingKey::OpenaiApiBase,
     SettingKey::LogLevel,
     SettingKey::KeptCopyDays,
+    SettingKey::UpdateFeed,
 ];
 
 /// The settings `handoff config` reads and changes.

@@ -48,6 +48,10 @@ pub async fn run(store: &Store, command: ConfigCommand) -> Result<(), CliError> 
             if matches!(key, SettingKey::GithubApiBase) {
                 handoff::github::GithubEndpoints::new(value)?;
             }
+            if matches!(key, SettingKey::UpdateFeed) {
+                check_secret_address(value)
+                    .map_err(|refusal| CliError::Usage(format!("{name}: {refusal}")))?;
+            }
             if matches!(key, SettingKey::E2bApiBase | SettingKey::E2bEnvdUrl) {
                 let example = value
                     .replace("{sandbox_id}", "sandbox")

@@ -12,12 +12,14 @@ use handoff_api::records::{BoardView, FeedbackRecord, LogChunkRecord, RepoRecord
 use handoff_api::repositories::{self, RepoSettingsInput, RepoSettingsView, RepositoryChoice};
 use handoff_api::session::{self, SessionStatus};
 use handoff_api::setup::{self, DeviceSignIn, KeyState};
+use handoff_api::updates::{self, UpdateCheck, UpdateSettings};
 use handoff_api::{runs, AppInfo, DashboardQuery};
 use tauri::ipc::Channel;
 use tauri::State;
 use tauri_plugin_opener::OpenerExt as _;
 
 use crate::desktop_state::DesktopState;
+use crate::updates::{installed_as, PendingUpdate};
 
 type Answer<T> = Result<T, CodedError>;
 
@@ -128,11 +130,6 @@ pub fn follow_run_log(
         on_chunk.send(chunk).is_ok()
     }));
     Ok(())
-}
-
-#[tauri::command]
-pub fn preview_markdown(text: String) -> String {
-    comments::preview_markdown(&text)
 }
 
 #[tauri::command]
@@ -432,4 +429,42 @@ pub fn open_log_folder(app: tauri::AppHandle, state: State<'_, DesktopState>) ->
             code: ErrorCode::DataFolder,
             message: format!("cannot open the log folder {}: {error}", folder.display()),
         })
+}
+
+/// The Updates tab: this version, how it was installed, the feed.
+#[tauri::command]
+pub async fn update_settings(state: State<'_, DesktopState>) -> Answer<UpdateSettings> {
+    updates::update_settings(state.core()?, env!("CARGO_PKG_VERSION"), installed_as()).await
+}
+
+/// Sets the update feed (or unsets it, given nothing).
+#[tauri::command]
+pub async fn set_update_feed(
+    state: State<'_, DesktopState>,
+    address: String,
+) -> Answer<UpdateSettings> {
+    updates::set_update_feed(state.core()?, &address).await?;
+    update_settings(state).await
+}
+
+/// Asks the feed for a newer version.
+#[tauri::command]
+pub async fn check_for_update(
+    app: tauri::AppHandle,
+    state: State<'_, DesktopState>,
+    pending: State<'_, PendingUpdate>,
+) -> Answer<UpdateCheck> {
+    crate::updates::check(&app, &pending, updates::update_feed(state.core()?).await?).await
+}
+
+/// Installs `version`, which the last check found, once its signature checks out.
+#[tauri::command]
+pub async fn install_update(pending: State<'_, PendingUpdate>, version: String) -> Answer<()> {
+    crate::updates::install(&pending, &version).await
+}
+
+/// Restarts the app (into the version just installed).
+#[tauri::command]
+pub fn restart_app(app: tauri::AppHandle) {
+    app.restart();
 }

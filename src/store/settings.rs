@@ -47,6 +47,9 @@ crate::stored_text_enum! {
         /// How many days a feedback item's working copy is kept after its last run (14
         /// by default; 0 keeps none, so every run makes a fresh copy).
         KeptCopyDays => "workspace.kept_copy_days",
+        /// Where the app asks whether a newer version exists (a JSON update manifest over
+        /// https, or http on this machine); unset, the app never asks.
+        UpdateFeed => "updates.feed",
     }
 }
 

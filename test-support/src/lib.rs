@@ -20,6 +20,7 @@ pub mod raw_http;
 pub mod secret_service;
 pub mod seed;
 pub mod store_tampering;
+pub mod update_feed;
 pub mod virtual_display;
 #[cfg(feature = "window")]
 pub mod window;

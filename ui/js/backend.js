@@ -1,8 +1,13 @@
+// @ts-check
 // The one place the page talks to the Rust side. Every call returns data or throws an
 // error object {code, message}; the page acts on codes, never on message text.
 
 const tauri = window.__TAURI__;
 
+/**
+ * @param {unknown} error
+ * @returns {{code: string, message: string}}
+ */
 function asCodedError(error) {
   if (error && typeof error === "object" && typeof error.code === "string") {
     return error;
@@ -10,6 +15,13 @@ function asCodedError(error) {
   return { code: "internal", message: String(error) };
 }
 
+/**
+ * Calls command `command` of the Rust side (each is named in src-tauri/src/command_names.rs).
+ * @template T
+ * @param {string} command
+ * @param {Record<string, unknown>} [args]
+ * @returns {Promise<T>}
+ */
 async function call(command, args) {
   try {
     return await tauri.core.invoke(command, args);
@@ -19,69 +31,133 @@ async function call(command, args) {
 }
 
 export const backend = {
+  /** @returns {Promise<import("./contract.js").AppInfo>} */
   appInfo: () => call("app_info"),
+  /** @returns {Promise<void>} */
   windowPainted: () => call("window_painted"),
+  /** @param {import("./contract.js").DashboardQuery} query @returns {Promise<import("./contract.js").BoardView>} */
   dashboard: (query) => call("dashboard", { query }),
+  /** @returns {Promise<import("./contract.js").RepoRecord[]>} */
   repos: () => call("repos"),
+  /** @param {number} feedbackId @returns {Promise<import("./contract.js").FeedbackDetail>} */
   feedbackDetail: (feedbackId) => call("feedback_detail", { feedbackId }),
+  /** @param {import("./contract.js").NewFeedbackInput} input @returns {Promise<import("./contract.js").FeedbackRecord>} */
   addFeedback: (input) => call("add_feedback", { input }),
+  /** @param {number} feedbackId @param {string} text @returns {Promise<void>} */
   addFollowUp: (feedbackId, text) => call("add_follow_up", { feedbackId, text }),
+  /** @param {number} followUpId @returns {Promise<void>} */
   includeFollowUp: (followUpId) => call("include_follow_up", { followUpId }),
+  /** @param {number} feedbackId @returns {Promise<void>} */
   approveFeedback: (feedbackId) => call("approve_feedback", { feedbackId }),
+  /** @param {number} versionId @returns {Promise<void>} */
   approveCommentVersion: (versionId) => call("approve_comment_version", { versionId }),
+  /** @param {number} feedbackId @param {string | null} instructions @returns {Promise<number>} */
   startRun: (feedbackId, instructions) => call("start_run", { feedbackId, instructions }),
+  /** @param {number} runId @returns {Promise<void>} */
   cancelRun: (runId) => call("cancel_run", { runId }),
+  /** @param {number} runId @returns {Promise<import("./contract.js").HeldCommitsRecord>} */
   heldCommits: (runId) => call("held_commits", { runId }),
+  /** @param {number} runId @param {string} endSha @returns {Promise<import("./contract.js").HeldPushRecord>} */
   pushHeldRun: (runId, endSha) => call("push_held_run", { runId, endSha }),
+  /** @param {number} runId @param {(message: import("./contract.js").LogChunkRecord) => void} onChunk @returns {Promise<void>} */
   followRunLog: (runId, onChunk) => {
     const channel = new tauri.core.Channel();
     channel.onmessage = onChunk;
     return call("follow_run_log", { runId, onChunk: channel });
   },
-  previewMarkdown: (text) => call("preview_markdown", { text }),
+  /** @param {string} text @param {string | null} agentOriginal @returns {Promise<import("./contract.js").EditPreview>} */
   previewEdit: (text, agentOriginal) => call("preview_edit", { text, agentOriginal }),
+  /** @param {string} repo @param {number} prNumber @param {string} kind @returns {Promise<import("./contract.js").HistoryEntry[]>} */
   commentHistory: (repo, prNumber, kind) => call("comment_history", { repo, prNumber, kind }),
+  /** @param {number} first @param {number} second @returns {Promise<import("./contract.js").VersionComparison>} */
   compareVersions: (first, second) => call("compare_versions", { first, second }),
+  /** @param {import("./contract.js").PullRequestQuery} query @returns {Promise<import("./contract.js").PullRequestRow[]>} */
   pullRequestList: (query) => call("pull_request_list", { query }),
+  /** @param {string} repo @param {number} number @param {boolean} refresh @returns {Promise<import("./contract.js").WorkspaceView>} */
   openWorkspace: (repo, number, refresh) => call("open_workspace", { repo, number, refresh }),
+  /** @param {string} repo @param {number} number @param {string} stage @param {boolean} force @returns {Promise<number>} */
   startQaStage: (repo, number, stage, force) => call("start_qa_stage", { repo, number, stage, force }),
+  /** @returns {Promise<import("./contract.js").OutboxItem[]>} */
   outboxItems: () => call("outbox_items"),
+  /** @param {number} entryId @returns {Promise<import("./contract.js").SaveResult>} */
   sendOutboxEntry: (entryId) => call("send_outbox_entry", { entryId }),
+  /** @param {number} entryId @returns {Promise<void>} */
   discardOutboxEntry: (entryId) => call("discard_outbox_entry", { entryId }),
+  /** @param {string} repo @param {number} number @returns {Promise<void>} */
   openWorkspacePullRequest: (repo, number) => call("open_workspace_pull_request", { repo, number }),
+  /** @param {string} repo @param {number} prNumber @param {string} kind @param {string} content @param {number} basedOn @returns {Promise<import("./contract.js").SaveResult>} */
   saveComment: (repo, prNumber, kind, content, basedOn) =>
     call("save_comment", { repo, prNumber, kind, content, basedOn }),
+  /** @param {number} entryId @param {boolean} keepMine @returns {Promise<import("./contract.js").SaveResult>} */
   resolveCommentConflict: (entryId, keepMine) => call("resolve_comment_conflict", { entryId, keepMine }),
+  /** @returns {Promise<import("./contract.js").SessionStatus>} */
   sessionStatus: () => call("session_status"),
+  /** @param {string} token @param {string | null} apiBase @returns {Promise<import("./contract.js").SessionStatus>} */
   signIn: (token, apiBase) => call("sign_in", { token, apiBase }),
+  /** @param {string | null} apiBase @param {string | null} clientId @returns {Promise<import("./contract.js").DeviceSignIn>} */
   startDeviceSignIn: (apiBase, clientId) => call("start_device_sign_in", { apiBase, clientId }),
+  /** @param {number} flowId @returns {Promise<import("./contract.js").SessionStatus>} */
   finishDeviceSignIn: (flowId) => call("finish_device_sign_in", { flowId }),
+  /** @param {number} flowId @returns {Promise<void>} */
   cancelDeviceSignIn: (flowId) => call("cancel_device_sign_in", { flowId }),
+  /** @returns {Promise<import("./contract.js").SessionStatus>} */
   signOut: () => call("sign_out"),
+  /** @returns {Promise<import("./contract.js").KeyState[]>} */
   keyStates: () => call("key_states"),
+  /** @param {string} name @param {string} value @returns {Promise<import("./contract.js").KeyState[]>} */
   setKey: (name, value) => call("set_key", { name, value }),
+  /** @param {string} name @returns {Promise<import("./contract.js").KeyState[]>} */
   removeKey: (name) => call("remove_key", { name }),
+  /** @returns {Promise<import("./contract.js").SetupView>} */
   checkSetup: () => call("check_setup"),
+  /** @param {string} preset @param {(message: string) => void} onLine @returns {Promise<string>} */
   buildAgentImage: (preset, onLine) => {
     const channel = new tauri.core.Channel();
     channel.onmessage = onLine;
     return call("build_agent_image", { preset, onLine: channel });
   },
+  /** @param {string} search @returns {Promise<import("./contract.js").RepositoryChoice[]>} */
   repositoryChoices: (search) => call("repository_choices", { search }),
+  /** @param {string} fullName @returns {Promise<import("./contract.js").RepoRecord>} */
   connectRepository: (fullName) => call("connect_repository", { fullName }),
+  /** @param {string} fullName @returns {Promise<import("./contract.js").RepoSettingsView>} */
   repoSettings: (fullName) => call("repo_settings", { fullName }),
+  /** @param {string} fullName @param {import("./contract.js").RepoSettingsInput} input @returns {Promise<import("./contract.js").RepoSettingsView>} */
   saveRepoSettings: (fullName, input) => call("save_repo_settings", { fullName, input }),
+  /** @param {string} fullName @param {string} stage @param {string | null} template @returns {Promise<import("./contract.js").RepoSettingsView>} */
   setStagePrompt: (fullName, stage, template) => call("set_stage_prompt", { fullName, stage, template }),
+  /** @param {string} fullName @returns {Promise<void>} */
   disconnectRepository: (fullName) => call("disconnect_repository", { fullName }),
+  /** @returns {Promise<import("./contract.js").SyncSummary>} */
   syncNow: () => call("sync_now"),
+  /** @param {number} feedbackId @returns {Promise<void>} */
   openPullRequest: (feedbackId) => call("open_pull_request", { feedbackId }),
+  /** @param {string} url @returns {Promise<void>} */
   openLink: (url) => call("open_link", { url }),
+  /** @returns {Promise<import("./contract.js").LogView>} */
   logView: () => call("log_view"),
+  /** @param {import("./contract.js").LogLevel} level @returns {Promise<void>} */
   setLogLevel: (level) => call("set_log_level", { level }),
+  /** @returns {Promise<void>} */
   openLogFolder: () => call("open_log_folder"),
+  /** @returns {Promise<import("./contract.js").UpdateSettings>} */
+  updateSettings: () => call("update_settings"),
+  /** @param {string} address @returns {Promise<import("./contract.js").UpdateSettings>} */
+  setUpdateFeed: (address) => call("set_update_feed", { address }),
+  /** @returns {Promise<import("./contract.js").UpdateCheck>} */
+  checkForUpdate: () => call("check_for_update"),
+  /** @param {string} version @returns {Promise<void>} */
+  installUpdate: (version) => call("install_update", { version }),
+  /** @returns {Promise<void>} */
+  restartApp: () => call("restart_app"),
+  /** @param {(event: {payload: import("./contract.js").MirrorChangesRecord}) => void} handler */
   onMirrorChanged: (handler) => tauri.event.listen("mirror-changed", handler),
+  /** @param {(state: import("./contract.js").MirrorFollowing) => void} handler */
   onMirrorFollowing: (handler) => tauri.event.listen("mirror-following", (event) => handler(event.payload)),
+  /** @param {() => void} handler */
   onSecondLaunch: (handler) => tauri.event.listen("second-launch", handler),
+  /** @param {(notice: import("./contract.js").RunNotice) => void} handler */
   onRunEvent: (handler) => tauri.event.listen("run-event", (event) => handler(event.payload)),
+  /** @param {(target: import("./contract.js").NotificationTarget) => void} handler */
   onOpenTarget: (handler) => tauri.event.listen("open-target", (event) => handler(event.payload)),
 };

@@ -1,3 +1,4 @@
+// @ts-check
 // Renders the dashboard: one column per status, one card per feedback item. Every piece
 // of text from the store goes in through textContent, never as markup.
 //
@@ -85,11 +86,11 @@ function cardElement(card, actions) {
   } else {
     lastRun.replaceChildren(timeSpan(card.createdAt, "Created "));
   }
+  // The card's title is its button (Enter and Space open it, and a screen reader says
+  // what it opens); a click anywhere else on the card opens it too.
   const open = () => actions.openDetail(card.feedbackId);
   element.addEventListener("click", open);
-  element.addEventListener("keydown", (event) => {
-    if (event.key === "Enter") open();
-  });
+  element.querySelector(".card-open").setAttribute("aria-label", `${card.title}: open its details`);
   if (actions.selected === card.feedbackId) element.classList.add("selected");
   return element;
 }
@@ -149,14 +150,18 @@ function columnFor(group, actions) {
 }
 
 export function renderBoard(board, dashboard, { onlyStatus, actions }) {
+  // A card drawn anew keeps the keyboard if its old element had it.
+  const focusedId = document.activeElement?.closest?.(".card")?.dataset.feedbackId ?? null;
   const groups = dashboard.groups.filter((group) => !onlyStatus || group.status === onlyStatus);
   const shownIds = new Set(groups.flatMap((group) => group.cards.map((card) => card.feedbackId)));
   for (const id of [...drawnCards.keys()]) {
     if (!shownIds.has(id)) drawnCards.delete(id);
   }
   const columns = groups.map((group) => columnFor(group, actions));
-  board.dataset.cardsShown = String(drawnCards.size);
   if (!sameElements(board, columns)) board.replaceChildren(...columns);
   board.classList.toggle("single", Boolean(onlyStatus));
   board.dataset.cardsDrawn = String(cardsDrawn);
+  if (focusedId != null && !document.activeElement?.closest?.(".card")) {
+    board.querySelector(`.card[data-feedback-id="${focusedId}"] .card-open`)?.focus();
+  }
 }

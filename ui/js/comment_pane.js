@@ -1,3 +1,4 @@
+// @ts-check
 // A stage's comment as a pane of the PR workspace: the markdown being edited, its
 // rendered preview and the changes against the agent's original, side by side, the
 // first two scrolling together. Save sends it to GitHub; when the comment changed there

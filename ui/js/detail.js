@@ -1,3 +1,4 @@
+// @ts-check
 // The detail panel of one feedback item: its body (marked, with an approval, when a
 // visitor opened it), "Update PR", the thread (visitor text apart and marked untrusted;
 // reviews, inline comments and failing checks taken from the PR as candidates, each
@@ -70,10 +71,7 @@ export async function showDetail(feedbackId) {
     : null;
   // A run's heartbeat changes the mirror every few seconds: the panel is drawn again
   // only when what it shows changed.
-  const signature = JSON.stringify(
-    [feedbackId, [...openLogs], detail],
-    (key, value) => (key === "heartbeat_at" ? undefined : value),
-  );
+  const signature = JSON.stringify([feedbackId, [...openLogs], detail]);
   if (signature === drawnSignature && !panel.hidden) return;
   drawnSignature = signature;
   // The instructions being typed move into the new panel with their focus and caret:
@@ -102,7 +100,7 @@ function render(detail) {
   const header = el("header", { class: "detail-header" }, [
     el("div", { class: "detail-title-row" }, [
       el("h2", { class: "detail-title", text: feedback.title }),
-      button("×", closeDetail, "close"),
+      button("×", closeDetail, "close", "Close the details"),
     ]),
     el("div", { class: "detail-meta" }, [
       el("span", { class: "status-pill", text: statusWords[feedback.status] ?? feedback.status, dataset: { status: feedback.status } }),

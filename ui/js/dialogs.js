@@ -1,3 +1,4 @@
+// @ts-check
 // The new-feedback form.
 
 import { backend } from "./backend.js";

@@ -1,3 +1,4 @@
+// @ts-check
 // Two texts compared line by line, as the Rust side listed the lines: the same ones in
 // grey, added ones in green, removed ones struck through in red.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // Building DOM without markup strings: text always goes in as text. The one exception,
 // `trustedHtml`, takes HTML that the Rust side rendered from markdown and sanitized.
 
@@ -20,6 +21,12 @@ export function trustedHtml(element, sanitizedHtml) {
   return element;
 }
 
-export function button(label, onClick, className = "button") {
-  return el("button", { type: "button", class: className, text: label, onClick });
+// A button; `spokenLabel` names it for a screen reader when its text is a symbol ("×").
+export function button(label, onClick, className = "button", spokenLabel = null) {
+  const element = el("button", { type: "button", class: className, text: label, onClick });
+  if (spokenLabel) {
+    element.setAttribute("aria-label", spokenLabel);
+    element.title = spokenLabel;
+  }
+  return element;
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // The empty board teaches: from a fresh install to a first pull request, each step a
 // button, and each one marked once it is done.
 

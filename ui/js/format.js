@@ -1,3 +1,4 @@
+// @ts-check
 // Small text formatters for cards: relative times, money, counts.
 
 const minute = 60 * 1000;

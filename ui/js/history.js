@@ -1,3 +1,4 @@
+// @ts-check
 // A comment's history: every version on a timeline (the agent's, yours, edits made on
 // GitHub, by whom and when), any two of them picked and compared side by side.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // Wires the app: the views (the feedback board with its detail panel, the list of pull
 // requests, a PR's workspace), reloaded whenever the mirror changes; the forms, the
 // session, the outbox, and run events as toasts and notifications that open what they
@@ -276,6 +277,54 @@ document.addEventListener("click", (event) => {
 });
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape" && !document.querySelector("dialog[open]")) closeDetail();
+});
+
+// Keyboard shortcuts for the common actions, listed in the shortcuts dialog (`?`). None
+// acts while a field has the keyboard, a dialog is open, or a modifier is held.
+const shortcutsDialog = document.getElementById("shortcuts-dialog");
+document.getElementById("open-shortcuts").addEventListener("click", () => shortcutsDialog.showModal());
+document.getElementById("shortcuts-close").addEventListener("click", () => shortcutsDialog.close());
+
+// The card `step` places after (or before) the one open or with the keyboard, opened.
+function moveToCard(step) {
+  showView("feedback");
+  const cards = [...document.querySelectorAll("#board .card")];
+  if (cards.length === 0) return;
+  const open = shownFeedback();
+  const focused = document.activeElement?.closest?.(".card");
+  const current = focused ?? cards.find((card) => Number(card.dataset.feedbackId) === open);
+  const index = current ? cards.indexOf(current) : -1;
+  const next = cards[Math.min(cards.length - 1, Math.max(0, index + step))];
+  next.querySelector(".card-open").focus();
+  showFeedbackItem(Number(next.dataset.feedbackId));
+}
+
+const shortcuts = {
+  n: () => document.getElementById("new-feedback").click(),
+  s: () => document.getElementById("sync-now").click(),
+  "/": () => {
+    showView("feedback");
+    document.getElementById("search").focus();
+  },
+  j: () => moveToCard(1),
+  k: () => moveToCard(-1),
+  r: () => {
+    const run = document.querySelector("#detail:not([hidden]) .update-button:not(:disabled)");
+    if (run) run.click();
+    else toast("Open a card whose agent can run first (j and k move between cards).");
+  },
+  "?": () => shortcutsDialog.showModal(),
+};
+document.addEventListener("keydown", (event) => {
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  const target = event.target;
+  const typing = target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement
+    || target instanceof HTMLSelectElement || (target instanceof HTMLElement && target.isContentEditable);
+  if (typing || document.querySelector("dialog[open]")) return;
+  const action = shortcuts[event.key];
+  if (!action) return;
+  event.preventDefault();
+  action();
 });
 document.addEventListener("open-workspace", (event) => openPullRequestWorkspace(event.detail.repo, event.detail.number));
 

@@ -1,3 +1,4 @@
+// @ts-check
 // The outbox: your edits not on GitHub yet (saved offline, waiting for another try,
 // refused by GitHub, or in conflict), each with its last error, Send now and Discard.
 // Discarding asks first; a discarded edit is never sent and stays in the history.

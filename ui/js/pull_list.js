@@ -1,3 +1,4 @@
+// @ts-check
 // The list of pull requests: every open PR of the connected repositories as the last
 // sync mirrored it, with its author, branch, last update and checks; a filter and a
 // search. A row opens the PR's workspace.
@@ -31,12 +32,16 @@ export function setPullRepos(repos) {
 function row(pull) {
   const item = el("li", {
     class: "pull-row",
-    attrs: { tabindex: "0" },
     dataset: { repo: pull.repoFullName, number: String(pull.number), checks: pull.checks },
   }, [
     el("div", { class: "pull-title-row" }, [
       el("span", { class: "pull-number mono", text: `#${pull.number}` }),
-      el("strong", { class: "pull-title", text: pull.title }),
+      // The title is the row's button: Enter and Space open the workspace.
+      el("button", {
+        type: "button",
+        class: "pull-open",
+        attrs: { "aria-label": `#${pull.number} ${pull.title}: open its workspace` },
+      }, [el("strong", { class: "pull-title", text: pull.title })]),
       pull.draft ? el("span", { class: "badge", text: "draft" }) : null,
       pull.feedbackId != null ? el("span", { class: "badge edited", text: "feedback" }) : null,
       pull.fromFork ? el("span", { class: "badge", text: "fork" }) : null,
@@ -51,9 +56,6 @@ function row(pull) {
   ]);
   const open = () => openPull(pull.repoFullName, pull.number);
   item.addEventListener("click", open);
-  item.addEventListener("keydown", (event) => {
-    if (event.key === "Enter") open();
-  });
   return item;
 }
 

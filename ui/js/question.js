@@ -1,3 +1,4 @@
+// @ts-check
 // A question in a small dialog, answered by one of its buttons: `ask` resolves with the
 // chosen answer's value, or null when the dialog is closed without one (Escape).
 

@@ -1,3 +1,4 @@
+// @ts-check
 // A run's log in a <pre>: every line so far, then each new one as the run writes it,
 // kept scrolled to the end unless the reader scrolled up.
 

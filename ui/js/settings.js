@@ -1,11 +1,13 @@
+// @ts-check
 // Settings: the connected repositories (connect from the account's list or by name,
 // each one's settings and stage prompts, disconnect), the keys (set or not set, never
-// shown), Check setup (a line per check, with the button that fixes it), and the log
-// (its level, its last lines as plain text, and its folder).
+// shown), Check setup (a line per check, with the button that fixes it), the log (its
+// level, its last lines as plain text, and its folder), and updates (updates.js).
 
 import { backend } from "./backend.js";
 import { el, button } from "./dom.js";
 import { toast, errorToast } from "./toasts.js";
+import { renderUpdates } from "./updates.js";
 
 const dialog = document.getElementById("settings-dialog");
 const panels = {
@@ -13,6 +15,7 @@ const panels = {
   keys: document.getElementById("keys-panel"),
   setup: document.getElementById("setup-panel"),
   log: document.getElementById("log-panel"),
+  updates: document.getElementById("updates-panel"),
 };
 let hooks = { signIn: () => {}, changed: () => {} };
 let shownRepo = null;
@@ -28,16 +31,32 @@ export function openSettings(tab = "repositories", options = {}) {
 
 function showTab(tab, options = {}) {
   for (const [name, panel] of Object.entries(panels)) panel.hidden = name !== tab;
-  for (const button of dialog.querySelectorAll(".tab")) button.classList.toggle("active", button.dataset.tab === tab);
+  for (const button of dialog.querySelectorAll(".tab")) {
+    const current = button.dataset.tab === tab;
+    button.classList.toggle("active", current);
+    button.setAttribute("aria-selected", String(current));
+    // One tab stop for the tab list; the arrow keys move between the tabs.
+    button.tabIndex = current ? 0 : -1;
+  }
   dialog.dataset.tab = tab;
   if (tab === "repositories") renderRepositories(options.repo ?? shownRepo).catch(errorToast);
   if (tab === "keys") renderKeys(options.focus).catch(errorToast);
   if (tab === "setup") renderSetup().catch(errorToast);
   if (tab === "log") renderLog().catch(errorToast);
+  if (tab === "updates") renderUpdates(panels.updates).catch(errorToast);
 }
 
-for (const button of dialog.querySelectorAll(".tab")) {
+const tabButtons = [...dialog.querySelectorAll(".tab")];
+for (const button of tabButtons) {
   button.addEventListener("click", () => showTab(button.dataset.tab));
+  button.addEventListener("keydown", (event) => {
+    const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+    if (!step) return;
+    event.preventDefault();
+    const next = tabButtons[(tabButtons.indexOf(button) + step + tabButtons.length) % tabButtons.length];
+    next.focus();
+    showTab(next.dataset.tab);
+  });
 }
 document.getElementById("settings-close").addEventListener("click", () => dialog.close());
 dialog.addEventListener("close", () => hooks.changed());
@@ -186,7 +205,10 @@ async function renderRepoSettings(fullName) {
   const quotaInput = input("monthlyRunQuota", repo.monthlyRunQuota ?? "", { type: "number", min: "0", placeholder: "no limit" });
   const prompts = el("div", { class: "stage-prompts" });
   for (const prompt of view.stagePrompts) {
-    const text = el("textarea", { class: "stage-prompt", attrs: { rows: "5", name: `prompt-${prompt.stage}`, spellcheck: "false" } });
+    const text = el("textarea", {
+      class: "stage-prompt",
+      attrs: { rows: "5", name: `prompt-${prompt.stage}`, spellcheck: "false", "aria-label": `The ${prompt.stage} stage's prompt` },
+    });
     text.value = prompt.template;
     const reset = button("Reset to default", async () => {
       try {
@@ -307,7 +329,7 @@ async function renderRepoSettings(fullName) {
   disconnectBox.append(askDisconnect);
 
   detail.replaceChildren(
-    el("header", { class: "repo-settings-header" }, [el("h3", { class: "mono", text: fullName }), disconnectBox]),
+    el("div", { class: "repo-settings-header" }, [el("h3", { class: "mono", text: fullName }), disconnectBox]),
     form,
     el("h3", { text: "Stage prompts" }),
     el("p", { class: "hint", text: "What the review, plan, test and fix stages ask the agent. Placeholders: {{pr_number}} {{pr_title}} {{branch}} {{base}} {{review}} {{plan}} {{failures}} {{instructions}}." }),

@@ -1,3 +1,4 @@
+// @ts-check
 // Signing in: GitHub's device flow (the code shown large with Copy, the page opened in
 // the browser, waiting with Cancel) or a pasted token; a GitHub Enterprise address for
 // either. The token goes to the keyring on the Rust side and never comes back here.

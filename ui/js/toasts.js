@@ -1,3 +1,4 @@
+// @ts-check
 // Short messages in the corner: what happened, and sometimes a button to act on it.
 
 import { el, button } from "./dom.js";
@@ -16,10 +17,12 @@ export function toast(message, { kind = "info", action = null, timeout = 6000 } 
       item.remove();
     }, "button small"));
   }
-  item.append(button("×", () => item.remove(), "toast-close"));
+  item.append(button("×", () => item.remove(), "toast-close", "Dismiss this message"));
   area.append(item);
   while (area.children.length > MOST_SHOWN) area.firstElementChild.remove();
-  if (timeout) setTimeout(() => item.remove(), timeout);
+  // A message with something to do stays until it is done or dismissed: a person who
+  // reads slowly, or listens to a screen reader, must not lose the button.
+  if (timeout && !action) setTimeout(() => item.remove(), timeout);
   return item;
 }
 

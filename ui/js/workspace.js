@@ -1,3 +1,4 @@
+// @ts-check
 // A pull request's workspace: the stage strip Review → Plan → Test → Fix and Full auto,
 // each with its state, its button (the quota it takes said on it), its live log and
 // Cancel; each stage's comment as an editable pane; the latest test results with the
@@ -71,10 +72,7 @@ export async function openWorkspace(repo, number, { refresh = true, quiet = fals
     // A run's heartbeat changes the mirror every few seconds; the workspace is drawn
     // again only when what it shows changed, so a button is never swapped under the
     // pointer for nothing.
-    const signature = JSON.stringify(
-      [followed?.runId ?? null, view],
-      (key, value) => (key === "heartbeat_at" ? undefined : value),
-    );
+    const signature = JSON.stringify([followed?.runId ?? null, view]);
     shown.repoId = view.pull.repoId;
     if (signature !== drawnSignature) {
       drawnSignature = signature;

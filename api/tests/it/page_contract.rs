@@ -141,3 +141,177 @@ fn a_pane_preview_marks_its_changed_lines_with_enum_words_in_camel_case() {
         ]
     );
 }
+
+/// The typedefs the page's modules are checked against are generated from the records
+/// above: a record changed without the file is a failure (and the file is written anew,
+/// to be looked at and committed).
+#[test]
+fn the_page_contract_file_is_current() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/js/contract.js");
+    let wanted = handoff_api::page_contract::page_contract_file();
+    let current = std::fs::read_to_string(&path).unwrap_or_default();
+    if current != wanted {
+        std::fs::write(&path, &wanted).expect("ui/js/contract.js is written");
+        panic!(
+            "ui/js/contract.js was stale and has been written anew from the records: look at \
+             the change and commit it"
+        );
+    }
+}
+
+/// Every type a page module names from the contract is one the contract declares.
+#[test]
+fn every_type_the_page_names_is_in_the_contract() {
+    let ui = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/js");
+    let contract = handoff_api::page_contract::page_contract_file();
+    let mut named = 0;
+    for entry in std::fs::read_dir(&ui).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("js") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with("// @ts-check"),
+            "{} is not checked: it must start with `// @ts-check`",
+            path.display()
+        );
+        for piece in text.split("import(\"./contract.js\").").skip(1) {
+            let name: String = piece
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            named += 1;
+            assert!(
+                contract.contains(&format!("}} {name}\n")),
+                "{} names {name}, which the contract does not declare",
+                path.display()
+            );
+        }
+    }
+    assert!(named > 20, "the page names only {named} contract types");
+}
+
+/// Every key and word `value` holds appears in `typescript` (the shape's inline type).
+fn assert_described(value: &serde_json::Value, typescript: &str, what: &str) {
+    match value {
+        serde_json::Value::String(word) => assert!(
+            typescript.contains(&format!("\"{word}\"")),
+            "{what}: the word {word:?} is not in {typescript}"
+        ),
+        serde_json::Value::Object(map) => {
+            for (key, inner) in map {
+                assert!(
+                    typescript.contains(&format!("{key}: "))
+                        || typescript.contains(&format!("\"{key}\": ")),
+                    "{what}: the key {key:?} is not in {typescript}"
+                );
+                if key == "kind" {
+                    assert_described(inner, typescript, what);
+                }
+            }
+        }
+        other => panic!("{what}: unexpected {other}"),
+    }
+}
+
+/// The core's records that the page receives whole are described by shapes in the
+/// contract; each variant of each is held to its shape, so a change in the core cannot
+/// leave the contract behind (a new variant fails to compile here until it is listed).
+#[test]
+fn the_shapes_match_what_the_core_serializes() {
+    use handoff::pull_request_workspace::StageState;
+    use handoff::setup_check::{CheckStatus, Fix};
+    use handoff_api::page_contract::*;
+
+    let repo: handoff::domain::RepoName = "octocat/hello-world".parse().unwrap();
+    assert_described(
+        &serde_json::to_value(&repo).unwrap(),
+        &inline_type::<RepoNameShape>(),
+        "RepoName",
+    );
+    let revealed = handoff::revealed_text::reveal_hidden_parts("a <!-- hidden --> text");
+    assert_described(
+        &serde_json::to_value(&revealed).unwrap(),
+        &inline_type::<RevealedTextShape>(),
+        "RevealedText",
+    );
+    for state in [
+        StageState::Running,
+        StageState::Failed,
+        StageState::OutOfDate,
+        StageState::EditedByYou,
+        StageState::Done,
+        StageState::NotRun,
+    ] {
+        // Listed whole: a new state makes this match fail to compile.
+        match state {
+            StageState::Running
+            | StageState::Failed
+            | StageState::OutOfDate
+            | StageState::EditedByYou
+            | StageState::Done
+            | StageState::NotRun => {}
+        }
+        assert_described(
+            &serde_json::to_value(state).unwrap(),
+            &inline_type::<StageStateShape>(),
+            "StageState",
+        );
+    }
+    for status in [CheckStatus::Ok, CheckStatus::Warning, CheckStatus::Failure] {
+        match status {
+            CheckStatus::Ok | CheckStatus::Warning | CheckStatus::Failure => {}
+        }
+        assert_described(
+            &serde_json::to_value(status).unwrap(),
+            &inline_type::<SetupCheckStatusShape>(),
+            "SetupCheckStatus",
+        );
+    }
+    let text = || "x".to_owned();
+    let fixes = [
+        Fix::SignIn,
+        Fix::GetWriteAccess { repo: text() },
+        Fix::TurnOnIssues { repo: text() },
+        Fix::StartKeyring,
+        Fix::StartDocker,
+        Fix::BuildImage {
+            preset: text(),
+            image: text(),
+        },
+        Fix::LoadImage { image: text() },
+        Fix::AddKey { provider: text() },
+        Fix::AddE2bKey,
+        Fix::ReplaceE2bKey,
+        Fix::UseHttpsForE2b,
+        Fix::UseHttpsForProvider { provider: text() },
+        Fix::ChooseAnotherAgent { repo: text() },
+        Fix::FreeDisk { path: text() },
+        Fix::InstallEgressGate,
+    ];
+    for fix in &fixes {
+        match fix {
+            Fix::SignIn
+            | Fix::GetWriteAccess { .. }
+            | Fix::TurnOnIssues { .. }
+            | Fix::StartKeyring
+            | Fix::StartDocker
+            | Fix::BuildImage { .. }
+            | Fix::LoadImage { .. }
+            | Fix::AddKey { .. }
+            | Fix::AddE2bKey
+            | Fix::ReplaceE2bKey
+            | Fix::UseHttpsForE2b
+            | Fix::UseHttpsForProvider { .. }
+            | Fix::ChooseAnotherAgent { .. }
+            | Fix::FreeDisk { .. }
+            | Fix::InstallEgressGate => {}
+        }
+        assert_described(
+            &serde_json::to_value(fix).unwrap(),
+            &inline_type::<FixShape>(),
+            "Fix",
+        );
+    }
+}

@@ -1,12 +1,15 @@
 //! The desktop window's tests, in one binary: each module drives the real app window
 //! through WebDriver under Xvfb, or installs its package.
 
+mod accessibility_window;
 mod dashboard_window;
 mod feedback_detail_window;
 mod installed_package;
 mod log_window;
 mod one_window;
+mod page_contract_files;
 mod pr_workspace_window;
 mod setup_window;
 mod supervision_window;
+mod updates_window;
 mod xss_window;

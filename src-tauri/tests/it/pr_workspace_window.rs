@@ -19,7 +19,7 @@ use handoff::secrets::Secret;
 use serde_json::{json, Value};
 use support::fake_github::{Fault, FaultRule, OWNER};
 use support::qa_directives::QA_DIRECTIVES;
-use support::window::github_world::{connected_repo, GithubWorld, REPO, RUN_LIMIT};
+use support::window::github_world::{connected_repo, open_workspace, GithubWorld, REPO, RUN_LIMIT};
 use support::window::notification_service::NotificationService;
 use support::window::AppSession;
 
@@ -38,41 +38,6 @@ fn signup_pull(world: &GithubWorld) -> u64 {
         "feature/signup",
         "Make the signup button bigger",
     )
-}
-
-/// Syncs from the window, opens the pull requests and the workspace of PR `number`.
-async fn open_workspace(app: &AppSession, number: u64) {
-    app.click("#sync-now").await;
-    app.text_eventually_containing(
-        "return [...document.querySelectorAll('.toast')].map(t => t.textContent).join('|');",
-        "Synced",
-    )
-    .await;
-    app.click(".view-tab[data-view=pulls]").await;
-    // The list is drawn again whenever the mirror changes (the sync's last writes may
-    // land just then): the row is clicked again until the workspace opens.
-    app.click_until(
-        &format!(".pull-row[data-number=\"{number}\"]"),
-        &format!(
-            "const w = document.getElementById('pr-workspace'); \
-             return !w.hidden && w.dataset.number === '{number}';"
-        ),
-    )
-    .await;
-    let shown = app
-        .eventually(
-            "const w = document.getElementById('pr-workspace'); return w.hidden ? null : (w.dataset.number || null);",
-            |value| value == &Value::String(number.to_string()),
-        )
-        .await;
-    if shown != Value::String(number.to_string()) {
-        let picture = app.screenshot("workspace-did-not-open").await;
-        panic!(
-            "the workspace of #{number} did not open ({shown}); toasts {:?}; the window is in {}",
-            app.texts(".toast").await,
-            picture.display()
-        );
-    }
 }
 
 /// The state of a stage's card.

@@ -128,3 +128,38 @@ pub async fn connected_repo(fake: &FakeGithub, store: &Store, instructions: &str
 
 /// How long a run may take in a window journey.
 pub const RUN_LIMIT: Duration = Duration::from_secs(120);
+
+/// Syncs from the window, opens the pull requests and the workspace of PR `number`.
+pub async fn open_workspace(app: &AppSession, number: u64) {
+    app.click("#sync-now").await;
+    app.text_eventually_containing(
+        "return [...document.querySelectorAll('.toast')].map(t => t.textContent).join('|');",
+        "Synced",
+    )
+    .await;
+    app.click(".view-tab[data-view=pulls]").await;
+    // The list is drawn again whenever the mirror changes (the sync's last writes may
+    // land just then): the row is clicked again until the workspace opens.
+    app.click_until(
+        &format!(".pull-row[data-number=\"{number}\"]"),
+        &format!(
+            "const w = document.getElementById('pr-workspace'); \
+             return !w.hidden && w.dataset.number === '{number}';"
+        ),
+    )
+    .await;
+    let shown = app
+        .eventually(
+            "const w = document.getElementById('pr-workspace'); return w.hidden ? null : (w.dataset.number || null);",
+            |value| value == &Value::String(number.to_string()),
+        )
+        .await;
+    if shown != Value::String(number.to_string()) {
+        let picture = app.screenshot("workspace-did-not-open").await;
+        panic!(
+            "the workspace of #{number} did not open ({shown}); toasts {:?}; the window is in {}",
+            app.texts(".toast").await,
+            picture.display()
+        );
+    }
+}

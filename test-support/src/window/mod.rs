@@ -12,6 +12,7 @@ use crate::cargo_binary;
 use crate::virtual_display::VirtualDisplay;
 
 /// The fake GitHub, a keyring and a mirror, for journeys that sign in.
+pub mod accessibility;
 pub mod github_world;
 
 /// A notification service on a private D-Bus session that records and clicks.
@@ -97,6 +98,16 @@ impl AppSession {
     /// Opens the real app window with extra environment variables (e.g. the session bus
     /// of a test keyring).
     pub async fn start_with_env(data_dir: &Path, env: &[(&str, &str)]) -> AppSession {
+        AppSession::start_program(&cargo_binary("handoff-desktop"), data_dir, env).await
+    }
+
+    /// Opens the window of `program` (the built app, or an installed one such as an
+    /// AppImage) on `data_dir`, with extra environment variables.
+    pub async fn start_program(
+        program: &Path,
+        data_dir: &Path,
+        env: &[(&str, &str)],
+    ) -> AppSession {
         let (display_process, display) = match std::env::var("HANDOFF_TEST_DISPLAY") {
             Ok(display) if !display.is_empty() => (None, display),
             _ => {
@@ -143,7 +154,7 @@ impl AppSession {
             let mut capabilities = serde_json::Map::new();
             capabilities.insert(
                 "tauri:options".to_owned(),
-                serde_json::json!({ "application": cargo_binary("handoff-desktop") }),
+                serde_json::json!({ "application": program }),
             );
             match ClientBuilder::native()
                 .capabilities(capabilities)
