@@ -31,4 +31,4 @@ print(f"build-timings: the workspace's own crates (libraries, binaries, tests): 
 print("build-timings: the ten longest units:")
 for unit in sorted(units, key=lambda unit: unit["duration"], reverse=True)[:10]:
     kind = unit.get("target", "").strip() or "lib"
-    print(f"  {unit['duration']:6.1f} s  {unit['name']} {unit['version']}{kind}")
+    print(f"  {unit['duration']:6.1f} s  {unit['name']} {unit['version']} ({kind})")

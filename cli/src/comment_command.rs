@@ -133,215 +133,251 @@ pub async fn run(store: &Store, command: CommentCommand) -> Result<(), CliError>
             address,
             raw,
             output,
-        } => {
-            let repo = repo_of(store, &address).await?;
-            let shown = current(store, &repo, &address).await?;
-            if output.json {
-                return print_json(&shown);
-            }
-            if let Some(note) = &shown.note {
-                eprintln!("note: {note}");
-            }
-            if shown.edited_on_github {
-                eprintln!(
-                    "note: edited on GitHub since Handoff last saw it (now version {})",
-                    shown.version.number
-                );
-            }
-            for impostor in &shown.impostors {
-                eprintln!("note: {impostor}");
-            }
-            if shown.version.awaits_owner_approval() {
-                eprintln!(
-                    "note: version {} was last edited by {}, not you: it reaches no prompt until \
-                     you approve it (`handoff comment approve {} {} {}`)",
-                    shown.version.number,
-                    shown.version.written_by(),
-                    address.repo,
-                    address.pr,
-                    address.kind
-                );
-            }
-            println!(
-                "{}",
-                printable(if raw {
-                    &shown.version.body
-                } else {
-                    &shown.content
-                })
-            );
-            Ok(())
-        }
-        CommentCommand::Edit { address, file } => {
-            let repo = repo_of(store, &address).await?;
-            let (client, _offline) = client_if_signed_in(store).await?;
-            let base = current(store, &repo, &address).await?;
-            let new_content = match file {
-                Some(path) if path.as_os_str() == "-" => read_text(Some("-".to_owned()), None)?,
-                Some(path) => read_text(None, Some(path))?,
-                None => edit_in_editor(base.version.whole_content())?,
-            };
-            if new_content.trim_end() == base.version.whole_content().trim_end() {
-                println!("no change: nothing saved");
-                return Ok(());
-            }
-            let outcome = save_owner_edit(
-                client.as_ref(),
-                store,
-                place(&repo, &address),
-                &new_content,
-                base.version.id,
-            )
-            .await?;
-            report_edit(outcome, &address)
-        }
-        CommentCommand::History { address, output } => {
-            let repo = repo_of(store, &address).await?;
-            let comment = known_comment(store, &repo, &address).await?;
-            let versions = store.comment_versions(comment.id).await?;
-            if output.json {
-                return print_json(&versions);
-            }
-            let discarded = store.discarded_comment_versions(comment.id).await?;
-            let mut table = Table::new(&[
-                "VERSION",
-                "BY",
-                "WHO",
-                "TRUST",
-                "WHEN",
-                "RUN",
-                "BASED ON",
-                "CHARS",
-                "FIRST LINE",
-            ]);
-            let number_of = |id| {
-                versions
-                    .iter()
-                    .find(|v| v.id == id)
-                    .map(|v: &CommentVersion| v.number)
-            };
-            for version in &versions {
-                table.row(vec![
-                    version.number.to_string(),
-                    version.origin.to_string(),
-                    dash_if_none(version.author_login.as_deref()),
-                    match (version.edited_by_other, version.approved_at) {
-                        (false, _) => "-".to_owned(),
-                        (true, None) => "not yours: awaits approval".to_owned(),
-                        (true, Some(_)) => "not yours: approved".to_owned(),
-                    },
-                    short_time(&version.created_at),
-                    dash_if_none(version.run_id),
-                    dash_if_none(version.based_on.and_then(number_of)),
-                    version.whole_content().chars().count().to_string(),
-                    format!(
-                        "{}{}",
-                        if discarded.contains(&version.id) {
-                            "[discarded] "
-                        } else {
-                            ""
-                        },
-                        one_line(&printable(
-                            version.whole_content().lines().next().unwrap_or_default(),
-                        ))
-                    ),
-                ]);
-            }
-            print!("{}", table.render());
-            if comment.missing_since.is_some() {
-                println!("(the comment is gone from GitHub; its history stays here)");
-            }
-            Ok(())
-        }
-        CommentCommand::Diff { address, from, to } => {
-            let repo = repo_of(store, &address).await?;
-            let comment = known_comment(store, &repo, &address).await?;
-            let versions = store.comment_versions(comment.id).await?;
-            let newest = versions.last().map(|v| v.number).unwrap_or(0);
-            let to = to.unwrap_or(newest);
-            let from = from.unwrap_or(to.saturating_sub(1).max(1));
-            let find = |number: u32| {
-                versions.iter().find(|v| v.number == number).ok_or_else(|| {
-                    CliError::Usage(format!(
-                        "no version {number}: this comment has versions 1 to {newest}"
-                    ))
-                })
-            };
-            let (old, new) = (find(from)?, find(to)?);
-            let diff = unified_diff(old, new);
-            if diff.is_empty() {
-                println!(
-                    "{} and {} have the same content",
-                    version_label(old),
-                    version_label(new)
-                );
-            } else {
-                print!("{diff}");
-            }
-            Ok(())
-        }
-        CommentCommand::Approve { address, version } => {
-            let repo = repo_of(store, &address).await?;
-            let comment = known_comment(store, &repo, &address).await?;
-            let versions = store.comment_versions(comment.id).await?;
-            let newest = versions.last().map(|v| v.number).unwrap_or(0);
-            let number = version.unwrap_or(newest);
-            let chosen = versions
-                .iter()
-                .find(|v| v.number == number)
-                .ok_or_else(|| {
-                    CliError::Usage(format!(
-                        "no version {number}: this comment has versions 1 to {newest}"
-                    ))
-                })?;
-            if !chosen.edited_by_other {
-                println!(
-                    "version {number} is from {}: it needed no approval",
-                    chosen.written_by()
-                );
-                return Ok(());
-            }
-            store.approve_comment_version(chosen.id).await?;
-            println!(
-                "approved version {number} (by {}): the next stage may read it",
-                chosen.written_by()
-            );
-            if number != newest {
-                println!(
-                    "note: the comment's newest version is {newest}; a stage reads the text on \
-                     GitHub now"
-                );
-            }
-            Ok(())
-        }
+        } => show(store, address, raw, output).await,
+        CommentCommand::Edit { address, file } => edit(store, address, file).await,
+        CommentCommand::History { address, output } => history(store, address, output).await,
+        CommentCommand::Diff { address, from, to } => diff(store, address, from, to).await,
+        CommentCommand::Approve { address, version } => approve(store, address, version).await,
         CommentCommand::Resolve {
             address,
             keep_mine,
             take_github: _,
-        } => {
-            let repo = repo_of(store, &address).await?;
-            let comment = known_comment(store, &repo, &address).await?;
-            let conflict = store
-                .unsent_outbox_entries_of_comment(comment.id)
-                .await?
-                .into_iter()
-                .find(|entry| entry.state == OutboxState::Conflict)
-                .ok_or_else(|| {
-                    CliError::Failure(format!(
-                        "the {} comment has no conflict to settle",
-                        address.kind
-                    ))
-                })?;
-            let (client, _) = client_if_signed_in(store).await?;
-            let choice = if keep_mine {
-                ConflictChoice::KeepMine
-            } else {
-                ConflictChoice::TakeGithub
-            };
-            let outcome = resolve_conflict(client.as_ref(), store, conflict.id, choice).await?;
-            report_edit(outcome, &address)
-        }
+        } => resolve(store, address, keep_mine).await,
     }
+}
+
+/// `comment show`.
+async fn show(
+    store: &Store,
+    address: CommentAddress,
+    raw: bool,
+    output: JsonFlag,
+) -> Result<(), CliError> {
+    let repo = repo_of(store, &address).await?;
+    let shown = current(store, &repo, &address).await?;
+    if output.json {
+        return print_json(&shown);
+    }
+    if let Some(note) = &shown.note {
+        eprintln!("note: {note}");
+    }
+    if shown.edited_on_github {
+        eprintln!(
+            "note: edited on GitHub since Handoff last saw it (now version {})",
+            shown.version.number
+        );
+    }
+    for impostor in &shown.impostors {
+        eprintln!("note: {impostor}");
+    }
+    if shown.version.awaits_owner_approval() {
+        eprintln!(
+            "note: version {} was last edited by {}, not you: it reaches no prompt until \
+             you approve it (`handoff comment approve {} {} {}`)",
+            shown.version.number,
+            shown.version.written_by(),
+            address.repo,
+            address.pr,
+            address.kind
+        );
+    }
+    println!(
+        "{}",
+        printable(if raw {
+            &shown.version.body
+        } else {
+            &shown.content
+        })
+    );
+    Ok(())
+}
+
+/// `comment edit`.
+async fn edit(
+    store: &Store,
+    address: CommentAddress,
+    file: Option<PathBuf>,
+) -> Result<(), CliError> {
+    let repo = repo_of(store, &address).await?;
+    let (client, _offline) = client_if_signed_in(store).await?;
+    let base = current(store, &repo, &address).await?;
+    let new_content = match file {
+        Some(path) if path.as_os_str() == "-" => read_text(Some("-".to_owned()), None)?,
+        Some(path) => read_text(None, Some(path))?,
+        None => edit_in_editor(base.version.whole_content())?,
+    };
+    if new_content.trim_end() == base.version.whole_content().trim_end() {
+        println!("no change: nothing saved");
+        return Ok(());
+    }
+    let outcome = save_owner_edit(
+        client.as_ref(),
+        store,
+        place(&repo, &address),
+        &new_content,
+        base.version.id,
+    )
+    .await?;
+    report_edit(outcome, &address)
+}
+
+/// `comment history`.
+async fn history(store: &Store, address: CommentAddress, output: JsonFlag) -> Result<(), CliError> {
+    let repo = repo_of(store, &address).await?;
+    let comment = known_comment(store, &repo, &address).await?;
+    let versions = store.comment_versions(comment.id).await?;
+    if output.json {
+        return print_json(&versions);
+    }
+    let discarded = store.discarded_comment_versions(comment.id).await?;
+    let mut table = Table::new(&[
+        "VERSION",
+        "BY",
+        "WHO",
+        "TRUST",
+        "WHEN",
+        "RUN",
+        "BASED ON",
+        "CHARS",
+        "FIRST LINE",
+    ]);
+    let number_of = |id| {
+        versions
+            .iter()
+            .find(|v| v.id == id)
+            .map(|v: &CommentVersion| v.number)
+    };
+    for version in &versions {
+        table.row(vec![
+            version.number.to_string(),
+            version.origin.to_string(),
+            dash_if_none(version.author_login.as_deref()),
+            match (version.edited_by_other, version.approved_at) {
+                (false, _) => "-".to_owned(),
+                (true, None) => "not yours: awaits approval".to_owned(),
+                (true, Some(_)) => "not yours: approved".to_owned(),
+            },
+            short_time(&version.created_at),
+            dash_if_none(version.run_id),
+            dash_if_none(version.based_on.and_then(number_of)),
+            version.whole_content().chars().count().to_string(),
+            format!(
+                "{}{}",
+                if discarded.contains(&version.id) {
+                    "[discarded] "
+                } else {
+                    ""
+                },
+                one_line(&printable(
+                    version.whole_content().lines().next().unwrap_or_default(),
+                ))
+            ),
+        ]);
+    }
+    print!("{}", table.render());
+    if comment.missing_since.is_some() {
+        println!("(the comment is gone from GitHub; its history stays here)");
+    }
+    Ok(())
+}
+
+/// `comment diff`.
+async fn diff(
+    store: &Store,
+    address: CommentAddress,
+    from: Option<u32>,
+    to: Option<u32>,
+) -> Result<(), CliError> {
+    let repo = repo_of(store, &address).await?;
+    let comment = known_comment(store, &repo, &address).await?;
+    let versions = store.comment_versions(comment.id).await?;
+    let newest = versions.last().map(|v| v.number).unwrap_or(0);
+    let to = to.unwrap_or(newest);
+    let from = from.unwrap_or(to.saturating_sub(1).max(1));
+    let find = |number: u32| {
+        versions.iter().find(|v| v.number == number).ok_or_else(|| {
+            CliError::Usage(format!(
+                "no version {number}: this comment has versions 1 to {newest}"
+            ))
+        })
+    };
+    let (old, new) = (find(from)?, find(to)?);
+    let diff = unified_diff(old, new);
+    if diff.is_empty() {
+        println!(
+            "{} and {} have the same content",
+            version_label(old),
+            version_label(new)
+        );
+    } else {
+        print!("{diff}");
+    }
+    Ok(())
+}
+
+/// `comment approve`.
+async fn approve(
+    store: &Store,
+    address: CommentAddress,
+    version: Option<u32>,
+) -> Result<(), CliError> {
+    let repo = repo_of(store, &address).await?;
+    let comment = known_comment(store, &repo, &address).await?;
+    let versions = store.comment_versions(comment.id).await?;
+    let newest = versions.last().map(|v| v.number).unwrap_or(0);
+    let number = version.unwrap_or(newest);
+    let chosen = versions
+        .iter()
+        .find(|v| v.number == number)
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "no version {number}: this comment has versions 1 to {newest}"
+            ))
+        })?;
+    if !chosen.edited_by_other {
+        println!(
+            "version {number} is from {}: it needed no approval",
+            chosen.written_by()
+        );
+        return Ok(());
+    }
+    store.approve_comment_version(chosen.id).await?;
+    println!(
+        "approved version {number} (by {}): the next stage may read it",
+        chosen.written_by()
+    );
+    if number != newest {
+        println!(
+            "note: the comment's newest version is {newest}; a stage reads the text on \
+             GitHub now"
+        );
+    }
+    Ok(())
+}
+
+/// `comment resolve`.
+async fn resolve(store: &Store, address: CommentAddress, keep_mine: bool) -> Result<(), CliError> {
+    let repo = repo_of(store, &address).await?;
+    let comment = known_comment(store, &repo, &address).await?;
+    let conflict = store
+        .unsent_outbox_entries_of_comment(comment.id)
+        .await?
+        .into_iter()
+        .find(|entry| entry.state == OutboxState::Conflict)
+        .ok_or_else(|| {
+            CliError::Failure(format!(
+                "the {} comment has no conflict to settle",
+                address.kind
+            ))
+        })?;
+    let (client, _) = client_if_signed_in(store).await?;
+    let choice = if keep_mine {
+        ConflictChoice::KeepMine
+    } else {
+        ConflictChoice::TakeGithub
+    };
+    let outcome = resolve_conflict(client.as_ref(), store, conflict.id, choice).await?;
+    report_edit(outcome, &address)
 }
 
 fn report_edit(outcome: EditOutcome, address: &CommentAddress) -> Result<(), CliError> {

@@ -22,157 +22,187 @@ struct RepoWithQuota {
 
 pub async fn run(store: &Store, command: RepoCommand) -> Result<(), CliError> {
     match command {
-        RepoCommand::Add { repo, settings } => {
-            let change = settings_change(settings, None)?;
-            let added = store.add_repo(&NewRepo::with_defaults(repo)).await?;
-            let repo = store.change_repo_settings(added.id, &change).await?;
-            println!(
-                "connected {} (base {}, label {}, {} runs a month, {} backend)",
-                repo.name,
-                repo.default_branch,
-                repo.feedback_label,
-                dash_if_none(repo.monthly_run_quota),
-                repo.sandbox_backend
-            );
-            Ok(())
-        }
-        RepoCommand::List(output) => {
-            let repos = store.repos().await?;
-            if output.json {
-                return print_json(&repos);
-            }
-            if repos.is_empty() {
-                println!("no repositories yet: connect one with `handoff repo add owner/name`");
-                return Ok(());
-            }
-            let mut table =
-                Table::new(&["REPOSITORY", "BASE", "LABEL", "QUOTA", "BACKEND", "AGENT"]);
-            for repo in repos {
-                table.row(vec![
-                    repo.name.full_name(),
-                    repo.default_branch,
-                    repo.feedback_label,
-                    dash_if_none(repo.monthly_run_quota),
-                    repo.sandbox_backend.to_string(),
-                    repo.agent_preset,
-                ]);
-            }
-            print!("{}", table.render());
-            Ok(())
-        }
-        RepoCommand::Disconnect { repo } => {
-            let repo = store.repo_by_name(&repo).await?;
-            store.disconnect_repo(repo.id).await?;
-            println!(
-                "disconnected {}: its history stays; `handoff repo add {}` connects it again",
-                repo.name, repo.name
-            );
-            Ok(())
-        }
-        RepoCommand::Show { repo, output } => {
-            let repo = store.repo_by_name(&repo).await?;
-            let quota = store.quota_status(repo.id, Utc::now()).await?;
-            if output.json {
-                return print_json(&RepoWithQuota {
-                    repo,
-                    quota_this_month: quota,
-                });
-            }
-            println!("{}", repo.name);
-            println!("  base branch:   {}", repo.default_branch);
-            println!("  feedback label: {}", repo.feedback_label);
-            println!("  backend:       {}", repo.sandbox_backend);
-            println!("  agent:         {}", repo.agent_preset);
-            println!("  network:       {}", repo.network_mode);
-            println!(
-                "  PRs open as:   {}",
-                if repo.draft_pull_requests {
-                    "drafts"
-                } else {
-                    "ready for review"
-                }
-            );
-            if let Some(fork) = &repo.push_fork {
-                println!("  branches go to the fork {fork}");
-            }
-            if !repo.allowed_hosts.is_empty() {
-                let hosts: Vec<String> =
-                    repo.allowed_hosts.iter().map(ToString::to_string).collect();
-                println!("  allowed hosts: {}", hosts.join(", "));
-            }
-            match (quota.quota, quota.left) {
-                (Some(limit), Some(left)) => {
-                    println!("  quota:         {left} of {limit} runs left this month")
-                }
-                _ => println!("  quota:         no limit ({} runs this month)", quota.used),
-            }
-            if repo.custom_instructions.is_empty() {
-                println!("  instructions:  (none)");
-            } else {
-                println!("  instructions:");
-                for line in repo.custom_instructions.lines() {
-                    println!("    {line}");
-                }
-            }
-            Ok(())
-        }
+        RepoCommand::Add { repo, settings } => add(store, repo, settings).await,
+        RepoCommand::List(output) => list(store, output).await,
+        RepoCommand::Disconnect { repo } => disconnect(store, repo).await,
+        RepoCommand::Show { repo, output } => show(store, repo, output).await,
         RepoCommand::Prompt {
             repo,
             stage,
             file,
             reset,
-        } => {
-            let repo = store.repo_by_name(&repo).await?;
-            if stage == handoff::domain::Stage::FullAuto || stage == handoff::domain::Stage::Code {
-                return Err(CliError::Usage(
-                    "prompts are per stage: review, plan, test or fix".to_owned(),
-                ));
-            }
-            if reset {
-                store.set_stage_prompt(repo.id, stage, None).await?;
-                println!(
-                    "the {stage} prompt of {} is the built-in one again",
-                    repo.name
-                );
-                return Ok(());
-            }
-            if let Some(path) = file {
-                let template = super::text_input::read_text(None, Some(path))?;
-                if template.trim().is_empty() {
-                    return Err(CliError::Usage("the template is empty".to_owned()));
-                }
-                store
-                    .set_stage_prompt(repo.id, stage, Some(&template))
-                    .await?;
-                println!("the {stage} prompt of {} is replaced", repo.name);
-                return Ok(());
-            }
-            let own = store.stage_prompt(repo.id, stage).await?;
-            let shown = own
-                .clone()
-                .or_else(|| {
-                    handoff::domain::stage_prompts::default_stage_template(stage).map(str::to_owned)
-                })
-                .unwrap_or_default();
-            if own.is_none() {
-                eprintln!("(the built-in {stage} prompt)");
-            }
-            print!("{shown}");
-            Ok(())
+        } => prompt(store, repo, stage, file, reset).await,
+        RepoCommand::Set { repo, settings } => set(store, repo, settings).await,
+    }
+}
+
+/// `repo add`.
+async fn add(
+    store: &Store,
+    repo: RepoName,
+    settings: RepoSettingsArguments,
+) -> Result<(), CliError> {
+    let change = settings_change(settings, None)?;
+    let added = store.add_repo(&NewRepo::with_defaults(repo)).await?;
+    let repo = store.change_repo_settings(added.id, &change).await?;
+    println!(
+        "connected {} (base {}, label {}, {} runs a month, {} backend)",
+        repo.name,
+        repo.default_branch,
+        repo.feedback_label,
+        dash_if_none(repo.monthly_run_quota),
+        repo.sandbox_backend
+    );
+    Ok(())
+}
+
+/// `repo list`.
+async fn list(store: &Store, output: JsonFlag) -> Result<(), CliError> {
+    let repos = store.repos().await?;
+    if output.json {
+        return print_json(&repos);
+    }
+    if repos.is_empty() {
+        println!("no repositories yet: connect one with `handoff repo add owner/name`");
+        return Ok(());
+    }
+    let mut table = Table::new(&["REPOSITORY", "BASE", "LABEL", "QUOTA", "BACKEND", "AGENT"]);
+    for repo in repos {
+        table.row(vec![
+            repo.name.full_name(),
+            repo.default_branch,
+            repo.feedback_label,
+            dash_if_none(repo.monthly_run_quota),
+            repo.sandbox_backend.to_string(),
+            repo.agent_preset,
+        ]);
+    }
+    print!("{}", table.render());
+    Ok(())
+}
+
+/// `repo disconnect`.
+async fn disconnect(store: &Store, repo: RepoName) -> Result<(), CliError> {
+    let repo = store.repo_by_name(&repo).await?;
+    store.disconnect_repo(repo.id).await?;
+    println!(
+        "disconnected {}: its history stays; `handoff repo add {}` connects it again",
+        repo.name, repo.name
+    );
+    Ok(())
+}
+
+/// `repo show`.
+async fn show(store: &Store, repo: RepoName, output: JsonFlag) -> Result<(), CliError> {
+    let repo = store.repo_by_name(&repo).await?;
+    let quota = store.quota_status(repo.id, Utc::now()).await?;
+    if output.json {
+        return print_json(&RepoWithQuota {
+            repo,
+            quota_this_month: quota,
+        });
+    }
+    println!("{}", repo.name);
+    println!("  base branch:   {}", repo.default_branch);
+    println!("  feedback label: {}", repo.feedback_label);
+    println!("  backend:       {}", repo.sandbox_backend);
+    println!("  agent:         {}", repo.agent_preset);
+    println!("  network:       {}", repo.network_mode);
+    println!(
+        "  PRs open as:   {}",
+        if repo.draft_pull_requests {
+            "drafts"
+        } else {
+            "ready for review"
         }
-        RepoCommand::Set { repo, settings } => {
-            let repo = store.repo_by_name(&repo).await?;
-            let change = settings_change(settings, Some(repo.sandbox_backend))?;
-            if change == RepoSettingsChange::default() {
-                return Err(CliError::Usage(
-                    "nothing to change: name a setting, for example --quota 30".to_owned(),
-                ));
-            }
-            let repo = store.change_repo_settings(repo.id, &change).await?;
-            println!("updated {}", repo.name);
-            Ok(())
+    );
+    if let Some(fork) = &repo.push_fork {
+        println!("  branches go to the fork {fork}");
+    }
+    if !repo.allowed_hosts.is_empty() {
+        let hosts: Vec<String> = repo.allowed_hosts.iter().map(ToString::to_string).collect();
+        println!("  allowed hosts: {}", hosts.join(", "));
+    }
+    match (quota.quota, quota.left) {
+        (Some(limit), Some(left)) => {
+            println!("  quota:         {left} of {limit} runs left this month")
+        }
+        _ => println!("  quota:         no limit ({} runs this month)", quota.used),
+    }
+    if repo.custom_instructions.is_empty() {
+        println!("  instructions:  (none)");
+    } else {
+        println!("  instructions:");
+        for line in repo.custom_instructions.lines() {
+            println!("    {line}");
         }
     }
+    Ok(())
+}
+
+/// `repo prompt`.
+async fn prompt(
+    store: &Store,
+    repo: RepoName,
+    stage: Stage,
+    file: Option<PathBuf>,
+    reset: bool,
+) -> Result<(), CliError> {
+    let repo = store.repo_by_name(&repo).await?;
+    if stage == handoff::domain::Stage::FullAuto || stage == handoff::domain::Stage::Code {
+        return Err(CliError::Usage(
+            "prompts are per stage: review, plan, test or fix".to_owned(),
+        ));
+    }
+    if reset {
+        store.set_stage_prompt(repo.id, stage, None).await?;
+        println!(
+            "the {stage} prompt of {} is the built-in one again",
+            repo.name
+        );
+        return Ok(());
+    }
+    if let Some(path) = file {
+        let template = super::text_input::read_text(None, Some(path))?;
+        if template.trim().is_empty() {
+            return Err(CliError::Usage("the template is empty".to_owned()));
+        }
+        store
+            .set_stage_prompt(repo.id, stage, Some(&template))
+            .await?;
+        println!("the {stage} prompt of {} is replaced", repo.name);
+        return Ok(());
+    }
+    let own = store.stage_prompt(repo.id, stage).await?;
+    let shown = own
+        .clone()
+        .or_else(|| {
+            handoff::domain::stage_prompts::default_stage_template(stage).map(str::to_owned)
+        })
+        .unwrap_or_default();
+    if own.is_none() {
+        eprintln!("(the built-in {stage} prompt)");
+    }
+    print!("{shown}");
+    Ok(())
+}
+
+/// `repo set`.
+async fn set(
+    store: &Store,
+    repo: RepoName,
+    settings: RepoSettingsArguments,
+) -> Result<(), CliError> {
+    let repo = store.repo_by_name(&repo).await?;
+    let change = settings_change(settings, Some(repo.sandbox_backend))?;
+    if change == RepoSettingsChange::default() {
+        return Err(CliError::Usage(
+            "nothing to change: name a setting, for example --quota 30".to_owned(),
+        ));
+    }
+    let repo = store.change_repo_settings(repo.id, &change).await?;
+    println!("updated {}", repo.name);
+    Ok(())
 }
 
 /// The change the arguments ask for. Choosing the local backend (from `current`, the

@@ -22,174 +22,207 @@ pub async fn run(
     command: RunsCommand,
 ) -> Result<(), CliError> {
     match command {
-        RunsCommand::Logs { run, follow } => {
-            let run_id = RunId(run);
-            if follow {
-                let mut log = Box::pin(handoff::pipeline::run_log::follow_run_log(
-                    store.clone(),
-                    run_id,
-                    std::time::Duration::from_millis(200),
-                ));
-                while let Some(chunk) = futures::StreamExt::next(&mut log).await {
-                    print_chunk(&chunk?);
-                }
-                let run = store.run(run_id).await?;
-                eprintln!("run {} ended: {}", run.id, run.status);
-            } else {
-                for chunk in store.run_log(run_id, 0).await? {
-                    print_chunk(&chunk);
-                }
-            }
-            Ok(())
-        }
-        RunsCommand::Cancel { run } => {
-            let run = store.request_cancel(RunId(run)).await?;
-            println!(
-                "cancel asked for run {}: its sandbox is being stopped",
-                run.id
-            );
-            // A run whose process is gone cannot hear the cancel: end it now.
-            match super::run_command::pipeline(store, data_dir).await {
-                Ok(pipeline) => super::foreground_run::reconcile(&pipeline).await?,
-                Err(error) => tracing::info!(
-                    run = %run.id,
-                    %error,
-                    "abandoned runs are not looked for without the pipeline"
-                ),
-            }
-            Ok(())
-        }
+        RunsCommand::Logs { run, follow } => logs(store, run, follow).await,
+        RunsCommand::Cancel { run } => cancel(store, data_dir, run).await,
         RunsCommand::Show {
             run,
             output,
             format,
-        } => {
-            let run = store.run(RunId(run)).await?;
-            let texts = store.run_texts(run.id).await?;
-            if format.json {
-                return print_json(&RunDetail { run, texts });
-            }
-            if output {
-                match &texts.output {
-                    Some(text) => println!("{}", printable(text)),
-                    None => return Err(CliError::Failure(format!("run {} has no output", run.id))),
-                }
-                return Ok(());
-            }
-            println!(
-                "run {} · {} · {} on {}",
-                run.id, run.stage, run.status, run.backend
-            );
-            println!("feedback: {}", dash_if_none(run.feedback_id));
-            println!(
-                "PR:       {}",
-                dash_if_none(run.pr_number.map(|n| format!("#{n}")))
-            );
-            println!("agent:    {}", run.agent_preset);
-            println!("created:  {}", short_time(&run.created_at));
-            println!(
-                "started:  {}",
-                dash_if_none(run.started_at.as_ref().map(short_time))
-            );
-            println!(
-                "finished: {}",
-                dash_if_none(run.finished_at.as_ref().map(short_time))
-            );
-            println!("exit:     {}", dash_if_none(run.exit_code));
-            if let Some(message) = &run.failure_message {
-                println!(
-                    "failure:  {} ({})",
-                    printable(message),
-                    run.failure_code.map_or("-", |code| code.as_str())
-                );
-            }
-            for note in &run.notes {
-                println!("note:     {}", printable(note));
-            }
-            if let Some(text) = &texts.output {
-                println!(
-                    "output:   {} characters (`handoff runs show {} --output`)",
-                    text.chars().count(),
-                    run.id
-                );
-            }
-            Ok(())
-        }
-        RunsCommand::Held { run, output } => {
-            let pipeline = super::run_command::pipeline(store, data_dir).await?;
-            let held = pipeline.held_commits(RunId(run)).await?;
-            if output.json {
-                return print_json(&held);
-            }
-            println!(
-                "run {} holds {} commit(s) for {}, ending at {}",
-                held.run_id, held.commits, held.branch, held.end_sha
-            );
-            println!("CI entry points they change:");
-            for (path, why) in &held.ci_entry_points {
-                println!("  {} ({why})", printable(path));
-            }
-            println!("every file they change:");
-            for path in &held.changed_paths {
-                println!("  {}", printable(path));
-            }
-            println!("\n{}", printable(&held.diff));
-            eprintln!(
-                "hint: after reading it, push exactly these commits with `handoff runs approve-push {} --end {}`",
-                held.run_id, held.end_sha
-            );
-            Ok(())
-        }
-        RunsCommand::ApprovePush { run, end } => {
-            let pipeline = super::run_command::pipeline(store, data_dir).await?;
-            let report = pipeline.push_held_run(RunId(run), end.trim()).await?;
-            println!(
-                "pushed run {}'s {} commit(s): PR #{} {}",
-                report.run_id, report.commits, report.pr_number, report.pr_url
-            );
-            Ok(())
-        }
+        } => show(store, run, output, format).await,
+        RunsCommand::Held { run, output } => held(store, data_dir, run, output).await,
+        RunsCommand::ApprovePush { run, end } => approve_push(store, data_dir, run, end).await,
         RunsCommand::List {
             feedback,
             active,
             limit,
             output,
-        } => {
-            let runs = store
-                .runs(&RunFilter {
-                    feedback_id: feedback.map(FeedbackId),
-                    active_only: active,
-                    limit,
-                })
-                .await?;
-            if output.json {
-                return print_json(&runs);
-            }
-            if runs.is_empty() {
-                println!("no runs");
-                return Ok(());
-            }
-            let mut table = Table::new(&[
-                "RUN", "FEEDBACK", "STAGE", "KIND", "BACKEND", "STATUS", "CREATED", "DURATION",
-                "COST",
-            ]);
-            for run in runs {
-                table.row(vec![
-                    run.id.to_string(),
-                    dash_if_none(run.feedback_id),
-                    run.stage.to_string(),
-                    dash_if_none(run.code_run_kind),
-                    run.backend.to_string(),
-                    run.status.to_string(),
-                    short_time(&run.created_at),
-                    dash_if_none(run.duration().map(|d| format!("{}s", d.num_seconds()))),
-                    dash_if_none(run.llm_cost_usd.map(|c| format!("${c:.2}"))),
-                ]);
-            }
-            print!("{}", table.render());
-            Ok(())
+        } => list(store, feedback, active, limit, output).await,
+    }
+}
+
+/// `runs logs`.
+async fn logs(store: &Store, run: i64, follow: bool) -> Result<(), CliError> {
+    let run_id = RunId(run);
+    if follow {
+        let mut log = Box::pin(handoff::pipeline::run_log::follow_run_log(
+            store.clone(),
+            run_id,
+            std::time::Duration::from_millis(200),
+        ));
+        while let Some(chunk) = futures::StreamExt::next(&mut log).await {
+            print_chunk(&chunk?);
+        }
+        let run = store.run(run_id).await?;
+        eprintln!("run {} ended: {}", run.id, run.status);
+    } else {
+        for chunk in store.run_log(run_id, 0).await? {
+            print_chunk(&chunk);
         }
     }
+    Ok(())
+}
+
+/// `runs cancel`.
+async fn cancel(store: &Store, data_dir: &std::path::Path, run: i64) -> Result<(), CliError> {
+    let run = store.request_cancel(RunId(run)).await?;
+    println!(
+        "cancel asked for run {}: its sandbox is being stopped",
+        run.id
+    );
+    // A run whose process is gone cannot hear the cancel: end it now.
+    match super::run_command::pipeline(store, data_dir).await {
+        Ok(pipeline) => super::foreground_run::reconcile(&pipeline).await?,
+        Err(error) => tracing::info!(
+            run = %run.id,
+            %error,
+            "abandoned runs are not looked for without the pipeline"
+        ),
+    }
+    Ok(())
+}
+
+/// `runs show`.
+async fn show(store: &Store, run: i64, output: bool, format: JsonFlag) -> Result<(), CliError> {
+    let run = store.run(RunId(run)).await?;
+    let texts = store.run_texts(run.id).await?;
+    if format.json {
+        return print_json(&RunDetail { run, texts });
+    }
+    if output {
+        match &texts.output {
+            Some(text) => println!("{}", printable(text)),
+            None => return Err(CliError::Failure(format!("run {} has no output", run.id))),
+        }
+        return Ok(());
+    }
+    println!(
+        "run {} · {} · {} on {}",
+        run.id, run.stage, run.status, run.backend
+    );
+    println!("feedback: {}", dash_if_none(run.feedback_id));
+    println!(
+        "PR:       {}",
+        dash_if_none(run.pr_number.map(|n| format!("#{n}")))
+    );
+    println!("agent:    {}", run.agent_preset);
+    println!("created:  {}", short_time(&run.created_at));
+    println!(
+        "started:  {}",
+        dash_if_none(run.started_at.as_ref().map(short_time))
+    );
+    println!(
+        "finished: {}",
+        dash_if_none(run.finished_at.as_ref().map(short_time))
+    );
+    println!("exit:     {}", dash_if_none(run.exit_code));
+    if let Some(message) = &run.failure_message {
+        println!(
+            "failure:  {} ({})",
+            printable(message),
+            run.failure_code.map_or("-", |code| code.as_str())
+        );
+    }
+    for note in &run.notes {
+        println!("note:     {}", printable(note));
+    }
+    if let Some(text) = &texts.output {
+        println!(
+            "output:   {} characters (`handoff runs show {} --output`)",
+            text.chars().count(),
+            run.id
+        );
+    }
+    Ok(())
+}
+
+/// `runs held`.
+async fn held(
+    store: &Store,
+    data_dir: &std::path::Path,
+    run: i64,
+    output: JsonFlag,
+) -> Result<(), CliError> {
+    let pipeline = super::run_command::pipeline(store, data_dir).await?;
+    let held = pipeline.held_commits(RunId(run)).await?;
+    if output.json {
+        return print_json(&held);
+    }
+    println!(
+        "run {} holds {} commit(s) for {}, ending at {}",
+        held.run_id, held.commits, held.branch, held.end_sha
+    );
+    println!("CI entry points they change:");
+    for (path, why) in &held.ci_entry_points {
+        println!("  {} ({why})", printable(path));
+    }
+    println!("every file they change:");
+    for path in &held.changed_paths {
+        println!("  {}", printable(path));
+    }
+    println!("\n{}", printable(&held.diff));
+    eprintln!(
+        "hint: after reading it, push exactly these commits with `handoff runs approve-push {} --end {}`",
+        held.run_id, held.end_sha
+    );
+    Ok(())
+}
+
+/// `runs approve-push`.
+async fn approve_push(
+    store: &Store,
+    data_dir: &std::path::Path,
+    run: i64,
+    end: String,
+) -> Result<(), CliError> {
+    let pipeline = super::run_command::pipeline(store, data_dir).await?;
+    let report = pipeline.push_held_run(RunId(run), end.trim()).await?;
+    println!(
+        "pushed run {}'s {} commit(s): PR #{} {}",
+        report.run_id, report.commits, report.pr_number, report.pr_url
+    );
+    Ok(())
+}
+
+/// `runs list`.
+async fn list(
+    store: &Store,
+    feedback: Option<i64>,
+    active: bool,
+    limit: Option<u32>,
+    output: JsonFlag,
+) -> Result<(), CliError> {
+    let runs = store
+        .runs(&RunFilter {
+            feedback_id: feedback.map(FeedbackId),
+            active_only: active,
+            limit,
+        })
+        .await?;
+    if output.json {
+        return print_json(&runs);
+    }
+    if runs.is_empty() {
+        println!("no runs");
+        return Ok(());
+    }
+    let mut table = Table::new(&[
+        "RUN", "FEEDBACK", "STAGE", "KIND", "BACKEND", "STATUS", "CREATED", "DURATION", "COST",
+    ]);
+    for run in runs {
+        table.row(vec![
+            run.id.to_string(),
+            dash_if_none(run.feedback_id),
+            run.stage.to_string(),
+            dash_if_none(run.code_run_kind),
+            run.backend.to_string(),
+            run.status.to_string(),
+            short_time(&run.created_at),
+            dash_if_none(run.duration().map(|d| format!("{}s", d.num_seconds()))),
+            dash_if_none(run.llm_cost_usd.map(|c| format!("${c:.2}"))),
+        ]);
+    }
+    print!("{}", table.render());
+    Ok(())
 }
 
 fn print_chunk(chunk: &LogChunk) {

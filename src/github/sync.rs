@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
+use super::check_runs::check_runs_of_commits;
 use super::client::{GithubClient, RequestCount};
 use super::comment_authorship::SignedInAccount;
 use super::error::GithubError;
@@ -32,7 +33,7 @@ use super::sync_steps::{
 };
 pub use super::sync_steps::{SyncReport, SyncedStatusChange};
 use super::wire::{WireCheckRun, WirePull};
-use crate::domain::{CheckStatus, PullRequestState, Repo};
+use crate::domain::{CheckStatus, Feedback, PullRequestState, Repo};
 use crate::store::{SettingKey, Store};
 
 /// The signed-in owner, asked of GitHub (the stored login is only what the window
@@ -118,41 +119,18 @@ async fn complete_pass(
     started: DateTime<Utc>,
     report: &mut SyncReport,
 ) -> Result<(), GithubError> {
-    // Issues with the feedback label become feedback items; one a visitor opened is
-    // untrusted and waits for the owner's approval before the agent runs on it.
-    let (issues, _) = client
-        .labeled_issues(store, &repo.name, &repo.feedback_label)
-        .await?;
+    let pass = Pass {
+        client,
+        store,
+        repo,
+        owner,
+    };
     let mut newest = Newest::default();
-    for issue in &issues {
-        newest.issue(issue.updated_at);
-        take_feedback_issue(store, repo, owner, issue, report).await?;
-    }
-
+    pass.take_labelled_issues(&mut newest, report).await?;
     let items = feedback_of(store, repo).await?;
     let open_items = not_merged(&items);
-
-    // Other people's comments on a feedback issue are visitor follow-ups (untrusted),
-    // even one that starts with a managed comment's marker: only the owner's (and so
-    // Handoff's) own comments are not.
-    let issue_items: Vec<_> = open_items
-        .iter()
-        .filter_map(|item| item.github_issue_number.map(|number| (*item, number)))
-        .collect();
-    let threads = in_flight(
-        issue_items
-            .iter()
-            .map(|(_, number)| client.issue_comments(store, &repo.name, *number))
-            .collect(),
-    )
-    .await;
-    for ((item, _), thread) in issue_items.iter().zip(threads) {
-        let (comments, _) = thread?;
-        for comment in &comments {
-            newest.comment(comment.updated_at);
-            take_visitor_comment(store, owner, item.id, comment, report).await?;
-        }
-    }
+    pass.take_visitor_comments(&open_items, &mut newest, report)
+        .await?;
 
     // Every open PR, with how its head commit's checks stand. A repository whose checks
     // cannot be read (a token without that permission) still syncs the rest. The list is
@@ -168,30 +146,14 @@ async fn complete_pass(
     let reading_reviews_at = chrono::Utc::now();
     report.open_pull_requests += open_pulls.len() as u32;
     // Checks belong to a commit: PRs on the same head commit share one request.
-    let mut heads: Vec<&str> = open_pulls
-        .iter()
-        .map(|pull| pull.head.sha.as_str())
-        .collect();
-    heads.sort_unstable();
-    heads.dedup();
-    let check_answers = in_flight(
-        heads
-            .iter()
-            .map(|sha| client.check_runs(store, &repo.name, sha))
-            .collect(),
+    let check_runs_at = check_runs_of_commits(
+        client,
+        store,
+        &repo.name,
+        open_pulls.iter().map(|pull| pull.head.sha.as_str()),
+        &mut report.errors,
     )
-    .await;
-    let mut check_runs_at: BTreeMap<&str, Vec<WireCheckRun>> = BTreeMap::new();
-    let mut checks_unreadable = None;
-    for (sha, answer) in heads.iter().zip(check_answers) {
-        match answer {
-            Ok((runs, _)) => {
-                check_runs_at.insert(sha, runs);
-            }
-            Err(GithubError::Store(error)) => return Err(error.into()),
-            Err(error) => checks_unreadable = Some(error),
-        }
-    }
+    .await?;
     let check_runs_of: BTreeMap<u64, &Vec<WireCheckRun>> = open_pulls
         .iter()
         .filter_map(|pull| {
@@ -200,142 +162,292 @@ async fn complete_pass(
                 .map(|runs| (pull.number, runs))
         })
         .collect();
-    if let Some(error) = checks_unreadable {
-        tracing::warn!(repo = %repo.name, %error, "check runs could not be read");
-        report.errors.push(format!(
-            "{}: check runs could not be read: {error}",
-            repo.name
-        ));
-    }
 
-    // A merged PR gives MERGED, closed unmerged FAILED, reopened WAITING_FOR_REVIEW. An
-    // item whose PR is in the open list needs no request of its own.
-    let pull_items: Vec<_> = open_items
-        .iter()
-        .filter_map(|item| item.pr_number.map(|number| (*item, number)))
-        .collect();
-    let open_pull = |number: u64| open_pulls.iter().find(|pull| pull.number == number);
-    let closed_items: Vec<_> = pull_items
-        .iter()
-        .filter(|(_, number)| open_pull(*number).is_none())
-        .collect();
-    let pulls = in_flight(
-        closed_items
-            .iter()
-            .map(|(_, number)| client.pull_request(store, &repo.name, *number))
-            .collect(),
-    )
-    .await;
-    let mut states = Vec::new();
-    for ((item, _), pull) in closed_items.iter().zip(pulls) {
-        let (pull, _) = pull?;
-        states.push((*item, pull.state()));
-    }
-    for (item, _) in pull_items
-        .iter()
-        .filter(|(_, number)| open_pull(*number).is_some())
-    {
-        states.push((*item, PullRequestState::Open));
-    }
-    for (item, state) in states {
-        apply_pull_request_state(store, item, state, report).await?;
-    }
-
-    // What reviewers and checks said on an open feedback PR: candidates for the next
-    // "Update PR", which reach a prompt only when the owner includes them. A review or an
-    // inline comment moves the PR's last update, so they are asked for only when that is
-    // not well before they were last read (GitHub's times have whole seconds, and the two
-    // clocks differ); the checks were read above.
-    let no_runs = Vec::new();
-    let reviewed: Vec<_> = pull_items
-        .iter()
-        .filter_map(|(item, number)| open_pull(*number).map(|pull| (item, pull)))
-        .map(|(item, pull)| {
-            let moved = match (pull.updated_at, reviews_read_at.get(&pull.number)) {
-                (Some(updated_at), Some(read_at)) => updated_at + CLOCK_MARGIN >= *read_at,
-                _ => true,
-            };
-            (item, pull, moved)
-        })
-        .collect();
-    let taken = in_flight(
-        reviewed
-            .iter()
-            .map(|(item, pull, moved)| {
-                take_follow_up_candidates(
-                    client,
-                    store,
-                    owner,
-                    CandidatesOf {
-                        repo: &repo.name,
-                        feedback_id: item.id,
-                        pr_number: pull.number,
-                        read_reviews: *moved,
-                        check_runs: check_runs_of.get(&pull.number).copied().unwrap_or(&no_runs),
-                    },
-                )
-            })
-            .collect(),
-    )
-    .await;
-    let mut read = Vec::new();
-    for ((_, pull, moved), added) in reviewed.iter().zip(taken) {
-        report.new_follow_up_candidates += added?;
-        if *moved {
-            read.push(pull.number);
-        }
-    }
-
-    let mirrored: Vec<_> = open_pulls.iter().map(WirePull::mirrored).collect();
-    store.mirror_open_pull_requests(repo.id, &mirrored).await?;
-    for number in read {
-        store
-            .set_reviews_read_at(repo.id, number, reading_reviews_at)
-            .await?;
-    }
-    for (number, runs) in &check_runs_of {
-        if let Some(pull) = open_pull(*number) {
-            let status = CheckStatus::of(runs.iter().map(WireCheckRun::state));
-            store
-                .set_pull_request_checks(repo.id, pull.number, &pull.head.sha, status)
-                .await?;
-        }
-    }
-
-    // Edits and deletions of managed comments made on GitHub, each edit with who made it.
-    let mut by_pr: BTreeMap<u64, Vec<_>> = BTreeMap::new();
-    for comment in followed_managed_comments(store, repo, &items).await? {
-        by_pr.entry(comment.pr_number).or_default().push(comment);
-    }
-    let by_pr: Vec<(u64, Vec<_>)> = by_pr.into_iter().collect();
-    let threads = in_flight(
-        by_pr
-            .iter()
-            .map(|(pr_number, _)| client.issue_comments(store, &repo.name, *pr_number))
-            .collect(),
-    )
-    .await;
-    for ((_, comments), thread) in by_pr.into_iter().zip(threads) {
-        let (remote_comments, _) = thread?;
-        for remote in &remote_comments {
-            newest.comment(remote.updated_at);
-        }
-        for comment in comments {
-            notice_managed_comment(
-                client,
-                store,
-                owner,
-                &comment,
-                &remote_comments,
-                true,
-                report,
-            )
-            .await?;
-        }
-    }
-
+    pass.follow_feedback_pull_requests(&open_items, &open_pulls, report)
+        .await?;
+    let read = pass
+        .take_candidates(
+            &open_items,
+            &open_pulls,
+            &reviews_read_at,
+            &check_runs_of,
+            report,
+        )
+        .await?;
+    pass.mirror_open_pulls(&open_pulls, &read, reading_reviews_at, &check_runs_of)
+        .await?;
+    pass.notice_managed_comment_edits(&items, &mut newest, report)
+        .await?;
     store
         .set_sync_cursor(repo.id, &newest.cursor(started))
         .await?;
     Ok(())
+}
+
+/// One repository's complete pass: what each of its steps reads.
+#[derive(Clone, Copy)]
+struct Pass<'a> {
+    client: &'a GithubClient,
+    store: &'a Store,
+    repo: &'a Repo,
+    owner: &'a SignedInAccount,
+}
+
+impl Pass<'_> {
+    /// Issues with the feedback label become feedback items.
+    async fn take_labelled_issues(
+        &self,
+        newest: &mut Newest,
+        report: &mut SyncReport,
+    ) -> Result<(), GithubError> {
+        let Pass {
+            client,
+            store,
+            repo,
+            owner,
+        } = *self;
+        // Issues with the feedback label become feedback items; one a visitor opened is
+        // untrusted and waits for the owner's approval before the agent runs on it.
+        let (issues, _) = client
+            .labeled_issues(store, &repo.name, &repo.feedback_label)
+            .await?;
+        for issue in &issues {
+            newest.issue(issue.updated_at);
+            take_feedback_issue(store, repo, owner, issue, report).await?;
+        }
+        Ok(())
+    }
+
+    /// Other people's comments on the open items' issues.
+    async fn take_visitor_comments(
+        &self,
+        open_items: &[&Feedback],
+        newest: &mut Newest,
+        report: &mut SyncReport,
+    ) -> Result<(), GithubError> {
+        let Pass {
+            client,
+            store,
+            repo,
+            owner,
+        } = *self;
+        // Other people's comments on a feedback issue are visitor follow-ups (untrusted),
+        // even one that starts with a managed comment's marker: only the owner's (and so
+        // Handoff's) own comments are not.
+        let issue_items: Vec<_> = open_items
+            .iter()
+            .filter_map(|item| item.github_issue_number.map(|number| (*item, number)))
+            .collect();
+        let threads = in_flight(
+            issue_items
+                .iter()
+                .map(|(_, number)| client.issue_comments(store, &repo.name, *number))
+                .collect(),
+        )
+        .await;
+        for ((item, _), thread) in issue_items.iter().zip(threads) {
+            let (comments, _) = thread?;
+            for comment in &comments {
+                newest.comment(comment.updated_at);
+                take_visitor_comment(store, owner, item.id, comment, report).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The state of each open item's PR.
+    async fn follow_feedback_pull_requests(
+        &self,
+        open_items: &[&Feedback],
+        open_pulls: &[WirePull],
+        report: &mut SyncReport,
+    ) -> Result<(), GithubError> {
+        let Pass {
+            client,
+            store,
+            repo,
+            ..
+        } = *self;
+        // A merged PR gives MERGED, closed unmerged FAILED, reopened WAITING_FOR_REVIEW. An
+        // item whose PR is in the open list needs no request of its own.
+        let pull_items: Vec<_> = open_items
+            .iter()
+            .filter_map(|item| item.pr_number.map(|number| (*item, number)))
+            .collect();
+        let open_pull = |number: u64| open_pulls.iter().find(|pull| pull.number == number);
+        let closed_items: Vec<_> = pull_items
+            .iter()
+            .filter(|(_, number)| open_pull(*number).is_none())
+            .collect();
+        let pulls = in_flight(
+            closed_items
+                .iter()
+                .map(|(_, number)| client.pull_request(store, &repo.name, *number))
+                .collect(),
+        )
+        .await;
+        let mut states = Vec::new();
+        for ((item, _), pull) in closed_items.iter().zip(pulls) {
+            let (pull, _) = pull?;
+            states.push((*item, pull.state()));
+        }
+        for (item, _) in pull_items
+            .iter()
+            .filter(|(_, number)| open_pull(*number).is_some())
+        {
+            states.push((*item, PullRequestState::Open));
+        }
+        for (item, state) in states {
+            apply_pull_request_state(store, item, state, report).await?;
+        }
+        Ok(())
+    }
+
+    /// Follow-up candidates from the open feedback PRs; returns the PRs whose reviews
+    /// were read.
+    async fn take_candidates(
+        &self,
+        open_items: &[&Feedback],
+        open_pulls: &[WirePull],
+        reviews_read_at: &BTreeMap<u64, DateTime<Utc>>,
+        check_runs_of: &BTreeMap<u64, &Vec<WireCheckRun>>,
+        report: &mut SyncReport,
+    ) -> Result<Vec<u64>, GithubError> {
+        let Pass {
+            client,
+            store,
+            repo,
+            owner,
+        } = *self;
+        let pull_items: Vec<_> = open_items
+            .iter()
+            .filter_map(|item| item.pr_number.map(|number| (*item, number)))
+            .collect();
+        let open_pull = |number: u64| open_pulls.iter().find(|pull| pull.number == number);
+        // What reviewers and checks said on an open feedback PR: candidates for the next
+        // "Update PR", which reach a prompt only when the owner includes them. A review or an
+        // inline comment moves the PR's last update, so they are asked for only when that is
+        // not well before they were last read (GitHub's times have whole seconds, and the two
+        // clocks differ); the checks were read above.
+        let no_runs = Vec::new();
+        let reviewed: Vec<_> = pull_items
+            .iter()
+            .filter_map(|(item, number)| open_pull(*number).map(|pull| (item, pull)))
+            .map(|(item, pull)| {
+                let moved = match (pull.updated_at, reviews_read_at.get(&pull.number)) {
+                    (Some(updated_at), Some(read_at)) => updated_at + CLOCK_MARGIN >= *read_at,
+                    _ => true,
+                };
+                (item, pull, moved)
+            })
+            .collect();
+        let taken = in_flight(
+            reviewed
+                .iter()
+                .map(|(item, pull, moved)| {
+                    take_follow_up_candidates(
+                        client,
+                        store,
+                        owner,
+                        CandidatesOf {
+                            repo: &repo.name,
+                            feedback_id: item.id,
+                            pr_number: pull.number,
+                            read_reviews: *moved,
+                            check_runs: check_runs_of
+                                .get(&pull.number)
+                                .copied()
+                                .unwrap_or(&no_runs),
+                        },
+                    )
+                })
+                .collect(),
+        )
+        .await;
+        let mut read = Vec::new();
+        for ((_, pull, moved), added) in reviewed.iter().zip(taken) {
+            report.new_follow_up_candidates += added?;
+            if *moved {
+                read.push(pull.number);
+            }
+        }
+        Ok(read)
+    }
+
+    /// The open PRs written to the mirror, with when their reviews were read and how
+    /// their checks stand (last, so that what a failed pass did not finish is asked
+    /// again).
+    async fn mirror_open_pulls(
+        &self,
+        open_pulls: &[WirePull],
+        read: &[u64],
+        reading_reviews_at: DateTime<Utc>,
+        check_runs_of: &BTreeMap<u64, &Vec<WireCheckRun>>,
+    ) -> Result<(), GithubError> {
+        let Pass { store, repo, .. } = *self;
+        let open_pull = |number: u64| open_pulls.iter().find(|pull| pull.number == number);
+        let mirrored: Vec<_> = open_pulls.iter().map(WirePull::mirrored).collect();
+        store.mirror_open_pull_requests(repo.id, &mirrored).await?;
+        for number in read.iter().copied() {
+            store
+                .set_reviews_read_at(repo.id, number, reading_reviews_at)
+                .await?;
+        }
+        for (number, runs) in check_runs_of {
+            if let Some(pull) = open_pull(*number) {
+                let status = CheckStatus::of(runs.iter().map(WireCheckRun::state));
+                store
+                    .set_pull_request_checks(repo.id, pull.number, &pull.head.sha, status)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Edits and deletions of managed comments made on GitHub.
+    async fn notice_managed_comment_edits(
+        &self,
+        items: &[Feedback],
+        newest: &mut Newest,
+        report: &mut SyncReport,
+    ) -> Result<(), GithubError> {
+        let Pass {
+            client,
+            store,
+            repo,
+            owner,
+        } = *self;
+        // Edits and deletions of managed comments made on GitHub, each edit with who made it.
+        let mut by_pr: BTreeMap<u64, Vec<_>> = BTreeMap::new();
+        for comment in followed_managed_comments(store, repo, items).await? {
+            by_pr.entry(comment.pr_number).or_default().push(comment);
+        }
+        let by_pr: Vec<(u64, Vec<_>)> = by_pr.into_iter().collect();
+        let threads = in_flight(
+            by_pr
+                .iter()
+                .map(|(pr_number, _)| client.issue_comments(store, &repo.name, *pr_number))
+                .collect(),
+        )
+        .await;
+        for ((_, comments), thread) in by_pr.into_iter().zip(threads) {
+            let (remote_comments, _) = thread?;
+            for remote in &remote_comments {
+                newest.comment(remote.updated_at);
+            }
+            for comment in comments {
+                notice_managed_comment(
+                    client,
+                    store,
+                    owner,
+                    &comment,
+                    &remote_comments,
+                    true,
+                    report,
+                )
+                .await?;
+            }
+        }
+        Ok(())
+    }
 }

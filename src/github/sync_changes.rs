@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::Utc;
 
+use super::check_runs::check_runs_of_commits;
 use super::client::GithubClient;
 use super::comment_authorship::SignedInAccount;
 use super::error::GithubError;
@@ -212,32 +213,14 @@ pub(super) async fn sync_changes(
                 || now - pull.github_updated_at < CHECKS_FOLLOWED_FOR
         })
         .collect();
-    let mut heads: Vec<&str> = followed.iter().map(|pull| pull.head_sha.as_str()).collect();
-    heads.sort_unstable();
-    heads.dedup();
-    let answers = in_flight(
-        heads
-            .iter()
-            .map(|sha| client.check_runs(store, &repo.name, sha))
-            .collect(),
+    let runs_at = check_runs_of_commits(
+        client,
+        store,
+        &repo.name,
+        followed.iter().map(|pull| pull.head_sha.as_str()),
+        &mut report.errors,
     )
-    .await;
-    let mut runs_at: BTreeMap<&str, Vec<WireCheckRun>> = BTreeMap::new();
-    for (sha, answer) in heads.iter().zip(answers) {
-        match answer {
-            Ok((runs, _)) => {
-                runs_at.insert(sha, runs);
-            }
-            Err(GithubError::Store(error)) => return Err(error.into()),
-            Err(error) => {
-                tracing::warn!(repo = %repo.name, %error, "check runs could not be read");
-                report.errors.push(format!(
-                    "{}: check runs could not be read: {error}",
-                    repo.name
-                ));
-            }
-        }
-    }
+    .await?;
     for pull in &followed {
         if let Some(runs) = runs_at.get(pull.head_sha.as_str()) {
             let status = CheckStatus::of(runs.iter().map(WireCheckRun::state));

@@ -8,14 +8,16 @@
 //! end; whatever goes wrong from there is recorded on the run, with the reason and a
 //! pointer to its log, and the item leaves CODING.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
 use tokio::sync::watch;
 use tracing::Instrument as _;
 
-use super::agent_job::{unless_cancelled, AgentJob, AgentSetup, CopyStart, JobFiles, Stop};
+use super::agent_job::{
+    unless_cancelled, AgentJob, AgentSetup, CopyStart, JobFiles, Stop, WorkingCopy,
+};
 use super::agent_push::{PushTo, PushedCommits};
 use super::run_log::RunLog;
 use super::run_supervision::supervise;
@@ -25,10 +27,11 @@ use crate::domain::follow_ups_comment::follow_ups_comment_content;
 use crate::domain::run_event::{RunEvent, RunEventKind};
 use crate::domain::RunFailureCode;
 use crate::domain::{
-    code_run_kind, CommentKind, FeedbackId, Repo, Run, RunId, SandboxBackend, Stage,
+    code_run_kind, CommentKind, Feedback, FeedbackId, Repo, Run, RunId, SandboxBackend, Stage,
 };
 use crate::github::comment_publishing::{publish_agent_output, CommentPlace};
 use crate::github::feedback_pull_request::{ensure_feedback_pull_request, PullRequestAction};
+use crate::github::wire::WirePull;
 use crate::store::{CodeRunRequest, RunOutcome, StartedCodeRun, Store, StoreError};
 
 /// What the owner asks for.
@@ -365,59 +368,9 @@ impl BegunCodeRun {
             stage: Stage::Code,
             cancel: &cancel,
         };
-        let mut fresh_copy_tried = false;
-        let (copy, out) = loop {
-            let copy = unless_cancelled(
-                &cancel,
-                pipeline.prepare_working_copy(
-                    &job,
-                    CopyStart::Branch {
-                        branch: head,
-                        base_for_new: Some(base),
-                        pull_request: feedback.pr_number,
-                        in_fork: repo.push_fork.as_ref(),
-                    },
-                    Some(feedback.id),
-                ),
-            )
+        let (copy, out) = self
+            .run_the_agent(&job, &feedback, &prompt, &commit_message)
             .await?;
-            if let Some(note) = copy.note.as_deref().filter(|_| !fresh_copy_tried) {
-                store.add_run_note(run_id, note).await?;
-            }
-            let ran = pipeline
-                .run_agent(
-                    &job,
-                    &copy,
-                    JobFiles {
-                        prompt: &prompt,
-                        commit_message: &commit_message,
-                        inputs: &[],
-                    },
-                )
-                .await;
-            match (ran, &copy.kept) {
-                (
-                    Err(Stop::Failed {
-                        code: RunFailureCode::KeptCopyUnusable,
-                        ..
-                    }),
-                    Some(kept),
-                ) if !fresh_copy_tried => {
-                    fresh_copy_tried = true;
-                    let note = "the item's kept working copy could not be brought to the branch's tip; it was dropped and the run started again from a fresh copy";
-                    log.say(&format!("note: {note}")).await?;
-                    store.add_run_note(run_id, note).await?;
-                    if let Err(error) = pipeline
-                        .drop_kept_copy(kept, Some(&self.setup.sandbox))
-                        .await
-                    {
-                        tracing::warn!(run = %run_id, %error, "the unusable kept copy could not be removed");
-                    }
-                    reset_output_folder(workspace)?;
-                }
-                (ran, _) => break (copy, ran?),
-            }
-        };
 
         // 3. Its commits (none is a loud failure), checked, then pushed from here.
         let Some(PushedCommits {
@@ -449,11 +402,120 @@ impl BegunCodeRun {
         };
 
         // 4. The PR (never a second one) and its Follow-ups comment.
+        let (pull, action) = self
+            .make_sure_of_the_pull_request(log, &cancel, feedback.id, &ci_entry_points)
+            .await?;
+        let usage = self.usage_of(&out);
+        Ok(Pushed {
+            branch: head.to_owned(),
+            end_sha,
+            commits,
+            pr_number: pull.number,
+            pr_url: pull.html_url,
+            action,
+            summary: self.setup.read_output(&out.join("summary.md")),
+            usage,
+        })
+    }
+
+    /// The working copy — the current tip of the head branch for an iterate (with
+    /// whatever the owner pushed by hand), the base branch for a first run, and the PR's
+    /// last head when its branch was deleted; the item's kept copy when it has one,
+    /// brought to that tip — and the job, run in the sandbox. A kept copy that cannot be
+    /// brought to the tip (the agent did not run) is dropped, and the job starts once
+    /// more from a fresh copy. Returns the copy and the job's `out/`.
+    async fn run_the_agent(
+        &self,
+        job: &AgentJob<'_>,
+        feedback: &Feedback,
+        prompt: &str,
+        commit_message: &str,
+    ) -> Result<(WorkingCopy, PathBuf), Stop> {
+        let AgentJob {
+            log,
+            workspace,
+            repo,
+            run_id,
+            cancel,
+            ..
+        } = *job;
+        let store = &self.pipeline.store;
+        let pipeline = &self.pipeline;
+        let base = repo.default_branch.as_str();
+        let head = feedback.head_branch.as_str();
+        let mut fresh_copy_tried = false;
+        loop {
+            let copy = unless_cancelled(
+                cancel,
+                pipeline.prepare_working_copy(
+                    job,
+                    CopyStart::Branch {
+                        branch: head,
+                        base_for_new: Some(base),
+                        pull_request: feedback.pr_number,
+                        in_fork: repo.push_fork.as_ref(),
+                    },
+                    Some(feedback.id),
+                ),
+            )
+            .await?;
+            if let Some(note) = copy.note.as_deref().filter(|_| !fresh_copy_tried) {
+                store.add_run_note(run_id, note).await?;
+            }
+            let ran = pipeline
+                .run_agent(
+                    job,
+                    &copy,
+                    JobFiles {
+                        prompt,
+                        commit_message,
+                        inputs: &[],
+                    },
+                )
+                .await;
+            match (ran, &copy.kept) {
+                (
+                    Err(Stop::Failed {
+                        code: RunFailureCode::KeptCopyUnusable,
+                        ..
+                    }),
+                    Some(kept),
+                ) if !fresh_copy_tried => {
+                    fresh_copy_tried = true;
+                    let note = "the item's kept working copy could not be brought to the branch's tip; it was dropped and the run started again from a fresh copy";
+                    log.say(&format!("note: {note}")).await?;
+                    store.add_run_note(run_id, note).await?;
+                    if let Err(error) = pipeline
+                        .drop_kept_copy(kept, Some(&self.setup.sandbox))
+                        .await
+                    {
+                        tracing::warn!(run = %run_id, %error, "the unusable kept copy could not be removed");
+                    }
+                    reset_output_folder(workspace)?;
+                }
+                (ran, _) => return Ok((copy, ran?)),
+            }
+        }
+    }
+
+    /// The branch's PR, opened if there is none (never a second one), with its
+    /// Follow-ups comment brought up to date.
+    async fn make_sure_of_the_pull_request(
+        &self,
+        log: &RunLog,
+        cancel: &watch::Receiver<bool>,
+        feedback_id: FeedbackId,
+        ci_entry_points: &[(String, &'static str)],
+    ) -> Result<(WirePull, PullRequestAction), Stop> {
+        let store = &self.pipeline.store;
+        let repo = &self.repo;
+        let run_id = self.run_id();
         let github = &self.pipeline.github;
-        let feedback = store.feedback(feedback.id).await?;
+        let feedback = store.feedback(feedback_id).await?;
+        let head = feedback.head_branch.as_str();
         log.say("asking GitHub for the branch's PR").await?;
-        let (pull, action) = unless_cancelled(&cancel, async {
-            ensure_feedback_pull_request(github, store, repo, &feedback, &ci_entry_points)
+        let (pull, action) = unless_cancelled(cancel, async {
+            ensure_feedback_pull_request(github, store, repo, &feedback, ci_entry_points)
                 .await
                 .map_err(|error| Stop::failed(RunFailureCode::PullRequest, error.to_string()))
         })
@@ -485,7 +547,14 @@ impl BegunCodeRun {
                 store.add_run_note(run_id, &note).await?;
             }
         }
-        let usage = self
+        Ok((pull, action))
+    }
+
+    /// What the agent says it used (`out/usage.json`), or nothing when it says nothing
+    /// readable.
+    fn usage_of(&self, out: &Path) -> Usage {
+        let run_id = self.run_id();
+        self
             .setup
             .read_output(&out.join("usage.json"))
             .and_then(|text| match serde_json::from_str(&text) {
@@ -495,17 +564,7 @@ impl BegunCodeRun {
                     None
                 }
             })
-            .unwrap_or_default();
-        Ok(Pushed {
-            branch: head.to_owned(),
-            end_sha,
-            commits,
-            pr_number: pull.number,
-            pr_url: pull.html_url,
-            action,
-            summary: self.setup.read_output(&out.join("summary.md")),
-            usage,
-        })
+            .unwrap_or_default()
     }
 }
 
