@@ -2,8 +2,11 @@
 # Installs what a Handoff agent image holds: git, the user `agent` (uid 10001), and the
 # preset's command line at a pinned version. Run by the Dockerfile beside it as root.
 #
+# Claude Code and the Codex CLI come from PyPI, where their wheels carry the programs
+# (the binary bundled in claude-agent-sdk; openai-codex-cli-bin), each pinned by version
+# and SHA-256 (see wheel-program.sh); aider is a PyPI package; opencode comes from npm.
 # The pinned versions, and the documentation each preset's command follows, are listed
-# in src/pipeline/agent_presets.rs; change both together.
+# in src/domain/agent_presets.rs; change both together (a test checks they agree).
 set -eu
 preset="${PRESET:?PRESET is opencode, claude, aider, codex or base}"
 stand_in="${STAND_IN:-0}"
@@ -19,6 +22,17 @@ install_debian_packages() {
     say "no apt-get in this base image: install $* into it first" >&2
     exit 1
   fi
+}
+
+# install_wheel_program REQUIREMENT SHA256 FOLDER PROGRAM: the program (and what sits
+# beside it in the wheel) under /opt/handoff/agent, on the PATH as the preset's command.
+install_wheel_program() {
+  if ! command -v python3 >/dev/null 2>&1 || ! python3 -m pip --version >/dev/null 2>&1; then
+    install_debian_packages python3 python3-pip
+  fi
+  . /opt/handoff/wheel-program.sh
+  take_program_from_wheel "$1" "$2" "$3" /opt/handoff/agent
+  ln -sf "/opt/handoff/agent/$4" "/usr/local/bin/$command_name"
 }
 
 if ! command -v git >/dev/null 2>&1; then
@@ -40,8 +54,14 @@ if [ -n "$command_name" ] && [ "$stand_in" = 1 ]; then
 elif [ -n "$command_name" ]; then
   case "$preset" in
     opencode) npm install -g --no-fund --no-audit opencode-ai@1.18.5 ;;
-    claude) npm install -g --no-fund --no-audit @anthropic-ai/claude-code@2.1.114 ;;
-    codex) npm install -g --no-fund --no-audit @openai/codex@0.150.1 ;;
+    claude)
+      install_wheel_program claude-agent-sdk==0.2.189 \
+        b26a6a30a4e2cb025a6f5c95e1ce4469b38fcc51015c392f627bea7c948d67ad \
+        claude_agent_sdk/_bundled/ claude ;;
+    codex)
+      install_wheel_program openai-codex-cli-bin==0.163.0 \
+        76db41fb07fdf9ddacbe892b48d21dfde270031ec0f5666b5e558114355f006d \
+        codex_cli_bin/ bin/codex ;;
     aider) pip install --no-cache-dir aider-chat==0.86.1 ;;
   esac
   npm cache clean --force >/dev/null 2>&1 || true

@@ -5,8 +5,36 @@
 set -euo pipefail
 
 image="${HANDOFF_TEST_IMAGE:-handoff-test-agent:bookworm}"
+
+# The certificate authorities this machine adds to Debian's (a network that inspects
+# TLS, as here, has one): the image trusts them too, so that an agent image built on it
+# can fetch its agent from PyPI. The image is labelled with their hash, and gets them
+# again when they change.
+trust_this_machines_authorities() {
+  local extra=/usr/local/share/ca-certificates
+  local hash=none
+  if compgen -G "$extra/*.crt" >/dev/null; then
+    hash=$(cat "$extra"/*.crt | sha256sum | cut -c1-16)
+  fi
+  local labelled
+  labelled=$(docker image inspect --format '{{ index .Config.Labels "dev.handoff.test.extra-cas" }}' "$image" 2>/dev/null || true)
+  if [ "$hash" = none ] || [ "$labelled" = "$hash" ]; then
+    return
+  fi
+  echo "build-test-image: adding this machine's certificate authorities to $image"
+  local context
+  context=$(mktemp -d)
+  mkdir -p "$context/cas"
+  cp "$extra"/*.crt "$context/cas/"
+  printf 'FROM %s\nCOPY cas/ /usr/local/share/ca-certificates/\nRUN update-ca-certificates >/dev/null\nLABEL dev.handoff.test.extra-cas=%s\n' \
+    "$image" "$hash" >"$context/Dockerfile"
+  docker build --quiet --tag "$image" "$context" >/dev/null
+  rm -rf "$context"
+}
+
 if docker image inspect "$image" >/dev/null 2>&1; then
   echo "build-test-image: $image already present"
+  trust_this_machines_authorities
   exit 0
 fi
 
@@ -28,3 +56,4 @@ as_root tar -C "$rootfs" -c . | docker import \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   - "$image" >/dev/null
 echo "build-test-image: built $image"
+trust_this_machines_authorities

@@ -72,3 +72,6 @@ PYTHON
   rm -rf "$download"
   echo "$axe_sha256  $axe_folder/axe.min.js" | sha256sum -c --quiet
 fi
+
+# The real agent programs (Claude Code, Codex) that the real-agent tests run, from PyPI.
+bash "$(dirname "$0")/install-agents.sh"

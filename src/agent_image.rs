@@ -22,6 +22,7 @@ use crate::sandbox::docker_labels::AGENT_USER_LABEL;
 
 const DOCKERFILE: &str = include_str!("../agent-images/Dockerfile");
 const INSTALL_SCRIPT: &str = include_str!("../agent-images/install-agent.sh");
+const WHEEL_PROGRAM_SCRIPT: &str = include_str!("../agent-images/wheel-program.sh");
 
 /// The label holding the hash of the recipe an image was built from.
 pub const RECIPE_LABEL: &str = "dev.handoff.agent-recipe";
@@ -37,6 +38,7 @@ pub fn recipe_hash() -> String {
     hasher.update(DOCKERFILE.as_bytes());
     hasher.update([0]);
     hasher.update(INSTALL_SCRIPT.as_bytes());
+    hasher.update(WHEEL_PROGRAM_SCRIPT.as_bytes());
     hasher
         .finalize()
         .iter()
@@ -150,6 +152,7 @@ fn build_context(build: &ImageBuild) -> Result<Vec<u8>, AgentImageError> {
     };
     add("Dockerfile", DOCKERFILE.as_bytes(), 0o644)?;
     add("install-agent.sh", INSTALL_SCRIPT.as_bytes(), 0o755)?;
+    add("wheel-program.sh", WHEEL_PROGRAM_SCRIPT.as_bytes(), 0o644)?;
     match &build.stand_in {
         Some(program) => add("stand-in/agent", program, 0o755)?,
         None => add(
@@ -261,6 +264,14 @@ mod tests {
             .unwrap()
             .map(|entry| entry.unwrap().path().unwrap().display().to_string())
             .collect();
-        assert_eq!(names, ["Dockerfile", "install-agent.sh", "stand-in/agent"]);
+        assert_eq!(
+            names,
+            [
+                "Dockerfile",
+                "install-agent.sh",
+                "wheel-program.sh",
+                "stand-in/agent"
+            ]
+        );
     }
 }

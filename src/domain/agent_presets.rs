@@ -28,6 +28,9 @@ pub struct AgentPreset {
     pub image_base: &'static str,
     /// What the agent cannot do that a stage may need, if anything.
     pub limitation: Option<&'static str>,
+    /// Variables the job script sets for the agent: its own switches for running with
+    /// no one at the keyboard (no telemetry, no update checks, no refusal as root).
+    pub environment: &'static [(&'static str, &'static str)],
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -107,16 +110,19 @@ pub const PRESETS: &[AgentPreset] = &[
         package: "opencode-ai@1.18.5 (npm)",
         image_base: "node:22-bookworm-slim",
         limitation: None,
+        environment: &[],
     },
     // Claude Code's print mode `-p` (docs.anthropic.com, "CLI usage" and "headless"):
     // with no prompt argument the prompt is standard input. `acceptEdits` lets it edit
     // files; `bypassPermissions` also lets it run commands, which the code, test and fix
     // stages need (code.claude.com, "permission modes"). `--add-dir` opens the output
-    // folder beside the working copy.
+    // folder beside the working copy. `--output-format stream-json` (which needs
+    // `--verbose` in print mode) prints each message as it happens, so the run's log
+    // follows the agent, and ends with a `result` line holding what the run cost.
     AgentPreset {
         name: "claude",
-        reading_command: "claude -p --permission-mode acceptEdits --add-dir \"$HANDOFF_OUTPUT_DIR\" < \"$HANDOFF_PROMPT_FILE\"",
-        acting_command: "claude -p --permission-mode bypassPermissions --add-dir \"$HANDOFF_OUTPUT_DIR\" < \"$HANDOFF_PROMPT_FILE\"",
+        reading_command: "claude -p --permission-mode acceptEdits --add-dir \"$HANDOFF_OUTPUT_DIR\" --output-format stream-json --verbose < \"$HANDOFF_PROMPT_FILE\"",
+        acting_command: "claude -p --permission-mode bypassPermissions --add-dir \"$HANDOFF_OUTPUT_DIR\" --output-format stream-json --verbose < \"$HANDOFF_PROMPT_FILE\"",
         api_key: Some(AgentKey {
             variable: "ANTHROPIC_API_KEY",
             provider: "anthropic",
@@ -127,9 +133,19 @@ pub const PRESETS: &[AgentPreset] = &[
             base_path: "",
             model_endpoints: ANTHROPIC_MODEL_ENDPOINTS,
         }),
-        package: "@anthropic-ai/claude-code@2.1.114 (npm)",
-        image_base: "node:22-bookworm-slim",
+        package: "claude-agent-sdk==0.2.189 (PyPI, Claude Code 2.1.332)",
+        image_base: "python:3.12-slim-bookworm",
         limitation: None,
+        // Claude Code refuses `bypassPermissions` as root ("cannot be used with
+        // root/sudo privileges") unless told it is sandboxed; a job has no one at the
+        // keyboard, and on the local backend the owner has accepted running unisolated.
+        // Its telemetry, error reports and update checks go to hosts off the
+        // allow-list, so they are off.
+        environment: &[
+            ("IS_SANDBOX", "1"),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+            ("DISABLE_AUTOUPDATER", "1"),
+        ],
     },
     // aider's scripting mode (aider.chat, "Scripting aider"): `--message-file` sends one
     // message from a file and exits; `--yes-always` confirms edits. It runs no shell
@@ -152,6 +168,7 @@ pub const PRESETS: &[AgentPreset] = &[
         }),
         package: "aider-chat==0.86.1 (PyPI)",
         image_base: "python:3.12-slim-bookworm",
+        environment: &[],
         limitation: Some(
             "aider runs no commands and writes only inside the repository: it suits code \
              runs, not the QA stages",
@@ -161,10 +178,18 @@ pub const PRESETS: &[AgentPreset] = &[
     // standard input; it asks for no approvals, and since the container is the sandbox
     // its own sandbox is turned off so that the tests can run and the output folder can
     // be written. In `exec`, the key is CODEX_API_KEY.
+    //
+    // Codex ignores OPENAI_BASE_URL (it went straight to api.openai.com, past the key
+    // forwarder) and first tries a WebSocket for about 5 s before falling back to HTTPS.
+    // So the command names a model provider of its own (`-c model_providers.…`, the
+    // config's documented table): the base address from OPENAI_BASE_URL (the forwarder,
+    // or the provider itself where none stands), the key from CODEX_API_KEY, the
+    // Responses API, no WebSocket. `--json` prints each event as it happens and ends
+    // each turn with its token counts.
     AgentPreset {
         name: "codex",
-        reading_command: "codex exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox - < \"$HANDOFF_PROMPT_FILE\"",
-        acting_command: "codex exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox - < \"$HANDOFF_PROMPT_FILE\"",
+        reading_command: CODEX_COMMAND,
+        acting_command: CODEX_COMMAND,
         api_key: Some(AgentKey {
             variable: "CODEX_API_KEY",
             provider: "openai",
@@ -176,11 +201,20 @@ pub const PRESETS: &[AgentPreset] = &[
             base_path: "/v1",
             model_endpoints: OPENAI_MODEL_ENDPOINTS,
         }),
-        package: "@openai/codex@0.150.1 (npm)",
-        image_base: "node:22-bookworm-slim",
+        package: "openai-codex-cli-bin==0.163.0 (PyPI, Codex CLI 0.163.0)",
+        image_base: "python:3.12-slim-bookworm",
         limitation: None,
+        // Codex keeps its sessions under $HOME/.codex: a sandbox's home is writable.
+        // Its update check and analytics are turned off on the command line.
+        environment: &[],
     },
 ];
+
+/// Codex's command: see the preset.
+const CODEX_COMMAND: &str = "codex exec --json \
+-c model_provider=handoff -c check_for_update_on_startup=false -c analytics.enabled=false \
+-c \"model_providers.handoff={name=\\\"OpenAI\\\",base_url=\\\"${OPENAI_BASE_URL:-https://api.openai.com/v1}\\\",env_key=\\\"CODEX_API_KEY\\\",wire_api=\\\"responses\\\",supports_websockets=false}\" \
+--skip-git-repo-check --dangerously-bypass-approvals-and-sandbox - < \"$HANDOFF_PROMPT_FILE\"";
 
 /// The image recipe of a repository using a custom command: git and the user only.
 pub const CUSTOM_IMAGE_PRESET: &str = "base";
@@ -225,6 +259,14 @@ impl AgentChoice {
                 Stage::Review | Stage::Plan => preset.reading_command,
                 Stage::Code | Stage::Test | Stage::Fix | Stage::FullAuto => preset.acting_command,
             },
+        }
+    }
+
+    /// The variables the agent runs with (none for a custom command).
+    pub fn environment(&self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            AgentChoice::Preset(preset) => preset.environment,
+            AgentChoice::Custom(_) => &[],
         }
     }
 

@@ -19,6 +19,7 @@ use super::agent_job::{
     unless_cancelled, AgentJob, AgentSetup, CopyStart, JobFiles, Stop, WorkingCopy,
 };
 use super::agent_push::{PushTo, PushedCommits};
+use super::agent_usage::AgentUsage;
 use super::run_log::RunLog;
 use super::run_supervision::supervise;
 use super::{Pipeline, PipelineError};
@@ -88,15 +89,7 @@ struct Pushed {
     pr_url: String,
     action: PullRequestAction,
     summary: Option<String>,
-    usage: Usage,
-}
-
-/// The agent's own account of its cost, if it wrote `out/usage.json`.
-#[derive(Debug, Default, serde::Deserialize)]
-struct Usage {
-    cost_usd: Option<f64>,
-    tokens_in: Option<i64>,
-    tokens_out: Option<i64>,
+    usage: AgentUsage,
 }
 
 impl Pipeline {
@@ -405,7 +398,7 @@ impl BegunCodeRun {
         let (pull, action) = self
             .make_sure_of_the_pull_request(log, &cancel, feedback.id, &ci_entry_points)
             .await?;
-        let usage = self.usage_of(&out);
+        let usage = self.setup.agent_usage(&out, self.run_id());
         Ok(Pushed {
             branch: head.to_owned(),
             end_sha,
@@ -548,23 +541,6 @@ impl BegunCodeRun {
             }
         }
         Ok((pull, action))
-    }
-
-    /// What the agent says it used (`out/usage.json`), or nothing when it says nothing
-    /// readable.
-    fn usage_of(&self, out: &Path) -> Usage {
-        let run_id = self.run_id();
-        self
-            .setup
-            .read_output(&out.join("usage.json"))
-            .and_then(|text| match serde_json::from_str(&text) {
-                Ok(usage) => Some(usage),
-                Err(error) => {
-                    tracing::warn!(run = %run_id, %error, "the agent's usage.json cannot be read; no cost recorded");
-                    None
-                }
-            })
-            .unwrap_or_default()
     }
 }
 

@@ -11,6 +11,11 @@ use super::kept_copy::CopySteps;
 pub const KEPT_COPY_UNUSABLE_EXIT: i64 = 96;
 /// The file of `out/` that says the kept copy could not be used.
 pub const KEPT_COPY_UNUSABLE_MARK: &str = "kept-copy-unusable";
+/// The file of `out/` that holds the end of what the agent printed (its last
+/// [`AGENT_OUTPUT_TAIL_BYTES`]), where agents report what they spent.
+pub const AGENT_OUTPUT_TAIL: &str = "agent-output-tail.txt";
+/// How much of the end of the agent's output is kept in [`AGENT_OUTPUT_TAIL`].
+pub const AGENT_OUTPUT_TAIL_BYTES: u32 = 64 * 1024;
 
 /// What a job script needs.
 #[derive(Debug, Clone)]
@@ -22,6 +27,8 @@ pub struct JobScript<'a> {
     pub branch: &'a str,
     pub stage: crate::domain::Stage,
     pub agent_command: &'a str,
+    /// Variables set for the agent alone (its preset's switches).
+    pub agent_environment: &'a [(&'a str, &'a str)],
     pub start_sha: &'a str,
     pub git_name: &'a str,
     pub git_email: &'a str,
@@ -45,10 +52,20 @@ export HANDOFF_OUTPUT_DIR="$W/out"
 export HANDOFF_STAGE={stage}
 export HANDOFF_RUN_ID={run}
 mkdir -p "$HANDOFF_OUTPUT_DIR"
+# The prompt names the output folder by its absolute path: a model that may run no
+# command cannot read a variable.
+output_dir_in_sed=$(printf '%s' "$HANDOFF_OUTPUT_DIR" | sed 's/[\\|&]/\\&/g')
+sed -i "s|\\\$HANDOFF_OUTPUT_DIR|$output_dir_in_sed|g" "$HANDOFF_PROMPT_FILE" \
+  || echo "handoff: the output folder could not be named in the prompt" >&2
 {clone}cd "$W/repo" || {{ echo "handoff: no working copy at $W/repo" >&2; exit 97; }}
 echo "handoff: the agent starts" >&2
-sh -c {agent}
-agent_status=$?
+# What the agent prints (both streams) goes to the log as it comes and to a file whose
+# end is kept: agents report their tokens and cost at the end of their output.
+{{ {environment}sh -c {agent} 2>&1; echo $? > "$W/handoff/agent-status"; }} \
+  | tee "$W/handoff/agent-output.txt"
+agent_status=$(cat "$W/handoff/agent-status" 2>/dev/null || echo 1)
+tail -c {tail_bytes} "$W/handoff/agent-output.txt" > "$HANDOFF_OUTPUT_DIR/{tail}" 2>/dev/null
+rm -f "$W/handoff/agent-output.txt" "$W/handoff/agent-status"
 echo "handoff: the agent exited with $agent_status" >&2
 cd "$W/repo" || exit 97
 git_safe() {{
@@ -69,6 +86,9 @@ exit $agent_status
             run = self.run_id,
             stage = shell_quote(self.stage.as_str()),
             agent = shell_quote(self.agent_command),
+            environment = self.environment_words(),
+            tail = AGENT_OUTPUT_TAIL,
+            tail_bytes = AGENT_OUTPUT_TAIL_BYTES,
             name = shell_quote(self.git_name),
             email = shell_quote(self.git_email),
             start = shell_quote(self.start_sha),
@@ -78,6 +98,14 @@ exit $agent_status
 }
 
 impl JobScript<'_> {
+    /// `NAME='value' ` for each variable of the agent, before its command.
+    fn environment_words(&self) -> String {
+        self.agent_environment
+            .iter()
+            .map(|(name, value)| format!("{name}={} ", shell_quote(value)))
+            .collect()
+    }
+
     /// The lines that make the working copy, or bring the kept one to the start.
     fn copy_script(&self) -> String {
         let branch = shell_quote(self.branch);
@@ -154,13 +182,15 @@ mod tests {
             branch: "feedback/f2c-x",
             stage: crate::domain::Stage::Code,
             agent_command: "echo 'hi' \"$HANDOFF_PROMPT_FILE\"",
+            agent_environment: &[("IS_SANDBOX", "1")],
             start_sha: "abc",
             git_name: "Handoff agent",
             git_email: "agent@handoff.invalid",
         }
         .render();
         assert!(
-            script.contains(r#"sh -c 'echo '\''hi'\'' "$HANDOFF_PROMPT_FILE"'"#),
+            script
+                .contains(r#"IS_SANDBOX='1' sh -c 'echo '\''hi'\'' "$HANDOFF_PROMPT_FILE"' 2>&1"#),
             "{script}"
         );
         assert!(script.contains("core.hooksPath=/dev/null"));

@@ -18,8 +18,10 @@
 //! - [`agent_job`]: one agent job in a sandbox, from workspace to outcome.
 //! - [`qa_run`]: the QA stages (review, plan, test, fix, full auto) on a PR.
 
+pub mod agent_failure;
 pub mod agent_job;
 pub mod agent_push;
+pub mod agent_usage;
 pub mod cache_lock;
 pub mod code_run;
 pub mod held_push;

@@ -2,6 +2,7 @@
 //! a link of the whole dependency tree each): one module per area, named as the files
 //! were, so `cargo nextest run -E 'test(/^pipeline_local::/)'` runs one of them.
 
+mod agent_preset_flags;
 mod egress_gate;
 mod fake_github_conformance;
 mod fault_matrix;

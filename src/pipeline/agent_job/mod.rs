@@ -16,7 +16,9 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use super::agent_usage::AgentUsage;
 use super::host_git::HostGit;
+use super::job_script::AGENT_OUTPUT_TAIL;
 use super::kept_copy::{CopySteps, KeptCopy};
 use super::run_log::RunLog;
 use super::{Pipeline, PipelineError};
@@ -110,6 +112,28 @@ impl AgentSetup {
     /// of the run scrubbed out: the agent's output is published and stored.
     pub fn read_output(&self, path: &Path) -> Option<String> {
         read_optional(path).map(|text| self.redactor.redact(&text))
+    }
+
+    /// What the agent spent, from the run's `out/` folder `out`: its `usage.json` if it
+    /// wrote one, else its own report at the end of its output; unknown when neither
+    /// says (see [`crate::pipeline::agent_usage`]).
+    pub fn agent_usage(&self, out: &Path, run_id: RunId) -> AgentUsage {
+        if let Some(text) = self.read_output(&out.join("usage.json")) {
+            match AgentUsage::from_usage_file(&text) {
+                Ok(usage) => return usage,
+                Err(error) => {
+                    tracing::warn!(run = %run_id, %error, "the agent's usage.json cannot be read");
+                }
+            }
+        }
+        let usage = self
+            .read_output(&out.join(AGENT_OUTPUT_TAIL))
+            .and_then(|tail| AgentUsage::from_agent_output(&tail))
+            .unwrap_or_default();
+        if !usage.is_known() {
+            tracing::info!(run = %run_id, "the agent reported no tokens or cost");
+        }
+        usage
     }
 }
 

@@ -8,7 +8,10 @@ use tokio::sync::mpsc;
 
 use crate::domain::RunFailureCode;
 use crate::domain::SandboxBackend;
-use crate::pipeline::job_script::{JobScript, KEPT_COPY_UNUSABLE_EXIT, KEPT_COPY_UNUSABLE_MARK};
+use crate::pipeline::agent_failure::agent_error_of;
+use crate::pipeline::job_script::{
+    JobScript, AGENT_OUTPUT_TAIL, KEPT_COPY_UNUSABLE_EXIT, KEPT_COPY_UNUSABLE_MARK,
+};
 use crate::pipeline::kept_copy::CopySteps;
 use crate::pipeline::run_log::record_sandbox_events;
 use crate::pipeline::Pipeline;
@@ -44,6 +47,7 @@ impl Pipeline {
             branch: &copy.branch,
             stage,
             agent_command: setup.agent.command(stage),
+            agent_environment: setup.agent.environment(),
             start_sha: &copy.start_sha,
             git_name: &self.settings.git_name,
             git_email: &self.settings.git_email,
@@ -135,10 +139,19 @@ impl Pipeline {
                 })?;
                 Ok(out)
             }
-            SandboxEnd::Exited(code) => Err(Stop::failed(
-                RunFailureCode::AgentFailed,
-                format!("the agent exited with code {code}; {see_log}"),
-            )),
+            SandboxEnd::Exited(code) => {
+                // The agent's own account of its failure, when out/ is within its caps.
+                let out = workspace.join("out");
+                let reason = check_output_folder(&out, &self.settings.limits.output)
+                    .ok()
+                    .and_then(|()| setup.read_output(&out.join(AGENT_OUTPUT_TAIL)))
+                    .and_then(|tail| agent_error_of(&tail))
+                    .map_or_else(String::new, |reason| format!(": {reason}"));
+                Err(Stop::failed(
+                    RunFailureCode::AgentFailed,
+                    format!("the agent exited with code {code}{reason}; {see_log}"),
+                ))
+            }
         }
     }
 }

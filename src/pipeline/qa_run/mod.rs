@@ -302,6 +302,7 @@ impl BegunQa {
             QaStage::Test => self.test(&job).await,
             QaStage::Fix => self.fix(&job).await,
         };
+        let usage = self.setup.agent_usage(&workspace.join("out"), run_id);
         if !self.pipeline.settings.keep_workspaces {
             if let Err(error) = std::fs::remove_dir_all(&workspace) {
                 tracing::warn!(run = %run_id, %error, "the run's workspace could not be removed");
@@ -316,9 +317,9 @@ impl BegunQa {
                     exit_code: Some(0),
                     end_sha: done.end_sha,
                     output: done.output,
-                    llm_cost_usd: None,
-                    tokens_in: None,
-                    tokens_out: None,
+                    llm_cost_usd: usage.cost_usd,
+                    tokens_in: usage.tokens_in,
+                    tokens_out: usage.tokens_out,
                 },
             ),
             Err(stop) => {

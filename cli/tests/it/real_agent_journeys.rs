@@ -1,0 +1,386 @@
+//! The journeys the real agents are tested on, on any backend: a code run that opens a
+//! PR and an Update PR that adds a commit to the same PR, a review stage, and a model
+//! that refuses the key. The model is the stand-in model server, reached only through
+//! the run's key forwarder; everything else is real (Claude Code and the Codex CLI from
+//! PyPI, git, the `handoff` binary, the Secret Service, the Docker engine).
+
+use handoff_test_support as support;
+
+use support::docker_images::LOCAL_BASE;
+
+use support::cli_process::{ok_text, text, Cli};
+use support::fake_github::{FakeGithub, OWNER};
+use support::model_server::{
+    ModelServer, ModelTurn, INPUT_TOKENS_PER_TURN, OUTPUT_TOKENS_PER_TURN,
+};
+use support::pipeline_world::{REPO, SCRIPTED_AGENT};
+use support::real_agents::RealAgent;
+use support::secret_service::SecretService;
+
+const ANTHROPIC_KEY: &str = "sk-ant-real-agent-test-0123456789";
+const OPENAI_KEY: &str = "sk-openai-real-agent-test-0123456789";
+
+/// The setting and the keyring name of the agent's provider, and its key.
+fn provider_of(agent: RealAgent) -> (&'static str, &'static str, &'static str) {
+    match agent {
+        RealAgent::Claude => ("provider.anthropic.api_base", "anthropic", ANTHROPIC_KEY),
+        RealAgent::Codex => ("provider.openai.api_base", "openai", OPENAI_KEY),
+    }
+}
+
+/// The key header a model call carried.
+fn key_header(agent: RealAgent, call: &support::model_server::ModelRequest) -> Option<String> {
+    match agent {
+        RealAgent::Claude => call.x_api_key.clone(),
+        RealAgent::Codex => call.authorization.clone(),
+    }
+}
+
+/// Where the agent runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// A process on this machine.
+    Local,
+    /// A container of an image built from Handoff's recipe with the real program from
+    /// PyPI, on the allow-list network with the key forwarder in the egress gate.
+    Docker,
+}
+
+/// The image of `agent` built through the engine from Handoff's recipe (the program
+/// from its PyPI wheel) on the local Debian base, named after the recipe's hash: the
+/// tests share it, and a second run finds it built.
+async fn real_agent_image(cli: &Cli<'_>, agent: RealAgent) -> String {
+    let tag = format!(
+        "handoff-test-real-{}:{}",
+        agent.name(),
+        &handoff::agent_image::recipe_hash()[..12]
+    );
+    let present = std::process::Command::new("docker")
+        .args(["image", "inspect", &tag])
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !present {
+        ok_text(
+            &cli.run(&[
+                "agent-image",
+                "build",
+                "--preset",
+                agent.name(),
+                "--base",
+                LOCAL_BASE,
+                "--tag",
+                &tag,
+            ])
+            .await,
+        );
+    }
+    tag
+}
+
+/// Signs in, connects the repository on `backend` with `agent`'s preset, and sends its
+/// provider's calls to `model` with the provider's key in the keyring.
+async fn connect(
+    fake: &FakeGithub,
+    cli: &Cli<'_>,
+    agent: RealAgent,
+    backend: Backend,
+    model: &ModelServer,
+) {
+    fake.create_repo_with_files(
+        REPO,
+        "main",
+        &[
+            (".handoff/agent.sh", SCRIPTED_AGENT),
+            ("README.md", "# Hello\n"),
+        ],
+    );
+    match backend {
+        Backend::Local => cli.connect_scripted_repo(fake, "local", &[]).await,
+        Backend::Docker => {
+            cli.connect_scripted_repo(fake, "docker", &[]).await;
+            let image = real_agent_image(cli, agent).await;
+            ok_text(
+                &cli.run(&["repo", "set", REPO, "--docker-image", &image])
+                    .await,
+            );
+        }
+    }
+    ok_text(
+        &cli.run(&["repo", "set", REPO, "--agent", agent.name()])
+            .await,
+    );
+    let (setting, keyring_name, key) = provider_of(agent);
+    ok_text(
+        &cli.run(&["config", "set", setting, &model.api_base()])
+            .await,
+    );
+    ok_text(
+        &cli.run_with_input(&["secrets", "set", keyring_name], key)
+            .await,
+    );
+}
+
+/// `handoff runs show RUN --json`'s run.
+async fn run_shown(cli: &Cli<'_>, run: &str) -> serde_json::Value {
+    let shown: serde_json::Value =
+        serde_json::from_str(&ok_text(&cli.run(&["runs", "show", run, "--json"]).await)).unwrap();
+    shown["run"].clone()
+}
+
+/// A code run and then an Update PR by the real `agent` on `backend`, with the model's
+/// words.
+pub async fn code_run_and_update(agent: RealAgent, backend: Backend) {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    let model = ModelServer::start(vec![
+        ModelTurn::RunCommand("env | grep -E '^(ANTHROPIC|OPENAI|CODEX)_' | sort".to_owned()),
+        ModelTurn::WriteFile {
+            path: "docs/greeting.md".to_owned(),
+            contents: format!("Hello from {}\n", agent.name()),
+        },
+        ModelTurn::Text("I added docs/greeting.md.".to_owned()),
+    ])
+    .await;
+    connect(&fake, &cli, agent, backend, &model).await;
+    let (_, _, key) = provider_of(agent);
+    let feedback = cli
+        .add_feedback("Greet the readers\nAdd a greeting page.")
+        .await;
+    let path = agent.path_with_agent(bin.path());
+    // A home of the test's own: the local backend's agent runs with the owner's home,
+    // whose shell start-up files and agent settings are not the test's.
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().to_str().unwrap().to_owned();
+
+    let first = cli
+        .run_with(
+            &["run", &feedback],
+            None,
+            &[("PATH", &path), ("HOME", &home)],
+        )
+        .await;
+
+    let shown = ok_text(&first);
+    assert!(shown.contains("PR #1 opened"), "{shown}");
+    let branch = fake.pulls(REPO)[0].1.clone();
+    assert_eq!(
+        fake.file_on_branch(REPO, &branch, "docs/greeting.md")
+            .as_deref(),
+        Some(format!("Hello from {}\n", agent.name()).as_str()),
+        "the commit holds what the model asked the agent to write"
+    );
+    let calls = model.model_calls();
+    assert_eq!(calls.len(), 3, "one model call per turn: {calls:?}");
+    assert!(
+        calls[0].body_text().contains("Add a greeting page."),
+        "the feedback reached the model"
+    );
+    // The provider saw the real key on every call, added by the forwarder; inside the
+    // run, the agent's environment held only a placeholder.
+    for call in &model.received() {
+        let header = key_header(agent, call).unwrap_or_default();
+        assert!(header.ends_with(key), "{header:?} on {}", call.path);
+    }
+    let environment_seen = calls[1].body_text();
+    assert!(
+        environment_seen.contains("handoff-placeholder-"),
+        "the command's output came back with the placeholder: {environment_seen}"
+    );
+    assert!(
+        !environment_seen.contains(key),
+        "the key was in the sandbox"
+    );
+    assert!(
+        environment_seen.contains(match backend {
+            Backend::Local => "http://127.0.0.1:",
+            Backend::Docker => "http://handoff-gate:3129",
+        }),
+        "the base address named the forwarder"
+    );
+    assert!(
+        !environment_seen.contains(&model.api_base()),
+        "the agent was pointed at the forwarder, not the provider"
+    );
+    // The run's log streams the agent's own output; it never holds the key.
+    let logs = ok_text(&cli.run(&["runs", "logs", "1"]).await);
+    assert!(logs.contains("I added docs/greeting.md."), "{logs}");
+    assert!(!logs.contains(key));
+    // What the run spent, as the agent reported it.
+    let run = run_shown(&cli, "1").await;
+    assert_eq!(
+        run["tokens_in"].as_i64(),
+        Some(3 * INPUT_TOKENS_PER_TURN as i64),
+        "{run}"
+    );
+    assert_eq!(
+        run["tokens_out"].as_i64(),
+        Some(3 * OUTPUT_TOKENS_PER_TURN as i64),
+        "{run}"
+    );
+    if agent == RealAgent::Claude {
+        assert!(
+            run["llm_cost_usd"].as_f64().is_some_and(|cost| cost > 0.0),
+            "Claude Code reports its cost: {run}"
+        );
+    }
+
+    // Update PR: a follow-up adds a commit to the same branch and PR.
+    model.play_next(vec![
+        ModelTurn::WriteFile {
+            path: "docs/greeting.md".to_owned(),
+            contents: "Hello again\n".to_owned(),
+        },
+        ModelTurn::Text("Updated the greeting.".to_owned()),
+    ]);
+    let second = ok_text(
+        &cli.run_with(
+            &["iterate", &feedback, "-m", "Say hello again instead."],
+            None,
+            &[("PATH", &path), ("HOME", &home)],
+        )
+        .await,
+    );
+    assert!(second.contains("PR #1 updated"), "{second}");
+    assert_eq!(fake.pulls(REPO).len(), 1, "the same PR");
+    assert_eq!(
+        fake.file_on_branch(REPO, &branch, "docs/greeting.md")
+            .as_deref(),
+        Some("Hello again\n")
+    );
+    assert_eq!(fake.commits_ahead(REPO, &branch, "main").len(), 2);
+    let update_call = &model.model_calls()[3];
+    assert!(
+        update_call.body_text().contains("Say hello again instead."),
+        "the follow-up reached the model"
+    );
+    if backend == Backend::Docker {
+        cli.remove_egress_gates().await;
+    }
+}
+
+/// The review stage by the real `agent` on `backend`: the review comment holds the model's text,
+/// written to the output file the prompt names.
+pub async fn review_stage(agent: RealAgent, backend: Backend) {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    let review = format!(
+        "## Review by {}\n\n- `src/button.css`: 20px is too small.\n",
+        agent.name()
+    );
+    let model = ModelServer::start(vec![
+        ModelTurn::WriteOutput(review.clone()),
+        ModelTurn::Text("The review is written.".to_owned()),
+    ])
+    .await;
+    connect(&fake, &cli, agent, backend, &model).await;
+    fake.create_branch(REPO, "feature/signup", "main");
+    fake.push_commit(
+        REPO,
+        "feature/signup",
+        "Signup",
+        &[("src/button.css", ".signup { height: 20px; }\n")],
+    );
+    let pr = fake.create_pull(REPO, OWNER, "feature/signup", "Signup button");
+    let path = agent.path_with_agent(bin.path());
+    // A home of the test's own: the local backend's agent runs with the owner's home,
+    // whose shell start-up files and agent settings are not the test's.
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().to_str().unwrap().to_owned();
+
+    let reviewed = cli
+        .run_with(
+            &["qa", "review", REPO, &pr.to_string()],
+            None,
+            &[("PATH", &path), ("HOME", &home)],
+        )
+        .await;
+
+    let shown = ok_text(&reviewed);
+    assert!(shown.contains("review posted"), "{shown}");
+    let body = fake
+        .comments(REPO, pr)
+        .into_iter()
+        .map(|(_, _, body)| body)
+        .find(|body| body.starts_with("<!-- sandbox-qa-review -->"))
+        .expect("the review comment");
+    assert!(body.contains(review.trim()), "{body}");
+    let prompt = model.model_calls()[0].body_text();
+    assert!(
+        !prompt.contains("$HANDOFF_OUTPUT_DIR"),
+        "the prompt names the output folder by its path"
+    );
+    if backend == Backend::Docker {
+        cli.remove_egress_gates().await;
+    }
+}
+
+/// A model error ends the run with the agent's own account of it: a refused key for
+/// Codex; for Claude Code, which retries a refused key for minutes (ten times, backing
+/// off to 32 s), a request the model refuses outright.
+pub async fn a_model_error_is_named(agent: RealAgent, backend: Backend) {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    let (refusal, named) = match agent {
+        RealAgent::Claude => (
+            ModelTurn::Error {
+                status: 400,
+                message: "prompt is too long: 250000 tokens > 200000 maximum".to_owned(),
+            },
+            "prompt is too long",
+        ),
+        RealAgent::Codex => (
+            ModelTurn::Error {
+                status: 401,
+                message: "invalid x-api-key".to_owned(),
+            },
+            "401",
+        ),
+    };
+    let model = ModelServer::start(vec![refusal]).await;
+    connect(&fake, &cli, agent, backend, &model).await;
+    let feedback = cli.add_feedback("Greet the readers").await;
+    let path = agent.path_with_agent(bin.path());
+    // A home of the test's own: the local backend's agent runs with the owner's home,
+    // whose shell start-up files and agent settings are not the test's.
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().to_str().unwrap().to_owned();
+
+    let failed = cli
+        .run_with(
+            &["run", &feedback],
+            None,
+            &[("PATH", &path), ("HOME", &home)],
+        )
+        .await;
+
+    assert!(!failed.status.success());
+    let run = run_shown(&cli, "1").await;
+    let reason = run["failure_message"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("the agent exited with code") && reason.to_lowercase().contains(named),
+        "the failure names the model's error: {run} / {}",
+        text(&failed)
+    );
+    assert!(fake.pulls(REPO).is_empty(), "nothing was opened");
+    if backend == Backend::Docker {
+        cli.remove_egress_gates().await;
+    }
+}

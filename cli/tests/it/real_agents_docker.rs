@@ -1,0 +1,24 @@
+//! The real Claude Code and Codex CLI on the Docker backend: each in an image built
+//! through the engine from Handoff's recipe, which takes the program from its PyPI
+//! wheel; the container on the allow-list network, its provider reached only through
+//! the key forwarder in the repository's egress gate (see
+//! [`super::real_agent_journeys`]).
+
+use handoff_test_support::real_agents::RealAgent;
+
+use super::real_agent_journeys::{code_run_and_update, review_stage, Backend};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_code_opens_a_pr_and_updates_it() {
+    code_run_and_update(RealAgent::Claude, Backend::Docker).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn codex_opens_a_pr_and_updates_it() {
+    code_run_and_update(RealAgent::Codex, Backend::Docker).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_code_reviews_a_pr_into_the_review_comment() {
+    review_stage(RealAgent::Claude, Backend::Docker).await;
+}

@@ -1,0 +1,38 @@
+//! The real Claude Code and Codex CLI, as the presets run them, on the local backend
+//! (see [`super::real_agent_journeys`]).
+
+use handoff_test_support::real_agents::RealAgent;
+
+use super::real_agent_journeys::{
+    a_model_error_is_named, code_run_and_update, review_stage, Backend,
+};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_code_opens_a_pr_and_updates_it() {
+    code_run_and_update(RealAgent::Claude, Backend::Local).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn codex_opens_a_pr_and_updates_it() {
+    code_run_and_update(RealAgent::Codex, Backend::Local).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_code_reviews_a_pr_into_the_review_comment() {
+    review_stage(RealAgent::Claude, Backend::Local).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn codex_reviews_a_pr_into_the_review_comment() {
+    review_stage(RealAgent::Codex, Backend::Local).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_code_names_the_models_error() {
+    a_model_error_is_named(RealAgent::Claude, Backend::Local).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn codex_names_the_models_refusal_of_its_key() {
+    a_model_error_is_named(RealAgent::Codex, Backend::Local).await;
+}
