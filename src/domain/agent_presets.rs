@@ -24,6 +24,8 @@ pub struct AgentPreset {
     pub api_key: Option<AgentKey>,
     /// The package and version `agent-images/install-agent.sh` installs.
     pub package: &'static str,
+    /// Where the recipe fetches the package from: an image build needs it reachable.
+    pub package_registry: &'static str,
     /// The image the recipe starts from when the owner names none.
     pub image_base: &'static str,
     /// What the agent cannot do that a stage may need, if anything.
@@ -85,6 +87,11 @@ pub const OPENAI_KEY_HEADER: KeyHeader = KeyHeader {
     prefix: "Bearer ",
 };
 
+/// npm's registry, where opencode comes from.
+pub const NPM_REGISTRY: &str = "https://registry.npmjs.org/";
+/// PyPI's simple index, where Claude Code, Codex and aider come from.
+pub const PYPI: &str = "https://pypi.org/simple/";
+
 /// The presets Handoff knows. Each is a starting point: a repository can set its own
 /// command with the `custom` preset.
 pub const PRESETS: &[AgentPreset] = &[
@@ -108,6 +115,7 @@ pub const PRESETS: &[AgentPreset] = &[
             model_endpoints: ANTHROPIC_MODEL_ENDPOINTS,
         }),
         package: "opencode-ai@1.18.5 (npm)",
+        package_registry: NPM_REGISTRY,
         image_base: "node:22-bookworm-slim",
         limitation: None,
         environment: &[],
@@ -134,6 +142,7 @@ pub const PRESETS: &[AgentPreset] = &[
             model_endpoints: ANTHROPIC_MODEL_ENDPOINTS,
         }),
         package: "claude-agent-sdk==0.2.189 (PyPI, Claude Code 2.1.332)",
+        package_registry: PYPI,
         image_base: "python:3.12-slim-bookworm",
         limitation: None,
         // Claude Code refuses `bypassPermissions` as root ("cannot be used with
@@ -167,6 +176,7 @@ pub const PRESETS: &[AgentPreset] = &[
             model_endpoints: OPENAI_MODEL_ENDPOINTS,
         }),
         package: "aider-chat==0.86.1 (PyPI)",
+        package_registry: PYPI,
         image_base: "python:3.12-slim-bookworm",
         environment: &[],
         limitation: Some(
@@ -202,10 +212,12 @@ pub const PRESETS: &[AgentPreset] = &[
             model_endpoints: OPENAI_MODEL_ENDPOINTS,
         }),
         package: "openai-codex-cli-bin==0.163.0 (PyPI, Codex CLI 0.163.0)",
+        package_registry: PYPI,
         image_base: "python:3.12-slim-bookworm",
         limitation: None,
         // Codex keeps its sessions under $HOME/.codex: a sandbox's home is writable.
-        // Its update check and analytics are turned off on the command line.
+        // Its update check, analytics and plugins (whose catalogues it fetches from
+        // chatgpt.com and github.com at every start) are turned off on the command line.
         environment: &[],
     },
 ];
@@ -213,6 +225,7 @@ pub const PRESETS: &[AgentPreset] = &[
 /// Codex's command: see the preset.
 const CODEX_COMMAND: &str = "codex exec --json \
 -c model_provider=handoff -c check_for_update_on_startup=false -c analytics.enabled=false \
+-c features.plugins=false \
 -c \"model_providers.handoff={name=\\\"OpenAI\\\",base_url=\\\"${OPENAI_BASE_URL:-https://api.openai.com/v1}\\\",env_key=\\\"CODEX_API_KEY\\\",wire_api=\\\"responses\\\",supports_websockets=false}\" \
 --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox - < \"$HANDOFF_PROMPT_FILE\"";
 

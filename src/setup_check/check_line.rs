@@ -59,8 +59,9 @@ impl std::fmt::Display for Fix {
             }
             Fix::LoadImage { image } => write!(
                 f,
-                "Load or build the image {image} on this engine, or leave the image setting \
-                 empty to use Handoff's own."
+                "Put the image {image} on this engine yourself (build it where its agent can \
+                 be fetched, then `docker save` and `docker load`), or name another image in \
+                 the repository's settings (empty: Handoff's own)."
             ),
             Fix::AddKey { provider } => write!(f, "Add an API key for {provider}."),
             Fix::AddE2bKey => write!(f, "Add the E2B API key."),

@@ -11,9 +11,11 @@
 //!
 //! - this file: [`SetupCheck`], every check in one go;
 //! - [`check_line`]: a check's line (status, what was found, the fix) and the report;
-//! - [`single_checks`]: each check on its own, which a run also makes before it starts.
+//! - [`single_checks`]: each check on its own, which a run also makes before it starts;
+//! - [`package_registry`]: whether an agent image's package registry can be reached.
 
 mod check_line;
+mod package_registry;
 mod single_checks;
 
 pub use check_line::{CheckLine, CheckStatus, Fix, SetupReport};

@@ -6,12 +6,13 @@
 use std::path::Path;
 
 use crate::agent_image::{image_state, ImageState};
-use crate::domain::agent_presets::{AgentChoice, CUSTOM_IMAGE_PRESET};
+use crate::domain::agent_presets::{preset_named, AgentChoice, CUSTOM_IMAGE_PRESET};
 use crate::domain::Repo;
 use crate::github::{GithubClient, GithubError};
 use crate::pipeline_settings::PipelineSettings;
 use crate::secrets::SecretStore;
 
+use super::package_registry::package_registry_reach;
 use super::{CheckLine, CheckStatus, Fix, DISK_FAILURE_BYTES, DISK_WARNING_BYTES};
 
 pub fn docker_image_of(settings: &PipelineSettings, repo: &Repo) -> (String, Option<String>) {
@@ -247,7 +248,39 @@ pub async fn docker_image(
             image: image.to_owned(),
         },
     };
-    match image_state(docker, image).await {
+    let state = image_state(docker, image).await;
+    // An image Handoff would build: can its package be fetched here at all?
+    if let (Ok(ImageState::Missing | ImageState::OutOfDate), Some(agent)) =
+        (&state, preset.and_then(preset_named))
+    {
+        if let Err(reason) = package_registry_reach(agent.package_registry).await {
+            let status = if matches!(state, Ok(ImageState::Missing)) {
+                CheckStatus::Failure
+            } else {
+                CheckStatus::Warning
+            };
+            return CheckLine::not_ok(
+                status,
+                id,
+                subject,
+                format!(
+                    "{} and cannot be built here: {} comes from {}, which this machine \
+                     cannot reach ({reason})",
+                    if status == CheckStatus::Failure {
+                        "not on this Docker engine,"
+                    } else {
+                        "built from an older recipe,"
+                    },
+                    agent.package,
+                    agent.package_registry
+                ),
+                Fix::LoadImage {
+                    image: image.to_owned(),
+                },
+            );
+        }
+    }
+    match state {
         Ok(ImageState::Current) => CheckLine::ok(id, subject, "built from this version's recipe"),
         Ok(ImageState::NotHandoffs) => CheckLine::ok(
             id,

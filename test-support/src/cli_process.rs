@@ -61,11 +61,22 @@ impl Cli<'_> {
     /// Removes the egress gates this data folder's installation left on the Docker
     /// engine (they outlive runs).
     pub async fn remove_egress_gates(&self) {
+        crate::docker_images::remove_gates_of(&self.installation_id().await);
+    }
+
+    /// What the egress gates of this data folder's installation logged.
+    pub async fn egress_gate_logs(&self) -> String {
+        crate::docker_images::gate_logs_of(&self.installation_id().await)
+    }
+
+    /// The id of this data folder's installation, which labels its things in Docker.
+    async fn installation_id(&self) -> String {
         let store = handoff::Store::open_in(self.data_dir)
             .await
             .expect("the data folder's store");
         let installation = store.installation_id().await.expect("installation id");
-        crate::docker_images::remove_gates_of(&installation);
+        store.close().await;
+        installation
     }
 
     /// Signs in to `fake` with a pasted token and connects [`REPO`] to run the scripted

@@ -75,6 +75,33 @@ impl Drop for GatesRemovedOnDrop {
     }
 }
 
+/// What the egress gates of the installation `installation` logged (the gate logs each
+/// connection it refuses as "egress refused: …").
+pub fn gate_logs_of(installation: &str) -> String {
+    let label = format!("label=dev.handoff.installation={installation}");
+    let listed = std::process::Command::new("docker")
+        .args([
+            "ps",
+            "-aq",
+            "--filter",
+            &label,
+            "--filter",
+            "label=dev.handoff.gate",
+        ])
+        .output()
+        .expect("docker lists the gates");
+    let mut logs = String::new();
+    for id in String::from_utf8_lossy(&listed.stdout).split_whitespace() {
+        let output = std::process::Command::new("docker")
+            .args(["logs", id])
+            .output()
+            .expect("docker gives a gate's log");
+        logs.push_str(&String::from_utf8_lossy(&output.stdout));
+        logs.push_str(&String::from_utf8_lossy(&output.stderr));
+    }
+    logs
+}
+
 /// Removes the egress gates, and their networks, of the installation `installation`.
 pub fn remove_gates_of(installation: &str) {
     let label = format!("label=dev.handoff.installation={installation}");

@@ -127,6 +127,21 @@ async fn run_shown(cli: &Cli<'_>, run: &str) -> serde_json::Value {
     shown["run"].clone()
 }
 
+/// The agent asked the network for nothing the allow-list refused (telemetry, update
+/// checks, its provider's own host past the forwarder); the gates go afterwards.
+async fn asked_nothing_beyond_the_allow_list(cli: &Cli<'_>) {
+    let logs = cli.egress_gate_logs().await;
+    cli.remove_egress_gates().await;
+    assert!(
+        !logs.is_empty(),
+        "the repository's egress gate ran and logged"
+    );
+    assert!(
+        !logs.contains("egress refused"),
+        "the agent asked for something off the allow-list: {logs}"
+    );
+}
+
 /// A code run and then an Update PR by the real `agent` on `backend`, with the model's
 /// words.
 pub async fn code_run_and_update(agent: RealAgent, backend: Backend) {
@@ -260,13 +275,15 @@ pub async fn code_run_and_update(agent: RealAgent, backend: Backend) {
         "the follow-up reached the model"
     );
     if backend == Backend::Docker {
-        cli.remove_egress_gates().await;
+        asked_nothing_beyond_the_allow_list(&cli).await;
     }
 }
 
-/// The review stage by the real `agent` on `backend`: the review comment holds the model's text,
-/// written to the output file the prompt names.
-pub async fn review_stage(agent: RealAgent, backend: Backend) {
+/// The QA stages by the real `agent` on `backend`, one after the other on one PR: the
+/// review and the plan comments hold the model's text, written to the output file the
+/// prompt names; the test stage runs a command and files its failing scenario as an
+/// issue; the fix stage pushes the model's change to the PR's branch.
+pub async fn qa_stages(agent: RealAgent, backend: Backend) {
     let fake = FakeGithub::start().await;
     let keyring = SecretService::start();
     let dir = tempfile::tempdir().unwrap();
@@ -280,7 +297,10 @@ pub async fn review_stage(agent: RealAgent, backend: Backend) {
         agent.name()
     );
     let model = ModelServer::start(vec![
-        ModelTurn::WriteOutput(review.clone()),
+        ModelTurn::WriteOutput {
+            file: "output.md".to_owned(),
+            contents: review.clone(),
+        },
         ModelTurn::Text("The review is written.".to_owned()),
     ])
     .await;
@@ -293,36 +313,96 @@ pub async fn review_stage(agent: RealAgent, backend: Backend) {
         &[("src/button.css", ".signup { height: 20px; }\n")],
     );
     let pr = fake.create_pull(REPO, OWNER, "feature/signup", "Signup button");
+    let pr_text = pr.to_string();
     let path = agent.path_with_agent(bin.path());
     // A home of the test's own: the local backend's agent runs with the owner's home,
     // whose shell start-up files and agent settings are not the test's.
     let home = tempfile::tempdir().unwrap();
     let home = home.path().to_str().unwrap().to_owned();
+    let stage = |name: &'static str| {
+        let (cli, path, home, pr) = (&cli, &path, &home, &pr_text);
+        async move {
+            ok_text(
+                &cli.run_with(
+                    &["qa", name, REPO, pr],
+                    None,
+                    &[("PATH", path), ("HOME", home)],
+                )
+                .await,
+            )
+        }
+    };
+    let comment = |marker: &str| {
+        fake.comments(REPO, pr)
+            .into_iter()
+            .map(|(_, _, body)| body)
+            .find(|body| body.starts_with(marker))
+            .unwrap_or_else(|| panic!("no {marker} comment"))
+    };
 
-    let reviewed = cli
-        .run_with(
-            &["qa", "review", REPO, &pr.to_string()],
-            None,
-            &[("PATH", &path), ("HOME", &home)],
-        )
-        .await;
-
-    let shown = ok_text(&reviewed);
-    assert!(shown.contains("review posted"), "{shown}");
-    let body = fake
-        .comments(REPO, pr)
-        .into_iter()
-        .map(|(_, _, body)| body)
-        .find(|body| body.starts_with("<!-- sandbox-qa-review -->"))
-        .expect("the review comment");
-    assert!(body.contains(review.trim()), "{body}");
+    let reviewed = stage("review").await;
+    assert!(reviewed.contains("review posted"), "{reviewed}");
+    assert!(comment("<!-- sandbox-qa-review -->").contains(review.trim()));
     let prompt = model.model_calls()[0].body_text();
     assert!(
         !prompt.contains("$HANDOFF_OUTPUT_DIR"),
         "the prompt names the output folder by its path"
     );
+
+    model.play_next(vec![
+        ModelTurn::WriteOutput {
+            file: "output.md".to_owned(),
+            contents: "1. Measure the signup button: 44px expected.\n".to_owned(),
+        },
+        ModelTurn::Text("The plan is written.".to_owned()),
+    ]);
+    let planned = stage("plan").await;
+    assert!(planned.contains("test plan posted"), "{planned}");
+    assert!(comment("<!-- sandbox-qa-plan -->").contains("Measure the signup button"));
+
+    model.play_next(vec![
+        ModelTurn::RunCommand("cat src/button.css".to_owned()),
+        ModelTurn::WriteOutput {
+            file: "results.json".to_owned(),
+            contents: r#"{"scenarios": [{"name": "Signup button height", "passed": false, "evidence": "src/button.css says 20px"}]}"#.to_owned(),
+        },
+        ModelTurn::Text("One scenario failed.".to_owned()),
+    ]);
+    let calls_before_test = model.model_calls().len();
+    let tested = stage("test").await;
+    assert!(
+        tested.contains("1 scenarios: 0 passed, 1 failed; issues #"),
+        "{tested}"
+    );
+    let command_output = model.model_calls()[calls_before_test + 1].body_text();
+    assert!(
+        command_output.contains(".signup { height: 20px; }"),
+        "the command ran in the PR's checkout and its output reached the model"
+    );
+
+    model.play_next(vec![
+        ModelTurn::WriteFile {
+            path: "src/button.css".to_owned(),
+            contents: ".signup { height: 44px; }\n".to_owned(),
+        },
+        ModelTurn::WriteOutput {
+            file: "output.md".to_owned(),
+            contents: "Made the signup button 44px high.\n".to_owned(),
+        },
+        ModelTurn::Text("Fixed.".to_owned()),
+    ]);
+    let fixed = stage("fix").await;
+    assert!(
+        fixed.contains("fix: 1 commit(s) pushed to feature/signup"),
+        "{fixed}"
+    );
+    assert_eq!(
+        fake.file_on_branch(REPO, "feature/signup", "src/button.css")
+            .as_deref(),
+        Some(".signup { height: 44px; }\n")
+    );
     if backend == Backend::Docker {
-        cli.remove_egress_gates().await;
+        asked_nothing_beyond_the_allow_list(&cli).await;
     }
 }
 
@@ -381,6 +461,6 @@ pub async fn a_model_error_is_named(agent: RealAgent, backend: Backend) {
     );
     assert!(fake.pulls(REPO).is_empty(), "nothing was opened");
     if backend == Backend::Docker {
-        cli.remove_egress_gates().await;
+        asked_nothing_beyond_the_allow_list(&cli).await;
     }
 }

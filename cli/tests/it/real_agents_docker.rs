@@ -6,7 +6,7 @@
 
 use handoff_test_support::real_agents::RealAgent;
 
-use super::real_agent_journeys::{code_run_and_update, review_stage, Backend};
+use super::real_agent_journeys::{code_run_and_update, qa_stages, Backend};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_code_opens_a_pr_and_updates_it() {
@@ -19,6 +19,6 @@ async fn codex_opens_a_pr_and_updates_it() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn claude_code_reviews_a_pr_into_the_review_comment() {
-    review_stage(RealAgent::Claude, Backend::Docker).await;
+async fn claude_code_runs_review_plan_test_and_fix_on_a_pr() {
+    qa_stages(RealAgent::Claude, Backend::Docker).await;
 }

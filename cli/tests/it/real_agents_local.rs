@@ -3,9 +3,7 @@
 
 use handoff_test_support::real_agents::RealAgent;
 
-use super::real_agent_journeys::{
-    a_model_error_is_named, code_run_and_update, review_stage, Backend,
-};
+use super::real_agent_journeys::{a_model_error_is_named, code_run_and_update, qa_stages, Backend};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_code_opens_a_pr_and_updates_it() {
@@ -18,13 +16,13 @@ async fn codex_opens_a_pr_and_updates_it() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn claude_code_reviews_a_pr_into_the_review_comment() {
-    review_stage(RealAgent::Claude, Backend::Local).await;
+async fn claude_code_runs_review_plan_test_and_fix_on_a_pr() {
+    qa_stages(RealAgent::Claude, Backend::Local).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn codex_reviews_a_pr_into_the_review_comment() {
-    review_stage(RealAgent::Codex, Backend::Local).await;
+async fn codex_runs_review_plan_test_and_fix_on_a_pr() {
+    qa_stages(RealAgent::Codex, Backend::Local).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -13,15 +13,27 @@ use support::window::accessibility::AccessibilityReport;
 use support::window::github_world::{connected_repo, open_workspace, GithubWorld, REPO};
 use support::window::AppSession;
 
-/// Presses `key` on whatever has the keyboard.
+/// Presses `key` on whatever has the keyboard. The board draws its cards anew when
+/// the mirror changes, so the element that had the keyboard may be gone by the time
+/// the key is sent: the key then goes to whatever has it now.
 async fn press(app: &AppSession, key: &str) {
-    app.client
-        .active_element()
-        .await
-        .expect("something has the keyboard")
-        .send_keys(key)
-        .await
-        .expect("the key is pressed");
+    for _ in 0..5 {
+        let focused = app
+            .client
+            .active_element()
+            .await
+            .expect("something has the keyboard");
+        match focused.send_keys(key).await {
+            Ok(()) => return,
+            Err(fantoccini::error::CmdError::Standard(error))
+                if error.error == fantoccini::error::ErrorStatus::StaleElementReference =>
+            {
+                continue
+            }
+            Err(error) => panic!("the key is not pressed: {error}"),
+        }
+    }
+    panic!("the element with the keyboard kept being replaced");
 }
 
 #[tokio::test(flavor = "multi_thread")]

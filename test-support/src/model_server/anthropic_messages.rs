@@ -56,7 +56,7 @@ fn content_of(body: &Value, turn: &ModelTurn) -> (Value, &'static str) {
             "tool_use",
         ),
         ModelTurn::Text(text)
-        | ModelTurn::WriteOutput(text)
+        | ModelTurn::WriteOutput { contents: text, .. }
         | ModelTurn::Error { message: text, .. } => {
             (json!({ "type": "text", "text": text }), "end_turn")
         }

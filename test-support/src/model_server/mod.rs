@@ -29,9 +29,10 @@ pub enum ModelTurn {
     /// Asks the agent to write `contents` to `path` (relative to its working folder,
     /// or absolute).
     WriteFile { path: String, contents: String },
-    /// Asks the agent to write `contents` to the stage's output file, found as a model
-    /// finds it: the absolute path ending in `/out/output.md` that the prompt names.
-    WriteOutput(String),
+    /// Asks the agent to write `contents` to one of the stage's output files (`output.md`,
+    /// `results.json`), found as a model finds it: the absolute path ending in
+    /// `/out/FILE` that the prompt names.
+    WriteOutput { file: String, contents: String },
     /// Asks the agent to run a shell command; its output comes back in the next request.
     RunCommand(String),
     /// Ends the conversation with this text.
@@ -234,9 +235,9 @@ async fn answer(State(conversation): State<Shared>, request: Request) -> Respons
         })
     };
     let turn = match turn.unwrap_or_else(|| ModelTurn::Text("OK".to_owned())) {
-        ModelTurn::WriteOutput(contents) => match output_path_named(&body) {
+        ModelTurn::WriteOutput { file, contents } => match output_path_named(&body, &file) {
             Some(path) => ModelTurn::WriteFile { path, contents },
-            None => ModelTurn::Text("The prompt names no output file.".to_owned()),
+            None => ModelTurn::Text(format!("The prompt names no {file} to write.")),
         },
         turn => turn,
     };
@@ -285,9 +286,9 @@ fn event_stream(events: &[(Option<&str>, serde_json::Value)], done: bool) -> Res
         .expect("an event stream")
 }
 
-/// The absolute path ending in `/out/output.md` that a request's text names.
-fn output_path_named(body: &serde_json::Value) -> Option<String> {
-    const END: &str = "/out/output.md";
+/// The absolute path ending in `/out/FILE` that a request's text names.
+fn output_path_named(body: &serde_json::Value, file: &str) -> Option<String> {
+    let end_of_path = format!("/out/{file}");
     // The text as the model reads it: every string of the request.
     fn strings(value: &serde_json::Value, found: &mut Vec<String>) {
         match value {
@@ -302,7 +303,7 @@ fn output_path_named(body: &serde_json::Value) -> Option<String> {
     let mut texts = Vec::new();
     strings(body, &mut texts);
     texts.iter().find_map(|text| {
-        let end = text.find(END)? + END.len();
+        let end = text.find(&end_of_path)? + end_of_path.len();
         let start = text[..end]
             .rfind(|c: char| c.is_whitespace() || c == '`' || c == '"' || c == '\'')
             .map_or(0, |index| index + 1);
@@ -345,14 +346,19 @@ mod tests {
         let body = serde_json::json!({ "messages": [{ "content": [
             { "type": "text", "text": "Write the review to `/tmp/w 1/x/out/output.md`: it is read." }
         ] }] });
-        assert_eq!(output_path_named(&body), None, "a path with a space is cut");
+        assert_eq!(
+            output_path_named(&body, "output.md"),
+            None,
+            "a path with a space is cut"
+        );
         let body = serde_json::json!({ "input": [{ "content": [
             { "text": "Write the review to /tmp/run-7/out/output.md now" }
         ] }] });
         assert_eq!(
-            output_path_named(&body).as_deref(),
+            output_path_named(&body, "output.md").as_deref(),
             Some("/tmp/run-7/out/output.md")
         );
+        assert_eq!(output_path_named(&body, "results.json"), None);
     }
 
     #[test]
