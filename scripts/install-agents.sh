@@ -3,7 +3,9 @@
 # registry), into a cache folder that a second run finds again:
 #   claude  — Claude Code, the binary bundled in the `claude-agent-sdk` wheel;
 #   codex   — the Codex CLI from the `openai-codex-cli-bin` wheel, with the helper its
-#             default models need (codex-code-mode-host) and its ripgrep beside it.
+#             default models need (codex-code-mode-host) and its ripgrep beside it;
+#   aider   — `aider-chat` in a virtual environment of its own, every one of its
+#             packages pinned by version and hash in scripts/aider-requirements.txt.
 # Each wheel is pinned by version and SHA-256; only the program's folder is taken out of
 # it. The programs land in $HANDOFF_AGENTS_DIR (by default ~/.cache/handoff/agents), as
 # claude-VERSION/claude and codex-VERSION/codex, where the tests look for them.
@@ -38,3 +40,21 @@ for line in "${agents[@]}"; do
   echo "$sha256" >"$folder/wheel.sha256"
   echo "install-agents: $name at $folder/$name: $("$folder/$name" --version 2>&1 | head -1)"
 done
+
+# aider: a Python program with many dependencies, each pinned with its hash.
+aider_version=0.86.1
+aider_folder="$agents_dir/aider-$aider_version"
+aider_requirements="$(dirname "$0")/aider-requirements.txt"
+aider_lock=$(sha256sum "$aider_requirements" | cut -c1-64)
+if [ -x "$aider_folder/aider" ] && [ "$(cat "$aider_folder/requirements.sha256" 2>/dev/null)" = "$aider_lock" ]; then
+  echo "install-agents: aider $aider_version already present"
+else
+  echo "install-agents: installing aider $aider_version from PyPI (about 1.5 min)"
+  rm -rf "$aider_folder" && mkdir -p "$aider_folder"
+  python3 -m venv "$aider_folder/venv"
+  "$aider_folder/venv/bin/python" -m pip install --quiet --require-hashes --no-deps \
+    -r "$aider_requirements"
+  ln -s venv/bin/aider "$aider_folder/aider"
+  echo "$aider_lock" >"$aider_folder/requirements.sha256"
+  echo "install-agents: aider at $aider_folder/aider: $("$aider_folder/aider" --version 2>&1 | tail -1)"
+fi

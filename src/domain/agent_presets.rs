@@ -159,11 +159,13 @@ pub const PRESETS: &[AgentPreset] = &[
     // aider's scripting mode (aider.chat, "Scripting aider"): `--message-file` sends one
     // message from a file and exits; `--yes-always` confirms edits. It runs no shell
     // command the model suggests (aider's issues #3903, #2014) and edits only files of
-    // the repository.
+    // the repository. Its chat history goes to the output folder, not into the working
+    // copy (where the run would commit it), and it leaves .gitignore alone (it adds
+    // `.aider*` there otherwise).
     AgentPreset {
         name: "aider",
-        reading_command: "aider --yes-always --no-pretty --no-stream --no-check-update --no-analytics --no-auto-commits --message-file \"$HANDOFF_PROMPT_FILE\"",
-        acting_command: "aider --yes-always --no-pretty --no-stream --no-check-update --no-analytics --no-auto-commits --message-file \"$HANDOFF_PROMPT_FILE\"",
+        reading_command: AIDER_COMMAND,
+        acting_command: AIDER_COMMAND,
         api_key: Some(AgentKey {
             variable: "OPENAI_API_KEY",
             provider: "openai",
@@ -221,6 +223,12 @@ pub const PRESETS: &[AgentPreset] = &[
         environment: &[],
     },
 ];
+
+/// aider's command: see the preset.
+const AIDER_COMMAND: &str = "aider --yes-always --no-pretty --no-stream --no-check-update \
+--no-analytics --no-auto-commits --no-gitignore --input-history-file /dev/null \
+--chat-history-file \"$HANDOFF_OUTPUT_DIR/aider-chat-history.md\" \
+--message-file \"$HANDOFF_PROMPT_FILE\"";
 
 /// Codex's command: see the preset.
 const CODEX_COMMAND: &str = "codex exec --json \

@@ -1,5 +1,5 @@
-//! The real agent programs the tests run: Claude Code and the Codex CLI, installed from
-//! PyPI by `scripts/install-agents.sh` (which `scripts/test.sh` runs) into
+//! The real agent programs the tests run: Claude Code, the Codex CLI and aider,
+//! installed from PyPI by `scripts/install-agents.sh` (which `scripts/test.sh` runs) into
 //! `$HANDOFF_AGENTS_DIR`, by default `~/.cache/handoff/agents`. A test puts one on the
 //! `PATH` of the run under the preset's command name.
 
@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 pub enum RealAgent {
     Claude,
     Codex,
+    Aider,
 }
 
 impl RealAgent {
@@ -18,6 +19,7 @@ impl RealAgent {
         match self {
             RealAgent::Claude => "claude",
             RealAgent::Codex => "codex",
+            RealAgent::Aider => "aider",
         }
     }
 
@@ -26,6 +28,7 @@ impl RealAgent {
         match self {
             RealAgent::Claude => "2.1.332",
             RealAgent::Codex => "0.163.0",
+            RealAgent::Aider => "0.86.1",
         }
     }
 

@@ -80,6 +80,11 @@ fn codexs_preset_uses_only_flags_codex_lists() {
 }
 
 #[test]
+fn aiders_preset_uses_only_flags_aider_lists() {
+    check_preset_against_help(preset_named("aider").unwrap(), RealAgent::Aider);
+}
+
+#[test]
 fn a_renamed_flag_would_be_caught() {
     let help =
         "  -p, --print  Print\n  --add-dir <DIR>\n  --permission-mode <MODE> (acceptEdits, plan)\n";

@@ -24,7 +24,7 @@ const OPENAI_KEY: &str = "sk-openai-real-agent-test-0123456789";
 fn provider_of(agent: RealAgent) -> (&'static str, &'static str, &'static str) {
     match agent {
         RealAgent::Claude => ("provider.anthropic.api_base", "anthropic", ANTHROPIC_KEY),
-        RealAgent::Codex => ("provider.openai.api_base", "openai", OPENAI_KEY),
+        RealAgent::Codex | RealAgent::Aider => ("provider.openai.api_base", "openai", OPENAI_KEY),
     }
 }
 
@@ -32,7 +32,7 @@ fn provider_of(agent: RealAgent) -> (&'static str, &'static str, &'static str) {
 fn key_header(agent: RealAgent, call: &support::model_server::ModelRequest) -> Option<String> {
     match agent {
         RealAgent::Claude => call.x_api_key.clone(),
-        RealAgent::Codex => call.authorization.clone(),
+        RealAgent::Codex | RealAgent::Aider => call.authorization.clone(),
     }
 }
 
@@ -426,7 +426,7 @@ pub async fn a_model_error_is_named(agent: RealAgent, backend: Backend) {
             },
             "prompt is too long",
         ),
-        RealAgent::Codex => (
+        RealAgent::Codex | RealAgent::Aider => (
             ModelTurn::Error {
                 status: 401,
                 message: "invalid x-api-key".to_owned(),
@@ -463,4 +463,105 @@ pub async fn a_model_error_is_named(agent: RealAgent, backend: Backend) {
     if backend == Backend::Docker {
         asked_nothing_beyond_the_allow_list(&cli).await;
     }
+}
+
+/// A code run and an Update PR by the real aider on the local backend. aider sends one
+/// request per message and edits files from the model's text (a SEARCH/REPLACE block
+/// that creates the file); it runs no command, so it gets no QA stage.
+pub async fn aider_code_run_and_update() {
+    let agent = RealAgent::Aider;
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    let model = ModelServer::start(vec![ModelTurn::WriteFile {
+        path: "docs/greeting.md".to_owned(),
+        contents: "Hello from aider\n".to_owned(),
+    }])
+    .await;
+    connect(&fake, &cli, agent, Backend::Local, &model).await;
+    let feedback = cli
+        .add_feedback("Greet the readers\nAdd a greeting page.")
+        .await;
+    let path = agent.path_with_agent(bin.path());
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().to_str().unwrap().to_owned();
+    let environment = [("PATH", path.as_str()), ("HOME", home.as_str())];
+
+    let first = ok_text(&cli.run_with(&["run", &feedback], None, &environment).await);
+
+    assert!(first.contains("PR #1 opened"), "{first}");
+    let branch = fake.pulls(REPO)[0].1.clone();
+    assert_eq!(
+        fake.file_on_branch(REPO, &branch, "docs/greeting.md")
+            .as_deref(),
+        Some("Hello from aider\n")
+    );
+    for left_alone in [
+        ".gitignore",
+        ".aider.chat.history.md",
+        ".aider.input.history",
+    ] {
+        assert_eq!(
+            fake.file_on_branch(REPO, &branch, left_alone),
+            None,
+            "aider's {left_alone} reached the commit"
+        );
+    }
+    let calls = model.model_calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert!(calls[0].path.starts_with("/v1/chat/completions"));
+    assert!(calls[0].body_text().contains("Add a greeting page."));
+    assert_eq!(
+        calls[0].authorization.as_deref(),
+        Some(format!("Bearer {OPENAI_KEY}").as_str()),
+        "the forwarder added the key"
+    );
+    let run = run_shown(&cli, "1").await;
+    assert_eq!(
+        run["tokens_in"].as_i64(),
+        Some(INPUT_TOKENS_PER_TURN as i64),
+        "{run}"
+    );
+    assert_eq!(
+        run["tokens_out"].as_i64(),
+        Some(OUTPUT_TOKENS_PER_TURN as i64),
+        "{run}"
+    );
+    assert!(
+        run["llm_cost_usd"].as_f64().is_some_and(|cost| cost > 0.0),
+        "aider reports its cost: {run}"
+    );
+
+    // The model names a new file: to change one, aider wants its current text in the
+    // SEARCH half, which only a model that was shown the file can give.
+    model.play_next(vec![ModelTurn::WriteFile {
+        path: "docs/farewell.md".to_owned(),
+        contents: "Goodbye from aider\n".to_owned(),
+    }]);
+    let second = ok_text(
+        &cli.run_with(
+            &["iterate", &feedback, "-m", "Say goodbye too."],
+            None,
+            &environment,
+        )
+        .await,
+    );
+    assert!(second.contains("PR #1 updated"), "{second}");
+    assert_eq!(
+        fake.file_on_branch(REPO, &branch, "docs/farewell.md")
+            .as_deref(),
+        Some("Goodbye from aider\n")
+    );
+    assert_eq!(
+        fake.file_on_branch(REPO, &branch, "docs/greeting.md")
+            .as_deref(),
+        Some("Hello from aider\n"),
+        "the first run's commit stays"
+    );
+    assert_eq!(fake.commits_ahead(REPO, &branch, "main").len(), 2);
 }
