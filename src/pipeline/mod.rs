@@ -18,6 +18,7 @@
 //! - [`agent_job`]: one agent job in a sandbox, from workspace to outcome.
 //! - [`qa_run`]: the QA stages (review, plan, test, fix, full auto) on a PR.
 
+pub mod agent_events;
 pub mod agent_failure;
 pub mod agent_job;
 pub mod agent_push;

@@ -3,13 +3,15 @@
 //! watch it live and it stays afterwards. Huge or binary output is tamed: text is kept
 //! as UTF-8 (invalid bytes replaced, NULs dropped) up to a limit per run, after which
 //! the log says how much was left out. Every secret of the run is scrubbed out before
-//! anything is stored, even one split across two pieces of output.
+//! anything is stored, even one split across two pieces of output. The agents' JSON
+//! event lines are stored as the text they stand for (see [`super::agent_events`]).
 
 use std::time::Duration;
 
 use futures::Stream;
 use tokio::sync::mpsc;
 
+use super::agent_events::EventLines;
 use crate::domain::{LogChunk, LogStream, RunId};
 use crate::sandbox::{OutputStream, SandboxEvent};
 use crate::secrets::Redactor;
@@ -107,6 +109,8 @@ pub async fn record_sandbox_events(
         dropped: 0,
         stdout: HeldOutput::default(),
         stderr: HeldOutput::default(),
+        stdout_events: EventLines::default(),
+        stderr_events: EventLines::default(),
     };
     let mut pending: Vec<(LogStream, Vec<u8>)> = Vec::new();
     let mut ticker = tokio::time::interval(FLUSH_EVERY);
@@ -158,6 +162,9 @@ struct Recorder {
     dropped: usize,
     stdout: HeldOutput,
     stderr: HeldOutput,
+    /// The agents' JSON event lines of each stream, shown as text.
+    stdout_events: EventLines,
+    stderr_events: EventLines,
 }
 
 impl Recorder {
@@ -173,10 +180,11 @@ impl Recorder {
             pending.push((LogStream::Stderr, Vec::new()));
         }
         for (stream, bytes) in pending.drain(..) {
-            let held = match stream {
-                LogStream::Stderr => &mut self.stderr,
-                _ => &mut self.stdout,
+            let (held, events) = match stream {
+                LogStream::Stderr => (&mut self.stderr, &mut self.stderr_events),
+                _ => (&mut self.stdout, &mut self.stdout_events),
             };
+            let bytes = events.take(&bytes, last);
             let bytes = held.release(&bytes, &self.redactor, last);
             let room = LOG_LIMIT_BYTES.saturating_sub(self.kept);
             let take = bytes.len().min(room);

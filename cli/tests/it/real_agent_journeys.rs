@@ -224,8 +224,31 @@ pub async fn code_run_and_update(agent: RealAgent, backend: Backend) {
     );
     // The run's log streams the agent's own output; it never holds the key.
     let logs = ok_text(&cli.run(&["runs", "logs", "1"]).await);
-    assert!(logs.contains("I added docs/greeting.md."), "{logs}");
     assert!(!logs.contains(key));
+    // Its JSON events read as what it did.
+    let steps: &[&str] = match agent {
+        RealAgent::Claude => &[
+            "claude: started",
+            "claude → Bash env | grep",
+            "claude → Write ",
+            "claude: I added docs/greeting.md.",
+            "claude: done in ",
+        ],
+        _ => &[
+            "codex: started",
+            "codex → $ ",
+            "  ← exit 0: ",
+            "codex: I added docs/greeting.md.",
+            "codex: turn done (3600 tokens in, 240 out)",
+        ],
+    };
+    for step in steps {
+        assert!(logs.contains(step), "{step:?} is not in the log:\n{logs}");
+    }
+    assert!(
+        !logs.contains("\"type\":"),
+        "a raw event reached the log:\n{logs}"
+    );
     // What the run spent, as the agent reported it.
     let run = run_shown(&cli, "1").await;
     assert_eq!(
