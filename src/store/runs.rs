@@ -224,6 +224,26 @@ impl Store {
         self.run(id).await
     }
 
+    /// Records what a run's agent spent as soon as the agent has ended, so that a run
+    /// that fails afterwards (no changes, a refused push) still shows what it cost; how
+    /// the run ends keeps it unless it says otherwise.
+    pub async fn record_run_usage(
+        &self,
+        id: RunId,
+        llm_cost_usd: Option<f64>,
+        tokens_in: Option<i64>,
+        tokens_out: Option<i64>,
+    ) -> Result<(), StoreError> {
+        sqlx::query("UPDATE runs SET llm_cost_usd = ?, tokens_in = ?, tokens_out = ? WHERE id = ?")
+            .bind(llm_cost_usd)
+            .bind(tokens_in)
+            .bind(tokens_out)
+            .bind(id.0)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     /// Records how a run ended. For a code run the feedback item leaves CODING:
     /// WAITING_FOR_REVIEW on success, FAILED otherwise (unless the PR merged meanwhile:
     /// MERGED stays).
@@ -299,7 +319,8 @@ impl Store {
         sqlx::query(
             "UPDATE runs SET status = ?, finished_at = ?, started_at = COALESCE(started_at, ?), \
              exit_code = ?, end_sha = COALESCE(?, end_sha), output = COALESCE(?, output), \
-             llm_cost_usd = ?, tokens_in = ?, tokens_out = ?, failure_code = ?, failure_message = ? \
+             llm_cost_usd = COALESCE(?, llm_cost_usd), tokens_in = COALESCE(?, tokens_in), \
+             tokens_out = COALESCE(?, tokens_out), failure_code = ?, failure_message = ? \
              WHERE id = ?",
         )
         .bind(outcome.run_status().as_str())

@@ -79,7 +79,7 @@ async fn real_agent_image(cli: &Cli<'_>, agent: RealAgent) -> String {
 
 /// Signs in, connects the repository on `backend` with `agent`'s preset, and sends its
 /// provider's calls to `model` with the provider's key in the keyring.
-async fn connect(
+pub async fn connect(
     fake: &FakeGithub,
     cli: &Cli<'_>,
     agent: RealAgent,
@@ -121,7 +121,7 @@ async fn connect(
 }
 
 /// `handoff runs show RUN --json`'s run.
-async fn run_shown(cli: &Cli<'_>, run: &str) -> serde_json::Value {
+pub async fn run_shown(cli: &Cli<'_>, run: &str) -> serde_json::Value {
     let shown: serde_json::Value =
         serde_json::from_str(&ok_text(&cli.run(&["runs", "show", run, "--json"]).await)).unwrap();
     shown["run"].clone()

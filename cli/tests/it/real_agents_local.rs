@@ -1,10 +1,18 @@
 //! The real Claude Code, Codex CLI and aider, as the presets run them, on the local
 //! backend (see [`super::real_agent_journeys`]).
 
-use handoff_test_support::real_agents::RealAgent;
+use handoff_test_support as support;
+
+use support::cli_process::{ok_text, Cli};
+use support::fake_github::FakeGithub;
+use support::model_server::{ModelServer, ModelTurn, INPUT_TOKENS_PER_TURN};
+use support::pipeline_world::REPO;
+use support::real_agents::RealAgent;
+use support::secret_service::SecretService;
 
 use super::real_agent_journeys::{
-    a_model_error_is_named, aider_code_run_and_update, code_run_and_update, qa_stages, Backend,
+    a_model_error_is_named, aider_code_run_and_update, code_run_and_update, connect, qa_stages,
+    run_shown, Backend,
 };
 
 #[tokio::test(flavor = "multi_thread")]
@@ -40,4 +48,47 @@ async fn codex_names_the_models_refusal_of_its_key() {
 #[tokio::test(flavor = "multi_thread")]
 async fn aider_opens_a_pr_and_updates_it() {
     aider_code_run_and_update().await;
+}
+
+/// A run whose agent spent tokens and changed nothing fails, and still shows what it
+/// cost: the agent's account is recorded as soon as it ends.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_that_changes_nothing_still_shows_what_it_cost() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    let model =
+        ModelServer::start(vec![ModelTurn::Text("Nothing needs to change.".to_owned())]).await;
+    connect(&fake, &cli, RealAgent::Claude, Backend::Local, &model).await;
+    let feedback = cli.add_feedback("Greet the readers").await;
+    let path = RealAgent::Claude.path_with_agent(bin.path());
+
+    let failed = cli
+        .run_with(
+            &["run", &feedback],
+            None,
+            &[("PATH", &path), ("HOME", home.path().to_str().unwrap())],
+        )
+        .await;
+
+    assert!(!failed.status.success());
+    let run = run_shown(&cli, "1").await;
+    assert_eq!(run["failure_code"], "no_changes", "{run}");
+    assert_eq!(
+        run["tokens_in"].as_i64(),
+        Some(INPUT_TOKENS_PER_TURN as i64),
+        "{run}"
+    );
+    assert!(
+        run["llm_cost_usd"].as_f64().is_some_and(|cost| cost > 0.0),
+        "{run}"
+    );
+    assert!(fake.pulls(REPO).is_empty());
+    ok_text(&cli.run(&["runs", "show", "1"]).await);
 }

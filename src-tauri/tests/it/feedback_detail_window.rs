@@ -348,16 +348,13 @@ async fn update_pr_from_the_window_adds_commits_to_the_same_pull_request() {
         thread[0].as_str().unwrap().contains("Make it taller."),
         "{thread}"
     );
-    assert_eq!(
-        app.client
-            .execute(
-                "return document.getElementById('detail').dataset.status;",
-                vec![]
-            )
-            .await
-            .unwrap(),
-        "WAITING_FOR_REVIEW"
-    );
+    // The item's status is drawn when the mirror's change reaches the panel, which may
+    // come a moment after the runs' list.
+    app.eventually(
+        "return document.getElementById('detail').dataset.status;",
+        |status| status.as_str() == Some("WAITING_FOR_REVIEW"),
+    )
+    .await;
     app.screenshot("update-pr").await;
     app.close().await;
     world.store.close().await;

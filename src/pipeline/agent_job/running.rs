@@ -137,14 +137,26 @@ impl Pipeline {
                         format!("the agent's output was refused: {refused}; {see_log}"),
                     )
                 })?;
+                let usage = setup.agent_usage(&out, run_id);
+                store
+                    .record_run_usage(run_id, usage.cost_usd, usage.tokens_in, usage.tokens_out)
+                    .await?;
                 Ok(out)
             }
             SandboxEnd::Exited(code) => {
-                // The agent's own account of its failure, when out/ is within its caps.
+                // The agent's own account of its failure and of what it spent, when out/
+                // is within its caps.
                 let out = workspace.join("out");
-                let reason = check_output_folder(&out, &self.settings.limits.output)
-                    .ok()
-                    .and_then(|()| setup.read_output(&out.join(AGENT_OUTPUT_TAIL)))
+                let readable = check_output_folder(&out, &self.settings.limits.output).is_ok();
+                if readable {
+                    let usage = setup.agent_usage(&out, run_id);
+                    store
+                        .record_run_usage(run_id, usage.cost_usd, usage.tokens_in, usage.tokens_out)
+                        .await?;
+                }
+                let reason = readable
+                    .then(|| setup.read_output(&out.join(AGENT_OUTPUT_TAIL)))
+                    .flatten()
                     .and_then(|tail| agent_error_of(&tail))
                     .map_or_else(String::new, |reason| format!(": {reason}"));
                 Err(Stop::failed(
