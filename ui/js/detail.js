@@ -7,7 +7,7 @@
 
 import { backend } from "./backend.js";
 import { el, button, trustedHtml } from "./dom.js";
-import { relativeTime, money, statusWords, commentLabels } from "./format.js";
+import { relativeTime, runSpend, statusWords, commentLabels } from "./format.js";
 import { toast, errorToast } from "./toasts.js";
 import { followLogInto } from "./run_log.js";
 
@@ -272,7 +272,7 @@ function runRow(run, heldAndPushed = false) {
     el("strong", { text: `Run ${run.id}` }),
     el("span", { text: `${run.stage}${run.codeRunKind ? " · " + run.codeRunKind : ""} · ${run.status} on ${run.backend}` }),
     el("span", { class: "muted", text: when }),
-    run.llmCostUsd ? el("span", { class: "muted", text: money(run.llmCostUsd) }) : null,
+    runSpend(run) ? el("span", { class: "muted run-spend", text: runSpend(run) }) : null,
   ]);
   const row = el("li", { class: "run", dataset: { runId: String(run.id), runStatus: run.status } }, [summary]);
   if (run.failureMessage) row.append(el("p", { class: "run-failure", text: run.failureMessage }));

@@ -22,6 +22,28 @@ export function money(usd) {
   return usd < 0.01 ? "<$0.01" : `$${usd.toFixed(2)}`;
 }
 
+/** A token count as people read it: 980, 3.6k, 1.2M. */
+export function tokenCount(count) {
+  if (count < 1000) return String(count);
+  if (count < 1_000_000) return `${(count / 1000).toFixed(count < 10_000 ? 1 : 0)}k`;
+  return `${(count / 1_000_000).toFixed(1)}M`;
+}
+
+/**
+ * What a run spent, as its agent reported it: the cost and the tokens, or that the
+ * agent gave tokens but no cost (never $0 for a cost nobody said).
+ * @param {{ llmCostUsd: number | null, tokensIn: number | null, tokensOut: number | null }} run
+ */
+export function runSpend(run) {
+  const parts = [];
+  if (run.llmCostUsd != null) parts.push(run.llmCostUsd < 0.01 ? `$${run.llmCostUsd.toFixed(4)}` : `$${run.llmCostUsd.toFixed(2)}`);
+  if (run.tokensIn != null || run.tokensOut != null) {
+    parts.push(`${tokenCount(run.tokensIn ?? 0)} tokens in, ${tokenCount(run.tokensOut ?? 0)} out`);
+    if (run.llmCostUsd == null) parts.push("cost not reported by the agent");
+  }
+  return parts.join(" · ");
+}
+
 export function plural(count, word) {
   return `${count} ${word}${count === 1 ? "" : "s"}`;
 }

@@ -429,10 +429,14 @@ pub async fn qa_stages(agent: RealAgent, backend: Backend) {
     }
 }
 
-/// A model error ends the run with the agent's own account of it: a refused key for
-/// Codex; for Claude Code, which retries a refused key for minutes (ten times, backing
-/// off to 32 s), a request the model refuses outright.
-pub async fn a_model_error_is_named(agent: RealAgent, backend: Backend) {
+/// A model that answers every call with HTTP `status` and `message` ends the run, once
+/// the agent gives up retrying, with the agent's own account of it, which holds `named`.
+pub async fn a_model_error_is_named(
+    agent: RealAgent,
+    backend: Backend,
+    (status, message): (u16, &str),
+    named: &str,
+) {
     let fake = FakeGithub::start().await;
     let keyring = SecretService::start();
     let dir = tempfile::tempdir().unwrap();
@@ -441,21 +445,9 @@ pub async fn a_model_error_is_named(agent: RealAgent, backend: Backend) {
         data_dir: dir.path(),
         keyring: &keyring,
     };
-    let (refusal, named) = match agent {
-        RealAgent::Claude => (
-            ModelTurn::Error {
-                status: 400,
-                message: "prompt is too long: 250000 tokens > 200000 maximum".to_owned(),
-            },
-            "prompt is too long",
-        ),
-        RealAgent::Codex | RealAgent::Aider => (
-            ModelTurn::Error {
-                status: 401,
-                message: "invalid x-api-key".to_owned(),
-            },
-            "401",
-        ),
+    let refusal = ModelTurn::Error {
+        status,
+        message: message.to_owned(),
     };
     let model = ModelServer::start(vec![refusal]).await;
     connect(&fake, &cli, agent, backend, &model).await;

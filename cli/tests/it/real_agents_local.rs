@@ -35,14 +35,45 @@ async fn codex_runs_review_plan_test_and_fix_on_a_pr() {
     qa_stages(RealAgent::Codex, Backend::Local).await;
 }
 
+/// A request the model refuses outright: Claude Code does not retry it.
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_code_names_the_models_error() {
-    a_model_error_is_named(RealAgent::Claude, Backend::Local).await;
+    a_model_error_is_named(
+        RealAgent::Claude,
+        Backend::Local,
+        (400, "prompt is too long: 250000 tokens > 200000 maximum"),
+        "prompt is too long",
+    )
+    .await;
+}
+
+/// An overloaded model: Claude Code retries ten times, backing off to 32 s between
+/// tries (about two and a half minutes), then gives up and says why.
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_code_gives_up_on_an_overloaded_model_and_says_so() {
+    a_model_error_is_named(
+        RealAgent::Claude,
+        Backend::Local,
+        (529, "Overloaded"),
+        "overloaded",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn codex_names_the_models_refusal_of_its_key() {
-    a_model_error_is_named(RealAgent::Codex, Backend::Local).await;
+    a_model_error_is_named(
+        RealAgent::Codex,
+        Backend::Local,
+        (401, "invalid x-api-key"),
+        "401",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn codex_gives_up_on_an_overloaded_model_and_says_so() {
+    a_model_error_is_named(RealAgent::Codex, Backend::Local, (529, "Overloaded"), "529").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -9,6 +9,7 @@ mod log_window;
 mod one_window;
 mod page_contract_files;
 mod pr_workspace_window;
+mod real_agent_window;
 mod setup_window;
 mod supervision_window;
 mod updates_window;
