@@ -1,6 +1,7 @@
-//! Checks JSON against the schemas of GitHub's published OpenAPI description
-//! (test-support/specs/github/rest-subset.json, a copy of the one beside the product
-//! specification; OpenAPI 3.0): enough of JSON Schema for
+//! Checks JSON against the schemas of the published OpenAPI descriptions the fakes
+//! follow (GitHub's test-support/specs/github/rest-subset.json, a copy of the one beside
+//! the product specification, OpenAPI 3.0; E2B's; and a part of OpenAI's, OpenAPI 3.1,
+//! whose references are resolved as they are met): enough of JSON Schema for
 //! what that description uses — types with `nullable`, `required`, `properties`,
 //! `additionalProperties`, `items`, `enum`, `oneOf`/`anyOf`/`allOf`, lengths, bounds,
 //! and the `date-time` and `uri` formats.
@@ -95,11 +96,32 @@ fn check_format(format: &str, text: &str) -> Result<(), String> {
 /// Every way `value` breaks `schema`, each with its JSON path; empty when it conforms.
 pub fn violations(schema: &Value, value: &Value) -> Vec<String> {
     let mut found = Vec::new();
-    check(schema, value, "$", &mut found);
+    check(None, schema, value, "$", &mut found);
     found
 }
 
-fn check(schema: &Value, value: &Value, at: &str, found: &mut Vec<String>) {
+/// [`violations`] for a schema whose local `$ref`s ("#/components/schemas/…") point
+/// into `root`, resolved as they are met (OpenAI's description refers to itself too
+/// much to be written out whole).
+pub fn violations_in(root: &Value, schema: &Value, value: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    check(Some(root), schema, value, "$", &mut found);
+    found
+}
+
+fn check(root: Option<&Value>, schema: &Value, value: &Value, at: &str, found: &mut Vec<String>) {
+    if let (Some(root), Some(Value::String(reference))) = (root, schema.get("$ref")) {
+        let target = reference
+            .trim_start_matches("#/")
+            .split('/')
+            .try_fold(root, |at, part| at.get(part))
+            .unwrap_or_else(|| panic!("dangling $ref {reference}"));
+        return check(Some(root), target, value, at, found);
+    }
+    // OpenAPI 3.1 says "may be null" as a `{"type": "null"}` alternative.
+    if value.is_null() && schema.get("type").and_then(Value::as_str) == Some("null") {
+        return;
+    }
     if value.is_null() {
         let nullable = schema
             .get("nullable")
@@ -119,13 +141,13 @@ fn check(schema: &Value, value: &Value, at: &str, found: &mut Vec<String>) {
     }
     if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
         for part in all {
-            check(part, value, at, found);
+            check(root, part, value, at, found);
         }
     }
     if let Some(one_of) = schema.get("oneOf").and_then(Value::as_array) {
         let passing = one_of
             .iter()
-            .filter(|alternative| violations(alternative, value).is_empty())
+            .filter(|alternative| conforms(root, alternative, value))
             .count();
         if passing != 1 {
             found.push(format!(
@@ -137,7 +159,7 @@ fn check(schema: &Value, value: &Value, at: &str, found: &mut Vec<String>) {
     if let Some(any_of) = schema.get("anyOf").and_then(Value::as_array) {
         if !any_of
             .iter()
-            .any(|alternative| violations(alternative, value).is_empty())
+            .any(|alternative| conforms(root, alternative, value))
         {
             found.push(format!("{at}: matches none of the anyOf alternatives"));
         }
@@ -197,12 +219,12 @@ fn check(schema: &Value, value: &Value, at: &str, found: &mut Vec<String>) {
         for (name, field) in object {
             let field_at = format!("{at}.{name}");
             match properties.and_then(|properties| properties.get(name)) {
-                Some(field_schema) => check(field_schema, field, &field_at, found),
+                Some(field_schema) => check(root, field_schema, field, &field_at, found),
                 None => match schema.get("additionalProperties") {
                     Some(Value::Bool(false)) => {
                         found.push(format!("{field_at}: not allowed by the schema"))
                     }
-                    Some(extra) if extra.is_object() => check(extra, field, &field_at, found),
+                    Some(extra) if extra.is_object() => check(root, extra, field, &field_at, found),
                     _ => {}
                 },
             }
@@ -215,9 +237,15 @@ fn check(schema: &Value, value: &Value, at: &str, found: &mut Vec<String>) {
             }
         }
         for (index, item) in array.iter().enumerate() {
-            check(items, item, &format!("{at}[{index}]"), found);
+            check(root, items, item, &format!("{at}[{index}]"), found);
         }
     }
+}
+
+fn conforms(root: Option<&Value>, schema: &Value, value: &Value) -> bool {
+    let mut found = Vec::new();
+    check(root, schema, value, "$", &mut found);
+    found.is_empty()
 }
 
 /// `value` with every local `$ref` ("#/components/...") of `root` written out in place
@@ -256,6 +284,19 @@ pub fn dereference(root: &Value, value: &Value) -> Value {
         }
     }
     walk(root, value, 0)
+}
+
+/// The part of OpenAI's API description that the stand-in model server answers with
+/// (test-support/specs/openai/openapi-subset.json: the Responses API's streaming events,
+/// Chat Completions and the error body, with every schema they refer to).
+pub fn openai_description() -> Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/specs/openai/openapi-subset.json"
+    );
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|error| panic!("cannot read {path}: {error}"));
+    serde_json::from_str(&text).expect("the description is JSON")
 }
 
 /// One of E2B's descriptions (`openapi.yml` or `envd.yaml`), as JSON.

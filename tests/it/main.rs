@@ -12,6 +12,7 @@ mod head_branch_names;
 mod kept_copies;
 mod kept_copies_docker;
 mod mirror_changes;
+mod model_server_conformance;
 mod pipeline_docker;
 mod pipeline_local;
 mod pull_request_workspace;

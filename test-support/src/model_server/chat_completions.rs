@@ -47,17 +47,22 @@ pub(super) fn answer(body: &Value, turn: &ModelTurn) -> Response {
         return json_response(
             StatusCode::OK,
             &json!({ "id": id, "object": "chat.completion", "created": 0, "model": model,
-                     "choices": [{ "index": 0, "finish_reason": "stop",
-                                   "message": { "role": "assistant", "content": text } }],
+                     "choices": [{ "index": 0, "finish_reason": "stop", "logprobs": null,
+                                   "message": { "role": "assistant", "content": text,
+                                                "refusal": null } }],
                      "usage": usage }),
         );
     }
+    // Only the last chunk carries usage, and its choices are empty.
     let chunk = |delta: Value, finish: Value, usage: Value| {
-        json!({ "id": id, "object": "chat.completion.chunk", "created": 0, "model": model,
-                "choices": if usage.is_null() {
-                    json!([{ "index": 0, "delta": delta, "finish_reason": finish }])
-                } else { json!([]) },
-                "usage": usage })
+        let mut chunk = json!({ "id": id, "object": "chat.completion.chunk", "created": 0,
+                                "model": model, "choices": [] });
+        if usage.is_null() {
+            chunk["choices"] = json!([{ "index": 0, "delta": delta, "finish_reason": finish }]);
+        } else {
+            chunk["usage"] = usage;
+        }
+        chunk
     };
     event_stream(
         &[

@@ -74,17 +74,25 @@ pub(super) fn answer(body: &Value, turn: &ModelTurn) -> Response {
         ModelTurn::Text(text) | ModelTurn::WriteOutput { contents: text, .. } => json!({
             "type": "message", "id": identifier("msg"), "role": "assistant",
             "status": "completed",
-            "content": [{ "type": "output_text", "text": text, "annotations": [] }] }),
+            "content": [{ "type": "output_text", "text": text, "annotations": [],
+                          "logprobs": [] }] }),
     };
     let id = identifier("resp");
     let model = body["model"].as_str().unwrap_or("gpt-stand-in").to_owned();
-    let response = |status: &str, usage: Value, output: Value| {
-        json!({ "id": id, "object": "response", "model": model, "status": status,
-                "output": output, "usage": usage })
+    let response = |status: &str, usage: Option<Value>, output: Value| {
+        let mut response = json!({
+            "id": id, "object": "response", "created_at": 0, "model": model,
+            "status": status, "output": output, "error": null, "incomplete_details": null,
+            "instructions": null, "tools": [], "parallel_tool_calls": false,
+            "metadata": {}, "tool_choice": "auto", "temperature": 1.0, "top_p": 1.0 });
+        if let Some(usage) = usage {
+            response["usage"] = usage;
+        }
+        response
     };
     let usage = json!({
         "input_tokens": INPUT_TOKENS_PER_TURN,
-        "input_tokens_details": { "cached_tokens": 0 },
+        "input_tokens_details": { "cached_tokens": 0, "cache_write_tokens": 0 },
         "output_tokens": OUTPUT_TOKENS_PER_TURN,
         "output_tokens_details": { "reasoning_tokens": 0 },
         "total_tokens": INPUT_TOKENS_PER_TURN + OUTPUT_TOKENS_PER_TURN,
@@ -93,21 +101,23 @@ pub(super) fn answer(body: &Value, turn: &ModelTurn) -> Response {
         &[
             (
                 Some("response.created"),
-                json!({ "type": "response.created",
-                        "response": response("in_progress", Value::Null, json!([])) }),
+                json!({ "type": "response.created", "sequence_number": 0,
+                        "response": response("in_progress", None, json!([])) }),
             ),
             (
                 Some("response.output_item.added"),
-                json!({ "type": "response.output_item.added", "output_index": 0, "item": item }),
+                json!({ "type": "response.output_item.added", "sequence_number": 1,
+                        "output_index": 0, "item": item }),
             ),
             (
                 Some("response.output_item.done"),
-                json!({ "type": "response.output_item.done", "output_index": 0, "item": item }),
+                json!({ "type": "response.output_item.done", "sequence_number": 2,
+                        "output_index": 0, "item": item }),
             ),
             (
                 Some("response.completed"),
-                json!({ "type": "response.completed",
-                        "response": response("completed", usage, json!([item])) }),
+                json!({ "type": "response.completed", "sequence_number": 3,
+                        "response": response("completed", Some(usage), json!([item])) }),
             ),
         ],
         false,
