@@ -4,7 +4,8 @@
 #
 # Claude Code and the Codex CLI come from PyPI, where their wheels carry the programs
 # (the binary bundled in claude-agent-sdk; openai-codex-cli-bin), each pinned by version
-# and SHA-256 (see wheel-program.sh); aider is a PyPI package; opencode comes from npm.
+# and SHA-256 (see wheel-program.sh); aider is a PyPI package, installed with every
+# package it needs pinned by hash (aider-requirements.txt); opencode comes from npm.
 # The pinned versions, and the documentation each preset's command follows, are listed
 # in src/domain/agent_presets.rs; change both together (a test checks they agree).
 set -eu
@@ -62,7 +63,19 @@ elif [ -n "$command_name" ]; then
       install_wheel_program openai-codex-cli-bin==0.163.0 \
         76db41fb07fdf9ddacbe892b48d21dfde270031ec0f5666b5e558114355f006d \
         codex_cli_bin/ bin/codex ;;
-    aider) pip install --no-cache-dir aider-chat==0.86.1 ;;
+    aider)
+      # aider-chat==0.86.1 and every package it needs, each pinned with its hash, in a
+      # virtual environment of its own (Debian's python3 takes no packages system-wide).
+      if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c 'import ensurepip' 2>/dev/null; then
+        install_debian_packages python3 python3-venv
+      fi
+      python3 -m venv /opt/handoff/aider
+      /opt/handoff/aider/bin/python -m pip install --quiet --no-cache-dir --require-hashes \
+        --no-deps -r /opt/handoff/aider-requirements.txt
+      ln -sf /opt/handoff/aider/bin/aider /usr/local/bin/aider
+      # The models' facts aider would fetch at every start, from litellm's own copy.
+      cp /opt/handoff/aider/lib/python3*/site-packages/litellm/model_prices_and_context_window_backup.json \
+        /opt/handoff/aider-model-metadata.json ;;
   esac
   npm cache clean --force >/dev/null 2>&1 || true
 fi

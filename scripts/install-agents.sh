@@ -5,7 +5,8 @@
 #   codex   — the Codex CLI from the `openai-codex-cli-bin` wheel, with the helper its
 #             default models need (codex-code-mode-host) and its ripgrep beside it;
 #   aider   — `aider-chat` in a virtual environment of its own, every one of its
-#             packages pinned by version and hash in scripts/aider-requirements.txt.
+#             packages pinned by version and hash in agent-images/aider-requirements.txt
+#             (the image recipe installs the same).
 # Each wheel is pinned by version and SHA-256; only the program's folder is taken out of
 # it. The programs land in $HANDOFF_AGENTS_DIR (by default ~/.cache/handoff/agents), as
 # claude-VERSION/claude and codex-VERSION/codex, where the tests look for them.
@@ -44,7 +45,7 @@ done
 # aider: a Python program with many dependencies, each pinned with its hash.
 aider_version=0.86.1
 aider_folder="$agents_dir/aider-$aider_version"
-aider_requirements="$(dirname "$0")/aider-requirements.txt"
+aider_requirements="$(dirname "$0")/../agent-images/aider-requirements.txt"
 aider_lock=$(sha256sum "$aider_requirements" | cut -c1-64)
 if [ -x "$aider_folder/aider" ] && [ "$(cat "$aider_folder/requirements.sha256" 2>/dev/null)" = "$aider_lock" ]; then
   echo "install-agents: aider $aider_version already present"

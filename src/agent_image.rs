@@ -23,6 +23,7 @@ use crate::sandbox::docker_labels::AGENT_USER_LABEL;
 const DOCKERFILE: &str = include_str!("../agent-images/Dockerfile");
 const INSTALL_SCRIPT: &str = include_str!("../agent-images/install-agent.sh");
 const WHEEL_PROGRAM_SCRIPT: &str = include_str!("../agent-images/wheel-program.sh");
+const AIDER_REQUIREMENTS: &str = include_str!("../agent-images/aider-requirements.txt");
 
 /// The label holding the hash of the recipe an image was built from.
 pub const RECIPE_LABEL: &str = "dev.handoff.agent-recipe";
@@ -39,6 +40,7 @@ pub fn recipe_hash() -> String {
     hasher.update([0]);
     hasher.update(INSTALL_SCRIPT.as_bytes());
     hasher.update(WHEEL_PROGRAM_SCRIPT.as_bytes());
+    hasher.update(AIDER_REQUIREMENTS.as_bytes());
     hasher
         .finalize()
         .iter()
@@ -153,6 +155,11 @@ fn build_context(build: &ImageBuild) -> Result<Vec<u8>, AgentImageError> {
     add("Dockerfile", DOCKERFILE.as_bytes(), 0o644)?;
     add("install-agent.sh", INSTALL_SCRIPT.as_bytes(), 0o755)?;
     add("wheel-program.sh", WHEEL_PROGRAM_SCRIPT.as_bytes(), 0o644)?;
+    add(
+        "aider-requirements.txt",
+        AIDER_REQUIREMENTS.as_bytes(),
+        0o644,
+    )?;
     match &build.stand_in {
         Some(program) => add("stand-in/agent", program, 0o755)?,
         None => add(
@@ -270,6 +277,7 @@ mod tests {
                 "Dockerfile",
                 "install-agent.sh",
                 "wheel-program.sh",
+                "aider-requirements.txt",
                 "stand-in/agent"
             ]
         );

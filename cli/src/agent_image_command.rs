@@ -140,9 +140,9 @@ pub enum AgentImageCommand {
         #[arg(long, value_parser = crate::arguments::image_presets())]
         preset: Option<String>,
         /// The image to start from [default: the preset's: node:22-bookworm-slim for
-        /// opencode, python:3.12-slim-bookworm for claude, codex and aider,
-        /// debian:bookworm-slim for base]. Claude Code and Codex come from PyPI; a base
-        /// without python3 and pip gets them from its apt sources.
+        /// opencode, python:3.12-slim-bookworm for claude and codex,
+        /// debian:bookworm-slim for aider and base]. Claude Code, Codex and aider come
+        /// from PyPI; a base without python3 and pip gets them from its apt sources.
         #[arg(long, value_name = "IMAGE")]
         base: Option<String>,
         /// Install this program as the agent's command instead of its package (for a

@@ -33,6 +33,9 @@ pub struct AgentPreset {
     /// Variables the job script sets for the agent: its own switches for running with
     /// no one at the keyboard (no telemetry, no update checks, no refusal as root).
     pub environment: &'static [(&'static str, &'static str)],
+    /// What the agent leaves in the working copy for itself (caches, history): never
+    /// committed, as patterns of a gitignore file.
+    pub scratch_files: &'static [&'static str],
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -119,6 +122,7 @@ pub const PRESETS: &[AgentPreset] = &[
         image_base: "node:22-bookworm-slim",
         limitation: None,
         environment: &[],
+        scratch_files: &[],
     },
     // Claude Code's print mode `-p` (docs.anthropic.com, "CLI usage" and "headless"):
     // with no prompt argument the prompt is standard input. `acceptEdits` lets it edit
@@ -155,6 +159,7 @@ pub const PRESETS: &[AgentPreset] = &[
             ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
             ("DISABLE_AUTOUPDATER", "1"),
         ],
+        scratch_files: &[],
     },
     // aider's scripting mode (aider.chat, "Scripting aider"): `--message-file` sends one
     // message from a file and exits; `--yes-always` confirms edits. It runs no shell
@@ -179,8 +184,13 @@ pub const PRESETS: &[AgentPreset] = &[
         }),
         package: "aider-chat==0.86.1 (PyPI)",
         package_registry: PYPI,
-        image_base: "python:3.12-slim-bookworm",
-        environment: &[],
+        // Its packages are pinned by hash for Debian 12's Python 3.11.
+        image_base: "debian:bookworm-slim",
+        // litellm, which aider calls models through, fetches its model price list from
+        // raw.githubusercontent.com at every start unless told to use its own copy.
+        environment: &[("LITELLM_LOCAL_MODEL_COST_MAP", "True")],
+        // aider keeps its repository map's cache in `.aider.tags.cache.v4/`.
+        scratch_files: &[".aider*"],
         limitation: Some(
             "aider runs no commands and writes only inside the repository: it suits code \
              runs, not the QA stages",
@@ -221,12 +231,17 @@ pub const PRESETS: &[AgentPreset] = &[
         // Its update check, analytics and plugins (whose catalogues it fetches from
         // chatgpt.com and github.com at every start) are turned off on the command line.
         environment: &[],
+        scratch_files: &[],
     },
 ];
 
-/// aider's command: see the preset.
+/// aider's command: see the preset. In Handoff's image, aider reads its models' facts
+/// from the copy of litellm's list that the recipe keeps; without it, it fetches that list
+/// from raw.githubusercontent.com at every start.
 const AIDER_COMMAND: &str = "aider --yes-always --no-pretty --no-stream --no-check-update \
 --no-analytics --no-auto-commits --no-gitignore --input-history-file /dev/null \
+$(test -f /opt/handoff/aider-model-metadata.json \
+&& echo --model-metadata-file=/opt/handoff/aider-model-metadata.json) \
 --chat-history-file \"$HANDOFF_OUTPUT_DIR/aider-chat-history.md\" \
 --message-file \"$HANDOFF_PROMPT_FILE\"";
 
@@ -280,6 +295,14 @@ impl AgentChoice {
                 Stage::Review | Stage::Plan => preset.reading_command,
                 Stage::Code | Stage::Test | Stage::Fix | Stage::FullAuto => preset.acting_command,
             },
+        }
+    }
+
+    /// What the agent leaves in the working copy for itself (none for a custom command).
+    pub fn scratch_files(&self) -> &'static [&'static str] {
+        match self {
+            AgentChoice::Preset(preset) => preset.scratch_files,
+            AgentChoice::Custom(_) => &[],
         }
     }
 

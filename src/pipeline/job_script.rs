@@ -29,6 +29,9 @@ pub struct JobScript<'a> {
     pub agent_command: &'a str,
     /// Variables set for the agent alone (its preset's switches).
     pub agent_environment: &'a [(&'a str, &'a str)],
+    /// What the agent leaves in the working copy for itself, never committed (gitignore
+    /// patterns).
+    pub agent_scratch_files: &'a [&'a str],
     pub start_sha: &'a str,
     pub git_name: &'a str,
     pub git_email: &'a str,
@@ -73,7 +76,9 @@ git_safe() {{
   git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c commit.gpgSign=false \
       -c safe.directory='*' -c user.name={name} -c user.email={email} "$@"
 }}
-git_safe add -A >/dev/null 2>&1
+# What the agent keeps for itself in the working copy (caches, history) stays out.
+printf '%s\n' {scratch} > "$W/handoff/agent-scratch"
+git_safe -c core.excludesFile="$W/handoff/agent-scratch" add -A >/dev/null 2>&1
 if ! git_safe diff --cached --quiet >/dev/null 2>&1; then
   git_safe commit -q -F "$W/handoff/commit-message.txt" || echo "handoff: committing failed" >&2
 fi
@@ -87,6 +92,7 @@ exit $agent_status
             stage = shell_quote(self.stage.as_str()),
             agent = shell_quote(self.agent_command),
             environment = self.environment_words(),
+            scratch = self.scratch_words(),
             tail = AGENT_OUTPUT_TAIL,
             tail_bytes = AGENT_OUTPUT_TAIL_BYTES,
             name = shell_quote(self.git_name),
@@ -98,6 +104,18 @@ exit $agent_status
 }
 
 impl JobScript<'_> {
+    /// The agent's scratch patterns as quoted words (an empty word when it has none).
+    fn scratch_words(&self) -> String {
+        if self.agent_scratch_files.is_empty() {
+            return "''".to_owned();
+        }
+        self.agent_scratch_files
+            .iter()
+            .map(|pattern| shell_quote(pattern))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     /// `NAME='value' ` for each variable of the agent, before its command.
     fn environment_words(&self) -> String {
         self.agent_environment
@@ -183,6 +201,7 @@ mod tests {
             stage: crate::domain::Stage::Code,
             agent_command: "echo 'hi' \"$HANDOFF_PROMPT_FILE\"",
             agent_environment: &[("IS_SANDBOX", "1")],
+            agent_scratch_files: &[".aider*"],
             start_sha: "abc",
             git_name: "Handoff agent",
             git_email: "agent@handoff.invalid",
@@ -194,6 +213,10 @@ mod tests {
             "{script}"
         );
         assert!(script.contains("core.hooksPath=/dev/null"));
+        assert!(
+            script.contains("printf '%s\\n' '.aider*' > \"$W/handoff/agent-scratch\""),
+            "{script}"
+        );
         assert!(
             script.contains("fetch --quiet --no-tags \"$W/handoff/repo.bundle\" 'refs/heads/main'"),
             "{script}"

@@ -1,9 +1,13 @@
 //! The real agent programs the tests run: Claude Code, the Codex CLI and aider,
 //! installed from PyPI by `scripts/install-agents.sh` (which `scripts/test.sh` runs) into
 //! `$HANDOFF_AGENTS_DIR`, by default `~/.cache/handoff/agents`. A test puts one on the
-//! `PATH` of the run under the preset's command name.
+//! `PATH` of the run under the preset's command name, or builds the agent's Docker image
+//! from Handoff's recipe.
 
 use std::path::{Path, PathBuf};
+
+use crate::cli_process::{ok_text, Cli};
+use crate::docker_images::LOCAL_BASE;
 
 /// A real agent program at the version the install script pins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,5 +78,58 @@ impl RealAgent {
             .expect("the agent runs");
         assert!(output.status.success(), "{} --help failed", self.name());
         String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// The image of this agent built through the engine from Handoff's recipe (the program
+    /// from its PyPI wheel) on the local Debian base, named after the recipe's hash: the
+    /// tests share it, and a second run finds it built.
+    pub async fn image_built_by(self, cli: &Cli<'_>) -> String {
+        let tag = format!(
+            "handoff-test-real-{}:{}",
+            self.name(),
+            &handoff::agent_image::recipe_hash()[..12]
+        );
+        let present = std::process::Command::new("docker")
+            .args(["image", "inspect", &tag])
+            .output()
+            .is_ok_and(|output| output.status.success());
+        if !present {
+            // The images of older recipes go: each is most of a gigabyte.
+            let repository = format!("handoff-test-real-{}", self.name());
+            let listed = std::process::Command::new("docker")
+                .args([
+                    "images",
+                    "--format",
+                    "{{.Repository}}:{{.Tag}}",
+                    &repository,
+                ])
+                .output()
+                .expect("docker lists images");
+            let listed = String::from_utf8_lossy(&listed.stdout);
+            // Another test may have just built this recipe's image: it stays.
+            for old in listed.split_whitespace().filter(|old| *old != tag) {
+                let removed = std::process::Command::new("docker")
+                    .args(["image", "rm", "--force", old])
+                    .output();
+                assert!(
+                    removed.is_ok_and(|output| output.status.success()),
+                    "{old} stays"
+                );
+            }
+            ok_text(
+                &cli.run(&[
+                    "agent-image",
+                    "build",
+                    "--preset",
+                    self.name(),
+                    "--base",
+                    LOCAL_BASE,
+                    "--tag",
+                    &tag,
+                ])
+                .await,
+            );
+        }
+        tag
     }
 }

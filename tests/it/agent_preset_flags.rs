@@ -8,15 +8,22 @@ use handoff_test_support as support;
 use handoff::domain::agent_presets::{preset_named, AgentPreset};
 use support::real_agents::RealAgent;
 
-/// The words of a preset's command before its input redirection.
+/// The words of a preset's command before its input redirection. Of a command
+/// substitution (`$(test -f F && echo --flag=F)`), only the flags it may add count.
 fn command_words(command: &str) -> Vec<String> {
-    command
-        .split('<')
-        .next()
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect()
+    let mut command = command.split('<').next().unwrap_or_default().to_owned();
+    while let Some(start) = command.find("$(") {
+        let end = command[start..]
+            .find(')')
+            .map_or(command.len(), |at| start + at + 1);
+        let flags: Vec<&str> = command[start + 2..end - 1]
+            .split_whitespace()
+            .filter(|word| word.starts_with("--"))
+            .collect();
+        let flags = flags.join(" ");
+        command.replace_range(start..end, &flags);
+    }
+    command.split_whitespace().map(str::to_owned).collect()
 }
 
 /// Whether `help` lists `word` as a whole word (not as the start of a longer flag).

@@ -6,8 +6,6 @@
 
 use handoff_test_support as support;
 
-use support::docker_images::LOCAL_BASE;
-
 use support::cli_process::{ok_text, text, Cli};
 use support::fake_github::{FakeGithub, OWNER};
 use support::model_server::{
@@ -46,37 +44,6 @@ pub enum Backend {
     Docker,
 }
 
-/// The image of `agent` built through the engine from Handoff's recipe (the program
-/// from its PyPI wheel) on the local Debian base, named after the recipe's hash: the
-/// tests share it, and a second run finds it built.
-async fn real_agent_image(cli: &Cli<'_>, agent: RealAgent) -> String {
-    let tag = format!(
-        "handoff-test-real-{}:{}",
-        agent.name(),
-        &handoff::agent_image::recipe_hash()[..12]
-    );
-    let present = std::process::Command::new("docker")
-        .args(["image", "inspect", &tag])
-        .output()
-        .is_ok_and(|output| output.status.success());
-    if !present {
-        ok_text(
-            &cli.run(&[
-                "agent-image",
-                "build",
-                "--preset",
-                agent.name(),
-                "--base",
-                LOCAL_BASE,
-                "--tag",
-                &tag,
-            ])
-            .await,
-        );
-    }
-    tag
-}
-
 /// Signs in, connects the repository on `backend` with `agent`'s preset, and sends its
 /// provider's calls to `model` with the provider's key in the keyring.
 pub async fn connect(
@@ -98,7 +65,7 @@ pub async fn connect(
         Backend::Local => cli.connect_scripted_repo(fake, "local", &[]).await,
         Backend::Docker => {
             cli.connect_scripted_repo(fake, "docker", &[]).await;
-            let image = real_agent_image(cli, agent).await;
+            let image = agent.image_built_by(cli).await;
             ok_text(
                 &cli.run(&["repo", "set", REPO, "--docker-image", &image])
                     .await,
@@ -189,6 +156,11 @@ pub async fn code_run_and_update(agent: RealAgent, backend: Backend) {
             .as_deref(),
         Some(format!("Hello from {}\n", agent.name()).as_str()),
         "the commit holds what the model asked the agent to write"
+    );
+    assert_eq!(
+        fake.files_changed(REPO, &branch, "main"),
+        ["docs/greeting.md"],
+        "nothing of the agent's own (settings, sessions, caches) was committed"
     );
     let calls = model.model_calls();
     assert_eq!(calls.len(), 3, "one model call per turn: {calls:?}");
@@ -480,10 +452,10 @@ pub async fn a_model_error_is_named(
     }
 }
 
-/// A code run and an Update PR by the real aider on the local backend. aider sends one
-/// request per message and edits files from the model's text (a SEARCH/REPLACE block
-/// that creates the file); it runs no command, so it gets no QA stage.
-pub async fn aider_code_run_and_update() {
+/// A code run and an Update PR by the real aider on `backend`. aider sends one request
+/// per message and edits files from the model's text (a SEARCH/REPLACE block that
+/// creates the file); it runs no command, so it gets no QA stage.
+pub async fn aider_code_run_and_update(backend: Backend) {
     let agent = RealAgent::Aider;
     let fake = FakeGithub::start().await;
     let keyring = SecretService::start();
@@ -498,7 +470,7 @@ pub async fn aider_code_run_and_update() {
         contents: "Hello from aider\n".to_owned(),
     }])
     .await;
-    connect(&fake, &cli, agent, Backend::Local, &model).await;
+    connect(&fake, &cli, agent, backend, &model).await;
     let feedback = cli
         .add_feedback("Greet the readers\nAdd a greeting page.")
         .await;
@@ -516,17 +488,11 @@ pub async fn aider_code_run_and_update() {
             .as_deref(),
         Some("Hello from aider\n")
     );
-    for left_alone in [
-        ".gitignore",
-        ".aider.chat.history.md",
-        ".aider.input.history",
-    ] {
-        assert_eq!(
-            fake.file_on_branch(REPO, &branch, left_alone),
-            None,
-            "aider's {left_alone} reached the commit"
-        );
-    }
+    assert_eq!(
+        fake.files_changed(REPO, &branch, "main"),
+        ["docs/greeting.md"],
+        "only what the model asked for: no .gitignore, history or cache of aider's"
+    );
     let calls = model.model_calls();
     assert_eq!(calls.len(), 1, "{calls:?}");
     assert!(calls[0].path.starts_with("/v1/chat/completions"));
@@ -579,4 +545,7 @@ pub async fn aider_code_run_and_update() {
         "the first run's commit stays"
     );
     assert_eq!(fake.commits_ahead(REPO, &branch, "main").len(), 2);
+    if backend == Backend::Docker {
+        asked_nothing_beyond_the_allow_list(&cli).await;
+    }
 }

@@ -1,4 +1,4 @@
-//! The real Claude Code and Codex CLI on the Docker backend: each in an image built
+//! The real Claude Code, Codex CLI and aider on the Docker backend: each in an image built
 //! through the engine from Handoff's recipe, which takes the program from its PyPI
 //! wheel; the container on the allow-list network, its provider reached only through
 //! the key forwarder in the repository's egress gate (see
@@ -6,7 +6,9 @@
 
 use handoff_test_support::real_agents::RealAgent;
 
-use super::real_agent_journeys::{code_run_and_update, qa_stages, Backend};
+use super::real_agent_journeys::{
+    aider_code_run_and_update, code_run_and_update, qa_stages, Backend,
+};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_code_opens_a_pr_and_updates_it() {
@@ -21,4 +23,9 @@ async fn codex_opens_a_pr_and_updates_it() {
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_code_runs_review_plan_test_and_fix_on_a_pr() {
     qa_stages(RealAgent::Claude, Backend::Docker).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn aider_opens_a_pr_and_updates_it() {
+    aider_code_run_and_update(Backend::Docker).await;
 }

@@ -78,7 +78,7 @@ async fn codex_gives_up_on_an_overloaded_model_and_says_so() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn aider_opens_a_pr_and_updates_it() {
-    aider_code_run_and_update().await;
+    aider_code_run_and_update(Backend::Local).await;
 }
 
 /// A run whose agent spent tokens and changed nothing fails, and still shows what it

@@ -48,6 +48,7 @@ impl Pipeline {
             stage,
             agent_command: setup.agent.command(stage),
             agent_environment: setup.agent.environment(),
+            agent_scratch_files: setup.agent.scratch_files(),
             start_sha: &copy.start_sha,
             git_name: &self.settings.git_name,
             git_email: &self.settings.git_email,

@@ -714,6 +714,22 @@ impl FakeGithub {
             .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
     }
 
+    /// The files `branch` changes since it left `base`, sorted.
+    pub fn files_changed(&self, full_name: &str, branch: &str, base: &str) -> Vec<String> {
+        let output = git_command()
+            .arg("-C")
+            .arg(self.bare_path(full_name))
+            .args(["diff", "--name-only", &format!("{base}...{branch}")])
+            .output()
+            .expect("git runs");
+        let mut files: Vec<String> = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        files.sort();
+        files
+    }
+
     /// Commit subjects of `branch` that `base` does not have, oldest first.
     pub fn commits_ahead(&self, full_name: &str, branch: &str, base: &str) -> Vec<String> {
         let listed = git(
