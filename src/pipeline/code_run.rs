@@ -19,7 +19,6 @@ use super::agent_job::{
     unless_cancelled, AgentJob, AgentSetup, CopyStart, JobFiles, Stop, WorkingCopy,
 };
 use super::agent_push::{PushTo, PushedCommits};
-use super::agent_usage::AgentUsage;
 use super::run_log::RunLog;
 use super::run_supervision::supervise;
 use super::{Pipeline, PipelineError};
@@ -89,7 +88,6 @@ struct Pushed {
     pr_url: String,
     action: PullRequestAction,
     summary: Option<String>,
-    usage: AgentUsage,
 }
 
 impl Pipeline {
@@ -222,9 +220,10 @@ impl BegunCodeRun {
                         exit_code: Some(0),
                         end_sha: Some(pushed.end_sha),
                         output: pushed.summary,
-                        llm_cost_usd: pushed.usage.cost_usd,
-                        tokens_in: pushed.usage.tokens_in,
-                        tokens_out: pushed.usage.tokens_out,
+                        // Recorded when the agent ended (see the job's run).
+                        llm_cost_usd: None,
+                        tokens_in: None,
+                        tokens_out: None,
                     },
                 )
             }
@@ -398,7 +397,6 @@ impl BegunCodeRun {
         let (pull, action) = self
             .make_sure_of_the_pull_request(log, &cancel, feedback.id, &ci_entry_points)
             .await?;
-        let usage = self.setup.agent_usage(&out, self.run_id());
         Ok(Pushed {
             branch: head.to_owned(),
             end_sha,
@@ -407,7 +405,6 @@ impl BegunCodeRun {
             pr_url: pull.html_url,
             action,
             summary: self.setup.read_output(&out.join("summary.md")),
-            usage,
         })
     }
 

@@ -120,51 +120,47 @@ impl Pipeline {
             }
         }
         let see_log = format!("see the log of run {run_id}");
-        match end {
-            SandboxEnd::Cancelled => Err(Stop::Cancelled),
-            SandboxEnd::TimedOut => Err(Stop::failed(
-                RunFailureCode::TimedOut,
-                format!(
-                    "the run took longer than {} and was stopped; {see_log}",
-                    humanize(setup.timeout)
-                ),
-            )),
-            SandboxEnd::Exited(0) => {
-                let out = workspace.join("out");
-                // Nothing of out/ is read before it is known to be within its caps.
-                check_output_folder(&out, &self.settings.limits.output).map_err(|refused| {
-                    Stop::failed(
-                        RunFailureCode::OutputTooLarge,
-                        format!("the agent's output was refused: {refused}; {see_log}"),
-                    )
-                })?;
-                let usage = setup.agent_usage(&out, run_id);
-                store
-                    .record_run_usage(run_id, usage.cost_usd, usage.tokens_in, usage.tokens_out)
-                    .await?;
-                Ok(out)
-            }
-            SandboxEnd::Exited(code) => {
-                // The agent's own account of its failure and of what it spent, when out/
-                // is within its caps.
-                let out = workspace.join("out");
-                let readable = check_output_folder(&out, &self.settings.limits.output).is_ok();
-                if readable {
-                    let usage = setup.agent_usage(&out, run_id);
-                    store
-                        .record_run_usage(run_id, usage.cost_usd, usage.tokens_in, usage.tokens_out)
-                        .await?;
-                }
-                let reason = readable
-                    .then(|| setup.read_output(&out.join(AGENT_OUTPUT_TAIL)))
-                    .flatten()
-                    .and_then(|tail| agent_error_of(&tail))
-                    .map_or_else(String::new, |reason| format!(": {reason}"));
-                Err(Stop::failed(
-                    RunFailureCode::AgentFailed,
-                    format!("the agent exited with code {code}{reason}; {see_log}"),
+        let code = match end {
+            SandboxEnd::Cancelled => return Err(Stop::Cancelled),
+            SandboxEnd::TimedOut => {
+                return Err(Stop::failed(
+                    RunFailureCode::TimedOut,
+                    format!(
+                        "the run took longer than {} and was stopped; {see_log}",
+                        humanize(setup.timeout)
+                    ),
                 ))
             }
+            SandboxEnd::Exited(code) => code,
+        };
+        let out = workspace.join("out");
+        // Nothing of out/ is read before it is known to be within its caps.
+        let within_caps = check_output_folder(&out, &self.settings.limits.output);
+        if within_caps.is_ok() {
+            // What the agent spent stays on the run whatever happens next.
+            let usage = setup.agent_usage(&out, run_id);
+            store
+                .record_run_usage(run_id, usage.cost_usd, usage.tokens_in, usage.tokens_out)
+                .await?;
         }
+        if code == 0 {
+            within_caps.map_err(|refused| {
+                Stop::failed(
+                    RunFailureCode::OutputTooLarge,
+                    format!("the agent's output was refused: {refused}; {see_log}"),
+                )
+            })?;
+            return Ok(out);
+        }
+        // The agent's own account of its failure.
+        let reason = within_caps
+            .ok()
+            .and_then(|()| setup.read_output(&out.join(AGENT_OUTPUT_TAIL)))
+            .and_then(|tail| agent_error_of(&tail))
+            .map_or_else(String::new, |reason| format!(": {reason}"));
+        Err(Stop::failed(
+            RunFailureCode::AgentFailed,
+            format!("the agent exited with code {code}{reason}; {see_log}"),
+        ))
     }
 }

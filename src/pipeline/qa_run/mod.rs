@@ -302,7 +302,6 @@ impl BegunQa {
             QaStage::Test => self.test(&job).await,
             QaStage::Fix => self.fix(&job).await,
         };
-        let usage = self.setup.agent_usage(&workspace.join("out"), run_id);
         if !self.pipeline.settings.keep_workspaces {
             if let Err(error) = std::fs::remove_dir_all(&workspace) {
                 tracing::warn!(run = %run_id, %error, "the run's workspace could not be removed");
@@ -317,9 +316,10 @@ impl BegunQa {
                     exit_code: Some(0),
                     end_sha: done.end_sha,
                     output: done.output,
-                    llm_cost_usd: usage.cost_usd,
-                    tokens_in: usage.tokens_in,
-                    tokens_out: usage.tokens_out,
+                    // Recorded when the agent ended (see the job's run).
+                    llm_cost_usd: None,
+                    tokens_in: None,
+                    tokens_out: None,
                 },
             ),
             Err(stop) => {

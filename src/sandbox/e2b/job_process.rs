@@ -21,16 +21,14 @@ pub(super) struct StartResponse {
     pub(super) event: Option<ProcessEvent>,
 }
 
+/// One event of the process stream. Its `start` and `keepalive` events carry nothing
+/// Handoff reads: their frames only prove the stream alive, which reading them does.
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct ProcessEvent {
-    #[serde(default)]
-    pub(super) start: Option<serde_json::Value>,
     #[serde(default)]
     pub(super) data: Option<DataEvent>,
     #[serde(default)]
     pub(super) end: Option<EndEvent>,
-    #[serde(default)]
-    pub(super) keepalive: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -248,7 +246,6 @@ impl E2bSandbox {
                     }
                     exit = Some(SandboxEnd::Exited(end.exit_code));
                 }
-                let _ = (event.start, event.keepalive);
             }
         }
         exit.ok_or_else(|| failed("the process stream ended without the process's end"))
