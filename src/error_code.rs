@@ -15,6 +15,8 @@ crate::stored_text_enum! {
         RunActive => "run_active",
         Merged => "merged",
         QuotaExhausted => "quota_exhausted",
+        /// A repository's monthly budget or the installation's daily one is spent.
+        BudgetSpent => "budget_spent",
         DataFolder => "data_folder",
         DatabaseFromNewerVersion => "database_from_newer_version",
         DatabaseDamaged => "database_damaged",

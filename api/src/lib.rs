@@ -37,6 +37,7 @@ pub mod repositories;
 pub mod runs;
 pub mod session;
 pub mod setup;
+pub mod spend;
 pub mod updates;
 
 use std::path::{Path, PathBuf};

@@ -69,6 +69,7 @@ words_of_the_core! {
     RunFailureCodeWords => handoff::domain::RunFailureCode,
     RunStatusWords => handoff::domain::RunStatus,
     SandboxBackendWords => handoff::domain::SandboxBackend,
+    SpendSourceWords => handoff::domain::SpendSource,
     StageWords => handoff::domain::Stage,
     VersionOriginWords => handoff::domain::VersionOrigin,
     ErrorCodeWords => handoff::error_code::ErrorCode,
@@ -221,6 +222,9 @@ fn visit_every_root(collector: &mut Collector) {
     collector.visit::<mirror_following::MirrorFollowing>();
     collector.visit::<updates::UpdateSettings>();
     collector.visit::<updates::UpdateCheck>();
+    collector.visit::<spend::SpendView>();
+    collector.visit::<spend::BudgetSettingsInput>();
+    collector.visit::<spend::AgentStepRecord>();
     collector.visit::<ErrorCodeWords>();
 }
 

@@ -12,7 +12,7 @@ use handoff::domain::run_event::{RunEvent, RunEventKind};
 use handoff::domain::{
     CheckStatus, CodeRunKind, CommentVersion, Feedback, FeedbackSource, FeedbackStatus, LogChunk,
     LogStream, NetworkMode, PullRequest, PullRequestState, Repo, RepoName, Run, RunFailureCode,
-    RunStatus, SandboxBackend, Stage, VersionOrigin,
+    RunStatus, SandboxBackend, SpendSource, Stage, VersionOrigin,
 };
 use handoff::store::{MirrorChanges, QuotaStatus};
 
@@ -99,6 +99,12 @@ pub struct RunRecord {
     pub llm_cost_usd: Option<f64>,
     pub tokens_in: Option<i64>,
     pub tokens_out: Option<i64>,
+    /// Where the tokens and cost come from: measured at the key forwarder, or as the
+    /// agent reported them.
+    #[ts(as = "Option<crate::page_contract::SpendSourceWords>")]
+    pub spend_source: Option<SpendSource>,
+    /// Tokens of calls whose model has no price (the cost leaves them out).
+    pub unpriced_tokens: Option<i64>,
     pub head_branch: Option<String>,
 }
 
@@ -126,6 +132,8 @@ impl From<Run> for RunRecord {
             llm_cost_usd: run.llm_cost_usd,
             tokens_in: run.tokens_in,
             tokens_out: run.tokens_out,
+            spend_source: run.spend_source,
+            unpriced_tokens: run.unpriced_tokens,
             head_branch: run.head_branch,
         }
     }
@@ -142,6 +150,8 @@ pub struct RepoRecord {
     pub feedback_label: String,
     pub custom_instructions: String,
     pub monthly_run_quota: Option<u32>,
+    /// Dollars its runs may spend per calendar month; `None`: no limit.
+    pub monthly_budget_usd: Option<f64>,
     #[ts(as = "crate::page_contract::SandboxBackendWords")]
     pub sandbox_backend: SandboxBackend,
     pub agent_preset: String,
@@ -170,6 +180,7 @@ impl From<Repo> for RepoRecord {
             feedback_label: repo.feedback_label,
             custom_instructions: repo.custom_instructions,
             monthly_run_quota: repo.monthly_run_quota,
+            monthly_budget_usd: repo.monthly_budget_usd,
             sandbox_backend: repo.sandbox_backend,
             agent_preset: repo.agent_preset,
             agent_command: repo.agent_command,

@@ -85,6 +85,8 @@ pub struct RepoSettingsInput {
     pub draft_pull_requests: Option<bool>,
     /// The fork (`owner/name`) agent branches are pushed to; empty: the repository.
     pub push_fork: Option<String>,
+    /// Dollars its runs may spend per month, as typed; empty: no limit.
+    pub monthly_budget: Option<String>,
 }
 
 fn parse_name(text: &str) -> Result<RepoName, CodedError> {
@@ -319,7 +321,18 @@ pub async fn save_repo_settings(
             Some(text) => Some(Some(parse_name(text)?)),
         },
     };
+    let monthly_budget = match input.monthly_budget.as_deref().map(str::trim) {
+        None => None,
+        Some("") => Some(None),
+        Some(text) => Some(
+            handoff::store::spend::parse_dollars(text)
+                .map_err(|reason| invalid_input(format!("Budget per month: {reason}")))?,
+        ),
+    };
     core.store.change_repo_settings(repo.id, &change).await?;
+    if let Some(budget) = monthly_budget {
+        core.store.set_monthly_budget(repo.id, budget).await?;
+    }
     repo_settings(core, full_name).await
 }
 

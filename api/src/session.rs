@@ -11,6 +11,7 @@ use handoff::error_code::CodedError;
 use handoff::github::sign_in::auth_status;
 use handoff::github::sync::{sync, SyncReport};
 use handoff::pipeline::reconcile::Reconciled;
+use handoff::store::spend::BUDGET_NOTE;
 
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
@@ -141,8 +142,26 @@ pub async fn take_run_notices(core: &AppCore) -> Result<Vec<RunNotice>, CodedErr
                 )
             }
         };
+        let event: RunEventRecord = event.into();
+        // A budget that reached 80% with this run says so once, beside the run's end.
+        let ended = matches!(
+            event.kind,
+            RunEventKind::RunFailed | RunEventKind::RunSucceeded
+        );
+        for note in run.notes.iter().filter(|_| ended) {
+            if let Some(budget) = note.strip_prefix(BUDGET_NOTE) {
+                notices.push(RunNotice {
+                    event: RunEventRecord {
+                        message: budget.to_owned(),
+                        ..event.clone()
+                    },
+                    title: "Budget at 80%".to_owned(),
+                    target: target.clone(),
+                });
+            }
+        }
         notices.push(RunNotice {
-            event: event.into(),
+            event,
             title,
             target,
         });

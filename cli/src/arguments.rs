@@ -24,6 +24,7 @@ use crate::repo_command::RepoCommand;
 use crate::run_command::{IterateArguments, RunArguments};
 use crate::runs_command::RunsCommand;
 use crate::secrets_command::SecretsCommand;
+use crate::spend_command::SpendArguments;
 use crate::sync_command::SyncArguments;
 
 const AFTER_HELP: &str = "\
@@ -53,6 +54,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process: the size of its largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Connect GitHub repositories and change their settings.
@@ -105,6 +108,9 @@ pub enum Command {
     /// The Docker images agents run in: build one from the recipe Handoff carries.
     #[command(subcommand)]
     AgentImage(AgentImageCommand),
+    /// Show what runs cost in a month: per day, the top items, per model and per stage,
+    /// against the repository's monthly budget.
+    Spend(SpendArguments),
     /// Show where the data lives and the schema version.
     Info(JsonFlag),
     /// Print the end of the log file (what the app and the command line did in the
@@ -132,6 +138,7 @@ impl Command {
             Command::Pr(_) => "pr",
             Command::Doctor(_) => "doctor",
             Command::AgentImage(_) => "agent-image",
+            Command::Spend(_) => "spend",
             Command::Info(_) => "info",
             Command::Log(_) => "log",
         }
@@ -240,6 +247,10 @@ pub const EDITABLE_SETTINGS: &[SettingKey] = &[
     SettingKey::LogLevel,
     SettingKey::KeptCopyDays,
     SettingKey::UpdateFeed,
+    SettingKey::BudgetRunUsd,
+    SettingKey::BudgetRunTokens,
+    SettingKey::BudgetDayUsd,
+    SettingKey::SpendPrices,
 ];
 
 /// The settings `handoff config` reads and changes.

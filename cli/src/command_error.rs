@@ -2,6 +2,7 @@
 //! adds (what to type next: the core names no command or flag), and an exit code that
 //! tells usage errors (2) from failures and refusals (1).
 
+use handoff::domain::budgets::BudgetRefusal;
 use handoff::error_code::ErrorCode;
 use handoff::github::GithubError;
 use handoff::pipeline::PipelineError;
@@ -66,6 +67,15 @@ fn store_hint(error: &StoreError) -> Option<String> {
         StoreError::QuotaExhausted { repo, .. } => Some(format!(
             "raise it with `handoff repo set {repo} --quota N`, or lift it with --no-quota"
         )),
+        StoreError::BudgetSpent(BudgetRefusal::RepoMonthSpent { repo, .. }) => Some(format!(
+            "raise it with `handoff repo set {repo} --monthly-budget DOLLARS` (or `none`); \
+             `handoff spend --repo {repo}` shows where it went"
+        )),
+        StoreError::BudgetSpent(BudgetRefusal::DaySpent { .. }) => Some(
+            "raise it with `handoff config set budget.day_usd DOLLARS` (or `none`); \
+             `handoff spend` shows where it went"
+                .to_owned(),
+        ),
         StoreError::NewerVersion { .. } => Some(
             "install the newer Handoff, or use another data folder (--data-dir or HANDOFF_DATA_DIR)"
                 .to_owned(),

@@ -69,6 +69,22 @@ pub async fn run(store: &Store, command: ConfigCommand) -> Result<(), CliError> 
                 handoff::pipeline_settings::kept_copy_retention_from_days(value)
                     .map_err(|refusal| CliError::Usage(format!("{name}: {refusal}")))?;
             }
+            if matches!(key, SettingKey::BudgetRunUsd | SettingKey::BudgetDayUsd) {
+                handoff::store::spend::parse_dollars(value)
+                    .map_err(|refusal| CliError::Usage(format!("{name}: {refusal}")))?;
+            }
+            if matches!(key, SettingKey::BudgetRunTokens)
+                && !value.eq_ignore_ascii_case("none")
+                && value.parse::<u64>().is_err()
+            {
+                return Err(CliError::Usage(format!(
+                    "{name}: {value:?} is not a number of tokens (or `none`)"
+                )));
+            }
+            if matches!(key, SettingKey::SpendPrices) {
+                handoff::domain::model_prices::PriceTable::parse_lines(value)
+                    .map_err(|refusal| CliError::Usage(format!("{name}: {refusal}")))?;
+            }
             store.set_setting(key, value).await?;
             println!("{name} = {value}");
             Ok(())

@@ -25,6 +25,7 @@ mod repo_command;
 mod run_command;
 mod runs_command;
 mod secrets_command;
+mod spend_command;
 mod sync_command;
 mod terminal_text;
 mod text_input;
@@ -120,6 +121,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Pr(command) => pr_command::run(&store, command).await,
         Command::Doctor(arguments) => doctor_command::run(&store, &data_dir, arguments).await,
         Command::AgentImage(command) => agent_image_command::run(&store, command).await,
+        Command::Spend(arguments) => spend_command::run(&store, arguments).await,
         Command::Info(arguments) => output::print_info(&store, &data_dir, arguments.json),
         Command::Log(arguments) => log_command::run(&data_dir, arguments).await,
     };

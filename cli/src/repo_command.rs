@@ -10,6 +10,7 @@ use crate::arguments::{agent_presets, parse_repo_name, prompt_stages, words_of, 
 use handoff::domain::network_policy::parse_allowed_hosts;
 use handoff::domain::{NetworkMode, RepoName, Stage};
 use handoff::domain::{NewRepo, Repo, SandboxBackend};
+use handoff::store::spend::parse_dollars;
 use handoff::store::{QuotaStatus, RepoSettingsChange, Store};
 use std::path::PathBuf;
 
@@ -42,9 +43,13 @@ async fn add(
     repo: RepoName,
     settings: RepoSettingsArguments,
 ) -> Result<(), CliError> {
+    let budget = monthly_budget(&settings)?;
     let change = settings_change(settings, None)?;
     let added = store.add_repo(&NewRepo::with_defaults(repo)).await?;
-    let repo = store.change_repo_settings(added.id, &change).await?;
+    let mut repo = store.change_repo_settings(added.id, &change).await?;
+    if let Some(budget) = budget {
+        repo = store.set_monthly_budget(repo.id, budget).await?;
+    }
     println!(
         "connected {} (base {}, label {}, {} runs a month, {} backend)",
         repo.name,
@@ -129,6 +134,13 @@ async fn show(store: &Store, repo: RepoName, output: JsonFlag) -> Result<(), Cli
         }
         _ => println!("  quota:         no limit ({} runs this month)", quota.used),
     }
+    match repo.monthly_budget_usd {
+        Some(budget) => println!(
+            "  budget:        ${budget:.2} a month (`handoff spend --repo {}`)",
+            repo.name
+        ),
+        None => println!("  budget:        no monthly limit"),
+    }
     if repo.custom_instructions.is_empty() {
         println!("  instructions:  (none)");
     } else {
@@ -194,15 +206,31 @@ async fn set(
     settings: RepoSettingsArguments,
 ) -> Result<(), CliError> {
     let repo = store.repo_by_name(&repo).await?;
+    let budget = monthly_budget(&settings)?;
     let change = settings_change(settings, Some(repo.sandbox_backend))?;
-    if change == RepoSettingsChange::default() {
+    if change == RepoSettingsChange::default() && budget.is_none() {
         return Err(CliError::Usage(
             "nothing to change: name a setting, for example --quota 30".to_owned(),
         ));
     }
-    let repo = store.change_repo_settings(repo.id, &change).await?;
+    let mut repo = store.change_repo_settings(repo.id, &change).await?;
+    if let Some(budget) = budget {
+        repo = store.set_monthly_budget(repo.id, budget).await?;
+    }
     println!("updated {}", repo.name);
     Ok(())
+}
+
+/// The monthly budget `--monthly-budget` asks for: `Some(None)` removes it.
+fn monthly_budget(arguments: &RepoSettingsArguments) -> Result<Option<Option<f64>>, CliError> {
+    arguments
+        .monthly_budget
+        .as_deref()
+        .map(|text| {
+            parse_dollars(text)
+                .map_err(|reason| CliError::Usage(format!("--monthly-budget: {reason}")))
+        })
+        .transpose()
 }
 
 /// The change the arguments ask for. Choosing the local backend (from `current`, the
@@ -340,6 +368,10 @@ pub struct RepoSettingsArguments {
     /// No monthly limit on runs.
     #[arg(long)]
     pub no_quota: bool,
+    /// Dollars its runs may spend per calendar month (`none`: no limit, the default).
+    /// A run is refused before its sandbox starts once the month is spent.
+    #[arg(long, value_name = "DOLLARS")]
+    pub monthly_budget: Option<String>,
     /// Instructions the agent gets on every run of this repository.
     #[arg(long, value_name = "TEXT", conflicts_with = "instructions_file")]
     pub instructions: Option<String>,

@@ -5,6 +5,7 @@ use super::command_error::CliError;
 use super::output::{dash_if_none, print_json, short_time, Table};
 use super::terminal_text::printable;
 use crate::arguments::JsonFlag;
+use crate::spend_command::{run_spend, steps_table};
 use clap::Subcommand;
 use handoff::domain::{FeedbackId, LogChunk, LogStream, Run, RunId};
 use handoff::store::{RunFilter, RunTexts, Store};
@@ -29,6 +30,7 @@ pub async fn run(
             output,
             format,
         } => show(store, run, output, format).await,
+        RunsCommand::Steps { run, output } => steps(store, run, output).await,
         RunsCommand::Held { run, output } => held(store, data_dir, run, output).await,
         RunsCommand::ApprovePush { run, end } => approve_push(store, data_dir, run, end).await,
         RunsCommand::List {
@@ -115,6 +117,7 @@ async fn show(store: &Store, run: i64, output: bool, format: JsonFlag) -> Result
         dash_if_none(run.finished_at.as_ref().map(short_time))
     );
     println!("exit:     {}", dash_if_none(run.exit_code));
+    println!("spend:    {}", run_spend(&run));
     if let Some(message) = &run.failure_message {
         println!(
             "failure:  {} ({})",
@@ -131,6 +134,26 @@ async fn show(store: &Store, run: i64, output: bool, format: JsonFlag) -> Result
             text.chars().count(),
             run.id
         );
+    }
+    Ok(())
+}
+
+/// `runs steps`.
+async fn steps(store: &Store, run: i64, output: JsonFlag) -> Result<(), CliError> {
+    let steps = store.agent_steps(RunId(run)).await?;
+    if output.json {
+        return print_json(&steps);
+    }
+    if steps.is_empty() {
+        println!(
+            "run {run} has no metered steps: no key forwarder stood between its agent and \
+             the provider (E2B, or an agent with no key), or the agent called no model"
+        );
+        return Ok(());
+    }
+    print!("{}", steps_table(&steps));
+    if steps.iter().any(|step| step.details_left_out) {
+        println!("(the run's steps passed 5 MB: the later ones keep their figures only)");
     }
     Ok(())
 }
@@ -218,7 +241,11 @@ async fn list(
             run.status.to_string(),
             short_time(&run.created_at),
             dash_if_none(run.duration().map(|d| format!("{}s", d.num_seconds()))),
-            dash_if_none(run.llm_cost_usd.map(|c| format!("${c:.2}"))),
+            match (run.llm_cost_usd, run.tokens_in) {
+                (Some(cost), _) => format!("${cost:.2}"),
+                (None, Some(_)) => "price unknown".to_owned(),
+                (None, None) => "-".to_owned(),
+            },
         ]);
     }
     print!("{}", table.render());
@@ -255,6 +282,15 @@ pub enum RunsCommand {
         output: bool,
         #[command(flatten)]
         format: JsonFlag,
+    },
+    /// Show a run's steps as its key forwarder saw them: each model call with its
+    /// tokens, cost and duration, and the tool calls the model asked for (what the
+    /// agent read, wrote and ran).
+    Steps {
+        /// The run id.
+        run: i64,
+        #[command(flatten)]
+        output: JsonFlag,
     },
     /// Show what a held run would push: a run of an item a visitor opened whose commits
     /// change CI entry points waits for your approval before anything is pushed.

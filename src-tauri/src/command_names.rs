@@ -62,6 +62,9 @@ macro_rules! with_app_commands {
             check_for_update,
             install_update,
             restart_app,
+            spend_view,
+            save_budget_settings,
+            run_steps,
         }
     };
 }

@@ -12,6 +12,7 @@ use handoff_api::records::{BoardView, FeedbackRecord, LogChunkRecord, RepoRecord
 use handoff_api::repositories::{self, RepoSettingsInput, RepoSettingsView, RepositoryChoice};
 use handoff_api::session::{self, SessionStatus};
 use handoff_api::setup::{self, DeviceSignIn, KeyState};
+use handoff_api::spend::{self, AgentStepRecord, BudgetSettingsInput, SpendView};
 use handoff_api::updates::{self, UpdateCheck, UpdateSettings};
 use handoff_api::{runs, AppInfo, DashboardQuery};
 use tauri::ipc::Channel;
@@ -461,6 +462,32 @@ pub async fn check_for_update(
 #[tauri::command]
 pub async fn install_update(pending: State<'_, PendingUpdate>, version: String) -> Answer<()> {
     crate::updates::install(&pending, &version).await
+}
+
+/// The Spend tab: the month of `repo` (every repository when empty), the budgets and
+/// the prices.
+#[tauri::command]
+pub async fn spend_view(state: State<'_, DesktopState>, repo: Option<String>) -> Answer<SpendView> {
+    spend::spend_view(state.core()?, repo).await
+}
+
+/// Saves the budgets and the owner's prices.
+#[tauri::command]
+pub async fn save_budget_settings(
+    state: State<'_, DesktopState>,
+    input: BudgetSettingsInput,
+    repo: Option<String>,
+) -> Answer<SpendView> {
+    spend::save_budget_settings(state.core()?, &input, repo).await
+}
+
+/// A run's steps, as its key forwarder saw them.
+#[tauri::command]
+pub async fn run_steps(
+    state: State<'_, DesktopState>,
+    run_id: i64,
+) -> Answer<Vec<AgentStepRecord>> {
+    spend::run_steps(state.core()?, run_id).await
 }
 
 /// Restarts the app (into the version just installed).

@@ -6,6 +6,8 @@
 
 pub mod address_reach;
 pub mod agent_presets;
+pub mod agent_step;
+pub mod budgets;
 pub mod ci_entry_points;
 pub mod code_prompt;
 pub mod comment_version;
@@ -17,6 +19,7 @@ pub mod head_branch;
 pub mod ids;
 pub mod iterate_rules;
 pub mod managed_comment;
+pub mod model_prices;
 pub mod network_policy;
 pub mod outbox_entry;
 pub mod pull_request;
@@ -47,5 +50,7 @@ pub use outbox_entry::{OutboxEntry, OutboxEntryId, OutboxOperation, OutboxState}
 pub use pull_request::{CheckStatus, MirroredPullRequest, PullRequest};
 pub use repo::{NewRepo, Repo};
 pub use repo_name::{RepoName, RepoNameError};
-pub use run::{LogChunk, LogStream, Run, RunFailureCode, RunStatus, SandboxBackend, Stage};
+pub use run::{
+    LogChunk, LogStream, Run, RunFailureCode, RunStatus, SandboxBackend, SpendSource, Stage,
+};
 pub use test_results::ScenarioResult;

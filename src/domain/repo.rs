@@ -26,6 +26,8 @@ pub struct Repo {
     pub custom_instructions: String,
     /// Runs allowed per calendar month (UTC); `None` means no limit.
     pub monthly_run_quota: Option<u32>,
+    /// Dollars its runs may spend per calendar month (UTC); `None` means no limit.
+    pub monthly_budget_usd: Option<f64>,
     pub sandbox_backend: SandboxBackend,
     pub agent_preset: String,
     pub agent_command: Option<String>,

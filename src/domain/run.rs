@@ -28,6 +28,18 @@ impl RunStatus {
 }
 
 crate::stored_text_enum! {
+    /// Where a run's tokens and cost come from.
+    pub enum SpendSource as "spend source" {
+        /// Measured by the key forwarder, from every answer of the provider: the agent
+        /// can neither hide nor misstate it.
+        Metered => "metered",
+        /// As the agent reported it (where no forwarder stands: E2B, an agent's own
+        /// account file).
+        Reported => "reported",
+    }
+}
+
+crate::stored_text_enum! {
     /// Why a run did not succeed: the page and `--json` act on these words, the
     /// run's failure message says the rest.
     pub enum RunFailureCode as "run failure code" {
@@ -59,6 +71,12 @@ crate::stored_text_enum! {
         CiChangeAwaitsApproval => "ci_change_awaits_approval",
         /// The agent exited with an error.
         AgentFailed => "agent_failed",
+        /// The run's budget was spent: its next model call was refused, and nothing
+        /// was pushed. Its working copy is kept for a retry.
+        BudgetReached => "budget_reached",
+        /// The repository's monthly budget or the installation's daily one is spent:
+        /// the run was refused before any sandbox started.
+        BudgetSpent => "budget_spent",
         /// Fix cannot push to the pull request (a fork, or no access).
         FixCannotPush => "fix_cannot_push",
         /// The agent changed nothing.
@@ -155,6 +173,11 @@ pub struct Run {
     pub llm_cost_usd: Option<f64>,
     pub tokens_in: Option<i64>,
     pub tokens_out: Option<i64>,
+    /// Where the tokens and cost come from; `None` while nothing is known.
+    pub spend_source: Option<SpendSource>,
+    /// Tokens of calls whose model has no price: the cost leaves them out ("price
+    /// unknown").
+    pub unpriced_tokens: Option<i64>,
     /// Where the run's sandbox lives (container id, E2B sandbox id, `pid:N`).
     pub sandbox_id: Option<String>,
     pub head_branch: Option<String>,

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWriteExt as _, BufReader};
 
-use super::gate_control::{policy_of, GateAnswer, GateCommand};
+use super::gate_control::{policy_of, GateAnswer, GateCommand, MeterReport};
 use super::proxy::{serve_proxy, system_resolver, EgressRules, SharedRules};
 use super::GateActivity;
 use crate::sandbox::key_forwarding::{forwarding_router, ForwardingTable};
@@ -73,10 +73,15 @@ impl GateState {
                 GateAnswer::done()
             }
             GateCommand::RemoveKey { placeholder } => {
-                if self.keys.remove(&placeholder) {
+                let mut answer = GateAnswer::done();
+                if let Some(key) = self.keys.remove(&placeholder) {
                     tracing::info!("egress: a run's key given back");
+                    answer.meter = Some(MeterReport {
+                        steps: key.meter.steps(),
+                        refused_calls: key.meter.spend().refused_calls,
+                    });
                 }
-                GateAnswer::done()
+                answer
             }
         }
     }

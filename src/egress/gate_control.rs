@@ -10,9 +10,12 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::domain::agent_step::AgentStep;
+use crate::domain::model_prices::PriceTable;
 use crate::domain::network_policy::{parse_allowed_hosts, NetworkPolicy};
 use crate::domain::NetworkMode;
 use crate::sandbox::key_forwarding::{ForwardedKey, ModelEndpoint};
+use crate::sandbox::run_meter::{RunMeter, SpendLimit};
 use crate::secrets::Secret;
 
 /// One command to the gate.
@@ -28,16 +31,26 @@ pub enum GateCommand {
     },
     /// Forward for the job holding this key's placeholder.
     AddKey { key: KeyForTheGate },
-    /// Stop forwarding for the job holding `placeholder`.
+    /// Stop forwarding for the job holding `placeholder`; the answer carries what its
+    /// model calls spent.
     RemoveKey { placeholder: String },
 }
 
+/// What a job's model calls spent, as the gate's meter recorded them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeterReport {
+    pub steps: Vec<AgentStep>,
+    pub refused_calls: u64,
+}
+
 /// The gate's answer to one command.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GateAnswer {
     pub ok: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meter: Option<MeterReport>,
 }
 
 impl GateAnswer {
@@ -45,6 +58,7 @@ impl GateAnswer {
         GateAnswer {
             ok: true,
             error: None,
+            meter: None,
         }
     }
 
@@ -52,6 +66,7 @@ impl GateAnswer {
         GateAnswer {
             ok: false,
             error: Some(error.into()),
+            meter: None,
         }
     }
 }
@@ -68,6 +83,11 @@ pub struct KeyForTheGate {
     /// How long the gate may hold the key at most (the run's time limit and a margin).
     pub valid_for_seconds: u64,
     pub key: String,
+    /// What the job may spend, and the prices it is measured by.
+    #[serde(default)]
+    pub limit: SpendLimit,
+    #[serde(default)]
+    pub prices: Option<PriceTable>,
 }
 
 impl std::fmt::Debug for KeyForTheGate {
@@ -93,6 +113,8 @@ impl KeyForTheGate {
             endpoints: key.endpoints.clone(),
             valid_for_seconds: valid_for.as_secs().max(1),
             key: key.secret.expose().to_owned(),
+            limit: key.meter.limit(),
+            prices: Some(key.meter.prices().clone()),
         }
     }
 
@@ -109,6 +131,7 @@ impl KeyForTheGate {
             endpoints: self.endpoints,
             secret: Secret::new(self.key),
             placeholder: self.placeholder,
+            meter: RunMeter::new(self.limit, self.prices.unwrap_or_default()),
         }
     }
 }

@@ -127,6 +127,7 @@ impl Pipeline {
             });
         }
         self.store.check_quota_left(&repo, 1).await?;
+        self.store.check_budget_left(&repo).await?;
         let setup = self
             .agent_setup(&repo, options.backend, options.timeout)
             .await?;
@@ -434,6 +435,8 @@ impl BegunCodeRun {
         let base = repo.default_branch.as_str();
         let head = feedback.head_branch.as_str();
         let mut fresh_copy_tried = false;
+        // A retry after a run stopped by its budget goes on from that run's commits.
+        let unfinished = pipeline.unfinished_work_of(feedback.id).await?;
         loop {
             let copy = unless_cancelled(
                 cancel,
@@ -444,6 +447,7 @@ impl BegunCodeRun {
                         base_for_new: Some(base),
                         pull_request: feedback.pr_number,
                         in_fork: repo.push_fork.as_ref(),
+                        resume: unfinished.as_ref(),
                     },
                     Some(feedback.id),
                 ),

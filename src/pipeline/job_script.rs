@@ -32,7 +32,11 @@ pub struct JobScript<'a> {
     /// What the agent leaves in the working copy for itself, never committed (gitignore
     /// patterns).
     pub agent_scratch_files: &'a [&'a str],
+    /// What the agent's commits are bundled from.
     pub start_sha: &'a str,
+    /// The commit a kept copy is brought to: `start_sha`, or the commits an unfinished
+    /// run left on top of it.
+    pub checkout_sha: &'a str,
     pub git_name: &'a str,
     pub git_email: &'a str,
 }
@@ -127,7 +131,7 @@ impl JobScript<'_> {
     /// The lines that make the working copy, or bring the kept one to the start.
     fn copy_script(&self) -> String {
         let branch = shell_quote(self.branch);
-        let start = shell_quote(self.start_sha);
+        let start = shell_quote(self.checkout_sha);
         match self.copy_steps {
             CopySteps::MadeOnHost => String::new(),
             CopySteps::FromBundle { bundle_ref } => format!(
@@ -203,6 +207,7 @@ mod tests {
             agent_environment: &[("IS_SANDBOX", "1")],
             agent_scratch_files: &[".aider*"],
             start_sha: "abc",
+            checkout_sha: "abc",
             git_name: "Handoff agent",
             git_email: "agent@handoff.invalid",
         }

@@ -24,6 +24,9 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse as _, Response};
 
+use super::provider_answer::ModelApi;
+use super::run_meter::{RunMeter, SpendLimit};
+use crate::domain::model_prices::PriceTable;
 use crate::egress::GateActivity;
 use crate::secrets::Secret;
 
@@ -87,6 +90,8 @@ pub struct ForwardedKey {
     pub secret: Secret,
     /// What the sandbox holds instead of the key: random, one per run.
     pub placeholder: String,
+    /// What the job's model calls spent, and its budget.
+    pub meter: Arc<RunMeter>,
 }
 
 impl ForwardedKey {
@@ -117,13 +122,22 @@ impl ForwardedKey {
             endpoints,
             secret,
             placeholder: new_placeholder(),
+            meter: RunMeter::unlimited(),
         }
     }
 
-    /// The same key with a new placeholder, for another job.
+    /// The same key with a new placeholder and an unlimited meter of its own, for
+    /// another job.
     pub fn renewed(&self) -> Self {
+        self.renewed_with(SpendLimit::none(), PriceTable::default())
+    }
+
+    /// The same key with a new placeholder, for a job that may spend `limit` priced by
+    /// `prices`.
+    pub fn renewed_with(&self, limit: SpendLimit, prices: PriceTable) -> Self {
         ForwardedKey {
             placeholder: new_placeholder(),
+            meter: RunMeter::new(limit, prices),
             ..self.clone()
         }
     }
@@ -197,15 +211,16 @@ impl ForwardingTable {
         keys.push((key, until));
     }
 
-    /// Forgets the key of the job with `placeholder`; whether it was there.
-    pub fn remove(&self, placeholder: &str) -> bool {
+    /// Forgets the key of the job with `placeholder`; the key, if it was there.
+    pub fn remove(&self, placeholder: &str) -> Option<ForwardedKey> {
         let mut keys = self
             .keys
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let before = keys.len();
-        keys.retain(|(held, _)| held.placeholder != placeholder);
-        keys.len() != before
+        let at = keys
+            .iter()
+            .position(|(held, _)| held.placeholder == placeholder)?;
+        Some(keys.remove(at).0)
     }
 
     /// Forgets the keys whose time has passed; how many.
@@ -345,6 +360,10 @@ async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Resp
             ),
         );
     }
+    let api = ModelApi::of_path(parts.uri.path());
+    if api.is_some() && key.meter.budget_spent() {
+        return key.meter.refusal(api);
+    }
     let body = match axum::body::to_bytes(body, LARGEST_REQUEST_BYTES).await {
         Ok(body) => body,
         Err(error) => {
@@ -359,6 +378,9 @@ async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Resp
     for name in CONNECTION_HEADERS {
         headers.remove(*name);
     }
+    // The answer must arrive as the provider wrote it, uncompressed, for the meter to
+    // read its usage on the way.
+    headers.remove("accept-encoding");
     let Ok(mut value) = HeaderValue::from_str(&key.header_value()) else {
         return refusal(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -377,11 +399,12 @@ async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Resp
         .uri
         .path_and_query()
         .map_or("/", |path_and_query| path_and_query.as_str());
+    let began = (Instant::now(), chrono::Utc::now());
     let answer = state
         .http
         .request(parts.method, format!("{}{path}", key.upstream))
         .headers(headers)
-        .body(body)
+        .body(body.clone())
         .send()
         .await;
     let answer = match answer {
@@ -401,15 +424,32 @@ async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Resp
             response = response.header(name, value);
         }
     }
-    response
-        .body(Body::from_stream(answer.bytes_stream()))
-        .unwrap_or_else(|error| {
-            tracing::warn!(%error, "the key forwarder could not pass the provider's answer on");
-            refusal(
-                StatusCode::BAD_GATEWAY,
-                "the provider's answer was unreadable".to_owned(),
+    let body = match api {
+        Some(api) => {
+            let status = answer.status().as_u16();
+            let content_type = answer
+                .headers()
+                .get("content-type")
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned);
+            key.meter.metered_body(
+                api,
+                body,
+                status,
+                content_type.as_deref(),
+                began,
+                answer.bytes_stream(),
             )
-        })
+        }
+        None => Body::from_stream(answer.bytes_stream()),
+    };
+    response.body(body).unwrap_or_else(|error| {
+        tracing::warn!(%error, "the key forwarder could not pass the provider's answer on");
+        refusal(
+            StatusCode::BAD_GATEWAY,
+            "the provider's answer was unreadable".to_owned(),
+        )
+    })
 }
 
 #[cfg(test)]

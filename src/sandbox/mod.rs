@@ -23,6 +23,8 @@ pub mod e2b;
 pub mod key_forwarding;
 pub mod local_process;
 pub mod output_limits;
+pub mod provider_answer;
+pub mod run_meter;
 pub mod tar_transfer;
 
 use key_forwarding::ForwardedKey;

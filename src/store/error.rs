@@ -82,6 +82,14 @@ pub enum StoreError {
     PullRequestNotFound { repo: String, number: u64 },
     #[error("stored data is not what this build expects: {0}")]
     Corrupt(String),
+    #[error("the setting {key} = {value:?} does not read: {reason}")]
+    BadSetting {
+        key: String,
+        value: String,
+        reason: String,
+    },
+    #[error(transparent)]
+    BudgetSpent(#[from] crate::domain::budgets::BudgetRefusal),
 }
 
 impl StoreError {
@@ -111,9 +119,11 @@ impl StoreError {
             StoreError::RunAlreadyFinished(_)
             | StoreError::Transition(_)
             | StoreError::OutboxEntryDone { .. } => ErrorCode::IllegalTransition,
-            StoreError::Body(_) | StoreError::RepoName(_) | StoreError::BranchName(_) => {
-                ErrorCode::InvalidInput
-            }
+            StoreError::Body(_)
+            | StoreError::RepoName(_)
+            | StoreError::BranchName(_)
+            | StoreError::BadSetting { .. } => ErrorCode::InvalidInput,
+            StoreError::BudgetSpent(_) => ErrorCode::BudgetSpent,
         }
     }
 }

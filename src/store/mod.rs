@@ -23,6 +23,7 @@ mod row_mapping;
 mod run_events;
 mod runs;
 mod settings;
+pub mod spend;
 mod stage_runs;
 mod sync_cursors;
 pub mod time_text;

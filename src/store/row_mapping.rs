@@ -7,13 +7,13 @@ use sqlx::Row as _;
 
 use super::error::StoreError;
 use crate::domain::feedback::PullRequestState;
-use crate::domain::RunFailureCode;
 use crate::domain::{
     CheckStatus, CodeRunKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, FollowUp,
     FollowUpId, FollowUpOrigin, FollowUpSource, LogChunk, LogStream, NetworkMode, PublicFeedbackId,
     PullRequest, Repo, RepoId, RepoName, Run, RunId, RunStatus, SandboxBackend, Stage,
     StatusChange, StatusEvent,
 };
+use crate::domain::{RunFailureCode, SpendSource};
 
 /// The columns [`repo_from_row`] reads, from `repos r`.
 macro_rules! repo_columns {
@@ -21,7 +21,7 @@ macro_rules! repo_columns {
         "r.id, r.owner, r.name, r.default_branch, r.feedback_label, r.custom_instructions, \
          r.monthly_run_quota, r.sandbox_backend, r.agent_preset, r.agent_command, r.docker_image, \
          r.run_timeout_seconds, r.e2b_template, r.network_mode, r.allowed_hosts, r.draft_pull_requests, \
-         r.push_fork, r.created_at, r.disconnected_at"
+         r.push_fork, r.monthly_budget_usd, r.created_at, r.disconnected_at"
     };
 }
 
@@ -40,8 +40,8 @@ macro_rules! run_columns {
     () => {
         "id, repo_id, feedback_id, pr_number, parent_run_id, stage, code_run_kind, backend, \
          agent_preset, status, instructions, created_at, started_at, finished_at, exit_code, \
-         failure_code, failure_message, notes, llm_cost_usd, tokens_in, tokens_out, sandbox_id, \
-         head_branch, start_sha, end_sha, heartbeat_at, cancel_requested_at"
+         failure_code, failure_message, notes, llm_cost_usd, tokens_in, tokens_out, spend_source, \
+         unpriced_tokens, sandbox_id, head_branch, start_sha, end_sha, heartbeat_at, cancel_requested_at"
     };
 }
 
@@ -115,6 +115,7 @@ pub fn repo_from_row(row: &SqliteRow) -> Result<Repo, StoreError> {
         feedback_label: row.try_get("feedback_label")?,
         custom_instructions: row.try_get("custom_instructions")?,
         monthly_run_quota: quota.map(|q| u32::try_from(q).unwrap_or(u32::MAX)),
+        monthly_budget_usd: row.try_get("monthly_budget_usd")?,
         sandbox_backend: word(row, "sandbox_backend", SandboxBackend::parse)?,
         agent_preset: row.try_get("agent_preset")?,
         agent_command: row.try_get("agent_command")?,
@@ -210,6 +211,8 @@ pub fn run_from_row(row: &SqliteRow) -> Result<Run, StoreError> {
         llm_cost_usd: row.try_get("llm_cost_usd")?,
         tokens_in: row.try_get("tokens_in")?,
         tokens_out: row.try_get("tokens_out")?,
+        spend_source: optional_word(row, "spend_source", SpendSource::parse)?,
+        unpriced_tokens: row.try_get("unpriced_tokens")?,
         sandbox_id: row.try_get("sandbox_id")?,
         head_branch: row.try_get("head_branch")?,
         start_sha: row.try_get("start_sha")?,

@@ -224,20 +224,14 @@ impl Store {
         self.run(id).await
     }
 
-    /// Records what a run's agent spent as soon as the agent has ended, so that a run
-    /// that fails afterwards (no changes, a refused push) still shows what it cost; how
-    /// the run ends keeps it unless it says otherwise.
-    pub async fn record_run_usage(
+    /// Records the last commit a run left unfinished (kept in the cache, not pushed).
+    pub async fn record_unfinished_commits(
         &self,
         id: RunId,
-        llm_cost_usd: Option<f64>,
-        tokens_in: Option<i64>,
-        tokens_out: Option<i64>,
+        end_sha: &str,
     ) -> Result<(), StoreError> {
-        sqlx::query("UPDATE runs SET llm_cost_usd = ?, tokens_in = ?, tokens_out = ? WHERE id = ?")
-            .bind(llm_cost_usd)
-            .bind(tokens_in)
-            .bind(tokens_out)
+        sqlx::query("UPDATE runs SET end_sha = ? WHERE id = ?")
+            .bind(end_sha)
             .bind(id.0)
             .execute(&self.pool)
             .await?;

@@ -50,6 +50,16 @@ crate::stored_text_enum! {
         /// Where the app asks whether a newer version exists (a JSON update manifest over
         /// https, or http on this machine); unset, the app never asks.
         UpdateFeed => "updates.feed",
+        /// Dollars one run may spend before its model calls are refused (5 by default;
+        /// `none` for no limit).
+        BudgetRunUsd => "budget.run_usd",
+        /// Tokens one run may spend, besides the dollars (no limit by default).
+        BudgetRunTokens => "budget.run_tokens",
+        /// Dollars all runs together may spend per day (UTC); no limit by default.
+        BudgetDayUsd => "budget.day_usd",
+        /// The owner's model prices, over the defaults: `MODEL INPUT OUTPUT [CACHE_WRITE
+        /// CACHE_READ]` in dollars per million tokens, entries separated by `;`.
+        SpendPrices => "spend.prices",
     }
 }
 

@@ -7,7 +7,6 @@ use std::process::{Output, Stdio};
 use tokio::io::AsyncWriteExt as _;
 
 use crate::fake_github::FakeGithub;
-use crate::fake_provider::FakeProvider;
 use crate::pipeline_world::REPO;
 use crate::secret_service::SecretService;
 
@@ -134,19 +133,12 @@ impl Cli<'_> {
         json["id"].to_string()
     }
 
-    /// Stores `key` as Anthropic's key and sends Anthropic's requests to `provider`, a
-    /// stand-in on this machine.
-    /// Sends Anthropic's requests to `provider`, with `key` kept for that address (the
-    /// address first: a key is kept per API address).
-    pub async fn use_anthropic_stand_in(&self, key: &str, provider: &FakeProvider) {
+    /// Sends Anthropic's requests to the stand-in at `api_base`, with `key` kept for
+    /// that address (the address first: a key is kept per API address).
+    pub async fn use_anthropic_stand_in(&self, key: &str, api_base: &str) {
         ok_text(
             &self
-                .run(&[
-                    "config",
-                    "set",
-                    "provider.anthropic.api_base",
-                    &provider.api_base(),
-                ])
+                .run(&["config", "set", "provider.anthropic.api_base", api_base])
                 .await,
         );
         ok_text(

@@ -25,6 +25,9 @@
 #   @@fetch URL           GET an http:// URL through $HTTP_PROXY (bash) and print the answer
 #   @@provider            call Anthropic's messages API the way an agent does: at
 #                         $ANTHROPIC_BASE_URL, with $ANTHROPIC_API_KEY as x-api-key (bash)
+#   @@calls N MODEL [TEXT] make N streaming model calls the same way, for MODEL, with
+#                         TEXT as the user's message; print each answer's status, and
+#                         stop (exit 4) at the first that is not 200, as an agent does
 # A directive written @@STAGE:VERB (for example @@test:result …) applies only in that
 # stage, and one written @@runN:VERB only in run N. It ends by writing out/summary.md.
 set -u
@@ -122,6 +125,24 @@ while IFS= read -r line; do
           echo "provider: ${answer:-no answer}";;
         *) echo "provider: no base address";;
       esac;;
+    @@calls)
+      count=$1; model=$2; shift 2
+      message="${*:-hello}"
+      base="${ANTHROPIC_BASE_URL:-}"
+      rest="${base#http://}"; hostport="${rest%%/*}"; prefix=""
+      case "$rest" in */*) prefix="/${rest#*/}";; esac
+      body=$(printf '{"model":"%s","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"%s"}],"tools":[{"name":"Write","description":"write a file","input_schema":{"type":"object"}}]}' "$model" "$message")
+      call=1
+      while [ "$call" -le "$count" ]; do
+        answer=$(timeout 20 bash -c 'exec 3<>"/dev/tcp/${1%:*}/${1##*:}" || exit 1; printf "POST %s/v1/messages HTTP/1.0\r\nHost: %s\r\nx-api-key: %s\r\nContent-Type: application/json\r\nContent-Length: %s\r\n\r\n%s" "$2" "$1" "$3" "${#4}" "$4" >&3; cat <&3' provider "$hostport" "$prefix" "${ANTHROPIC_API_KEY:-}" "$body" 2>/dev/null | tr -d '\r')
+        status=$(printf '%s\n' "$answer" | head -n 1 | cut -d' ' -f2)
+        echo "model call $call: ${status:-no answer}"
+        if [ "$status" != 200 ]; then
+          echo "the model refused: $(printf '%s\n' "$answer" | tail -n 1)"
+          exit 4
+        fi
+        call=$((call + 1))
+      done;;
     @@usage)
       printf '{"cost_usd": %s, "tokens_in": 1200, "tokens_out": 340}\n' "$1" > "$out/usage.json";;
     @@output)

@@ -150,6 +150,12 @@ export const backend = {
   installUpdate: (version) => call("install_update", { version }),
   /** @returns {Promise<void>} */
   restartApp: () => call("restart_app"),
+  /** @param {string | null} repo @returns {Promise<import("./contract.js").SpendView>} */
+  spendView: (repo) => call("spend_view", { repo }),
+  /** @param {import("./contract.js").BudgetSettingsInput} input @param {string | null} repo @returns {Promise<import("./contract.js").SpendView>} */
+  saveBudgetSettings: (input, repo) => call("save_budget_settings", { input, repo }),
+  /** @param {number} runId @returns {Promise<import("./contract.js").AgentStepRecord[]>} */
+  runSteps: (runId) => call("run_steps", { runId }),
   /** @param {(event: {payload: import("./contract.js").MirrorChangesRecord}) => void} handler */
   onMirrorChanged: (handler) => tauri.event.listen("mirror-changed", handler),
   /** @param {(state: import("./contract.js").MirrorFollowing) => void} handler */

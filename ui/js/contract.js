@@ -12,6 +12,11 @@
  */
 
 /**
+ * One model call of a run.
+ * @typedef {{ model: string, beganAt: string, durationMs: number, status: number, inputTokens: number, cacheReadTokens: number, cacheWriteTokens: number, outputTokens: number, costUsd: number | null, toolCalls: Array<ToolCallRecord>, text: string, detailsLeftOut: boolean, }} AgentStepRecord
+ */
+
+/**
  * Where the app keeps its data, for the About box and error screens.
  * @typedef {{ version: string, dataDir: string, database: string, }} AppInfo
  */
@@ -34,6 +39,18 @@
 /**
  * The board: feedback cards grouped by status.
  * @typedef {{ groups: Array<BoardGroup>, total: number, }} BoardView
+ */
+
+/**
+ * The budgets as the window sends them: empty text is no limit, except for the run,
+ * where it is the default ($5) and `none` is no limit.
+ * @typedef {{ runUsd: string, runTokens: string, dayUsd: string, ownPrices: string, }} BudgetSettingsInput
+ */
+
+/**
+ * The budgets and prices as the window edits them: amounts as typed, empty for no
+ * limit.
+ * @typedef {{ runUsd: string, runTokens: string, dayUsd: string, ownPrices: string, prices: Array<PriceRecord>, pricesChecked: string, }} BudgetSettingsView
  */
 
 /**
@@ -84,6 +101,11 @@
  */
 
 /**
+ * One day of the month.
+ * @typedef {{ day: string, costUsd: number, tokens: number, runs: number, }} DaySpendRecord
+ */
+
+/**
  * What the window shows while the owner signs in on GitHub.
  * @typedef {{ flowId: number, userCode: string, verificationUri: string, expiresInSeconds: number, }} DeviceSignIn
  */
@@ -95,7 +117,7 @@
  */
 
 /**
- * @typedef {"invalid_input" | "not_found" | "already_exists" | "illegal_transition" | "run_active" | "merged" | "quota_exhausted" | "data_folder" | "database_from_newer_version" | "database_damaged" | "database" | "database_locked" | "keyring" | "github_auth" | "github_forbidden" | "github_rate_limited" | "github_refused" | "github_unreachable" | "github_malformed_answer" | "owner_edits" | "awaits_approval" | "sandbox_unavailable" | "sandbox_failed" | "setup_incomplete" | "needs_confirmation" | "needs_sandbox" | "needs_client_id" | "cancelled" | "update_unavailable" | "update_refused"} ErrorCode
+ * @typedef {"invalid_input" | "not_found" | "already_exists" | "illegal_transition" | "run_active" | "merged" | "quota_exhausted" | "budget_spent" | "data_folder" | "database_from_newer_version" | "database_damaged" | "database" | "database_locked" | "keyring" | "github_auth" | "github_forbidden" | "github_rate_limited" | "github_refused" | "github_unreachable" | "github_malformed_answer" | "owner_edits" | "awaits_approval" | "sandbox_unavailable" | "sandbox_failed" | "setup_incomplete" | "needs_confirmation" | "needs_sandbox" | "needs_client_id" | "cancelled" | "update_unavailable" | "update_refused"} ErrorCode
  */
 
 /**
@@ -149,6 +171,11 @@
  */
 
 /**
+ * One of the items that cost most.
+ * @typedef {{ repo: string, feedbackId: number | null, prNumber: number | null, title: string | null, costUsd: number, tokens: number, runs: number, }} ItemSpendRecord
+ */
+
+/**
  * A key the window offers: whether it is set, never its value.
  * @typedef {{ name: string, label: string, set: boolean, forHost: string | null, }} KeyState
  */
@@ -192,6 +219,11 @@
  */
 
 /**
+ * A month's spend.
+ * @typedef {{ month: string, repo: string | null, costUsd: number, tokens: number, unpricedTokens: number, runsWithoutCost: number, runs: number, budgetUsd: number | null, days: Array<DaySpendRecord>, topItems: Array<ItemSpendRecord>, byModel: Array<PartSpendRecord>, byStage: Array<PartSpendRecord>, }} MonthSpendRecord
+ */
+
+/**
  * @typedef {"none" | "allowlist" | "open"} NetworkMode
  */
 
@@ -222,6 +254,16 @@
 
 /**
  * @typedef {"pending" | "sent" | "conflict" | "failed"} OutboxState
+ */
+
+/**
+ * A model's or a stage's share.
+ * @typedef {{ name: string, costUsd: number, tokens: number, }} PartSpendRecord
+ */
+
+/**
+ * One row of the price table.
+ * @typedef {{ model: string, input: number, output: number, cacheWrite: number, cacheRead: number, own: boolean, }} PriceRecord
  */
 
 /**
@@ -266,12 +308,12 @@
 
 /**
  * A connected (or disconnected) repository and its settings.
- * @typedef {{ id: number, name: RepoName, defaultBranch: string, feedbackLabel: string, customInstructions: string, monthlyRunQuota: number | null, sandboxBackend: SandboxBackend, agentPreset: string, agentCommand: string | null, dockerImage: string | null, runTimeoutSeconds: number, e2bTemplate: string | null, networkMode: NetworkMode, allowedHosts: Array<string>, draftPullRequests: boolean, pushFork: string | null, createdAt: string, disconnectedAt: string | null, }} RepoRecord
+ * @typedef {{ id: number, name: RepoName, defaultBranch: string, feedbackLabel: string, customInstructions: string, monthlyRunQuota: number | null, monthlyBudgetUsd: number | null, sandboxBackend: SandboxBackend, agentPreset: string, agentCommand: string | null, dockerImage: string | null, runTimeoutSeconds: number, e2bTemplate: string | null, networkMode: NetworkMode, allowedHosts: Array<string>, draftPullRequests: boolean, pushFork: string | null, createdAt: string, disconnectedAt: string | null, }} RepoRecord
  */
 
 /**
  * A change of settings as the window sends it: empty text means "the default".
- * @typedef {{ defaultBranch: string | null, feedbackLabel: string | null, customInstructions: string | null, monthlyRunQuota: number | null | null, sandboxBackend: string | null, agentPreset: string | null, agentCommand: string | null, dockerImage: string | null, e2bTemplate: string | null, networkMode: string | null, allowedHosts: string | null, draftPullRequests: boolean | null, pushFork: string | null, }} RepoSettingsInput
+ * @typedef {{ defaultBranch: string | null, feedbackLabel: string | null, customInstructions: string | null, monthlyRunQuota: number | null | null, sandboxBackend: string | null, agentPreset: string | null, agentCommand: string | null, dockerImage: string | null, e2bTemplate: string | null, networkMode: string | null, allowedHosts: string | null, draftPullRequests: boolean | null, pushFork: string | null, monthlyBudget: string | null, }} RepoSettingsInput
  */
 
 /**
@@ -295,7 +337,7 @@
  */
 
 /**
- * @typedef {"abandoned" | "driving_panicked" | "stage_failed" | "store" | "github" | "no_base_branch" | "no_branch" | "edit_awaits_approval" | "push_rejected" | "push_refused" | "ci_change_awaits_approval" | "agent_failed" | "fix_cannot_push" | "no_changes" | "no_output" | "no_results" | "protected_branch" | "rewritten_history" | "timed_out" | "bad_results" | "bundle" | "git_checkout" | "git_diff" | "git_fetch" | "log" | "pull_request" | "push" | "results" | "sandbox" | "workspace" | "kept_copy_unusable" | "cancelled" | "output_too_large"} RunFailureCode
+ * @typedef {"abandoned" | "driving_panicked" | "stage_failed" | "store" | "github" | "no_base_branch" | "no_branch" | "edit_awaits_approval" | "push_rejected" | "push_refused" | "ci_change_awaits_approval" | "agent_failed" | "budget_reached" | "budget_spent" | "fix_cannot_push" | "no_changes" | "no_output" | "no_results" | "protected_branch" | "rewritten_history" | "timed_out" | "bad_results" | "bundle" | "git_checkout" | "git_diff" | "git_fetch" | "log" | "pull_request" | "push" | "results" | "sandbox" | "workspace" | "kept_copy_unusable" | "cancelled" | "output_too_large"} RunFailureCode
  */
 
 /**
@@ -305,7 +347,7 @@
 
 /**
  * An agent run, without what only the pipeline needs (sandbox id, commit ids).
- * @typedef {{ id: number, repoId: number, feedbackId: number | null, prNumber: number | null, parentRunId: number | null, stage: Stage, codeRunKind: CodeRunKind | null, backend: SandboxBackend, agentPreset: string, status: RunStatus, instructions: string | null, createdAt: string, startedAt: string | null, finishedAt: string | null, exitCode: number | null, failureCode: RunFailureCode | null, failureMessage: string | null, notes: Array<string>, llmCostUsd: number | null, tokensIn: number | null, tokensOut: number | null, headBranch: string | null, }} RunRecord
+ * @typedef {{ id: number, repoId: number, feedbackId: number | null, prNumber: number | null, parentRunId: number | null, stage: Stage, codeRunKind: CodeRunKind | null, backend: SandboxBackend, agentPreset: string, status: RunStatus, instructions: string | null, createdAt: string, startedAt: string | null, finishedAt: string | null, exitCode: number | null, failureCode: RunFailureCode | null, failureMessage: string | null, notes: Array<string>, llmCostUsd: number | null, tokensIn: number | null, tokensOut: number | null, spendSource: SpendSource | null, unpricedTokens: number | null, headBranch: string | null, }} RunRecord
  */
 
 /**
@@ -346,6 +388,15 @@
  */
 
 /**
+ * @typedef {"metered" | "reported"} SpendSource
+ */
+
+/**
+ * The Spend tab: a month of one repository or of all, and the settings.
+ * @typedef {{ month: MonthSpendRecord, repos: Array<string>, settings: BudgetSettingsView, }} SpendView
+ */
+
+/**
  * @typedef {"code" | "review" | "plan" | "test" | "fix" | "full-auto"} Stage
  */
 
@@ -381,6 +432,11 @@
 /**
  * One message of the thread.
  * @typedef {{ id: number, source: FollowUpSource, author: string | null, createdAt: string, bodyHtml: string, bodyRaw: RevealedText, origin: FollowUpOrigin, candidate: boolean, includedInPrompts: boolean, }} ThreadEntry
+ */
+
+/**
+ * A tool call of a step.
+ * @typedef {{ name: string, input: string, }} ToolCallRecord
  */
 
 /**

@@ -10,6 +10,7 @@ import { el, button, trustedHtml } from "./dom.js";
 import { relativeTime, runSpend, statusWords, commentLabels } from "./format.js";
 import { toast, errorToast } from "./toasts.js";
 import { followLogInto } from "./run_log.js";
+import { showSteps } from "./run_steps.js";
 
 const panel = document.getElementById("detail");
 let shownId = null;
@@ -290,6 +291,26 @@ function runRow(run, heldAndPushed = false) {
     }
   }, "button small");
   actions.append(toggle);
+  // What the agent paid for, call by call, as the key forwarder measured it.
+  const steps = el("div", { class: "run-steps" });
+  steps.hidden = true;
+  if (run.spendSource === "metered") {
+    const stepsToggle = button("Show steps", async () => {
+      if (!steps.hidden) {
+        steps.hidden = true;
+        stepsToggle.textContent = "Show steps";
+        return;
+      }
+      try {
+        await showSteps(run.id, steps);
+        steps.hidden = false;
+        stepsToggle.textContent = "Hide steps";
+      } catch (error) {
+        errorToast(error);
+      }
+    }, "button small show-steps");
+    actions.append(stepsToggle);
+  }
   if (active) {
     actions.append(button("Cancel", async () => {
       try {
@@ -304,14 +325,14 @@ function runRow(run, heldAndPushed = false) {
   // reads exactly what it would push, then pushes it (or does not).
   if (run.failureCode === "ci_change_awaits_approval" && heldAndPushed) {
     row.append(el("p", { class: "run-note held-pushed", text: "✓ Its commits were pushed after your approval." }));
-    row.append(actions, log);
+    row.append(actions, steps, log);
   } else if (run.failureCode === "ci_change_awaits_approval") {
     const heldBox = el("div", { class: "held-push" });
     heldBox.hidden = true;
     actions.append(button("Review the held commits…", () => showHeld(run, heldBox), "button small primary review-held"));
-    row.append(actions, heldBox, log);
+    row.append(actions, heldBox, steps, log);
   } else {
-    row.append(actions, log);
+    row.append(actions, steps, log);
   }
   if (!kept && (openLogs.has(run.id) || (active && openLogs.size === 0))) openLog(run.id, log, toggle);
   return row;

@@ -30,17 +30,24 @@ export function tokenCount(count) {
 }
 
 /**
- * What a run spent, as its agent reported it: the cost and the tokens, or that the
- * agent gave tokens but no cost (never $0 for a cost nobody said).
- * @param {{ llmCostUsd: number | null, tokensIn: number | null, tokensOut: number | null }} run
+ * What a run spent: the cost and the tokens, and where they come from (measured at the
+ * key forwarder, or as the agent reported them). Tokens with no cost read "price
+ * unknown", never $0.
+ * @param {{ llmCostUsd: number | null, tokensIn: number | null, tokensOut: number | null, spendSource?: string | null, unpricedTokens?: number | null }} run
  */
 export function runSpend(run) {
   const parts = [];
-  if (run.llmCostUsd != null) parts.push(run.llmCostUsd < 0.01 ? `$${run.llmCostUsd.toFixed(4)}` : `$${run.llmCostUsd.toFixed(2)}`);
-  if (run.tokensIn != null || run.tokensOut != null) {
-    parts.push(`${tokenCount(run.tokensIn ?? 0)} tokens in, ${tokenCount(run.tokensOut ?? 0)} out`);
-    if (run.llmCostUsd == null) parts.push("cost not reported by the agent");
+  const dollars = (usd) => (usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`);
+  const unpriced = run.unpricedTokens ?? 0;
+  if (run.llmCostUsd != null) {
+    parts.push(unpriced > 0 ? `${dollars(run.llmCostUsd)} + ${tokenCount(unpriced)} tokens at an unknown price` : dollars(run.llmCostUsd));
   }
+  if (run.tokensIn != null || run.tokensOut != null) {
+    if (run.llmCostUsd == null) parts.push("price unknown");
+    parts.push(`${tokenCount(run.tokensIn ?? 0)} tokens in, ${tokenCount(run.tokensOut ?? 0)} out`);
+  }
+  if (parts.length && run.spendSource === "metered") parts.push("metered");
+  if (parts.length && run.spendSource === "reported") parts.push("as reported by the agent");
   return parts.join(" · ");
 }
 

@@ -1,18 +1,20 @@
 // @ts-check
 // Settings: the connected repositories (connect from the account's list or by name,
 // each one's settings and stage prompts, disconnect), the keys (set or not set, never
-// shown), Check setup (a line per check, with the button that fixes it), the log (its
+// shown), Spend (spend.js), Check setup (a line per check, with the button that fixes it), the log (its
 // level, its last lines as plain text, and its folder), and updates (updates.js).
 
 import { backend } from "./backend.js";
 import { el, button } from "./dom.js";
 import { toast, errorToast } from "./toasts.js";
 import { renderUpdates } from "./updates.js";
+import { renderSpend } from "./spend.js";
 
 const dialog = document.getElementById("settings-dialog");
 const panels = {
   repositories: document.getElementById("repositories-panel"),
   keys: document.getElementById("keys-panel"),
+  spend: document.getElementById("spend-panel"),
   setup: document.getElementById("setup-panel"),
   log: document.getElementById("log-panel"),
   updates: document.getElementById("updates-panel"),
@@ -41,6 +43,7 @@ function showTab(tab, options = {}) {
   dialog.dataset.tab = tab;
   if (tab === "repositories") renderRepositories(options.repo ?? shownRepo).catch(errorToast);
   if (tab === "keys") renderKeys(options.focus).catch(errorToast);
+  if (tab === "spend") renderSpend(panels.spend, options.repo ?? null).catch(errorToast);
   if (tab === "setup") renderSetup().catch(errorToast);
   if (tab === "log") renderLog().catch(errorToast);
   if (tab === "updates") renderUpdates(panels.updates).catch(errorToast);
@@ -203,6 +206,7 @@ async function renderRepoSettings(fullName) {
   };
   networkSelect.addEventListener("change", showNetwork);
   const quotaInput = input("monthlyRunQuota", repo.monthlyRunQuota ?? "", { type: "number", min: "0", placeholder: "no limit" });
+  const budgetInput = input("monthlyBudget", repo.monthlyBudgetUsd ?? "", { placeholder: "no limit" });
   const prompts = el("div", { class: "stage-prompts" });
   for (const prompt of view.stagePrompts) {
     const text = el("textarea", {
@@ -261,6 +265,7 @@ async function renderRepoSettings(fullName) {
       allowedHosts: allowedHosts.value,
       draftPullRequests: draft.checked,
       pushFork: String(data.get("pushFork") ?? ""),
+      monthlyBudget: String(data.get("monthlyBudget") ?? ""),
     };
   };
   // Choosing the local backend (or changing what it runs) is confirmed in a dialog the
@@ -290,6 +295,7 @@ async function renderRepoSettings(fullName) {
       field("Base branch", input("defaultBranch", repo.defaultBranch)),
       field("Feedback label", input("feedbackLabel", repo.feedbackLabel)),
       field("Runs per month", quotaInput, quota.quota == null ? `(${quota.used} used, no limit)` : `(${quota.used} used, ${quota.left} left)`),
+      field("Budget per month ($)", budgetInput, "(runs are refused once it is spent)"),
       field("Sandbox", backendSelect),
       field("Agent", agent),
       commandField,

@@ -49,7 +49,7 @@ async fn the_agent_in_docker_reaches_its_provider_while_the_key_stays_outside() 
         .await,
     );
     let provider = FakeProvider::start().await;
-    cli.use_anthropic_stand_in(KEY, &provider).await;
+    cli.use_anthropic_stand_in(KEY, &provider.api_base()).await;
     ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
 
     for (round, mode) in ["allowlist", "open"].into_iter().enumerate() {

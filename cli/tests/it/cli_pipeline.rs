@@ -335,7 +335,7 @@ async fn the_agent_holds_a_placeholder_and_its_provider_gets_the_key() {
     ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
     let key = "sk-ant-test-0123456789abcdef";
     let provider = FakeProvider::start().await;
-    cli.use_anthropic_stand_in(key, &provider).await;
+    cli.use_anthropic_stand_in(key, &provider.api_base()).await;
     let feedback = cli
         .add_feedback("Scan\n@@scan\n@@provider\n@@noise 2\n@@write s.txt scanned")
         .await;

@@ -8,6 +8,7 @@ mod cli_log;
 mod cli_pipeline;
 mod cli_qa;
 mod cli_setup;
+mod cli_spend;
 mod real_agent_journeys;
 mod real_agents_docker;
 mod real_agents_local;

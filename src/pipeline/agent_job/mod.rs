@@ -6,8 +6,10 @@
 //! - this file: what a job is made of ([`AgentJob`], [`AgentSetup`], [`CopyStart`],
 //!   [`WorkingCopy`], [`JobFiles`]) and the agent and sandbox made ready;
 //! - [`working_copy`]: the working copy, fresh from the cache or the item's kept one;
-//! - [`running`]: the job run in the sandbox, and how it ended.
+//! - [`running`]: the job run in the sandbox, and how it ended;
+//! - [`job_spend`]: the job's budget before it runs, and what it spent after.
 
+mod job_spend;
 mod running;
 mod working_copy;
 
@@ -149,10 +151,29 @@ pub(crate) enum CopyStart<'a> {
         pull_request: Option<u64>,
         /// The fork the branch lives in, when not the repository itself.
         in_fork: Option<&'a RepoName>,
+        /// Where an earlier run stopped unfinished (its budget spent): the copy goes on
+        /// from its commits when the branch has not moved since.
+        resume: Option<&'a UnfinishedWork>,
     },
     /// A pull request's own head as GitHub keeps it (`refs/pull/N/head`), whatever
     /// repository its branch lives in; the working copy's branch is named `branch`.
     PullRequestHead { number: u64, branch: &'a str },
+}
+
+/// The commits an earlier run of the item left when its budget stopped it, kept in
+/// the cache for a retry to go on from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UnfinishedWork {
+    pub run_id: RunId,
+    /// Where that run started (the branch's tip then).
+    pub start_sha: String,
+    /// Its last commit, in the cache as [`unfinished_work_ref`].
+    pub end_sha: String,
+}
+
+/// Where a run's unfinished commits wait in the repository's cache.
+pub(crate) fn unfinished_work_ref(run_id: RunId) -> String {
+    format!("refs/handoff/runs/{run_id}")
 }
 
 /// A working copy made for a run.
@@ -161,8 +182,13 @@ pub(crate) struct WorkingCopy {
     pub cache: PathBuf,
     /// The branch checked out in the copy.
     pub branch: String,
+    /// Where the run starts on the branch: what its commits are counted and pushed
+    /// from.
     pub start_sha: String,
-    /// How the sandbox makes the copy, or brings the kept one to `start_sha`.
+    /// The commit checked out: `start_sha`, or an earlier unfinished run's last commit
+    /// that this run goes on from.
+    pub checkout_sha: String,
+    /// How the sandbox makes the copy, or brings the kept one to `checkout_sha`.
     pub steps: CopySteps,
     /// The feedback item's copy kept between its runs, when this run uses one.
     pub kept: Option<KeptCopy>,

@@ -15,7 +15,6 @@ use crate::pipeline::job_script::{
 use crate::pipeline::kept_copy::CopySteps;
 use crate::pipeline::run_log::record_sandbox_events;
 use crate::pipeline::Pipeline;
-use crate::sandbox::key_forwarding::ForwardedKey;
 use crate::sandbox::output_limits::check_output_folder;
 use crate::sandbox::{JobControl, SandboxEnd, SandboxJob};
 
@@ -50,10 +49,12 @@ impl Pipeline {
             agent_environment: setup.agent.environment(),
             agent_scratch_files: setup.agent.scratch_files(),
             start_sha: &copy.start_sha,
+            checkout_sha: &copy.checkout_sha,
             git_name: &self.settings.git_name,
             git_email: &self.settings.git_email,
         }
         .render();
+        let (budget, agent_key) = self.budget_the_job(job).await?;
         let handoff = workspace.join("handoff");
         let write = |path: PathBuf, text: &str| {
             std::fs::write(path, text)
@@ -90,15 +91,18 @@ impl Pipeline {
             setup.redactor.clone(),
             receiver,
         ));
-        let job = SandboxJob {
+        let sandbox_job = SandboxJob {
             run_id,
             workspace: workspace.to_owned(),
             kept_copy: copy.kept.as_ref().map(|kept| kept.feedback_id),
-            agent_key: setup.agent_key.as_ref().map(ForwardedKey::renewed),
+            agent_key: agent_key.clone(),
             timeout: setup.timeout,
             limits: self.settings.limits,
         };
-        let end = setup.sandbox.run(&job, JobControl { events, cancel }).await;
+        let end = setup
+            .sandbox
+            .run(&sandbox_job, JobControl { events, cancel })
+            .await;
         let recorded = recorder
             .await
             .map_err(|error| Stop::failed(RunFailureCode::Log, error.to_string()))?;
@@ -115,7 +119,10 @@ impl Pipeline {
                 ));
             }
             // Whatever the agent did, the copy holds the start now.
-            if let Err(error) = kept.remember(setup.sandbox.backend(), &[&copy.start_sha]) {
+            if let Err(error) = kept.remember(
+                setup.sandbox.backend(),
+                &[&copy.start_sha, &copy.checkout_sha],
+            ) {
                 tracing::warn!(item = %kept.feedback_id, %error, "the kept copy's record cannot be written; the next run makes a fresh copy");
             }
         }
@@ -136,13 +143,20 @@ impl Pipeline {
         let out = workspace.join("out");
         // Nothing of out/ is read before it is known to be within its caps.
         let within_caps = check_output_folder(&out, &self.settings.limits.output);
-        if within_caps.is_ok() {
-            // What the agent spent stays on the run whatever happens next.
-            let usage = setup.agent_usage(&out, run_id);
-            store
-                .record_run_usage(run_id, usage.cost_usd, usage.tokens_in, usage.tokens_out)
-                .await?;
+        // What the agent spent stays on the run whatever happens next.
+        let spent = self
+            .record_job_spend(job, agent_key.as_ref(), &budget, &out, within_caps.is_ok())
+            .await;
+        if let Err(Stop::Failed {
+            code: RunFailureCode::BudgetReached,
+            ..
+        }) = &spent
+        {
+            if within_caps.is_ok() {
+                self.keep_unfinished_work(job, copy, &out).await?;
+            }
         }
+        spent?;
         if code == 0 {
             within_caps.map_err(|refused| {
                 Stop::failed(

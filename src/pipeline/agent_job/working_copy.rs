@@ -86,6 +86,7 @@ impl Pipeline {
                 base_for_new,
                 pull_request,
                 in_fork,
+                ..
             } => {
                 let in_the_fork = match in_fork {
                     Some(fork) => git
@@ -153,6 +154,42 @@ impl Pipeline {
                 }
             }
         };
+        // Going on from an unfinished run: its last commit is checked out, on top of
+        // the branch's tip it started from (when the branch has not moved since).
+        let mut checkout_ref = source_ref.clone();
+        let mut how = how;
+        let mut note = note;
+        if let CopyStart::Branch {
+            resume: Some(unfinished),
+            ..
+        } = start
+        {
+            let tip = git.resolve(&cache, &source_ref).await.ok();
+            let kept_ref = unfinished_work_ref(unfinished.run_id);
+            let held = git.resolve(&cache, &kept_ref).await.ok();
+            if tip.as_deref() == Some(unfinished.start_sha.as_str())
+                && held.as_deref() == Some(unfinished.end_sha.as_str())
+            {
+                checkout_ref = kept_ref;
+                how = format!(
+                    "{how}, with the commits run {} left when its budget was spent",
+                    unfinished.run_id
+                );
+                note = Some(format!(
+                    "this run goes on from where run {} stopped when its budget was spent \
+                     (its commits up to {})",
+                    unfinished.run_id,
+                    &unfinished.end_sha[..unfinished.end_sha.len().min(12)]
+                ));
+            } else {
+                log.say(&format!(
+                    "note: run {} left unfinished work, but the branch has moved since; this \
+                     run starts from the branch's tip",
+                    unfinished.run_id
+                ))
+                .await?;
+            }
+        }
         let kept = keep_for
             .filter(|_| {
                 backend_keeps_copies(setup.sandbox.backend())
@@ -161,25 +198,36 @@ impl Pipeline {
             .map(|feedback_id| KeptCopy::of(&self.data_dir, feedback_id));
         let checkout_failed =
             |error: GitError| Stop::failed(RunFailureCode::GitCheckout, error.to_string());
-        let (start_sha, steps) = match &kept {
+        let (checkout_sha, steps) = match &kept {
             Some(kept) => {
-                self.ready_kept_copy(job, &git, &cache, kept, &source_ref, &branch)
+                self.ready_kept_copy(job, &git, &cache, kept, &checkout_ref, &branch)
                     .await?
             }
             None if setup.sandbox.works_in_place() => (
-                git.make_working_copy(&cache, &workspace.join("repo"), &source_ref, &branch)
+                git.make_working_copy(&cache, &workspace.join("repo"), &checkout_ref, &branch)
                     .await
                     .map_err(checkout_failed)?,
                 CopySteps::MadeOnHost,
             ),
             None => (
-                git.bundle_ref(&cache, &source_ref, &workspace.join("handoff/repo.bundle"))
-                    .await
-                    .map_err(checkout_failed)?,
+                git.bundle_ref(
+                    &cache,
+                    &checkout_ref,
+                    &workspace.join("handoff/repo.bundle"),
+                )
+                .await
+                .map_err(checkout_failed)?,
                 CopySteps::FromBundle {
-                    bundle_ref: source_ref.clone(),
+                    bundle_ref: checkout_ref.clone(),
                 },
             ),
+        };
+        let start_sha = if checkout_ref == source_ref {
+            checkout_sha.clone()
+        } else {
+            git.resolve(&cache, &source_ref)
+                .await
+                .map_err(checkout_failed)?
         };
         log.say(&format!(
             "working copy of {branch} at {} ({how}; {})",
@@ -202,6 +250,7 @@ impl Pipeline {
             cache,
             branch,
             start_sha,
+            checkout_sha,
             steps,
             kept,
             note,

@@ -115,6 +115,7 @@ impl Pipeline {
             QaPlan::FullAuto => 4,
         };
         self.store.check_quota_left(&repo, quota_units).await?;
+        self.store.check_budget_left(&repo).await?;
         let setup = self
             .agent_setup(&repo, options.backend, options.timeout)
             .await?;

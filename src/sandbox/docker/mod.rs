@@ -190,12 +190,23 @@ impl DockerSandbox {
             self.remove(id).await;
         }
         // The gate stays for the repository's next run; the run's key does not.
+        // What the job's model calls spent comes back with it.
         if let Some((gate, placeholder)) = gate_holds_key {
-            if let Err(error) = gate
+            match gate
                 .configure(&[GateCommand::RemoveKey { placeholder }])
                 .await
             {
-                tracing::warn!(%error, "the egress gate could not be told to forget a run's key; it holds it until it stops");
+                Ok(answers) => {
+                    if let (Some(key), Some(report)) = (
+                        &job.agent_key,
+                        answers.into_iter().find_map(|answer| answer.meter),
+                    ) {
+                        key.meter.absorb(report.steps, report.refused_calls);
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "the egress gate could not be told to forget a run's key; it holds it until it stops, and what the run spent there is not known");
+                }
             }
         }
         match outcome {

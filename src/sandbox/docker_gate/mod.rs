@@ -50,7 +50,7 @@ use tokio::io::AsyncWriteExt as _;
 use super::docker_labels::{GATE_LABEL, INSTALLATION_LABEL};
 use super::SandboxError;
 use crate::domain::{RepoId, SandboxBackend};
-use crate::egress::gate_control::GateCommand;
+use crate::egress::gate_control::{GateAnswer, GateCommand};
 
 /// The label telling which program a gate runs (its size and time), so a gate of an
 /// older program is made anew.
@@ -191,8 +191,12 @@ impl EgressGate {
         &self.network
     }
 
-    /// Sends `commands` to the gate; fails unless each one was carried out.
-    pub async fn configure(&self, commands: &[GateCommand]) -> Result<(), SandboxError> {
+    /// Sends `commands` to the gate; fails unless each one was carried out. The gate's
+    /// answers, one per command.
+    pub async fn configure(
+        &self,
+        commands: &[GateCommand],
+    ) -> Result<Vec<GateAnswer>, SandboxError> {
         let program_in_gate = format!("{PROGRAM_DIR}/{GATE_PROGRAM}");
         let control = format!("{CONTROL_DIR}/control.sock");
         let exec = self
@@ -263,7 +267,10 @@ impl EgressGate {
             .ok()
             .and_then(|inspected| inspected.exit_code);
         if exit == Some(0) {
-            return Ok(());
+            return Ok(said
+                .lines()
+                .filter_map(|line| serde_json::from_str::<GateAnswer>(line).ok())
+                .collect());
         }
         Err(unavailable(format!(
             "the egress gate ({}) did not take its settings: {}",

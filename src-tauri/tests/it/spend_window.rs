@@ -1,0 +1,296 @@
+//! Spend in the window: the month drawn as a chart with its budget line and the items
+//! that cost most, the budgets set in Settings → Spend, a run's steps as a timeline in
+//! the detail panel, and the notice when a repository's month reaches 80% of its
+//! budget.
+
+use handoff_test_support as support;
+
+use std::time::Duration;
+
+use chrono::Utc;
+use handoff::domain::agent_step::{AgentStep, ToolCall};
+use handoff::domain::model_prices::TokenUsage;
+use handoff::domain::{FeedbackId, RunFailureCode, SandboxBackend, SpendSource};
+use handoff::store::spend::RunSpend;
+use handoff::store::{CodeRunRequest, RunOutcome, SettingKey, Store};
+use support::seed;
+use support::window::github_world::{connected_repo, open_card, GithubWorld, REPO, RUN_LIMIT};
+use support::window::notification_service::NotificationService;
+
+fn step(tool: &str, input: &str, input_tokens: u64, cost_usd: f64) -> AgentStep {
+    AgentStep {
+        model: "claude-sonnet-4-5".to_owned(),
+        began_at: Utc::now(),
+        duration_ms: 2300,
+        status: 200,
+        usage: TokenUsage {
+            input: input_tokens,
+            output: 400,
+            ..TokenUsage::default()
+        },
+        cost_usd: Some(cost_usd),
+        tool_calls: vec![ToolCall {
+            name: tool.to_owned(),
+            input: input.to_owned(),
+        }],
+        text: String::new(),
+        details_left_out: false,
+    }
+}
+
+/// A finished code run of `feedback_id` that spent `steps`.
+async fn spent_run(store: &Store, feedback_id: FeedbackId, steps: &[AgentStep]) {
+    let started = store
+        .start_code_run(&CodeRunRequest {
+            feedback_id,
+            backend: SandboxBackend::Local,
+            agent_preset: "claude".to_owned(),
+            instructions: None,
+        })
+        .await
+        .unwrap();
+    let run_id = started.run.id;
+    let cost: f64 = steps.iter().filter_map(|step| step.cost_usd).sum();
+    let tokens_in: u64 = steps.iter().map(|step| step.usage.all_input()).sum();
+    let tokens_out: u64 = steps.iter().map(|step| step.usage.output).sum();
+    store
+        .record_run_spend(
+            run_id,
+            &RunSpend {
+                source: Some(SpendSource::Metered),
+                cost_usd: Some(cost),
+                tokens_in: Some(tokens_in as i64),
+                tokens_out: Some(tokens_out as i64),
+                unpriced_tokens: None,
+            },
+            steps,
+        )
+        .await
+        .unwrap();
+    store
+        .finish_run(
+            run_id,
+            &RunOutcome::Failed {
+                failure_code: RunFailureCode::NoChanges,
+                message: "the agent changed nothing".to_owned(),
+                exit_code: Some(0),
+            },
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_month_is_drawn_with_its_budget_and_a_runs_steps_read_as_a_timeline() {
+    let world = GithubWorld::new().await;
+    let store = &world.store;
+    let repo = connected_repo(&world.fake, store, "").await;
+    store.set_monthly_budget(repo.id, Some(10.0)).await.unwrap();
+    let header = seed::add_feedback(store, REPO, "Sticky header", "Keep it on top.").await;
+    let footer = seed::add_feedback(store, REPO, "Footer links", "Fix them.").await;
+    spent_run(
+        store,
+        header.id,
+        &[
+            step("Read", r#"{"file_path":"src/header.css"}"#, 30_000, 1.25),
+            step(
+                "Edit",
+                r#"{"file_path":"src/header.css","old_string":"a","new_string":"b"}"#,
+                42_000,
+                2.0,
+            ),
+            step("Bash", r#"{"command":"npm test"}"#, 50_000, 0.25),
+        ],
+    )
+    .await;
+    spent_run(
+        store,
+        footer.id,
+        &[step("Write", r#"{"file_path":"footer.html"}"#, 20_000, 2.0)],
+    )
+    .await;
+    let app = world.open_signed_in_window().await;
+
+    // Settings → Spend, for the repository: the total against the budget, the chart, the
+    // top items.
+    app.click("#open-settings").await;
+    app.click(".tab[data-tab=\"spend\"]").await;
+    app.wait_for("#spend-panel .spend-chart").await;
+    app.client
+        .execute(
+            &format!(
+                "const s = document.querySelector('#spend-panel select[name=spendRepo]'); \
+                 s.value = '{REPO}'; s.dispatchEvent(new Event('change'));"
+            ),
+            vec![],
+        )
+        .await
+        .unwrap();
+    let total = app
+        .text_eventually_containing(
+            "const t = document.querySelector('#spend-panel .spend-total'); return t ? t.textContent : '';",
+            "of $10.00",
+        )
+        .await;
+    assert_eq!(total, "$5.50 of $10.00 (55%)");
+    assert_eq!(app.texts("#spend-panel .chart-budget").await.len(), 1);
+    let label = app
+        .eventually(
+            "const c = document.querySelector('#spend-panel .spend-chart'); return c ? c.getAttribute('aria-label') : null;",
+            |value| value.as_str().is_some_and(|text| text.contains("$5.50")),
+        )
+        .await;
+    assert!(
+        label.as_str().unwrap().contains("of a $10.00 budget"),
+        "{label}"
+    );
+    let top = app.texts("#spend-panel .spend-top tr").await;
+    assert_eq!(top.len(), 2, "{top:?}");
+    assert!(
+        top[0].contains("Sticky header") && top[0].contains("$3.50"),
+        "{top:?}"
+    );
+    app.screenshot("spend-month").await;
+
+    // The budgets, set here; one that does not read saves nothing.
+    app.type_into("#spend-panel input[name=runUsd]", "2.50")
+        .await;
+    app.type_into("#spend-panel input[name=dayUsd]", "20").await;
+    app.type_into("#spend-panel textarea[name=ownPrices]", "my-model cheap")
+        .await;
+    app.click("#spend-panel .save-budgets").await;
+    let refused = app
+        .text_eventually_containing(
+            "const e = document.querySelector('#spend-panel .form-error'); return e && !e.hidden ? e.textContent : '';",
+            "my-model cheap",
+        )
+        .await;
+    assert!(refused.contains("Your prices"), "{refused}");
+    assert_eq!(store.setting(SettingKey::BudgetRunUsd).await.unwrap(), None);
+    app.type_into("#spend-panel textarea[name=ownPrices]", "my-model 1 2")
+        .await;
+    app.click("#spend-panel .save-budgets").await;
+    app.eventually(
+        "const r = document.querySelector('#spend-panel tr[data-model=\"my-model\"]'); return r ? r.textContent : '';",
+        |value| value.as_str().is_some_and(|text| text.contains("yours")),
+    )
+    .await;
+    assert_eq!(
+        store
+            .setting(SettingKey::BudgetRunUsd)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("2.50")
+    );
+    assert_eq!(
+        store
+            .setting(SettingKey::BudgetDayUsd)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("20")
+    );
+    app.click("#settings-close").await;
+
+    // The item's run: its steps, what the agent read, changed and ran, and each cost.
+    open_card(&app, header.id.0).await;
+    app.click("#detail .run .show-steps").await;
+    app.wait_for("#detail .steps .step").await;
+    let steps = app.texts("#detail .steps .step").await;
+    assert_eq!(steps.len(), 3, "{steps:?}");
+    assert!(
+        steps[0].contains("read")
+            && steps[0].contains("src/header.css")
+            && steps[0].contains("$1.2500"),
+        "{steps:?}"
+    );
+    assert!(
+        steps[1].contains("wrote") && steps[1].contains("42k in"),
+        "{steps:?}"
+    );
+    assert!(
+        steps[2].contains("ran") && steps[2].contains("npm test"),
+        "{steps:?}"
+    );
+    let spend = app.texts("#detail .run .run-spend").await;
+    assert!(
+        spend[0].contains("$3.50") && spend[0].contains("metered"),
+        "{spend:?}"
+    );
+    app.client
+        .execute(
+            "document.querySelectorAll('.toast .toast-close').forEach(b => b.click()); \
+             document.querySelector('#detail .run').scrollIntoView({ block: 'start' });",
+            vec![],
+        )
+        .await
+        .unwrap();
+    app.screenshot("run-steps").await;
+    app.close().await;
+    world.store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_month_at_eighty_percent_of_its_budget_says_so_once() {
+    let world = GithubWorld::new().await;
+    let notifications = NotificationService::start(world.keyring.bus_address()).await;
+    let repo = connected_repo(&world.fake, &world.store, "").await;
+    world
+        .store
+        .set_monthly_budget(repo.id, Some(0.10))
+        .await
+        .unwrap();
+    let first = seed::add_feedback(
+        &world.store,
+        REPO,
+        "Spend",
+        "Costly.\n@@usage 0.09\n@@write a.txt one",
+    )
+    .await;
+    let app = world.open_signed_in(first.id.0).await;
+
+    app.click("#detail .update-button").await;
+
+    let sent = notifications
+        .wait_for(RUN_LIMIT, |sent| sent.summary == "Budget at 80%")
+        .await;
+    assert!(
+        sent.body
+            .contains("has spent $0.09 of its $0.10 monthly budget (90%)"),
+        "{sent:?}"
+    );
+    let note = app
+        .text_eventually_containing(
+            "return [...document.querySelectorAll('#detail .run-note')].map(n => n.textContent).join('|');",
+            "monthly budget",
+        )
+        .await;
+    assert!(note.contains("90%"), "{note}");
+    // The month is spent past its budget: the next run is refused before it starts,
+    // and no second notice comes.
+    let second = seed::add_feedback(&world.store, REPO, "More", "@@write b.txt two").await;
+    world
+        .store
+        .set_monthly_budget(repo.id, Some(0.09))
+        .await
+        .unwrap();
+    open_card(&app, second.id.0).await;
+    app.click("#detail .update-button").await;
+    let refused = app
+        .text_eventually_containing(
+            "return [...document.querySelectorAll('.toast')].map(t => t.textContent).join('|');",
+            "budget this month",
+        )
+        .await;
+    assert!(refused.contains("$0.09 of its $0.09"), "{refused}");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let budget_notices = notifications
+        .sent()
+        .into_iter()
+        .filter(|sent| sent.summary == "Budget at 80%")
+        .count();
+    assert_eq!(budget_notices, 1);
+    app.close().await;
+    world.store.close().await;
+}

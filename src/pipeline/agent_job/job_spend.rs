@@ -1,0 +1,230 @@
+//! What a job may spend and what it spent: the budgets checked before its sandbox
+//! starts, the key handed to the sandbox with the job's limit on its meter, and, once
+//! the agent has ended, the spend recorded: metered by the key forwarder where one
+//! stood, else as the agent reported it.
+
+use std::path::Path;
+
+use chrono::Utc;
+
+use super::{unfinished_work_ref, AgentJob, Stop, UnfinishedWork, WorkingCopy};
+use crate::domain::budgets::Budgets;
+use crate::domain::{FeedbackId, RunFailureCode, SpendSource, Stage};
+use crate::pipeline::Pipeline;
+use crate::sandbox::key_forwarding::ForwardedKey;
+use crate::store::spend::{RunSpend, BUDGET_NOTE};
+use crate::store::RunFilter;
+
+/// The budgets a job runs under.
+pub(crate) struct JobBudget {
+    pub budgets: Budgets,
+}
+
+impl Pipeline {
+    /// The job's budgets; a run whose repository month or day is spent stops here,
+    /// before any sandbox starts. Also the job's key, whose meter holds its limit.
+    pub(crate) async fn budget_the_job(
+        &self,
+        job: &AgentJob<'_>,
+    ) -> Result<(JobBudget, Option<ForwardedKey>), Stop> {
+        let store = &self.store;
+        let repo = store.repo(job.repo.id).await?;
+        let budgets = store.budgets_for(&repo).await?;
+        let before = store.spent_so_far(repo.id, Utc::now()).await?;
+        budgets
+            .check_before_run(&repo.name.full_name(), before)
+            .map_err(|refusal| Stop::failed(RunFailureCode::BudgetSpent, refusal.to_string()))?;
+        let limit = budgets.limit_for_run(before);
+        let prices = store.price_table().await?;
+        let key = job
+            .setup
+            .agent_key
+            .as_ref()
+            .map(|key| key.renewed_with(limit, prices));
+        if key.is_some() {
+            job.log
+                .say(&format!(
+                    "budget of this run: {} (model calls past it are refused)",
+                    limit.describe()
+                ))
+                .await?;
+        }
+        Ok((JobBudget { budgets }, key))
+    }
+
+    /// Records what the job spent once its agent has ended: every model call the key
+    /// forwarder metered, or else the agent's own account in `out` (read only when
+    /// `out_readable`). Says in the log when a budget reached 80%. A job whose budget
+    /// was spent stops here: nothing of it is pushed.
+    pub(crate) async fn record_job_spend(
+        &self,
+        job: &AgentJob<'_>,
+        key: Option<&ForwardedKey>,
+        budget: &JobBudget,
+        out: &Path,
+        out_readable: bool,
+    ) -> Result<(), Stop> {
+        let AgentJob {
+            setup, log, run_id, ..
+        } = *job;
+        let metered = key
+            .map(|key| (key, key.meter.spend()))
+            .filter(|(_, spend)| spend.calls > 0 || spend.refused_calls > 0);
+        let (spend, steps) = match metered {
+            Some((key, spend)) => {
+                let placeholder = key.placeholder.as_str();
+                let steps: Vec<_> = key
+                    .meter
+                    .steps()
+                    .into_iter()
+                    .map(|step| {
+                        step.scrubbed(|text| {
+                            setup
+                                .redactor
+                                .redact(text)
+                                .replace(placeholder, "[placeholder]")
+                        })
+                    })
+                    .collect();
+                let count = |tokens: u64| Some(i64::try_from(tokens).unwrap_or(i64::MAX));
+                let priced_any = spend.unpriced_tokens < spend.usage.total();
+                let run_spend = RunSpend {
+                    source: Some(SpendSource::Metered),
+                    cost_usd: (priced_any || spend.usage.total() == 0).then_some(spend.cost_usd),
+                    tokens_in: count(spend.usage.all_input()),
+                    tokens_out: count(spend.usage.output),
+                    unpriced_tokens: (spend.unpriced_tokens > 0)
+                        .then(|| count(spend.unpriced_tokens))
+                        .flatten(),
+                };
+                (run_spend, steps)
+            }
+            None if out_readable => {
+                let usage = setup.agent_usage(out, run_id);
+                let run_spend = RunSpend {
+                    source: usage.is_known().then_some(SpendSource::Reported),
+                    cost_usd: usage.cost_usd,
+                    tokens_in: usage.tokens_in,
+                    tokens_out: usage.tokens_out,
+                    unpriced_tokens: None,
+                };
+                (run_spend, Vec::new())
+            }
+            None => (RunSpend::default(), Vec::new()),
+        };
+        self.store.record_run_spend(run_id, &spend, &steps).await?;
+        if let Some(cost) = spend.cost_usd {
+            log.say(&format!(
+                "spent: ${cost:.4}, {} tokens in, {} out ({})",
+                spend.tokens_in.unwrap_or(0),
+                spend.tokens_out.unwrap_or(0),
+                match spend.source {
+                    Some(SpendSource::Metered) => "metered",
+                    _ => "as reported by the agent",
+                }
+            ))
+            .await?;
+        }
+        let repo = self.store.repo(job.repo.id).await?;
+        for notice in self
+            .store
+            .budget_notices(&repo, &budget.budgets, Utc::now())
+            .await?
+        {
+            tracing::info!(%notice, "a budget reached 80%");
+            log.say(&format!("notice: {notice}")).await?;
+            self.store
+                .add_run_note(run_id, &format!("{BUDGET_NOTE}{notice}"))
+                .await?;
+        }
+        if let Some((key, _)) = metered {
+            if key.meter.budget_reached() {
+                let spend = key.meter.spend();
+                return Err(Stop::failed(
+                    RunFailureCode::BudgetReached,
+                    format!(
+                        "budget reached: the run's budget ({}) was spent (${:.2}, {} tokens) and \
+                         its next model call was refused; nothing was pushed, and the item's \
+                         working copy is kept for a retry",
+                        key.meter.limit().describe(),
+                        spend.cost_usd,
+                        spend.usage.total()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Keeps the commits of a job its budget stopped (the agent's work so far, which the
+    /// job script committed) in the repository's cache, for a retry to go on from;
+    /// nothing of them is pushed.
+    pub(crate) async fn keep_unfinished_work(
+        &self,
+        job: &AgentJob<'_>,
+        copy: &WorkingCopy,
+        out: &Path,
+    ) -> Result<(), Stop> {
+        let bundle = out.join("changes.bundle");
+        if !bundle.exists() {
+            return Ok(());
+        }
+        let git = self.host_git();
+        let _cache_lock = self.lock_cache(job.log, job.repo).await?;
+        let kept_ref = unfinished_work_ref(job.run_id);
+        let end_sha = match git.import_bundle(&copy.cache, &bundle, &kept_ref).await {
+            Ok(end_sha) => end_sha,
+            Err(error) => {
+                tracing::warn!(run = %job.run_id, %error, "the unfinished commits could not be kept");
+                return Ok(());
+            }
+        };
+        if !git
+            .is_ancestor(&copy.cache, &copy.start_sha, &end_sha)
+            .await
+        {
+            return Ok(());
+        }
+        self.store
+            .record_unfinished_commits(job.run_id, &end_sha)
+            .await?;
+        job.log
+            .say(&format!(
+                "the agent's work so far (up to {}) is kept for a retry; nothing was pushed",
+                &end_sha[..end_sha.len().min(12)]
+            ))
+            .await?;
+        Ok(())
+    }
+
+    /// What the item's last code run left unfinished, when its budget stopped it.
+    pub(crate) async fn unfinished_work_of(
+        &self,
+        feedback_id: FeedbackId,
+    ) -> Result<Option<UnfinishedWork>, Stop> {
+        let runs = self
+            .store
+            .runs(&RunFilter {
+                feedback_id: Some(feedback_id),
+                active_only: false,
+                limit: None,
+            })
+            .await?;
+        let last_finished = runs
+            .into_iter()
+            .filter(|run| run.stage == Stage::Code && !run.status.is_active())
+            .max_by_key(|run| run.id.0);
+        Ok(
+            last_finished.and_then(|run| match (run.failure_code, run.start_sha, run.end_sha) {
+                (Some(RunFailureCode::BudgetReached), Some(start_sha), Some(end_sha)) => {
+                    Some(UnfinishedWork {
+                        run_id: run.id,
+                        start_sha,
+                        end_sha,
+                    })
+                }
+                _ => None,
+            }),
+        )
+    }
+}

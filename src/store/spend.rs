@@ -1,0 +1,561 @@
+//! Spend: what runs cost, step by step and in total, the budgets and prices the owner
+//! set, and the month's figures the window and `handoff spend` show.
+
+use chrono::{DateTime, Datelike as _, NaiveDate, TimeZone as _, Utc};
+use serde::Serialize;
+use sqlx::Row as _;
+
+use super::error::StoreError;
+use super::settings::SettingKey;
+use super::time_text::{start_of_month, time_text};
+use super::Store;
+use crate::domain::agent_step::{AgentStep, ToolCall};
+use crate::domain::budgets::{
+    reached_share, Budgets, SpendLimit, SpentSoFar, DEFAULT_RUN_BUDGET_USD, NOTICE_AT_SHARE,
+};
+use crate::domain::model_prices::{PriceLineError, PriceTable, TokenUsage};
+use crate::domain::{FeedbackId, Repo, RepoId, RunId, SpendSource};
+
+/// How a run's note about a budget at 80% begins.
+pub const BUDGET_NOTE: &str = "budget: ";
+
+/// A run's spend as it ended, to record.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunSpend {
+    pub source: Option<SpendSource>,
+    pub cost_usd: Option<f64>,
+    pub tokens_in: Option<i64>,
+    pub tokens_out: Option<i64>,
+    pub unpriced_tokens: Option<i64>,
+}
+
+/// One day of a month.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DaySpend {
+    pub day: NaiveDate,
+    pub cost_usd: f64,
+    pub tokens: i64,
+    pub runs: i64,
+}
+
+/// A feedback item's (or pull request's) spend in a month.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ItemSpend {
+    pub repo: String,
+    pub feedback_id: Option<FeedbackId>,
+    pub pr_number: Option<u64>,
+    pub title: Option<String>,
+    pub cost_usd: f64,
+    pub tokens: i64,
+    pub runs: i64,
+}
+
+/// Tokens and dollars of one model or one stage in a month.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PartSpend {
+    pub name: String,
+    pub cost_usd: f64,
+    pub tokens: i64,
+}
+
+/// A month's spend, of one repository or of them all.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MonthSpend {
+    /// `2026-12`.
+    pub month: String,
+    pub repo: Option<String>,
+    pub cost_usd: f64,
+    pub tokens: i64,
+    /// Tokens of models with no price, which the cost leaves out.
+    pub unpriced_tokens: i64,
+    /// Runs with tokens but no cost known.
+    pub runs_without_cost: i64,
+    pub runs: i64,
+    /// The repository's monthly budget (one repository only).
+    pub budget_usd: Option<f64>,
+    /// Every day of the month, spent or not.
+    pub days: Vec<DaySpend>,
+    /// The five items that cost most.
+    pub top_items: Vec<ItemSpend>,
+    pub by_model: Vec<PartSpend>,
+    pub by_stage: Vec<PartSpend>,
+}
+
+/// A budget that reached 80% of itself with a run's spend.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BudgetNotice {
+    /// `month` (a repository's) or `day` (the installation's).
+    pub period: &'static str,
+    pub repo: Option<String>,
+    pub budget_usd: f64,
+    pub spent_usd: f64,
+}
+
+impl std::fmt::Display for BudgetNotice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.repo {
+            Some(repo) => write!(
+                f,
+                "{repo} has spent ${:.2} of its ${:.2} monthly budget ({:.0}%)",
+                self.spent_usd,
+                self.budget_usd,
+                self.spent_usd / self.budget_usd * 100.0
+            ),
+            None => write!(
+                f,
+                "Handoff has spent ${:.2} of its ${:.2} daily budget ({:.0}%)",
+                self.spent_usd,
+                self.budget_usd,
+                self.spent_usd / self.budget_usd * 100.0
+            ),
+        }
+    }
+}
+
+/// A budget setting that does not read.
+fn bad_setting(key: SettingKey, value: &str, what: &str) -> StoreError {
+    StoreError::BadSetting {
+        key: key.as_str().to_owned(),
+        value: value.to_owned(),
+        reason: what.to_owned(),
+    }
+}
+
+/// A dollar amount as the owner writes it: `5`, `$5`, `2.50`; `none`: no limit.
+pub fn parse_dollars(text: &str) -> Result<Option<f64>, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    let usd: f64 = text
+        .trim_start_matches('$')
+        .parse()
+        .map_err(|_| format!("{text:?} is not an amount of dollars (or `none`)"))?;
+    if !usd.is_finite() || usd < 0.0 {
+        return Err(format!("{text:?}: a budget cannot be negative"));
+    }
+    Ok(Some(usd))
+}
+
+/// `sql` (this file's own text), whose first four parameters are the month's first instant, the next month's,
+/// and the repository (twice; NULL for all), with them bound.
+fn in_month(
+    sql: String,
+    from: &str,
+    until: &str,
+    repo_id: Option<i64>,
+) -> sqlx::query::Query<'static, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
+    // Made of this file's constant pieces only: nothing typed reaches the text.
+    sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(from.to_owned())
+        .bind(until.to_owned())
+        .bind(repo_id)
+        .bind(repo_id)
+}
+
+fn start_of_day(time: DateTime<Utc>) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(time.year(), time.month(), time.day(), 0, 0, 0)
+        .single()
+        .unwrap_or(time)
+}
+
+impl Store {
+    /// The price table: the defaults with the owner's entries on top.
+    pub async fn price_table(&self) -> Result<PriceTable, StoreError> {
+        let overrides = self.setting(SettingKey::SpendPrices).await?;
+        PriceTable::with_overrides(overrides.as_deref()).map_err(|error: PriceLineError| {
+            bad_setting(
+                SettingKey::SpendPrices,
+                overrides.as_deref().unwrap_or_default(),
+                &error.to_string(),
+            )
+        })
+    }
+
+    /// The budgets that apply to a run of `repo`.
+    pub async fn budgets_for(&self, repo: &Repo) -> Result<Budgets, StoreError> {
+        let dollars = |key: SettingKey, value: Option<String>, default: Option<f64>| match value {
+            None => Ok(default),
+            Some(value) => {
+                parse_dollars(&value).map_err(|reason| bad_setting(key, &value, &reason))
+            }
+        };
+        let run_usd = dollars(
+            SettingKey::BudgetRunUsd,
+            self.setting(SettingKey::BudgetRunUsd).await?,
+            Some(DEFAULT_RUN_BUDGET_USD),
+        )?;
+        let day_usd = dollars(
+            SettingKey::BudgetDayUsd,
+            self.setting(SettingKey::BudgetDayUsd).await?,
+            None,
+        )?;
+        let run_tokens = match self.setting(SettingKey::BudgetRunTokens).await? {
+            None => None,
+            Some(value) if value.trim().eq_ignore_ascii_case("none") => None,
+            Some(value) => Some(value.trim().parse::<u64>().map_err(|_| {
+                bad_setting(
+                    SettingKey::BudgetRunTokens,
+                    &value,
+                    "a number of tokens (or `none`)",
+                )
+            })?),
+        };
+        Ok(Budgets {
+            run: SpendLimit {
+                usd: run_usd,
+                tokens: run_tokens,
+            },
+            repo_month_usd: repo.monthly_budget_usd,
+            day_usd,
+        })
+    }
+
+    /// Sets (or, with `None`, removes) a repository's monthly budget.
+    pub async fn set_monthly_budget(
+        &self,
+        id: RepoId,
+        budget_usd: Option<f64>,
+    ) -> Result<Repo, StoreError> {
+        if budget_usd.is_some_and(|usd| !usd.is_finite() || usd < 0.0) {
+            return Err(StoreError::BadSetting {
+                key: "monthly budget".to_owned(),
+                value: format!("{budget_usd:?}"),
+                reason: "a budget cannot be negative".to_owned(),
+            });
+        }
+        sqlx::query("UPDATE repos SET monthly_budget_usd = ? WHERE id = ?")
+            .bind(budget_usd)
+            .bind(id.0)
+            .execute(&self.pool)
+            .await?;
+        self.repo(id).await
+    }
+
+    /// Dollars spent by the runs of `repo_id` (or of all repositories) since `since`.
+    async fn spent_since(
+        &self,
+        repo_id: Option<RepoId>,
+        since: DateTime<Utc>,
+    ) -> Result<f64, StoreError> {
+        let spent: f64 = sqlx::query_scalar(
+            "SELECT COALESCE(SUM(llm_cost_usd), 0.0) FROM runs \
+             WHERE created_at >= ? AND (? IS NULL OR repo_id = ?)",
+        )
+        .bind(time_text(since))
+        .bind(repo_id.map(|id| id.0))
+        .bind(repo_id.map(|id| id.0))
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(spent)
+    }
+
+    /// What the month of `now` and its day have seen spent, for `repo_id`'s budgets.
+    pub async fn spent_so_far(
+        &self,
+        repo_id: RepoId,
+        now: DateTime<Utc>,
+    ) -> Result<SpentSoFar, StoreError> {
+        Ok(SpentSoFar {
+            repo_month_usd: self.spent_since(Some(repo_id), start_of_month(now)).await?,
+            day_usd: self.spent_since(None, start_of_day(now)).await?,
+        })
+    }
+
+    /// Refuses, before anything is recorded, a run of `repo` when its month or the day
+    /// has spent its budget.
+    pub async fn check_budget_left(&self, repo: &Repo) -> Result<(), StoreError> {
+        let budgets = self.budgets_for(repo).await?;
+        let spent = self.spent_so_far(repo.id, Utc::now()).await?;
+        budgets.check_before_run(&repo.name.full_name(), spent)?;
+        Ok(())
+    }
+
+    /// Records how much a run spent: its steps (when metered) and its totals.
+    pub async fn record_run_spend(
+        &self,
+        id: RunId,
+        spend: &RunSpend,
+        steps: &[AgentStep],
+    ) -> Result<(), StoreError> {
+        let mut transaction = self.pool.begin().await?;
+        let first: i64 = sqlx::query_scalar(
+            "SELECT COALESCE(MAX(position) + 1, 0) FROM agent_steps WHERE run_id = ?",
+        )
+        .bind(id.0)
+        .fetch_one(&mut *transaction)
+        .await?;
+        for (offset, step) in steps.iter().enumerate() {
+            let tool_calls =
+                serde_json::to_string(&step.tool_calls).unwrap_or_else(|_| "[]".to_owned());
+            let count = |tokens: u64| i64::try_from(tokens).unwrap_or(i64::MAX);
+            sqlx::query(
+                "INSERT INTO agent_steps (run_id, position, model, began_at, duration_ms, status, \
+                 input_tokens, cache_write_tokens, cache_read_tokens, output_tokens, \
+                 reasoning_tokens, cost_usd, tool_calls, text, details_left_out) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(id.0)
+            .bind(first + i64::try_from(offset).unwrap_or(i64::MAX))
+            .bind(&step.model)
+            .bind(time_text(step.began_at))
+            .bind(count(step.duration_ms))
+            .bind(i64::from(step.status))
+            .bind(count(step.usage.input))
+            .bind(count(step.usage.cache_write))
+            .bind(count(step.usage.cache_read))
+            .bind(count(step.usage.output))
+            .bind(count(step.usage.reasoning))
+            .bind(step.cost_usd)
+            .bind(tool_calls)
+            .bind(&step.text)
+            .bind(step.details_left_out)
+            .execute(&mut *transaction)
+            .await?;
+        }
+        sqlx::query(
+            "UPDATE runs SET llm_cost_usd = ?, tokens_in = ?, tokens_out = ?, spend_source = ?, \
+             unpriced_tokens = ? WHERE id = ?",
+        )
+        .bind(spend.cost_usd)
+        .bind(spend.tokens_in)
+        .bind(spend.tokens_out)
+        .bind(spend.source.map(SpendSource::as_str))
+        .bind(spend.unpriced_tokens)
+        .bind(id.0)
+        .execute(&mut *transaction)
+        .await?;
+        transaction.commit().await?;
+        Ok(())
+    }
+
+    /// The steps of run `id`, in order.
+    pub async fn agent_steps(&self, id: RunId) -> Result<Vec<AgentStep>, StoreError> {
+        if !self.run_exists(id).await? {
+            return Err(StoreError::RunNotFound(id));
+        }
+        let rows = sqlx::query(
+            "SELECT model, began_at, duration_ms, status, input_tokens, cache_write_tokens, \
+             cache_read_tokens, output_tokens, reasoning_tokens, cost_usd, tool_calls, text, \
+             details_left_out FROM agent_steps WHERE run_id = ? ORDER BY position",
+        )
+        .bind(id.0)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let count = |column: &str| -> Result<u64, StoreError> {
+                    let value: i64 = row.try_get(column)?;
+                    Ok(u64::try_from(value).unwrap_or(0))
+                };
+                let tool_calls: String = row.try_get("tool_calls")?;
+                let status: i64 = row.try_get("status")?;
+                Ok(AgentStep {
+                    model: row.try_get("model")?,
+                    began_at: row.try_get("began_at")?,
+                    duration_ms: count("duration_ms")?,
+                    status: u16::try_from(status).unwrap_or(0),
+                    usage: TokenUsage {
+                        input: count("input_tokens")?,
+                        cache_write: count("cache_write_tokens")?,
+                        cache_read: count("cache_read_tokens")?,
+                        output: count("output_tokens")?,
+                        reasoning: count("reasoning_tokens")?,
+                    },
+                    cost_usd: row.try_get("cost_usd")?,
+                    tool_calls: serde_json::from_str::<Vec<ToolCall>>(&tool_calls)
+                        .unwrap_or_default(),
+                    text: row.try_get("text")?,
+                    details_left_out: row.try_get("details_left_out")?,
+                })
+            })
+            .collect()
+    }
+
+    /// The month (`2026-12`) of `repo` (or of every repository): per day, per item,
+    /// per model and per stage.
+    pub async fn month_spend(
+        &self,
+        repo: Option<&Repo>,
+        month_start: DateTime<Utc>,
+    ) -> Result<MonthSpend, StoreError> {
+        let month_start = start_of_month(month_start);
+        let next_month = start_of_month(month_start + chrono::Duration::days(32));
+        let repo_id = repo.map(|repo| repo.id.0);
+        let (from, until) = (time_text(month_start), time_text(next_month));
+        let window = |sql| in_month(sql, &from, &until, repo_id);
+        const RUNS_OF_MONTH: &str =
+            "r.created_at >= ? AND r.created_at < ? AND (? IS NULL OR r.repo_id = ?)";
+        let totals = window(format!(
+            "SELECT COALESCE(SUM(r.llm_cost_usd), 0.0) AS cost, \
+                    COALESCE(SUM(COALESCE(r.tokens_in, 0) + COALESCE(r.tokens_out, 0)), 0) AS tokens, \
+                    COALESCE(SUM(COALESCE(r.unpriced_tokens, 0)), 0) AS unpriced, \
+                    COALESCE(SUM(r.llm_cost_usd IS NULL AND r.tokens_in IS NOT NULL), 0) AS without_cost, \
+                    COUNT(*) AS runs \
+             FROM runs r WHERE {RUNS_OF_MONTH} AND r.stage != 'full-auto'"
+        ))
+        .fetch_one(&self.pool)
+        .await?;
+        let by_day = window(format!(
+            "SELECT substr(r.created_at, 1, 10) AS day, COALESCE(SUM(r.llm_cost_usd), 0.0) AS cost, \
+                    COALESCE(SUM(COALESCE(r.tokens_in, 0) + COALESCE(r.tokens_out, 0)), 0) AS tokens, \
+                    COUNT(*) AS runs \
+             FROM runs r WHERE {RUNS_OF_MONTH} AND r.stage != 'full-auto' GROUP BY day"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        let mut days = Vec::new();
+        let mut day = month_start.date_naive();
+        while day < next_month.date_naive() {
+            let text = day.format("%Y-%m-%d").to_string();
+            let found = by_day.iter().find(|row| {
+                row.try_get::<String, _>("day")
+                    .is_ok_and(|stored| stored == text)
+            });
+            days.push(DaySpend {
+                day,
+                cost_usd: found.map_or(Ok(0.0), |row| row.try_get("cost"))?,
+                tokens: found.map_or(Ok(0), |row| row.try_get("tokens"))?,
+                runs: found.map_or(Ok(0), |row| row.try_get("runs"))?,
+            });
+            day = day.succ_opt().unwrap_or(day);
+            if days.len() > 31 {
+                break;
+            }
+        }
+        let top = window(format!(
+            "SELECT p.owner || '/' || p.name AS repo, r.feedback_id, r.pr_number, f.title, \
+                    COALESCE(SUM(r.llm_cost_usd), 0.0) AS cost, \
+                    COALESCE(SUM(COALESCE(r.tokens_in, 0) + COALESCE(r.tokens_out, 0)), 0) AS tokens, \
+                    COUNT(*) AS runs \
+             FROM runs r JOIN repos p ON p.id = r.repo_id \
+             LEFT JOIN feedback f ON f.id = r.feedback_id \
+             WHERE {RUNS_OF_MONTH} AND r.stage != 'full-auto' \
+             GROUP BY r.repo_id, COALESCE(r.feedback_id, -r.pr_number) \
+             HAVING cost > 0 OR tokens > 0 \
+             ORDER BY cost DESC, tokens DESC LIMIT 5"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        let top_items = top
+            .iter()
+            .map(|row| {
+                let pr_number: Option<i64> = row.try_get("pr_number")?;
+                Ok(ItemSpend {
+                    repo: row.try_get("repo")?,
+                    feedback_id: row
+                        .try_get::<Option<i64>, _>("feedback_id")?
+                        .map(FeedbackId),
+                    pr_number: pr_number.and_then(|number| u64::try_from(number).ok()),
+                    title: row.try_get("title")?,
+                    cost_usd: row.try_get("cost")?,
+                    tokens: row.try_get("tokens")?,
+                    runs: row.try_get("runs")?,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let parts = |rows: Vec<sqlx::sqlite::SqliteRow>| {
+            rows.iter()
+                .map(|row| {
+                    Ok(PartSpend {
+                        name: row.try_get("name")?,
+                        cost_usd: row.try_get("cost")?,
+                        tokens: row.try_get("tokens")?,
+                    })
+                })
+                .collect::<Result<Vec<_>, StoreError>>()
+        };
+        let by_model = parts(
+            window(format!(
+                "SELECT s.model AS name, COALESCE(SUM(s.cost_usd), 0.0) AS cost, \
+                        SUM(s.input_tokens + s.cache_write_tokens + s.cache_read_tokens + s.output_tokens) AS tokens \
+                 FROM agent_steps s JOIN runs r ON r.id = s.run_id \
+                 WHERE {RUNS_OF_MONTH} GROUP BY s.model ORDER BY cost DESC, tokens DESC"
+            ))
+            .fetch_all(&self.pool)
+            .await?,
+        )?;
+        let by_stage = parts(
+            window(format!(
+                "SELECT r.stage AS name, COALESCE(SUM(r.llm_cost_usd), 0.0) AS cost, \
+                        COALESCE(SUM(COALESCE(r.tokens_in, 0) + COALESCE(r.tokens_out, 0)), 0) AS tokens \
+                 FROM runs r WHERE {RUNS_OF_MONTH} AND r.stage != 'full-auto' \
+                 GROUP BY r.stage HAVING tokens > 0 OR cost > 0 ORDER BY cost DESC, tokens DESC"
+            ))
+            .fetch_all(&self.pool)
+            .await?,
+        )?;
+        Ok(MonthSpend {
+            month: month_start.format("%Y-%m").to_string(),
+            repo: repo.map(|repo| repo.name.full_name()),
+            cost_usd: totals.try_get("cost")?,
+            tokens: totals.try_get("tokens")?,
+            unpriced_tokens: totals.try_get("unpriced")?,
+            runs_without_cost: totals.try_get("without_cost")?,
+            runs: totals.try_get("runs")?,
+            budget_usd: repo.and_then(|repo| repo.monthly_budget_usd),
+            days,
+            top_items,
+            by_model,
+            by_stage,
+        })
+    }
+
+    /// The notices due now for `repo`'s budgets: each budget that has reached 80% says
+    /// so once per period.
+    pub async fn budget_notices(
+        &self,
+        repo: &Repo,
+        budgets: &Budgets,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<BudgetNotice>, StoreError> {
+        let after = self.spent_so_far(repo.id, now).await?;
+        let mut due = Vec::new();
+        if let Some(budget) = budgets.repo_month_usd {
+            if reached_share(budget, after.repo_month_usd, NOTICE_AT_SHARE)
+                && self
+                    .first_notice(
+                        &format!("repo:{}", repo.id.0),
+                        &now.format("%Y-%m").to_string(),
+                    )
+                    .await?
+            {
+                due.push(BudgetNotice {
+                    period: "month",
+                    repo: Some(repo.name.full_name()),
+                    budget_usd: budget,
+                    spent_usd: after.repo_month_usd,
+                });
+            }
+        }
+        if let Some(budget) = budgets.day_usd {
+            if reached_share(budget, after.day_usd, NOTICE_AT_SHARE)
+                && self
+                    .first_notice("day", &now.format("%Y-%m-%d").to_string())
+                    .await?
+            {
+                due.push(BudgetNotice {
+                    period: "day",
+                    repo: None,
+                    budget_usd: budget,
+                    spent_usd: after.day_usd,
+                });
+            }
+        }
+        Ok(due)
+    }
+
+    /// Whether this is the first notice of `scope` in `period` (and records it).
+    async fn first_notice(&self, scope: &str, period: &str) -> Result<bool, StoreError> {
+        let inserted = sqlx::query(
+            "INSERT INTO spend_notices (scope, period, noticed_at) VALUES (?, ?, ?) \
+             ON CONFLICT (scope, period) DO NOTHING",
+        )
+        .bind(scope)
+        .bind(period)
+        .bind(time_text(Utc::now()))
+        .execute(&self.pool)
+        .await?;
+        Ok(inserted.rows_affected() == 1)
+    }
+}
