@@ -8,6 +8,9 @@ ALTER TABLE runs ADD COLUMN spend_source TEXT
     CHECK (spend_source IN ('metered', 'reported'));
 -- Tokens of model calls whose model has no price (so the cost leaves them out).
 ALTER TABLE runs ADD COLUMN unpriced_tokens INTEGER;
+-- What a full-auto chain holds back from its repository's month and the day while it
+-- runs (its stages' run budgets together), the way it reserves quota.
+ALTER TABLE runs ADD COLUMN reserved_usd REAL;
 
 -- Each model call of a run, as the key forwarder saw it: the agent's steps.
 CREATE TABLE agent_steps (

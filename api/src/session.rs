@@ -143,12 +143,9 @@ pub async fn take_run_notices(core: &AppCore) -> Result<Vec<RunNotice>, CodedErr
             }
         };
         let event: RunEventRecord = event.into();
-        // A budget that reached 80% with this run says so once, beside the run's end.
-        let ended = matches!(
-            event.kind,
-            RunEventKind::RunFailed | RunEventKind::RunSucceeded
-        );
-        for note in run.notes.iter().filter(|_| ended) {
+        // A budget that reached 80% with this run says so once, beside the run's end
+        // (each run's one event).
+        for note in &run.notes {
             if let Some(budget) = note.strip_prefix(BUDGET_NOTE) {
                 notices.push(RunNotice {
                     event: RunEventRecord {

@@ -71,6 +71,10 @@ fn store_hint(error: &StoreError) -> Option<String> {
             "raise it with `handoff repo set {repo} --monthly-budget DOLLARS` (or `none`); \
              `handoff spend --repo {repo}` shows where it went"
         )),
+        StoreError::BudgetSpent(BudgetRefusal::ChainNeedsMore { repo, .. }) => Some(format!(
+            "run the stages one at a time, lower `budget.run_usd`, or raise the budget with \
+             `handoff repo set {repo} --monthly-budget DOLLARS` or `handoff config set budget.day_usd DOLLARS`"
+        )),
         StoreError::BudgetSpent(BudgetRefusal::DaySpent { .. }) => Some(
             "raise it with `handoff config set budget.day_usd DOLLARS` (or `none`); \
              `handoff spend` shows where it went"

@@ -69,6 +69,16 @@ pub enum BudgetRefusal {
     },
     #[error("Handoff has spent ${spent:.2} of its ${budget:.2} budget for today (UTC)")]
     DaySpent { budget: f64, spent: f64 },
+    #[error(
+        "a full-auto chain of {runs} stages holds back ${needs:.2} (each stage's run budget), \
+         and {repo}'s month and the day have ${left:.2} left"
+    )]
+    ChainNeedsMore {
+        repo: String,
+        runs: u32,
+        needs: f64,
+        left: f64,
+    },
 }
 
 impl Budgets {
@@ -113,6 +123,40 @@ impl Budgets {
     /// held back from the month and the day while the chain runs.
     pub fn reservation_for(&self, runs: u32) -> Option<f64> {
         self.run.usd.map(|usd| usd * f64::from(runs))
+    }
+
+    /// What the month and the day have left together; `None` when neither has a budget.
+    pub fn left(&self, spent: SpentSoFar) -> Option<f64> {
+        [
+            self.repo_month_usd
+                .map(|budget| (budget - spent.repo_month_usd).max(0.0)),
+            self.day_usd.map(|budget| (budget - spent.day_usd).max(0.0)),
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(f64::min)
+    }
+
+    /// Refuses a chain of `runs` stages whose reservation the month or the day cannot
+    /// hold; the reservation, when there is one to make.
+    pub fn check_reservation(
+        &self,
+        repo: &str,
+        spent: SpentSoFar,
+        runs: u32,
+    ) -> Result<Option<f64>, BudgetRefusal> {
+        let Some(needs) = self.reservation_for(runs) else {
+            return Ok(None);
+        };
+        match self.left(spent) {
+            Some(left) if left < needs => Err(BudgetRefusal::ChainNeedsMore {
+                repo: repo.to_owned(),
+                runs,
+                needs,
+                left,
+            }),
+            _ => Ok(Some(needs)),
+        }
     }
 }
 
@@ -181,6 +225,34 @@ mod tests {
             day_usd: None,
         };
         assert_eq!(unlimited.limit_for_run(SpentSoFar::default()).usd, None);
+    }
+
+    #[test]
+    fn a_chain_reserves_each_stages_budget_or_is_refused() {
+        let spent = SpentSoFar {
+            repo_month_usd: 35.0,
+            day_usd: 0.0,
+        };
+        assert_eq!(
+            budgets().check_reservation("octo/app", SpentSoFar::default(), 4),
+            Ok(Some(20.0))
+        );
+        let refusal = budgets()
+            .check_reservation("octo/app", spent, 4)
+            .unwrap_err();
+        assert_eq!(
+            refusal.to_string(),
+            "a full-auto chain of 4 stages holds back $20.00 (each stage's run budget), and \
+             octo/app's month and the day have $15.00 left"
+        );
+        let no_run_budget = Budgets {
+            run: SpendLimit::none(),
+            ..budgets()
+        };
+        assert_eq!(
+            no_run_budget.check_reservation("octo/app", spent, 4),
+            Ok(None)
+        );
     }
 
     #[test]

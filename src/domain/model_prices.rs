@@ -6,6 +6,12 @@
 //! A model is found by its name as the provider reports it; a name that is a table
 //! entry followed by a date (`claude-sonnet-4-5-20250929`, `gpt-5-2025-08-07`) is that
 //! entry. Any other variant is unknown rather than priced as a guess.
+//!
+//! Where the defaults come from (neither provider's price page can be reached from the
+//! machine that checked them): Anthropic's are the model catalog inside Claude Code
+//! 2.1.332, the program the tests run (its `pricing` tiers: input, output, five-minute
+//! cache write, cache read); OpenAI's are stored copies of OpenAI's price page. OpenAI
+//! models that no copy lists (the GPT-6 family Codex 0.163.0 offers) have no default.
 
 use std::collections::BTreeMap;
 
@@ -84,14 +90,14 @@ pub struct PriceTable {
     pub models: BTreeMap<String, ModelPrice>,
 }
 
-/// Anthropic's prices: input, output; a five-minute cache write costs 1.25 times the
-/// input and a cache read a tenth of it.
-fn anthropic(input: f64, output: f64) -> ModelPrice {
+/// Anthropic's prices: input, output, cache read; a five-minute cache write costs 1.25
+/// times the input.
+fn anthropic(input: f64, output: f64, cache_read: f64) -> ModelPrice {
     ModelPrice {
         input,
         output,
         cache_write: input * 1.25,
-        cache_read: input / 10.0,
+        cache_read,
     }
 }
 
@@ -109,16 +115,32 @@ impl Default for PriceTable {
     /// The providers' list prices, as of [`DEFAULT_PRICES_CHECKED`].
     fn default() -> Self {
         let models = [
-            ("claude-opus-4-6", anthropic(5.0, 25.0)),
-            ("claude-opus-4-5", anthropic(5.0, 25.0)),
-            ("claude-opus-4-1", anthropic(15.0, 75.0)),
-            ("claude-opus-4", anthropic(15.0, 75.0)),
-            ("claude-sonnet-4-6", anthropic(3.0, 15.0)),
-            ("claude-sonnet-4-5", anthropic(3.0, 15.0)),
-            ("claude-sonnet-4", anthropic(3.0, 15.0)),
-            ("claude-3-7-sonnet", anthropic(3.0, 15.0)),
-            ("claude-haiku-4-5", anthropic(1.0, 5.0)),
-            ("claude-3-5-haiku", anthropic(0.8, 4.0)),
+            ("claude-3-5-haiku", anthropic(0.8, 4.0, 0.08)),
+            ("claude-haiku-4-5", anthropic(1.0, 5.0, 0.1)),
+            ("claude-haiku-5-5", anthropic(0.1, 0.5, 0.01)),
+            ("claude-3-5-sonnet", anthropic(3.0, 15.0, 0.3)),
+            ("claude-3-7-sonnet", anthropic(3.0, 15.0, 0.3)),
+            ("claude-sonnet-4", anthropic(3.0, 15.0, 0.3)),
+            ("claude-sonnet-4-0", anthropic(3.0, 15.0, 0.3)),
+            ("claude-sonnet-4-5", anthropic(3.0, 15.0, 0.3)),
+            ("claude-sonnet-4-6", anthropic(3.0, 15.0, 0.3)),
+            ("claude-sonnet-5", anthropic(2.0, 10.0, 0.2)),
+            ("claude-sonnet-5-5", anthropic(2.0, 10.0, 0.1)),
+            ("claude-opus-4", anthropic(15.0, 75.0, 1.5)),
+            ("claude-opus-4-0", anthropic(15.0, 75.0, 1.5)),
+            ("claude-opus-4-1", anthropic(15.0, 75.0, 1.5)),
+            ("claude-opus-4-5", anthropic(5.0, 25.0, 0.5)),
+            ("claude-opus-4-6", anthropic(5.0, 25.0, 0.5)),
+            ("claude-opus-4-7", anthropic(5.0, 25.0, 0.5)),
+            ("claude-opus-4-8", anthropic(5.0, 25.0, 0.5)),
+            ("claude-opus-5", anthropic(5.0, 25.0, 0.5)),
+            ("claude-opus-5-5", anthropic(4.0, 20.0, 0.2)),
+            ("claude-fable-5", anthropic(10.0, 50.0, 1.0)),
+            ("claude-fable-5-1", anthropic(10.0, 50.0, 0.25)),
+            ("claude-fable-5-2", anthropic(8.0, 40.0, 0.2)),
+            ("claude-mythos-5", anthropic(10.0, 50.0, 1.0)),
+            ("claude-mythos-5-1", anthropic(10.0, 50.0, 0.25)),
+            ("claude-mythos-5-2", anthropic(8.0, 40.0, 0.2)),
             ("gpt-5.5", openai(5.0, 0.5, 30.0)),
             ("gpt-5.4", openai(2.5, 0.25, 15.0)),
             ("gpt-5.3-codex", openai(1.75, 0.175, 14.0)),

@@ -127,7 +127,7 @@ impl Pipeline {
             });
         }
         self.store.check_quota_left(&repo, 1).await?;
-        self.store.check_budget_left(&repo).await?;
+        self.store.check_budget_left(&repo, None).await?;
         let setup = self
             .agent_setup(&repo, options.backend, options.timeout)
             .await?;

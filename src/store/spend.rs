@@ -232,22 +232,41 @@ impl Store {
         self.repo(id).await
     }
 
-    /// Dollars spent by the runs of `repo_id` (or of all repositories) since `since`.
+    /// Dollars spent by the runs of `repo_id` (or of all repositories) since `since`;
+    /// with `held_back`, also what full-auto chains still running hold back beyond what
+    /// their stages spent, but for the chain `own_chain`.
     async fn spent_since(
         &self,
         repo_id: Option<RepoId>,
         since: DateTime<Utc>,
+        held_back: Option<Option<RunId>>,
     ) -> Result<f64, StoreError> {
+        let repo_id = repo_id.map(|id| id.0);
         let spent: f64 = sqlx::query_scalar(
             "SELECT COALESCE(SUM(llm_cost_usd), 0.0) FROM runs \
              WHERE created_at >= ? AND (? IS NULL OR repo_id = ?)",
         )
         .bind(time_text(since))
-        .bind(repo_id.map(|id| id.0))
-        .bind(repo_id.map(|id| id.0))
+        .bind(repo_id)
+        .bind(repo_id)
         .fetch_one(&self.pool)
         .await?;
-        Ok(spent)
+        let Some(own_chain) = held_back else {
+            return Ok(spent);
+        };
+        let reserved: f64 = sqlx::query_scalar(
+            "SELECT COALESCE(SUM(MAX(f.reserved_usd - (SELECT COALESCE(SUM(c.llm_cost_usd), 0.0) \
+                                    FROM runs c WHERE c.parent_run_id = f.id), 0.0)), 0.0) \
+             FROM runs f WHERE f.reserved_usd IS NOT NULL AND f.status IN ('queued', 'running') \
+             AND (? IS NULL OR f.repo_id = ?) AND (? IS NULL OR f.id != ?)",
+        )
+        .bind(repo_id)
+        .bind(repo_id)
+        .bind(own_chain.map(|id| id.0))
+        .bind(own_chain.map(|id| id.0))
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(spent + reserved)
     }
 
     /// What the month of `now` and its day have seen spent, for `repo_id`'s budgets.
@@ -257,18 +276,58 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<SpentSoFar, StoreError> {
         Ok(SpentSoFar {
-            repo_month_usd: self.spent_since(Some(repo_id), start_of_month(now)).await?,
-            day_usd: self.spent_since(None, start_of_day(now)).await?,
+            repo_month_usd: self
+                .spent_since(Some(repo_id), start_of_month(now), None)
+                .await?,
+            day_usd: self.spent_since(None, start_of_day(now), None).await?,
         })
     }
 
-    /// Refuses, before anything is recorded, a run of `repo` when its month or the day
-    /// has spent its budget.
-    pub async fn check_budget_left(&self, repo: &Repo) -> Result<(), StoreError> {
-        let budgets = self.budgets_for(repo).await?;
-        let spent = self.spent_so_far(repo.id, Utc::now()).await?;
-        budgets.check_before_run(&repo.name.full_name(), spent)?;
+    /// What the month and the day have spent or hold back for full-auto chains under
+    /// way (but `own_chain`): what a new run may no longer count on.
+    pub async fn committed_so_far(
+        &self,
+        repo_id: RepoId,
+        now: DateTime<Utc>,
+        own_chain: Option<RunId>,
+    ) -> Result<SpentSoFar, StoreError> {
+        Ok(SpentSoFar {
+            repo_month_usd: self
+                .spent_since(Some(repo_id), start_of_month(now), Some(own_chain))
+                .await?,
+            day_usd: self
+                .spent_since(None, start_of_day(now), Some(own_chain))
+                .await?,
+        })
+    }
+
+    /// Holds `usd` back for the full-auto chain `run_id` while it runs.
+    pub async fn reserve_budget(&self, run_id: RunId, usd: f64) -> Result<(), StoreError> {
+        sqlx::query("UPDATE runs SET reserved_usd = ? WHERE id = ?")
+            .bind(usd)
+            .bind(run_id.0)
+            .execute(&self.pool)
+            .await?;
         Ok(())
+    }
+
+    /// Refuses, before anything is recorded, a run of `repo` when its month or the day
+    /// has spent its budget, and a full-auto chain of `chain_runs` stages whose run
+    /// budgets together the month or the day cannot hold back; what the chain is to
+    /// hold back ([`Store::reserve_budget`]).
+    pub async fn check_budget_left(
+        &self,
+        repo: &Repo,
+        chain_runs: Option<u32>,
+    ) -> Result<Option<f64>, StoreError> {
+        let budgets = self.budgets_for(repo).await?;
+        let spent = self.committed_so_far(repo.id, Utc::now(), None).await?;
+        let name = repo.name.full_name();
+        budgets.check_before_run(&name, spent)?;
+        Ok(match chain_runs {
+            Some(runs) => budgets.check_reservation(&name, spent, runs)?,
+            None => None,
+        })
     }
 
     /// Records how much a run spent: its steps (when metered) and its totals.
@@ -278,7 +337,8 @@ impl Store {
         spend: &RunSpend,
         steps: &[AgentStep],
     ) -> Result<(), StoreError> {
-        let mut transaction = self.pool.begin().await?;
+        // Immediate: the step positions read here are written in the same transaction.
+        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let first: i64 = sqlx::query_scalar(
             "SELECT COALESCE(MAX(position) + 1, 0) FROM agent_steps WHERE run_id = ?",
         )

@@ -22,6 +22,7 @@ mod qa_stages_local;
 mod run_watch;
 mod sandbox_e2b;
 mod sandbox_network_docker;
+mod spend_store;
 mod store_mirror;
 mod trust_boundaries;
 mod trust_boundaries_docker;

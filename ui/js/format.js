@@ -22,6 +22,11 @@ export function money(usd) {
   return usd < 0.01 ? "<$0.01" : `$${usd.toFixed(2)}`;
 }
 
+/** Dollars as people read them: $3.50, and four places below a cent ($0.0048). */
+export function dollars(usd) {
+  return usd > 0 && usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}
+
 /** A token count as people read it: 980, 3.6k, 1.2M. */
 export function tokenCount(count) {
   if (count < 1000) return String(count);
@@ -37,7 +42,6 @@ export function tokenCount(count) {
  */
 export function runSpend(run) {
   const parts = [];
-  const dollars = (usd) => (usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`);
   const unpriced = run.unpricedTokens ?? 0;
   if (run.llmCostUsd != null) {
     parts.push(unpriced > 0 ? `${dollars(run.llmCostUsd)} + ${tokenCount(unpriced)} tokens at an unknown price` : dollars(run.llmCostUsd));

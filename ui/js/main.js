@@ -217,6 +217,7 @@ for (const tab of document.querySelectorAll(".view-tab")) {
 setErrorActions({
   setup_incomplete: { label: "Check setup", run: () => openSettings("setup") },
   github_auth: { label: "Sign in", run: signIn },
+  budget_spent: { label: "Budgets", run: () => openSettings("spend") },
 });
 
 async function reload() {

@@ -5,7 +5,7 @@
 
 import { backend } from "./backend.js";
 import { el } from "./dom.js";
-import { tokenCount } from "./format.js";
+import { dollars, tokenCount } from "./format.js";
 
 /** What a tool call did, in the owner's words: read, wrote, ran, or the tool's name. */
 function toolWord(name) {
@@ -30,7 +30,7 @@ function toolGist(input) {
 
 /** @param {import("./contract.js").AgentStepRecord} step @param {number} index */
 function stepItem(step, index) {
-  const cost = step.costUsd == null ? "price unknown" : `$${step.costUsd.toFixed(4)}`;
+  const cost = step.costUsd == null ? "price unknown" : dollars(step.costUsd);
   const tokens = `${tokenCount(step.inputTokens + step.cacheReadTokens + step.cacheWriteTokens)} in, ${tokenCount(step.outputTokens)} out`;
   const head = el("div", { class: "step-head" }, [
     el("strong", { text: `Step ${index + 1}` }),
@@ -59,7 +59,7 @@ export async function showSteps(runId, box) {
   }
   const total = steps.reduce((sum, step) => sum + (step.costUsd ?? 0), 0);
   box.replaceChildren(
-    el("p", { class: "steps-summary", text: `${steps.length} model call${steps.length === 1 ? "" : "s"} · $${total.toFixed(4)} metered` }),
+    el("p", { class: "steps-summary", text: `${steps.length} model call${steps.length === 1 ? "" : "s"} · ${dollars(total)} metered` }),
     el("ol", { class: "steps", attrs: { "aria-label": `Steps of run ${runId}` } }, steps.map(stepItem)),
   );
 }

@@ -5,7 +5,7 @@
 
 import { backend } from "./backend.js";
 import { el, button } from "./dom.js";
-import { tokenCount } from "./format.js";
+import { dollars, tokenCount } from "./format.js";
 import { toast } from "./toasts.js";
 
 const svgNamespace = "http://www.w3.org/2000/svg";
@@ -17,7 +17,6 @@ function svg(tag, attrs = {}, children = []) {
   return element;
 }
 
-const dollars = (usd) => (usd > 0 && usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`);
 
 /**
  * The month's spend, day by day and added up, against the budget.
@@ -28,13 +27,16 @@ function monthChart(month) {
   const height = 170;
   const left = 52;
   const bottom = 22;
-  const top = 10;
+  const top = 22;
   const plotWidth = width - left - 10;
   const plotHeight = height - top - bottom;
+  // The running total is drawn up to today (the whole month for a month gone by).
+  const today = new Date().toISOString().slice(0, 10);
   let running = 0;
-  const added = month.days.map((day) => (running += day.costUsd));
+  const added = month.days.filter((day) => day.day <= today).map((day) => (running += day.costUsd));
   const highest = Math.max(running, month.budgetUsd ?? 0, 0.01);
-  const x = (index) => left + (plotWidth * index) / Math.max(month.days.length - 1, 1);
+  // Each day has a slot; its bar and its running total stand at the slot's middle.
+  const x = (index) => left + (plotWidth * (index + 0.5)) / Math.max(month.days.length, 1);
   const y = (usd) => top + plotHeight - (plotHeight * usd) / highest;
   const barWidth = Math.max(plotWidth / month.days.length - 2, 2);
   const dayBars = month.days.map((day, index) =>
@@ -45,10 +47,16 @@ function monthChart(month) {
       width: barWidth,
       height: Math.max(top + plotHeight - y(day.costUsd), day.costUsd > 0 ? 1 : 0),
     }, [svg("title", {}, [`${day.day}: ${dollars(day.costUsd)}, ${day.runs} run(s), ${tokenCount(day.tokens)} tokens`])]));
+  // The running total starts at $0 before the first day and steps up day by day.
   const line = svg("polyline", {
     class: "chart-total",
-    points: added.map((usd, index) => `${x(index)},${y(usd)}`).join(" "),
+    points: [`${left},${y(0)}`, ...added.map((usd, index) => `${x(index)},${y(usd)}`)].join(" "),
   });
+  const now = added.length
+    ? svg("circle", { class: "chart-now", cx: x(added.length - 1), cy: y(running), r: 4 }, [
+      svg("title", {}, [`${dollars(running)} so far`]),
+    ])
+    : null;
   const label = (text, atX, atY, anchor = "end") => {
     const element = svg("text", { x: atX, y: atY, "text-anchor": anchor, class: "chart-label" });
     element.textContent = text;
@@ -56,7 +64,7 @@ function monthChart(month) {
   };
   const budget = month.budgetUsd == null ? [] : [
     svg("line", { class: "chart-budget", x1: left, x2: left + plotWidth, y1: y(month.budgetUsd), y2: y(month.budgetUsd) }),
-    label(`budget ${dollars(month.budgetUsd)}`, left + plotWidth, y(month.budgetUsd) - 4),
+    label(`budget ${dollars(month.budgetUsd)}`, left + plotWidth, y(month.budgetUsd) - 5),
   ];
   const chart = svg("svg", {
     class: "spend-chart",
@@ -67,10 +75,11 @@ function monthChart(month) {
     svg("line", { class: "chart-axis", x1: left, x2: left + plotWidth, y1: top + plotHeight, y2: top + plotHeight }),
     label(dollars(highest), left - 6, top + 8),
     label("$0", left - 6, top + plotHeight),
-    label(month.days[0]?.day.slice(5) ?? "", left, height - 6, "start"),
-    label(month.days.at(-1)?.day.slice(5) ?? "", left + plotWidth, height - 6),
+    label(month.days[0]?.day.slice(5) ?? "", x(0), height - 6, "middle"),
+    label(month.days.at(-1)?.day.slice(5) ?? "", x(month.days.length - 1), height - 6, "middle"),
     ...dayBars,
     line,
+    now,
     ...budget,
   ]);
   return chart;
@@ -176,7 +185,7 @@ export async function renderSpend(panel, repo = null) {
 /** @param {HTMLElement} panel @param {import("./contract.js").SpendView} view @param {string | null} repo */
 function draw(panel, view, repo) {
   const month = view.month;
-  const chooser = el("select", { attrs: { name: "spendRepo", "aria-label": "Whose spend" } });
+  const chooser = el("select", { class: "spend-repo", attrs: { name: "spendRepo", "aria-label": "Whose spend" } });
   chooser.append(new Option("All repositories", "", false, repo == null));
   for (const name of view.repos) chooser.append(new Option(name, name, false, name === repo));
   chooser.addEventListener("change", () => renderSpend(panel, chooser.value || null).catch((error) => toast(error.message)));
@@ -189,7 +198,7 @@ function draw(panel, view, repo) {
     toast("Saved the budgets", { kind: "success" });
     draw(panel, saved, repo);
   };
-  panel.replaceChildren(
+  const parts = [
     el("div", { class: "spend-header" }, [
       el("h3", { text: `Spend in ${month.month}` }),
       chooser,
@@ -204,5 +213,6 @@ function draw(panel, view, repo) {
     budgetForm(view.settings, save),
     priceTable(view.settings),
     button("Refresh", () => renderSpend(panel, repo).catch((error) => toast(error.message)), "button small quiet"),
-  );
+  ];
+  panel.replaceChildren(...parts.filter((part) => part != null));
 }

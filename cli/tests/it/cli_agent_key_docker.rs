@@ -11,6 +11,7 @@ use support::cli_process::{ok_text, Cli};
 use support::docker_images::{unique_image, write_stand_in, ImageRemovedOnDrop, LOCAL_BASE};
 use support::fake_github::FakeGithub;
 use support::fake_provider::{self, FakeProvider};
+use support::model_server::ModelServer;
 use support::pipeline_world::{REPO, SCRIPTED_AGENT};
 use support::secret_service::SecretService;
 
@@ -89,5 +90,72 @@ async fn the_agent_in_docker_reaches_its_provider_while_the_key_stays_outside() 
         );
         assert!(shown.contains("PR #"), "{mode}: the run went on: {shown}");
     }
+    cli.remove_egress_gates().await;
+}
+
+/// A run in Docker is metered by the key forwarder in its repository's egress gate: the
+/// gate holds the run's budget, refuses the call past it, and hands back what the run
+/// spent, call by call, when the run gives its key back.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_egress_gate_meters_a_run_in_docker_and_stops_it_at_its_budget() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
+    cli.connect_scripted_repo(&fake, "docker", &[]).await;
+    let image = unique_image("agent-budget");
+    let _removed = ImageRemovedOnDrop(image.clone());
+    ok_text(
+        &cli.run(&["config", "set", "docker.default_image", &image])
+            .await,
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    let stand_in = write_stand_in(scratch.path());
+    ok_text(
+        &cli.run(&[
+            "agent-image",
+            "build",
+            "--preset",
+            "claude",
+            "--base",
+            LOCAL_BASE,
+            "--agent-from",
+            stand_in.to_str().unwrap(),
+        ])
+        .await,
+    );
+    let model = ModelServer::start(Vec::new()).await;
+    cli.use_anthropic_stand_in(KEY, &model.api_base()).await;
+    ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
+    ok_text(&cli.run(&["config", "set", "budget.run_usd", "0.01"]).await);
+    let feedback = cli
+        .add_feedback("Spend in Docker\n@@write a.txt half done\n@@calls 5 claude-sonnet-4-5")
+        .await;
+
+    let run = cli.run(&["run", &feedback]).await;
+
+    assert!(!run.status.success());
+    // $0.0048 a call: the third takes the run past $0.01, the fourth is refused.
+    assert_eq!(model.model_calls().len(), 3);
+    assert!(model
+        .model_calls()
+        .iter()
+        .all(|call| call.x_api_key.as_deref() == Some(KEY)));
+    let shown: serde_json::Value =
+        serde_json::from_str(&ok_text(&cli.run(&["runs", "show", "1", "--json"]).await)).unwrap();
+    assert_eq!(shown["run"]["failure_code"], "budget_reached", "{shown}");
+    assert_eq!(shown["run"]["spend_source"], "metered");
+    assert_eq!(shown["run"]["tokens_in"], 3600);
+    assert_eq!(shown["run"]["tokens_out"], 240);
+    let steps: serde_json::Value =
+        serde_json::from_str(&ok_text(&cli.run(&["runs", "steps", "1", "--json"]).await)).unwrap();
+    assert_eq!(steps.as_array().unwrap().len(), 3, "{steps}");
+    let logs = ok_text(&cli.run(&["runs", "logs", "1"]).await);
+    assert!(logs.contains("model call 4: 400"), "{logs}");
+    assert!(fake.pulls(REPO).is_empty());
     cli.remove_egress_gates().await;
 }

@@ -121,3 +121,53 @@ async fn the_qa_stages_from_the_command_line() {
     let unknown = cli.run(&["qa", "deploy", "octocat/hello-world", "1"]).await;
     assert_eq!(unknown.status.code(), Some(2));
 }
+
+/// Full auto holds back its stages' run budgets the way it reserves their quota: a month
+/// that cannot hold them refuses the chain before any stage starts, and says what to do.
+#[tokio::test(flavor = "multi_thread")]
+async fn full_auto_is_refused_when_the_month_cannot_hold_its_stages_budgets() {
+    let fake = FakeGithub::start().await;
+    fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
+    fake.create_branch(REPO, "feature/signup", "main");
+    fake.push_commit(
+        REPO,
+        "feature/signup",
+        "Signup",
+        &[("src/button.css", ".signup { height: 20px; }\n")],
+    );
+    let pr = fake
+        .create_pull(REPO, OWNER, "feature/signup", "Signup button")
+        .to_string();
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let instructions = dir.path().join("instructions.md");
+    std::fs::write(&instructions, QA_DIRECTIVES).unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    cli.connect_scripted_repo(
+        &fake,
+        "local",
+        &["--instructions-file", instructions.to_str().unwrap(), "--monthly-budget", "12"],
+    )
+    .await;
+
+    let refused = cli.run(&["qa", "auto", REPO, &pr]).await;
+
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    let said = text(&refused);
+    assert!(
+        said.contains("a full-auto chain of 4 stages holds back $20.00")
+            && said.contains("have $12.00 left"),
+        "{said}"
+    );
+    assert!(said.contains("hint:") && said.contains("--monthly-budget"), "{said}");
+    let runs: serde_json::Value =
+        serde_json::from_str(&ok_text(&cli.run(&["runs", "list", "--json"]).await)).unwrap();
+    assert!(runs.as_array().unwrap().is_empty(), "no run was recorded: {runs}");
+    // One stage at a time fits, and so does the chain once each stage may spend $2.
+    ok_text(&cli.run(&["qa", "review", REPO, &pr]).await);
+    ok_text(&cli.run(&["config", "set", "budget.run_usd", "2"]).await);
+    ok_text(&cli.run(&["qa", "auto", REPO, &pr]).await);
+}

@@ -94,6 +94,41 @@ pub async fn run_shown(cli: &Cli<'_>, run: &str) -> serde_json::Value {
     shown["run"].clone()
 }
 
+/// What run `run` spent as its key forwarder measured it: every call of `model` a step,
+/// with the model the agent asked for; priced from the default table when that model is
+/// in it, its tokens "price unknown" (never $0) when not.
+pub async fn metered_as_the_model_saw_it(cli: &Cli<'_>, run: &str, model: &ModelServer) {
+    let shown = run_shown(cli, run).await;
+    assert_eq!(shown["spend_source"], "metered", "{shown}");
+    let steps: serde_json::Value =
+        serde_json::from_str(&ok_text(&cli.run(&["runs", "steps", run, "--json"]).await)).unwrap();
+    let steps = steps.as_array().unwrap();
+    let asked = model.model_calls();
+    assert!(!steps.is_empty() && steps.len() <= asked.len(), "{steps:?}");
+    let model_name = asked[0].body["model"].as_str().unwrap().to_owned();
+    assert!(
+        steps
+            .iter()
+            .all(|step| step["model"] == model_name.as_str()),
+        "{steps:?}"
+    );
+    let tokens = shown["tokens_in"].as_i64().unwrap() + shown["tokens_out"].as_i64().unwrap();
+    match handoff::domain::model_prices::PriceTable::default().price_of(&model_name) {
+        Some(_) => assert!(
+            shown["llm_cost_usd"]
+                .as_f64()
+                .is_some_and(|cost| cost > 0.0),
+            "{model_name} has a price: {shown}"
+        ),
+        None => {
+            assert!(shown["llm_cost_usd"].is_null(), "{shown}");
+            assert_eq!(shown["unpriced_tokens"].as_i64(), Some(tokens), "{shown}");
+            let said = ok_text(&cli.run(&["runs", "show", run]).await);
+            assert!(said.contains("price unknown"), "{said}");
+        }
+    }
+}
+
 /// The agent asked the network for nothing the allow-list refused (telemetry, update
 /// checks, its provider's own host past the forwarder); the gates go afterwards.
 async fn asked_nothing_beyond_the_allow_list(cli: &Cli<'_>) {
@@ -233,10 +268,12 @@ pub async fn code_run_and_update(agent: RealAgent, backend: Backend) {
         Some(3 * OUTPUT_TOKENS_PER_TURN as i64),
         "{run}"
     );
+    // Measured at the key forwarder; Claude Code's model is in the price table.
+    metered_as_the_model_saw_it(&cli, "1", &model).await;
     if agent == RealAgent::Claude {
         assert!(
             run["llm_cost_usd"].as_f64().is_some_and(|cost| cost > 0.0),
-            "Claude Code reports its cost: {run}"
+            "{run}"
         );
     }
 
@@ -515,8 +552,9 @@ pub async fn aider_code_run_and_update(backend: Backend) {
     );
     assert!(
         run["llm_cost_usd"].as_f64().is_some_and(|cost| cost > 0.0),
-        "aider reports its cost: {run}"
+        "aider's model is priced: {run}"
     );
+    metered_as_the_model_saw_it(&cli, "1", &model).await;
 
     // The model names a new file: to change one, aider wants its current text in the
     // SEARCH half, which only a model that was shown the file can give.

@@ -121,11 +121,21 @@ async fn a_real_claude_code_run_shows_its_steps_and_its_cost_in_the_window() {
     assert!(!log.contains(KEY));
     let spend = app.texts("#detail .run .run-spend").await;
     assert!(
-        spend
-            .first()
-            .is_some_and(|text| text.starts_with('$') && text.contains("2.4k tokens in, 160 out")),
+        spend.first().is_some_and(
+            |text| text.starts_with('$') && text.contains("2.4k tokens in, 160 out · metered")
+        ),
         "{spend:?}"
     );
+    // Its steps, as the key forwarder saw them: one per model call, the first the write.
+    app.click("#detail .run .show-steps").await;
+    app.wait_for("#detail .steps .step").await;
+    let steps = app.texts("#detail .steps .step").await;
+    assert_eq!(steps.len(), model.model_calls().len(), "{steps:?}");
+    assert!(
+        steps[0].contains("wrote") && steps[0].contains("docs/greeting.md"),
+        "{steps:?}"
+    );
+    assert!(steps.iter().all(|step| !step.contains(KEY)), "{steps:?}");
     // For the picture: the notifications put away, the run's row and its log in view.
     app.client
         .execute(

@@ -202,7 +202,7 @@ async fn the_month_is_drawn_with_its_budget_and_a_runs_steps_read_as_a_timeline(
     assert!(
         steps[0].contains("read")
             && steps[0].contains("src/header.css")
-            && steps[0].contains("$1.2500"),
+            && steps[0].contains("$1.25 "),
         "{steps:?}"
     );
     assert!(
@@ -284,6 +284,14 @@ async fn a_month_at_eighty_percent_of_its_budget_says_so_once() {
         )
         .await;
     assert!(refused.contains("$0.09 of its $0.09"), "{refused}");
+    // Its button opens the budgets.
+    app.click(".toast.error .button.small").await;
+    app.eventually(
+        "const d = document.getElementById('settings-dialog'); return d.open ? d.dataset.tab : '';",
+        |value| value == "spend",
+    )
+    .await;
+    app.wait_for("#spend-panel .spend-chart").await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let budget_notices = notifications
         .sent()

@@ -8,12 +8,25 @@ use std::path::Path;
 use chrono::Utc;
 
 use super::{unfinished_work_ref, AgentJob, Stop, UnfinishedWork, WorkingCopy};
+use crate::domain::agent_step::AgentStep;
 use crate::domain::budgets::Budgets;
 use crate::domain::{FeedbackId, RunFailureCode, SpendSource, Stage};
 use crate::pipeline::Pipeline;
 use crate::sandbox::key_forwarding::ForwardedKey;
+use crate::secrets::Redactor;
 use crate::store::spend::{RunSpend, BUDGET_NOTE};
 use crate::store::RunFilter;
+
+/// `steps` with every secret of the run and the job's placeholder scrubbed out of their
+/// texts: what a model wrote or asked a tool to do may quote either.
+fn scrubbed_steps(steps: Vec<AgentStep>, redactor: &Redactor, placeholder: &str) -> Vec<AgentStep> {
+    steps
+        .into_iter()
+        .map(|step| {
+            step.scrubbed(|text| redactor.redact(text).replace(placeholder, "[placeholder]"))
+        })
+        .collect()
+}
 
 /// The budgets a job runs under.
 pub(crate) struct JobBudget {
@@ -30,7 +43,11 @@ impl Pipeline {
         let store = &self.store;
         let repo = store.repo(job.repo.id).await?;
         let budgets = store.budgets_for(&repo).await?;
-        let before = store.spent_so_far(repo.id, Utc::now()).await?;
+        // A stage of a full-auto chain may use what its chain holds back.
+        let own_chain = store.run(job.run_id).await?.parent_run_id;
+        let before = store
+            .committed_so_far(repo.id, Utc::now(), own_chain)
+            .await?;
         budgets
             .check_before_run(&repo.name.full_name(), before)
             .map_err(|refusal| Stop::failed(RunFailureCode::BudgetSpent, refusal.to_string()))?;
@@ -72,20 +89,7 @@ impl Pipeline {
             .filter(|(_, spend)| spend.calls > 0 || spend.refused_calls > 0);
         let (spend, steps) = match metered {
             Some((key, spend)) => {
-                let placeholder = key.placeholder.as_str();
-                let steps: Vec<_> = key
-                    .meter
-                    .steps()
-                    .into_iter()
-                    .map(|step| {
-                        step.scrubbed(|text| {
-                            setup
-                                .redactor
-                                .redact(text)
-                                .replace(placeholder, "[placeholder]")
-                        })
-                    })
-                    .collect();
+                let steps = scrubbed_steps(key.meter.steps(), &setup.redactor, &key.placeholder);
                 let count = |tokens: u64| Some(i64::try_from(tokens).unwrap_or(i64::MAX));
                 let priced_any = spend.unpriced_tokens < spend.usage.total();
                 let run_spend = RunSpend {
@@ -226,5 +230,41 @@ impl Pipeline {
                 _ => None,
             }),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::agent_step::ToolCall;
+    use crate::domain::model_prices::TokenUsage;
+    use crate::secrets::Secret;
+
+    #[test]
+    fn neither_the_key_nor_the_placeholder_survives_in_a_step() {
+        let key = Secret::new("sk-ant-the-real-key-0123456789");
+        let placeholder = "handoff-placeholder-00112233445566778899aabbccddeeff";
+        let step = AgentStep {
+            model: "claude-sonnet-4-5".to_owned(),
+            began_at: chrono::Utc::now(),
+            duration_ms: 10,
+            status: 200,
+            usage: TokenUsage::default(),
+            cost_usd: None,
+            tool_calls: vec![ToolCall {
+                name: "Bash".to_owned(),
+                input: format!(r#"{{"command":"curl -H 'x-api-key: {placeholder}' …"}}"#),
+            }],
+            text: format!(
+                "The key is {} and the variable holds {placeholder}.",
+                key.expose()
+            ),
+            details_left_out: false,
+        };
+        let scrubbed = scrubbed_steps(vec![step], &Redactor::new([&key]), placeholder);
+        let shown = serde_json::to_string(&scrubbed).unwrap();
+        assert!(!shown.contains(key.expose()), "{shown}");
+        assert!(!shown.contains(placeholder), "{shown}");
+        assert!(shown.contains("[placeholder]"), "{shown}");
     }
 }

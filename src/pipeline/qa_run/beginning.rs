@@ -115,7 +115,14 @@ impl Pipeline {
             QaPlan::FullAuto => 4,
         };
         self.store.check_quota_left(&repo, quota_units).await?;
-        self.store.check_budget_left(&repo).await?;
+        // A chain holds back its stages' run budgets the way it reserves their quota.
+        let reservation = self
+            .store
+            .check_budget_left(
+                &repo,
+                matches!(plan, QaPlan::FullAuto).then_some(quota_units),
+            )
+            .await?;
         let setup = self
             .agent_setup(&repo, options.backend, options.timeout)
             .await?;
@@ -135,6 +142,9 @@ impl Pipeline {
                 quota_units,
             })
             .await?;
+        if let Some(usd) = reservation {
+            self.store.reserve_budget(run.id, usd).await?;
+        }
         let untrusted_inputs = self.untrusted_inputs_of(&repo, &pull).await?;
         Ok(BegunQa {
             pipeline: self.clone(),
