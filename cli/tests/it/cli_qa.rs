@@ -149,7 +149,12 @@ async fn full_auto_is_refused_when_the_month_cannot_hold_its_stages_budgets() {
     cli.connect_scripted_repo(
         &fake,
         "local",
-        &["--instructions-file", instructions.to_str().unwrap(), "--monthly-budget", "12"],
+        &[
+            "--instructions-file",
+            instructions.to_str().unwrap(),
+            "--monthly-budget",
+            "12",
+        ],
     )
     .await;
 
@@ -162,10 +167,16 @@ async fn full_auto_is_refused_when_the_month_cannot_hold_its_stages_budgets() {
             && said.contains("have $12.00 left"),
         "{said}"
     );
-    assert!(said.contains("hint:") && said.contains("--monthly-budget"), "{said}");
+    assert!(
+        said.contains("hint:") && said.contains("--monthly-budget"),
+        "{said}"
+    );
     let runs: serde_json::Value =
         serde_json::from_str(&ok_text(&cli.run(&["runs", "list", "--json"]).await)).unwrap();
-    assert!(runs.as_array().unwrap().is_empty(), "no run was recorded: {runs}");
+    assert!(
+        runs.as_array().unwrap().is_empty(),
+        "no run was recorded: {runs}"
+    );
     // One stage at a time fits, and so does the chain once each stage may spend $2.
     ok_text(&cli.run(&["qa", "review", REPO, &pr]).await);
     ok_text(&cli.run(&["config", "set", "budget.run_usd", "2"]).await);

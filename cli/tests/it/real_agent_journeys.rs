@@ -256,7 +256,7 @@ pub async fn code_run_and_update(agent: RealAgent, backend: Backend) {
         !logs.contains("\"type\":"),
         "a raw event reached the log:\n{logs}"
     );
-    // What the run spent, as the agent reported it.
+    // What the run spent.
     let run = run_shown(&cli, "1").await;
     assert_eq!(
         run["tokens_in"].as_i64(),
@@ -268,12 +268,20 @@ pub async fn code_run_and_update(agent: RealAgent, backend: Backend) {
         Some(3 * OUTPUT_TOKENS_PER_TURN as i64),
         "{run}"
     );
-    // Measured at the key forwarder; Claude Code's model is in the price table.
+    // Measured at the key forwarder; Claude Code's model is in the price table, and the
+    // meter's dollars are Claude Code's own, to the cent's hundredth.
     metered_as_the_model_saw_it(&cli, "1", &model).await;
     if agent == RealAgent::Claude {
+        let metered = run["llm_cost_usd"].as_f64().unwrap_or_default();
+        let reported: f64 = logs
+            .lines()
+            .find(|line| line.starts_with("claude: done in "))
+            .and_then(|line| line.rsplit('$').next())
+            .and_then(|dollars| dollars.trim().parse().ok())
+            .expect("Claude Code says what it spent");
         assert!(
-            run["llm_cost_usd"].as_f64().is_some_and(|cost| cost > 0.0),
-            "{run}"
+            metered > 0.0 && (metered - reported).abs() < 0.00005,
+            "metered ${metered} against Claude Code's ${reported}: {run}"
         );
     }
 
