@@ -172,7 +172,7 @@ impl AnswerReader {
             ModelApi::OpenaiResponses => self.responses_object(body),
             ModelApi::ChatCompletions => {
                 self.name_model(&body["model"]);
-                self.chat_usage(&body["usage"]);
+                self.openai_usage(&body["usage"], ["prompt_tokens", "completion_tokens"]);
                 let message = &body["choices"][0]["message"];
                 self.add_text(&message["content"]);
                 for call in message["tool_calls"].as_array().into_iter().flatten() {
@@ -287,24 +287,7 @@ impl AnswerReader {
 
     fn responses_object(&mut self, response: &Value) {
         self.name_model(&response["model"]);
-        let usage = &response["usage"];
-        if usage.is_object() {
-            self.reading.usage_reported = true;
-            let input = usage["input_tokens"].as_u64().unwrap_or(0);
-            let cached = usage["input_tokens_details"]["cached_tokens"]
-                .as_u64()
-                .unwrap_or(0)
-                .min(input);
-            self.reading.usage = TokenUsage {
-                input: input - cached,
-                cache_write: 0,
-                cache_read: cached,
-                output: usage["output_tokens"].as_u64().unwrap_or(0),
-                reasoning: usage["output_tokens_details"]["reasoning_tokens"]
-                    .as_u64()
-                    .unwrap_or(0),
-            };
-        }
+        self.openai_usage(&response["usage"], ["input_tokens", "output_tokens"]);
         for item in response["output"].as_array().into_iter().flatten() {
             match item["type"].as_str() {
                 Some("message") => {
@@ -332,22 +315,26 @@ impl AnswerReader {
         }
     }
 
-    fn chat_usage(&mut self, usage: &Value) {
+    /// OpenAI's usage object, whichever API: the input and output counts are named
+    /// `fields` (`input_tokens`/`output_tokens`, or Chat Completions' `prompt_tokens`/
+    /// `completion_tokens`), each with its `…_details`; cached input is part of the input.
+    fn openai_usage(&mut self, usage: &Value, [input_field, output_field]: [&str; 2]) {
         if !usage.is_object() {
             return;
         }
         self.reading.usage_reported = true;
-        let prompt = usage["prompt_tokens"].as_u64().unwrap_or(0);
-        let cached = usage["prompt_tokens_details"]["cached_tokens"]
+        let details = |field: &str| &usage[format!("{field}_details").as_str()];
+        let input = usage[input_field].as_u64().unwrap_or(0);
+        let cached = details(input_field)["cached_tokens"]
             .as_u64()
             .unwrap_or(0)
-            .min(prompt);
+            .min(input);
         self.reading.usage = TokenUsage {
-            input: prompt - cached,
+            input: input - cached,
             cache_write: 0,
             cache_read: cached,
-            output: usage["completion_tokens"].as_u64().unwrap_or(0),
-            reasoning: usage["completion_tokens_details"]["reasoning_tokens"]
+            output: usage[output_field].as_u64().unwrap_or(0),
+            reasoning: details(output_field)["reasoning_tokens"]
                 .as_u64()
                 .unwrap_or(0),
         };
@@ -355,7 +342,7 @@ impl AnswerReader {
 
     fn chat_chunk(&mut self, chunk: &Value) {
         self.name_model(&chunk["model"]);
-        self.chat_usage(&chunk["usage"]);
+        self.openai_usage(&chunk["usage"], ["prompt_tokens", "completion_tokens"]);
         let delta = &chunk["choices"][0]["delta"];
         self.add_text(&delta["content"]);
         for call in delta["tool_calls"].as_array().into_iter().flatten() {

@@ -14,6 +14,7 @@ mod follow_ups;
 mod held_pushes;
 mod http_validators;
 mod managed_comments;
+mod month_spend;
 mod opening;
 mod outbox;
 mod pull_requests;

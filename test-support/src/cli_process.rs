@@ -149,6 +149,23 @@ impl Cli<'_> {
     }
 }
 
+/// Puts a `claude` in `bin` that runs the scripted agent (for the claude preset with
+/// the scripted agent's directives); returns a `PATH` with `bin` first.
+pub fn scripted_agent_as_claude(bin: &Path) -> String {
+    let claude = bin.join("claude");
+    std::fs::write(&claude, "#!/bin/sh\nexec sh .handoff/agent.sh\n").expect("claude written");
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&claude)
+        .status()
+        .expect("claude made runnable");
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
 /// Everything it printed: stdout, then stderr.
 pub fn text(output: &Output) -> String {
     format!(

@@ -13,6 +13,19 @@ use handoff::StoreError;
 use support::seed::{self, DEMO_REPO};
 use support::temp_store;
 
+/// What the month has spent or holds back, as a run of `own_chain` sees it.
+async fn committed_this_month(
+    store: &handoff::Store,
+    repo: handoff::domain::RepoId,
+    own_chain: Option<handoff::domain::RunId>,
+) -> f64 {
+    store
+        .committed_so_far(repo, Utc::now(), own_chain)
+        .await
+        .unwrap()
+        .repo_month_usd
+}
+
 fn spent(usd: f64) -> RunSpend {
     RunSpend {
         source: Some(SpendSource::Metered),
@@ -58,20 +71,9 @@ async fn a_full_auto_chain_holds_back_its_stages_budgets_until_it_ends() {
     let now = Utc::now();
 
     // Others see the $20 as spent; the chain's own stages do not.
+    assert_eq!(committed_this_month(&store, repo.id, None).await, 20.0);
     assert_eq!(
-        store
-            .committed_so_far(repo.id, now, None)
-            .await
-            .unwrap()
-            .repo_month_usd,
-        20.0
-    );
-    assert_eq!(
-        store
-            .committed_so_far(repo.id, now, Some(chain.id))
-            .await
-            .unwrap()
-            .repo_month_usd,
+        committed_this_month(&store, repo.id, Some(chain.id)).await,
         0.0
     );
     let second = store.check_budget_left(&repo, Some(4)).await.unwrap_err();
@@ -88,14 +90,7 @@ async fn a_full_auto_chain_holds_back_its_stages_budgets_until_it_ends() {
         .record_run_spend(review.id, &spent(3.0), &[])
         .await
         .unwrap();
-    assert_eq!(
-        store
-            .committed_so_far(repo.id, now, None)
-            .await
-            .unwrap()
-            .repo_month_usd,
-        20.0
-    );
+    assert_eq!(committed_this_month(&store, repo.id, None).await, 20.0);
     assert_eq!(
         store
             .spent_so_far(repo.id, now)
@@ -119,14 +114,7 @@ async fn a_full_auto_chain_holds_back_its_stages_budgets_until_it_ends() {
             .await
             .unwrap();
     }
-    assert_eq!(
-        store
-            .committed_so_far(repo.id, now, None)
-            .await
-            .unwrap()
-            .repo_month_usd,
-        3.0
-    );
+    assert_eq!(committed_this_month(&store, repo.id, None).await, 3.0);
     assert_eq!(
         store.check_budget_left(&repo, Some(4)).await.unwrap(),
         Some(20.0)

@@ -17,19 +17,17 @@ use support::secret_service::SecretService;
 
 const KEY: &str = "sk-ant-docker-test-0123456789abcdef";
 
-#[tokio::test(flavor = "multi_thread")]
-async fn the_agent_in_docker_reaches_its_provider_while_the_key_stays_outside() {
-    let fake = FakeGithub::start().await;
-    let keyring = SecretService::start();
-    let dir = tempfile::tempdir().unwrap();
-    let cli = Cli {
-        data_dir: dir.path(),
-        keyring: &keyring,
-    };
+/// The scripted repository on Docker, run in an image built from Handoff's recipe for
+/// claude with a stand-in as the agent; the image goes when the result is dropped.
+async fn with_claude_image_on_docker(
+    fake: &FakeGithub,
+    cli: &Cli<'_>,
+    name: &str,
+) -> ImageRemovedOnDrop {
     fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
-    cli.connect_scripted_repo(&fake, "docker", &[]).await;
-    let image = unique_image("agent-key");
-    let _removed = ImageRemovedOnDrop(image.clone());
+    cli.connect_scripted_repo(fake, "docker", &[]).await;
+    let image = unique_image(name);
+    let removed = ImageRemovedOnDrop(image.clone());
     ok_text(
         &cli.run(&["config", "set", "docker.default_image", &image])
             .await,
@@ -49,6 +47,19 @@ async fn the_agent_in_docker_reaches_its_provider_while_the_key_stays_outside() 
         ])
         .await,
     );
+    removed
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agent_in_docker_reaches_its_provider_while_the_key_stays_outside() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    let _image = with_claude_image_on_docker(&fake, &cli, "agent-key").await;
     let provider = FakeProvider::start().await;
     cli.use_anthropic_stand_in(KEY, &provider.api_base()).await;
     ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
@@ -105,29 +116,7 @@ async fn the_egress_gate_meters_a_run_in_docker_and_stops_it_at_its_budget() {
         data_dir: dir.path(),
         keyring: &keyring,
     };
-    fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
-    cli.connect_scripted_repo(&fake, "docker", &[]).await;
-    let image = unique_image("agent-budget");
-    let _removed = ImageRemovedOnDrop(image.clone());
-    ok_text(
-        &cli.run(&["config", "set", "docker.default_image", &image])
-            .await,
-    );
-    let scratch = tempfile::tempdir().unwrap();
-    let stand_in = write_stand_in(scratch.path());
-    ok_text(
-        &cli.run(&[
-            "agent-image",
-            "build",
-            "--preset",
-            "claude",
-            "--base",
-            LOCAL_BASE,
-            "--agent-from",
-            stand_in.to_str().unwrap(),
-        ])
-        .await,
-    );
+    let _image = with_claude_image_on_docker(&fake, &cli, "agent-budget").await;
     let model = ModelServer::start(Vec::new()).await;
     cli.use_anthropic_stand_in(KEY, &model.api_base()).await;
     ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);

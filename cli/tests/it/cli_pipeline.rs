@@ -6,7 +6,7 @@ use handoff_test_support as support;
 
 use std::time::Duration;
 
-use support::cli_process::{ok_text, text, Cli};
+use support::cli_process::{ok_text, scripted_agent_as_claude, text, Cli};
 use support::fake_e2b::FakeE2b;
 use support::fake_github::FakeGithub;
 use support::fake_provider::{self, FakeProvider};
@@ -325,13 +325,7 @@ async fn the_agent_holds_a_placeholder_and_its_provider_gets_the_key() {
     set_up(&fake, &cli, "local").await;
     // The claude preset, with a stand-in `claude` that runs the scripted agent.
     let bin = tempfile::tempdir().unwrap();
-    let claude = bin.path().join("claude");
-    std::fs::write(&claude, "#!/bin/sh\nexec sh .handoff/agent.sh\n").unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&claude)
-        .status()
-        .unwrap();
+    let path = scripted_agent_as_claude(bin.path());
     ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
     let key = "sk-ant-test-0123456789abcdef";
     let provider = FakeProvider::start().await;
@@ -339,11 +333,6 @@ async fn the_agent_holds_a_placeholder_and_its_provider_gets_the_key() {
     let feedback = cli
         .add_feedback("Scan\n@@scan\n@@provider\n@@noise 2\n@@write s.txt scanned")
         .await;
-    let path = format!(
-        "{}:{}",
-        bin.path().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
 
     let run = cli
         .run_with(&["run", &feedback], None, &[("PATH", &path)])

@@ -9,9 +9,8 @@ use support::fake_github::{FakeGithub, OWNER};
 use support::pipeline_world::{QA_DIRECTIVES, REPO, SCRIPTED_AGENT};
 use support::secret_service::SecretService;
 
-#[tokio::test(flavor = "multi_thread")]
-async fn the_qa_stages_from_the_command_line() {
-    let fake = FakeGithub::start().await;
+/// The scripted repository with a PR of the owner's that changes a button; its number.
+fn signup_pull(fake: &FakeGithub) -> String {
     fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
     fake.create_branch(REPO, "feature/signup", "main");
     fake.push_commit(
@@ -20,23 +19,31 @@ async fn the_qa_stages_from_the_command_line() {
         "Signup",
         &[("src/button.css", ".signup { height: 20px; }\n")],
     );
-    let pr = fake
-        .create_pull(REPO, OWNER, "feature/signup", "Signup button")
-        .to_string();
+    fake.create_pull(REPO, OWNER, "feature/signup", "Signup button")
+        .to_string()
+}
+
+/// Connects the scripted repository on the local backend, its instructions the QA
+/// directives, with `more` options.
+async fn connect_with_qa_directives(fake: &FakeGithub, cli: &Cli<'_>, more: &[&str]) {
+    let instructions = cli.data_dir.join("instructions.md");
+    std::fs::write(&instructions, QA_DIRECTIVES).unwrap();
+    let mut options = vec!["--instructions-file", instructions.to_str().unwrap()];
+    options.extend_from_slice(more);
+    cli.connect_scripted_repo(fake, "local", &options).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_qa_stages_from_the_command_line() {
+    let fake = FakeGithub::start().await;
+    let pr = signup_pull(&fake);
     let keyring = SecretService::start();
     let dir = tempfile::tempdir().unwrap();
-    let instructions = dir.path().join("instructions.md");
-    std::fs::write(&instructions, QA_DIRECTIVES).unwrap();
     let cli = Cli {
         data_dir: dir.path(),
         keyring: &keyring,
     };
-    cli.connect_scripted_repo(
-        &fake,
-        "local",
-        &["--instructions-file", instructions.to_str().unwrap()],
-    )
-    .await;
+    connect_with_qa_directives(&fake, &cli, &[]).await;
     let qa = |stage: &str, extra: &[&str]| {
         let mut arguments = vec![
             "qa".to_owned(),
@@ -127,36 +134,14 @@ async fn the_qa_stages_from_the_command_line() {
 #[tokio::test(flavor = "multi_thread")]
 async fn full_auto_is_refused_when_the_month_cannot_hold_its_stages_budgets() {
     let fake = FakeGithub::start().await;
-    fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
-    fake.create_branch(REPO, "feature/signup", "main");
-    fake.push_commit(
-        REPO,
-        "feature/signup",
-        "Signup",
-        &[("src/button.css", ".signup { height: 20px; }\n")],
-    );
-    let pr = fake
-        .create_pull(REPO, OWNER, "feature/signup", "Signup button")
-        .to_string();
+    let pr = signup_pull(&fake);
     let keyring = SecretService::start();
     let dir = tempfile::tempdir().unwrap();
-    let instructions = dir.path().join("instructions.md");
-    std::fs::write(&instructions, QA_DIRECTIVES).unwrap();
     let cli = Cli {
         data_dir: dir.path(),
         keyring: &keyring,
     };
-    cli.connect_scripted_repo(
-        &fake,
-        "local",
-        &[
-            "--instructions-file",
-            instructions.to_str().unwrap(),
-            "--monthly-budget",
-            "12",
-        ],
-    )
-    .await;
+    connect_with_qa_directives(&fake, &cli, &["--monthly-budget", "12"]).await;
 
     let refused = cli.run(&["qa", "auto", REPO, &pr]).await;
 

@@ -5,7 +5,7 @@
 
 use handoff_test_support as support;
 
-use support::cli_process::{ok_text, text, Cli};
+use support::cli_process::{ok_text, scripted_agent_as_claude, text, Cli};
 use support::fake_github::FakeGithub;
 use support::model_server::{ModelServer, ModelTurn};
 use support::pipeline_world::{REPO, SCRIPTED_AGENT};
@@ -41,13 +41,6 @@ impl World {
             .create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
         let cli = world.cli();
         cli.connect_scripted_repo(&world.fake, "local", &[]).await;
-        let claude = world.bin.path().join("claude");
-        std::fs::write(&claude, "#!/bin/sh\nexec sh .handoff/agent.sh\n").unwrap();
-        std::process::Command::new("chmod")
-            .arg("+x")
-            .arg(&claude)
-            .status()
-            .unwrap();
         ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
         cli.use_anthropic_stand_in(KEY, &world.model.api_base())
             .await;
@@ -63,11 +56,7 @@ impl World {
 
     /// `handoff ARGUMENTS` with the scripted `claude` on the path.
     async fn handoff(&self, arguments: &[&str]) -> std::process::Output {
-        let path = format!(
-            "{}:{}",
-            self.bin.path().display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
+        let path = scripted_agent_as_claude(self.bin.path());
         self.cli()
             .run_with(arguments, None, &[("PATH", &path)])
             .await

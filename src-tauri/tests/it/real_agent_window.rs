@@ -137,14 +137,7 @@ async fn a_real_claude_code_run_shows_its_steps_and_its_cost_in_the_window() {
     );
     assert!(steps.iter().all(|step| !step.contains(KEY)), "{steps:?}");
     // For the picture: the notifications put away, the run's row and its log in view.
-    app.client
-        .execute(
-            "document.querySelectorAll('.toast .toast-close').forEach(b => b.click()); \
-             document.querySelector('#detail .run').scrollIntoView({ block: 'start' });",
-            vec![],
-        )
-        .await
-        .unwrap();
+    app.show_for_picture("#detail .run").await;
     app.screenshot("real-agent-log").await;
     app.close().await;
 }

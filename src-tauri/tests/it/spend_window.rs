@@ -218,14 +218,7 @@ async fn the_month_is_drawn_with_its_budget_and_a_runs_steps_read_as_a_timeline(
         spend[0].contains("$3.50") && spend[0].contains("metered"),
         "{spend:?}"
     );
-    app.client
-        .execute(
-            "document.querySelectorAll('.toast .toast-close').forEach(b => b.click()); \
-             document.querySelector('#detail .run').scrollIntoView({ block: 'start' });",
-            vec![],
-        )
-        .await
-        .unwrap();
+    app.show_for_picture("#detail .run").await;
     app.screenshot("run-steps").await;
     app.close().await;
     world.store.close().await;

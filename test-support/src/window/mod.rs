@@ -403,6 +403,19 @@ impl AppSession {
         }
     }
 
+    /// Puts the messages in the corner away and scrolls the first element matching
+    /// `css` to the top, for a picture of it.
+    pub async fn show_for_picture(&self, css: &str) {
+        self.client
+            .execute(
+                "document.querySelectorAll('.toast .toast-close').forEach(b => b.click()); \
+                 document.querySelector(arguments[0]).scrollIntoView({ block: 'start' });",
+                vec![serde_json::Value::String(css.to_owned())],
+            )
+            .await
+            .expect("script runs");
+    }
+
     /// The text of every element matching `css`, in order.
     pub async fn texts(&self, css: &str) -> Vec<String> {
         let value = self
