@@ -57,10 +57,18 @@ async fn the_journey_on_e2b_from_the_command_line() {
             .await,
     );
     let feedback = cli
-        .add_feedback("Button too small\n@@write src/button.css height: 20px")
+        .add_feedback("Button too small\n@@write src/button.css height: 20px\n@@usage 0.12")
         .await;
 
     let first = ok_text(&cli.run(&["run", &feedback]).await);
+
+    // On E2B no key forwarder of Handoff's stands between the agent and its provider:
+    // the run shows what the agent reported, and says so.
+    let run = ok_text(&cli.run(&["runs", "show", "1"]).await);
+    assert!(
+        run.contains("spend:    $0.1200 · 1.2k tokens in, 340 out (as reported by the agent)"),
+        "{run}"
+    );
 
     assert!(first.contains("first of feedback"), "{first}");
     assert!(
