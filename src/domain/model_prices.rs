@@ -236,6 +236,19 @@ impl PriceTable {
         Ok(models)
     }
 
+    /// The dearest price of each kind of token in the table: what a budget counts the
+    /// tokens of a model with no price as, so that a cap holds for any model.
+    pub fn dearest(&self) -> ModelPrice {
+        let most =
+            |kind: fn(&ModelPrice) -> f64| self.models.values().map(kind).fold(0.0_f64, f64::max);
+        ModelPrice {
+            input: most(|price| price.input),
+            output: most(|price| price.output),
+            cache_write: most(|price| price.cache_write),
+            cache_read: most(|price| price.cache_read),
+        }
+    }
+
     /// The price of `model`, if the table has it.
     pub fn price_of(&self, model: &str) -> Option<&ModelPrice> {
         if let Some(price) = self.models.get(model) {

@@ -33,6 +33,9 @@ pub struct MeteredSpend {
     pub cost_usd: f64,
     /// Tokens of calls whose model has no price (so `cost_usd` leaves them out).
     pub unpriced_tokens: u64,
+    /// What the unpriced tokens would cost at the table's dearest price for each kind:
+    /// what a dollar budget counts them as, so that it holds for a model with no price.
+    pub unpriced_at_most_usd: f64,
     pub calls: u64,
     /// Calls refused because the budget was spent.
     pub refused_calls: u64,
@@ -96,7 +99,10 @@ impl RunMeter {
         self.limit
             .tokens
             .is_some_and(|tokens| spend.usage.total() >= tokens)
-            || self.limit.usd.is_some_and(|usd| spend.cost_usd >= usd)
+            || self
+                .limit
+                .usd
+                .is_some_and(|usd| spend.cost_usd + spend.unpriced_at_most_usd >= usd)
     }
 
     /// Whether a call was refused for the budget.
@@ -111,7 +117,10 @@ impl RunMeter {
         state.spend.usage.add(&step.usage);
         match step.cost_usd {
             Some(cost) => state.spend.cost_usd += cost,
-            None => state.spend.unpriced_tokens += step.usage.total(),
+            None => {
+                state.spend.unpriced_tokens += step.usage.total();
+                state.spend.unpriced_at_most_usd += self.prices.dearest().cost_of(&step.usage);
+            }
         }
         let step = if state.detail_bytes + step.detail_bytes() > STEPS_KEPT_BYTES_PER_RUN {
             step.without_details()
@@ -328,6 +337,32 @@ mod tests {
         assert_eq!(meter.spend().cost_usd, 0.0);
         meter.record(step("my-own-model", 50, 50, &prices));
         assert!(meter.budget_spent());
+    }
+
+    #[test]
+    fn a_dollar_budget_holds_for_a_model_with_no_price() {
+        let prices = PriceTable::default();
+        let meter = RunMeter::new(
+            SpendLimit {
+                usd: Some(1.0),
+                tokens: None,
+            },
+            prices.clone(),
+        );
+        // Counted at the dearest price of each kind among the defaults ($15 a million
+        // for input, $75 for output): 20,000 tokens in and 2,000 out come to $0.45.
+        assert_eq!(prices.dearest().input, 15.0);
+        assert_eq!(prices.dearest().output, 75.0);
+        meter.record(step("our-own-model", 20_000, 2_000, &prices));
+        meter.record(step("our-own-model", 20_000, 2_000, &prices));
+        assert!(!meter.budget_spent(), "$0.90 of $1");
+        assert_eq!(
+            meter.spend().cost_usd,
+            0.0,
+            "shown as no price, never as a guess"
+        );
+        meter.record(step("our-own-model", 20_000, 2_000, &prices));
+        assert!(meter.budget_spent(), "$1.35 of $1");
     }
 
     #[test]
