@@ -30,7 +30,12 @@ impl SpendLimit {
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
         if let Some(usd) = self.usd {
-            parts.push(format!("${usd:.2}"));
+            // Below a cent, four places: $0.005 is not "$0.01".
+            parts.push(if usd > 0.0 && usd < 0.01 {
+                format!("${usd:.4}")
+            } else {
+                format!("${usd:.2}")
+            });
         }
         if let Some(tokens) = self.tokens {
             parts.push(format!("{tokens} tokens"));
@@ -225,6 +230,15 @@ mod tests {
             day_usd: None,
         };
         assert_eq!(unlimited.limit_for_run(SpentSoFar::default()).usd, None);
+    }
+
+    #[test]
+    fn a_limit_reads_as_its_figures() {
+        let limit = |usd, tokens| SpendLimit { usd, tokens }.describe();
+        assert_eq!(limit(Some(5.0), None), "$5.00");
+        assert_eq!(limit(Some(0.005), None), "$0.0050");
+        assert_eq!(limit(Some(1.0), Some(200_000)), "$1.00 or 200000 tokens");
+        assert_eq!(limit(None, None), "no limit");
     }
 
     #[test]

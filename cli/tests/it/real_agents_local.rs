@@ -123,3 +123,77 @@ async fn a_run_that_changes_nothing_still_shows_what_it_cost() {
     assert!(fake.pulls(REPO).is_empty());
     ok_text(&cli.run(&["runs", "show", "1"]).await);
 }
+
+/// A run whose budget is spent after its first model call: the key forwarder refuses the
+/// second in the provider's own error shape, the real agent stops at once (no retries),
+/// and the run ends as `budget_reached`, naming it, with nothing pushed.
+async fn a_real_agent_stops_at_its_budget(agent: RealAgent) {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    let model = ModelServer::start(vec![
+        ModelTurn::WriteFile {
+            path: "docs/one.md".to_owned(),
+            contents: "One\n".to_owned(),
+        },
+        ModelTurn::WriteFile {
+            path: "docs/two.md".to_owned(),
+            contents: "Two\n".to_owned(),
+        },
+        ModelTurn::Text("Wrote both.".to_owned()),
+    ])
+    .await;
+    connect(&fake, &cli, agent, Backend::Local, &model).await;
+    // Less than one call costs, at the model's price or, with none, the dearest.
+    ok_text(&cli.run(&["config", "set", "budget.run_usd", "0.005"]).await);
+    let feedback = cli.add_feedback("Write two pages").await;
+    let path = agent.path_with_agent(bin.path());
+    let started = std::time::Instant::now();
+
+    let stopped = cli
+        .run_with(
+            &["run", &feedback],
+            None,
+            &[("PATH", &path), ("HOME", home.path().to_str().unwrap())],
+        )
+        .await;
+
+    assert!(!stopped.status.success());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "the agent did not retry the refusal for long: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        model.model_calls().len(),
+        1,
+        "the second call never reached the model"
+    );
+    let run = run_shown(&cli, "1").await;
+    assert_eq!(run["failure_code"], "budget_reached", "{run}");
+    assert_eq!(
+        run["tokens_in"].as_i64(),
+        Some(INPUT_TOKENS_PER_TURN as i64),
+        "{run}"
+    );
+    // The agent's own output names the refusal it got.
+    let logs = ok_text(&cli.run(&["runs", "logs", "1"]).await);
+    assert!(logs.contains("budget ($0.0050) is spent"), "{logs}");
+    assert!(fake.pulls(REPO).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_code_stops_at_its_budget() {
+    a_real_agent_stops_at_its_budget(RealAgent::Claude).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn codex_stops_at_its_budget() {
+    a_real_agent_stops_at_its_budget(RealAgent::Codex).await;
+}
