@@ -8,6 +8,7 @@ use super::command_error::CliError;
 use super::output::{print_json, Table};
 use super::terminal_text::printable;
 use handoff::domain::agent_step::AgentStep;
+use handoff::domain::budgets::dollars;
 use handoff::domain::{RepoName, Run, SpendSource};
 use handoff::store::Store;
 
@@ -47,9 +48,10 @@ pub fn run_spend(run: &Run) -> String {
     };
     let unpriced = run.unpriced_tokens.filter(|tokens| *tokens > 0);
     let cost = match (run.llm_cost_usd, unpriced, &tokens) {
-        (Some(cost), None, _) => Some(format!("${cost:.4}")),
+        (Some(cost), None, _) => Some(dollars(cost)),
         (Some(cost), Some(unpriced), _) => Some(format!(
-            "${cost:.4} + {} tokens at an unknown price",
+            "{} + {} tokens at an unknown price",
+            dollars(cost),
             token_count(unpriced)
         )),
         (None, _, Some(_)) => Some("price unknown".to_owned()),
@@ -91,7 +93,7 @@ pub fn step_line(position: usize, step: &AgentStep) -> Vec<String> {
         token_count(i64::try_from(step.usage.all_input()).unwrap_or(i64::MAX)),
         token_count(i64::try_from(step.usage.output).unwrap_or(i64::MAX)),
         step.cost_usd
-            .map_or_else(|| "price unknown".to_owned(), |cost| format!("${cost:.4}")),
+            .map_or_else(|| "price unknown".to_owned(), dollars),
         if step.status == 200 {
             what
         } else {
@@ -130,10 +132,11 @@ pub async fn run(store: &Store, arguments: SpendArguments) -> Result<(), CliErro
         return print_json(&month);
     }
     let whose = month.repo.as_deref().unwrap_or("all repositories");
-    println!("{whose}, {}: ${:.2}", month.month, month.cost_usd);
+    println!("{whose}, {}: {}", month.month, dollars(month.cost_usd));
     if let Some(budget) = month.budget_usd {
         println!(
-            "budget:   ${budget:.2} a month ({:.0}% spent)",
+            "budget:   {} a month ({:.0}% spent)",
+            dollars(budget),
             if budget > 0.0 {
                 month.cost_usd / budget * 100.0
             } else {
@@ -162,7 +165,7 @@ pub async fn run(store: &Store, arguments: SpendArguments) -> Result<(), CliErro
                 day.day.to_string(),
                 day.runs.to_string(),
                 token_count(day.tokens),
-                format!("${:.2}", day.cost_usd),
+                dollars(day.cost_usd),
             ]);
         }
         println!("\n{}", table.render().trim_end());
@@ -179,7 +182,7 @@ pub async fn run(store: &Store, arguments: SpendArguments) -> Result<(), CliErro
                 name,
                 item.runs.to_string(),
                 token_count(item.tokens),
-                format!("${:.2}", item.cost_usd),
+                dollars(item.cost_usd),
                 printable(item.title.as_deref().unwrap_or("")),
             ]);
         }
@@ -197,7 +200,7 @@ pub async fn run(store: &Store, arguments: SpendArguments) -> Result<(), CliErro
             table.row(vec![
                 printable(&part.name),
                 token_count(part.tokens),
-                format!("${:.2}", part.cost_usd),
+                dollars(part.cost_usd),
             ]);
         }
         println!("\n{title}\n{}", table.render().trim_end());

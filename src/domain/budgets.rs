@@ -14,6 +14,16 @@ pub const DEFAULT_RUN_BUDGET_USD: f64 = 5.0;
 /// The share of a monthly or daily budget at which the owner is told.
 pub const NOTICE_AT_SHARE: f64 = 0.8;
 
+/// Dollars as people read them: `$5.00`, and four places below a cent (`$0.0048`), so
+/// that a small figure is never rounded to another.
+pub fn dollars(usd: f64) -> String {
+    if usd > 0.0 && usd < 0.01 {
+        format!("${usd:.4}")
+    } else {
+        format!("${usd:.2}")
+    }
+}
+
 /// What a run may spend before its model calls are refused; either part may be unset.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct SpendLimit {
@@ -30,12 +40,7 @@ impl SpendLimit {
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
         if let Some(usd) = self.usd {
-            // Below a cent, four places: $0.005 is not "$0.01".
-            parts.push(if usd > 0.0 && usd < 0.01 {
-                format!("${usd:.4}")
-            } else {
-                format!("${usd:.2}")
-            });
+            parts.push(dollars(usd));
         }
         if let Some(tokens) = self.tokens {
             parts.push(format!("{tokens} tokens"));
@@ -66,17 +71,23 @@ pub struct SpentSoFar {
 /// Why a run may not start: a budget of the period is spent.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum BudgetRefusal {
-    #[error("{repo} has spent ${spent:.2} of its ${budget:.2} budget this month")]
+    #[error("{repo} has spent {} of its {} budget this month", dollars(*spent), dollars(*budget))]
     RepoMonthSpent {
         repo: String,
         budget: f64,
         spent: f64,
     },
-    #[error("Handoff has spent ${spent:.2} of its ${budget:.2} budget for today (UTC)")]
+    #[error(
+        "Handoff has spent {} of its {} budget for today (UTC)",
+        dollars(*spent),
+        dollars(*budget)
+    )]
     DaySpent { budget: f64, spent: f64 },
     #[error(
-        "a full-auto chain of {runs} stages holds back ${needs:.2} (each stage's run budget), \
-         and {repo}'s month and the day have ${left:.2} left"
+        "a full-auto chain of {runs} stages holds back {} (each stage's run budget), and \
+         {repo}'s month and the day have {} left",
+        dollars(*needs),
+        dollars(*left)
     )]
     ChainNeedsMore {
         repo: String,

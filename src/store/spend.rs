@@ -11,7 +11,8 @@ use super::time_text::{start_of_month, time_text};
 use super::Store;
 use crate::domain::agent_step::{AgentStep, ToolCall};
 use crate::domain::budgets::{
-    reached_share, Budgets, SpendLimit, SpentSoFar, DEFAULT_RUN_BUDGET_USD, NOTICE_AT_SHARE,
+    dollars, reached_share, Budgets, SpendLimit, SpentSoFar, DEFAULT_RUN_BUDGET_USD,
+    NOTICE_AT_SHARE,
 };
 use crate::domain::model_prices::{PriceLineError, PriceTable, TokenUsage};
 use crate::domain::{Repo, RepoId, RunId, SpendSource};
@@ -46,16 +47,16 @@ impl std::fmt::Display for BudgetNotice {
         match &self.repo {
             Some(repo) => write!(
                 f,
-                "{repo} has spent ${:.2} of its ${:.2} monthly budget ({:.0}%)",
-                self.spent_usd,
-                self.budget_usd,
+                "{repo} has spent {} of its {} monthly budget ({:.0}%)",
+                dollars(self.spent_usd),
+                dollars(self.budget_usd),
                 self.spent_usd / self.budget_usd * 100.0
             ),
             None => write!(
                 f,
-                "Handoff has spent ${:.2} of its ${:.2} daily budget ({:.0}%)",
-                self.spent_usd,
-                self.budget_usd,
+                "Handoff has spent {} of its {} daily budget ({:.0}%)",
+                dollars(self.spent_usd),
+                dollars(self.budget_usd),
                 self.spent_usd / self.budget_usd * 100.0
             ),
         }

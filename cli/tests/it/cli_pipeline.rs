@@ -66,7 +66,7 @@ async fn the_journey_on_e2b_from_the_command_line() {
     // the run shows what the agent reported, and says so.
     let run = ok_text(&cli.run(&["runs", "show", "1"]).await);
     assert!(
-        run.contains("spend:    $0.1200 · 1.2k tokens in, 340 out (as reported by the agent)"),
+        run.contains("spend:    $0.12 · 1.2k tokens in, 340 out (as reported by the agent)"),
         "{run}"
     );
 

@@ -260,7 +260,7 @@ async fn a_spent_month_refuses_the_next_run_before_any_sandbox_and_says_where_to
     let run = world.json(&["runs", "show", "1", "--json"]).await;
     let notes = run["run"]["notes"].to_string();
     assert!(
-        notes.contains("has spent $0.01 of its $0.01 monthly budget"),
+        notes.contains("has spent $0.0096 of its $0.0090 monthly budget (107%)"),
         "{run}"
     );
     let second = world
@@ -274,7 +274,7 @@ async fn a_spent_month_refuses_the_next_run_before_any_sandbox_and_says_where_to
     assert_eq!(refused.status.code(), Some(1));
     let said = text(&refused);
     assert!(
-        said.contains("has spent $0.01 of its $0.01 budget this month"),
+        said.contains("has spent $0.0096 of its $0.0090 budget this month"),
         "{said}"
     );
     assert!(said.contains("--monthly-budget"), "{said}");
