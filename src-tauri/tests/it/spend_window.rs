@@ -85,7 +85,6 @@ async fn the_month_is_drawn_with_its_budget_and_a_runs_steps_read_as_a_timeline(
     let world = GithubWorld::new().await;
     let store = &world.store;
     let repo = connected_repo(&world.fake, store, "").await;
-    store.set_monthly_budget(repo.id, Some(10.0)).await.unwrap();
     let header = seed::add_feedback(store, REPO, "Sticky header", "Keep it on top.").await;
     let footer = seed::add_feedback(store, REPO, "Footer links", "Fix them.").await;
     spent_run(
@@ -111,9 +110,37 @@ async fn the_month_is_drawn_with_its_budget_and_a_runs_steps_read_as_a_timeline(
     .await;
     let app = world.open_signed_in_window().await;
 
+    // The repository's monthly budget, set in its settings; one that does not read is
+    // refused with nothing saved.
+    app.click("#open-settings").await;
+    app.wait_for(&format!(".repo-form[data-repo=\"{REPO}\"]"))
+        .await;
+    app.type_into(".repo-form input[name=monthlyBudget]", "ten")
+        .await;
+    app.click(".save-repo").await;
+    let refused = app
+        .text_eventually_containing(
+            "const e = document.querySelector('.repo-form .form-error'); return e && !e.hidden ? e.textContent : '';",
+            "Budget per month",
+        )
+        .await;
+    assert!(refused.contains("\"ten\""), "{refused}");
+    assert_eq!(store.repo(repo.id).await.unwrap().monthly_budget_usd, None);
+    app.type_into(".repo-form input[name=monthlyBudget]", "10")
+        .await;
+    app.click(".save-repo").await;
+    app.text_eventually_containing(
+        "return [...document.querySelectorAll('.toast')].map(t => t.textContent).join('|');",
+        &format!("Saved {REPO}"),
+    )
+    .await;
+    assert_eq!(
+        store.repo(repo.id).await.unwrap().monthly_budget_usd,
+        Some(10.0)
+    );
+
     // Settings → Spend, for the repository: the total against the budget, the chart, the
     // top items.
-    app.click("#open-settings").await;
     app.click(".tab[data-tab=\"spend\"]").await;
     app.wait_for("#spend-panel .spend-chart").await;
     app.client
