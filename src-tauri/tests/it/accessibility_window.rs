@@ -127,6 +127,7 @@ async fn every_view_passes_axe_without_a_serious_violation() {
     for (tab, view) in [
         ("repositories", "Settings: Repositories"),
         ("keys", "Settings: Keys"),
+        ("spend", "Settings: Spend"),
         ("setup", "Settings: Check setup"),
         ("log", "Settings: Log"),
         ("updates", "Settings: Updates"),
@@ -163,7 +164,7 @@ async fn every_view_passes_axe_without_a_serious_violation() {
         "serious or critical accessibility violations:\n{}",
         report.markdown()
     );
-    assert_eq!(report.views.len(), 13, "every view was checked");
+    assert_eq!(report.views.len(), 14, "every view was checked");
 }
 
 #[tokio::test(flavor = "multi_thread")]
