@@ -441,6 +441,10 @@ pub async fn qa_stages(agent: RealAgent, backend: Backend) {
             .as_deref(),
         Some(".signup { height: 44px; }\n")
     );
+    // Every stage's model calls were metered: runs 1 to 4, review to fix.
+    for run in ["1", "2", "3", "4"] {
+        metered_as_the_model_saw_it(&cli, run, &model).await;
+    }
     if backend == Backend::Docker {
         asked_nothing_beyond_the_allow_list(&cli).await;
     }
