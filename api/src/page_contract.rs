@@ -136,6 +136,7 @@ pub enum FixShape {
     ChooseAnotherAgent { repo: String },
     FreeDisk { path: String },
     InstallEgressGate,
+    GrantTokenPermission { permission: String, repo: String },
 }
 
 /// The TypeScript of `T` inline (for the test that holds shapes to serializations).

@@ -57,6 +57,8 @@ pub struct PullRequestRow {
     pub repo_full_name: String,
     /// From a fork: the fix stage cannot push to it.
     pub from_fork: bool,
+    /// The signed-in token may not read its repository's checks: `checks` says nothing.
+    pub checks_unreadable: bool,
 }
 
 /// The open PRs `query` lets through, the most recently updated first.
@@ -88,11 +90,20 @@ pub async fn pull_request_list(
             feedback,
         })
         .await?;
+    let unreadable: Vec<_> = core
+        .store
+        .repos()
+        .await?
+        .into_iter()
+        .filter(|repo| repo.checks_unreadable_since.is_some())
+        .map(|repo| repo.id)
+        .collect();
     Ok(pulls
         .into_iter()
         .map(|pull| PullRequestRow {
             repo_full_name: pull.repo.full_name(),
             from_fork: pull.from_fork(),
+            checks_unreadable: unreadable.contains(&pull.repo_id),
             pull: pull.into(),
         })
         .collect())

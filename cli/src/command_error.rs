@@ -193,6 +193,7 @@ pub fn fix_command(fix: &Fix) -> Option<String> {
         Fix::BuildImage { preset, .. } => format!("handoff agent-image build --preset {preset}"),
         Fix::ChooseAnotherAgent { repo } => format!("handoff repo set {repo} --agent claude"),
         Fix::GetWriteAccess { .. }
+        | Fix::GrantTokenPermission { .. }
         | Fix::TurnOnIssues { .. }
         | Fix::StartKeyring
         | Fix::UseHttpsForE2b

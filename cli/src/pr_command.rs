@@ -37,6 +37,14 @@ pub async fn run(store: &Store, command: PrCommand) -> Result<(), CliError> {
                 println!("no open pull request is mirrored here: `handoff sync` reads them");
                 return Ok(());
             }
+            // Checks the token may not read say so, rather than "none".
+            let unreadable: Vec<_> = store
+                .repos()
+                .await?
+                .into_iter()
+                .filter(|repo| repo.checks_unreadable_since.is_some())
+                .map(|repo| repo.id)
+                .collect();
             let mut table = Table::new(&[
                 "REPO", "PR", "CHECKS", "UPDATED", "AUTHOR", "BRANCH", "FEEDBACK", "TITLE",
             ]);
@@ -44,7 +52,11 @@ pub async fn run(store: &Store, command: PrCommand) -> Result<(), CliError> {
                 table.row(vec![
                     pull.repo.full_name(),
                     format!("#{}", pull.number),
-                    pull.checks.to_string(),
+                    if unreadable.contains(&pull.repo_id) {
+                        "unreadable".to_owned()
+                    } else {
+                        pull.checks.to_string()
+                    },
                     short_time(&pull.github_updated_at),
                     dash_if_none(pull.author_login.as_deref().map(printable)),
                     printable(&pull.head_ref),

@@ -46,6 +46,9 @@ pub struct Repo {
     /// treats their PRs as a fork's; `None`: the repository itself.
     pub push_fork: Option<RepoName>,
     pub created_at: DateTime<Utc>,
+    /// Since when the signed-in token cannot read its checks (it lacks that
+    /// permission); `None` while they can be read.
+    pub checks_unreadable_since: Option<DateTime<Utc>>,
     /// When the owner disconnected it (its history stays; no sync or run touches it).
     pub disconnected_at: Option<DateTime<Utc>>,
 }

@@ -55,6 +55,13 @@ impl GithubError {
         )
     }
 
+    /// True when GitHub refuses because the token lacks a permission this request needs
+    /// (a fine-grained token: "Resource not accessible by personal access token").
+    pub fn is_permission_missing(&self) -> bool {
+        matches!(self, GithubError::Forbidden { message, .. }
+            if message.contains("Resource not accessible by"))
+    }
+
     pub fn code(&self) -> ErrorCode {
         match self {
             GithubError::NotSignedIn { .. } | GithubError::Unauthorized { .. } => {

@@ -149,7 +149,7 @@ async fn complete_pass(
     let check_runs_at = check_runs_of_commits(
         client,
         store,
-        &repo.name,
+        repo,
         open_pulls.iter().map(|pull| pull.head.sha.as_str()),
         &mut report.errors,
     )

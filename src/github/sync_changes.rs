@@ -216,7 +216,7 @@ pub(super) async fn sync_changes(
     let runs_at = check_runs_of_commits(
         client,
         store,
-        &repo.name,
+        repo,
         followed.iter().map(|pull| pull.head_sha.as_str()),
         &mut report.errors,
     )

@@ -19,20 +19,43 @@ pub enum CheckStatus {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Fix {
     SignIn,
-    GetWriteAccess { repo: String },
-    TurnOnIssues { repo: String },
+    GetWriteAccess {
+        repo: String,
+    },
+    TurnOnIssues {
+        repo: String,
+    },
     StartKeyring,
     StartDocker,
-    BuildImage { preset: String, image: String },
-    LoadImage { image: String },
-    AddKey { provider: String },
+    BuildImage {
+        preset: String,
+        image: String,
+    },
+    LoadImage {
+        image: String,
+    },
+    AddKey {
+        provider: String,
+    },
     AddE2bKey,
     ReplaceE2bKey,
     UseHttpsForE2b,
-    UseHttpsForProvider { provider: String },
-    ChooseAnotherAgent { repo: String },
-    FreeDisk { path: String },
+    UseHttpsForProvider {
+        provider: String,
+    },
+    ChooseAnotherAgent {
+        repo: String,
+    },
+    FreeDisk {
+        path: String,
+    },
     InstallEgressGate,
+    /// The token lacks a permission (a fine-grained token): give it `permission` on
+    /// `repo`, on GitHub, or sign in with one that has it.
+    GrantTokenPermission {
+        permission: String,
+        repo: String,
+    },
 }
 
 impl std::fmt::Display for Fix {
@@ -80,6 +103,11 @@ impl std::fmt::Display for Fix {
                 "Choose claude, codex or opencode for {repo} to run the QA stages."
             ),
             Fix::FreeDisk { path } => write!(f, "Free some disk space where {path} is."),
+            Fix::GrantTokenPermission { permission, repo } => write!(
+                f,
+                "Give the token the \"{permission}\" permission on {repo} (GitHub → Settings → \
+                 Developer settings → Fine-grained tokens), or sign in with a token that has it."
+            ),
             Fix::InstallEgressGate => write!(
                 f,
                 "Install Handoff's egress gate, handoff-egress, beside Handoff (its package \

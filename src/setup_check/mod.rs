@@ -57,6 +57,9 @@ impl SetupCheck<'_> {
             lines.push(token_scopes_line(client).await);
             for repo in &repos {
                 lines.push(repo_access(client, repo).await);
+                if let Some(since) = repo.checks_unreadable_since {
+                    lines.push(checks_unreadable(repo, since));
+                }
             }
         }
         let docker_repos: Vec<&Repo> = repos
@@ -244,6 +247,25 @@ impl SetupCheck<'_> {
 
 /// The image `repo`'s Docker runs use, and the recipe Handoff builds it from (`None`
 /// when the repository names its own image).
+/// A repository whose checks the token may not read: a warning, since the rest syncs.
+fn checks_unreadable(repo: &Repo, since: chrono::DateTime<chrono::Utc>) -> CheckLine {
+    let name = repo.name.full_name();
+    CheckLine::not_ok(
+        CheckStatus::Warning,
+        format!("checks:{name}"),
+        format!("{name}'s checks"),
+        format!(
+            "the token may not read them (since {}): its pull requests show no checks, and \
+             failing checks are not offered for the next Update PR",
+            since.format("%Y-%m-%d %H:%M UTC")
+        ),
+        Fix::GrantTokenPermission {
+            permission: "Checks: read".to_owned(),
+            repo: name,
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -138,6 +138,25 @@ impl Store {
         self.repo(id).await
     }
 
+    /// Records whether the signed-in token can read `id`'s checks; whether that changed.
+    pub async fn set_checks_unreadable(
+        &self,
+        id: RepoId,
+        unreadable: bool,
+    ) -> Result<bool, StoreError> {
+        let changed = sqlx::query(
+            "UPDATE repos SET checks_unreadable_since = CASE WHEN ? THEN ? ELSE NULL END \
+             WHERE id = ? AND (checks_unreadable_since IS NULL) = ?",
+        )
+        .bind(unreadable)
+        .bind(now_text())
+        .bind(id.0)
+        .bind(unreadable)
+        .execute(&self.pool)
+        .await?;
+        Ok(changed.rows_affected() == 1)
+    }
+
     /// Changes the settings named in `change` and returns the repository as it is now.
     pub async fn change_repo_settings(
         &self,

@@ -21,7 +21,8 @@ macro_rules! repo_columns {
         "r.id, r.owner, r.name, r.default_branch, r.feedback_label, r.custom_instructions, \
          r.monthly_run_quota, r.sandbox_backend, r.agent_preset, r.agent_command, r.docker_image, \
          r.run_timeout_seconds, r.e2b_template, r.network_mode, r.allowed_hosts, r.draft_pull_requests, \
-         r.push_fork, r.monthly_budget_usd, r.created_at, r.disconnected_at"
+         r.push_fork, r.monthly_budget_usd, r.checks_unreadable_since, r.created_at, \
+         r.disconnected_at"
     };
 }
 
@@ -116,6 +117,7 @@ pub fn repo_from_row(row: &SqliteRow) -> Result<Repo, StoreError> {
         custom_instructions: row.try_get("custom_instructions")?,
         monthly_run_quota: quota.map(|q| u32::try_from(q).unwrap_or(u32::MAX)),
         monthly_budget_usd: row.try_get("monthly_budget_usd")?,
+        checks_unreadable_since: optional_time(row, "checks_unreadable_since")?,
         sandbox_backend: word(row, "sandbox_backend", SandboxBackend::parse)?,
         agent_preset: row.try_get("agent_preset")?,
         agent_command: row.try_get("agent_command")?,

@@ -570,3 +570,58 @@ async fn a_slow_answer_times_out_and_the_retry_succeeds() {
         "the slow answer was given up on and asked again"
     );
 }
+
+/// A fine-grained token without "Checks: read": every check-runs request is refused, yet
+/// the sync goes on and reports no failure; the repository is marked until the token may
+/// read them again, when the mark goes and the checks come back.
+#[tokio::test]
+async fn a_token_that_may_not_read_checks_syncs_the_rest_and_the_repository_says_so() {
+    let fake = FakeGithub::start().await;
+    fake.create_repo(REPO, "main");
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with_repo(&dir).await;
+    let github = client(&fake, Duration::from_secs(5));
+    let (feedback, number) = item_with_pull(&store, &fake, "Checked").await;
+    let branch = fake.pulls(REPO)[0].1.clone();
+    let head = fake.branch_sha(REPO, &branch).expect("the PR's head");
+    fake.add_check_run(REPO, &head, "ci", "test", Some("failure"), "1 failed");
+    fake.inject(
+        FaultRule::new(
+            "/check-runs",
+            Fault::NotAccessible {
+                permission: "checks=read".to_owned(),
+            },
+        )
+        .times(2),
+    );
+    let repo_id = store.repo_by_name(&REPO.parse().unwrap()).await.unwrap().id;
+
+    let first = sync(&github, &store, None).await.unwrap();
+
+    assert!(first.errors.is_empty(), "{:?}", first.errors);
+    let repo = store.repo(repo_id).await.unwrap();
+    let since = repo.checks_unreadable_since.expect("marked");
+    let pull = store.pull_request(repo_id, number).await.unwrap().unwrap();
+    assert_eq!(pull.checks, handoff::domain::CheckStatus::NoChecks);
+    assert_eq!(
+        store.feedback(feedback.id).await.unwrap().pr_number,
+        Some(number),
+        "the rest synced"
+    );
+    // Refused again: still marked, from the first time.
+    let second = sync(&github, &store, None).await.unwrap();
+    assert!(second.errors.is_empty(), "{:?}", second.errors);
+    assert_eq!(
+        store.repo(repo_id).await.unwrap().checks_unreadable_since,
+        Some(since)
+    );
+    // Allowed again: the mark goes and the failing check is read.
+    let third = sync(&github, &store, None).await.unwrap();
+    assert!(third.errors.is_empty(), "{:?}", third.errors);
+    assert_eq!(
+        store.repo(repo_id).await.unwrap().checks_unreadable_since,
+        None
+    );
+    let pull = store.pull_request(repo_id, number).await.unwrap().unwrap();
+    assert_eq!(pull.checks, handoff::domain::CheckStatus::Failure);
+}

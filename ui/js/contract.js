@@ -139,7 +139,7 @@
 
 /**
  * What fixes a check that is not ok (the window makes it a button).
- * @typedef {{ "kind": "sign_in" } | { "kind": "get_write_access", repo: string, } | { "kind": "turn_on_issues", repo: string, } | { "kind": "start_keyring" } | { "kind": "start_docker" } | { "kind": "build_image", preset: string, image: string, } | { "kind": "load_image", image: string, } | { "kind": "add_key", provider: string, } | { "kind": "add_e2b_key" } | { "kind": "replace_e2b_key" } | { "kind": "use_https_for_e2b" } | { "kind": "use_https_for_provider", provider: string, } | { "kind": "choose_another_agent", repo: string, } | { "kind": "free_disk", path: string, } | { "kind": "install_egress_gate" }} Fix
+ * @typedef {{ "kind": "sign_in" } | { "kind": "get_write_access", repo: string, } | { "kind": "turn_on_issues", repo: string, } | { "kind": "start_keyring" } | { "kind": "start_docker" } | { "kind": "build_image", preset: string, image: string, } | { "kind": "load_image", image: string, } | { "kind": "add_key", provider: string, } | { "kind": "add_e2b_key" } | { "kind": "replace_e2b_key" } | { "kind": "use_https_for_e2b" } | { "kind": "use_https_for_provider", provider: string, } | { "kind": "choose_another_agent", repo: string, } | { "kind": "free_disk", path: string, } | { "kind": "install_egress_gate" } | { "kind": "grant_token_permission", permission: string, repo: string, }} Fix
  */
 
 /**
@@ -289,7 +289,7 @@
 
 /**
  * One row of the list.
- * @typedef {{ repoFullName: string, fromFork: boolean, repoId: number, repo: RepoName, number: number, title: string, authorLogin: string | null, headRef: string, headRepo: string | null, headSha: string, baseRef: string, state: PullRequestState, draft: boolean, checks: CheckStatus, githubUpdatedAt: string, syncedAt: string, feedbackId: number | null, }} PullRequestRow
+ * @typedef {{ repoFullName: string, fromFork: boolean, checksUnreadable: boolean, repoId: number, repo: RepoName, number: number, title: string, authorLogin: string | null, headRef: string, headRepo: string | null, headSha: string, baseRef: string, state: PullRequestState, draft: boolean, checks: CheckStatus, githubUpdatedAt: string, syncedAt: string, feedbackId: number | null, }} PullRequestRow
  */
 
 /**

@@ -51,7 +51,9 @@ function row(pull) {
       el("span", { class: "mono", text: `${pull.headRef} → ${pull.baseRef}` }),
       el("span", { text: pull.authorLogin ? `by @${pull.authorLogin}` : "by someone" }),
       el("span", { class: "muted", text: `updated ${relativeTime(pull.githubUpdatedAt)}` }),
-      el("span", { class: "check-pill", dataset: { checks: pull.checks }, text: checkWords[pull.checks] ?? pull.checks }),
+      pull.checksUnreadable
+        ? el("span", { class: "check-pill", dataset: { checks: "unreadable" }, text: "checks not readable with this token", title: "The signed-in token may not read this repository's checks: Settings → Check setup says which permission to add." })
+        : el("span", { class: "check-pill", dataset: { checks: pull.checks }, text: checkWords[pull.checks] ?? pull.checks }),
     ]),
   ]);
   const open = () => openPull(pull.repoFullName, pull.number);

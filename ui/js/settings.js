@@ -412,6 +412,8 @@ function fixButton(fix) {
       return button("E2B key", () => showTab("keys", { focus: "e2b" }), "button small fix-add-key");
     case "choose_another_agent":
       return button("Repository settings", () => showTab("repositories", { repo: fix.repo }), "button small");
+    case "grant_token_permission":
+      return button("Sign in with another token", () => hooks.signIn(), "button small fix-sign-in");
     case "build_image":
       return null; // drawn with its log below
     default:

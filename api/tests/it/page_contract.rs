@@ -289,6 +289,10 @@ fn the_shapes_match_what_the_core_serializes() {
         Fix::ChooseAnotherAgent { repo: text() },
         Fix::FreeDisk { path: text() },
         Fix::InstallEgressGate,
+        Fix::GrantTokenPermission {
+            permission: text(),
+            repo: text(),
+        },
     ];
     for fix in &fixes {
         match fix {
@@ -306,7 +310,8 @@ fn the_shapes_match_what_the_core_serializes() {
             | Fix::UseHttpsForProvider { .. }
             | Fix::ChooseAnotherAgent { .. }
             | Fix::FreeDisk { .. }
-            | Fix::InstallEgressGate => {}
+            | Fix::InstallEgressGate
+            | Fix::GrantTokenPermission { .. } => {}
         }
         assert_described(
             &serde_json::to_value(fix).unwrap(),

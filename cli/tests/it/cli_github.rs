@@ -554,3 +554,51 @@ async fn a_token_that_may_change_workflows_is_pointed_out_at_sign_in_and_in_doct
         "{fine_grained}"
     );
 }
+
+/// A fine-grained token without "Checks: read": `handoff sync` still succeeds, the PR
+/// list says the checks cannot be read, Check setup names the permission to add, and the
+/// log says it once, not at every sync.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_that_may_not_read_checks_degrades_and_check_setup_names_the_permission() {
+    let fake = FakeGithub::start().await;
+    fake.create_repo(REPO, "main");
+    fake.create_branch(REPO, "feature/x", "main");
+    fake.create_pull(REPO, OWNER, "feature/x", "A change");
+    let head = fake.branch_sha(REPO, "feature/x").unwrap();
+    fake.add_check_run(REPO, &head, "ci", "test", Some("success"), "ok");
+    fake.inject(
+        FaultRule::new(
+            "/check-runs",
+            Fault::NotAccessible {
+                permission: "checks=read".to_owned(),
+            },
+        )
+        .times(100),
+    );
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    signed_in(&fake, &cli).await;
+
+    for _ in 0..3 {
+        let synced = cli.run(&["sync"]).await;
+        assert!(synced.status.success(), "{}", text(&synced));
+    }
+
+    let pulls = ok_stdout(&cli.run(&["pr", "list"]).await);
+    assert!(pulls.contains("unreadable"), "{pulls}");
+    let doctor = text(&cli.run(&["doctor"]).await);
+    assert!(
+        doctor.contains("octocat/hello-world's checks") && doctor.contains("\"Checks: read\""),
+        "{doctor}"
+    );
+    let log = ok_stdout(&cli.run(&["log", "--lines", "500"]).await);
+    assert_eq!(
+        log.matches("may not read this repository's checks").count(),
+        1,
+        "{log}"
+    );
+}

@@ -13,5 +13,6 @@ mod real_agent_window;
 mod setup_window;
 mod spend_window;
 mod supervision_window;
+mod unreadable_checks_window;
 mod updates_window;
 mod xss_window;

@@ -25,6 +25,9 @@ pub enum Fault {
     /// The request is carried out, then the answer is lost: this status comes back
     /// instead (a proxy's 502 after the write went through).
     AnswerLost(u16),
+    /// 403 as GitHub refuses a fine-grained token without the permission named
+    /// (`checks=read`): "Resource not accessible by personal access token".
+    NotAccessible { permission: String },
 }
 
 /// When a fault applies.

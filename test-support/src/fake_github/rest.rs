@@ -1033,6 +1033,18 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Body>) -> Response<Bod
                 );
                 (status, value, headers, false)
             }
+            (Some(_), Some(Fault::NotAccessible { permission })) => {
+                let (status, value, mut headers) = message(
+                    StatusCode::FORBIDDEN,
+                    "Resource not accessible by personal access token",
+                );
+                headers.insert(
+                    "x-accepted-github-permissions",
+                    HeaderValue::from_str(&permission).expect("a header"),
+                );
+                rate_limit_headers(&mut headers, &state);
+                (status, value, headers, true)
+            }
             (
                 Some(_),
                 Some(Fault::TooManyRequests {
