@@ -90,14 +90,7 @@ pub async fn pull_request_list(
             feedback,
         })
         .await?;
-    let unreadable: Vec<_> = core
-        .store
-        .repos()
-        .await?
-        .into_iter()
-        .filter(|repo| repo.checks_unreadable_since.is_some())
-        .map(|repo| repo.id)
-        .collect();
+    let unreadable = core.store.repos_with_unreadable_checks().await?;
     Ok(pulls
         .into_iter()
         .map(|pull| PullRequestRow {

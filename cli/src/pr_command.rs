@@ -38,13 +38,7 @@ pub async fn run(store: &Store, command: PrCommand) -> Result<(), CliError> {
                 return Ok(());
             }
             // Checks the token may not read say so, rather than "none".
-            let unreadable: Vec<_> = store
-                .repos()
-                .await?
-                .into_iter()
-                .filter(|repo| repo.checks_unreadable_since.is_some())
-                .map(|repo| repo.id)
-                .collect();
+            let unreadable = store.repos_with_unreadable_checks().await?;
             let mut table = Table::new(&[
                 "REPO", "PR", "CHECKS", "UPDATED", "AUTHOR", "BRANCH", "FEEDBACK", "TITLE",
             ]);

@@ -138,6 +138,15 @@ impl Store {
         self.repo(id).await
     }
 
+    /// The repositories whose checks the signed-in token may not read.
+    pub async fn repos_with_unreadable_checks(&self) -> Result<Vec<RepoId>, StoreError> {
+        let ids: Vec<i64> =
+            sqlx::query_scalar("SELECT id FROM repos WHERE checks_unreadable_since IS NOT NULL")
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(ids.into_iter().map(RepoId).collect())
+    }
+
     /// Records whether the signed-in token can read `id`'s checks; whether that changed.
     pub async fn set_checks_unreadable(
         &self,
