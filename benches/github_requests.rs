@@ -155,9 +155,6 @@ async fn sync_counts(pulls: usize) -> SyncCounts {
                     exit_code: Some(0),
                     end_sha: None,
                     output: None,
-                    llm_cost_usd: None,
-                    tokens_in: None,
-                    tokens_out: None,
                 },
             )
             .await

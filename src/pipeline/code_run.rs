@@ -221,10 +221,6 @@ impl BegunCodeRun {
                         exit_code: Some(0),
                         end_sha: Some(pushed.end_sha),
                         output: pushed.summary,
-                        // Recorded when the agent ended (see the job's run).
-                        llm_cost_usd: None,
-                        tokens_in: None,
-                        tokens_out: None,
                     },
                 )
             }

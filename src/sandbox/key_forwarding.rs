@@ -126,12 +126,6 @@ impl ForwardedKey {
         }
     }
 
-    /// The same key with a new placeholder and an unlimited meter of its own, for
-    /// another job.
-    pub fn renewed(&self) -> Self {
-        self.renewed_with(SpendLimit::none(), PriceTable::default())
-    }
-
     /// The same key with a new placeholder, for a job that may spend `limit` priced by
     /// `prices`.
     pub fn renewed_with(&self, limit: SpendLimit, prices: PriceTable) -> Self {

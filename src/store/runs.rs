@@ -44,9 +44,6 @@ pub enum RunOutcome {
         exit_code: Option<i64>,
         end_sha: Option<String>,
         output: Option<String>,
-        llm_cost_usd: Option<f64>,
-        tokens_in: Option<i64>,
-        tokens_out: Option<i64>,
     },
     Failed {
         failure_code: RunFailureCode,
@@ -258,33 +255,13 @@ impl Store {
         let feedback_id: Option<i64> = row.try_get("feedback_id")?;
         let parent_run_id: Option<i64> = row.try_get("parent_run_id")?;
 
-        let (
-            exit_code,
-            end_sha,
-            output,
-            cost,
-            tokens_in,
-            tokens_out,
-            failure_code,
-            failure_message,
-        ) = match outcome {
+        // What the run spent is recorded when its agent ends (`Store::record_run_spend`).
+        let (exit_code, end_sha, output, failure_code, failure_message) = match outcome {
             RunOutcome::Succeeded {
                 exit_code,
                 end_sha,
                 output,
-                llm_cost_usd,
-                tokens_in,
-                tokens_out,
-            } => (
-                *exit_code,
-                end_sha.clone(),
-                output.clone(),
-                *llm_cost_usd,
-                *tokens_in,
-                *tokens_out,
-                None,
-                None,
-            ),
+            } => (*exit_code, end_sha.clone(), output.clone(), None, None),
             RunOutcome::Failed {
                 failure_code,
                 message,
@@ -293,16 +270,10 @@ impl Store {
                 *exit_code,
                 None,
                 None,
-                None,
-                None,
-                None,
                 Some(failure_code.as_str().to_owned()),
                 Some(message.clone()),
             ),
             RunOutcome::Cancelled { reason } => (
-                None,
-                None,
-                None,
                 None,
                 None,
                 None,
@@ -313,9 +284,7 @@ impl Store {
         sqlx::query(
             "UPDATE runs SET status = ?, finished_at = ?, started_at = COALESCE(started_at, ?), \
              exit_code = ?, end_sha = COALESCE(?, end_sha), output = COALESCE(?, output), \
-             llm_cost_usd = COALESCE(?, llm_cost_usd), tokens_in = COALESCE(?, tokens_in), \
-             tokens_out = COALESCE(?, tokens_out), failure_code = ?, failure_message = ? \
-             WHERE id = ?",
+             failure_code = ?, failure_message = ? WHERE id = ?",
         )
         .bind(outcome.run_status().as_str())
         .bind(&now)
@@ -323,9 +292,6 @@ impl Store {
         .bind(exit_code)
         .bind(end_sha)
         .bind(output)
-        .bind(cost)
-        .bind(tokens_in)
-        .bind(tokens_out)
         .bind(failure_code)
         .bind(failure_message)
         .bind(id.0)

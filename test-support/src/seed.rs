@@ -3,7 +3,8 @@
 //! Used by the store and CLI tests and by the desktop end-to-end test.
 
 use handoff::domain::feedback::PullRequestState;
-use handoff::domain::{Feedback, FeedbackSource, NewRepo, RepoName, SandboxBackend};
+use handoff::domain::{Feedback, FeedbackSource, NewRepo, RepoName, SandboxBackend, SpendSource};
+use handoff::store::spend::RunSpend;
 use handoff::store::{CodeRunRequest, NewFeedback, RunOutcome};
 use handoff::Store;
 
@@ -60,8 +61,15 @@ pub async fn active_run(store: &Store, feedback: &Feedback) -> handoff::domain::
         .expect("an active run")
 }
 
-/// Starts a code run on the item and ends it as `outcome`.
-pub async fn run_to_end(store: &Store, feedback: &Feedback, outcome: RunOutcome) {
+/// How a seeded run ends, and what its agent reported spending.
+pub struct RunEnding {
+    pub outcome: RunOutcome,
+    pub cost_usd: Option<f64>,
+}
+
+/// Starts a code run on the item and ends it as `ending` says, its spend recorded the
+/// way a run records it when its agent ends.
+pub async fn run_to_end(store: &Store, feedback: &Feedback, ending: RunEnding) {
     let started = store
         .start_code_run(&CodeRunRequest {
             feedback_id: feedback.id,
@@ -75,28 +83,48 @@ pub async fn run_to_end(store: &Store, feedback: &Feedback, outcome: RunOutcome)
         .mark_run_running(started.run.id, None)
         .await
         .expect("run running");
+    if let Some(cost) = ending.cost_usd {
+        store
+            .record_run_spend(
+                started.run.id,
+                &RunSpend {
+                    source: Some(SpendSource::Reported),
+                    cost_usd: Some(cost),
+                    tokens_in: Some(1200),
+                    tokens_out: Some(300),
+                    unpriced_tokens: None,
+                },
+                &[],
+            )
+            .await
+            .expect("spend recorded");
+    }
     store
-        .finish_run(started.run.id, &outcome)
+        .finish_run(started.run.id, &ending.outcome)
         .await
         .expect("run finishes");
 }
 
-pub fn success(cost: f64) -> RunOutcome {
-    RunOutcome::Succeeded {
-        exit_code: Some(0),
-        end_sha: None,
-        output: None,
-        llm_cost_usd: Some(cost),
-        tokens_in: Some(1200),
-        tokens_out: Some(300),
+/// A run that succeeded, its agent reporting `cost` dollars.
+pub fn success(cost: f64) -> RunEnding {
+    RunEnding {
+        outcome: RunOutcome::Succeeded {
+            exit_code: Some(0),
+            end_sha: None,
+            output: None,
+        },
+        cost_usd: Some(cost),
     }
 }
 
-pub fn failure(message: &str) -> RunOutcome {
-    RunOutcome::Failed {
-        failure_code: "agent_failed".parse().unwrap(),
-        message: message.to_owned(),
-        exit_code: Some(1),
+pub fn failure(message: &str) -> RunEnding {
+    RunEnding {
+        outcome: RunOutcome::Failed {
+            failure_code: "agent_failed".parse().unwrap(),
+            message: message.to_owned(),
+            exit_code: Some(1),
+        },
+        cost_usd: None,
     }
 }
 

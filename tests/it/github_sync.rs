@@ -77,9 +77,6 @@ async fn item_with_pull(
                 exit_code: Some(0),
                 end_sha: None,
                 output: None,
-                llm_cost_usd: None,
-                tokens_in: None,
-                tokens_out: None,
             },
         )
         .await

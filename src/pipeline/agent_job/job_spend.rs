@@ -9,7 +9,7 @@ use chrono::Utc;
 
 use super::{unfinished_work_ref, AgentJob, Stop, UnfinishedWork, WorkingCopy};
 use crate::domain::agent_step::AgentStep;
-use crate::domain::budgets::Budgets;
+use crate::domain::budgets::{dollars, Budgets};
 use crate::domain::{FeedbackId, RunFailureCode, SpendSource, Stage};
 use crate::pipeline::Pipeline;
 use crate::sandbox::key_forwarding::ForwardedKey;
@@ -28,18 +28,13 @@ fn scrubbed_steps(steps: Vec<AgentStep>, redactor: &Redactor, placeholder: &str)
         .collect()
 }
 
-/// The budgets a job runs under.
-pub(crate) struct JobBudget {
-    pub budgets: Budgets,
-}
-
 impl Pipeline {
     /// The job's budgets; a run whose repository month or day is spent stops here,
     /// before any sandbox starts. Also the job's key, whose meter holds its limit.
     pub(crate) async fn budget_the_job(
         &self,
         job: &AgentJob<'_>,
-    ) -> Result<(JobBudget, Option<ForwardedKey>), Stop> {
+    ) -> Result<(Budgets, Option<ForwardedKey>), Stop> {
         let store = &self.store;
         let repo = store.repo(job.repo.id).await?;
         let budgets = store.budgets_for(&repo).await?;
@@ -66,7 +61,7 @@ impl Pipeline {
                 ))
                 .await?;
         }
-        Ok((JobBudget { budgets }, key))
+        Ok((budgets, key))
     }
 
     /// Records what the job spent once its agent has ended: every model call the key
@@ -77,7 +72,7 @@ impl Pipeline {
         &self,
         job: &AgentJob<'_>,
         key: Option<&ForwardedKey>,
-        budget: &JobBudget,
+        budgets: &Budgets,
         out: &Path,
         out_readable: bool,
     ) -> Result<(), Stop> {
@@ -129,10 +124,9 @@ impl Pipeline {
             ))
             .await?;
         }
-        let repo = self.store.repo(job.repo.id).await?;
         for notice in self
             .store
-            .budget_notices(&repo, &budget.budgets, Utc::now())
+            .budget_notices(job.repo, budgets, Utc::now())
             .await?
         {
             tracing::info!(%notice, "a budget reached 80%");
@@ -147,12 +141,13 @@ impl Pipeline {
                 return Err(Stop::failed(
                     RunFailureCode::BudgetReached,
                     format!(
-                        "budget reached: the run's budget ({}) was spent (${:.2}, {} tokens) and \
-                         its next model call was refused; nothing was pushed, and the item's \
-                         working copy is kept for a retry",
+                        "budget reached: the run's budget ({}) was spent ({}, {} tokens) and \
+                         {} model call(s) past it were refused; nothing was pushed, and the \
+                         item's working copy is kept for a retry",
                         key.meter.limit().describe(),
-                        spend.cost_usd,
-                        spend.usage.total()
+                        dollars(spend.cost_usd),
+                        spend.usage.total(),
+                        spend.refused_calls
                     ),
                 ));
             }

@@ -54,7 +54,7 @@ impl Pipeline {
             git_email: &self.settings.git_email,
         }
         .render();
-        let (budget, agent_key) = self.budget_the_job(job).await?;
+        let (budgets, agent_key) = self.budget_the_job(job).await?;
         let handoff = workspace.join("handoff");
         let write = |path: PathBuf, text: &str| {
             std::fs::write(path, text)
@@ -145,7 +145,7 @@ impl Pipeline {
         let within_caps = check_output_folder(&out, &self.settings.limits.output);
         // What the agent spent stays on the run whatever happens next.
         let spent = self
-            .record_job_spend(job, agent_key.as_ref(), &budget, &out, within_caps.is_ok())
+            .record_job_spend(job, agent_key.as_ref(), &budgets, &out, within_caps.is_ok())
             .await;
         if let Err(Stop::Failed {
             code: RunFailureCode::BudgetReached,

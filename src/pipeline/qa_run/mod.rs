@@ -316,10 +316,6 @@ impl BegunQa {
                     exit_code: Some(0),
                     end_sha: done.end_sha,
                     output: done.output,
-                    // Recorded when the agent ended (see the job's run).
-                    llm_cost_usd: None,
-                    tokens_in: None,
-                    tokens_out: None,
                 },
             ),
             Err(stop) => {
@@ -385,9 +381,6 @@ fn full_auto_outcome(stages: &[QaStageReport]) -> RunOutcome {
             exit_code: Some(0),
             end_sha: None,
             output: Some(summary),
-            llm_cost_usd: None,
-            tokens_in: None,
-            tokens_out: None,
         },
         Some(stage) if stage.result == QaResult::Cancelled => RunOutcome::Cancelled {
             reason: "cancelled by the owner".to_owned(),
