@@ -244,8 +244,19 @@ async fn every_stage_is_run_and_steered_from_the_workspace() {
         newest_run(&world, number, Stage::Review).await.id,
         reviews_before
     );
+    app.eventually(
+        "const go = document.querySelector('#pr-workspace .stage-card[data-stage=\"review\"] .run-stage'); \
+         return document.querySelector('#question-dialog[open]') === null && go !== null && !go.disabled;",
+        |ready| ready == true,
+    )
+    .await;
     app.click("#pr-workspace .stage-card[data-stage=\"review\"] .run-stage")
         .await;
+    app.text_eventually_containing(
+        "const d = document.querySelector('#question-dialog[open]'); return d ? d.textContent : '';",
+        "Run over your edit?",
+    )
+    .await;
     app.click("#question-dialog[open] [data-answer=run]").await;
     let rerun = app
         .eventually_within(RUN_LIMIT, &card_state("review"), |value| value == "done")
