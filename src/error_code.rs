@@ -15,6 +15,8 @@ crate::stored_text_enum! {
         RunActive => "run_active",
         Merged => "merged",
         QuotaExhausted => "quota_exhausted",
+        /// No correction of the owner's since lessons were last drawn: nothing to learn.
+        NothingToLearn => "nothing_to_learn",
         /// A repository's monthly budget or the installation's daily one is spent.
         BudgetSpent => "budget_spent",
         DataFolder => "data_folder",

@@ -20,12 +20,14 @@
 //!   nothing drives any more;
 //! - [`setup`]: device-flow sign-in, keys, Check setup, building agent images;
 //! - [`repositories`]: connecting repositories and their settings;
+//! - [`lessons`]: a repository's lessons, their sources and the owner's decisions;
 //! - [`log`]: the log file's folder, level and last lines;
 //! - [`updates`]: the update feed, and a newer version it offers;
 //! - [`page_contract`]: all of the above written out as JSDoc typedefs for the page.
 
 pub mod comments;
 pub mod feedback_view;
+pub mod lessons;
 pub mod log;
 pub mod mirror_following;
 pub mod outbox;
@@ -81,9 +83,15 @@ impl AppCore {
 
     /// The pipeline, signed in to GitHub.
     pub async fn pipeline(&self) -> Result<Pipeline, CodedError> {
+        let github = self.github().await?;
+        self.pipeline_signed_in(github).await
+    }
+
+    /// The pipeline, with a GitHub client already signed in.
+    pub async fn pipeline_signed_in(&self, github: GithubClient) -> Result<Pipeline, CodedError> {
         Ok(Pipeline {
             store: self.store.clone(),
-            github: self.github().await?,
+            github,
             secrets: self.secrets.clone(),
             data_dir: self.data_dir.clone(),
             settings: PipelineSettings::configured(&self.store).await?,

@@ -226,6 +226,11 @@ fn visit_every_root(collector: &mut Collector) {
     collector.visit::<spend::SpendView>();
     collector.visit::<spend::BudgetSettingsInput>();
     collector.visit::<spend::AgentStepRecord>();
+    collector.visit::<lessons::LessonsView>();
+    collector.visit::<lessons::LessonRecord>();
+    collector.visit::<lessons::LessonDecisionWord>();
+    collector.visit::<lessons::LessonEditInput>();
+    collector.visit::<lessons::LessonSettingsInput>();
     collector.visit::<ErrorCodeWords>();
 }
 

@@ -254,6 +254,7 @@ fn stage_name(stage: Stage) -> &'static str {
         Stage::Fix => "fix",
         Stage::FullAuto => "full auto",
         Stage::Code => "code",
+        Stage::Lessons => "lessons",
     }
 }
 

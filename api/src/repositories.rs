@@ -171,7 +171,13 @@ pub async fn repo_settings(
     let repo = core.store.repo_by_name(&parse_name(full_name)?).await?;
     let quota = core.store.quota_status(repo.id, Utc::now()).await?;
     let mut stage_prompts = Vec::new();
-    for stage in [Stage::Review, Stage::Plan, Stage::Test, Stage::Fix] {
+    for stage in [
+        Stage::Review,
+        Stage::Plan,
+        Stage::Test,
+        Stage::Fix,
+        Stage::Lessons,
+    ] {
         let default_template = default_stage_template(stage).unwrap_or_default().to_owned();
         let own = core.store.stage_prompt(repo.id, stage).await?;
         stage_prompts.push(StagePromptView {
@@ -348,7 +354,7 @@ pub async fn set_stage_prompt(
         .filter(|stage| default_stage_template(*stage).is_some())
         .ok_or_else(|| {
             invalid_input(format!(
-                "no prompt for stage {stage:?}: review, plan, test or fix"
+                "no prompt for stage {stage:?}: review, plan, test, fix or lessons"
             ))
         })?;
     let template = template.filter(|text| !text.trim().is_empty());

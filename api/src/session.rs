@@ -11,6 +11,7 @@ use handoff::error_code::CodedError;
 use handoff::github::sign_in::auth_status;
 use handoff::github::sync::{sync, SyncReport};
 use handoff::pipeline::reconcile::Reconciled;
+use handoff::pipeline::spawned_run::spawn_watched_run;
 use handoff::store::spend::BUDGET_NOTE;
 
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -51,7 +52,19 @@ pub async fn session_status(core: &AppCore) -> Result<SessionStatus, CodedError>
 /// One sync with GitHub.
 pub async fn sync_now(core: &AppCore) -> Result<SyncSummary, CodedError> {
     let github = core.github().await?;
-    Ok(sync(&github, &core.store, None).await?.into())
+    let mut summary: SyncSummary = sync(&github, &core.store, None).await?.into();
+    // Repositories that draw lessons by themselves after N corrections start them now.
+    let pipeline = core.pipeline_signed_in(github).await?;
+    for begun in pipeline.begin_due_lessons().await? {
+        summary.lessons_runs_started.push(begun.run_id().0);
+        spawn_watched_run(
+            pipeline.clone(),
+            begun.run_id(),
+            "a lessons run",
+            begun.drive(),
+        );
+    }
+    Ok(summary)
 }
 
 /// What a sync found, in counts.
@@ -69,6 +82,8 @@ pub struct SyncSummary {
     pub outbox_sent: u32,
     /// What went wrong with one repository while the others synced.
     pub errors: Vec<String>,
+    /// The lessons runs started because a repository's corrections reached its number.
+    pub lessons_runs_started: Vec<i64>,
 }
 
 impl From<SyncReport> for SyncSummary {
@@ -85,6 +100,7 @@ impl From<SyncReport> for SyncSummary {
             comments_missing: report.comments_missing,
             outbox_sent: report.outbox.sent,
             errors: report.errors,
+            lessons_runs_started: Vec::new(),
         }
     }
 }

@@ -111,6 +111,10 @@ pub enum Command {
     /// Show what runs cost in a month: per day, the top items, per model and per stage,
     /// against the repository's monthly budget.
     Spend(SpendArguments),
+    /// Lessons drawn from your corrections (your edits of the agent's PR comments, your
+    /// follow-ups on feedback PRs): suggest them, accept, edit, reject, turn off.
+    /// Every later run of the repository carries the accepted ones.
+    Lessons(crate::lessons_command::LessonsArguments),
     /// Show where the data lives and the schema version.
     Info(JsonFlag),
     /// Print the end of the log file (what the app and the command line did in the
@@ -139,6 +143,7 @@ impl Command {
             Command::Doctor(_) => "doctor",
             Command::AgentImage(_) => "agent-image",
             Command::Spend(_) => "spend",
+            Command::Lessons(_) => "lessons",
             Command::Info(_) => "info",
             Command::Log(_) => "log",
         }
@@ -208,11 +213,14 @@ pub(crate) fn qa_stages() -> impl TypedValueParser<Value = Stage> {
 
 /// The stages that have a prompt template of their own.
 pub(crate) fn prompt_stages() -> impl TypedValueParser<Value = Stage> {
-    PossibleValuesParser::new(["review", "plan", "test", "fix"]).map(|word| match word.as_str() {
-        "review" => Stage::Review,
-        "plan" => Stage::Plan,
-        "test" => Stage::Test,
-        _ => Stage::Fix,
+    PossibleValuesParser::new(["review", "plan", "test", "fix", "lessons"]).map(|word| {
+        match word.as_str() {
+            "review" => Stage::Review,
+            "plan" => Stage::Plan,
+            "test" => Stage::Test,
+            "lessons" => Stage::Lessons,
+            _ => Stage::Fix,
+        }
     })
 }
 

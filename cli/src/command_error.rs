@@ -95,6 +95,12 @@ fn store_hint(error: &StoreError) -> Option<String> {
                 .to_owned(),
         ),
         StoreError::RunNotFound(_) => Some("`handoff runs list` shows the ids".to_owned()),
+        StoreError::LessonNotFound(_) => {
+            Some("`handoff lessons list OWNER/NAME` shows the ids".to_owned())
+        }
+        StoreError::LessonNotAccepted { id, .. } => {
+            Some(format!("accept it first with `handoff lessons accept {id}`"))
+        }
         StoreError::PullRequestNotFound { .. } => {
             Some("mirror the open PRs with `handoff sync`".to_owned())
         }
@@ -125,6 +131,10 @@ fn pipeline_hint(error: &PipelineError) -> Option<String> {
              --force to replace it"
         )),
         PipelineError::NotAQaStage => Some("the code stage runs with `handoff run`".to_owned()),
+        PipelineError::NoNewCorrections { .. } => Some(
+            "edit the agent's review, plan or results on a PR, or send a follow-up on a feedback PR, then ask again"
+                .to_owned(),
+        ),
         PipelineError::LocalNotConfirmed { repo } => Some(format!(
             "run it in a sandbox (--backend docker or e2b), or choose local for the repository \
              with `handoff repo set {repo} --backend local --confirm-no-isolation`"

@@ -16,6 +16,7 @@ mod doctor_command;
 mod feedback_command;
 mod follow_up_command;
 mod foreground_run;
+mod lessons_command;
 mod log_command;
 mod outbox_command;
 mod output;
@@ -122,6 +123,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Doctor(arguments) => doctor_command::run(&store, &data_dir, arguments).await,
         Command::AgentImage(command) => agent_image_command::run(&store, command).await,
         Command::Spend(arguments) => spend_command::run(&store, arguments).await,
+        Command::Lessons(arguments) => lessons_command::run(&store, &data_dir, arguments).await,
         Command::Info(arguments) => output::print_info(&store, &data_dir, arguments.json),
         Command::Log(arguments) => log_command::run(&data_dir, arguments).await,
     };

@@ -163,7 +163,7 @@ async fn prompt(
     let repo = store.repo_by_name(&repo).await?;
     if stage == handoff::domain::Stage::FullAuto || stage == handoff::domain::Stage::Code {
         return Err(CliError::Usage(
-            "prompts are per stage: review, plan, test or fix".to_owned(),
+            "prompts are per stage: review, plan, test, fix or lessons".to_owned(),
         ));
     }
     if reset {

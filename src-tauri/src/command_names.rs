@@ -65,6 +65,11 @@ macro_rules! with_app_commands {
             spend_view,
             save_budget_settings,
             run_steps,
+            lessons_view,
+            suggest_lessons,
+            decide_lesson,
+            edit_lesson,
+            set_lesson_settings,
         }
     };
 }

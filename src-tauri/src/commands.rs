@@ -4,6 +4,9 @@ use handoff::error_code::{CodedError, ErrorCode};
 use handoff::log_file::{log_folder, LogLevel};
 use handoff_api::comments::{self, EditPreview, HistoryEntry, SaveResult, VersionComparison};
 use handoff_api::feedback_view::{self, FeedbackDetail, NewFeedbackInput};
+use handoff_api::lessons::{
+    self, LessonDecisionWord, LessonEditInput, LessonRecord, LessonSettingsInput, LessonsView,
+};
 use handoff_api::log::{self as log_commands, LogView};
 use handoff_api::outbox::{self, OutboxItem};
 use handoff_api::pull_request_workspace::{self, WorkspaceView};
@@ -488,6 +491,49 @@ pub async fn run_steps(
     run_id: i64,
 ) -> Answer<Vec<AgentStepRecord>> {
     spend::run_steps(state.core()?, run_id).await
+}
+
+/// A repository's lessons: proposals with their sources, accepted and rejected ones,
+/// and the corrections waiting for the next lessons run.
+#[tauri::command]
+pub async fn lessons_view(state: State<'_, DesktopState>, repo: String) -> Answer<LessonsView> {
+    lessons::lessons_view(state.core()?, &repo).await
+}
+
+/// Starts a lessons run on the repository ("Suggest lessons"); returns its id.
+#[tauri::command]
+pub async fn suggest_lessons(state: State<'_, DesktopState>, repo: String) -> Answer<i64> {
+    lessons::suggest_lessons(state.core()?, &repo).await
+}
+
+/// Accepts, rejects, turns on or off, or keeps a lesson.
+#[tauri::command]
+pub async fn decide_lesson(
+    state: State<'_, DesktopState>,
+    id: i64,
+    decision: LessonDecisionWord,
+) -> Answer<LessonRecord> {
+    lessons::decide_lesson(state.core()?, id, decision).await
+}
+
+/// Saves the owner's words for a lesson.
+#[tauri::command]
+pub async fn edit_lesson(
+    state: State<'_, DesktopState>,
+    id: i64,
+    input: LessonEditInput,
+) -> Answer<LessonRecord> {
+    lessons::edit_lesson(state.core()?, id, &input).await
+}
+
+/// Saves a repository's lesson settings.
+#[tauri::command]
+pub async fn set_lesson_settings(
+    state: State<'_, DesktopState>,
+    repo: String,
+    input: LessonSettingsInput,
+) -> Answer<()> {
+    lessons::set_lesson_settings(state.core()?, &repo, &input).await
 }
 
 /// Restarts the app (into the version just installed).

@@ -292,7 +292,7 @@ impl AgentChoice {
         match self {
             AgentChoice::Custom(command) => command,
             AgentChoice::Preset(preset) => match stage {
-                Stage::Review | Stage::Plan => preset.reading_command,
+                Stage::Review | Stage::Plan | Stage::Lessons => preset.reading_command,
                 Stage::Code | Stage::Test | Stage::Fix | Stage::FullAuto => preset.acting_command,
             },
         }

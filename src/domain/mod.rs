@@ -18,6 +18,7 @@ pub mod follow_ups_comment;
 pub mod head_branch;
 pub mod ids;
 pub mod iterate_rules;
+pub mod lesson;
 pub mod managed_comment;
 pub mod model_prices;
 pub mod network_policy;

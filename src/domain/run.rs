@@ -83,6 +83,10 @@ crate::stored_text_enum! {
         NoChanges => "no_changes",
         /// The agent wrote none of the output the stage needs.
         NoOutput => "no_output",
+        /// The lessons the agent proposed cannot be read (not the JSON asked for, a
+        /// rule missing, a source that is not one of the corrections given, a path
+        /// outside the repository).
+        BadLessons => "bad_lessons",
         /// There are no test results to fix.
         NoResults => "no_results",
         /// The branch is protected against the push.
@@ -125,8 +129,9 @@ crate::stored_text_enum! {
 }
 
 crate::stored_text_enum! {
-    /// What a run does: `code` creates or iterates a feedback PR; the others are
-    /// the QA stages on a PR.
+    /// What a run does: `code` creates or iterates a feedback PR; `review` to
+    /// `full-auto` are the QA stages on a PR; `lessons` proposes lessons from the
+    /// owner's corrections on a repository.
     pub enum Stage as "stage" {
         Code => "code",
         Review => "review",
@@ -134,6 +139,7 @@ crate::stored_text_enum! {
         Test => "test",
         Fix => "fix",
         FullAuto => "full-auto",
+        Lessons => "lessons",
     }
 }
 

@@ -73,6 +73,27 @@ pushes it to the PR's branch. Write a short summary of the fix to $HANDOFF_OUTPU
 {{instructions}}
 ";
 
+const LESSONS: &str = "\
+You are drawing lessons from the repository owner's own corrections of an AI agent's work on this
+repository. The current directory is a checkout of its default branch, `{{base}}`.
+
+$HANDOFF_INPUT_DIR/corrections.md holds the corrections made since lessons were last drawn: the
+owner's edits of the agent's PR comments (review, test plan, results), each as a diff from the
+agent's text to the owner's, and the owner's follow-up instructions on feedback PRs. Each is named
+by an id such as `edit-12` or `follow-up-7`. $HANDOFF_INPUT_DIR/lessons.md holds the lessons the
+owner already accepted: do not propose them again.
+
+Propose the few rules that would have spared the owner these corrections in later runs: only rules
+the corrections show, in the owner's spirit, each short and general enough to apply again. Write
+them to $HANDOFF_OUTPUT_DIR/lessons.json, exactly in this shape:
+{\"lessons\": [{\"rule\": \"one sentence\", \"why\": \"what the owner corrected\",
+\"sources\": [\"edit-12\"], \"paths\": [\"src/optional/path.rs\"]}]}
+`sources` names the corrections each rule comes from; `paths` (optional) the files or folders it
+concerns. Write {\"lessons\": []} when the corrections teach nothing new. Do not change any file.
+
+{{instructions}}
+";
+
 /// The template a stage uses unless its repository has its own.
 pub fn default_stage_template(stage: Stage) -> Option<&'static str> {
     match stage {
@@ -80,6 +101,7 @@ pub fn default_stage_template(stage: Stage) -> Option<&'static str> {
         Stage::Plan => Some(PLAN),
         Stage::Test => Some(TEST),
         Stage::Fix => Some(FIX),
+        Stage::Lessons => Some(LESSONS),
         Stage::Code | Stage::FullAuto => None,
     }
 }

@@ -17,6 +17,8 @@
 //! - [`crate::pipeline_settings`]: how the pipeline works on this installation.
 //! - [`agent_job`]: one agent job in a sandbox, from workspace to outcome.
 //! - [`qa_run`]: the QA stages (review, plan, test, fix, full auto) on a PR.
+//! - [`lessons_run`]: lessons proposed from the owner's corrections on a repository;
+//!   [`standing_lessons`]: the accepted ones every later run's prompt carries.
 
 pub mod agent_events;
 pub mod agent_failure;
@@ -29,12 +31,14 @@ pub mod held_push;
 pub mod host_git;
 pub mod job_script;
 pub mod kept_copy;
+pub mod lessons_run;
 pub mod qa_run;
 pub mod reconcile;
 pub mod run_log;
 pub mod run_supervision;
 pub mod sandbox_choice;
 pub mod spawned_run;
+pub mod standing_lessons;
 
 use std::path::PathBuf;
 
@@ -127,6 +131,10 @@ pub enum PipelineError {
         kind: crate::domain::CommentKind,
         version: u32,
     },
+    #[error(
+        "{repo} has no correction of yours since lessons were last drawn: nothing to learn from"
+    )]
+    NoNewCorrections { repo: String },
 }
 
 impl PipelineError {
@@ -149,6 +157,7 @@ impl PipelineError {
             PipelineError::LocalNotConfirmed { .. } => ErrorCode::NeedsConfirmation,
             PipelineError::StrangersCodeNeedsSandbox { .. } => ErrorCode::NeedsSandbox,
             PipelineError::NotHeld { .. } => ErrorCode::IllegalTransition,
+            PipelineError::NoNewCorrections { .. } => ErrorCode::NothingToLearn,
         }
     }
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use crate::domain::feedback_status::TransitionError;
 use crate::domain::follow_up::{BodyError, FollowUpOnMergedItem};
+use crate::domain::lesson::LessonId;
 use crate::domain::repo::BadBranchName;
 use crate::domain::{FeedbackId, IterateRefusal, RepoNameError, RunId};
 use crate::error_code::{CodedError, ErrorCode};
@@ -90,6 +91,12 @@ pub enum StoreError {
     },
     #[error(transparent)]
     BudgetSpent(#[from] crate::domain::budgets::BudgetRefusal),
+    #[error("no lesson {0}")]
+    LessonNotFound(LessonId),
+    #[error("lesson {id} is {state}: only an accepted lesson can be turned on or off, or kept")]
+    LessonNotAccepted { id: LessonId, state: String },
+    #[error("{repo} already has a lessons run going; one at a time")]
+    LessonsRunAlreadyActive { repo: String },
 }
 
 impl StoreError {
@@ -105,11 +112,13 @@ impl StoreError {
             | StoreError::FeedbackNotFound(_)
             | StoreError::RunNotFound(_)
             | StoreError::FollowUpNotFound(_)
+            | StoreError::LessonNotFound(_)
             | StoreError::OutboxEntryNotFound(_)
             | StoreError::PullRequestNotFound { .. } => ErrorCode::NotFound,
             StoreError::RepoAlreadyConnected(_) => ErrorCode::AlreadyExists,
             StoreError::RepoBusy(_) => ErrorCode::RunActive,
             StoreError::RunAlreadyActive { .. }
+            | StoreError::LessonsRunAlreadyActive { .. }
             | StoreError::PullRequestRunAlreadyActive { .. }
             | StoreError::Iterate(IterateRefusal::Coding(_)) => ErrorCode::RunActive,
             StoreError::Iterate(IterateRefusal::Merged(_)) | StoreError::FollowUpOnMerged(_) => {
@@ -118,7 +127,8 @@ impl StoreError {
             StoreError::QuotaExhausted { .. } => ErrorCode::QuotaExhausted,
             StoreError::RunAlreadyFinished(_)
             | StoreError::Transition(_)
-            | StoreError::OutboxEntryDone { .. } => ErrorCode::IllegalTransition,
+            | StoreError::OutboxEntryDone { .. }
+            | StoreError::LessonNotAccepted { .. } => ErrorCode::IllegalTransition,
             StoreError::Body(_)
             | StoreError::RepoName(_)
             | StoreError::BranchName(_)

@@ -16,7 +16,8 @@ use crate::domain::{FeedbackId, RepoId, Run, RunId, SandboxBackend, ScenarioResu
 #[derive(Debug, Clone, PartialEq)]
 pub struct StageRunRequest {
     pub repo_id: RepoId,
-    pub pr_number: u64,
+    /// The PR it runs on; `None` for a lessons run, which is the repository's.
+    pub pr_number: Option<u64>,
     /// The feedback item whose PR this is, if any.
     pub feedback_id: Option<FeedbackId>,
     pub stage: Stage,
@@ -77,7 +78,7 @@ impl Store {
         )
         .bind(request.repo_id.0)
         .bind(request.feedback_id.map(|id| id.0))
-        .bind(request.pr_number as i64)
+        .bind(request.pr_number.map(|number| number as i64))
         .bind(request.parent_run_id.map(|id| id.0))
         .bind(request.stage.as_str())
         .bind(request.backend.as_str())
@@ -88,14 +89,24 @@ impl Store {
         let run_id = match inserted {
             Ok(id) => RunId(id),
             Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
+                if request.stage == Stage::Lessons {
+                    let (owner, name): (String, String) =
+                        sqlx::query_as("SELECT owner, name FROM repos WHERE id = ?")
+                            .bind(request.repo_id.0)
+                            .fetch_one(&mut *transaction)
+                            .await?;
+                    return Err(StoreError::LessonsRunAlreadyActive {
+                        repo: format!("{owner}/{name}"),
+                    });
+                }
                 return Err(match request.feedback_id {
                     Some(feedback_id) if !error.message().contains("pr_number") => {
                         StoreError::RunAlreadyActive { feedback_id }
                     }
                     _ => StoreError::PullRequestRunAlreadyActive {
-                        pr_number: request.pr_number,
+                        pr_number: request.pr_number.unwrap_or_default(),
                     },
-                })
+                });
             }
             Err(error) => return Err(error.into()),
         };

@@ -16,6 +16,10 @@
 #   @@sparse NAME SIZE    make out/NAME a sparse file of SIZE (for example 10G)
 #   @@result NAME|passed|EVIDENCE   add a scenario result (passed or failed) to
 #                         out/results.json
+#   @@lesson PATHS|RULE   propose RULE as a lesson drawn from every correction the
+#                         lessons run gave it (in out/lessons.json); PATHS is a
+#                         comma-separated list, or - for none
+#   @@outfile NAME TEXT   make out/NAME hold TEXT (for output that is not as asked)
 #   @@files               print every file of the working copy outside .git, one
 #                         line each: "file: PATH"
 #   @@whoami              print the user id the agent runs as
@@ -157,6 +161,17 @@ while IFS= read -r line; do
       outcome="${rest%%|*}"; evidence="${rest#*|}"
       passed=false; [ "$outcome" = passed ] && passed=true
       printf '{"name": "%s", "passed": %s, "evidence": "%s"}\n' "$name" "$passed" "$evidence" >> "$out/results.jsonl";;
+    @@lesson)
+      rest="$*"
+      paths="${rest%%|*}"; rule="${rest#*|}"
+      ids=$(grep -o '^## [a-z-]*[0-9][0-9]*' "${HANDOFF_INPUT_DIR:?}/corrections.md" | sed 's/^## //; s/.*/"&"/' | paste -sd, -)
+      pathlist=""
+      [ "$paths" = "-" ] || pathlist=$(printf '%s\n' "$paths" | tr ',' '\n' | sed 's/.*/"&"/' | paste -sd, -)
+      printf '{"rule": "%s", "why": "the owner corrected it", "sources": [%s], "paths": [%s]}\n' "$rule" "$ids" "$pathlist" >> "$out/lessons.jsonl"
+      done_list="$done_list proposed a lesson;";;
+    @@outfile)
+      name=$1; shift
+      printf '%s\n' "$*" > "$out/$name";;
     @@echo-inputs)
       set +f
       inputs=$(ls "${HANDOFF_INPUT_DIR:?}")
@@ -176,6 +191,10 @@ rm -f "$directives"
 if [ -f "$out/results.jsonl" ]; then
   { printf '{"scenarios": ['; paste -sd, "$out/results.jsonl"; printf ']}\n'; } > "$out/results.json"
   rm -f "$out/results.jsonl"
+fi
+if [ -f "$out/lessons.jsonl" ]; then
+  { printf '{"lessons": ['; paste -sd, "$out/lessons.jsonl"; printf ']}\n'; } > "$out/lessons.json"
+  rm -f "$out/lessons.jsonl"
 fi
 echo "Scripted agent:$done_list" > "$out/summary.md"
 echo "scripted agent: done ($done_list )"

@@ -11,6 +11,8 @@ mod github_sync;
 mod head_branch_names;
 mod kept_copies;
 mod kept_copies_docker;
+mod lessons_local;
+mod lessons_store;
 mod mirror_changes;
 mod model_server_conformance;
 mod pipeline_docker;

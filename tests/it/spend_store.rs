@@ -43,7 +43,7 @@ fn stage(
 ) -> StageRunRequest {
     StageRunRequest {
         repo_id,
-        pr_number: 7,
+        pr_number: Some(7),
         feedback_id: None,
         stage,
         backend: SandboxBackend::Docker,

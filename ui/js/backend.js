@@ -156,6 +156,16 @@ export const backend = {
   saveBudgetSettings: (input, repo) => call("save_budget_settings", { input, repo }),
   /** @param {number} runId @returns {Promise<import("./contract.js").AgentStepRecord[]>} */
   runSteps: (runId) => call("run_steps", { runId }),
+  /** @param {string} repo @returns {Promise<import("./contract.js").LessonsView>} */
+  lessonsView: (repo) => call("lessons_view", { repo }),
+  /** @param {string} repo @returns {Promise<number>} */
+  suggestLessons: (repo) => call("suggest_lessons", { repo }),
+  /** @param {number} id @param {import("./contract.js").LessonDecisionWord} decision @returns {Promise<import("./contract.js").LessonRecord>} */
+  decideLesson: (id, decision) => call("decide_lesson", { id, decision }),
+  /** @param {number} id @param {import("./contract.js").LessonEditInput} input @returns {Promise<import("./contract.js").LessonRecord>} */
+  editLesson: (id, input) => call("edit_lesson", { id, input }),
+  /** @param {string} repo @param {import("./contract.js").LessonSettingsInput} input @returns {Promise<void>} */
+  setLessonSettings: (repo, input) => call("set_lesson_settings", { repo, input }),
   /** @param {(event: {payload: import("./contract.js").MirrorChangesRecord}) => void} handler */
   onMirrorChanged: (handler) => tauri.event.listen("mirror-changed", handler),
   /** @param {(state: import("./contract.js").MirrorFollowing) => void} handler */

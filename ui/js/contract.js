@@ -96,6 +96,16 @@
  */
 
 /**
+ * One line of a correction's diff.
+ * @typedef {{ change: string, text: string, }} CorrectionLine
+ */
+
+/**
+ * A correction of the owner's, as a lesson's source.
+ * @typedef {{ id: string, words: string, lines: Array<CorrectionLine>, text: string, createdAt: string, }} CorrectionRecord
+ */
+
+/**
  * The dashboard's filter as the UI sends it: an empty repository or status means "all".
  * @typedef {{ repo: string, status: FeedbackStatus | null, search: string, cardsPerColumn: number | null, }} DashboardQuery
  */
@@ -117,7 +127,7 @@
  */
 
 /**
- * @typedef {"invalid_input" | "not_found" | "already_exists" | "illegal_transition" | "run_active" | "merged" | "quota_exhausted" | "budget_spent" | "data_folder" | "database_from_newer_version" | "database_damaged" | "database" | "database_locked" | "keyring" | "github_auth" | "github_forbidden" | "github_rate_limited" | "github_refused" | "github_unreachable" | "github_malformed_answer" | "owner_edits" | "awaits_approval" | "sandbox_unavailable" | "sandbox_failed" | "setup_incomplete" | "needs_confirmation" | "needs_sandbox" | "needs_client_id" | "cancelled" | "update_unavailable" | "update_refused"} ErrorCode
+ * @typedef {"invalid_input" | "not_found" | "already_exists" | "illegal_transition" | "run_active" | "merged" | "quota_exhausted" | "nothing_to_learn" | "budget_spent" | "data_folder" | "database_from_newer_version" | "database_damaged" | "database" | "database_locked" | "keyring" | "github_auth" | "github_forbidden" | "github_rate_limited" | "github_refused" | "github_unreachable" | "github_malformed_answer" | "owner_edits" | "awaits_approval" | "sandbox_unavailable" | "sandbox_failed" | "setup_incomplete" | "needs_confirmation" | "needs_sandbox" | "needs_client_id" | "cancelled" | "update_unavailable" | "update_refused"} ErrorCode
  */
 
 /**
@@ -183,6 +193,32 @@
 /**
  * The latest run of a card.
  * @typedef {{ id: number, stage: Stage, status: RunStatus, startedAt: string | null, finishedAt: string | null, }} LastRunRecord
+ */
+
+/**
+ * What the owner decides, as the page sends it.
+ * @typedef {"accept" | "reject" | "enable" | "disable" | "keep"} LessonDecisionWord
+ */
+
+/**
+ * The owner's words for a lesson, as the page sends them (a field left out stays as it
+ * is).
+ * @typedef {{ rule: string | null, why: string | null, paths: Array<string> | null, }} LessonEditInput
+ */
+
+/**
+ * A lesson as the window shows it.
+ * @typedef {{ id: number, rule: string, why: string, paths: Array<string>, state: string, enabled: boolean, carried: boolean, origin: string, editedByOwner: boolean, proposedByRunId: number | null, decidedAt: string | null, lastCarriedAt: string | null, vanishedPaths: Array<string>, asksToKeep: boolean, sources: Array<CorrectionRecord>, }} LessonRecord
+ */
+
+/**
+ * A repository's lesson settings, as the page sends them.
+ * @typedef {{ afterCorrections: number | null, lessonsFile: string, }} LessonSettingsInput
+ */
+
+/**
+ * A repository's lessons.
+ * @typedef {{ repo: string, proposals: Array<LessonRecord>, accepted: Array<LessonRecord>, rejected: Array<LessonRecord>, newCorrections: Array<CorrectionRecord>, activeRunId: number | null, lastRunId: number | null, lastRunWords: string | null, afterCorrections: number | null, lessonsFile: string, }} LessonsView
  */
 
 /**
@@ -337,7 +373,7 @@
  */
 
 /**
- * @typedef {"abandoned" | "driving_panicked" | "stage_failed" | "store" | "github" | "no_base_branch" | "no_branch" | "edit_awaits_approval" | "push_rejected" | "push_refused" | "ci_change_awaits_approval" | "agent_failed" | "budget_reached" | "budget_spent" | "fix_cannot_push" | "no_changes" | "no_output" | "no_results" | "protected_branch" | "rewritten_history" | "timed_out" | "bad_results" | "bundle" | "git_checkout" | "git_diff" | "git_fetch" | "log" | "pull_request" | "push" | "results" | "sandbox" | "workspace" | "kept_copy_unusable" | "cancelled" | "output_too_large"} RunFailureCode
+ * @typedef {"abandoned" | "driving_panicked" | "stage_failed" | "store" | "github" | "no_base_branch" | "no_branch" | "edit_awaits_approval" | "push_rejected" | "push_refused" | "ci_change_awaits_approval" | "agent_failed" | "budget_reached" | "budget_spent" | "fix_cannot_push" | "no_changes" | "no_output" | "bad_lessons" | "no_results" | "protected_branch" | "rewritten_history" | "timed_out" | "bad_results" | "bundle" | "git_checkout" | "git_diff" | "git_fetch" | "log" | "pull_request" | "push" | "results" | "sandbox" | "workspace" | "kept_copy_unusable" | "cancelled" | "output_too_large"} RunFailureCode
  */
 
 /**
@@ -397,7 +433,7 @@
  */
 
 /**
- * @typedef {"code" | "review" | "plan" | "test" | "fix" | "full-auto"} Stage
+ * @typedef {"code" | "review" | "plan" | "test" | "fix" | "full-auto" | "lessons"} Stage
  */
 
 /**
@@ -417,7 +453,7 @@
 
 /**
  * What a sync found, in counts.
- * @typedef {{ repos: number, newFeedback: number, newVisitorFollowUps: number, openPullRequests: number, newFollowUpCandidates: number, statusChanges: number, commentEditsFound: number, commentsMissing: number, outboxSent: number, errors: Array<string>, }} SyncSummary
+ * @typedef {{ repos: number, newFeedback: number, newVisitorFollowUps: number, openPullRequests: number, newFollowUpCandidates: number, statusChanges: number, commentEditsFound: number, commentsMissing: number, outboxSent: number, errors: Array<string>, lessonsRunsStarted: Array<number>, }} SyncSummary
  */
 
 /**

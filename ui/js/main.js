@@ -16,6 +16,7 @@ import { toast, errorToast, setErrorActions } from "./toasts.js";
 import { loadPullList, configurePullList, setPullRepos } from "./pull_list.js";
 import { openWorkspace, refreshWorkspace, shownWorkspace, closeWorkspace, configureWorkspace, workspaceShows } from "./workspace.js";
 import { refreshOutboxButton, configureOutbox } from "./outbox.js";
+import { refreshLessons } from "./lessons.js";
 
 const board = document.getElementById("board");
 const summary = document.getElementById("summary");
@@ -342,6 +343,7 @@ document.addEventListener("click", (event) => {
 // drawn again. A run's heartbeat or log line sends no event at all.
 backend.onMirrorChanged((event) => refreshWhatChanged(event.payload));
 async function refreshWhatChanged(changed) {
+  refreshLessons(changed ?? { everything: true, runIds: [] });
   if (!changed || changed.everything) {
     await reload();
     return;

@@ -1,6 +1,6 @@
 // @ts-check
 // Settings: the connected repositories (connect from the account's list or by name,
-// each one's settings and stage prompts, disconnect), the keys (set or not set, never
+// each one's settings, lessons (lessons.js) and stage prompts, disconnect), the keys (set or not set, never
 // shown), Spend (spend.js), Check setup (a line per check, with the button that fixes it), the log (its
 // level, its last lines as plain text, and its folder), and updates (updates.js).
 
@@ -9,6 +9,7 @@ import { el, button } from "./dom.js";
 import { toast, errorToast } from "./toasts.js";
 import { renderUpdates } from "./updates.js";
 import { renderSpend } from "./spend.js";
+import { renderLessons } from "./lessons.js";
 
 const dialog = document.getElementById("settings-dialog");
 const panels = {
@@ -334,13 +335,23 @@ async function renderRepoSettings(fullName) {
   }, "button small quiet danger-text");
   disconnectBox.append(askDisconnect);
 
+  const lessons = el("section", { class: "lessons", attrs: { id: "lessons", "aria-label": `Lessons of ${fullName}` } });
   detail.replaceChildren(
     el("div", { class: "repo-settings-header" }, [el("h3", { class: "mono", text: fullName }), disconnectBox]),
     form,
+    lessons,
     el("h3", { text: "Stage prompts" }),
-    el("p", { class: "hint", text: "What the review, plan, test and fix stages ask the agent. Placeholders: {{pr_number}} {{pr_title}} {{branch}} {{base}} {{review}} {{plan}} {{failures}} {{instructions}}." }),
+    el("p", { class: "hint", text: "What the review, plan, test, fix and lessons stages ask the agent. Placeholders: {{pr_number}} {{pr_title}} {{branch}} {{base}} {{review}} {{plan}} {{failures}} {{instructions}}." }),
     prompts,
   );
+  await renderLessons(lessons, fullName);
+}
+
+/** Opens a repository's settings at its lessons. @param {string} fullName */
+export async function openLessons(fullName) {
+  openSettings("repositories", { repo: fullName });
+  await renderRepoSettings(fullName);
+  document.getElementById("lessons")?.scrollIntoView({ block: "start" });
 }
 
 // --- Keys -----------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 mod cli;
 mod cli_agent_key_docker;
 mod cli_github;
+mod cli_lessons;
 mod cli_log;
 mod cli_pipeline;
 mod cli_qa;

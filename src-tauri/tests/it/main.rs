@@ -5,6 +5,7 @@ mod accessibility_window;
 mod dashboard_window;
 mod feedback_detail_window;
 mod installed_package;
+mod lessons_window;
 mod log_window;
 mod one_window;
 mod page_contract_files;

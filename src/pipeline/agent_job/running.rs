@@ -1,6 +1,7 @@
-//! The job run in the sandbox: its files written (prompt, inputs, commit message,
-//! script), its log recorded as it comes, and how it ended (done, cancelled, timed out,
-//! refused output, a failing exit) turned into the run's outcome.
+//! The job run in the sandbox: its files written (the prompt, with the owner's standing
+//! lessons at its end, inputs, commit message, script), its log recorded as it comes,
+//! and how it ended (done, cancelled, timed out, refused output, a failing exit) turned
+//! into the run's outcome.
 
 use std::path::PathBuf;
 
@@ -55,19 +56,20 @@ impl Pipeline {
         }
         .render();
         let (budgets, agent_key) = self.budget_the_job(job).await?;
+        let prompt = self.with_standing_lessons(job, copy, files.prompt).await?;
         let handoff = workspace.join("handoff");
         let write = |path: PathBuf, text: &str| {
             std::fs::write(path, text)
                 .map_err(|error| Stop::failed(RunFailureCode::Workspace, error.to_string()))
         };
-        write(handoff.join("prompt.md"), files.prompt)?;
+        write(handoff.join("prompt.md"), &prompt)?;
         write(handoff.join("commit-message.txt"), files.commit_message)?;
         write(handoff.join("job.sh"), &job_script)?;
         for (name, text) in files.inputs {
             write(handoff.join("inputs").join(name), text)?;
         }
         store
-            .record_run_start(run_id, &copy.branch, &copy.start_sha, files.prompt)
+            .record_run_start(run_id, &copy.branch, &copy.start_sha, &prompt)
             .await?;
 
         log.say(&format!(

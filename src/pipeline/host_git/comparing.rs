@@ -1,6 +1,6 @@
 //! Comparing commits in the cache: a pull request's diff (capped), the diff between two
 //! commits, a sandbox's bundle imported and checked, ancestry, the commits and paths
-//! between two commits, and a bundle of a range.
+//! between two commits, the paths a commit lacks, and a bundle of a range.
 
 use std::path::Path;
 
@@ -96,6 +96,29 @@ impl HostGit {
         )
         .await?;
         self.git(cache, &["rev-parse", run_ref], false).await
+    }
+
+    /// Those of `paths` (files or folders) that `reference` does not hold; an error
+    /// when `reference` itself is not in the cache.
+    pub async fn paths_missing(
+        &self,
+        cache: &Path,
+        reference: &str,
+        paths: &[String],
+    ) -> Result<Vec<String>, GitError> {
+        self.resolve(cache, reference).await?;
+        let mut missing = Vec::new();
+        for path in paths {
+            let object = format!("{reference}:{path}");
+            if self
+                .git(cache, &["cat-file", "-e", &object], false)
+                .await
+                .is_err()
+            {
+                missing.push(path.clone());
+            }
+        }
+        Ok(missing)
     }
 
     /// Whether `ancestor` is an ancestor of (or equal to) `descendant`.

@@ -130,7 +130,7 @@ impl Pipeline {
             .store
             .start_stage_run(&StageRunRequest {
                 repo_id: repo.id,
-                pr_number,
+                pr_number: Some(pr_number),
                 feedback_id: self
                     .store
                     .feedback_of_pull_request(repo.id, pr_number)

@@ -236,7 +236,7 @@ impl BegunQa {
             let child = store
                 .start_stage_run(&StageRunRequest {
                     repo_id: self.repo.id,
-                    pr_number: self.pull.number,
+                    pr_number: Some(self.pull.number),
                     feedback_id: self.run.feedback_id,
                     stage: stage.stage(),
                     backend: self.setup.sandbox.backend(),

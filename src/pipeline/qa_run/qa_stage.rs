@@ -35,7 +35,7 @@ impl QaStage {
             Stage::Plan => Some(QaStage::Plan),
             Stage::Test => Some(QaStage::Test),
             Stage::Fix => Some(QaStage::Fix),
-            Stage::Code | Stage::FullAuto => None,
+            Stage::Code | Stage::FullAuto | Stage::Lessons => None,
         }
     }
 

@@ -1,0 +1,123 @@
+//! `handoff lessons …` as a person uses it: nothing to learn before a correction, the
+//! owner's edit of a review synced back from GitHub, `lessons suggest` in the
+//! foreground, the proposal listed with its source as a diff, accept, edit, disable,
+//! and the refusals that say what to do.
+
+use handoff_test_support as support;
+
+use support::cli_process::{ok_text, text, Cli};
+use support::fake_github::{FakeGithub, OWNER};
+use support::pipeline_world::{QA_DIRECTIVES, REPO, SCRIPTED_AGENT};
+use support::secret_service::SecretService;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lessons_from_the_command_line() {
+    let fake = FakeGithub::start().await;
+    fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
+    fake.create_branch(REPO, "feature/signup", "main");
+    fake.push_commit(
+        REPO,
+        "feature/signup",
+        "Signup",
+        &[("src/button.css", ".signup { height: 20px; }\n")],
+    );
+    let pr = fake.create_pull(REPO, OWNER, "feature/signup", "Signup button");
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    let instructions = dir.path().join("instructions.md");
+    std::fs::write(
+        &instructions,
+        format!("{QA_DIRECTIVES}\n@@lessons:lesson src|Buttons are 48px high."),
+    )
+    .unwrap();
+    cli.connect_scripted_repo(
+        &fake,
+        "local",
+        &["--instructions-file", instructions.to_str().unwrap()],
+    )
+    .await;
+
+    let nothing = cli.run(&["lessons", "suggest", REPO]).await;
+    assert_eq!(nothing.status.code(), Some(1));
+    let said = text(&nothing);
+    assert!(said.contains("nothing to learn from"), "{said}");
+    assert!(said.contains("hint: edit the agent's review"), "{said}");
+
+    ok_text(&cli.run(&["qa", "review", REPO, &pr.to_string()]).await);
+    let (id, body) = fake
+        .comments(REPO, pr)
+        .into_iter()
+        .map(|(id, _, body)| (id, body))
+        .find(|(_, body)| body.starts_with("<!-- sandbox-qa-review -->"))
+        .unwrap();
+    fake.edit_comment(
+        id,
+        &body.replace(
+            "Review: the signup button is 20px high; it should be 44px.",
+            "Review: the signup button must be 48px.",
+        ),
+    );
+    ok_text(&cli.run(&["sync"]).await);
+    let waiting = ok_text(&cli.run(&["lessons", "list", REPO]).await);
+    assert!(waiting.contains("1 of your corrections wait"), "{waiting}");
+
+    let suggested = ok_text(&cli.run(&["lessons", "suggest", REPO]).await);
+    assert!(
+        suggested.contains("proposed lesson 1: Buttons are 48px high."),
+        "{suggested}"
+    );
+    assert!(suggested.contains("from edit-"), "{suggested}");
+
+    let listed = ok_text(&cli.run(&["lessons", "list", REPO, "--sources"]).await);
+    assert!(listed.contains("Proposed"), "{listed}");
+    assert!(
+        listed.contains("- Review: the signup button is 20px high; it should be 44px."),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("+ Review: the signup button must be 48px."),
+        "{listed}"
+    );
+
+    let refused = cli.run(&["lessons", "disable", "1"]).await;
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(text(&refused).contains("hint: accept it first with `handoff lessons accept 1`"));
+    assert!(ok_text(&cli.run(&["lessons", "accept", "1"]).await).contains("accepted, on"));
+    let edited = ok_text(
+        &cli.run(&[
+            "lessons",
+            "edit",
+            "1",
+            "--rule",
+            "Buttons are at least 48px high.",
+        ])
+        .await,
+    );
+    assert!(
+        edited.contains("Buttons are at least 48px high."),
+        "{edited}"
+    );
+    let bad = cli
+        .run(&["lessons", "edit", "1", "--path", "../outside"])
+        .await;
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(ok_text(&cli.run(&["lessons", "disable", "1"]).await).contains("accepted, off"));
+    let json = ok_text(&cli.run(&["lessons", "list", REPO, "--json"]).await);
+    let view: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        view["accepted"][0]["rule"],
+        "Buttons are at least 48px high."
+    );
+    assert_eq!(view["accepted"][0]["enabled"], false);
+    assert_eq!(view["accepted"][0]["paths"][0], "src");
+    let missing = cli.run(&["lessons", "accept", "77"]).await;
+    assert!(
+        text(&missing).contains("no lesson 77"),
+        "{}",
+        text(&missing)
+    );
+}

@@ -1,0 +1,165 @@
+//! Lessons in the window: a repository's settings list the corrections waiting, "Suggest
+//! lessons" runs the agent on them, the proposal shows the corrections it came from
+//! (an edit as a diff of the agent's text against the owner's, a follow-up as its
+//! text), and the owner accepts it, edits it and turns it off.
+
+use handoff_test_support as support;
+
+use std::time::Duration;
+
+use handoff::domain::lesson::LessonState;
+use handoff::domain::{CommentKind, VersionOrigin};
+use handoff::store::NewCommentVersion;
+use support::seed;
+use support::window::github_world::{connected_repo, GithubWorld, REPO, RUN_LIMIT};
+
+const RULE: &str = "Buttons are 48px high, never 44px.";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_proposal_shows_its_sources_and_is_accepted_edited_and_turned_off() {
+    let world = GithubWorld::new().await;
+    let store = &world.store;
+    let repo = connected_repo(&world.fake, store, &format!("@@lessons:lesson src|{RULE}")).await;
+    // The owner corrected the agent's review of PR #3 …
+    let review = store
+        .ensure_managed_comment(repo.id, 3, CommentKind::Review)
+        .await
+        .unwrap();
+    let version = |content: &str, origin| NewCommentVersion {
+        body: content.to_owned(),
+        content: content.to_owned(),
+        full_content: None,
+        origin,
+        author_login: None,
+        run_id: None,
+        based_on: None,
+        edited_by_other: false,
+    };
+    store
+        .add_comment_version(
+            review.id,
+            &version(
+                "The signup button should be 44px high.",
+                VersionOrigin::Agent,
+            ),
+        )
+        .await
+        .unwrap();
+    store
+        .add_comment_version(
+            review.id,
+            &version(
+                "The signup button must be 48px high.",
+                VersionOrigin::OwnerInHandoff,
+            ),
+        )
+        .await
+        .unwrap();
+    // … and told the agent the same on a feedback PR.
+    let item = seed::add_feedback(store, REPO, "Login button", "Make it bigger").await;
+    seed::run_to_end(store, &item, seed::success(0.02)).await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    store
+        .add_owner_follow_up(item.id, "48px, please: 44px is too small on phones.")
+        .await
+        .unwrap();
+
+    let app = world.open_signed_in_window().await;
+    app.click("#open-settings").await;
+    app.wait_for("#lessons .suggest-lessons").await;
+    let waiting = app
+        .text_eventually_containing(
+            "const w = document.querySelector('#lessons .lessons-waiting'); return w ? w.textContent : '';",
+            "wait",
+        )
+        .await;
+    assert_eq!(
+        waiting,
+        "2 corrections of yours wait for the next lessons run."
+    );
+
+    app.click("#lessons .suggest-lessons").await;
+    app.eventually_within(
+        RUN_LIMIT,
+        "return document.querySelectorAll('#lessons .proposed-lessons .lesson').length;",
+        |count| count == 1,
+    )
+    .await;
+    let rule = app.texts("#lessons .proposed-lessons .lesson-rule").await;
+    assert_eq!(rule, [RULE]);
+    // The sources, open under the proposal: the edit as a diff, the follow-up as text.
+    let lines = |texts: Vec<String>| -> Vec<String> {
+        texts
+            .iter()
+            .map(|text| text.trim_end().to_owned())
+            .collect()
+    };
+    let removed = lines(app.texts("#lessons .proposed-lessons .diff-removed").await);
+    let added = lines(app.texts("#lessons .proposed-lessons .diff-added").await);
+    assert_eq!(removed, ["- The signup button should be 44px high."]);
+    assert_eq!(added, ["+ The signup button must be 48px high."]);
+    let follow_up = app
+        .texts("#lessons .proposed-lessons .lesson-source-text")
+        .await;
+    assert_eq!(follow_up, ["48px, please: 44px is too small on phones."]);
+    assert_eq!(
+        app.texts("#lessons .lessons-waiting").await,
+        ["No correction of yours waits for the next lessons run."]
+    );
+    app.client
+        .execute(
+            "document.getElementById('lessons').scrollIntoView({ block: 'start' });",
+            vec![],
+        )
+        .await
+        .unwrap();
+    app.screenshot("lessons").await;
+
+    let lesson_id = store.lessons_of(repo.id).await.unwrap()[0].id;
+    app.click("#lessons .proposed-lessons .accept-lesson").await;
+    app.eventually(
+        "return document.querySelectorAll('#lessons .accepted-lessons .lesson[data-state=on]').length;",
+        |count| count == 1,
+    )
+    .await;
+    assert_eq!(
+        store.lesson(lesson_id).await.unwrap().state,
+        LessonState::Accepted
+    );
+
+    // Edit: the owner's words, kept; a rule left empty is refused with nothing lost.
+    app.click("#lessons .accepted-lessons .edit-lesson").await;
+    app.type_into("#lessons .lesson-rule-input", "   ").await;
+    app.click("#lessons .save-lesson").await;
+    app.text_eventually_containing(
+        "const e = document.querySelector('#lessons .lesson-edit .form-error'); return e && !e.hidden ? e.textContent : '';",
+        "needs a rule",
+    )
+    .await;
+    assert_eq!(store.lesson(lesson_id).await.unwrap().rule, RULE);
+    app.type_into("#lessons .lesson-rule-input", "Buttons are 48px high.")
+        .await;
+    app.click("#lessons .save-lesson").await;
+    app.text_eventually_containing(
+        "return [...document.querySelectorAll('#lessons .accepted-lessons .lesson-rule')].map(r => r.textContent).join('|');",
+        "Buttons are 48px high.",
+    )
+    .await;
+    let edited = store.lesson(lesson_id).await.unwrap();
+    assert_eq!(edited.rule, "Buttons are 48px high.");
+    assert!(edited.edited_by_owner);
+    let origin = app.texts("#lessons .accepted-lessons .lesson-facts").await;
+    assert!(origin[0].contains("edited by you"), "{origin:?}");
+
+    // Off: later runs leave it out.
+    app.click("#lessons .accepted-lessons .lesson-enabled")
+        .await;
+    app.eventually(
+        "return document.querySelectorAll('#lessons .accepted-lessons .lesson[data-state=off]').length;",
+        |count| count == 1,
+    )
+    .await;
+    let off = store.lesson(lesson_id).await.unwrap();
+    assert!(!off.enabled);
+    assert!(!off.is_carried());
+}
