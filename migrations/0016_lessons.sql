@@ -159,6 +159,28 @@ CREATE TRIGGER mirror_changes_lesson_update AFTER UPDATE ON lessons BEGIN
     INSERT INTO mirror_changes (subject, repo_id) VALUES ('repo', NEW.repo_id);
 END;
 
+-- The lessons file's marked section as Handoff wrote it, or as it was found edited on
+-- GitHub, oldest first: a section that reads otherwise on GitHub than Handoff's last
+-- write was edited there, and is not overwritten unless the owner says so.
+CREATE TABLE lessons_file_writes (
+    id          INTEGER PRIMARY KEY,
+    repo_id     INTEGER NOT NULL REFERENCES repos (id) ON DELETE RESTRICT,
+    path        TEXT NOT NULL,
+    section     TEXT NOT NULL,
+    origin      TEXT NOT NULL CHECK (origin IN ('handoff', 'edit_on_github')),
+    pr_number   INTEGER,
+    branch      TEXT,
+    commit_sha  TEXT,
+    written_at  TEXT NOT NULL
+);
+CREATE INDEX lessons_file_writes_by_repo ON lessons_file_writes (repo_id, id);
+
+CREATE TRIGGER lessons_file_writes_are_history_no_update
+BEFORE UPDATE ON lessons_file_writes
+BEGIN
+    SELECT RAISE(ABORT, 'lessons file writes are history: they are never edited');
+END;
+
 -- After how many new corrections a lessons run starts by itself; NULL: only on demand.
 ALTER TABLE repos ADD COLUMN lessons_after_corrections INTEGER
     CHECK (lessons_after_corrections IS NULL OR lessons_after_corrections > 0);

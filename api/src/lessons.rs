@@ -15,6 +15,8 @@ use handoff::domain::lesson::{
 };
 use handoff::domain::RepoName;
 use handoff::error_code::CodedError;
+use handoff::github::endpoints::GithubEndpoints;
+use handoff::pipeline::lessons_file::LessonsFileAction;
 use handoff::pipeline::lessons_run::LessonsOptions;
 use handoff::pipeline::spawned_run::spawn_watched_run;
 use handoff::store::{LessonDecision, LessonEdit, LessonSettings};
@@ -131,6 +133,47 @@ pub struct LessonsView {
     pub last_run_words: Option<String>,
     pub after_corrections: Option<u32>,
     pub lessons_file: String,
+    /// The pull request that last carried the lessons file, and its address.
+    pub lessons_file_pr_number: Option<u64>,
+    pub lessons_file_pr_url: Option<String>,
+}
+
+/// How "Write to AGENTS.md" ended.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LessonsFileRecord {
+    /// "opened", "updated" or "in_step".
+    pub action: String,
+    pub path: String,
+    pub pr_number: Option<u64>,
+    pub pr_url: Option<String>,
+}
+
+/// Brings `repo`'s lessons file in step with its accepted lessons through a PR; with
+/// `replace_edits`, over an edit of its section made on GitHub (refused with
+/// `owner_edits` otherwise).
+pub async fn write_lessons_file(
+    core: &AppCore,
+    repo: &str,
+    replace_edits: bool,
+) -> Result<LessonsFileRecord, CodedError> {
+    let repo = repo_name(repo)?;
+    let report = core
+        .pipeline()
+        .await?
+        .write_lessons_file(&repo, replace_edits)
+        .await?;
+    Ok(LessonsFileRecord {
+        action: match report.action {
+            LessonsFileAction::Opened => "opened",
+            LessonsFileAction::Updated => "updated",
+            LessonsFileAction::InStep => "in_step",
+        }
+        .to_owned(),
+        path: report.path,
+        pr_number: report.pr_number,
+        pr_url: report.pr_url,
+    })
 }
 
 /// `lesson` as the window shows it, its sources read from the mirror.
@@ -191,6 +234,8 @@ pub async fn lessons_view(core: &AppCore, repo: &str) -> Result<LessonsView, Cod
         last_run_words: None,
         after_corrections: None,
         lessons_file: String::new(),
+        lessons_file_pr_number: None,
+        lessons_file_pr_url: None,
     };
     for lesson in core.store.lessons_of(repo.id).await? {
         let record = lesson_record(core, &lesson).await?;
@@ -215,6 +260,22 @@ pub async fn lessons_view(core: &AppCore, repo: &str) -> Result<LessonsView, Cod
     let settings = core.store.lesson_settings(repo.id).await?;
     view.after_corrections = settings.after_corrections;
     view.lessons_file = settings.file;
+    if let Some(number) = core
+        .store
+        .last_lessons_file_write(repo.id, true)
+        .await?
+        .and_then(|write| write.pr_number)
+    {
+        let web_base = GithubEndpoints::configured(&core.store)
+            .await
+            .map(|endpoints| endpoints.web_base)
+            .map_err(CodedError::from)?;
+        view.lessons_file_pr_number = Some(number);
+        view.lessons_file_pr_url = Some(format!(
+            "{web_base}/{}/pull/{number}",
+            repo.name.full_name()
+        ));
+    }
     Ok(view)
 }
 

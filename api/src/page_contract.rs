@@ -231,6 +231,7 @@ fn visit_every_root(collector: &mut Collector) {
     collector.visit::<lessons::LessonDecisionWord>();
     collector.visit::<lessons::LessonEditInput>();
     collector.visit::<lessons::LessonSettingsInput>();
+    collector.visit::<lessons::LessonsFileRecord>();
     collector.visit::<ErrorCodeWords>();
 }
 

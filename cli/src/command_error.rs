@@ -131,6 +131,10 @@ fn pipeline_hint(error: &PipelineError) -> Option<String> {
              --force to replace it"
         )),
         PipelineError::NotAQaStage => Some("the code stage runs with `handoff run`".to_owned()),
+        PipelineError::LessonsFileEdited { .. } => Some(
+            "read it on GitHub; `handoff lessons write OWNER/NAME --replace-edits` replaces it"
+                .to_owned(),
+        ),
         PipelineError::NoNewCorrections { .. } => Some(
             "edit the agent's review, plan or results on a PR, or send a follow-up on a feedback PR, then ask again"
                 .to_owned(),

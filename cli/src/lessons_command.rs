@@ -1,4 +1,4 @@
-//! `handoff lessons list|suggest|accept|reject|edit|enable|disable|keep|settings`: the
+//! `handoff lessons list|suggest|accept|reject|edit|enable|disable|keep|write|settings`: the
 //! lessons drawn from the owner's corrections, which every later run of the repository
 //! carries once accepted.
 
@@ -14,6 +14,7 @@ use super::terminal_text::printable;
 use crate::arguments::parse_repo_name;
 use handoff::domain::lesson::LessonId;
 use handoff::domain::RepoName;
+use handoff::pipeline::lessons_file::LessonsFileAction;
 use handoff::pipeline::lessons_run::LessonsOptions;
 use handoff::store::{LessonDecision, Store};
 use handoff_api::lessons::{
@@ -77,6 +78,17 @@ pub enum LessonsAction {
     Disable { id: i64 },
     /// Keep a lesson flagged for vanished paths or long disuse, as it is.
     Keep { id: i64 },
+    /// Bring the repository's lessons file (AGENTS.md unless set otherwise) in step
+    /// with its accepted lessons: a PR that changes only a marked section of it, opened
+    /// the first time and updated while it is open.
+    Write {
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+        /// Replace the section even though it was edited on GitHub (the edit stays in
+        /// the history).
+        #[arg(long)]
+        replace_edits: bool,
+    },
     /// Show or change a repository's lesson settings.
     Settings {
         #[arg(value_parser = parse_repo_name)]
@@ -118,6 +130,37 @@ pub async fn run(
         } => {
             let lesson = edit_lesson(&core, id, &LessonEditInput { rule, why, paths }).await?;
             println!("lesson {id}: {}", describe(&lesson));
+            Ok(())
+        }
+        LessonsAction::Write {
+            repo,
+            replace_edits,
+        } => {
+            let pipeline = pipeline(store, data_dir).await?;
+            let report = pipeline.write_lessons_file(&repo, replace_edits).await?;
+            match (report.action, report.pr_number) {
+                (LessonsFileAction::InStep, None) => {
+                    println!("{} already holds the lessons as they are", report.path)
+                }
+                (LessonsFileAction::InStep, Some(number)) => println!(
+                    "{} already holds the lessons as they are (PR #{number})",
+                    report.path
+                ),
+                (LessonsFileAction::Opened, number) => println!(
+                    "opened PR #{}: {} carries the lessons{}",
+                    number.unwrap_or_default(),
+                    report.path,
+                    report
+                        .pr_url
+                        .map(|url| format!(" ({url})"))
+                        .unwrap_or_default()
+                ),
+                (LessonsFileAction::Updated, number) => println!(
+                    "updated PR #{}: {} carries the lessons",
+                    number.unwrap_or_default(),
+                    report.path
+                ),
+            }
             Ok(())
         }
         LessonsAction::Settings {

@@ -70,6 +70,7 @@ macro_rules! with_app_commands {
             decide_lesson,
             edit_lesson,
             set_lesson_settings,
+            write_lessons_file,
         }
     };
 }

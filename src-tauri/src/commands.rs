@@ -5,7 +5,8 @@ use handoff::log_file::{log_folder, LogLevel};
 use handoff_api::comments::{self, EditPreview, HistoryEntry, SaveResult, VersionComparison};
 use handoff_api::feedback_view::{self, FeedbackDetail, NewFeedbackInput};
 use handoff_api::lessons::{
-    self, LessonDecisionWord, LessonEditInput, LessonRecord, LessonSettingsInput, LessonsView,
+    self, LessonDecisionWord, LessonEditInput, LessonRecord, LessonSettingsInput,
+    LessonsFileRecord, LessonsView,
 };
 use handoff_api::log::{self as log_commands, LogView};
 use handoff_api::outbox::{self, OutboxItem};
@@ -524,6 +525,16 @@ pub async fn edit_lesson(
     input: LessonEditInput,
 ) -> Answer<LessonRecord> {
     lessons::edit_lesson(state.core()?, id, &input).await
+}
+
+/// "Write to AGENTS.md": the lessons file brought in step through a PR.
+#[tauri::command]
+pub async fn write_lessons_file(
+    state: State<'_, DesktopState>,
+    repo: String,
+    replace_edits: bool,
+) -> Answer<LessonsFileRecord> {
+    lessons::write_lessons_file(state.core()?, &repo, replace_edits).await
 }
 
 /// Saves a repository's lesson settings.

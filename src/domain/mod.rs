@@ -19,6 +19,7 @@ pub mod head_branch;
 pub mod ids;
 pub mod iterate_rules;
 pub mod lesson;
+pub mod lessons_file;
 pub mod managed_comment;
 pub mod model_prices;
 pub mod network_policy;

@@ -14,6 +14,7 @@ pub mod error;
 pub mod feedback_pull_request;
 pub mod issue_comments;
 pub mod issues;
+pub mod lessons_pull_request;
 pub mod link_header;
 pub mod owner_edits;
 pub mod pull_request_candidates;

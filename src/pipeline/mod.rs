@@ -18,7 +18,8 @@
 //! - [`agent_job`]: one agent job in a sandbox, from workspace to outcome.
 //! - [`qa_run`]: the QA stages (review, plan, test, fix, full auto) on a PR.
 //! - [`lessons_run`]: lessons proposed from the owner's corrections on a repository;
-//!   [`standing_lessons`]: the accepted ones every later run's prompt carries.
+//!   [`standing_lessons`]: the accepted ones every later run's prompt carries;
+//!   [`lessons_file`]: the same lessons in a marked section of AGENTS.md, by a PR.
 
 pub mod agent_events;
 pub mod agent_failure;
@@ -31,6 +32,7 @@ pub mod held_push;
 pub mod host_git;
 pub mod job_script;
 pub mod kept_copy;
+pub mod lessons_file;
 pub mod lessons_run;
 pub mod qa_run;
 pub mod reconcile;
@@ -135,6 +137,13 @@ pub enum PipelineError {
         "{repo} has no correction of yours since lessons were last drawn: nothing to learn from"
     )]
     NoNewCorrections { repo: String },
+    #[error(
+        "the lessons section of {path} was edited on GitHub since Handoff wrote it; it was kept \
+         (and is in the history)"
+    )]
+    LessonsFileEdited { path: String },
+    #[error("{path} could not be brought in step with the lessons: {detail}")]
+    LessonsFile { path: String, detail: String },
 }
 
 impl PipelineError {
@@ -158,6 +167,8 @@ impl PipelineError {
             PipelineError::StrangersCodeNeedsSandbox { .. } => ErrorCode::NeedsSandbox,
             PipelineError::NotHeld { .. } => ErrorCode::IllegalTransition,
             PipelineError::NoNewCorrections { .. } => ErrorCode::NothingToLearn,
+            PipelineError::LessonsFileEdited { .. } => ErrorCode::OwnerEdits,
+            PipelineError::LessonsFile { .. } => ErrorCode::GithubRefused,
         }
     }
 }

@@ -2,13 +2,15 @@
 //! owner's edits of two reviews come back through sync as corrections, a lessons run
 //! proposes a rule drawn from both, and once accepted every later run's prompt carries
 //! it, until it is turned off; a visitor's edit is never a correction; a lesson whose
-//! paths vanished is flagged and left out; malformed output fails the run.
+//! paths vanished is flagged and left out; malformed output fails the run; the lessons
+//! file's PR keeps the owner's text, is updated in place and respects an edit on GitHub.
 
 use handoff_test_support as support;
 
 use handoff::domain::lesson::{CorrectionId, LessonState};
 use handoff::domain::{RunFailureCode, RunStatus, SandboxBackend, Stage};
 use handoff::github::sync::sync;
+use handoff::pipeline::lessons_file::LessonsFileAction;
 use handoff::pipeline::lessons_run::{LessonsOptions, LessonsReport};
 use handoff::pipeline::PipelineError;
 use handoff::store::LessonDecision;
@@ -349,4 +351,181 @@ async fn malformed_lessons_output_fails_the_run_loudly_and_records_nothing() {
             .len(),
         1
     );
+}
+
+#[tokio::test]
+async fn the_lessons_file_pr_keeps_the_owners_text_is_updated_in_place_and_respects_an_edit_on_github(
+) {
+    let world = PipelineWorld::new(SandboxBackend::Local).await;
+    let owners_text = "# Agents\n\nRun `cargo test` before you push.\n";
+    world
+        .fake
+        .push_commit(REPO, "main", "Agents", &[("AGENTS.md", owners_text)]);
+    let [first, second] = two_reviewed_pull_requests(&world).await;
+    edit_review_as(&world, first, OWNER, "Review: 48px.");
+    edit_review_as(&world, second, OWNER, "Review: 48px too.");
+    sync(&world.pipeline.github, &world.store, None)
+        .await
+        .unwrap();
+    world
+        .set_instructions(
+            "@@lessons:lesson -|Buttons are 48px high.\n@@lessons:lesson -|Name sizes in rem.",
+        )
+        .await;
+    let report = suggest(&world).await.unwrap();
+    let [older, newer] = [report.proposed[0], report.proposed[1]];
+    let repo = REPO.parse().unwrap();
+
+    world
+        .store
+        .decide_lesson(older, LessonDecision::Accept)
+        .await
+        .unwrap();
+    let opened = world
+        .pipeline
+        .write_lessons_file(&repo, false)
+        .await
+        .unwrap();
+    assert_eq!(opened.action, LessonsFileAction::Opened);
+    let number = opened.pr_number.unwrap();
+    let branch = world
+        .fake
+        .pulls(REPO)
+        .into_iter()
+        .find(|(n, _, _)| *n == number)
+        .map(|(_, head, _)| head)
+        .unwrap();
+    let file = world
+        .fake
+        .file_on_branch(REPO, &branch, "AGENTS.md")
+        .unwrap();
+    assert!(file.starts_with(owners_text.trim_end()), "{file}");
+    assert!(file.contains("- Buttons are 48px high.\n"), "{file}");
+    assert!(!file.contains("Name sizes in rem."), "{file}");
+    assert_eq!(
+        world
+            .fake
+            .file_on_branch(REPO, "main", "AGENTS.md")
+            .unwrap(),
+        owners_text,
+        "main is changed only by merging the PR"
+    );
+
+    // A second accept updates the same PR.
+    world
+        .store
+        .decide_lesson(newer, LessonDecision::Accept)
+        .await
+        .unwrap();
+    let updated = world
+        .pipeline
+        .write_lessons_file(&repo, false)
+        .await
+        .unwrap();
+    assert_eq!(updated.action, LessonsFileAction::Updated);
+    assert_eq!(updated.pr_number, Some(number));
+    let file = world
+        .fake
+        .file_on_branch(REPO, &branch, "AGENTS.md")
+        .unwrap();
+    assert!(
+        file.contains("- Buttons are 48px high.\n") && file.contains("- Name sizes in rem.\n"),
+        "{file}"
+    );
+    let again = world
+        .pipeline
+        .write_lessons_file(&repo, false)
+        .await
+        .unwrap();
+    assert_eq!(again.action, LessonsFileAction::InStep);
+
+    // Someone edits the section on GitHub: it is kept, unless the owner says otherwise.
+    let by_hand = file.replace("- Name sizes in rem.", "- Name sizes in px.");
+    world
+        .fake
+        .push_commit(REPO, &branch, "By hand", &[("AGENTS.md", &by_hand)]);
+    world
+        .store
+        .decide_lesson(older, LessonDecision::Enable(false))
+        .await
+        .unwrap();
+    let refused = world
+        .pipeline
+        .write_lessons_file(&repo, false)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, PipelineError::LessonsFileEdited { .. }),
+        "{refused}"
+    );
+    assert_eq!(refused.code().as_str(), "owner_edits");
+    assert_eq!(
+        world
+            .fake
+            .file_on_branch(REPO, &branch, "AGENTS.md")
+            .unwrap(),
+        by_hand
+    );
+    let edit = world
+        .store
+        .last_lessons_file_write(world.repo.id, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!edit.by_handoff);
+    assert!(edit.section.contains("- Name sizes in px."));
+
+    let replaced = world
+        .pipeline
+        .write_lessons_file(&repo, true)
+        .await
+        .unwrap();
+    assert_eq!(replaced.action, LessonsFileAction::Updated);
+    let file = world
+        .fake
+        .file_on_branch(REPO, &branch, "AGENTS.md")
+        .unwrap();
+    assert!(file.contains("- Name sizes in rem.\n"), "{file}");
+    assert!(
+        !file.contains("Buttons are 48px"),
+        "a lesson turned off leaves the file: {file}"
+    );
+    assert!(file.starts_with(owners_text.trim_end()));
+}
+
+#[tokio::test]
+async fn lessons_start_by_themselves_after_the_repositorys_number_of_corrections_once() {
+    let world = PipelineWorld::new(SandboxBackend::Local).await;
+    let [first, second] = two_reviewed_pull_requests(&world).await;
+    world
+        .store
+        .set_lesson_settings(
+            world.repo.id,
+            &handoff::store::LessonSettings {
+                after_corrections: Some(2),
+                file: "CLAUDE.md".to_owned(),
+            },
+        )
+        .await
+        .unwrap();
+    edit_review_as(&world, first, OWNER, "Review: 48px.");
+    sync(&world.pipeline.github, &world.store, None)
+        .await
+        .unwrap();
+    assert!(
+        world.pipeline.begin_due_lessons().await.unwrap().is_empty(),
+        "one correction of two"
+    );
+
+    edit_review_as(&world, second, OWNER, "Review: 48px too.");
+    sync(&world.pipeline.github, &world.store, None)
+        .await
+        .unwrap();
+    let due = world.pipeline.begin_due_lessons().await.unwrap();
+    assert_eq!(due.len(), 1);
+    let report = due.into_iter().next().unwrap().drive().await.unwrap();
+    assert_eq!(report.run.status, RunStatus::Succeeded, "{:?}", report.run);
+    assert_eq!(report.proposed.len(), 1);
+    // Nothing new since: no second run on the same corrections.
+    assert!(world.pipeline.begin_due_lessons().await.unwrap().is_empty());
 }

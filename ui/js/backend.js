@@ -164,6 +164,8 @@ export const backend = {
   decideLesson: (id, decision) => call("decide_lesson", { id, decision }),
   /** @param {number} id @param {import("./contract.js").LessonEditInput} input @returns {Promise<import("./contract.js").LessonRecord>} */
   editLesson: (id, input) => call("edit_lesson", { id, input }),
+  /** @param {string} repo @param {boolean} replaceEdits @returns {Promise<import("./contract.js").LessonsFileRecord>} */
+  writeLessonsFile: (repo, replaceEdits) => call("write_lessons_file", { repo, replaceEdits }),
   /** @param {string} repo @param {import("./contract.js").LessonSettingsInput} input @returns {Promise<void>} */
   setLessonSettings: (repo, input) => call("set_lesson_settings", { repo, input }),
   /** @param {(event: {payload: import("./contract.js").MirrorChangesRecord}) => void} handler */

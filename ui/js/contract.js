@@ -217,8 +217,13 @@
  */
 
 /**
+ * How "Write to AGENTS.md" ended.
+ * @typedef {{ action: string, path: string, prNumber: number | null, prUrl: string | null, }} LessonsFileRecord
+ */
+
+/**
  * A repository's lessons.
- * @typedef {{ repo: string, proposals: Array<LessonRecord>, accepted: Array<LessonRecord>, rejected: Array<LessonRecord>, newCorrections: Array<CorrectionRecord>, activeRunId: number | null, lastRunId: number | null, lastRunWords: string | null, afterCorrections: number | null, lessonsFile: string, }} LessonsView
+ * @typedef {{ repo: string, proposals: Array<LessonRecord>, accepted: Array<LessonRecord>, rejected: Array<LessonRecord>, newCorrections: Array<CorrectionRecord>, activeRunId: number | null, lastRunId: number | null, lastRunWords: string | null, afterCorrections: number | null, lessonsFile: string, lessonsFilePrNumber: number | null, lessonsFilePrUrl: string | null, }} LessonsView
  */
 
 /**

@@ -3,12 +3,14 @@
 // with the corrections it came from, as diffs of the agent's text against yours), with
 // Accept, Edit and Reject; the accepted lessons, on or off, when each last reached a
 // prompt and where it came from, flagged when its paths vanished or it went unused for
-// long; "Suggest lessons", and when lessons start by themselves.
+// long; "Suggest lessons", and when lessons start by themselves; "Write to AGENTS.md"
+// (a PR that keeps a marked section of the file in step), and which file it is.
 
 import { backend } from "./backend.js";
 import { el, button } from "./dom.js";
 import { diffView } from "./diff_view.js";
 import { toast, errorToast } from "./toasts.js";
+import { ask } from "./question.js";
 
 /** The section of the repository shown now, redrawn when its lessons or runs change. */
 let shown = null;
@@ -21,7 +23,7 @@ export async function renderLessons(container, repo) {
   container.replaceChildren(...[
     el("div", { class: "lessons-head" }, [
       el("h3", { text: "Lessons" }),
-      suggestButton(view),
+      el("div", { class: "lessons-head-actions" }, [writeButton(view), suggestButton(view)]),
     ]),
     el("p", {
       class: "hint",
@@ -62,6 +64,39 @@ function suggestButton(view) {
   return go;
 }
 
+function writeButton(view) {
+  const write = async (replaceEdits) => {
+    try {
+      const written = await backend.writeLessonsFile(view.repo, replaceEdits);
+      const words = {
+        opened: `Opened PR #${written.prNumber}: ${written.path} carries the lessons`,
+        updated: `Updated PR #${written.prNumber} with the lessons`,
+        in_step: `${written.path} already holds the lessons as they are`,
+      }[written.action];
+      toast(words, { kind: "success" });
+      await renderLessons(shown.container, view.repo);
+    } catch (error) {
+      if (error.code !== "owner_edits" || replaceEdits) {
+        errorToast(error);
+        return;
+      }
+      const answer = await ask({
+        title: `Replace the edit of ${view.lessonsFile}?`,
+        text: `${error.message}.\nKeep it, or replace the section with the accepted lessons (the edit stays in Handoff's history).`,
+        answers: [
+          { label: "Keep the edit", value: "keep", kind: "quiet" },
+          { label: "Replace it", value: "replace", kind: "primary" },
+        ],
+      });
+      if (answer === "replace") await write(true);
+    }
+  };
+  const go = button(`Write to ${view.lessonsFile}`, () => write(false), "button small write-lessons-file");
+  go.disabled = view.accepted.length === 0;
+  go.title = go.disabled ? "Accept a lesson first" : `Opens a PR that keeps a marked section of ${view.lessonsFile} in step with the accepted lessons, or updates the one open`;
+  return go;
+}
+
 function waiting(view) {
   const count = view.newCorrections.length;
   const words = count === 0
@@ -72,6 +107,12 @@ function waiting(view) {
   return el("div", { class: "lessons-status" }, [
     el("p", { class: "lessons-waiting", text: words }),
     view.lastRunWords ? el("p", { class: "muted lessons-last-run", text: `Last: ${view.lastRunWords}` }) : null,
+    view.lessonsFilePrNumber != null && view.lessonsFilePrUrl
+      ? el("p", { class: "lessons-file-pr" }, [
+        `${view.lessonsFile} went out in `,
+        button(`PR #${view.lessonsFilePrNumber}`, () => backend.openLink(view.lessonsFilePrUrl).catch(errorToast), "pr-link lessons-file-pr-link"),
+      ])
+      : null,
   ]);
 }
 
@@ -208,15 +249,18 @@ function editForm(item, lesson, view) {
 function settingsForm(view) {
   const after = el("input", { class: "lessons-after", attrs: { type: "number", min: "1", placeholder: "only when you ask", "aria-label": "Suggest lessons by itself after this many new corrections" } });
   after.value = view.afterCorrections == null ? "" : String(view.afterCorrections);
+  const file = el("input", { class: "lessons-file", attrs: { type: "text", spellcheck: "false", "aria-label": "Lessons file" } });
+  file.value = view.lessonsFile;
   const form = el("form", { class: "lessons-settings form-grid" }, [
     el("label", {}, ["Suggest by itself after", el("span", { class: "hint", text: " new corrections (empty: only when you ask)" }), after]),
+    el("label", {}, ["Lessons file", el("span", { class: "hint", text: " (AGENTS.md, CLAUDE.md)" }), file]),
     el("div", { class: "modal-actions" }, [el("button", { type: "submit", class: "button small save-lessons-settings", text: "Save" })]),
   ]);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     try {
       const text = after.value.trim();
-      await backend.setLessonSettings(view.repo, { afterCorrections: text === "" ? null : Number(text), lessonsFile: view.lessonsFile });
+      await backend.setLessonSettings(view.repo, { afterCorrections: text === "" ? null : Number(text), lessonsFile: file.value });
       toast("Saved the lesson settings", { kind: "success" });
       await renderLessons(shown.container, view.repo);
     } catch (error) {

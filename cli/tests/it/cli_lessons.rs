@@ -1,7 +1,7 @@
 //! `handoff lessons …` as a person uses it: nothing to learn before a correction, the
 //! owner's edit of a review synced back from GitHub, `lessons suggest` in the
-//! foreground, the proposal listed with its source as a diff, accept, edit, disable,
-//! and the refusals that say what to do.
+//! foreground, the proposal listed with its source as a diff, accept, edit, write to
+//! AGENTS.md, disable, and the refusals that say what to do.
 
 use handoff_test_support as support;
 
@@ -105,6 +105,14 @@ async fn lessons_from_the_command_line() {
         .run(&["lessons", "edit", "1", "--path", "../outside"])
         .await;
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    let written = ok_text(&cli.run(&["lessons", "write", REPO]).await);
+    assert!(written.contains("opened PR #"), "{written}");
+    assert!(
+        written.contains("AGENTS.md carries the lessons"),
+        "{written}"
+    );
+    let in_step = ok_text(&cli.run(&["lessons", "write", REPO]).await);
+    assert!(in_step.contains("already holds the lessons"), "{in_step}");
     assert!(ok_text(&cli.run(&["lessons", "disable", "1"]).await).contains("accepted, off"));
     let json = ok_text(&cli.run(&["lessons", "list", REPO, "--json"]).await);
     let view: serde_json::Value = serde_json::from_str(&json).unwrap();

@@ -1,7 +1,8 @@
 //! Lessons in the window: a repository's settings list the corrections waiting, "Suggest
 //! lessons" runs the agent on them, the proposal shows the corrections it came from
 //! (an edit as a diff of the agent's text against the owner's, a follow-up as its
-//! text), and the owner accepts it, edits it and turns it off.
+//! text), and the owner accepts it, writes it to AGENTS.md in a PR, edits it and turns
+//! it off.
 
 use handoff_test_support as support;
 
@@ -125,6 +126,31 @@ async fn a_proposal_shows_its_sources_and_is_accepted_edited_and_turned_off() {
     assert_eq!(
         store.lesson(lesson_id).await.unwrap().state,
         LessonState::Accepted
+    );
+
+    // Write to AGENTS.md: a PR of its own carries the accepted lesson.
+    app.click("#lessons .write-lessons-file").await;
+    let link = app
+        .text_eventually_containing(
+            "const l = document.querySelector('#lessons .lessons-file-pr-link'); return l ? l.textContent : '';",
+            "PR #",
+        )
+        .await;
+    let number: u64 = link.trim_start_matches("PR #").parse().unwrap();
+    let (_, branch, state) = world
+        .fake
+        .pulls(REPO)
+        .into_iter()
+        .find(|(n, _, _)| *n == number)
+        .unwrap();
+    assert_eq!(state, "open");
+    let file = world
+        .fake
+        .file_on_branch(REPO, &branch, "AGENTS.md")
+        .unwrap();
+    assert!(
+        file.contains(&format!("- {RULE} (concerns: src)")),
+        "{file}"
     );
 
     // Edit: the owner's words, kept; a rule left empty is refused with nothing lost.

@@ -13,11 +13,13 @@
 //! - [`git_error`]: a git command that failed, and why GitHub refused a push;
 //! - [`cache_and_copies`]: the cache, fetches, working copies, bundles and clones;
 //! - [`comparing`]: diffs, ancestry, commits and paths between two commits;
-//! - [`pushing`]: the push.
+//! - [`pushing`]: the push;
+//! - [`one_file`]: one file read at a commit, and a commit of it alone.
 
 mod cache_and_copies;
 mod comparing;
 mod git_error;
+mod one_file;
 mod pushing;
 
 pub use git_error::{push_failure, GitError, PushFailure};

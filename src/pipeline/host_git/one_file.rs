@@ -1,0 +1,73 @@
+//! One file of a branch, read and changed from the host: its text at a commit of the
+//! cache, and a commit in a working copy that changes only it (the lessons file, which
+//! Handoff keeps in step itself, with no agent).
+
+use std::path::Path;
+
+use super::{GitError, HostGit};
+
+/// The most of a file read back (a lessons file is a few kilobytes).
+const LARGEST_FILE_BYTES: usize = 1024 * 1024;
+
+impl HostGit {
+    /// The text of `path` at `reference` in `cache`, exactly as committed; `None` when
+    /// the commit has no such file.
+    pub async fn file_at(
+        &self,
+        cache: &Path,
+        reference: &str,
+        path: &str,
+    ) -> Result<Option<String>, GitError> {
+        let object = format!("{reference}:{path}");
+        if self
+            .git(cache, &["cat-file", "-e", &object], false)
+            .await
+            .is_err()
+        {
+            return Ok(None);
+        }
+        let (text, cut) = self
+            .git_capped(cache, &["cat-file", "blob", &object], LARGEST_FILE_BYTES)
+            .await?;
+        if cut {
+            return Err(GitError::Failed {
+                command: format!("git cat-file blob {object}"),
+                detail: format!("{path} is larger than {LARGEST_FILE_BYTES} bytes"),
+            });
+        }
+        Ok(Some(text))
+    }
+
+    /// Writes `text` to `path` in the working copy `copy` and commits it alone as
+    /// `name <email>` with `message`; returns the new commit.
+    pub async fn commit_one_file(
+        &self,
+        copy: &Path,
+        path: &str,
+        text: &str,
+        message: &str,
+        (name, email): (&str, &str),
+    ) -> Result<String, GitError> {
+        let file = copy.join(path);
+        let written = file
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&file, text));
+        written.map_err(|error| GitError::Failed {
+            command: format!("write {}", file.display()),
+            detail: error.to_string(),
+        })?;
+        self.git(copy, &["add", "--", path], false).await?;
+        let name = format!("user.name={name}");
+        let email = format!("user.email={email}");
+        self.git(
+            copy,
+            &[
+                "-c", &name, "-c", &email, "commit", "--quiet", "-m", message,
+            ],
+            false,
+        )
+        .await?;
+        self.git(copy, &["rev-parse", "HEAD"], false).await
+    }
+}

@@ -1,0 +1,219 @@
+//! "Write to AGENTS.md": the accepted lessons travel with the repository. Handoff keeps a
+//! marked section of the repository's lessons file (AGENTS.md unless the owner names
+//! another, CLAUDE.md for one) in step with them through a pull request of its own:
+//! opened the first time, updated with a new commit while it is open. The owner's own
+//! text in the file is never touched. The section is read back first, as a managed
+//! comment is: when it reads otherwise on GitHub than Handoff last wrote it, someone
+//! edited it there, and it is kept (and recorded in the history) unless the owner says
+//! to replace it.
+
+use serde::Serialize;
+
+use super::cache_lock::CacheLock;
+use super::{Pipeline, PipelineError};
+use crate::domain::lesson::lesson_paths;
+use crate::domain::lessons_file::{lessons_section, section_of, with_section};
+use crate::domain::{PullRequestState, RepoName};
+use crate::github::lessons_pull_request::open_lessons_pull_request;
+use crate::store::LessonsFileWrite;
+
+/// What became of the lessons file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LessonsFileAction {
+    /// A new pull request carries the section.
+    Opened,
+    /// A new commit on the open pull request's branch.
+    Updated,
+    /// The file already holds the lessons as they are: nothing was pushed.
+    InStep,
+}
+
+/// How "Write to AGENTS.md" ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct LessonsFileReport {
+    pub action: LessonsFileAction,
+    pub path: String,
+    pub pr_number: Option<u64>,
+    pub pr_url: Option<String>,
+    pub commit: Option<String>,
+}
+
+fn failed(path: &str, detail: impl std::fmt::Display) -> PipelineError {
+    PipelineError::LessonsFile {
+        path: path.to_owned(),
+        detail: detail.to_string(),
+    }
+}
+
+impl Pipeline {
+    /// Brings the lessons file of `repo` in step with its accepted lessons (see the
+    /// module's documentation); with `replace_edits`, over an edit of the section made on
+    /// GitHub.
+    pub async fn write_lessons_file(
+        &self,
+        repo: &RepoName,
+        replace_edits: bool,
+    ) -> Result<LessonsFileReport, PipelineError> {
+        let repo = self.store.repo_by_name(repo).await?;
+        let settings = self.store.lesson_settings(repo.id).await?;
+        let path = lesson_paths(std::slice::from_ref(&settings.file))
+            .ok()
+            .and_then(|paths| paths.into_iter().next())
+            .ok_or_else(|| failed(&settings.file, "it is not a path inside the repository"))?;
+        let section = lessons_section(&self.store.lessons_of(repo.id).await?);
+        let last = self.store.last_lessons_file_write(repo.id, true).await?;
+
+        // The open PR this file went out in, if it is still open.
+        let mut open_pull = None;
+        if let Some(number) = last.as_ref().and_then(|write| write.pr_number) {
+            if let Some(pull) = self
+                .github
+                .pull_request_if_any(&self.store, &repo.name, number)
+                .await?
+            {
+                if pull.state() == PullRequestState::Open {
+                    open_pull = Some(pull);
+                }
+            }
+        }
+
+        let git = self.host_git();
+        let cache_root = self.cache_root();
+        let (_lock, _) = CacheLock::acquire(&cache_root, &repo.name, async {})
+            .await
+            .map_err(|error| failed(&path, format!("the repository's cache is locked: {error}")))?;
+        let cache = git
+            .update_cache(&cache_root, &repo.name, &[])
+            .await
+            .map_err(|error| failed(&path, error))?;
+        let (branch, start) = match &open_pull {
+            Some(pull) => (
+                pull.head.name.clone(),
+                format!("refs/heads/{}", pull.head.name),
+            ),
+            None => (
+                format!(
+                    "handoff/lessons-{}",
+                    chrono::Utc::now().format("%Y%m%d-%H%M%S")
+                ),
+                format!("refs/heads/{}", repo.default_branch),
+            ),
+        };
+        let current = git
+            .file_at(&cache, &start, &path)
+            .await
+            .map_err(|error| failed(&path, error))?;
+
+        // Read back: the section as it is on GitHub against Handoff's last write.
+        let found = current.as_deref().and_then(section_of).map(str::to_owned);
+        let edited = match (&found, &last) {
+            (Some(found), Some(last)) => found.trim() != last.section.trim(),
+            (Some(found), None) => found.trim() != section.trim(),
+            (None, _) => false,
+        };
+        if edited {
+            let found = found.clone().unwrap_or_default();
+            let known = self.store.last_lessons_file_write(repo.id, false).await?;
+            if known.is_none_or(|known| known.by_handoff || known.section != found) {
+                self.store
+                    .record_lessons_file_write(
+                        repo.id,
+                        &LessonsFileWrite {
+                            path: path.clone(),
+                            section: found,
+                            by_handoff: false,
+                            pr_number: open_pull.as_ref().map(|pull| pull.number),
+                            branch: open_pull.as_ref().map(|pull| pull.head.name.clone()),
+                            commit_sha: None,
+                            written_at: chrono::Utc::now(),
+                        },
+                    )
+                    .await?;
+            }
+            if !replace_edits {
+                return Err(PipelineError::LessonsFileEdited { path });
+            }
+        }
+
+        let new_text = with_section(current.as_deref(), &section);
+        if current.as_deref() == Some(new_text.as_str()) {
+            return Ok(LessonsFileReport {
+                action: LessonsFileAction::InStep,
+                path,
+                pr_number: open_pull.as_ref().map(|pull| pull.number),
+                pr_url: open_pull.map(|pull| pull.html_url),
+                commit: None,
+            });
+        }
+        let workspace = self.data_dir.join("workspaces").join(format!(
+            "lessons-file-{}-{}",
+            repo.id.0,
+            std::process::id()
+        ));
+        if workspace.exists() {
+            std::fs::remove_dir_all(&workspace).map_err(|error| failed(&path, error))?;
+        }
+        std::fs::create_dir_all(self.data_dir.join("workspaces"))
+            .map_err(|error| failed(&path, error))?;
+        let committed = async {
+            git.make_working_copy(&cache, &workspace, &start, &branch)
+                .await?;
+            let message = format!(
+                "Lessons for agents in {path}\n\nThe lessons the owner accepted in Handoff, in \
+                 the marked section of {path}.\n"
+            );
+            let commit = git
+                .commit_one_file(
+                    &workspace,
+                    &path,
+                    &new_text,
+                    &message,
+                    (&self.settings.git_name, &self.settings.git_email),
+                )
+                .await?;
+            git.push(
+                &workspace,
+                &repo.name,
+                "HEAD",
+                &branch,
+                &[repo.default_branch.as_str()],
+            )
+            .await?;
+            Ok::<_, crate::pipeline::host_git::GitError>(commit)
+        }
+        .await;
+        if let Err(error) = std::fs::remove_dir_all(&workspace) {
+            tracing::warn!(%error, "the lessons file's working copy could not be removed");
+        }
+        let commit = committed.map_err(|error| failed(&path, error))?;
+        let (pull, action) = match open_pull {
+            Some(pull) => (pull, LessonsFileAction::Updated),
+            None => (
+                open_lessons_pull_request(&self.github, &repo, &branch, &path).await?,
+                LessonsFileAction::Opened,
+            ),
+        };
+        self.store
+            .record_lessons_file_write(
+                repo.id,
+                &LessonsFileWrite {
+                    path: path.clone(),
+                    section,
+                    by_handoff: true,
+                    pr_number: Some(pull.number),
+                    branch: Some(branch),
+                    commit_sha: Some(commit.clone()),
+                    written_at: chrono::Utc::now(),
+                },
+            )
+            .await?;
+        Ok(LessonsFileReport {
+            action,
+            path,
+            pr_number: Some(pull.number),
+            pr_url: Some(pull.html_url),
+            commit: Some(commit),
+        })
+    }
+}
