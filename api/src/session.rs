@@ -113,6 +113,8 @@ pub enum NotificationTarget {
     PullRequest { repo: String, number: u64 },
     /// A feedback item (its code run ended).
     Feedback { id: i64 },
+    /// A repository's lessons (a lessons run ended).
+    Lessons { repo: String },
 }
 
 /// A run event as a notification: its title, its text, and what a click opens.
@@ -143,6 +145,17 @@ pub async fn take_run_notices(core: &AppCore) -> Result<Vec<RunNotice>, CodedErr
                 event
                     .feedback_id
                     .map(|id| NotificationTarget::Feedback { id: id.0 }),
+            ),
+            (Stage::Lessons, _) => (
+                if failed {
+                    "Lessons run failed"
+                } else {
+                    "Lessons proposed"
+                }
+                .to_owned(),
+                Some(NotificationTarget::Lessons {
+                    repo: core.store.repo(run.repo_id).await?.name.full_name(),
+                }),
             ),
             (stage, pr_number) => {
                 let repo = core.store.repo(run.repo_id).await?;

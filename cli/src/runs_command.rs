@@ -15,6 +15,8 @@ struct RunDetail {
     run: Run,
     #[serde(flatten)]
     texts: RunTexts,
+    /// The lessons its prompt carried, by id.
+    lessons_carried: Vec<i64>,
 }
 
 pub async fn run(
@@ -87,8 +89,13 @@ async fn cancel(store: &Store, data_dir: &std::path::Path, run: i64) -> Result<(
 async fn show(store: &Store, run: i64, output: bool, format: JsonFlag) -> Result<(), CliError> {
     let run = store.run(RunId(run)).await?;
     let texts = store.run_texts(run.id).await?;
+    let lessons = store.lessons_carried_by(run.id).await?;
     if format.json {
-        return print_json(&RunDetail { run, texts });
+        return print_json(&RunDetail {
+            run,
+            texts,
+            lessons_carried: lessons.iter().map(|lesson| lesson.id.0).collect(),
+        });
     }
     if output {
         match &texts.output {
@@ -127,6 +134,9 @@ async fn show(store: &Store, run: i64, output: bool, format: JsonFlag) -> Result
     }
     for note in &run.notes {
         println!("note:     {}", printable(note));
+    }
+    for lesson in &lessons {
+        println!("lesson:   {} {}", lesson.id, printable(&lesson.rule));
     }
     if let Some(text) = &texts.output {
         println!(
@@ -273,7 +283,8 @@ pub enum RunsCommand {
         /// The run id.
         run: i64,
     },
-    /// Show one run: stage, backend, times, result, notes, and (with --output) its output.
+    /// Show one run: stage, backend, times, result, notes, the lessons its prompt carried,
+    /// and (with --output) its output.
     Show {
         /// The run id.
         run: i64,

@@ -127,14 +127,14 @@ pub const PRESETS: &[AgentPreset] = &[
     // Claude Code's print mode `-p` (docs.anthropic.com, "CLI usage" and "headless"):
     // with no prompt argument the prompt is standard input. `acceptEdits` lets it edit
     // files; `bypassPermissions` also lets it run commands, which the code, test and fix
-    // stages need (code.claude.com, "permission modes"). `--add-dir` opens the output
-    // folder beside the working copy. `--output-format stream-json` (which needs
+    // stages need (code.claude.com, "permission modes"). `--add-dir` opens the input
+    // and output folders beside the working copy. `--output-format stream-json` (which needs
     // `--verbose` in print mode) prints each message as it happens, so the run's log
     // follows the agent, and ends with a `result` line holding what the run cost.
     AgentPreset {
         name: "claude",
-        reading_command: "claude -p --permission-mode acceptEdits --add-dir \"$HANDOFF_OUTPUT_DIR\" --output-format stream-json --verbose < \"$HANDOFF_PROMPT_FILE\"",
-        acting_command: "claude -p --permission-mode bypassPermissions --add-dir \"$HANDOFF_OUTPUT_DIR\" --output-format stream-json --verbose < \"$HANDOFF_PROMPT_FILE\"",
+        reading_command: "claude -p --permission-mode acceptEdits --add-dir \"$HANDOFF_INPUT_DIR\" --add-dir \"$HANDOFF_OUTPUT_DIR\" --output-format stream-json --verbose < \"$HANDOFF_PROMPT_FILE\"",
+        acting_command: "claude -p --permission-mode bypassPermissions --add-dir \"$HANDOFF_INPUT_DIR\" --add-dir \"$HANDOFF_OUTPUT_DIR\" --output-format stream-json --verbose < \"$HANDOFF_PROMPT_FILE\"",
         api_key: Some(AgentKey {
             variable: "ANTHROPIC_API_KEY",
             provider: "anthropic",

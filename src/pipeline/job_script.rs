@@ -59,11 +59,14 @@ export HANDOFF_OUTPUT_DIR="$W/out"
 export HANDOFF_STAGE={stage}
 export HANDOFF_RUN_ID={run}
 mkdir -p "$HANDOFF_OUTPUT_DIR"
-# The prompt names the output folder by its absolute path: a model that may run no
-# command cannot read a variable.
+# The prompt names the input and output folders by their absolute paths: a model that
+# may run no command cannot read a variable (and Claude Code refuses a command that
+# names one it cannot check).
 output_dir_in_sed=$(printf '%s' "$HANDOFF_OUTPUT_DIR" | sed 's/[\\|&]/\\&/g')
-sed -i "s|\\\$HANDOFF_OUTPUT_DIR|$output_dir_in_sed|g" "$HANDOFF_PROMPT_FILE" \
-  || echo "handoff: the output folder could not be named in the prompt" >&2
+input_dir_in_sed=$(printf '%s' "$HANDOFF_INPUT_DIR" | sed 's/[\\|&]/\\&/g')
+sed -i -e "s|\\\$HANDOFF_OUTPUT_DIR|$output_dir_in_sed|g" \
+  -e "s|\\\$HANDOFF_INPUT_DIR|$input_dir_in_sed|g" "$HANDOFF_PROMPT_FILE" \
+  || echo "handoff: the input and output folders could not be named in the prompt" >&2
 {clone}cd "$W/repo" || {{ echo "handoff: no working copy at $W/repo" >&2; exit 97; }}
 echo "handoff: the agent starts" >&2
 # What the agent prints (both streams) goes to the log as it comes and to a file whose

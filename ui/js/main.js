@@ -10,7 +10,7 @@ import { plural } from "./format.js";
 import { showDetail, refreshDetail, shownFeedback, closeDetail, detailShows } from "./detail.js";
 import { openNewFeedback } from "./dialogs.js";
 import { openSignIn } from "./sign_in.js";
-import { openSettings, configureSettings } from "./settings.js";
+import { openSettings, configureSettings, openLessons } from "./settings.js";
 import { renderFirstSteps } from "./first_steps.js";
 import { toast, errorToast, setErrorActions } from "./toasts.js";
 import { loadPullList, configurePullList, setPullRepos } from "./pull_list.js";
@@ -379,6 +379,7 @@ backend.onSecondLaunch(() => toast("Handoff is already open: here it is."));
 function openTarget(target) {
   if (target?.kind === "pull_request") openPullRequestWorkspace(target.repo, target.number);
   else if (target?.kind === "feedback") showFeedbackItem(target.id);
+  else if (target?.kind === "lessons") openLessons(target.repo).catch(errorToast);
 }
 
 backend.onRunEvent((notice) => {

@@ -599,3 +599,117 @@ pub async fn aider_code_run_and_update(backend: Backend) {
         asked_nothing_beyond_the_allow_list(&cli).await;
     }
 }
+
+/// Suggest lessons, run by the real agent: it reads the owner's edit of its review (a
+/// diff among its inputs, through a command it runs) and proposes a rule that names it;
+/// once the owner accepts it, the next code run's prompt, as the model receives it,
+/// carries the rule.
+pub async fn lessons_from_the_owners_edit(agent: RealAgent, backend: Backend) {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    let agents_review = "- `src/button.css`: the button should be 44px high.";
+    let model = ModelServer::start(vec![
+        ModelTurn::WriteOutput {
+            file: "output.md".to_owned(),
+            contents: format!("{agents_review}\n"),
+        },
+        ModelTurn::Text("The review is written.".to_owned()),
+    ])
+    .await;
+    connect(&fake, &cli, agent, backend, &model).await;
+    fake.create_branch(REPO, "feature/signup", "main");
+    fake.push_commit(
+        REPO,
+        "feature/signup",
+        "Signup",
+        &[("src/button.css", ".signup { height: 20px; }\n")],
+    );
+    let pr = fake.create_pull(REPO, OWNER, "feature/signup", "Signup button");
+    let path = agent.path_with_agent(bin.path());
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().to_str().unwrap().to_owned();
+    let with_agent = |arguments: Vec<String>| {
+        let (cli, path, home) = (&cli, &path, &home);
+        async move {
+            let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+            ok_text(
+                &cli.run_with(&arguments, None, &[("PATH", path), ("HOME", home)])
+                    .await,
+            )
+        }
+    };
+    with_agent(vec![
+        "qa".into(),
+        "review".into(),
+        REPO.into(),
+        pr.to_string(),
+    ])
+    .await;
+    let (id, body) = fake
+        .comments(REPO, pr)
+        .into_iter()
+        .map(|(id, _, body)| (id, body))
+        .find(|(_, body)| body.starts_with("<!-- sandbox-qa-review -->"))
+        .unwrap();
+    let owners_review = "- `src/button.css`: buttons are 48px high here, never 44px.";
+    fake.edit_comment(id, &body.replace(agents_review, owners_review));
+    ok_text(&cli.run(&["sync"]).await);
+    let waiting: serde_json::Value = serde_json::from_str(&ok_text(
+        &cli.run(&["lessons", "list", REPO, "--json"]).await,
+    ))
+    .unwrap();
+    let correction = waiting["newCorrections"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(correction.starts_with("edit-"), "{waiting}");
+
+    model.play_next(vec![
+        ModelTurn::ShowInput {
+            file: "corrections.md".to_owned(),
+        },
+        ModelTurn::WriteOutput {
+            file: "lessons.json".to_owned(),
+            contents: format!(
+                r#"{{"lessons": [{{"rule": "Buttons are 48px high.", "why": "The owner corrected 44px to 48px.", "sources": ["{correction}"], "paths": ["README.md"]}}]}}"#
+            ),
+        },
+        ModelTurn::Text("One lesson proposed.".to_owned()),
+    ]);
+    let calls_before = model.model_calls().len();
+    let suggested = with_agent(vec!["lessons".into(), "suggest".into(), REPO.into()]).await;
+    assert!(
+        suggested.contains("proposed lesson 1: Buttons are 48px high."),
+        "{suggested}"
+    );
+    let command_output = model.model_calls()[calls_before + 1].body_text();
+    assert!(
+        command_output.contains(&format!("+{owners_review}"))
+            && command_output.contains(&format!("-{agents_review}")),
+        "the owner's edit reached the model as a diff: {command_output}"
+    );
+
+    ok_text(&cli.run(&["lessons", "accept", "1"]).await);
+    let feedback = cli.add_feedback("Make the login button bigger").await;
+    model.play_next(vec![
+        ModelTurn::WriteFile {
+            path: "src/login.css".to_owned(),
+            contents: ".login { height: 48px; }\n".to_owned(),
+        },
+        ModelTurn::Text("Done.".to_owned()),
+    ]);
+    let calls_before = model.model_calls().len();
+    with_agent(vec!["run".into(), feedback]).await;
+    let prompt = model.model_calls()[calls_before].body_text();
+    assert!(
+        prompt.contains("Standing instructions from the repository owner")
+            && prompt.contains("- Buttons are 48px high."),
+        "the code run's prompt carries the lesson: {prompt}"
+    );
+}

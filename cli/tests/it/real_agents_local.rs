@@ -11,8 +11,8 @@ use support::real_agents::RealAgent;
 use support::secret_service::SecretService;
 
 use super::real_agent_journeys::{
-    a_model_error_is_named, aider_code_run_and_update, code_run_and_update, connect, qa_stages,
-    run_shown, Backend,
+    a_model_error_is_named, aider_code_run_and_update, code_run_and_update, connect,
+    lessons_from_the_owners_edit, qa_stages, run_shown, Backend,
 };
 
 #[tokio::test(flavor = "multi_thread")]
@@ -28,6 +28,16 @@ async fn codex_opens_a_pr_and_updates_it() {
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_code_runs_review_plan_test_and_fix_on_a_pr() {
     qa_stages(RealAgent::Claude, Backend::Local).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_code_proposes_a_lesson_from_the_owners_edit_and_the_next_run_carries_it() {
+    lessons_from_the_owners_edit(RealAgent::Claude, Backend::Local).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn codex_proposes_a_lesson_from_the_owners_edit_and_the_next_run_carries_it() {
+    lessons_from_the_owners_edit(RealAgent::Codex, Backend::Local).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

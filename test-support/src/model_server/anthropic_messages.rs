@@ -57,6 +57,7 @@ fn content_of(body: &Value, turn: &ModelTurn) -> (Value, &'static str) {
         ),
         ModelTurn::Text(text)
         | ModelTurn::WriteOutput { contents: text, .. }
+        | ModelTurn::ShowInput { file: text }
         | ModelTurn::Error { message: text, .. } => {
             (json!({ "type": "text", "text": text }), "end_turn")
         }

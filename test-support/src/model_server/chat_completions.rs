@@ -23,6 +23,7 @@ fn text_of(turn: &ModelTurn) -> String {
         ModelTurn::RunCommand(command) => format!("```bash\n{command}\n```\n"),
         ModelTurn::Text(text)
         | ModelTurn::WriteOutput { contents: text, .. }
+        | ModelTurn::ShowInput { file: text }
         | ModelTurn::Error { message: text, .. } => text.clone(),
     }
 }

@@ -35,6 +35,10 @@ pub enum ModelTurn {
     WriteOutput { file: String, contents: String },
     /// Asks the agent to run a shell command; its output comes back in the next request.
     RunCommand(String),
+    /// Asks the agent to print one of the stage's input files (`corrections.md`,
+    /// `diff.patch`), found as a model finds it: the absolute path ending in
+    /// `/handoff/inputs/FILE` that the prompt names.
+    ShowInput { file: String },
     /// Ends the conversation with this text.
     Text(String),
     /// Answers with an HTTP error in the provider's own error shape: 401 for a bad key,
@@ -235,10 +239,20 @@ async fn answer(State(conversation): State<Shared>, request: Request) -> Respons
         })
     };
     let turn = match turn.unwrap_or_else(|| ModelTurn::Text("OK".to_owned())) {
-        ModelTurn::WriteOutput { file, contents } => match output_path_named(&body, &file) {
-            Some(path) => ModelTurn::WriteFile { path, contents },
-            None => ModelTurn::Text(format!("The prompt names no {file} to write.")),
-        },
+        ModelTurn::WriteOutput { file, contents } => {
+            match path_named(&body, &format!("/out/{file}")) {
+                Some(path) => ModelTurn::WriteFile { path, contents },
+                None => ModelTurn::Text(format!("The prompt names no {file} to write.")),
+            }
+        }
+        ModelTurn::ShowInput { file } => {
+            match path_named(&body, &format!("/handoff/inputs/{file}")) {
+                Some(path) => {
+                    ModelTurn::RunCommand(format!("cat '{}'", path.replace('\'', "'\\''")))
+                }
+                None => ModelTurn::Text(format!("The prompt names no {file} to read.")),
+            }
+        }
         turn => turn,
     };
     match api {
@@ -286,9 +300,8 @@ fn event_stream(events: &[(Option<&str>, serde_json::Value)], done: bool) -> Res
         .expect("an event stream")
 }
 
-/// The absolute path ending in `/out/FILE` that a request's text names.
-fn output_path_named(body: &serde_json::Value, file: &str) -> Option<String> {
-    let end_of_path = format!("/out/{file}");
+/// The absolute path ending in `end_of_path` (`/out/FILE`) that a request's text names.
+fn path_named(body: &serde_json::Value, end_of_path: &str) -> Option<String> {
     // The text as the model reads it: every string of the request.
     fn strings(value: &serde_json::Value, found: &mut Vec<String>) {
         match value {
@@ -303,7 +316,7 @@ fn output_path_named(body: &serde_json::Value, file: &str) -> Option<String> {
     let mut texts = Vec::new();
     strings(body, &mut texts);
     texts.iter().find_map(|text| {
-        let end = text.find(&end_of_path)? + end_of_path.len();
+        let end = text.find(end_of_path)? + end_of_path.len();
         let start = text[..end]
             .rfind(|c: char| c.is_whitespace() || c == '`' || c == '"' || c == '\'')
             .map_or(0, |index| index + 1);
@@ -347,7 +360,7 @@ mod tests {
             { "type": "text", "text": "Write the review to `/tmp/w 1/x/out/output.md`: it is read." }
         ] }] });
         assert_eq!(
-            output_path_named(&body, "output.md"),
+            path_named(&body, "/out/output.md"),
             None,
             "a path with a space is cut"
         );
@@ -355,10 +368,10 @@ mod tests {
             { "text": "Write the review to /tmp/run-7/out/output.md now" }
         ] }] });
         assert_eq!(
-            output_path_named(&body, "output.md").as_deref(),
+            path_named(&body, "/out/output.md").as_deref(),
             Some("/tmp/run-7/out/output.md")
         );
-        assert_eq!(output_path_named(&body, "results.json"), None);
+        assert_eq!(path_named(&body, "/out/results.json"), None);
     }
 
     #[test]

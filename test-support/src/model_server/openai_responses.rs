@@ -71,7 +71,9 @@ pub(super) fn answer(body: &Value, turn: &ModelTurn) -> Response {
             command_call(body, &command_writing(path, contents))
         }
         ModelTurn::RunCommand(command) => command_call(body, command),
-        ModelTurn::Text(text) | ModelTurn::WriteOutput { contents: text, .. } => json!({
+        ModelTurn::Text(text)
+        | ModelTurn::WriteOutput { contents: text, .. }
+        | ModelTurn::ShowInput { file: text } => json!({
             "type": "message", "id": identifier("msg"), "role": "assistant",
             "status": "completed",
             "content": [{ "type": "output_text", "text": text, "annotations": [],
