@@ -94,7 +94,8 @@ pub enum Command {
     Comment(CommentCommand),
     /// Mirror GitHub: labelled issues, visitor comments, open PRs and their checks,
     /// feedback PRs' states, reviews and failing checks (as follow-up candidates),
-    /// comment edits.
+    /// comment edits. Then runs Suggest lessons for each repository set to start it by
+    /// itself whose new corrections reached its number.
     Sync(SyncArguments),
     /// GitHub writes waiting to be sent (edits made offline), and their errors.
     Outbox(OutboxArguments),

@@ -117,7 +117,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Config(command) => config_command::run(&store, command).await,
         Command::Auth(command) => auth_command::run(&store, command).await,
         Command::Comment(command) => comment_command::run(&store, command).await,
-        Command::Sync(arguments) => sync_command::run(&store, arguments).await,
+        Command::Sync(arguments) => sync_command::run(&store, &data_dir, arguments).await,
         Command::Outbox(arguments) => outbox_command::run(&store, arguments).await,
         Command::Pr(command) => pr_command::run(&store, command).await,
         Command::Doctor(arguments) => doctor_command::run(&store, &data_dir, arguments).await,

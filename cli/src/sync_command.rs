@@ -1,22 +1,73 @@
-//! `handoff sync`: mirror GitHub into the local store once.
+//! `handoff sync`: mirror GitHub into the local store once; then, for each repository
+//! that draws lessons by itself after N corrections and has reached its number, run
+//! Suggest lessons in the foreground.
 
 use super::command_error::CliError;
 use super::output::print_json;
 use crate::arguments::{parse_repo_name, JsonFlag};
 use clap::Args;
 use handoff::domain::RepoName;
+use handoff::domain::Run;
 use handoff::github::client::RequestPolicy;
 use handoff::github::sign_in::connect;
 use handoff::github::sync::sync;
+use handoff::pipeline::{Pipeline, PipelineSettings};
 use handoff::secrets::SecretStore;
 use handoff::store::Store;
+use std::path::Path;
 
-pub async fn run(store: &Store, arguments: SyncArguments) -> Result<(), CliError> {
+/// What `--json` prints: the sync's report, and the lessons runs it started.
+#[derive(serde::Serialize)]
+struct SyncOutput<'a> {
+    #[serde(flatten)]
+    report: &'a handoff::github::sync::SyncReport,
+    lessons_runs: &'a [handoff::pipeline::lessons_run::LessonsReport],
+}
+
+/// The repository `run` belongs to, as `owner/name`.
+async fn begun_repo(run: &Run, store: &Store) -> Result<String, CliError> {
+    Ok(store.repo(run.repo_id).await?.name.full_name())
+}
+
+pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Result<(), CliError> {
     let client = connect(store, &SecretStore::os(), RequestPolicy::default()).await?;
     let report = sync(&client, store, arguments.repo.as_ref()).await?;
+    let pipeline = Pipeline {
+        store: store.clone(),
+        github: client,
+        secrets: SecretStore::os(),
+        data_dir: data_dir.to_owned(),
+        settings: PipelineSettings::configured(store).await?,
+    };
+    let mut lessons = Vec::new();
+    for begun in pipeline.begin_due_lessons().await? {
+        if !arguments.output.json {
+            println!(
+                "lessons are due on {}: lessons run {} reads your corrections",
+                begun.repo_name(),
+                begun.run_id()
+            );
+        }
+        lessons.push(begun.drive().await?);
+    }
     if arguments.output.json {
-        print_json(&report)?;
+        print_json(&SyncOutput {
+            report: &report,
+            lessons_runs: &lessons,
+        })?;
     } else {
+        for lessons_run in &lessons {
+            match (&lessons_run.run.failure_message, lessons_run.proposed.len()) {
+                (Some(failure), _) => {
+                    println!("lessons run {} failed: {failure}", lessons_run.run.id)
+                }
+                (None, proposed) => println!(
+                    "lessons run {}: {proposed} proposed (`handoff lessons list {}`)",
+                    lessons_run.run.id,
+                    begun_repo(&lessons_run.run, store).await?
+                ),
+            }
+        }
         println!(
             "synced {} {}: {} new feedback, {} visitor follow-ups, {} status changes, {} comment edits found on GitHub, {} comments missing",
             report.repos,

@@ -140,6 +140,11 @@ impl BegunLessons {
         self.run.id
     }
 
+    /// The repository it runs on.
+    pub fn repo_name(&self) -> &RepoName {
+        &self.repo.name
+    }
+
     /// Runs the agent to its end and records what it proposed. The run is ended
     /// whatever happens.
     pub async fn drive(self) -> Result<LessonsReport, PipelineError> {

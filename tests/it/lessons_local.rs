@@ -208,6 +208,26 @@ async fn a_visitors_edit_is_never_a_correction_and_nothing_to_learn_runs_nothing
     sync(&world.pipeline.github, &world.store, None)
         .await
         .unwrap();
+    // Even approved for the next stage, the visitor's text is theirs, not a correction.
+    let review = world
+        .store
+        .managed_comment(world.repo.id, first, handoff::domain::CommentKind::Review)
+        .await
+        .unwrap()
+        .unwrap();
+    let visitors = world
+        .store
+        .comment_versions(review.id)
+        .await
+        .unwrap()
+        .pop()
+        .unwrap();
+    assert!(visitors.edited_by_other, "{visitors:?}");
+    world
+        .store
+        .approve_comment_version(visitors.id)
+        .await
+        .unwrap();
 
     assert!(world
         .store

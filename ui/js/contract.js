@@ -285,7 +285,7 @@
 
 /**
  * What clicking a notification opens.
- * @typedef {{ "kind": "pull_request", repo: string, number: number, } | { "kind": "feedback", id: number, }} NotificationTarget
+ * @typedef {{ "kind": "pull_request", repo: string, number: number, } | { "kind": "feedback", id: number, } | { "kind": "lessons", repo: string, }} NotificationTarget
  */
 
 /**

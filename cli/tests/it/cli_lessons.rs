@@ -10,9 +10,9 @@ use support::fake_github::{FakeGithub, OWNER};
 use support::pipeline_world::{QA_DIRECTIVES, REPO, SCRIPTED_AGENT};
 use support::secret_service::SecretService;
 
-#[tokio::test(flavor = "multi_thread")]
-async fn lessons_from_the_command_line() {
-    let fake = FakeGithub::start().await;
+/// The scripted repository connected on the local backend, with a PR of the owner's
+/// whose review the agent posts when asked; the PR's number.
+async fn scripted_repository_with_a_pull_request(fake: &FakeGithub, cli: &Cli<'_>) -> u64 {
     fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
     fake.create_branch(REPO, "feature/signup", "main");
     fake.push_commit(
@@ -22,31 +22,23 @@ async fn lessons_from_the_command_line() {
         &[("src/button.css", ".signup { height: 20px; }\n")],
     );
     let pr = fake.create_pull(REPO, OWNER, "feature/signup", "Signup button");
-    let keyring = SecretService::start();
-    let dir = tempfile::tempdir().unwrap();
-    let cli = Cli {
-        data_dir: dir.path(),
-        keyring: &keyring,
-    };
-    let instructions = dir.path().join("instructions.md");
+    let instructions = cli.data_dir.join("instructions.md");
     std::fs::write(
         &instructions,
         format!("{QA_DIRECTIVES}\n@@lessons:lesson src|Buttons are 48px high."),
     )
     .unwrap();
     cli.connect_scripted_repo(
-        &fake,
+        fake,
         "local",
         &["--instructions-file", instructions.to_str().unwrap()],
     )
     .await;
+    pr
+}
 
-    let nothing = cli.run(&["lessons", "suggest", REPO]).await;
-    assert_eq!(nothing.status.code(), Some(1));
-    let said = text(&nothing);
-    assert!(said.contains("nothing to learn from"), "{said}");
-    assert!(said.contains("hint: edit the agent's review"), "{said}");
-
+/// Posts the agent's review of `pr`, then edits it on GitHub as the owner.
+async fn the_owner_corrects_the_review(fake: &FakeGithub, cli: &Cli<'_>, pr: u64) {
     ok_text(&cli.run(&["qa", "review", REPO, &pr.to_string()]).await);
     let (id, body) = fake
         .comments(REPO, pr)
@@ -61,6 +53,67 @@ async fn lessons_from_the_command_line() {
             "Review: the signup button must be 48px.",
         ),
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lessons_start_by_themselves_on_sync_once_the_repository_says_so() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    let pr = scripted_repository_with_a_pull_request(&fake, &cli).await;
+    let set = ok_text(
+        &cli.run(&["lessons", "settings", REPO, "--after-corrections", "1"])
+            .await,
+    );
+    assert!(
+        set.contains("starts by itself after 1 new corrections"),
+        "{set}"
+    );
+    let quiet = ok_text(&cli.run(&["sync"]).await);
+    assert!(!quiet.contains("lessons"), "no correction yet: {quiet}");
+
+    the_owner_corrects_the_review(&fake, &cli, pr).await;
+    let synced = ok_text(&cli.run(&["sync"]).await);
+    assert!(
+        synced.contains("lessons are due on octocat/hello-world: lessons run 2"),
+        "{synced}"
+    );
+    assert!(synced.contains("lessons run 2: 1 proposed"), "{synced}");
+    let again = ok_text(&cli.run(&["sync", "--json"]).await);
+    let again: serde_json::Value = serde_json::from_str(&again).unwrap();
+    assert_eq!(
+        again["lessons_runs"].as_array().unwrap().len(),
+        0,
+        "{again}"
+    );
+    assert!(
+        again["repos"].is_number(),
+        "the sync's own fields stay: {again}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lessons_from_the_command_line() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    let pr = scripted_repository_with_a_pull_request(&fake, &cli).await;
+
+    let nothing = cli.run(&["lessons", "suggest", REPO]).await;
+    assert_eq!(nothing.status.code(), Some(1));
+    let said = text(&nothing);
+    assert!(said.contains("nothing to learn from"), "{said}");
+    assert!(said.contains("hint: edit the agent's review"), "{said}");
+
+    the_owner_corrects_the_review(&fake, &cli, pr).await;
     ok_text(&cli.run(&["sync"]).await);
     let waiting = ok_text(&cli.run(&["lessons", "list", REPO]).await);
     assert!(waiting.contains("1 of your corrections wait"), "{waiting}");
