@@ -19,6 +19,7 @@ use super::agent_job::{
     unless_cancelled, AgentJob, AgentSetup, CopyStart, JobFiles, Stop, WorkingCopy,
 };
 use super::agent_push::{PushTo, PushedCommits};
+use super::reconcile::end_a_run_whose_driving_failed;
 use super::run_log::RunLog;
 use super::run_supervision::supervise;
 use super::{Pipeline, PipelineError};
@@ -32,7 +33,7 @@ use crate::domain::{
 use crate::github::comment_publishing::{publish_agent_output, CommentPlace};
 use crate::github::feedback_pull_request::{ensure_feedback_pull_request, PullRequestAction};
 use crate::github::wire::WirePull;
-use crate::store::{CodeRunRequest, RunOutcome, StartedCodeRun, Store, StoreError};
+use crate::store::{CodeRunRequest, RunOutcome, StartedCodeRun, StoreError};
 
 /// What the owner asks for.
 #[derive(Debug, Clone, Default)]
@@ -538,43 +539,6 @@ impl BegunCodeRun {
             }
         }
         Ok((pull, action))
-    }
-}
-
-/// Ends a run whose driving failed (its database or its log could not be written): as
-/// failed, with a run event so that the owner hears of it. A run that ended meanwhile is
-/// left as it is; one that cannot be ended either is for the next start's reconcile.
-async fn end_a_run_whose_driving_failed(
-    store: &Store,
-    run_id: RunId,
-    feedback_id: Option<FeedbackId>,
-    error: &PipelineError,
-) {
-    let message = format!("the run could not be recorded to its end: {error}");
-    let outcome = RunOutcome::Failed {
-        failure_code: RunFailureCode::Store,
-        message: message.clone(),
-        exit_code: None,
-    };
-    match store.finish_run(run_id, &outcome).await {
-        Ok(_) => {
-            tracing::warn!(run = %run_id, %error, "a code run failed while it was driven; it was ended as failed");
-            if let Err(event_error) = store
-                .record_run_event(
-                    run_id,
-                    feedback_id,
-                    RunEventKind::RunFailed,
-                    &format!("Run {run_id} failed: {message}"),
-                )
-                .await
-            {
-                tracing::warn!(run = %run_id, %event_error, "the failed run's event could not be recorded");
-            }
-        }
-        Err(StoreError::RunAlreadyFinished(_)) => {}
-        Err(also) => {
-            tracing::error!(run = %run_id, %error, %also, "a code run could not be ended; the next start ends it")
-        }
     }
 }
 

@@ -15,6 +15,7 @@ use tokio::sync::watch;
 use tracing::Instrument as _;
 
 use super::agent_job::{AgentJob, AgentSetup, CopyStart, JobFiles, Stop};
+use super::reconcile::end_a_run_whose_driving_failed;
 use super::run_log::RunLog;
 use super::run_supervision::supervise;
 use super::{Pipeline, PipelineError};
@@ -154,21 +155,7 @@ impl BegunLessons {
             .instrument(tracing::info_span!("run", run = %run_id))
             .await;
         if let Err(error) = &driven {
-            let ended = self
-                .pipeline
-                .store
-                .finish_run(
-                    run_id,
-                    &RunOutcome::Failed {
-                        failure_code: RunFailureCode::Store,
-                        message: format!("the run could not be recorded to its end: {error}"),
-                        exit_code: None,
-                    },
-                )
-                .await;
-            if let Err(also) = ended {
-                tracing::error!(run = %run_id, %error, %also, "a lessons run could not be ended");
-            }
+            end_a_run_whose_driving_failed(&self.pipeline.store, run_id, None, error).await;
         }
         driven
     }

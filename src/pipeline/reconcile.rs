@@ -1,7 +1,8 @@
 //! Runs nothing drives any more: a run whose driving process shows no sign of life (a
 //! crash, a restart, a killed process), or whose driving task panicked, is ended as
-//! failed with the reason, its sandbox is removed, and its item leaves CODING. Nothing
-//! stays stuck.
+//! failed with the reason, its sandbox is removed, and its item leaves CODING; and a run
+//! whose driving failed (its database or its log could not be written) is ended where it
+//! failed. Nothing stays stuck.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -9,8 +10,8 @@ use serde::Serialize;
 use super::{Pipeline, PipelineError};
 use crate::domain::run_event::RunEventKind;
 use crate::domain::RunFailureCode;
-use crate::domain::{Run, RunId};
-use crate::store::{RunOutcome, StoreError};
+use crate::domain::{FeedbackId, Run, RunId};
+use crate::store::{RunOutcome, Store, StoreError};
 
 /// A heartbeat older than this means the run's process is gone.
 pub const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
@@ -111,5 +112,42 @@ impl Pipeline {
             run_id: run.id,
             message,
         }))
+    }
+}
+
+/// Ends a run whose driving failed (its database or its log could not be written): as
+/// failed, with a run event so that the owner hears of it. A run that ended meanwhile is
+/// left as it is; one that cannot be ended either is for the next start's reconcile.
+pub(crate) async fn end_a_run_whose_driving_failed(
+    store: &Store,
+    run_id: RunId,
+    feedback_id: Option<FeedbackId>,
+    error: &PipelineError,
+) {
+    let message = format!("the run could not be recorded to its end: {error}");
+    let outcome = RunOutcome::Failed {
+        failure_code: RunFailureCode::Store,
+        message: message.clone(),
+        exit_code: None,
+    };
+    match store.finish_run(run_id, &outcome).await {
+        Ok(_) => {
+            tracing::warn!(run = %run_id, %error, "a run failed while it was driven; it was ended as failed");
+            if let Err(event_error) = store
+                .record_run_event(
+                    run_id,
+                    feedback_id,
+                    RunEventKind::RunFailed,
+                    &format!("Run {run_id} failed: {message}"),
+                )
+                .await
+            {
+                tracing::warn!(run = %run_id, %event_error, "the failed run's event could not be recorded");
+            }
+        }
+        Err(StoreError::RunAlreadyFinished(_)) => {}
+        Err(also) => {
+            tracing::error!(run = %run_id, %error, %also, "a run could not be ended; the next start ends it")
+        }
     }
 }

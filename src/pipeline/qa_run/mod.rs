@@ -41,6 +41,7 @@ use tokio::sync::watch;
 use tracing::Instrument as _;
 
 use super::agent_job::{AgentSetup, Stop};
+use super::reconcile::end_a_run_whose_driving_failed;
 use super::run_log::RunLog;
 use super::run_supervision::supervise;
 use super::{Pipeline, PipelineError};
@@ -159,19 +160,7 @@ impl BegunQa {
             .instrument(tracing::info_span!("run", run = %top))
             .await;
         if let Err(error) = &driven {
-            let ended = store
-                .finish_run(
-                    top,
-                    &RunOutcome::Failed {
-                        failure_code: RunFailureCode::Store,
-                        message: format!("the run could not be recorded to its end: {error}"),
-                        exit_code: None,
-                    },
-                )
-                .await;
-            if let Err(also) = ended {
-                tracing::error!(run = %top, %error, %also, "a QA run could not be ended");
-            }
+            end_a_run_whose_driving_failed(&store, top, self.run.feedback_id, error).await;
         }
         driven
     }
