@@ -97,6 +97,16 @@ impl From<CodeRunKind> for NextRunKind {
     }
 }
 
+/// The owner's lessons one run's prompt carried.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RunLessonsRecord {
+    pub run_id: i64,
+    /// The lessons' rules, as the prompt carried them.
+    pub rules: Vec<String>,
+}
+
+/// An item with its thread, its runs and its PR's comments.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct FeedbackDetail {
@@ -110,6 +120,9 @@ pub struct FeedbackDetail {
     pub runs: Vec<RunRecord>,
     /// Held runs whose commits the owner approved and Handoff pushed.
     pub pushed_held_runs: Vec<i64>,
+    /// The owner's lessons each run's prompt carried (runs that carried none are left
+    /// out).
+    pub run_lessons: Vec<RunLessonsRecord>,
     pub comments: Vec<CommentSummary>,
     pub next_run: NextRun,
 }
@@ -190,7 +203,15 @@ pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, C
         })
         .await?;
     let mut pushed_held_runs = Vec::new();
+    let mut run_lessons = Vec::new();
     for run in &runs {
+        let carried = store.lessons_carried_by(run.id).await?;
+        if !carried.is_empty() {
+            run_lessons.push(RunLessonsRecord {
+                run_id: run.id.0,
+                rules: carried.into_iter().map(|lesson| lesson.rule).collect(),
+            });
+        }
         if run.failure_code == Some(handoff::domain::RunFailureCode::CiChangeAwaitsApproval) {
             let pushed = store
                 .held_push_approval(run.id)
@@ -235,6 +256,7 @@ pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, C
         thread,
         runs: runs.into_iter().map(RunRecord::from).collect(),
         pushed_held_runs,
+        run_lessons,
         comments,
     })
 }

@@ -131,7 +131,8 @@
  */
 
 /**
- * @typedef {{ feedback: FeedbackRecord, bodyHtml: string, bodyRaw: RevealedText, thread: Array<ThreadEntry>, runs: Array<RunRecord>, pushedHeldRuns: Array<number>, comments: Array<CommentSummary>, nextRun: NextRun, }} FeedbackDetail
+ * An item with its thread, its runs and its PR's comments.
+ * @typedef {{ feedback: FeedbackRecord, bodyHtml: string, bodyRaw: RevealedText, thread: Array<ThreadEntry>, runs: Array<RunRecord>, pushedHeldRuns: Array<number>, runLessons: Array<RunLessonsRecord>, comments: Array<CommentSummary>, nextRun: NextRun, }} FeedbackDetail
  */
 
 /**
@@ -379,6 +380,11 @@
 
 /**
  * @typedef {"abandoned" | "driving_panicked" | "stage_failed" | "store" | "github" | "no_base_branch" | "no_branch" | "edit_awaits_approval" | "push_rejected" | "push_refused" | "ci_change_awaits_approval" | "agent_failed" | "budget_reached" | "budget_spent" | "fix_cannot_push" | "no_changes" | "no_output" | "bad_lessons" | "no_results" | "protected_branch" | "rewritten_history" | "timed_out" | "bad_results" | "bundle" | "git_checkout" | "git_diff" | "git_fetch" | "log" | "pull_request" | "push" | "results" | "sandbox" | "workspace" | "kept_copy_unusable" | "cancelled" | "output_too_large"} RunFailureCode
+ */
+
+/**
+ * The owner's lessons one run's prompt carried.
+ * @typedef {{ runId: number, rules: Array<string>, }} RunLessonsRecord
  */
 
 /**

@@ -2,7 +2,8 @@
 // The detail panel of one feedback item: its body (marked, with an approval, when a
 // visitor opened it), "Update PR", the thread (visitor text apart and marked untrusted;
 // reviews, inline comments and failing checks taken from the PR as candidates, each
-// with Include), the runs with their notes and live logs, and the PR's managed comments
+// with Include), the runs with their notes, live logs and the lessons each carried, and
+// the PR's managed comments
 // (an edit by someone else marked, with its approval), which open in the PR workspace.
 
 import { backend } from "./backend.js";
@@ -265,7 +266,7 @@ function renderThread(detail) {
   return section;
 }
 
-function runRow(run, heldAndPushed = false) {
+function runRow(run, heldAndPushed = false, lessons = []) {
   const active = run.status === "queued" || run.status === "running";
   const when = relativeTime(run.finishedAt ?? run.startedAt ?? run.createdAt);
   const summary = el("div", { class: "run-summary" }, [
@@ -278,6 +279,12 @@ function runRow(run, heldAndPushed = false) {
   const row = el("li", { class: "run", dataset: { runId: String(run.id), runStatus: run.status } }, [summary]);
   if (run.failureMessage) row.append(el("p", { class: "run-failure", text: run.failureMessage }));
   for (const note of run.notes ?? []) row.append(el("p", { class: "run-note", text: `⚠ ${note}` }));
+  if (lessons.length) {
+    row.append(el("details", { class: "run-lessons" }, [
+      el("summary", { text: `Carried ${lessons.length === 1 ? "1 lesson" : `${lessons.length} lessons`} of yours` }),
+      el("ul", {}, lessons.map((rule) => el("li", { text: rule }))),
+    ]));
+  }
   const kept = followedLogs.get(run.id);
   const log = kept ?? el("pre", { class: "run-log", attrs: { "aria-label": `Log of run ${run.id}` } });
   if (!kept) log.hidden = true;
@@ -384,7 +391,11 @@ function openLog(runId, log, toggle) {
 function renderRuns(detail) {
   const section = el("section", { class: "runs" }, [el("h3", { text: `Runs (${detail.runs.length})` })]);
   if (detail.runs.length === 0) section.append(el("p", { class: "muted", text: "No run yet." }));
-  else section.append(el("ol", { class: "run-list" }, detail.runs.map((run) => runRow(run, detail.pushedHeldRuns.includes(run.id)))));
+  else section.append(el("ol", { class: "run-list" }, detail.runs.map((run) => runRow(
+    run,
+    detail.pushedHeldRuns.includes(run.id),
+    detail.runLessons.find((carried) => carried.runId === run.id)?.rules ?? [],
+  ))));
   return section;
 }
 

@@ -1,8 +1,8 @@
 //! Lessons in the window: a repository's settings list the corrections waiting, "Suggest
 //! lessons" runs the agent on them, the proposal shows the corrections it came from
 //! (an edit as a diff of the agent's text against the owner's, a follow-up as its
-//! text), and the owner accepts it, writes it to AGENTS.md in a PR, edits it and turns
-//! it off.
+//! text), and the owner accepts it, writes it to AGENTS.md in a PR, sees the next run
+//! carry it, edits it and turns it off.
 
 use handoff_test_support as support;
 
@@ -12,7 +12,7 @@ use handoff::domain::lesson::LessonState;
 use handoff::domain::{CommentKind, VersionOrigin};
 use handoff::store::NewCommentVersion;
 use support::seed;
-use support::window::github_world::{connected_repo, GithubWorld, REPO, RUN_LIMIT};
+use support::window::github_world::{connected_repo, open_card, GithubWorld, REPO, RUN_LIMIT};
 
 const RULE: &str = "Buttons are 48px high, never 44px.";
 
@@ -20,7 +20,14 @@ const RULE: &str = "Buttons are 48px high, never 44px.";
 async fn a_proposal_shows_its_sources_and_is_accepted_edited_and_turned_off() {
     let world = GithubWorld::new().await;
     let store = &world.store;
-    let repo = connected_repo(&world.fake, store, &format!("@@lessons:lesson src|{RULE}")).await;
+    let repo = connected_repo(
+        &world.fake,
+        store,
+        &format!(
+            "@@lessons:lesson .handoff|{RULE}\n@@code:write src/login.css .login {{ height: 48px; }}"
+        ),
+    )
+    .await;
     // The owner corrected the agent's review of PR #3 …
     let review = store
         .ensure_managed_comment(repo.id, 3, CommentKind::Review)
@@ -149,9 +156,33 @@ async fn a_proposal_shows_its_sources_and_is_accepted_edited_and_turned_off() {
         .file_on_branch(REPO, &branch, "AGENTS.md")
         .unwrap();
     assert!(
-        file.contains(&format!("- {RULE} (concerns: src)")),
+        file.contains(&format!("- {RULE} (concerns: .handoff)")),
         "{file}"
     );
+
+    // The next run carries it, and its record in the detail panel says so.
+    let next = seed::add_feedback(store, REPO, "Signup button", "Make it bigger").await;
+    app.click("#settings-close").await;
+    open_card(&app, next.id.0).await;
+    app.click("#detail .update-button").await;
+    let status = app
+        .eventually_within(
+            RUN_LIMIT,
+            "return document.getElementById('detail').dataset.status;",
+            |value| value == "WAITING_FOR_REVIEW" || value == "FAILED",
+        )
+        .await;
+    assert_eq!(status, "WAITING_FOR_REVIEW");
+    let carried = app
+        .text_eventually_containing(
+            "const c = document.querySelector('#detail .run-lessons'); return c ? c.textContent : '';",
+            "Carried 1 lesson of yours",
+        )
+        .await;
+    assert!(carried.contains(RULE), "{carried}");
+    app.click("#open-settings").await;
+    app.wait_for("#lessons .accepted-lessons .edit-lesson")
+        .await;
 
     // Edit: the owner's words, kept; a rule left empty is refused with nothing lost.
     app.click("#lessons .accepted-lessons .edit-lesson").await;
