@@ -7,6 +7,9 @@
 //!     comment): the first, the next, an idle one, one after a managed comment was
 //!     edited on GitHub, one after someone commented on a PR, and the hourly complete
 //!     pass: requests sent, and how many cost rate limit.
+//! (c) Syncs of a repository with 200 open PRs that are not Handoff's, each with its own
+//!     head commit and settled checks (a third passed, a third failed, a third have
+//!     none): the first, an idle one, and the hourly complete pass.
 //!
 //! Run: `cargo bench --bench github_requests`. Figures: benches/results/github_requests.md.
 
@@ -242,6 +245,79 @@ async fn sync_counts(pulls: usize) -> SyncCounts {
     }
 }
 
+/// What syncs of a repository with `pulls` open PRs that are not Handoff's cost: the
+/// first, an idle one, and the hourly complete pass.
+async fn strangers_pulls_counts(pulls: usize) -> (Count, Count, Count) {
+    let fake = FakeGithub::start().await;
+    fake.create_repo(REPO, "main");
+    fake.add_user("contributor");
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_in(dir.path()).await.unwrap();
+    let repo = store
+        .add_repo(&NewRepo {
+            monthly_run_quota: None,
+            ..NewRepo::with_defaults(REPO.parse().unwrap())
+        })
+        .await
+        .unwrap();
+    store
+        .set_setting(SettingKey::GithubLogin, OWNER)
+        .await
+        .unwrap();
+    let github = client(&fake);
+    let branches: Vec<(String, String)> = (0..pulls)
+        .map(|n| (format!("contrib/change-{n}"), format!("docs/change-{n}.md")))
+        .collect();
+    let heads = fake.create_branches_with_a_commit(REPO, "main", &branches);
+    for (n, ((branch, _), sha)) in branches.iter().zip(heads).enumerate() {
+        match n % 3 {
+            0 => {
+                fake.add_check_run(REPO, &sha, "github-actions", "test", Some("success"), "ok");
+            }
+            1 => {
+                fake.add_check_run(
+                    REPO,
+                    &sha,
+                    "github-actions",
+                    "test",
+                    Some("failure"),
+                    "1 failed",
+                );
+            }
+            _ => {}
+        }
+        fake.create_pull(REPO, "contributor", branch, &format!("Change {n}"));
+    }
+    fake.backdate_issues(REPO, chrono::Duration::hours(1));
+    let counted = |fake: &FakeGithub| {
+        let count = (fake.requests().len(), fake.rate_limit_cost());
+        fake.clear_requests();
+        count
+    };
+    fake.clear_requests();
+    sync(&github, &store, None).await.unwrap();
+    let first = counted(&fake);
+    sync(&github, &store, None).await.unwrap();
+    fake.clear_requests();
+    sync(&github, &store, None).await.unwrap();
+    let idle = counted(&fake);
+    let cursor = store.sync_cursor(repo.id).await.unwrap().unwrap();
+    store
+        .set_sync_cursor(
+            repo.id,
+            &handoff::store::SyncCursor {
+                complete_pass_at: cursor.complete_pass_at - chrono::Duration::hours(2),
+                ..cursor
+            },
+        )
+        .await
+        .unwrap();
+    fake.clear_requests();
+    sync(&github, &store, None).await.unwrap();
+    let hourly = counted(&fake);
+    (first, idle, hourly)
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -292,4 +368,14 @@ fn main() {
         few.hourly_complete_pass,
         many.hourly_complete_pass,
     );
+    let (first, idle, hourly) = runtime.block_on(strangers_pulls_counts(200));
+    println!("\n| (c) sync of one repository with 200 open PRs that are not Handoff's | requests | cost |");
+    println!("|---|---|---|");
+    for (case, (requests, cost)) in [
+        ("first sync (a complete pass)", first),
+        ("idle sync", idle),
+        ("the hourly complete pass, nothing changed", hourly),
+    ] {
+        println!("| {case} | {requests} | {cost} |");
+    }
 }

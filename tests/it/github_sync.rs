@@ -347,6 +347,69 @@ async fn an_idle_sync_of_many_prs_costs_nothing_against_the_rate_limit() {
     );
 }
 
+/// Open PRs that are not Handoff's, each with its own head and checks that settled
+/// (passed, failed, or none at all): an idle sync asks for none of their checks again.
+#[tokio::test]
+async fn an_idle_sync_of_two_hundred_prs_that_are_not_handoffs_asks_a_few_requests() {
+    let fake = FakeGithub::start().await;
+    fake.create_repo(REPO, "main");
+    fake.add_user("contributor");
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with_repo(&dir).await;
+    let github = client(&fake, Duration::from_secs(5));
+    let branches: Vec<(String, String)> = (0..200)
+        .map(|n| (format!("contrib/change-{n}"), format!("docs/change-{n}.md")))
+        .collect();
+    let heads = fake.create_branches_with_a_commit(REPO, "main", &branches);
+    for (n, ((branch, _), sha)) in branches.iter().zip(heads).enumerate() {
+        match n % 3 {
+            0 => {
+                fake.add_check_run(REPO, &sha, "github-actions", "test", Some("success"), "ok");
+            }
+            1 => {
+                fake.add_check_run(
+                    REPO,
+                    &sha,
+                    "github-actions",
+                    "test",
+                    Some("failure"),
+                    "1 failed",
+                );
+            }
+            _ => {}
+        }
+        fake.create_pull(REPO, "contributor", branch, &format!("Change {n}"));
+    }
+    fake.backdate_issues(REPO, chrono::Duration::hours(1));
+    let first = sync(&github, &store, None).await.unwrap();
+    assert_eq!(first.open_pull_requests, 200);
+    sync(&github, &store, None).await.unwrap();
+    fake.clear_requests();
+
+    let idle = sync(&github, &store, None).await.unwrap();
+
+    assert!(
+        idle.requests.sent <= 3,
+        "an idle sync asks a few requests whatever the number of PRs: {} {:?}",
+        idle.requests.sent,
+        fake.requests()
+    );
+    assert_eq!(fake.rate_limit_cost(), 0, "{:?}", fake.requests());
+    assert_eq!(idle.open_pull_requests, 200);
+    let failing = store
+        .open_pull_requests(&handoff::store::PullRequestFilter {
+            checks: Some(handoff::domain::CheckStatus::Failure),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        failing.len(),
+        67,
+        "the checks read by the first sync stay mirrored"
+    );
+}
+
 #[tokio::test]
 async fn a_rate_limit_is_waited_out_instead_of_failing() {
     let fake = FakeGithub::start().await;

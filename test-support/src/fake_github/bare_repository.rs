@@ -42,16 +42,19 @@ pub fn refresh_pull_heads(state: &mut FakeState, owner: &str, name: &str) {
         return;
     };
     let mut moved = Vec::new();
+    // Every branch and PR head in one listing: a repository of many PRs is refreshed
+    // with one git process, not two per PR.
+    let refs = all_refs(&repo.bare_path);
     for pull in repo.pulls.values().filter(|pull| pull.head_fork.is_none()) {
-        if let Some(sha) = git_sha(state, owner, name, &pull.head) {
+        if let Some(sha) = refs.get(&format!("refs/heads/{}", pull.head)) {
             let reference = format!("refs/pull/{}/head", pull.number);
-            if git_ref_sha(&repo.bare_path, &reference).as_deref() == Some(&sha) {
+            if refs.get(&reference) == Some(sha) {
                 continue;
             }
             let updated = super::git_command()
                 .arg("-C")
                 .arg(&repo.bare_path)
-                .args(["update-ref", &reference, &sha])
+                .args(["update-ref", &reference, sha])
                 .status()
                 .is_ok_and(|status| status.success());
             assert!(updated, "{reference} could not be updated");
@@ -114,6 +117,26 @@ fn refresh_fork_pull_heads(state: &mut FakeState, key: &str) {
 }
 
 /// The commit `reference` names in the bare repository at `bare`, if it names one.
+/// Every branch and PR head of `bare`, by full name, with the commit it points at.
+fn all_refs(bare: &std::path::Path) -> std::collections::HashMap<String, String> {
+    let output = super::git_command()
+        .arg("-C")
+        .arg(bare)
+        .args([
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            "refs/heads",
+            "refs/pull",
+        ])
+        .output()
+        .expect("git runs");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.split_once(' '))
+        .map(|(name, sha)| (name.to_owned(), sha.to_owned()))
+        .collect()
+}
+
 pub fn git_ref_sha(bare: &std::path::Path, reference: &str) -> Option<String> {
     let output = super::git_command()
         .arg("-C")

@@ -700,6 +700,39 @@ impl FakeGithub {
         git(work.path(), &["rev-parse", "HEAD"])
     }
 
+    /// Makes each of `branches` (name, file to add) from `from` with one commit of its
+    /// own, in one clone and one push (many branches at the cost of one); returns each
+    /// branch's commit.
+    pub fn create_branches_with_a_commit(
+        &self,
+        full_name: &str,
+        from: &str,
+        branches: &[(String, String)],
+    ) -> Vec<String> {
+        let bare = self.bare_path(full_name);
+        let work = tempfile::tempdir().expect("a work tree");
+        let bare_text = bare.to_str().expect("UTF-8 path").to_owned();
+        git(
+            work.path(),
+            &["clone", "--quiet", "--branch", from, &bare_text, "."],
+        );
+        let mut shas = Vec::new();
+        for (branch, path) in branches {
+            git(work.path(), &["checkout", "--quiet", "-B", branch, from]);
+            let file = work.path().join(path);
+            std::fs::create_dir_all(file.parent().expect("a parent")).expect("folders");
+            std::fs::write(file, format!("{branch}\n")).expect("a file");
+            git(work.path(), &["add", "-A"]);
+            git(work.path(), &["commit", "--quiet", "-m", branch]);
+            shas.push(git(work.path(), &["rev-parse", "HEAD"]));
+        }
+        let mut push = vec!["push".to_owned(), "--quiet".to_owned(), "origin".to_owned()];
+        push.extend(branches.iter().map(|(branch, _)| branch.clone()));
+        let push: Vec<&str> = push.iter().map(String::as_str).collect();
+        git(work.path(), &push);
+        shas
+    }
+
     /// The text of `path` on `branch`, if it is there.
     pub fn file_on_branch(&self, full_name: &str, branch: &str, path: &str) -> Option<String> {
         let output = git_command()

@@ -367,26 +367,40 @@ impl AppSession {
         );
     }
 
-    /// Types `text` into the first element matching `css` (after clearing it).
+    /// Types `text` into the first element matching `css` (after clearing it), finding
+    /// it again if the page drew it anew before the typing began (as `click` does).
     pub async fn type_into(&self, css: &str, text: &str) {
-        let field = self.wait_for(css).await;
-        // WebKitWebDriver's "clear" refuses some fields in dialogs; empty it as a
-        // person would (select all, delete), then type.
-        self.client
-            .execute(
-                "arguments[0].focus(); arguments[0].select(); arguments[0].value = ''; \
-                 arguments[0].dispatchEvent(new Event('input', { bubbles: true }));",
-                vec![serde_json::to_value(&field).expect("element reference")],
-            )
-            .await
-            .unwrap_or_else(|error| panic!("empty {css}: {error}"));
         // Line breaks are typed as the Enter key, the way a person types them.
         let enter: char = fantoccini::key::Key::Enter.into();
         let keys = text.replace('\n', &enter.to_string());
-        field
-            .send_keys(&keys)
-            .await
-            .unwrap_or_else(|error| panic!("type into {css}: {error}"));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let field = self.wait_for(css).await;
+            // WebKitWebDriver's "clear" refuses some fields in dialogs; empty it as a
+            // person would (select all, delete), then type.
+            let emptied = self
+                .client
+                .execute(
+                    "arguments[0].focus(); arguments[0].select(); arguments[0].value = ''; \
+                     arguments[0].dispatchEvent(new Event('input', { bubbles: true }));",
+                    vec![serde_json::to_value(&field).expect("element reference")],
+                )
+                .await;
+            let typed = match emptied {
+                Ok(_) => field.send_keys(&keys).await,
+                Err(error) => Err(error),
+            };
+            match typed {
+                Ok(()) => return,
+                Err(error) if Instant::now() >= deadline => {
+                    panic!("type into {css}: {error}")
+                }
+                Err(error) => {
+                    eprintln!("typing into {css} failed ({error}); finding it again");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
     }
 
     /// The first element matching `css`, once it is there.
