@@ -165,6 +165,8 @@ pub struct RepoRecord {
     pub allowed_hosts: Vec<String>,
     /// Whether the PRs Handoff opens are drafts.
     pub draft_pull_requests: bool,
+    /// Whether the test stage files an issue for each failing scenario.
+    pub file_test_issues: bool,
     /// The fork agent branches are pushed to (`owner/name`), if any.
     pub push_fork: Option<String>,
     pub created_at: DateTime<Utc>,
@@ -190,6 +192,7 @@ impl From<Repo> for RepoRecord {
             network_mode: repo.network_mode,
             allowed_hosts: repo.allowed_hosts.iter().map(ToString::to_string).collect(),
             draft_pull_requests: repo.draft_pull_requests,
+            file_test_issues: repo.file_test_issues,
             push_fork: repo.push_fork.map(|fork| fork.full_name()),
             created_at: repo.created_at,
             disconnected_at: repo.disconnected_at,

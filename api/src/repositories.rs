@@ -83,6 +83,8 @@ pub struct RepoSettingsInput {
     pub allowed_hosts: Option<String>,
     /// Whether the PRs Handoff opens are drafts.
     pub draft_pull_requests: Option<bool>,
+    /// Whether the test stage files an issue for each failing scenario.
+    pub file_test_issues: Option<bool>,
     /// The fork (`owner/name`) agent branches are pushed to; empty: the repository.
     pub push_fork: Option<String>,
     /// Dollars its runs may spend per month, as typed; empty: no limit.
@@ -321,6 +323,7 @@ pub async fn save_repo_settings(
         network_mode,
         allowed_hosts,
         draft_pull_requests: input.draft_pull_requests,
+        file_test_issues: input.file_test_issues,
         push_fork: match input.push_fork.as_deref().map(str::trim) {
             None => None,
             Some("") => Some(None),

@@ -121,6 +121,14 @@ async fn show(store: &Store, repo: RepoName, output: JsonFlag) -> Result<(), Cli
             "ready for review"
         }
     );
+    println!(
+        "  test failures: {}",
+        if repo.file_test_issues {
+            "an issue each"
+        } else {
+            "in the results comment only"
+        }
+    );
     if let Some(fork) = &repo.push_fork {
         println!("  branches go to the fork {fork}");
     }
@@ -294,6 +302,7 @@ fn settings_change(
         network_mode: arguments.network,
         allowed_hosts,
         draft_pull_requests: arguments.draft_prs,
+        file_test_issues: arguments.test_issues,
         push_fork: match arguments.push_fork.as_deref().map(str::trim) {
             None => None,
             Some("") => Some(None),
@@ -412,6 +421,10 @@ pub struct RepoSettingsArguments {
     /// agent's work as ready [default: true].
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
     pub draft_prs: Option<bool>,
+    /// Whether the test stage files an issue for each failing scenario (false: the
+    /// failures stay in the results comment) [default: true].
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub test_issues: Option<bool>,
     /// Push agent branches to this fork you control (OWNER/NAME) and open their PRs from
     /// it, so that CI treats them as a fork's: no secrets, and workflows wait for
     /// approval where the repository asks for it ("" for the repository itself).

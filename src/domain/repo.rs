@@ -42,6 +42,8 @@ pub struct Repo {
     pub allowed_hosts: Vec<AllowedHost>,
     /// Whether the PRs Handoff opens for it are drafts (the default).
     pub draft_pull_requests: bool,
+    /// Whether its test stage files an issue for each failing scenario (the default).
+    pub file_test_issues: bool,
     /// A fork the owner controls that its agent branches are pushed to, so that CI
     /// treats their PRs as a fork's; `None`: the repository itself.
     pub push_fork: Option<RepoName>,

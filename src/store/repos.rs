@@ -28,6 +28,7 @@ pub struct RepoSettingsChange {
     /// Replaces the whole list.
     pub allowed_hosts: Option<Vec<AllowedHost>>,
     pub draft_pull_requests: Option<bool>,
+    pub file_test_issues: Option<bool>,
     /// `Some(None)`: push to the repository itself.
     pub push_fork: Option<Option<RepoName>>,
 }
@@ -184,7 +185,8 @@ impl Store {
             "UPDATE repos SET default_branch = ?, feedback_label = ?, custom_instructions = ?, \
              monthly_run_quota = ?, sandbox_backend = ?, agent_preset = ?, agent_command = ?, \
              docker_image = ?, run_timeout_seconds = ?, e2b_template = ?, network_mode = ?, \
-             allowed_hosts = ?, draft_pull_requests = ?, push_fork = ? WHERE id = ?",
+             allowed_hosts = ?, draft_pull_requests = ?, file_test_issues = ?, push_fork = ? \
+             WHERE id = ?",
         )
         .bind(
             change
@@ -246,6 +248,9 @@ impl Store {
             change
                 .draft_pull_requests
                 .unwrap_or(current.draft_pull_requests),
+        ))
+        .bind(i64::from(
+            change.file_test_issues.unwrap_or(current.file_test_issues),
         ))
         .bind(
             change

@@ -20,7 +20,7 @@ macro_rules! repo_columns {
     () => {
         "r.id, r.owner, r.name, r.default_branch, r.feedback_label, r.custom_instructions, \
          r.monthly_run_quota, r.sandbox_backend, r.agent_preset, r.agent_command, r.docker_image, \
-         r.run_timeout_seconds, r.e2b_template, r.network_mode, r.allowed_hosts, r.draft_pull_requests, \
+         r.run_timeout_seconds, r.e2b_template, r.network_mode, r.allowed_hosts, r.draft_pull_requests, r.file_test_issues, \
          r.push_fork, r.monthly_budget_usd, r.checks_unreadable_since, r.created_at, \
          r.disconnected_at"
     };
@@ -135,6 +135,7 @@ pub fn repo_from_row(row: &SqliteRow) -> Result<Repo, StoreError> {
             text.lines().filter_map(|line| line.parse().ok()).collect()
         },
         draft_pull_requests: row.try_get::<i64, _>("draft_pull_requests")? != 0,
+        file_test_issues: row.try_get::<i64, _>("file_test_issues")? != 0,
         push_fork: row
             .try_get::<Option<String>, _>("push_fork")?
             .and_then(|text| text.parse().ok()),

@@ -2,7 +2,8 @@
 //! echoing its inputs into its outputs: the owner's corrections reach the next stage
 //! verbatim, a missing input is said plainly, re-runs respect the owner's edits, markers
 //! count only on first lines past the first hundred comments, long output is cut on
-//! GitHub and kept whole, failures become one issue each, and fix pushes a commit.
+//! GitHub and kept whole, failures become one issue each (unless the repository keeps
+//! them in the results comment alone), and fix pushes a commit.
 
 use handoff_test_support as support;
 
@@ -500,4 +501,43 @@ async fn an_issue_someone_else_opened_with_a_failures_marker_is_never_adopted() 
         .collect();
     assert_eq!(filed.len(), 1, "Handoff filed its own: {issues:?}");
     assert!(filed[0].2.contains("measured 20px"));
+}
+
+#[tokio::test]
+async fn a_repository_may_keep_test_failures_in_the_results_comment_alone() {
+    let world = world().await;
+    let number = world.qa_pull_request().await;
+    world
+        .store
+        .change_repo_settings(
+            world.repo.id,
+            &handoff::store::RepoSettingsChange {
+                file_test_issues: Some(false),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    world.qa(number, Stage::Review, false).await;
+    world.qa(number, Stage::Plan, false).await;
+
+    let test = world.qa(number, Stage::Test, false).await;
+
+    assert_eq!(
+        detail(&test),
+        "2 scenarios: 1 passed, 1 failed",
+        "no issue is named"
+    );
+    assert!(
+        world.fake.issues(REPO).is_empty(),
+        "{:?}",
+        world.fake.issues(REPO)
+    );
+    let (_, results) = world
+        .managed_body(number, "<!-- sandbox-qa-results -->")
+        .unwrap();
+    assert!(
+        results.contains("| 1 | Button height | ❌ failed |  |"),
+        "the failure is in the results comment, with no issue: {results}"
+    );
 }

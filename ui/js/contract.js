@@ -350,12 +350,12 @@
 
 /**
  * A connected (or disconnected) repository and its settings.
- * @typedef {{ id: number, name: RepoName, defaultBranch: string, feedbackLabel: string, customInstructions: string, monthlyRunQuota: number | null, monthlyBudgetUsd: number | null, sandboxBackend: SandboxBackend, agentPreset: string, agentCommand: string | null, dockerImage: string | null, runTimeoutSeconds: number, e2bTemplate: string | null, networkMode: NetworkMode, allowedHosts: Array<string>, draftPullRequests: boolean, pushFork: string | null, createdAt: string, disconnectedAt: string | null, }} RepoRecord
+ * @typedef {{ id: number, name: RepoName, defaultBranch: string, feedbackLabel: string, customInstructions: string, monthlyRunQuota: number | null, monthlyBudgetUsd: number | null, sandboxBackend: SandboxBackend, agentPreset: string, agentCommand: string | null, dockerImage: string | null, runTimeoutSeconds: number, e2bTemplate: string | null, networkMode: NetworkMode, allowedHosts: Array<string>, draftPullRequests: boolean, fileTestIssues: boolean, pushFork: string | null, createdAt: string, disconnectedAt: string | null, }} RepoRecord
  */
 
 /**
  * A change of settings as the window sends it: empty text means "the default".
- * @typedef {{ defaultBranch: string | null, feedbackLabel: string | null, customInstructions: string | null, monthlyRunQuota: number | null | null, sandboxBackend: string | null, agentPreset: string | null, agentCommand: string | null, dockerImage: string | null, e2bTemplate: string | null, networkMode: string | null, allowedHosts: string | null, draftPullRequests: boolean | null, pushFork: string | null, monthlyBudget: string | null, }} RepoSettingsInput
+ * @typedef {{ defaultBranch: string | null, feedbackLabel: string | null, customInstructions: string | null, monthlyRunQuota: number | null | null, sandboxBackend: string | null, agentPreset: string | null, agentCommand: string | null, dockerImage: string | null, e2bTemplate: string | null, networkMode: string | null, allowedHosts: string | null, draftPullRequests: boolean | null, fileTestIssues: boolean | null, pushFork: string | null, monthlyBudget: string | null, }} RepoSettingsInput
  */
 
 /**

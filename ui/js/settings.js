@@ -248,6 +248,8 @@ async function renderRepoSettings(fullName) {
   errorLine.hidden = true;
   const draft = el("input", { attrs: { type: "checkbox", name: "draftPullRequests" } });
   draft.checked = Boolean(repo.draftPullRequests);
+  const testIssues = el("input", { attrs: { type: "checkbox", name: "fileTestIssues" } });
+  testIssues.checked = Boolean(repo.fileTestIssues);
 
   const collect = () => {
     const data = new FormData(form);
@@ -265,6 +267,7 @@ async function renderRepoSettings(fullName) {
       networkMode: String(data.get("networkMode") ?? "allowlist"),
       allowedHosts: allowedHosts.value,
       draftPullRequests: draft.checked,
+      fileTestIssues: testIssues.checked,
       pushFork: String(data.get("pushFork") ?? ""),
       monthlyBudget: String(data.get("monthlyBudget") ?? ""),
     };
@@ -305,6 +308,7 @@ async function renderRepoSettings(fullName) {
       field("Network in the sandbox", networkSelect),
       field("Allowed hosts", allowedHosts, "(one per line: host, host:port, *.domain, or an address of your own network)"),
       el("label", { class: "check-field" }, [draft, el("span", { text: "Open PRs as drafts" }), el("span", { class: "hint", text: "so neither people nor CI take the agent's work as ready" })]),
+      el("label", { class: "check-field" }, [testIssues, el("span", { text: "File an issue per failing test" }), el("span", { class: "hint", text: "off: the test stage's failures stay in its results comment" })]),
       field("Push branches to a fork", input("pushFork", repo.pushFork, { placeholder: "owner/name (empty: this repository)" }), "(yours: CI then treats the PRs as a fork's)"),
     ]),
     agentNote,

@@ -551,6 +551,16 @@ fn the_local_backend_and_the_sandbox_network_are_explicit_choices_per_repository
     );
     let text = stdout(&handoff(dir.path(), &["repo", "show", repo]));
     assert!(text.contains("network:       none"), "{text}");
+    assert!(text.contains("test failures: an issue each"), "{text}");
+
+    let kept = handoff(dir.path(), &["repo", "set", repo, "--test-issues", "false"]);
+    assert!(kept.status.success(), "{}", stderr(&kept));
+    assert_eq!(show()["file_test_issues"], false);
+    let text = stdout(&handoff(dir.path(), &["repo", "show", repo]));
+    assert!(
+        text.contains("test failures: in the results comment only"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

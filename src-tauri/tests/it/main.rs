@@ -11,6 +11,7 @@ mod one_window;
 mod page_contract_files;
 mod pr_workspace_window;
 mod real_agent_window;
+mod repo_settings_window;
 mod setup_window;
 mod spend_window;
 mod supervision_window;
