@@ -102,6 +102,21 @@ async fn upsert_counts() -> (usize, usize, usize) {
 /// Requests sent and how many cost rate limit.
 type Count = (usize, usize);
 
+/// Makes the next sync of `repo_id` a complete pass, as an hour after the last one.
+async fn complete_pass_due(store: &Store, repo_id: handoff::domain::RepoId) {
+    let cursor = store.sync_cursor(repo_id).await.unwrap().unwrap();
+    store
+        .set_sync_cursor(
+            repo_id,
+            &handoff::store::SyncCursor {
+                complete_pass_at: cursor.complete_pass_at - chrono::Duration::hours(2),
+                ..cursor
+            },
+        )
+        .await
+        .unwrap();
+}
+
 /// What each kind of sync of a repository with `pulls` feedback PRs costs.
 struct SyncCounts {
     first: Count,
@@ -221,17 +236,7 @@ async fn sync_counts(pulls: usize) -> SyncCounts {
     let comment_added = counted(&fake);
 
     // An hour after the last complete pass, the next sync is one again.
-    let cursor = store.sync_cursor(repo.id).await.unwrap().unwrap();
-    store
-        .set_sync_cursor(
-            repo.id,
-            &handoff::store::SyncCursor {
-                complete_pass_at: cursor.complete_pass_at - chrono::Duration::hours(2),
-                ..cursor
-            },
-        )
-        .await
-        .unwrap();
+    complete_pass_due(&store, repo.id).await;
     fake.clear_requests();
     sync(&github, &store, None).await.unwrap();
     let hourly_complete_pass = counted(&fake);
@@ -265,29 +270,7 @@ async fn strangers_pulls_counts(pulls: usize) -> (Count, Count, Count) {
         .await
         .unwrap();
     let github = client(&fake);
-    let branches: Vec<(String, String)> = (0..pulls)
-        .map(|n| (format!("contrib/change-{n}"), format!("docs/change-{n}.md")))
-        .collect();
-    let heads = fake.create_branches_with_a_commit(REPO, "main", &branches);
-    for (n, ((branch, _), sha)) in branches.iter().zip(heads).enumerate() {
-        match n % 3 {
-            0 => {
-                fake.add_check_run(REPO, &sha, "github-actions", "test", Some("success"), "ok");
-            }
-            1 => {
-                fake.add_check_run(
-                    REPO,
-                    &sha,
-                    "github-actions",
-                    "test",
-                    Some("failure"),
-                    "1 failed",
-                );
-            }
-            _ => {}
-        }
-        fake.create_pull(REPO, "contributor", branch, &format!("Change {n}"));
-    }
+    fake.open_pulls_with_settled_checks(REPO, "contributor", pulls);
     fake.backdate_issues(REPO, chrono::Duration::hours(1));
     let counted = |fake: &FakeGithub| {
         let count = (fake.requests().len(), fake.rate_limit_cost());
@@ -301,17 +284,7 @@ async fn strangers_pulls_counts(pulls: usize) -> (Count, Count, Count) {
     fake.clear_requests();
     sync(&github, &store, None).await.unwrap();
     let idle = counted(&fake);
-    let cursor = store.sync_cursor(repo.id).await.unwrap().unwrap();
-    store
-        .set_sync_cursor(
-            repo.id,
-            &handoff::store::SyncCursor {
-                complete_pass_at: cursor.complete_pass_at - chrono::Duration::hours(2),
-                ..cursor
-            },
-        )
-        .await
-        .unwrap();
+    complete_pass_due(&store, repo.id).await;
     fake.clear_requests();
     sync(&github, &store, None).await.unwrap();
     let hourly = counted(&fake);

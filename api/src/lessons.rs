@@ -178,11 +178,17 @@ pub async fn write_lessons_file(
 
 /// `lesson` as the window shows it, its sources read from the mirror.
 pub async fn lesson_record(core: &AppCore, lesson: &Lesson) -> Result<LessonRecord, CodedError> {
-    let sources = core
-        .store
-        .corrections_named(lesson.repo_id, &lesson.sources)
-        .await?
+    let corrections = core.store.corrections_of(lesson.repo_id, None).await?;
+    Ok(record_of(lesson, &corrections))
+}
+
+/// `lesson` as the window shows it, its sources found among `corrections` (those of its
+/// repository; a source no longer found is left out).
+fn record_of(lesson: &Lesson, corrections: &[Correction]) -> LessonRecord {
+    let sources = lesson
+        .sources
         .iter()
+        .filter_map(|id| corrections.iter().find(|correction| correction.id == *id))
         .map(CorrectionRecord::from)
         .collect();
     let origin = match (lesson.proposed_by_run_id, lesson.edited_by_owner) {
@@ -190,7 +196,7 @@ pub async fn lesson_record(core: &AppCore, lesson: &Lesson) -> Result<LessonReco
         (Some(run), true) => format!("proposed by lessons run {run}, edited by you"),
         (None, _) => "written by you".to_owned(),
     };
-    Ok(LessonRecord {
+    LessonRecord {
         id: lesson.id.0,
         rule: lesson.rule.clone(),
         why: lesson.why.clone(),
@@ -206,7 +212,7 @@ pub async fn lesson_record(core: &AppCore, lesson: &Lesson) -> Result<LessonReco
         vanished_paths: lesson.missing_paths.clone().unwrap_or_default(),
         asks_to_keep: lesson.asks_to_keep(Utc::now()),
         sources,
-    })
+    }
 }
 
 fn repo_name(text: &str) -> Result<RepoName, CodedError> {
@@ -237,8 +243,10 @@ pub async fn lessons_view(core: &AppCore, repo: &str) -> Result<LessonsView, Cod
         lessons_file_pr_number: None,
         lessons_file_pr_url: None,
     };
+    // Every correction is read once; each lesson finds its sources among them.
+    let corrections = core.store.corrections_of(repo.id, None).await?;
     for lesson in core.store.lessons_of(repo.id).await? {
-        let record = lesson_record(core, &lesson).await?;
+        let record = record_of(&lesson, &corrections);
         match lesson.state {
             LessonState::Proposed => view.proposals.push(record),
             LessonState::Accepted => view.accepted.push(record),

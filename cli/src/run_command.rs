@@ -13,6 +13,7 @@ use handoff::domain::FeedbackId;
 use handoff::domain::SandboxBackend;
 use handoff::github::client::RequestPolicy;
 use handoff::github::sign_in::connect;
+use handoff::github::GithubClient;
 use handoff::pipeline::{CodeRunOptions, CodeRunResult, Pipeline, PipelineSettings};
 use handoff::secrets::SecretStore;
 use handoff::store::Store;
@@ -20,12 +21,20 @@ use std::path::PathBuf;
 
 /// The pipeline for this installation (signed in to GitHub).
 pub async fn pipeline(store: &Store, data_dir: &Path) -> Result<Pipeline, CliError> {
-    let secrets = SecretStore::os();
-    let github = connect(store, &secrets, RequestPolicy::default()).await?;
+    let github = connect(store, &SecretStore::os(), RequestPolicy::default()).await?;
+    pipeline_signed_in(store, data_dir, github).await
+}
+
+/// The pipeline, with a GitHub client already signed in.
+pub async fn pipeline_signed_in(
+    store: &Store,
+    data_dir: &Path,
+    github: GithubClient,
+) -> Result<Pipeline, CliError> {
     Ok(Pipeline {
         store: store.clone(),
         github,
-        secrets,
+        secrets: SecretStore::os(),
         data_dir: data_dir.to_owned(),
         settings: PipelineSettings::configured(store).await?,
     })

@@ -4,14 +4,13 @@
 
 use super::command_error::CliError;
 use super::output::print_json;
+use super::run_command::pipeline_signed_in;
 use crate::arguments::{parse_repo_name, JsonFlag};
 use clap::Args;
 use handoff::domain::RepoName;
-use handoff::domain::Run;
 use handoff::github::client::RequestPolicy;
 use handoff::github::sign_in::connect;
 use handoff::github::sync::sync;
-use handoff::pipeline::{Pipeline, PipelineSettings};
 use handoff::secrets::SecretStore;
 use handoff::store::Store;
 use std::path::Path;
@@ -24,31 +23,33 @@ struct SyncOutput<'a> {
     lessons_runs: &'a [handoff::pipeline::lessons_run::LessonsReport],
 }
 
-/// The repository `run` belongs to, as `owner/name`.
-async fn begun_repo(run: &Run, store: &Store) -> Result<String, CliError> {
-    Ok(store.repo(run.repo_id).await?.name.full_name())
-}
-
 pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Result<(), CliError> {
     let client = connect(store, &SecretStore::os(), RequestPolicy::default()).await?;
     let report = sync(&client, store, arguments.repo.as_ref()).await?;
-    let pipeline = Pipeline {
-        store: store.clone(),
-        github: client,
-        secrets: SecretStore::os(),
-        data_dir: data_dir.to_owned(),
-        settings: PipelineSettings::configured(store).await?,
-    };
+    let pipeline = pipeline_signed_in(store, data_dir, client).await?;
     let mut lessons = Vec::new();
     for begun in pipeline.begin_due_lessons().await? {
-        if !arguments.output.json {
+        let repo = begun.repo_name().clone();
+        let json = arguments.output.json;
+        if !json {
             println!(
-                "lessons are due on {}: lessons run {} reads your corrections",
-                begun.repo_name(),
+                "lessons are due on {repo}: lessons run {} reads your corrections",
                 begun.run_id()
             );
         }
-        lessons.push(begun.drive().await?);
+        let lessons_run = begun.drive().await?;
+        if !json {
+            match (&lessons_run.run.failure_message, lessons_run.proposed.len()) {
+                (Some(failure), _) => {
+                    println!("lessons run {} failed: {failure}", lessons_run.run.id)
+                }
+                (None, proposed) => println!(
+                    "lessons run {}: {proposed} proposed (`handoff lessons list {repo}`)",
+                    lessons_run.run.id
+                ),
+            }
+        }
+        lessons.push(lessons_run);
     }
     if arguments.output.json {
         print_json(&SyncOutput {
@@ -56,18 +57,6 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Re
             lessons_runs: &lessons,
         })?;
     } else {
-        for lessons_run in &lessons {
-            match (&lessons_run.run.failure_message, lessons_run.proposed.len()) {
-                (Some(failure), _) => {
-                    println!("lessons run {} failed: {failure}", lessons_run.run.id)
-                }
-                (None, proposed) => println!(
-                    "lessons run {}: {proposed} proposed (`handoff lessons list {}`)",
-                    lessons_run.run.id,
-                    begun_repo(&lessons_run.run, store).await?
-                ),
-            }
-        }
         println!(
             "synced {} {}: {} new feedback, {} visitor follow-ups, {} status changes, {} comment edits found on GitHub, {} comments missing",
             report.repos,

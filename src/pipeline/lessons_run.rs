@@ -93,9 +93,7 @@ impl Pipeline {
             run,
         })
     }
-}
 
-impl Pipeline {
     /// Lessons runs for the repositories that start them by themselves (after N new
     /// corrections): begun, for the caller to drive. Corrections are counted since the
     /// repository's last lessons run whatever its end, so a run that failed is not

@@ -11,7 +11,8 @@ use super::row_mapping::{run_columns, run_from_row};
 use super::time_text::{now_text, time_text};
 use super::{Store, StoreError};
 use crate::domain::lesson::{
-    Correction, CorrectionId, CorrectionText, Lesson, LessonId, LessonProposal, LessonState,
+    lesson_paths, Correction, CorrectionId, CorrectionText, Lesson, LessonId, LessonProposal,
+    LessonState,
 };
 use crate::domain::{CommentVersionId, FollowUpId, RepoId, Run, RunId, Stage};
 
@@ -192,19 +193,6 @@ impl Store {
         }
         corrections.sort_by_key(|correction| correction.created_at);
         Ok(corrections)
-    }
-
-    /// The corrections named `ids` on `repo_id` (those still found), in the order named.
-    pub async fn corrections_named(
-        &self,
-        repo_id: RepoId,
-        ids: &[CorrectionId],
-    ) -> Result<Vec<Correction>, StoreError> {
-        let all = self.corrections_of(repo_id, None).await?;
-        Ok(ids
-            .iter()
-            .filter_map(|id| all.iter().find(|correction| correction.id == *id).cloned())
-            .collect())
     }
 
     /// When the last lessons run of `repo_id` that succeeded was made: the corrections
@@ -439,19 +427,21 @@ impl Store {
         repo_id: RepoId,
         settings: &LessonSettings,
     ) -> Result<(), StoreError> {
-        let file = settings.file.trim();
-        if file.is_empty() {
-            return Err(StoreError::BadSetting {
+        // The file is written inside the repository's working copy: a path out of it is
+        // refused here, when the owner types it.
+        let file = lesson_paths(std::slice::from_ref(&settings.file))
+            .ok()
+            .and_then(|paths| paths.into_iter().next())
+            .ok_or_else(|| StoreError::BadSetting {
                 key: "lessons file".to_owned(),
                 value: settings.file.clone(),
-                reason: "a file name is needed".to_owned(),
-            });
-        }
+                reason: "it must be a path inside the repository, such as AGENTS.md".to_owned(),
+            })?;
         sqlx::query(
             "UPDATE repos SET lessons_after_corrections = ?, lessons_file = ? WHERE id = ?",
         )
         .bind(settings.after_corrections.map(i64::from))
-        .bind(file)
+        .bind(&file)
         .bind(repo_id.0)
         .execute(&self.pool)
         .await?;

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::Row as _;
 
-use super::time_text::now_text;
+use super::time_text::time_text;
 use super::{Store, StoreError};
 use crate::domain::RepoId;
 
@@ -39,7 +39,7 @@ impl Store {
         .bind(write.pr_number.map(|number| number as i64))
         .bind(&write.branch)
         .bind(&write.commit_sha)
-        .bind(now_text())
+        .bind(time_text(write.written_at))
         .execute(&self.pool)
         .await?;
         Ok(())

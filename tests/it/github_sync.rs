@@ -357,29 +357,7 @@ async fn an_idle_sync_of_two_hundred_prs_that_are_not_handoffs_asks_a_few_reques
     let dir = tempfile::tempdir().unwrap();
     let store = store_with_repo(&dir).await;
     let github = client(&fake, Duration::from_secs(5));
-    let branches: Vec<(String, String)> = (0..200)
-        .map(|n| (format!("contrib/change-{n}"), format!("docs/change-{n}.md")))
-        .collect();
-    let heads = fake.create_branches_with_a_commit(REPO, "main", &branches);
-    for (n, ((branch, _), sha)) in branches.iter().zip(heads).enumerate() {
-        match n % 3 {
-            0 => {
-                fake.add_check_run(REPO, &sha, "github-actions", "test", Some("success"), "ok");
-            }
-            1 => {
-                fake.add_check_run(
-                    REPO,
-                    &sha,
-                    "github-actions",
-                    "test",
-                    Some("failure"),
-                    "1 failed",
-                );
-            }
-            _ => {}
-        }
-        fake.create_pull(REPO, "contributor", branch, &format!("Change {n}"));
-    }
+    fake.open_pulls_with_settled_checks(REPO, "contributor", 200);
     fake.backdate_issues(REPO, chrono::Duration::hours(1));
     let first = sync(&github, &store, None).await.unwrap();
     assert_eq!(first.open_pull_requests, 200);

@@ -158,6 +158,25 @@ async fn the_owner_accepts_edits_turns_off_and_rejects_lessons_and_bad_moves_are
     assert_eq!(missing.code().as_str(), "not_found");
     // Nothing was lost by the refusals.
     assert_eq!(store.lessons_of(repo.id).await.unwrap().len(), 2);
+
+    // The lessons file is a path inside the repository, or it is refused as typed.
+    for outside in ["../AGENTS.md", "/etc/AGENTS.md", "  "] {
+        let refused = store
+            .set_lesson_settings(
+                repo.id,
+                &handoff::store::LessonSettings {
+                    after_corrections: None,
+                    file: outside.to_owned(),
+                },
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code().as_str(), "invalid_input", "{outside}");
+    }
+    assert_eq!(
+        store.lesson_settings(repo.id).await.unwrap().file,
+        "AGENTS.md"
+    );
 }
 
 /// The lessons migration makes `runs` again (SQLite changes a CHECK only so): a database

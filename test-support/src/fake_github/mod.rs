@@ -733,6 +733,41 @@ impl FakeGithub {
         shas
     }
 
+    /// Opens `count` PRs by `author` (a user of the fake), each from a branch of its own
+    /// with one commit, whose checks settled: a third passed, a third failed (the
+    /// second of every three), a third have none. Returns their numbers.
+    pub fn open_pulls_with_settled_checks(
+        &self,
+        full_name: &str,
+        author: &str,
+        count: usize,
+    ) -> Vec<u64> {
+        let branches: Vec<(String, String)> = (0..count)
+            .map(|n| (format!("contrib/change-{n}"), format!("docs/change-{n}.md")))
+            .collect();
+        let heads = self.create_branches_with_a_commit(full_name, "main", &branches);
+        let mut numbers = Vec::new();
+        for (n, ((branch, _), sha)) in branches.iter().zip(heads).enumerate() {
+            let conclusion = match n % 3 {
+                0 => Some(("success", "ok")),
+                1 => Some(("failure", "1 failed")),
+                _ => None,
+            };
+            if let Some((conclusion, summary)) = conclusion {
+                self.add_check_run(
+                    full_name,
+                    &sha,
+                    "github-actions",
+                    "test",
+                    Some(conclusion),
+                    summary,
+                );
+            }
+            numbers.push(self.create_pull(full_name, author, branch, &format!("Change {n}")));
+        }
+        numbers
+    }
+
     /// The text of `path` on `branch`, if it is there.
     pub fn file_on_branch(&self, full_name: &str, branch: &str, path: &str) -> Option<String> {
         let output = git_command()
