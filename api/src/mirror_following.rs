@@ -137,6 +137,7 @@ async fn open_the_watch(
 
 /// Ends runs whose process has been silent too long (it died while the window stayed
 /// open, or before it opened); a cancel asked of such a run is answered this way too.
+/// Queued runs whose process stopped are taken over and driven here instead.
 async fn end_runs_nothing_drives(core: &AppCore) {
     match session::reconcile_abandoned_runs(core).await {
         Ok(ended) if !ended.is_empty() => {
@@ -145,6 +146,15 @@ async fn end_runs_nothing_drives(core: &AppCore) {
         Ok(_) => {}
         Err(error) => {
             tracing::warn!(code = %error.code, message = %error.message, "runs nothing drives any more could not be ended");
+        }
+    }
+    match session::take_over_queued_runs(core).await {
+        Ok(taken) if !taken.is_empty() => {
+            tracing::info!(runs = ?taken, "took over queued runs whose process stopped");
+        }
+        Ok(_) => {}
+        Err(error) => {
+            tracing::warn!(code = %error.code, message = %error.message, "queued runs whose process stopped could not be taken over");
         }
     }
 }

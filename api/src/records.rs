@@ -167,6 +167,8 @@ pub struct RepoRecord {
     pub draft_pull_requests: bool,
     /// Whether the test stage files an issue for each failing scenario.
     pub file_test_issues: bool,
+    pub run_slots: Option<u32>,
+    pub overflow_to_e2b: bool,
     /// The fork agent branches are pushed to (`owner/name`), if any.
     pub push_fork: Option<String>,
     pub created_at: DateTime<Utc>,
@@ -193,6 +195,8 @@ impl From<Repo> for RepoRecord {
             allowed_hosts: repo.allowed_hosts.iter().map(ToString::to_string).collect(),
             draft_pull_requests: repo.draft_pull_requests,
             file_test_issues: repo.file_test_issues,
+            run_slots: repo.run_slots,
+            overflow_to_e2b: repo.overflow_to_e2b,
             push_fork: repo.push_fork.map(|fork| fork.full_name()),
             created_at: repo.created_at,
             disconnected_at: repo.disconnected_at,

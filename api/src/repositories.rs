@@ -85,10 +85,25 @@ pub struct RepoSettingsInput {
     pub draft_pull_requests: Option<bool>,
     /// Whether the test stage files an issue for each failing scenario.
     pub file_test_issues: Option<bool>,
+    /// Runs of its own that may go at once, as typed; empty: no slots of its own.
+    pub run_slots: Option<String>,
+    /// Whether its Docker runs may go to E2B when Docker's slots are full.
+    pub overflow_to_e2b: Option<bool>,
     /// The fork (`owner/name`) agent branches are pushed to; empty: the repository.
     pub push_fork: Option<String>,
     /// Dollars its runs may spend per month, as typed; empty: no limit.
     pub monthly_budget: Option<String>,
+}
+
+fn parse_run_slots(text: &str) -> Result<u32, CodedError> {
+    text.parse::<u32>()
+        .ok()
+        .filter(|slots| *slots >= 1)
+        .ok_or_else(|| {
+            invalid_input(format!(
+                "run slots {text:?} is not a whole number of at least 1 (empty: no slots of its own)"
+            ))
+        })
 }
 
 fn parse_name(text: &str) -> Result<RepoName, CodedError> {
@@ -324,6 +339,12 @@ pub async fn save_repo_settings(
         allowed_hosts,
         draft_pull_requests: input.draft_pull_requests,
         file_test_issues: input.file_test_issues,
+        run_slots: match input.run_slots.as_deref().map(str::trim) {
+            None => None,
+            Some("") => Some(None),
+            Some(text) => Some(Some(parse_run_slots(text)?)),
+        },
+        overflow_to_e2b: input.overflow_to_e2b,
         push_fork: match input.push_fork.as_deref().map(str::trim) {
             None => None,
             Some("") => Some(None),

@@ -33,9 +33,9 @@ pub async fn start_code_run(
     Ok(run_id.0)
 }
 
-/// Asks an active run to stop.
+/// Asks an active run to stop; a queued one leaves the queue.
 pub async fn cancel_run(core: &AppCore, run_id: i64) -> Result<(), CodedError> {
-    core.store.request_cancel(RunId(run_id)).await?;
+    core.pipeline().await?.cancel_run(RunId(run_id)).await?;
     Ok(())
 }
 

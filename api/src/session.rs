@@ -202,6 +202,22 @@ pub async fn prune_kept_copies(core: &AppCore) -> Result<usize, CodedError> {
     Ok(pipeline.prune_kept_copies().await?.len())
 }
 
+/// Takes over the queued runs whose process stopped (a restart, a CLI killed while
+/// its run waited) and drives them here; returns their ids.
+pub async fn take_over_queued_runs(core: &AppCore) -> Result<Vec<i64>, CodedError> {
+    let stale_before = handoff::pipeline::reconcile::silent_since();
+    if !core.store.has_orphaned_queued_runs(stale_before).await? {
+        return Ok(Vec::new());
+    }
+    let pipeline = core.pipeline().await?;
+    let mut taken = Vec::new();
+    for adopted in pipeline.adopt_queued_runs(stale_before).await? {
+        taken.push(adopted.run_id().0);
+        adopted.drive_in_background(pipeline.clone());
+    }
+    Ok(taken)
+}
+
 /// Ends runs a crash left behind; used when the app starts.
 pub async fn reconcile_abandoned_runs(core: &AppCore) -> Result<Vec<Reconciled>, CodedError> {
     // Ending runs needs the pipeline (and so a sign-in) only when there are runs to end.

@@ -80,6 +80,12 @@ pub enum Command {
     /// List, show, follow and cancel agent runs.
     #[command(subcommand)]
     Runs(RunsCommand),
+    /// The run queue: every run waits there for a slot (`queue.slots` for the whole
+    /// installation, `queue.slots.docker|e2b|local` per backend, `repo set --run-slots`
+    /// per repository). List it, cancel a queued run, queue several items at once, or
+    /// take over queued runs whose process stopped.
+    #[command(subcommand)]
+    Queue(crate::queue_command::QueueCommand),
     /// Keep API keys (E2B, the agents' providers) in the OS keyring.
     #[command(subcommand)]
     Secrets(SecretsCommand),
@@ -134,6 +140,7 @@ impl Command {
             Command::Iterate(_) => "iterate",
             Command::Qa(_) => "qa",
             Command::Runs(_) => "runs",
+            Command::Queue(_) => "queue",
             Command::Secrets(_) => "secrets",
             Command::Config(_) => "config",
             Command::Auth(_) => "auth",
@@ -260,6 +267,10 @@ pub const EDITABLE_SETTINGS: &[SettingKey] = &[
     SettingKey::BudgetRunTokens,
     SettingKey::BudgetDayUsd,
     SettingKey::SpendPrices,
+    SettingKey::QueueSlots,
+    SettingKey::QueueSlotsDocker,
+    SettingKey::QueueSlotsE2b,
+    SettingKey::QueueSlotsLocal,
 ];
 
 /// The settings `handoff config` reads and changes.

@@ -81,6 +81,17 @@ pub async fn run(store: &Store, command: ConfigCommand) -> Result<(), CliError> 
                     "{name}: {value:?} is not a number of tokens (or `none`)"
                 )));
             }
+            if matches!(key, SettingKey::QueueSlots) {
+                handoff::store::parse_slot_count(value, false)
+                    .map_err(|refusal| CliError::Usage(format!("{name}: {refusal}")))?;
+            }
+            if matches!(
+                key,
+                SettingKey::QueueSlotsDocker | SettingKey::QueueSlotsE2b | SettingKey::QueueSlotsLocal
+            ) {
+                handoff::store::parse_slot_count(value, true)
+                    .map_err(|refusal| CliError::Usage(format!("{name}: {refusal}")))?;
+            }
             if matches!(key, SettingKey::SpendPrices) {
                 handoff::domain::model_prices::PriceTable::parse_lines(value)
                     .map_err(|refusal| CliError::Usage(format!("{name}: {refusal}")))?;

@@ -22,6 +22,7 @@ mod outbox_command;
 mod output;
 mod pr_command;
 mod qa_command;
+mod queue_command;
 mod repo_command;
 mod run_command;
 mod runs_command;
@@ -113,6 +114,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Iterate(arguments) => run_command::iterate(&store, &data_dir, arguments).await,
         Command::Qa(arguments) => qa_command::run(&store, &data_dir, arguments).await,
         Command::Runs(command) => runs_command::run(&store, &data_dir, command).await,
+        Command::Queue(command) => queue_command::run(&store, &data_dir, command).await,
         Command::Secrets(command) => secrets_command::run(&store, command).await,
         Command::Config(command) => config_command::run(&store, command).await,
         Command::Auth(command) => auth_command::run(&store, command).await,

@@ -129,6 +129,12 @@ async fn show(store: &Store, repo: RepoName, output: JsonFlag) -> Result<(), Cli
             "in the results comment only"
         }
     );
+    if let Some(slots) = repo.run_slots {
+        println!("  run slots:     {slots} of its own");
+    }
+    if repo.overflow_to_e2b {
+        println!("  Docker full:   runs go to E2B");
+    }
     if let Some(fork) = &repo.push_fork {
         println!("  branches go to the fork {fork}");
     }
@@ -303,6 +309,10 @@ fn settings_change(
         allowed_hosts,
         draft_pull_requests: arguments.draft_prs,
         file_test_issues: arguments.test_issues,
+        run_slots: arguments
+            .run_slots
+            .map(|slots| Some(slots).filter(|slots| *slots > 0)),
+        overflow_to_e2b: arguments.overflow_to_e2b,
         push_fork: match arguments.push_fork.as_deref().map(str::trim) {
             None => None,
             Some("") => Some(None),
@@ -425,6 +435,15 @@ pub struct RepoSettingsArguments {
     /// failures stay in the results comment) [default: true].
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
     pub test_issues: Option<bool>,
+    /// How many of its runs may go at once, besides the installation's slots
+    /// (`handoff config set queue.slots N`) and the backend's (0 for no slots of its
+    /// own) [default: none of its own].
+    #[arg(long, value_name = "N")]
+    pub run_slots: Option<u32>,
+    /// Whether its Docker runs may go to E2B when Docker's slots are full (E2B's key
+    /// must be set) [default: false].
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub overflow_to_e2b: Option<bool>,
     /// Push agent branches to this fork you control (OWNER/NAME) and open their PRs from
     /// it, so that CI treats them as a fork's: no secrets, and workflows wait for
     /// approval where the repository asks for it ("" for the repository itself).

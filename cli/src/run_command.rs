@@ -95,7 +95,7 @@ async fn execute(
             None => "no run limit".to_owned(),
         };
         eprintln!(
-            "run {run_id} started: {} of feedback {feedback} on {} ({left}); Ctrl-C cancels",
+            "run {run_id} queued: {} of feedback {feedback} on {} ({left}); Ctrl-C cancels",
             begun.started.kind, begun.started.run.backend
         );
     }

@@ -68,19 +68,29 @@ async fn logs(store: &Store, run: i64, follow: bool) -> Result<(), CliError> {
 
 /// `runs cancel`.
 async fn cancel(store: &Store, data_dir: &std::path::Path, run: i64) -> Result<(), CliError> {
-    let run = store.request_cancel(RunId(run)).await?;
-    println!(
-        "cancel asked for run {}: its sandbox is being stopped",
-        run.id
-    );
-    // A run whose process is gone cannot hear the cancel: end it now.
+    // A queued run whose process is gone, or a running one, cannot hear the cancel
+    // without the pipeline: it ends them now.
     match super::run_command::pipeline(store, data_dir).await {
-        Ok(pipeline) => super::foreground_run::reconcile(&pipeline).await?,
-        Err(error) => tracing::info!(
-            run = %run.id,
-            %error,
-            "abandoned runs are not looked for without the pipeline"
-        ),
+        Ok(pipeline) => {
+            let run = pipeline.cancel_run(RunId(run)).await?;
+            if run.status.is_active() {
+                println!(
+                    "cancel asked for run {}: its sandbox is being stopped",
+                    run.id
+                );
+            } else {
+                println!("run {} was cancelled", run.id);
+            }
+            super::foreground_run::reconcile(&pipeline).await?;
+        }
+        Err(error) => {
+            tracing::info!(run, %error, "abandoned runs are not looked for without the pipeline");
+            let run = store.request_cancel(RunId(run)).await?;
+            println!(
+                "cancel asked for run {}: its sandbox is being stopped",
+                run.id
+            );
+        }
     }
     Ok(())
 }

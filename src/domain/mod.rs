@@ -29,6 +29,7 @@ pub mod repo;
 pub mod repo_name;
 pub mod run;
 pub mod run_event;
+pub mod run_queue;
 pub mod stage_prompts;
 pub mod stored_text;
 pub mod test_results;

@@ -44,6 +44,11 @@ pub struct Repo {
     pub draft_pull_requests: bool,
     /// Whether its test stage files an issue for each failing scenario (the default).
     pub file_test_issues: bool,
+    /// Runs of its own that may go at once (`None`: only the installation's and the
+    /// backend's slots hold it back).
+    pub run_slots: Option<u32>,
+    /// Whether its Docker runs may go to E2B when Docker's slots are full.
+    pub overflow_to_e2b: bool,
     /// A fork the owner controls that its agent branches are pushed to, so that CI
     /// treats their PRs as a fork's; `None`: the repository itself.
     pub push_fork: Option<RepoName>,

@@ -21,6 +21,7 @@ use super::agent_job::{
 use super::agent_push::{PushTo, PushedCommits};
 use super::reconcile::end_a_run_whose_driving_failed;
 use super::run_log::RunLog;
+use super::run_queue::QueueWaitEnd;
 use super::run_supervision::supervise;
 use super::{Pipeline, PipelineError};
 use crate::domain::code_prompt::{code_commit_message, code_prompt, CodePromptParts};
@@ -151,6 +152,25 @@ impl Pipeline {
     }
 }
 
+impl Pipeline {
+    /// A queued code run made again from its record: its process stopped while it
+    /// waited. What could refuse it was checked when it was begun.
+    pub(crate) async fn resume_code_run(&self, run: Run) -> Result<BegunCodeRun, PipelineError> {
+        let repo = self.store.repo(run.repo_id).await?;
+        let kind = run.code_run_kind.ok_or_else(|| {
+            StoreError::Corrupt(format!("code run {} without its kind", run.id))
+        })?;
+        let quota = self.store.quota_status(repo.id, chrono::Utc::now()).await?;
+        let setup = self.agent_setup(&repo, Some(run.backend), None).await?;
+        Ok(BegunCodeRun {
+            started: StartedCodeRun { run, kind, quota },
+            pipeline: self.clone(),
+            repo,
+            setup,
+        })
+    }
+}
+
 impl BegunCodeRun {
     pub fn run_id(&self) -> RunId {
         self.started.run.id
@@ -181,9 +201,21 @@ impl BegunCodeRun {
         driven
     }
 
-    async fn drive_to_the_end(self) -> Result<CodeRunReport, PipelineError> {
+    async fn drive_to_the_end(mut self) -> Result<CodeRunReport, PipelineError> {
         let store = self.pipeline.store.clone();
         let run_id = self.run_id();
+        let pipeline = self.pipeline.clone();
+        if pipeline
+            .wait_for_turn(run_id, &self.repo, &mut self.setup)
+            .await?
+            == QueueWaitEnd::Cancelled
+        {
+            return Ok(CodeRunReport {
+                run: store.run(run_id).await?,
+                result: CodeRunResult::Cancelled,
+                events: Vec::new(),
+            });
+        }
         let log = RunLog::new(store.clone(), run_id, self.setup.redactor.clone());
         store.mark_run_running(run_id, None).await?;
         let (cancel_sender, cancel) = watch::channel(false);

@@ -17,6 +17,7 @@ use tracing::Instrument as _;
 use super::agent_job::{AgentJob, AgentSetup, CopyStart, JobFiles, Stop};
 use super::reconcile::end_a_run_whose_driving_failed;
 use super::run_log::RunLog;
+use super::run_queue::QueueWaitEnd;
 use super::run_supervision::supervise;
 use super::{Pipeline, PipelineError};
 use crate::domain::lesson::{read_lesson_proposals, Correction, LessonId, LessonState};
@@ -94,6 +95,21 @@ impl Pipeline {
         })
     }
 
+    /// A queued lessons run made again from its record (its process stopped while it
+    /// waited).
+    pub(crate) async fn resume_lessons(&self, run: Run) -> Result<BegunLessons, PipelineError> {
+        let repo = self.store.repo(run.repo_id).await?;
+        let corrections = self.store.new_corrections(repo.id).await?;
+        let setup = self.agent_setup(&repo, Some(run.backend), None).await?;
+        Ok(BegunLessons {
+            pipeline: self.clone(),
+            repo,
+            setup,
+            corrections,
+            run,
+        })
+    }
+
     /// Lessons runs for the repositories that start them by themselves (after N new
     /// corrections): begun, for the caller to drive. Corrections are counted since the
     /// repository's last lessons run whatever its end, so a run that failed is not
@@ -146,12 +162,23 @@ impl BegunLessons {
 
     /// Runs the agent to its end and records what it proposed. The run is ended
     /// whatever happens.
-    pub async fn drive(self) -> Result<LessonsReport, PipelineError> {
+    pub async fn drive(mut self) -> Result<LessonsReport, PipelineError> {
         let run_id = self.run.id;
-        let driven = self
-            .drive_to_the_end()
-            .instrument(tracing::info_span!("run", run = %run_id))
-            .await;
+        let driven = async {
+            let pipeline = self.pipeline.clone();
+            match pipeline
+                .wait_for_turn(run_id, &self.repo, &mut self.setup)
+                .await?
+            {
+                QueueWaitEnd::Cancelled => Ok(LessonsReport {
+                    run: pipeline.store.run(run_id).await?,
+                    proposed: Vec::new(),
+                }),
+                QueueWaitEnd::Started => self.drive_to_the_end().await,
+            }
+        }
+        .instrument(tracing::info_span!("run", run = %run_id))
+        .await;
         if let Err(error) = &driven {
             end_a_run_whose_driving_failed(&self.pipeline.store, run_id, None, error).await;
         }

@@ -12,6 +12,9 @@
 //! - [`job_script`]: what every sandbox runs.
 //! - [`run_log`], [`run_supervision`]: live logs, heartbeat and cancel.
 //! - [`reconcile`]: runs nothing drives any more (a crash, a panic), ended.
+//! - [`bulk_runs`]: several code runs asked for at once (selected items, all new).
+//! - [`run_queue`]: every run waits for a slot (installation, backend, repository);
+//!   queued runs outlive their process.
 //! - [`spawned_run`]: runs driven in the background, watched.
 //! - [`sandbox_choice`]: which sandbox a run gets.
 //! - [`crate::pipeline_settings`]: how the pipeline works on this installation.
@@ -26,6 +29,7 @@ pub mod agent_failure;
 pub mod agent_job;
 pub mod agent_push;
 pub mod agent_usage;
+pub mod bulk_runs;
 pub mod cache_lock;
 pub mod code_run;
 pub mod held_push;
@@ -37,6 +41,7 @@ pub mod lessons_run;
 pub mod qa_run;
 pub mod reconcile;
 pub mod run_log;
+pub mod run_queue;
 pub mod run_supervision;
 pub mod sandbox_choice;
 pub mod spawned_run;

@@ -29,6 +29,9 @@ pub struct RepoSettingsChange {
     pub allowed_hosts: Option<Vec<AllowedHost>>,
     pub draft_pull_requests: Option<bool>,
     pub file_test_issues: Option<bool>,
+    /// `Some(None)`: no slots of its own.
+    pub run_slots: Option<Option<u32>>,
+    pub overflow_to_e2b: Option<bool>,
     /// `Some(None)`: push to the repository itself.
     pub push_fork: Option<Option<RepoName>>,
 }
@@ -185,8 +188,8 @@ impl Store {
             "UPDATE repos SET default_branch = ?, feedback_label = ?, custom_instructions = ?, \
              monthly_run_quota = ?, sandbox_backend = ?, agent_preset = ?, agent_command = ?, \
              docker_image = ?, run_timeout_seconds = ?, e2b_template = ?, network_mode = ?, \
-             allowed_hosts = ?, draft_pull_requests = ?, file_test_issues = ?, push_fork = ? \
-             WHERE id = ?",
+             allowed_hosts = ?, draft_pull_requests = ?, file_test_issues = ?, push_fork = ?, \
+             run_slots = ?, overflow_to_e2b = ? WHERE id = ?",
         )
         .bind(
             change
@@ -259,6 +262,15 @@ impl Store {
                 .unwrap_or(current.push_fork)
                 .map(|fork| fork.full_name()),
         )
+        .bind(
+            change
+                .run_slots
+                .unwrap_or(current.run_slots)
+                .map(|slots| i64::from(slots.max(1))),
+        )
+        .bind(i64::from(
+            change.overflow_to_e2b.unwrap_or(current.overflow_to_e2b),
+        ))
         .bind(id.0)
         .execute(&self.pool)
         .await?;

@@ -21,6 +21,7 @@ macro_rules! repo_columns {
         "r.id, r.owner, r.name, r.default_branch, r.feedback_label, r.custom_instructions, \
          r.monthly_run_quota, r.sandbox_backend, r.agent_preset, r.agent_command, r.docker_image, \
          r.run_timeout_seconds, r.e2b_template, r.network_mode, r.allowed_hosts, r.draft_pull_requests, r.file_test_issues, \
+         r.run_slots, r.overflow_to_e2b, \
          r.push_fork, r.monthly_budget_usd, r.checks_unreadable_since, r.created_at, \
          r.disconnected_at"
     };
@@ -136,6 +137,10 @@ pub fn repo_from_row(row: &SqliteRow) -> Result<Repo, StoreError> {
         },
         draft_pull_requests: row.try_get::<i64, _>("draft_pull_requests")? != 0,
         file_test_issues: row.try_get::<i64, _>("file_test_issues")? != 0,
+        run_slots: row
+            .try_get::<Option<i64>, _>("run_slots")?
+            .and_then(|slots| u32::try_from(slots).ok()),
+        overflow_to_e2b: row.try_get::<i64, _>("overflow_to_e2b")? != 0,
         push_fork: row
             .try_get::<Option<String>, _>("push_fork")?
             .and_then(|text| text.parse().ok()),

@@ -526,7 +526,8 @@ impl Store {
     }
 
     /// Active runs whose driving process has shown no sign of life since `stale_before`
-    /// (it crashed, or the machine restarted).
+    /// (it crashed, or the machine restarted). A run waiting in the queue is not among
+    /// them: another process adopts it (`Store::adopt_orphaned_queued_runs`).
     pub async fn abandoned_runs(
         &self,
         stale_before: chrono::DateTime<Utc>,
@@ -535,7 +536,7 @@ impl Store {
         let rows = sqlx::query(concat!(
             "SELECT ",
             run_columns!(),
-            " FROM runs WHERE status IN ('queued', 'running') \
+            " FROM runs WHERE (status = 'running' OR (status = 'queued' AND parent_run_id IS NOT NULL)) \
               AND COALESCE(heartbeat_at, created_at) < ? ORDER BY id"
         ))
         .bind(stale)

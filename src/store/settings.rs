@@ -60,6 +60,15 @@ crate::stored_text_enum! {
         /// The owner's model prices, over the defaults: `MODEL INPUT OUTPUT [CACHE_WRITE
         /// CACHE_READ]` in dollars per million tokens, entries separated by `;`.
         SpendPrices => "spend.prices",
+        /// How many runs may go at once on this installation (by default one per core,
+        /// from one to four).
+        QueueSlots => "queue.slots",
+        /// How many of them may be Docker sandboxes (no limit of its own by default).
+        QueueSlotsDocker => "queue.slots.docker",
+        /// How many may be E2B sandboxes (no limit of its own by default).
+        QueueSlotsE2b => "queue.slots.e2b",
+        /// How many may be local processes (no limit of its own by default).
+        QueueSlotsLocal => "queue.slots.local",
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::untrusted_inputs::head_is_the_owners;
 use crate::domain::{
-    CommentKind, CommentVersion, Repo, RepoName, SandboxBackend, Stage, VersionOrigin,
+    CommentKind, CommentVersion, Repo, RepoName, Run, SandboxBackend, Stage, VersionOrigin,
 };
 use crate::github::comment_authorship::SignedInAccount;
 use crate::github::comment_publishing::{read_back, CommentPlace, ReadBack};
@@ -145,6 +145,29 @@ impl Pipeline {
         if let Some(usd) = reservation {
             self.store.reserve_budget(run.id, usd).await?;
         }
+        let untrusted_inputs = self.untrusted_inputs_of(&repo, &pull).await?;
+        Ok(BegunQa {
+            pipeline: self.clone(),
+            repo,
+            pull,
+            setup,
+            plan,
+            run,
+            untrusted_inputs,
+        })
+    }
+
+    /// A queued QA run (a stage or a chain) made again from its record: its process
+    /// stopped while it waited. What could refuse it was checked when it was begun.
+    pub(crate) async fn resume_qa(&self, run: Run) -> Result<BegunQa, PipelineError> {
+        let plan = QaPlan::of(run.stage).ok_or(PipelineError::NotAQaStage)?;
+        let pr_number = run.pr_number.ok_or(PipelineError::NotAQaStage)?;
+        let repo = self.store.repo(run.repo_id).await?;
+        let (pull, _) = self
+            .github
+            .pull_request(&self.store, &repo.name, pr_number)
+            .await?;
+        let setup = self.agent_setup(&repo, Some(run.backend), None).await?;
         let untrusted_inputs = self.untrusted_inputs_of(&repo, &pull).await?;
         Ok(BegunQa {
             pipeline: self.clone(),

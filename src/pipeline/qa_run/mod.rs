@@ -43,6 +43,7 @@ use tracing::Instrument as _;
 use super::agent_job::{AgentSetup, Stop};
 use super::reconcile::end_a_run_whose_driving_failed;
 use super::run_log::RunLog;
+use super::run_queue::QueueWaitEnd;
 use super::run_supervision::supervise;
 use super::{Pipeline, PipelineError};
 use crate::domain::run_event::RunEventKind;
@@ -151,14 +152,29 @@ impl BegunQa {
     /// Runs the stage (or the chain) to its end and records how each ended. The run is
     /// ended whatever happens: a store that fails midway still leaves it failed, not
     /// running.
-    pub async fn drive(self) -> Result<QaReport, PipelineError> {
+    pub async fn drive(mut self) -> Result<QaReport, PipelineError> {
         let store = self.pipeline.store.clone();
         let top = self.run.id;
         // Every line the run (and each stage of its chain) logs carries its id.
-        let driven = self
-            .drive_to_the_end()
-            .instrument(tracing::info_span!("run", run = %top))
-            .await;
+        let driven = async {
+            let pipeline = self.pipeline.clone();
+            match pipeline
+                .wait_for_turn(top, &self.repo, &mut self.setup)
+                .await?
+            {
+                QueueWaitEnd::Cancelled => Ok(QaReport {
+                    run: store.run(top).await?,
+                    stages: vec![QaStageReport {
+                        stage: self.plan.stage(),
+                        run: None,
+                        result: QaResult::Cancelled,
+                    }],
+                }),
+                QueueWaitEnd::Started => self.drive_to_the_end().await,
+            }
+        }
+        .instrument(tracing::info_span!("run", run = %top))
+        .await;
         if let Err(error) = &driven {
             end_a_run_whose_driving_failed(&store, top, self.run.feedback_id, error).await;
         }

@@ -1,0 +1,220 @@
+//! `handoff queue`: the run queue. `list` shows the runs going and the waiting ones by
+//! place; `cancel` takes a run out of it; `add` queues code runs of several items (or
+//! every new item of a repository) and drives them here as their slots come; `run`
+//! takes over queued runs whose process stopped and drives them to their end.
+
+use clap::Subcommand;
+use futures::stream::{FuturesUnordered, StreamExt as _};
+
+use super::command_error::CliError;
+use super::output::{dash_if_none, one_line, print_json, Table};
+use super::run_command::pipeline;
+use crate::arguments::JsonFlag;
+use handoff::domain::{FeedbackId, RepoName, RunId, RunStatus};
+use handoff::pipeline::run_queue::AdoptedRun;
+use handoff::pipeline::{CodeRunOptions, Pipeline};
+use handoff::store::{QueueEntry, Store};
+
+#[derive(Debug, Subcommand)]
+pub enum QueueCommand {
+    /// The runs going and those waiting for a slot, by place.
+    List(JsonFlag),
+    /// Take a queued run out of the queue (a running one is asked to stop).
+    Cancel {
+        /// The run id.
+        run: i64,
+    },
+    /// Queue a code run of each item (or of every new item of a repository) and drive
+    /// them here as slots come free; prints a line as each ends, exits 1 if one failed
+    /// or was refused.
+    Add {
+        /// Feedback ids.
+        #[arg(required_unless_present = "all_new")]
+        feedback: Vec<i64>,
+        /// Every new item of this repository (OWNER/NAME), oldest first.
+        #[arg(long, value_name = "REPO", conflicts_with = "feedback")]
+        all_new: Option<RepoName>,
+    },
+    /// Take over the queued runs whose process stopped (a restart, a killed command)
+    /// and drive them here to their end.
+    Run,
+}
+
+pub async fn run(
+    store: &Store,
+    data_dir: &std::path::Path,
+    command: QueueCommand,
+) -> Result<(), CliError> {
+    match command {
+        QueueCommand::List(output) => list(store, data_dir, output).await,
+        QueueCommand::Cancel { run } => cancel(store, data_dir, run).await,
+        QueueCommand::Add { feedback, all_new } => add(store, data_dir, feedback, all_new).await,
+        QueueCommand::Run => take_over(store, data_dir).await,
+    }
+}
+
+/// `queue list`.
+async fn list(store: &Store, data_dir: &std::path::Path, output: JsonFlag) -> Result<(), CliError> {
+    // Without a sign-in the queue is still shown; only E2B's overflow is then unknown.
+    let entries = match pipeline(store, data_dir).await {
+        Ok(pipeline) => pipeline.queue().await?,
+        Err(error) => {
+            tracing::debug!(%error, "the queue is read without the pipeline");
+            store.queue(false).await?
+        }
+    };
+    if output.json {
+        return print_json(&entries);
+    }
+    if entries.is_empty() {
+        println!("The run queue is empty.");
+        return Ok(());
+    }
+    let limits = store.slot_limits().await?;
+    let mut table = Table::new(&["RUN", "STATE", "REPOSITORY", "WHAT", "BACKEND"]);
+    for entry in &entries {
+        table.row(vec![
+            entry.run.id.to_string(),
+            state_of(entry),
+            entry.repo.clone(),
+            what_of(entry),
+            entry.run.backend.to_string(),
+        ]);
+    }
+    print!("{}", table.render());
+    let going = entries
+        .iter()
+        .filter(|entry| entry.run.status == RunStatus::Running)
+        .count();
+    println!(
+        "{going} of {} slots taken (handoff config set queue.slots N to change)",
+        limits.installation
+    );
+    Ok(())
+}
+
+fn state_of(entry: &QueueEntry) -> String {
+    match entry.place {
+        None => "running".to_owned(),
+        Some(0) => "starting".to_owned(),
+        Some(place) => format!("queued #{place}"),
+    }
+}
+
+fn what_of(entry: &QueueEntry) -> String {
+    let on = match (entry.run.feedback_id, entry.run.pr_number) {
+        (Some(item), _) => format!("feedback {item}"),
+        (None, Some(pr)) => format!("PR #{pr}"),
+        (None, None) => "repository".to_owned(),
+    };
+    let title = dash_if_none(entry.title.as_deref().map(one_line));
+    format!("{} of {on}: {title}", entry.run.stage)
+}
+
+/// `queue cancel`.
+async fn cancel(store: &Store, data_dir: &std::path::Path, run: i64) -> Result<(), CliError> {
+    let pipeline = pipeline(store, data_dir).await?;
+    let run = pipeline.cancel_run(RunId(run)).await?;
+    match run.status {
+        RunStatus::Cancelled => println!("run {} left the queue", run.id),
+        _ => println!(
+            "cancel asked for run {}: it leaves the queue, or its sandbox stops, in a moment",
+            run.id
+        ),
+    }
+    Ok(())
+}
+
+/// `queue add`.
+async fn add(
+    store: &Store,
+    data_dir: &std::path::Path,
+    feedback: Vec<i64>,
+    all_new: Option<RepoName>,
+) -> Result<(), CliError> {
+    let pipeline = pipeline(store, data_dir).await?;
+    let items = match &all_new {
+        Some(repo) => pipeline.new_items_of(repo).await?,
+        None => feedback.into_iter().map(FeedbackId).collect(),
+    };
+    if items.is_empty() {
+        println!("No new item to run.");
+        return Ok(());
+    }
+    let mut refused = 0;
+    let driving = FuturesUnordered::new();
+    for (item, begun) in pipeline
+        .begin_code_runs(&items, &CodeRunOptions::default())
+        .await
+    {
+        match begun {
+            Ok(begun) => {
+                println!("feedback {item}: run {} queued", begun.run_id());
+                driving.push(drive(AdoptedRun::Code(Box::new(begun))));
+            }
+            Err(error) => {
+                refused += 1;
+                println!("feedback {item}: refused: {error}");
+            }
+        }
+    }
+    let failed = drive_all(&pipeline, driving).await?;
+    finish(refused + failed)
+}
+
+/// `queue run`.
+async fn take_over(store: &Store, data_dir: &std::path::Path) -> Result<(), CliError> {
+    let pipeline = pipeline(store, data_dir).await?;
+    let adopted = pipeline
+        .adopt_queued_runs(handoff::pipeline::reconcile::silent_since())
+        .await?;
+    if adopted.is_empty() {
+        println!("No queued run waits for a process.");
+        return Ok(());
+    }
+    let driving = FuturesUnordered::new();
+    for run in adopted {
+        println!("run {}: taken over", run.run_id());
+        driving.push(drive(run));
+    }
+    let failed = drive_all(&pipeline, driving).await?;
+    finish(failed)
+}
+
+async fn drive(run: AdoptedRun) -> RunId {
+    let run_id = run.run_id();
+    if let Err(error) = run.drive().await {
+        tracing::error!(run = %run_id, %error, "a queued run ended with an error");
+    }
+    run_id
+}
+
+/// Drives every run to its end, printing a line as each ends; how many did not succeed.
+async fn drive_all(
+    pipeline: &Pipeline,
+    mut driving: FuturesUnordered<impl std::future::Future<Output = RunId>>,
+) -> Result<usize, CliError> {
+    let mut failed = 0;
+    while let Some(run_id) = driving.next().await {
+        let run = pipeline.store.run(run_id).await?;
+        if run.status != RunStatus::Succeeded {
+            failed += 1;
+        }
+        let why = run
+            .failure_message
+            .as_deref()
+            .map(|message| format!(": {}", one_line(message)))
+            .unwrap_or_default();
+        println!("run {run_id} {}{why}", run.status);
+    }
+    Ok(failed)
+}
+
+fn finish(not_succeeded: usize) -> Result<(), CliError> {
+    match not_succeeded {
+        0 => Ok(()),
+        count => Err(CliError::Failure(format!(
+            "{count} run(s) did not succeed or were refused"
+        ))),
+    }
+}

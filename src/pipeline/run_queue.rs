@@ -1,0 +1,222 @@
+//! Waiting in the run queue. Every run, once begun (checked and recorded as
+//! `queued`), waits here for a slot before its sandbox starts: its process asks the
+//! store for its turn every half second, keeps it alive with a heartbeat, tells the
+//! run's log its place as it changes, and gives up when the owner cancels it (the
+//! quota it took is given back: nothing ran). A Docker run the queue sends to E2B
+//! (its repository allows it when Docker's slots are full) gets E2B's sandbox here.
+//!
+//! Queued runs outlive their process: one whose process stopped is adopted by the next
+//! process that runs the queue (the window every few seconds, `handoff queue run`),
+//! which makes it again from its record and drives it.
+
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinHandle;
+
+use super::agent_job::AgentSetup;
+use super::code_run::BegunCodeRun;
+use super::lessons_run::BegunLessons;
+use super::qa_run::BegunQa;
+use super::run_log::RunLog;
+use super::spawned_run::spawn_watched_run;
+use super::{Pipeline, PipelineError};
+use crate::domain::{Repo, Run, RunFailureCode, RunId, RunStatus, Stage};
+use crate::secrets::SecretName;
+use crate::store::{QueueEntry, RunOutcome, StoreError, TakenTurn};
+
+/// How often a waiting run asks for its turn.
+const QUEUE_POLL: Duration = Duration::from_millis(500);
+
+/// How a run's wait in the queue ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum QueueWaitEnd {
+    /// It holds a slot and is running.
+    Started,
+    /// The owner cancelled it while it waited; it has been ended as cancelled.
+    Cancelled,
+}
+
+/// A queued run whose process stopped, made again from its record by the process that
+/// adopted it.
+#[derive(Debug)]
+pub enum AdoptedRun {
+    Code(Box<BegunCodeRun>),
+    Qa(Box<BegunQa>),
+    Lessons(Box<BegunLessons>),
+}
+
+impl AdoptedRun {
+    pub fn run_id(&self) -> RunId {
+        match self {
+            AdoptedRun::Code(run) => run.run_id(),
+            AdoptedRun::Qa(run) => run.run_id(),
+            AdoptedRun::Lessons(run) => run.run_id(),
+        }
+    }
+
+    /// Drives it to its end here.
+    pub async fn drive(self) -> Result<(), PipelineError> {
+        match self {
+            AdoptedRun::Code(run) => run.drive().await.map(drop),
+            AdoptedRun::Qa(run) => run.drive().await.map(drop),
+            AdoptedRun::Lessons(run) => run.drive().await.map(drop),
+        }
+    }
+
+    /// Drives it in a task of its own, watched (`spawned_run`).
+    pub fn drive_in_background(self, pipeline: Pipeline) -> JoinHandle<()> {
+        let run_id = self.run_id();
+        spawn_watched_run(pipeline, run_id, "a run taken over from the queue", self.drive())
+    }
+}
+
+impl Pipeline {
+    /// Whether runs may go to E2B on this installation (its key is set).
+    pub async fn e2b_usable(&self) -> bool {
+        let key = SecretName::E2bApiKey {
+            api_host: self.settings.e2b.api_host(),
+        };
+        matches!(self.secrets.get(&key).await, Ok(Some(_)))
+    }
+
+    /// The queue as the owner sees it: the runs going, then the waiting ones by place.
+    pub async fn queue(&self) -> Result<Vec<QueueEntry>, PipelineError> {
+        Ok(self.store.queue(self.e2b_usable().await).await?)
+    }
+
+    /// Waits until queued run `run_id` gets a slot (it is then `running`) or is
+    /// cancelled (it is then ended, its quota given back). `setup` is made again for E2B
+    /// when the queue sends a Docker run there.
+    pub(crate) async fn wait_for_turn(
+        &self,
+        run_id: RunId,
+        repo: &Repo,
+        setup: &mut AgentSetup,
+    ) -> Result<QueueWaitEnd, PipelineError> {
+        let log = RunLog::new(self.store.clone(), run_id, setup.redactor.clone());
+        let e2b_usable = repo.overflow_to_e2b && self.e2b_usable().await;
+        let mut told_place = None;
+        let mut last_sign_of_life = Instant::now();
+        loop {
+            match self.store.take_queue_turn(run_id, e2b_usable).await? {
+                TakenTurn::Started { backend } => {
+                    if told_place.is_some() {
+                        log.say("a slot is free: the run starts").await?;
+                    }
+                    if backend != setup.sandbox.backend() {
+                        let why = format!(
+                            "{}'s slots were full, so this run went to {backend} (the repository allows it)",
+                            setup.sandbox.backend()
+                        );
+                        log.say(&why).await?;
+                        self.store.add_run_note(run_id, &why).await?;
+                        *setup = self.agent_setup(repo, Some(backend), Some(setup.timeout)).await?;
+                    }
+                    return Ok(QueueWaitEnd::Started);
+                }
+                TakenTurn::Waiting { place } => {
+                    if told_place != Some(place) {
+                        log.say(&format!("waiting in the run queue: place {place}"))
+                            .await?;
+                        told_place = Some(place);
+                    }
+                }
+                TakenTurn::CancelRequested => {
+                    self.end_queued_run_cancelled(run_id).await?;
+                    return Ok(QueueWaitEnd::Cancelled);
+                }
+                TakenTurn::NotQueued { status } => {
+                    return match status {
+                        // Begun runs are always queued; one already going is driven twice.
+                        RunStatus::Running => Err(PipelineError::Store(StoreError::Corrupt(
+                            format!("run {run_id} was started by another process"),
+                        ))),
+                        _ => Err(PipelineError::Store(StoreError::RunAlreadyFinished(run_id))),
+                    };
+                }
+            }
+            if last_sign_of_life.elapsed() >= self.settings.heartbeat_interval {
+                self.store.heartbeat(run_id).await?;
+                last_sign_of_life = Instant::now();
+            }
+            tokio::time::sleep(QUEUE_POLL).await;
+        }
+    }
+
+    /// Ends a run cancelled before it started: nothing ran, so its quota comes back.
+    async fn end_queued_run_cancelled(&self, run_id: RunId) -> Result<Run, PipelineError> {
+        let run = self
+            .store
+            .finish_run(
+                run_id,
+                &RunOutcome::Cancelled {
+                    reason: "cancelled while it waited in the run queue".to_owned(),
+                },
+            )
+            .await?;
+        self.store.settle_quota(run_id, 0).await?;
+        Ok(run)
+    }
+
+    /// Cancels run `run_id`: a queued run whose process stopped is ended here and now,
+    /// any other active run is asked to stop (its process ends it).
+    pub async fn cancel_run(&self, run_id: RunId) -> Result<Run, PipelineError> {
+        let run = self.store.request_cancel(run_id).await?;
+        if run.status == RunStatus::Queued && run.parent_run_id.is_none() {
+            let stale_before = super::reconcile::silent_since();
+            if self
+                .store
+                .adopt_queued_run(run_id, stale_before)
+                .await?
+            {
+                return self.end_queued_run_cancelled(run_id).await;
+            }
+        }
+        Ok(run)
+    }
+
+    /// Adopts every queued run whose process stopped (silent since `stale_before`) and
+    /// makes each again from its record, for the caller to drive. One that cannot be
+    /// made again (its repository disconnected, its setup broken) is ended as failed,
+    /// saying why.
+    pub async fn adopt_queued_runs(
+        &self,
+        stale_before: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Vec<AdoptedRun>, PipelineError> {
+        let mut adopted = Vec::new();
+        for run in self.store.adopt_orphaned_queued_runs(stale_before).await? {
+            let run_id = run.id;
+            let made = match run.stage {
+                Stage::Code => self.resume_code_run(run.clone()).await.map(|run| AdoptedRun::Code(Box::new(run))),
+                Stage::Lessons => self
+                    .resume_lessons(run.clone())
+                    .await
+                    .map(|run| AdoptedRun::Lessons(Box::new(run))),
+                _ => self.resume_qa(run.clone()).await.map(|run| AdoptedRun::Qa(Box::new(run))),
+            };
+            match made {
+                Ok(made) => {
+                    tracing::info!(run = %run_id, "a queued run whose process stopped was taken over");
+                    adopted.push(made);
+                }
+                Err(error) => {
+                    tracing::warn!(run = %run_id, %error, "a queued run whose process stopped could not be taken over; it is ended");
+                    self.store
+                        .finish_run(
+                            run_id,
+                            &RunOutcome::Failed {
+                                failure_code: RunFailureCode::Abandoned,
+                                message: format!(
+                                    "Handoff stopped while this run waited in the queue, and it could not be started again: {error}"
+                                ),
+                                exit_code: None,
+                            },
+                        )
+                        .await?;
+                    self.store.settle_quota(run_id, 0).await?;
+                }
+            }
+        }
+        Ok(adopted)
+    }
+}
