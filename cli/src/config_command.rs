@@ -87,7 +87,9 @@ pub async fn run(store: &Store, command: ConfigCommand) -> Result<(), CliError> 
             }
             if matches!(
                 key,
-                SettingKey::QueueSlotsDocker | SettingKey::QueueSlotsE2b | SettingKey::QueueSlotsLocal
+                SettingKey::QueueSlotsDocker
+                    | SettingKey::QueueSlotsE2b
+                    | SettingKey::QueueSlotsLocal
             ) {
                 handoff::store::parse_slot_count(value, true)
                     .map_err(|refusal| CliError::Usage(format!("{name}: {refusal}")))?;

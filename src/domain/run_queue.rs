@@ -88,7 +88,10 @@ pub fn queue_turns(
     let mut ordered: Vec<(u32, usize, &QueuedRun)> = Vec::with_capacity(queued.len());
     let mut seen_per_repo: Vec<(RepoId, u32)> = Vec::new();
     for (arrival, run) in queued.iter().enumerate() {
-        let earlier = match seen_per_repo.iter_mut().find(|(repo, _)| *repo == run.repo_id) {
+        let earlier = match seen_per_repo
+            .iter_mut()
+            .find(|(repo, _)| *repo == run.repo_id)
+        {
             Some((_, count)) => {
                 *count += 1;
                 *count - 1

@@ -157,9 +157,9 @@ impl Pipeline {
     /// waited. What could refuse it was checked when it was begun.
     pub(crate) async fn resume_code_run(&self, run: Run) -> Result<BegunCodeRun, PipelineError> {
         let repo = self.store.repo(run.repo_id).await?;
-        let kind = run.code_run_kind.ok_or_else(|| {
-            StoreError::Corrupt(format!("code run {} without its kind", run.id))
-        })?;
+        let kind = run
+            .code_run_kind
+            .ok_or_else(|| StoreError::Corrupt(format!("code run {} without its kind", run.id)))?;
         let quota = self.store.quota_status(repo.id, chrono::Utc::now()).await?;
         let setup = self.agent_setup(&repo, Some(run.backend), None).await?;
         Ok(BegunCodeRun {

@@ -66,7 +66,12 @@ impl AdoptedRun {
     /// Drives it in a task of its own, watched (`spawned_run`).
     pub fn drive_in_background(self, pipeline: Pipeline) -> JoinHandle<()> {
         let run_id = self.run_id();
-        spawn_watched_run(pipeline, run_id, "a run taken over from the queue", self.drive())
+        spawn_watched_run(
+            pipeline,
+            run_id,
+            "a run taken over from the queue",
+            self.drive(),
+        )
     }
 }
 
@@ -110,7 +115,9 @@ impl Pipeline {
                         );
                         log.say(&why).await?;
                         self.store.add_run_note(run_id, &why).await?;
-                        *setup = self.agent_setup(repo, Some(backend), Some(setup.timeout)).await?;
+                        *setup = self
+                            .agent_setup(repo, Some(backend), Some(setup.timeout))
+                            .await?;
                     }
                     return Ok(QueueWaitEnd::Started);
                 }
@@ -164,11 +171,7 @@ impl Pipeline {
         let run = self.store.request_cancel(run_id).await?;
         if run.status == RunStatus::Queued && run.parent_run_id.is_none() {
             let stale_before = super::reconcile::silent_since();
-            if self
-                .store
-                .adopt_queued_run(run_id, stale_before)
-                .await?
-            {
+            if self.store.adopt_queued_run(run_id, stale_before).await? {
                 return self.end_queued_run_cancelled(run_id).await;
             }
         }
@@ -187,12 +190,18 @@ impl Pipeline {
         for run in self.store.adopt_orphaned_queued_runs(stale_before).await? {
             let run_id = run.id;
             let made = match run.stage {
-                Stage::Code => self.resume_code_run(run.clone()).await.map(|run| AdoptedRun::Code(Box::new(run))),
+                Stage::Code => self
+                    .resume_code_run(run.clone())
+                    .await
+                    .map(|run| AdoptedRun::Code(Box::new(run))),
                 Stage::Lessons => self
                     .resume_lessons(run.clone())
                     .await
                     .map(|run| AdoptedRun::Lessons(Box::new(run))),
-                _ => self.resume_qa(run.clone()).await.map(|run| AdoptedRun::Qa(Box::new(run))),
+                _ => self
+                    .resume_qa(run.clone())
+                    .await
+                    .map(|run| AdoptedRun::Qa(Box::new(run))),
             };
             match made {
                 Ok(made) => {

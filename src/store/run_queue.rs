@@ -263,7 +263,10 @@ async fn turn_of(
     if status != RunStatus::Queued {
         return Ok(Some(TakenTurn::NotQueued { status }));
     }
-    if row.try_get::<Option<String>, _>("cancel_requested_at")?.is_some() {
+    if row
+        .try_get::<Option<String>, _>("cancel_requested_at")?
+        .is_some()
+    {
         return Ok(Some(TakenTurn::CancelRequested));
     }
     let turns = turns_in(connection, limits, e2b_usable).await?;
