@@ -27,7 +27,7 @@ use super::host_git::{GitError, HostGit};
 use super::{Pipeline, PipelineError};
 use crate::domain::{FeedbackId, FeedbackStatus, SandboxBackend};
 use crate::sandbox::{Sandbox, SandboxError};
-use crate::store::StoreError;
+use crate::store::{RunFilter, StoreError};
 
 /// The record's file in an item's folder.
 const RECORD_FILE: &str = "copy.json";
@@ -241,6 +241,21 @@ impl Pipeline {
                 continue;
             };
             let kept = KeptCopy::of(&self.data_dir, FeedbackId(id));
+            // A copy its item's run is using (or waits in the queue to use) stays, however
+            // long it sat before: runs of other items end, and prune, while it runs.
+            let in_use = !self
+                .store
+                .runs(&RunFilter {
+                    feedback_id: Some(kept.feedback_id),
+                    active_only: true,
+                    limit: Some(1),
+                })
+                .await?
+                .is_empty();
+            if in_use {
+                kept_ids.push(kept.feedback_id);
+                continue;
+            }
             let reason = match self.store.feedback(kept.feedback_id).await {
                 Ok(item) if item.status == FeedbackStatus::Merged => Some(DropReason::Merged),
                 Ok(_) => match self.kept_copy_retention() {

@@ -291,3 +291,28 @@ async fn what_a_run_plants_in_the_kept_copys_git_folder_is_gone_before_the_next_
         Some("changed by hand\n")
     );
 }
+
+#[tokio::test]
+async fn a_copy_its_items_run_is_using_stays_while_other_runs_end_and_prune() {
+    // Kept copies are dropped as soon as they sit unused for a moment.
+    let mut settings = quick_settings();
+    settings.kept_copy_retention = Some(Duration::from_millis(1));
+    let world = world_with(settings).await;
+    let long = world
+        .feedback("Long", "@@sleep 4\n@@write long.txt done")
+        .await;
+    let short = world.feedback("Short", "@@write short.txt done").await;
+
+    let (long_run, driving) = world.start_in_background(&long).await;
+    world.wait_until_the_agent_runs(long_run).await;
+    // Another item's run ends meanwhile, and prunes.
+    let report = world.run(&short, None).await;
+    assert_succeeded(&report, &world.log_text(&report).await);
+    assert!(
+        kept_repo(&world, &long).is_dir(),
+        "the running item's copy was dropped under it"
+    );
+
+    let long_report = driving.await.unwrap().unwrap();
+    assert_succeeded(&long_report, &world.log_text(&long_report).await);
+}
