@@ -21,6 +21,8 @@ mod pull_request_workspace;
 mod push_safety;
 mod qa_stages_docker;
 mod qa_stages_local;
+mod run_queue_docker;
+mod run_queue_local;
 mod run_watch;
 mod sandbox_e2b;
 mod sandbox_network_docker;

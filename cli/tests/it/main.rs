@@ -8,6 +8,7 @@ mod cli_lessons;
 mod cli_log;
 mod cli_pipeline;
 mod cli_qa;
+mod cli_queue;
 mod cli_setup;
 mod cli_spend;
 mod real_agent_journeys;

@@ -33,6 +33,14 @@ async fn a_run_whose_process_died_leaves_coding_while_the_window_stays_open() {
     let app = world.open_signed_in_window().await;
     seed::start_run(&world.store, &feedback).await;
     let run = seed::active_run(&world.store, &feedback).await;
+    // Its process took its slot in the run queue and started it (a queued run whose
+    // process stopped is taken over instead: `run_queue_local`).
+    assert_eq!(
+        world.store.take_queue_turn(run.id, false).await.unwrap(),
+        handoff::store::TakenTurn::Started {
+            backend: handoff::domain::SandboxBackend::Docker
+        }
+    );
     let coding = app
         .eventually(&column_of(feedback.id.0), |value| value == "CODING")
         .await;
