@@ -12,7 +12,7 @@ use super::records::{FeedbackRecord, QuotaRecord, RunRecord};
 use handoff::domain::managed_comment::CommentKind;
 use handoff::domain::{
     code_run_kind, CodeRunKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, FollowUpId,
-    FollowUpOrigin, FollowUpSource, RepoName, VersionOrigin,
+    FollowUpOrigin, FollowUpSource, RepoName, RunStatus, VersionOrigin,
 };
 use handoff::error_code::CodedError;
 use handoff::markdown::render_markdown;
@@ -118,6 +118,8 @@ pub struct FeedbackDetail {
     pub body_raw: RevealedText,
     pub thread: Vec<ThreadEntry>,
     pub runs: Vec<RunRecord>,
+    /// The places in the run queue of the item's queued runs.
+    pub queue_places: Vec<QueuePlaceRecord>,
     /// Held runs whose commits the owner approved and Handoff pushed.
     pub pushed_held_runs: Vec<i64>,
     /// The owner's lessons each run's prompt carried (runs that carried none are left
@@ -125,6 +127,14 @@ pub struct FeedbackDetail {
     pub run_lessons: Vec<RunLessonsRecord>,
     pub comments: Vec<CommentSummary>,
     pub next_run: NextRun,
+}
+
+/// Where one queued run stands in the run queue (place 0: its turn came, it starts).
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct QueuePlaceRecord {
+    pub run_id: i64,
+    pub place: u32,
 }
 
 fn next_run(feedback: &Feedback, quota: QuotaStatus) -> NextRun {
@@ -248,7 +258,20 @@ pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, C
         }
     }
     let quota = store.quota_status(feedback.repo_id, Utc::now()).await?;
+    let mut queue_places = Vec::new();
+    if runs.iter().any(|run| run.status == RunStatus::Queued) {
+        let places = crate::run_queue::queue_places(store).await?;
+        for run in &runs {
+            if let Some(place) = places.get(&run.id) {
+                queue_places.push(QueuePlaceRecord {
+                    run_id: run.id.0,
+                    place: *place,
+                });
+            }
+        }
+    }
     Ok(FeedbackDetail {
+        queue_places,
         body_html: render_markdown(&feedback.body),
         body_raw: reveal_hidden_parts(&format!("{}\n\n{}", feedback.title, feedback.body)),
         next_run: next_run(&feedback, quota),

@@ -10,6 +10,8 @@
 //!   page's casing;
 //! - [`feedback_view`]: one item with its thread, runs and comments; new feedback;
 //! - [`runs`]: starting, cancelling and following runs;
+//! - [`run_queue`]: queued runs' places, runs of several items at once, new items per
+//!   repository;
 //! - [`pull_requests`]: the list of open pull requests;
 //! - [`pull_request_workspace`]: a PR's stage strip, comment panes and test results, and
 //!   starting a stage;
@@ -36,6 +38,7 @@ pub mod pull_request_workspace;
 pub mod pull_requests;
 pub mod records;
 pub mod repositories;
+pub mod run_queue;
 pub mod runs;
 pub mod session;
 pub mod setup;
@@ -155,10 +158,12 @@ impl DashboardQuery {
 
 /// The dashboard for `query`.
 pub async fn dashboard(store: &Store, query: &DashboardQuery) -> Result<BoardView, CodedError> {
-    Ok(store
+    let mut board: BoardView = store
         .dashboard_limited(&query.to_filter()?, query.cards_per_column)
         .await?
-        .into())
+        .into();
+    run_queue::place_queued_cards(store, &mut board).await?;
+    Ok(board)
 }
 
 /// Connected repositories, for the filter menu.

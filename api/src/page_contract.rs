@@ -202,6 +202,8 @@ fn visit_every_root(collector: &mut Collector) {
     collector.visit::<feedback_view::NewFeedbackInput>();
     collector.visit::<runs::HeldCommitsRecord>();
     collector.visit::<runs::HeldPushRecord>();
+    collector.visit::<run_queue::BulkRunRecord>();
+    collector.visit::<run_queue::NewItemsRecord>();
     collector.visit::<comments::EditPreview>();
     collector.visit::<comments::HistoryEntry>();
     collector.visit::<comments::VersionComparison>();

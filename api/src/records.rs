@@ -306,6 +306,8 @@ pub struct LastRunRecord {
     pub status: RunStatus,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
+    /// A queued run's place in the run queue (0: its turn came, it is starting).
+    pub queue_place: Option<u32>,
 }
 
 impl From<Dashboard> for BoardView {
@@ -360,6 +362,7 @@ impl From<LastRunSummary> for LastRunRecord {
             status: run.status,
             started_at: run.started_at,
             finished_at: run.finished_at,
+            queue_place: None,
         }
     }
 }

@@ -14,6 +14,7 @@ use handoff_api::pull_request_workspace::{self, WorkspaceView};
 use handoff_api::pull_requests::{self, PullRequestQuery, PullRequestRow};
 use handoff_api::records::{BoardView, FeedbackRecord, LogChunkRecord, RepoRecord};
 use handoff_api::repositories::{self, RepoSettingsInput, RepoSettingsView, RepositoryChoice};
+use handoff_api::run_queue::{self, BulkRunRecord, NewItemsRecord};
 use handoff_api::session::{self, SessionStatus};
 use handoff_api::setup::{self, DeviceSignIn, KeyState};
 use handoff_api::spend::{self, AgentStepRecord, BudgetSettingsInput, SpendView};
@@ -104,6 +105,24 @@ pub async fn start_run(
 #[tauri::command]
 pub async fn cancel_run(state: State<'_, DesktopState>, run_id: i64) -> Answer<()> {
     runs::cancel_run(state.core()?, run_id).await
+}
+
+#[tauri::command]
+pub async fn start_code_runs(
+    state: State<'_, DesktopState>,
+    feedback_ids: Vec<i64>,
+) -> Answer<BulkRunRecord> {
+    run_queue::start_code_runs(state.core()?, &feedback_ids).await
+}
+
+#[tauri::command]
+pub async fn run_all_new(state: State<'_, DesktopState>, repo: String) -> Answer<BulkRunRecord> {
+    run_queue::run_all_new(state.core()?, &repo).await
+}
+
+#[tauri::command]
+pub async fn new_items_by_repo(state: State<'_, DesktopState>) -> Answer<Vec<NewItemsRecord>> {
+    run_queue::new_items_by_repo(state.core()?).await
 }
 
 #[tauri::command]

@@ -201,6 +201,23 @@ impl Store {
         Ok(adopted.rows_affected() == 1)
     }
 
+    /// The place of each queued run (0: its turn came and it is starting), for the
+    /// cards and panels that show where a run stands.
+    pub async fn queue_places(
+        &self,
+        e2b_usable: bool,
+    ) -> Result<std::collections::HashMap<RunId, u32>, StoreError> {
+        Ok(self
+            .queue_turns(e2b_usable)
+            .await?
+            .into_iter()
+            .map(|(run, turn)| match turn {
+                QueueTurn::Start { .. } => (run, 0),
+                QueueTurn::Wait { place } => (run, place),
+            })
+            .collect())
+    }
+
     /// The queue as the owner sees it: the runs going, then the waiting ones by place.
     pub async fn queue(&self, e2b_usable: bool) -> Result<Vec<QueueEntry>, StoreError> {
         let turns = self.queue_turns(e2b_usable).await?;

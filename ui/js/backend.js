@@ -55,6 +55,12 @@ export const backend = {
   startRun: (feedbackId, instructions) => call("start_run", { feedbackId, instructions }),
   /** @param {number} runId @returns {Promise<void>} */
   cancelRun: (runId) => call("cancel_run", { runId }),
+  /** @param {number[]} feedbackIds @returns {Promise<import("./contract.js").BulkRunRecord>} */
+  startCodeRuns: (feedbackIds) => call("start_code_runs", { feedbackIds }),
+  /** @param {string} repo @returns {Promise<import("./contract.js").BulkRunRecord>} */
+  runAllNew: (repo) => call("run_all_new", { repo }),
+  /** @returns {Promise<import("./contract.js").NewItemsRecord[]>} */
+  newItemsByRepo: () => call("new_items_by_repo"),
   /** @param {number} runId @returns {Promise<import("./contract.js").HeldCommitsRecord>} */
   heldCommits: (runId) => call("held_commits", { runId }),
   /** @param {number} runId @param {string} endSha @returns {Promise<import("./contract.js").HeldPushRecord>} */

@@ -8,12 +8,17 @@
 // built (`data-cards-drawn`), so the tests can see that a heartbeat draws none. Times
 // ("5 min ago") are brought up to date by a clock once a minute, in place.
 //
+// A NEW or FAILED card has a box to pick it for a run of several items at once; a card
+// whose run waits in the run queue says its place.
+//
 // A column gets only its most recently changed cards at first, and more once its end is
 // scrolled into view: a board of ten thousand items draws a few hundred cards.
 
 import { money, plural, relativeTime, runStatusWords } from "./format.js";
 
 const columnTemplate = document.getElementById("column-template");
+// The statuses whose items a plain run (no new instructions) takes.
+const RUNNABLE_STATUSES = new Set(["NEW", "FAILED"]);
 const cardTemplate = document.getElementById("card-template");
 
 // The cards on the board by feedback id: the data they were drawn from, and the element.
@@ -76,6 +81,24 @@ function cardElement(card, actions) {
     cost.title = `LLM cost of ${plural(card.runCount, "run")}`;
   }
 
+  const pick = element.querySelector(".card-pick");
+  if (actions.picked && RUNNABLE_STATUSES.has(card.status)) {
+    pick.hidden = false;
+    const box = pick.querySelector("input");
+    box.checked = actions.picked.has(card.feedbackId);
+    box.setAttribute("aria-label", `Pick "${card.title}" for a run`);
+    pick.addEventListener("click", (event) => event.stopPropagation());
+    box.addEventListener("change", () => actions.pick(card.feedbackId, box.checked));
+  }
+
+  const place = card.lastRun?.status === "queued" ? card.lastRun.queuePlace : null;
+  if (place != null) {
+    const badge = element.querySelector(".queue-place");
+    badge.hidden = false;
+    badge.textContent = place === 0 ? "Starting" : `Queued · #${place}`;
+    badge.title = place === 0 ? "A slot is free: the run is starting" : `Place ${place} in the run queue`;
+  }
+
   const lastRun = element.querySelector(".last-run");
   if (card.lastRun) {
     const run = card.lastRun;
@@ -97,7 +120,8 @@ function cardElement(card, actions) {
 
 // The card's element: the one on the board when its data did not change.
 function cardFor(card, actions) {
-  const signature = JSON.stringify(card) + (actions.selected === card.feedbackId ? "|selected" : "");
+  const signature = JSON.stringify(card) + (actions.selected === card.feedbackId ? "|selected" : "")
+    + (actions.picked?.has(card.feedbackId) ? "|picked" : "");
   const drawn = drawnCards.get(card.feedbackId);
   if (drawn && drawn.signature === signature) return drawn.element;
   const element = cardElement(card, actions);
@@ -130,6 +154,10 @@ function columnFor(group, actions) {
   if (!drawn) {
     const element = columnTemplate.content.firstElementChild.cloneNode(true);
     element.dataset.status = group.status;
+    if (group.status === "NEW") {
+      const runAllNew = element.querySelector(".run-all-new");
+      runAllNew.addEventListener("click", () => actions.runAllNew?.());
+    }
     drawn = { element, more: moreLine(group.status, actions) };
     drawnColumns.set(group.status, drawn);
   }
@@ -146,6 +174,7 @@ function columnFor(group, actions) {
   }
   if (!sameElements(list, cards)) list.replaceChildren(...cards);
   element.querySelector(".column-empty").hidden = group.total > 0;
+  if (group.status === "NEW") element.querySelector(".run-all-new").hidden = group.total === 0;
   return element;
 }
 

@@ -54,6 +54,11 @@
  */
 
 /**
+ * What asking for runs of several items did: each item queued or refused.
+ * @typedef {{ queued: Array<QueuedItemRecord>, refused: Array<RefusedItemRecord>, }} BulkRunRecord
+ */
+
+/**
  * One line of a comparison between two texts.
  * @typedef {{ change: LineChange, text: string, }} ChangedLineRecord
  */
@@ -132,7 +137,7 @@
 
 /**
  * An item with its thread, its runs and its PR's comments.
- * @typedef {{ feedback: FeedbackRecord, bodyHtml: string, bodyRaw: RevealedText, thread: Array<ThreadEntry>, runs: Array<RunRecord>, pushedHeldRuns: Array<number>, runLessons: Array<RunLessonsRecord>, comments: Array<CommentSummary>, nextRun: NextRun, }} FeedbackDetail
+ * @typedef {{ feedback: FeedbackRecord, bodyHtml: string, bodyRaw: RevealedText, thread: Array<ThreadEntry>, runs: Array<RunRecord>, queuePlaces: Array<QueuePlaceRecord>, pushedHeldRuns: Array<number>, runLessons: Array<RunLessonsRecord>, comments: Array<CommentSummary>, nextRun: NextRun, }} FeedbackDetail
  */
 
 /**
@@ -193,7 +198,7 @@
 
 /**
  * The latest run of a card.
- * @typedef {{ id: number, stage: Stage, status: RunStatus, startedAt: string | null, finishedAt: string | null, }} LastRunRecord
+ * @typedef {{ id: number, stage: Stage, status: RunStatus, startedAt: string | null, finishedAt: string | null, queuePlace: number | null, }} LastRunRecord
  */
 
 /**
@@ -275,6 +280,11 @@
  */
 
 /**
+ * How many new items a repository holds, for "Run all new".
+ * @typedef {{ repo: string, count: number, }} NewItemsRecord
+ */
+
+/**
  * What the run button does now.
  * @typedef {{ kind: NextRunKind, label: string, enabled: boolean, reason: string | null, quota: QuotaRecord, }} NextRun
  */
@@ -339,8 +349,23 @@
  */
 
 /**
+ * Where one queued run stands in the run queue (place 0: its turn came, it starts).
+ * @typedef {{ runId: number, place: number, }} QueuePlaceRecord
+ */
+
+/**
+ * One item's run, queued.
+ * @typedef {{ feedbackId: number, runId: number, }} QueuedItemRecord
+ */
+
+/**
  * A repository's monthly run quota: `None` means no limit.
  * @typedef {{ quota: number | null, used: number, left: number | null, exhausted: boolean, }} QuotaRecord
+ */
+
+/**
+ * One item that was not queued, and why.
+ * @typedef {{ feedbackId: number, code: ErrorCode, message: string, }} RefusedItemRecord
  */
 
 /**
@@ -350,12 +375,12 @@
 
 /**
  * A connected (or disconnected) repository and its settings.
- * @typedef {{ id: number, name: RepoName, defaultBranch: string, feedbackLabel: string, customInstructions: string, monthlyRunQuota: number | null, monthlyBudgetUsd: number | null, sandboxBackend: SandboxBackend, agentPreset: string, agentCommand: string | null, dockerImage: string | null, runTimeoutSeconds: number, e2bTemplate: string | null, networkMode: NetworkMode, allowedHosts: Array<string>, draftPullRequests: boolean, fileTestIssues: boolean, pushFork: string | null, createdAt: string, disconnectedAt: string | null, }} RepoRecord
+ * @typedef {{ id: number, name: RepoName, defaultBranch: string, feedbackLabel: string, customInstructions: string, monthlyRunQuota: number | null, monthlyBudgetUsd: number | null, sandboxBackend: SandboxBackend, agentPreset: string, agentCommand: string | null, dockerImage: string | null, runTimeoutSeconds: number, e2bTemplate: string | null, networkMode: NetworkMode, allowedHosts: Array<string>, draftPullRequests: boolean, fileTestIssues: boolean, runSlots: number | null, overflowToE2b: boolean, pushFork: string | null, createdAt: string, disconnectedAt: string | null, }} RepoRecord
  */
 
 /**
  * A change of settings as the window sends it: empty text means "the default".
- * @typedef {{ defaultBranch: string | null, feedbackLabel: string | null, customInstructions: string | null, monthlyRunQuota: number | null | null, sandboxBackend: string | null, agentPreset: string | null, agentCommand: string | null, dockerImage: string | null, e2bTemplate: string | null, networkMode: string | null, allowedHosts: string | null, draftPullRequests: boolean | null, fileTestIssues: boolean | null, pushFork: string | null, monthlyBudget: string | null, }} RepoSettingsInput
+ * @typedef {{ defaultBranch: string | null, feedbackLabel: string | null, customInstructions: string | null, monthlyRunQuota: number | null | null, sandboxBackend: string | null, agentPreset: string | null, agentCommand: string | null, dockerImage: string | null, e2bTemplate: string | null, networkMode: string | null, allowedHosts: string | null, draftPullRequests: boolean | null, fileTestIssues: boolean | null, runSlots: string | null, overflowToE2b: boolean | null, pushFork: string | null, monthlyBudget: string | null, }} RepoSettingsInput
  */
 
 /**

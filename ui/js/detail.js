@@ -266,7 +266,7 @@ function renderThread(detail) {
   return section;
 }
 
-function runRow(run, heldAndPushed = false, lessons = []) {
+function runRow(run, heldAndPushed = false, lessons = [], queuePlace = null) {
   const active = run.status === "queued" || run.status === "running";
   const when = relativeTime(run.finishedAt ?? run.startedAt ?? run.createdAt);
   const summary = el("div", { class: "run-summary" }, [
@@ -278,6 +278,14 @@ function runRow(run, heldAndPushed = false, lessons = []) {
   ]);
   const row = el("li", { class: "run", dataset: { runId: String(run.id), runStatus: run.status } }, [summary]);
   if (run.failureMessage) row.append(el("p", { class: "run-failure", text: run.failureMessage }));
+  if (run.status === "queued" && queuePlace != null) {
+    row.append(el("p", {
+      class: "run-queue-place",
+      text: queuePlace === 0
+        ? "A slot is free: the run is starting."
+        : `Waiting in the run queue: place ${queuePlace}. It starts when a slot is free; Cancel takes it out.`,
+    }));
+  }
   for (const note of run.notes ?? []) row.append(el("p", { class: "run-note", text: `⚠ ${note}` }));
   if (lessons.length) {
     row.append(el("details", { class: "run-lessons" }, [
@@ -395,6 +403,7 @@ function renderRuns(detail) {
     run,
     detail.pushedHeldRuns.includes(run.id),
     detail.runLessons.find((carried) => carried.runId === run.id)?.rules ?? [],
+    detail.queuePlaces.find((queued) => queued.runId === run.id)?.place ?? null,
   ))));
   return section;
 }

@@ -17,6 +17,7 @@ import { loadPullList, configurePullList, setPullRepos } from "./pull_list.js";
 import { openWorkspace, refreshWorkspace, shownWorkspace, closeWorkspace, configureWorkspace, workspaceShows } from "./workspace.js";
 import { refreshOutboxButton, configureOutbox } from "./outbox.js";
 import { refreshLessons } from "./lessons.js";
+import { configureBulkRuns, keepPickedOn } from "./bulk_runs.js";
 
 const board = document.getElementById("board");
 const summary = document.getElementById("summary");
@@ -144,6 +145,7 @@ async function loadDashboard() {
     ? `${plural(dashboard.total, "item")} match`
     : plural(dashboard.total, "item");
   actions.selected = shownFeedback();
+  keepPickedOn(dashboard);
   renderBoard(board, dashboard, { onlyStatus: query.status, actions });
   // How long the store's answer and the drawing took: up to the drawn DOM, and laid out
   // and painted (the next task after the next frame). The benchmark of a large board
@@ -199,6 +201,10 @@ const firstStepActions = {
   sync: () => document.getElementById("sync-now").click(),
 };
 
+configureBulkRuns(actions, {
+  redraw: () => loadDashboard().catch(showNotice),
+  repoShown: () => repoFilter.value,
+});
 configureSettings({ signIn, changed: () => loadSession().then(reload) });
 configurePullList(openPullRequestWorkspace);
 configureWorkspace({

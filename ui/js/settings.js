@@ -250,6 +250,8 @@ async function renderRepoSettings(fullName) {
   draft.checked = Boolean(repo.draftPullRequests);
   const testIssues = el("input", { attrs: { type: "checkbox", name: "fileTestIssues" } });
   testIssues.checked = Boolean(repo.fileTestIssues);
+  const overflow = el("input", { attrs: { type: "checkbox", name: "overflowToE2b" } });
+  overflow.checked = Boolean(repo.overflowToE2b);
 
   const collect = () => {
     const data = new FormData(form);
@@ -268,6 +270,8 @@ async function renderRepoSettings(fullName) {
       allowedHosts: allowedHosts.value,
       draftPullRequests: draft.checked,
       fileTestIssues: testIssues.checked,
+      runSlots: String(data.get("runSlots") ?? ""),
+      overflowToE2b: overflow.checked,
       pushFork: String(data.get("pushFork") ?? ""),
       monthlyBudget: String(data.get("monthlyBudget") ?? ""),
     };
@@ -301,6 +305,8 @@ async function renderRepoSettings(fullName) {
       field("Runs per month", quotaInput, quota.quota == null ? `(${quota.used} used, no limit)` : `(${quota.used} used, ${quota.left} left)`),
       field("Budget per month ($)", budgetInput, "(runs are refused once it is spent)"),
       field("Sandbox", backendSelect),
+      field("Runs at once", input("runSlots", repo.runSlots ?? "", { type: "number", placeholder: "no limit of its own" }), "(its own slots in the run queue; the installation's hold too)"),
+      el("label", { class: "check-field" }, [overflow, el("span", { text: "Send runs to E2B when Docker is full" }), el("span", { class: "hint", text: "needs the E2B key; the run's record says where it went" })]),
       field("Agent", agent),
       commandField,
       field("Docker image", input("dockerImage", repo.dockerImage, { placeholder: view.defaultDockerImage }), "(empty: Handoff's own)"),

@@ -10,6 +10,7 @@ mod log_window;
 mod one_window;
 mod page_contract_files;
 mod pr_workspace_window;
+mod queue_window;
 mod real_agent_window;
 mod repo_settings_window;
 mod setup_window;
