@@ -78,6 +78,14 @@ async fn measure(slots: u32) -> Measured {
     let wall = asked.elapsed();
 
     let runs = world.store.runs(&RunFilter::default()).await.expect("runs");
+    for run in runs.iter().filter(|run| run.failure_message.is_some()) {
+        eprintln!(
+            "with {slots} slot(s), run {} did not succeed: {}\n{}",
+            run.id,
+            run.failure_message.as_deref().unwrap_or_default(),
+            world.log_of(run.id).await
+        );
+    }
     let waits: Vec<Duration> = runs
         .iter()
         .filter_map(|run| (run.started_at? - run.created_at).to_std().ok())

@@ -29,6 +29,7 @@ pub mod data_dir;
 pub mod domain;
 pub mod egress;
 pub mod error_code;
+pub mod file_lock;
 pub mod github;
 pub mod log_file;
 pub mod markdown;

@@ -3,16 +3,16 @@
 //! they fetch into it, copy from it or push from it, and give it back when done. The
 //! agents themselves run without it.
 
-use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::domain::RepoName;
+use crate::file_lock::FileLock;
 
 /// The lock on one repository's cache; released when dropped (or when its process ends).
 #[derive(Debug)]
 pub struct CacheLock {
-    _file: File,
+    _held: FileLock,
 }
 
 /// Whether the lock was free or had to be waited for.
@@ -35,49 +35,14 @@ impl CacheLock {
         repo: &RepoName,
         on_wait: impl std::future::Future<Output = ()>,
     ) -> io::Result<(CacheLock, Waited)> {
-        std::fs::create_dir_all(cache_root)?;
         let path = lock_path(cache_root, repo);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)?;
-        if try_lock(&file)? {
-            return Ok((CacheLock { _file: file }, Waited::No));
+        if let Some(held) = FileLock::try_take(&path)? {
+            return Ok((CacheLock { _held: held }, Waited::No));
         }
         on_wait.await;
-        let file = tokio::task::spawn_blocking(move || lock(&file).map(|()| file))
-            .await
-            .map_err(io::Error::other)??;
-        Ok((CacheLock { _file: file }, Waited::Yes))
+        let held = FileLock::take(&path).await?;
+        Ok((CacheLock { _held: held }, Waited::Yes))
     }
-}
-
-#[cfg(unix)]
-fn try_lock(file: &File) -> io::Result<bool> {
-    use rustix::fs::{flock, FlockOperation};
-    match flock(file, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Ok(true),
-        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
-        Err(error) => Err(error.into()),
-    }
-}
-
-#[cfg(unix)]
-fn lock(file: &File) -> io::Result<()> {
-    use rustix::fs::{flock, FlockOperation};
-    flock(file, FlockOperation::LockExclusive).map_err(io::Error::from)
-}
-
-// Elsewhere the cache is not shared between processes' runs at once: no lock.
-#[cfg(not(unix))]
-fn try_lock(_file: &File) -> io::Result<bool> {
-    Ok(true)
-}
-
-#[cfg(not(unix))]
-fn lock(_file: &File) -> io::Result<()> {
-    Ok(())
 }
 
 #[cfg(test)]

@@ -391,3 +391,45 @@ async fn gate_containers(installation: &str) -> Vec<(String, bool)> {
         })
         .collect()
 }
+
+#[tokio::test]
+async fn runs_that_start_at_once_share_the_one_gate_their_repository_gets() {
+    let docker = Docker::connect_with_defaults().unwrap();
+    let installation = format!("at-once{}", std::process::id());
+    let _removed = GatesRemovedOnDrop(installation.clone());
+
+    // Four runs of one repository ask for its gate at the same moment, as the run queue's
+    // slots let them.
+    let asked: Vec<_> = (0..4)
+        .map(|_| {
+            let docker = docker.clone();
+            let installation = installation.clone();
+            tokio::spawn(async move {
+                EgressGate::ensure(
+                    &docker,
+                    &installation,
+                    RepoId(1),
+                    support::pipeline_world::TEST_IMAGE,
+                )
+                .await
+            })
+        })
+        .collect();
+    let mut gates = Vec::new();
+    for answer in asked {
+        let gate = answer
+            .await
+            .unwrap()
+            .unwrap_or_else(|error| panic!("a run did not get the gate: {error}"));
+        gates.push(gate.container_id().to_owned());
+    }
+
+    gates.dedup();
+    assert_eq!(gates.len(), 1, "one gate, shared: {gates:?}");
+    let inspected = docker.inspect_container(&gates[0], None).await.unwrap();
+    assert_eq!(
+        inspected.state.and_then(|state| state.running),
+        Some(true),
+        "and it runs"
+    );
+}

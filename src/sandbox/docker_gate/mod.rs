@@ -18,7 +18,9 @@
 //! The gate and its network outlive a run: the next run of the repository finds them,
 //! updates the rules in place and goes on, and a gate with nothing to do stops itself
 //! after half an hour (the next run starts it again). A gate whose program changed is
-//! made anew.
+//! made anew. Runs that start at once (the run queue lets several go) make or check
+//! the gate one at a time, under a lock file of this machine: the engine would
+//! otherwise let each make a network of the same name.
 //!
 //! - this file: [`EgressGate`], found or made, and told its rules and keys;
 //! - [`gate_program`]: the `handoff-egress` program copied into the gate;
@@ -69,6 +71,8 @@ const CONTROL_DIR: &str = "/run/handoff-gate";
 const IDLE_EXIT: Duration = Duration::from_secs(30 * 60);
 /// The user the gate runs as.
 const GATE_USER: &str = "65534:65534";
+/// How long a run waits for the gate another run is making to start.
+const GATE_MADE_ELSEWHERE_WAIT: Duration = Duration::from_secs(60);
 
 fn unavailable(detail: impl Into<String>) -> SandboxError {
     SandboxError::Unavailable {
@@ -102,8 +106,25 @@ impl EgressGate {
             (INSTALLATION_LABEL.to_owned(), installation.to_owned()),
             (GATE_LABEL.to_owned(), repo.0.to_string()),
         ]);
+        // One taker at a time makes or checks the gate (runs that start at once, in this
+        // process or another): the engine lets two networks share a name.
+        let lock_path = std::env::temp_dir()
+            .join("handoff-egress-gates")
+            .join(format!("{name}.lock"));
+        let _made_by_one_at_a_time =
+            crate::file_lock::FileLock::take(&lock_path)
+                .await
+                .map_err(|error| {
+                    unavailable(format!(
+                        "cannot take the egress gate's lock {}: {error}",
+                        lock_path.display()
+                    ))
+                })?;
         ensure_network(docker, &network, &labels).await?;
-        for _ in 0..3 {
+        // Remade (an older program, a new image) or raced for its name at most this often.
+        let mut changes_left = 3;
+        let waiting_since = std::time::Instant::now();
+        while changes_left > 0 {
             match docker
                 .inspect_container(
                     &name,
@@ -119,9 +140,26 @@ impl EgressGate {
                         .and_then(|config| config.labels.as_ref())
                         .and_then(|labels| labels.get(GATE_PROGRAM_LABEL))
                         .cloned();
+                    let status = container
+                        .state
+                        .as_ref()
+                        .and_then(|state| state.status)
+                        .map(|status| status.to_string());
+                    // Created and never started: another run is making it right now (its
+                    // program is copied in and it joins its network before it starts).
+                    if status.as_deref() == Some("created") {
+                        if waiting_since.elapsed() > GATE_MADE_ELSEWHERE_WAIT {
+                            return Err(unavailable(
+                                "the egress gate another run was making never started",
+                            ));
+                        }
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        continue;
+                    }
                     if stamp.as_deref() != Some(program.stamp.as_str()) {
                         tracing::info!(gate = %name, "the egress gate runs an older program; it is made anew");
                         remove_container(docker, &id).await;
+                        changes_left -= 1;
                         continue;
                     }
                     // A gate holds on to its image; when the repository's image was built
@@ -134,6 +172,7 @@ impl EgressGate {
                     if current_image.is_some() && current_image != container.image {
                         tracing::info!(gate = %name, "the repository's image changed; the egress gate is made anew from it");
                         remove_container(docker, &id).await;
+                        changes_left -= 1;
                         continue;
                     }
                     let running = container
@@ -141,9 +180,19 @@ impl EgressGate {
                         .and_then(|state| state.running)
                         .unwrap_or(false);
                     if !running {
-                        docker.start_container(&id, None).await.map_err(|error| {
-                            unavailable(format!("cannot start the egress gate again: {error}"))
-                        })?;
+                        match docker.start_container(&id, None).await {
+                            Ok(()) => {}
+                            // Another run started it at the same moment.
+                            Err(bollard::errors::Error::DockerResponseServerError {
+                                status_code: 304,
+                                ..
+                            }) => {}
+                            Err(error) => {
+                                return Err(unavailable(format!(
+                                    "cannot start the egress gate again: {error}"
+                                )))
+                            }
+                        }
                     }
                     return Ok(EgressGate {
                         docker: docker.clone(),
@@ -165,7 +214,10 @@ impl EgressGate {
                             })
                         }
                         // Another run made it at the same moment: use that one.
-                        Err(GateCreation::NameTaken) => continue,
+                        Err(GateCreation::NameTaken) => {
+                            changes_left -= 1;
+                            continue;
+                        }
                         Err(GateCreation::Failed(error)) => return Err(error),
                     }
                 }

@@ -1,0 +1,71 @@
+//! An exclusive lock on a file, held across processes (the app, a command line) and
+//! across tasks of one process alike: each taker opens the file anew, and the operating
+//! system's `flock` lets one open file hold it at a time. Released when dropped, or when
+//! its process ends. The repository caches and the egress gates take theirs here.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::Path;
+
+/// A held lock; given back when dropped.
+#[derive(Debug)]
+pub struct FileLock {
+    _file: File,
+}
+
+impl FileLock {
+    /// Takes the lock of `path` (made if missing) when it is free; `None` when another
+    /// holder has it.
+    pub fn try_take(path: &Path) -> io::Result<Option<FileLock>> {
+        let file = open(path)?;
+        Ok(try_lock(&file)?.then_some(FileLock { _file: file }))
+    }
+
+    /// Takes the lock of `path` (made if missing), waiting for its holder to give it
+    /// back.
+    pub async fn take(path: &Path) -> io::Result<FileLock> {
+        let file = open(path)?;
+        let file = tokio::task::spawn_blocking(move || lock(&file).map(|()| file))
+            .await
+            .map_err(io::Error::other)??;
+        Ok(FileLock { _file: file })
+    }
+}
+
+fn open(path: &Path) -> io::Result<File> {
+    if let Some(folder) = path.parent() {
+        std::fs::create_dir_all(folder)?;
+    }
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+}
+
+#[cfg(unix)]
+fn try_lock(file: &File) -> io::Result<bool> {
+    use rustix::fs::{flock, FlockOperation};
+    match flock(file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
+        Err(error) => Err(error.into()),
+    }
+}
+
+#[cfg(unix)]
+fn lock(file: &File) -> io::Result<()> {
+    use rustix::fs::{flock, FlockOperation};
+    flock(file, FlockOperation::LockExclusive).map_err(io::Error::from)
+}
+
+// Elsewhere nothing is shared between processes' runs at once: no lock.
+#[cfg(not(unix))]
+fn try_lock(_file: &File) -> io::Result<bool> {
+    Ok(true)
+}
+
+#[cfg(not(unix))]
+fn lock(_file: &File) -> io::Result<()> {
+    Ok(())
+}
