@@ -77,9 +77,10 @@ pub async fn sign_in(app: &AppSession, fake: &FakeGithub) {
 /// Opens a feedback card's detail panel.
 pub async fn open_card(app: &AppSession, feedback_id: i64) {
     // A click can land while the board is being drawn again (the sign-in just before
-    // reloads it): the card is clicked again until its panel opens.
+    // reloads it): the card's title is clicked again until its panel opens. (The title,
+    // as a person does: the card's middle may hold its PR link or its pick box.)
     app.click_until(
-        &format!(".card[data-feedback-id=\"{feedback_id}\"]"),
+        &format!(".card[data-feedback-id=\"{feedback_id}\"] .card-open"),
         &format!(
             "const d = document.getElementById('detail'); \
              return !d.hidden && d.dataset.feedbackId === '{feedback_id}';"
