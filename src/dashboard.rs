@@ -5,7 +5,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::domain::feedback::PullRequestState;
-use crate::domain::{FeedbackId, FeedbackSource, FeedbackStatus, RunId, RunStatus, Stage};
+use crate::domain::{
+    ArchiveState, FeedbackId, FeedbackSource, FeedbackStatus, RunId, RunStatus, Stage,
+};
 
 /// The last run of a feedback item, as its card shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -35,6 +37,8 @@ pub struct DashboardCard {
     pub run_count: u32,
     pub total_cost_usd: f64,
     pub last_run: Option<LastRunSummary>,
+    /// Why it is off the board, when it is (the board's archive filter shows those).
+    pub archived_as: Option<ArchiveState>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }

@@ -140,6 +140,18 @@ pub struct QueuePlaceRecord {
 fn next_run(feedback: &Feedback, quota: QuotaStatus) -> NextRun {
     let exhausted = quota.is_exhausted();
     let quota = QuotaRecord::from(quota);
+    if let Some(state) = feedback.archived_as {
+        return NextRun {
+            kind: NextRunKind::None,
+            label: "Run agent".to_owned(),
+            enabled: false,
+            reason: Some(format!(
+                "this item is {}: put it back on the board to run on it",
+                state.label()
+            )),
+            quota,
+        };
+    }
     if feedback.awaits_owner_approval() && code_run_kind(feedback.id, feedback.status).is_ok() {
         return NextRun {
             kind: NextRunKind::None,

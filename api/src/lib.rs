@@ -10,6 +10,7 @@
 //!   page's casing;
 //! - [`feedback_view`]: one item with its thread, runs and comments; new feedback;
 //! - [`runs`]: starting, cancelling and following runs;
+//! - [`archive`]: dismissing, archiving and restoring items;
 //! - [`run_queue`]: queued runs' places, runs of several items at once, new items per
 //!   repository;
 //! - [`pull_requests`]: the list of open pull requests;
@@ -27,6 +28,7 @@
 //! - [`updates`]: the update feed, and a newer version it offers;
 //! - [`page_contract`]: all of the above written out as JSDoc typedefs for the page.
 
+pub mod archive;
 pub mod comments;
 pub mod feedback_view;
 pub mod lessons;
@@ -135,6 +137,9 @@ pub struct DashboardQuery {
     pub search: String,
     /// The most cards a column gets (the most recently changed); none: every card.
     pub cards_per_column: Option<u32>,
+    /// The items off the board (closed on GitHub, dismissed, archived) instead of those
+    /// on it.
+    pub archived: bool,
 }
 
 impl DashboardQuery {
@@ -152,6 +157,7 @@ impl DashboardQuery {
             repo,
             status,
             search,
+            archived: Some(self.archived),
         })
     }
 }

@@ -73,6 +73,7 @@ words_of_the_core! {
     StageWords => handoff::domain::Stage,
     VersionOriginWords => handoff::domain::VersionOrigin,
     ErrorCodeWords => handoff::error_code::ErrorCode,
+    ArchiveStateWords => handoff::domain::ArchiveState,
 }
 
 // The core's records that reach the page whole, described as they serialize. A test

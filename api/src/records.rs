@@ -10,9 +10,9 @@ use handoff::comment_diff::{DiffLine, LineChange};
 use handoff::dashboard::{Dashboard, DashboardCard, DashboardGroup, LastRunSummary};
 use handoff::domain::run_event::{RunEvent, RunEventKind};
 use handoff::domain::{
-    CheckStatus, CodeRunKind, CommentVersion, Feedback, FeedbackSource, FeedbackStatus, LogChunk,
-    LogStream, NetworkMode, PullRequest, PullRequestState, Repo, RepoName, Run, RunFailureCode,
-    RunStatus, SandboxBackend, SpendSource, Stage, VersionOrigin,
+    ArchiveState, CheckStatus, CodeRunKind, CommentVersion, Feedback, FeedbackSource,
+    FeedbackStatus, LogChunk, LogStream, NetworkMode, PullRequest, PullRequestState, Repo,
+    RepoName, Run, RunFailureCode, RunStatus, SandboxBackend, SpendSource, Stage, VersionOrigin,
 };
 use handoff::store::{MirrorChanges, QuotaStatus};
 
@@ -40,6 +40,10 @@ pub struct FeedbackRecord {
     pub pr_state: Option<PullRequestState>,
     pub opened_by_visitor: bool,
     pub approved_at: Option<DateTime<Utc>>,
+    /// Why it is off the board (closed on GitHub, dismissed, archived); none while on it.
+    #[ts(as = "Option<crate::page_contract::ArchiveStateWords>")]
+    pub archived_as: Option<ArchiveState>,
+    pub archived_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -63,6 +67,8 @@ impl From<Feedback> for FeedbackRecord {
             pr_state: feedback.pr_state,
             opened_by_visitor: feedback.opened_by_visitor,
             approved_at: feedback.approved_at,
+            archived_as: feedback.archived_as,
+            archived_at: feedback.archived_at,
             created_at: feedback.created_at,
             updated_at: feedback.updated_at,
         }
@@ -291,6 +297,9 @@ pub struct BoardCard {
     pub run_count: u32,
     pub total_cost_usd: f64,
     pub last_run: Option<LastRunRecord>,
+    /// Why it is off the board, when the board shows those.
+    #[ts(as = "Option<crate::page_contract::ArchiveStateWords>")]
+    pub archived_as: Option<ArchiveState>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -348,6 +357,7 @@ impl From<DashboardCard> for BoardCard {
             run_count: card.run_count,
             total_cost_usd: card.total_cost_usd,
             last_run: card.last_run.map(LastRunRecord::from),
+            archived_as: card.archived_as,
             created_at: card.created_at,
             updated_at: card.updated_at,
         }

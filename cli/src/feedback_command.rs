@@ -1,4 +1,4 @@
-//! `handoff feedback add|list|show|approve`.
+//! `handoff feedback add|list|show|approve|dismiss|archive|restore`.
 
 use clap::Subcommand;
 use serde::Serialize;
@@ -8,7 +8,10 @@ use super::output::{dash_if_none, print_json, short_time, Table};
 use super::terminal_text::printable;
 use super::text_input::read_text;
 use crate::arguments::{feedback_statuses, parse_repo_name, JsonFlag};
-use handoff::domain::{Feedback, FeedbackId, FeedbackSource, FollowUp, Run, StatusChange};
+use handoff::domain::{
+    ArchiveActor, ArchiveChange, ArchiveState, Feedback, FeedbackId, FeedbackSource, FollowUp, Run,
+    StatusChange,
+};
 use handoff::domain::{FeedbackStatus, RepoName};
 use handoff::store::{FeedbackFilter, NewFeedback, RunFilter, Store};
 use std::path::PathBuf;
@@ -17,6 +20,7 @@ use std::path::PathBuf;
 struct FeedbackDetail {
     feedback: Feedback,
     status_history: Vec<StatusChange>,
+    archive_history: Vec<ArchiveChange>,
     follow_ups: Vec<FollowUp>,
     runs: Vec<Run>,
 }
@@ -54,6 +58,7 @@ pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError
             repo,
             status,
             search,
+            archived,
             output,
         } => {
             let dashboard = store
@@ -61,6 +66,7 @@ pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError
                     repo,
                     status,
                     search,
+                    archived: Some(archived),
                 })
                 .await?;
             if output.json {
@@ -95,13 +101,17 @@ pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError
                         .as_ref()
                         .map(|run| format!("{} {}", run.stage, run.status))
                         .unwrap_or_else(|| "-".to_owned());
+                    let title = match card.archived_as {
+                        Some(state) => format!("[{}] {}", state.label(), card.title),
+                        None => card.title.clone(),
+                    };
                     table.row(vec![
                         format!("  {}", card.feedback_id),
                         card.repo.clone(),
                         pr,
                         card.follow_up_count().to_string(),
                         last_run,
-                        card.title.clone(),
+                        title,
                     ]);
                 }
                 print!("{}", table.render());
@@ -122,11 +132,15 @@ pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError
             }
             Ok(())
         }
+        FeedbackCommand::Dismiss { id } => put_away(store, id, Some(ArchiveState::Dismissed)).await,
+        FeedbackCommand::Archive { id } => put_away(store, id, Some(ArchiveState::Archived)).await,
+        FeedbackCommand::Restore { id } => put_away(store, id, None).await,
         FeedbackCommand::Show { id, output } => {
             let id = FeedbackId(id);
             let detail = FeedbackDetail {
                 feedback: store.feedback(id).await?,
                 status_history: store.status_history(id).await?,
+                archive_history: store.archive_history(id).await?,
                 follow_ups: store.follow_ups(id).await?,
                 runs: store
                     .runs(&RunFilter {
@@ -142,6 +156,24 @@ pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError
             Ok(())
         }
     }
+}
+
+/// `feedback dismiss|archive|restore`.
+async fn put_away(store: &Store, id: i64, state: Option<ArchiveState>) -> Result<(), CliError> {
+    let before = store.feedback(FeedbackId(id)).await?;
+    let item = store
+        .set_archive_state(FeedbackId(id), state, ArchiveActor::Owner)
+        .await?;
+    match (before.archived_as == item.archived_as, item.archived_as) {
+        (true, Some(state)) => println!("feedback {id} was already {}", state.label()),
+        (true, None) => println!("feedback {id} is on the board already"),
+        (false, Some(state)) => println!(
+            "feedback {id} is {} and off the board; its history stays              (`handoff feedback list --archived` lists it, `handoff feedback restore {id}` puts it back)",
+            state.label()
+        ),
+        (false, None) => println!("feedback {id} is back on the board, {}", item.status),
+    }
+    Ok(())
 }
 
 fn print_detail(detail: &FeedbackDetail) {
@@ -169,6 +201,9 @@ fn print_detail(detail: &FeedbackDetail) {
         }
     }
     println!("created: {}", short_time(&feedback.created_at));
+    if let (Some(state), Some(at)) = (feedback.archived_as, feedback.archived_at) {
+        println!("off the board: {} {}", state.label(), short_time(&at));
+    }
     println!();
     for line in printable(&feedback.body).lines() {
         println!("    {line}");
@@ -191,6 +226,17 @@ fn print_detail(detail: &FeedbackDetail) {
             short_time(&change.at),
             change.to,
             change.event
+        );
+    }
+    for change in &detail.archive_history {
+        let what = match change.archived_as {
+            Some(state) => format!("off the board: {}", state.label()),
+            None => "back on the board".to_owned(),
+        };
+        println!(
+            "  {}  {what}  (by {})",
+            short_time(&change.changed_at),
+            change.changed_by
         );
     }
     println!();
@@ -262,6 +308,9 @@ pub enum FeedbackCommand {
         /// Only items whose title, body, branch, repository or PR number match.
         #[arg(long, value_name = "WORDS")]
         search: Option<String>,
+        /// The items off the board instead (closed on GitHub, dismissed, archived).
+        #[arg(long)]
+        archived: bool,
         #[command(flatten)]
         output: JsonFlag,
     },
@@ -278,6 +327,23 @@ pub enum FeedbackCommand {
     /// until you approve it, and even then it reaches the prompt and the PR fenced and
     /// marked as untrusted.
     Approve {
+        /// The feedback id.
+        id: i64,
+    },
+    /// Take an item off the board as one you will not act on; its thread, runs and
+    /// history stay, `list --archived` shows it, `restore` puts it back.
+    Dismiss {
+        /// The feedback id.
+        id: i64,
+    },
+    /// Take an item off the board as done with; its thread, runs and history stay,
+    /// `list --archived` shows it, `restore` puts it back.
+    Archive {
+        /// The feedback id.
+        id: i64,
+    },
+    /// Put a dismissed, archived or closed item back on the board.
+    Restore {
         /// The feedback id.
         id: i64,
     },

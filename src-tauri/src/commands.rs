@@ -2,6 +2,7 @@
 
 use handoff::error_code::{CodedError, ErrorCode};
 use handoff::log_file::{log_folder, LogLevel};
+use handoff_api::archive;
 use handoff_api::comments::{self, EditPreview, HistoryEntry, SaveResult, VersionComparison};
 use handoff_api::feedback_view::{self, FeedbackDetail, NewFeedbackInput};
 use handoff_api::lessons::{
@@ -123,6 +124,23 @@ pub async fn run_all_new(state: State<'_, DesktopState>, repo: String) -> Answer
 #[tauri::command]
 pub async fn new_items_by_repo(state: State<'_, DesktopState>) -> Answer<Vec<NewItemsRecord>> {
     run_queue::new_items_by_repo(state.core()?).await
+}
+
+#[tauri::command]
+pub async fn archive_item(
+    state: State<'_, DesktopState>,
+    feedback_id: i64,
+    how: String,
+) -> Answer<FeedbackRecord> {
+    archive::archive_item(state.store()?, feedback_id, &how).await
+}
+
+#[tauri::command]
+pub async fn restore_item(
+    state: State<'_, DesktopState>,
+    feedback_id: i64,
+) -> Answer<FeedbackRecord> {
+    archive::restore_item(state.store()?, feedback_id).await
 }
 
 #[tauri::command]

@@ -235,6 +235,8 @@ mod tests {
             pr_state: None,
             opened_by_visitor: false,
             approved_at: None,
+            archived_as: None,
+            archived_at: None,
             created_at: chrono::Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap(),
             updated_at: chrono::Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap(),
         }

@@ -90,6 +90,9 @@ pub struct Feedback {
     pub opened_by_visitor: bool,
     /// When the owner let the agent run on an item a visitor opened.
     pub approved_at: Option<DateTime<Utc>>,
+    /// Why it is off the board (closed on GitHub, dismissed, archived); `None` while on it.
+    pub archived_as: Option<super::ArchiveState>,
+    pub archived_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }

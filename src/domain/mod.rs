@@ -7,6 +7,7 @@
 pub mod address_reach;
 pub mod agent_presets;
 pub mod agent_step;
+pub mod archive_state;
 pub mod budgets;
 pub mod ci_entry_points;
 pub mod code_prompt;
@@ -36,6 +37,7 @@ pub mod test_results;
 pub mod untrusted_text;
 
 pub use address_reach::AddressReach;
+pub use archive_state::{ArchiveActor, ArchiveChange, ArchiveState};
 pub use comment_version::{
     CommentVersion, CommentVersionId, ManagedComment, ManagedCommentId, VersionOrigin,
 };

@@ -18,8 +18,8 @@ use super::owner_edits::OutboxReport;
 use super::wire::{WireComment, WireIssue};
 use crate::domain::follow_up::fit_mirrored_text;
 use crate::domain::{
-    CommentKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, ManagedComment,
-    PullRequestState, Repo,
+    ArchiveActor, ArchiveState, CommentKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus,
+    ManagedComment, PullRequestState, Repo,
 };
 use crate::store::{FeedbackFilter, NewFeedback, Store, SyncCursor};
 
@@ -174,8 +174,9 @@ pub(super) async fn followed_managed_comments(
         .collect())
 }
 
-/// Makes a feedback item of a labelled issue not mirrored yet; one a visitor opened is
-/// marked so.
+/// Makes a feedback item of a labelled issue not mirrored yet (one a visitor opened is
+/// marked so; one closed on GitHub is imported closed), and keeps a mirrored item closed
+/// or open as its issue is.
 pub(super) async fn take_feedback_issue(
     store: &Store,
     repo: &Repo,
@@ -183,12 +184,8 @@ pub(super) async fn take_feedback_issue(
     issue: &WireIssue,
     report: &mut SyncReport,
 ) -> Result<(), GithubError> {
-    if store
-        .feedback_for_issue(&repo.name, issue.number)
-        .await?
-        .is_some()
-    {
-        return Ok(());
+    if let Some(item) = store.feedback_for_issue(&repo.name, issue.number).await? {
+        return follow_issue_state(store, &item, issue).await;
     }
     let Some(body) = issue
         .body
@@ -215,6 +212,32 @@ pub(super) async fn take_feedback_issue(
         })
         .await?;
     report.new_feedback.push(feedback.id);
+    follow_issue_state(store, &feedback, issue).await
+}
+
+/// An item whose issue was closed on GitHub leaves the board as closed, and comes back
+/// when the issue is reopened. A merged item stays as it is (its merge closed the issue),
+/// and so does one the owner dismissed or archived.
+async fn follow_issue_state(
+    store: &Store,
+    item: &Feedback,
+    issue: &WireIssue,
+) -> Result<(), GithubError> {
+    let closed_on_github = issue.state == "closed";
+    let next = match (closed_on_github, item.archived_as) {
+        (true, None) if item.status != FeedbackStatus::Merged => Some(ArchiveState::Closed),
+        (false, Some(ArchiveState::Closed)) => None,
+        _ => return Ok(()),
+    };
+    store
+        .set_archive_state(item.id, next, ArchiveActor::Github)
+        .await?;
+    tracing::info!(
+        feedback = %item.id,
+        issue = issue.number,
+        "the item's issue was {} on GitHub",
+        if closed_on_github { "closed" } else { "reopened" }
+    );
     Ok(())
 }
 
@@ -265,6 +288,13 @@ pub(super) async fn apply_pull_request_state(
             from: item.status,
             to: after.status,
         });
+    }
+    // The merge closed its issue ("Fixes #12"), which the same sync may have seen
+    // first: a merged item belongs on the board, in its MERGED column.
+    if after.status == FeedbackStatus::Merged && after.archived_as == Some(ArchiveState::Closed) {
+        store
+            .set_archive_state(item.id, None, ArchiveActor::Github)
+            .await?;
     }
     Ok(())
 }

@@ -25,8 +25,8 @@ impl Pipeline {
         begun
     }
 
-    /// The new items of `repo`, oldest first: what "Run all new" runs. Items a visitor
-    /// opened that wait for the owner's approval are left out.
+    /// The new items of `repo` on the board, oldest first: what "Run all new" runs.
+    /// Items a visitor opened that wait for the owner's approval are left out.
     pub async fn new_items_of(&self, repo: &RepoName) -> Result<Vec<FeedbackId>, PipelineError> {
         let mut items = self
             .store
@@ -34,6 +34,7 @@ impl Pipeline {
                 repo: Some(repo.clone()),
                 status: Some(FeedbackStatus::New),
                 search: None,
+                archived: Some(false),
             })
             .await?;
         items.retain(|item| !item.awaits_owner_approval());

@@ -106,6 +106,13 @@ impl Pipeline {
         let feedback = self.store.feedback(feedback_id).await?;
         let repo = self.store.repo(feedback.repo_id).await?;
         code_run_kind(feedback.id, feedback.status).map_err(StoreError::from)?;
+        if let Some(state) = feedback.archived_as {
+            return Err(StoreError::ItemArchived {
+                feedback_id: feedback.id,
+                state,
+            }
+            .into());
+        }
         if feedback.awaits_owner_approval() {
             return Err(PipelineError::FeedbackAwaitsApproval {
                 feedback_id: feedback.id,

@@ -8,7 +8,9 @@ use super::feedback::{feedback_filter_condition, FeedbackFilter};
 use super::Store;
 use crate::dashboard::{Dashboard, DashboardCard, LastRunSummary};
 use crate::domain::feedback::PullRequestState;
-use crate::domain::{FeedbackId, FeedbackSource, FeedbackStatus, RunId, RunStatus, Stage};
+use crate::domain::{
+    ArchiveState, FeedbackId, FeedbackSource, FeedbackStatus, RunId, RunStatus, Stage,
+};
 
 impl Store {
     /// The dashboard's cards for `filter`, grouped by status, most recently changed first.
@@ -32,7 +34,7 @@ impl Store {
             feedback_filter_condition!(),
             ") \
              SELECT f.id, f.public_id, f.title, r.owner, r.name, f.status, f.source, f.head_branch, \
-                    f.pr_number, f.pr_url, f.pr_state, f.created_at, f.updated_at, \
+                    f.pr_number, f.pr_url, f.pr_state, f.archived_as, f.created_at, f.updated_at, \
                     (SELECT COUNT(*) FROM followups u WHERE u.feedback_id = f.id AND u.source = 'owner' AND (u.candidate = 0 OR EXISTS (SELECT 1 FROM followup_inclusions i WHERE i.followup_id = u.id))) AS owner_follow_ups, \
                     (SELECT COUNT(*) FROM followups u WHERE u.feedback_id = f.id AND u.source = 'visitor' AND (u.candidate = 0 OR EXISTS (SELECT 1 FROM followup_inclusions i WHERE i.followup_id = u.id))) AS visitor_follow_ups, \
                     (SELECT COUNT(*) FROM runs x WHERE x.feedback_id = f.id AND x.parent_run_id IS NULL) AS run_count, \
@@ -41,7 +43,7 @@ impl Store {
                     lr.started_at AS last_run_started_at, lr.finished_at AS last_run_finished_at \
              FROM shown s JOIN feedback f ON f.id = s.id JOIN repos r ON r.id = f.repo_id \
              LEFT JOIN runs lr ON lr.id = (SELECT MAX(x.id) FROM runs x WHERE x.feedback_id = f.id AND x.parent_run_id IS NULL) \
-             WHERE s.position <= ?7 \
+             WHERE s.position <= ?8 \
              ORDER BY f.updated_at DESC, f.id DESC"
         ));
         let limit = cards_per_status.map_or(i64::MAX, i64::from);
@@ -79,6 +81,7 @@ fn card_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<DashboardCard, StoreEr
     let status: String = row.try_get("status")?;
     let source: String = row.try_get("source")?;
     let pr_state: Option<String> = row.try_get("pr_state")?;
+    let archived_as: Option<String> = row.try_get("archived_as")?;
     let owner: String = row.try_get("owner")?;
     let name: String = row.try_get("name")?;
     let last_run_id: Option<i64> = row.try_get("last_run_id")?;
@@ -122,6 +125,9 @@ fn card_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<DashboardCard, StoreEr
         run_count: count("run_count")?,
         total_cost_usd: row.try_get("total_cost")?,
         last_run,
+        archived_as: archived_as
+            .map(|text| ArchiveState::parse(&text).ok_or_else(|| corrupt("archive state", &text)))
+            .transpose()?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
     })

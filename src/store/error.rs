@@ -97,6 +97,13 @@ pub enum StoreError {
     LessonNotAccepted { id: LessonId, state: String },
     #[error("{repo} already has a lessons run going; one at a time")]
     LessonsRunAlreadyActive { repo: String },
+    #[error("feedback {0} has a run going: it stays on the board until the run ends")]
+    ArchiveWhileRunning(FeedbackId),
+    #[error("feedback {feedback_id} is {}: no run starts on an item off the board", state.label())]
+    ItemArchived {
+        feedback_id: FeedbackId,
+        state: crate::domain::ArchiveState,
+    },
 }
 
 impl StoreError {
@@ -120,6 +127,7 @@ impl StoreError {
             StoreError::RunAlreadyActive { .. }
             | StoreError::LessonsRunAlreadyActive { .. }
             | StoreError::PullRequestRunAlreadyActive { .. }
+            | StoreError::ArchiveWhileRunning(_)
             | StoreError::Iterate(IterateRefusal::Coding(_)) => ErrorCode::RunActive,
             StoreError::Iterate(IterateRefusal::Merged(_)) | StoreError::FollowUpOnMerged(_) => {
                 ErrorCode::Merged
@@ -128,7 +136,8 @@ impl StoreError {
             StoreError::RunAlreadyFinished(_)
             | StoreError::Transition(_)
             | StoreError::OutboxEntryDone { .. }
-            | StoreError::LessonNotAccepted { .. } => ErrorCode::IllegalTransition,
+            | StoreError::LessonNotAccepted { .. }
+            | StoreError::ItemArchived { .. } => ErrorCode::IllegalTransition,
             StoreError::Body(_)
             | StoreError::RepoName(_)
             | StoreError::BranchName(_)

@@ -37,17 +37,21 @@ pub struct FeedbackFilter {
     /// Words to find in the title, body, public id, branch or repository; `#12` finds
     /// PR 12, and a bare `12` finds feedback 12 or PR 12.
     pub search: Option<String>,
+    /// `Some(false)`: only the items on the board; `Some(true)`: only those off it
+    /// (closed, dismissed, archived); `None`: both.
+    pub archived: Option<bool>,
 }
 
 /// The condition of a [`FeedbackFilter`] on `feedback f JOIN repos r`, with its
-/// parameters `?1` to `?6` bound by [`FeedbackFilter::bind_to`].
+/// parameters `?1` to `?7` bound by [`FeedbackFilter::bind_to`].
 macro_rules! feedback_filter_condition {
     () => {
         "(?1 IS NULL OR (r.owner = ?1 AND r.name = ?2)) \
          AND (?3 IS NULL OR f.status = ?3) \
          AND (?4 IS NULL OR f.title LIKE ?4 ESCAPE '\\' OR f.body LIKE ?4 ESCAPE '\\' \
               OR f.public_id LIKE ?4 ESCAPE '\\' OR f.head_branch LIKE ?4 ESCAPE '\\' \
-              OR (r.owner || '/' || r.name) LIKE ?4 ESCAPE '\\' OR f.pr_number = ?5 OR f.id = ?6)"
+              OR (r.owner || '/' || r.name) LIKE ?4 ESCAPE '\\' OR f.pr_number = ?5 OR f.id = ?6) \
+         AND (?7 IS NULL OR (f.archived_as IS NOT NULL) = ?7)"
     };
 }
 pub(super) use feedback_filter_condition;
@@ -70,6 +74,7 @@ impl FeedbackFilter {
             .bind(search.map(like_pattern))
             .bind(search.and_then(pull_request_number))
             .bind(search.and_then(|text| text.parse::<i64>().ok()))
+            .bind(self.archived)
     }
 }
 

@@ -6,6 +6,7 @@
 //! index), append-only follow-ups and histories (triggers), MERGED being final (a
 //! trigger). The methods live in one file per table group.
 
+mod archive;
 mod change_watch;
 mod dashboard_cards;
 mod error;

@@ -7,13 +7,13 @@ use sqlx::Row as _;
 
 use super::error::StoreError;
 use crate::domain::feedback::PullRequestState;
+use crate::domain::{ArchiveState, RunFailureCode, SpendSource};
 use crate::domain::{
     CheckStatus, CodeRunKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, FollowUp,
     FollowUpId, FollowUpOrigin, FollowUpSource, LogChunk, LogStream, NetworkMode, PublicFeedbackId,
     PullRequest, Repo, RepoId, RepoName, Run, RunId, RunStatus, SandboxBackend, Stage,
     StatusChange, StatusEvent,
 };
-use crate::domain::{RunFailureCode, SpendSource};
 
 /// The columns [`repo_from_row`] reads, from `repos r`.
 macro_rules! repo_columns {
@@ -32,8 +32,8 @@ macro_rules! feedback_columns {
     () => {
         "f.id, f.repo_id, r.owner AS repo_owner, r.name AS repo_name, f.public_id, f.title, f.body, \
          f.source, f.github_issue_number, f.github_issue_author, f.status, f.head_branch, \
-         f.pr_number, f.pr_url, f.pr_state, f.opened_by_visitor, f.approved_at, f.created_at, \
-         f.updated_at"
+         f.pr_number, f.pr_url, f.pr_state, f.opened_by_visitor, f.approved_at, f.archived_as, \
+         f.archived_at, f.created_at, f.updated_at"
     };
 }
 
@@ -170,6 +170,8 @@ pub fn feedback_from_row(row: &SqliteRow) -> Result<Feedback, StoreError> {
         pr_state: optional_word(row, "pr_state", PullRequestState::parse)?,
         opened_by_visitor: row.try_get("opened_by_visitor")?,
         approved_at: optional_time(row, "approved_at")?,
+        archived_as: optional_word(row, "archived_as", ArchiveState::parse)?,
+        archived_at: optional_time(row, "archived_at")?,
         created_at: time(row, "created_at")?,
         updated_at: time(row, "updated_at")?,
     })

@@ -3,6 +3,7 @@
 //! were, so `cargo nextest run -E 'test(/^pipeline_local::/)'` runs one of them.
 
 mod agent_preset_flags;
+mod archived_items;
 mod egress_gate;
 mod fake_github_conformance;
 mod fault_matrix;

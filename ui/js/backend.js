@@ -61,6 +61,10 @@ export const backend = {
   runAllNew: (repo) => call("run_all_new", { repo }),
   /** @returns {Promise<import("./contract.js").NewItemsRecord[]>} */
   newItemsByRepo: () => call("new_items_by_repo"),
+  /** @param {number} feedbackId @param {"dismissed" | "archived"} how @returns {Promise<import("./contract.js").FeedbackRecord>} */
+  archiveItem: (feedbackId, how) => call("archive_item", { feedbackId, how }),
+  /** @param {number} feedbackId @returns {Promise<import("./contract.js").FeedbackRecord>} */
+  restoreItem: (feedbackId) => call("restore_item", { feedbackId }),
   /** @param {number} runId @returns {Promise<import("./contract.js").HeldCommitsRecord>} */
   heldCommits: (runId) => call("held_commits", { runId }),
   /** @param {number} runId @param {string} endSha @returns {Promise<import("./contract.js").HeldPushRecord>} */

@@ -82,13 +82,19 @@ function cardElement(card, actions) {
   }
 
   const pick = element.querySelector(".card-pick");
-  if (actions.picked && RUNNABLE_STATUSES.has(card.status)) {
+  if (actions.picked && RUNNABLE_STATUSES.has(card.status) && !card.archivedAs) {
     pick.hidden = false;
     const box = pick.querySelector("input");
     box.checked = actions.picked.has(card.feedbackId);
     box.setAttribute("aria-label", `Pick "${card.title}" for a run`);
     pick.addEventListener("click", (event) => event.stopPropagation());
     box.addEventListener("change", () => actions.pick(card.feedbackId, box.checked));
+  }
+
+  if (card.archivedAs) {
+    const badge = element.querySelector(".archived-badge");
+    badge.hidden = false;
+    badge.textContent = { closed: "Closed on GitHub", dismissed: "Dismissed", archived: "Archived" }[card.archivedAs];
   }
 
   const place = card.lastRun?.status === "queued" ? card.lastRun.queuePlace : null;
@@ -174,7 +180,9 @@ function columnFor(group, actions) {
   }
   if (!sameElements(list, cards)) list.replaceChildren(...cards);
   element.querySelector(".column-empty").hidden = group.total > 0;
-  if (group.status === "NEW") element.querySelector(".run-all-new").hidden = group.total === 0;
+  if (group.status === "NEW") {
+    element.querySelector(".run-all-new").hidden = group.total === 0 || Boolean(actions.showingOffTheBoard);
+  }
   return element;
 }
 

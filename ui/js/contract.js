@@ -22,13 +22,17 @@
  */
 
 /**
+ * @typedef {"closed" | "dismissed" | "archived"} ArchiveState
+ */
+
+/**
  * A newer version the feed offers.
  * @typedef {{ version: string, published: string | null, notesHtml: string, }} AvailableUpdate
  */
 
 /**
  * One feedback card.
- * @typedef {{ feedbackId: number, publicId: string, title: string, repo: string, status: FeedbackStatus, source: FeedbackSource, headBranch: string, prNumber: number | null, prUrl: string | null, prState: PullRequestState | null, ownerFollowUpCount: number, visitorFollowUpCount: number, runCount: number, totalCostUsd: number, lastRun: LastRunRecord | null, createdAt: string, updatedAt: string, }} BoardCard
+ * @typedef {{ feedbackId: number, publicId: string, title: string, repo: string, status: FeedbackStatus, source: FeedbackSource, headBranch: string, prNumber: number | null, prUrl: string | null, prState: PullRequestState | null, ownerFollowUpCount: number, visitorFollowUpCount: number, runCount: number, totalCostUsd: number, lastRun: LastRunRecord | null, archivedAs: ArchiveState | null, createdAt: string, updatedAt: string, }} BoardCard
  */
 
 /**
@@ -112,7 +116,7 @@
 
 /**
  * The dashboard's filter as the UI sends it: an empty repository or status means "all".
- * @typedef {{ repo: string, status: FeedbackStatus | null, search: string, cardsPerColumn: number | null, }} DashboardQuery
+ * @typedef {{ repo: string, status: FeedbackStatus | null, search: string, cardsPerColumn: number | null, archived: boolean, }} DashboardQuery
  */
 
 /**
@@ -142,7 +146,7 @@
 
 /**
  * A feedback item.
- * @typedef {{ id: number, repoId: number, repo: RepoName, publicId: string, title: string, body: string, source: FeedbackSource, githubIssueNumber: number | null, githubIssueAuthor: string | null, status: FeedbackStatus, headBranch: string, prNumber: number | null, prUrl: string | null, prState: PullRequestState | null, openedByVisitor: boolean, approvedAt: string | null, createdAt: string, updatedAt: string, }} FeedbackRecord
+ * @typedef {{ id: number, repoId: number, repo: RepoName, publicId: string, title: string, body: string, source: FeedbackSource, githubIssueNumber: number | null, githubIssueAuthor: string | null, status: FeedbackStatus, headBranch: string, prNumber: number | null, prUrl: string | null, prState: PullRequestState | null, openedByVisitor: boolean, approvedAt: string | null, archivedAs: ArchiveState | null, archivedAt: string | null, createdAt: string, updatedAt: string, }} FeedbackRecord
  */
 
 /**

@@ -115,8 +115,49 @@ function render(detail) {
     ]),
   ]);
   const body = trustedHtml(el("div", { class: "markdown detail-body" }), detail.bodyHtml);
-  return [header, renderOrigin(feedback, detail.bodyRaw), body, renderUpdate(detail), renderThread(detail), renderRuns(detail), renderComments(detail)]
+  return [header, renderPlace(feedback), renderOrigin(feedback, detail.bodyRaw), body, renderUpdate(detail), renderThread(detail), renderRuns(detail), renderComments(detail)]
     .filter(Boolean);
+}
+
+const offTheBoardWords = {
+  closed: "Closed on GitHub",
+  dismissed: "Dismissed",
+  archived: "Archived",
+};
+
+// Whether the item is on the board: Dismiss and Archive take it off (its thread, runs
+// and history stay); an item off it says why and since when, and goes back with one
+// button. A closed item comes back by itself when its issue is reopened.
+function renderPlace(feedback) {
+  const act = (label, work, className) => button(label, async () => {
+    try {
+      const item = await work();
+      toast(item.archivedAs
+        ? `Feedback ${item.id} is off the board (${offTheBoardWords[item.archivedAs].toLowerCase()}); the Off the board filter finds it`
+        : `Feedback ${item.id} is back on the board`, { kind: "success" });
+      refreshDetail();
+    } catch (error) {
+      errorToast(error);
+    }
+  }, className);
+  if (feedback.archivedAs) {
+    const why = feedback.archivedAs === "closed" ? " Reopening its issue brings it back too." : "";
+    return el("section", { class: "off-the-board", dataset: { archivedAs: feedback.archivedAs } }, [
+      el("p", { text: `${offTheBoardWords[feedback.archivedAs]} ${relativeTime(feedback.archivedAt)}: off the board, with its history kept.${why}` }),
+      act("Put back on the board", () => backend.restoreItem(feedback.id), "button small restore-item"),
+    ]);
+  }
+  const actions = el("div", { class: "item-actions" }, [
+    act("Dismiss", () => backend.archiveItem(feedback.id, "dismissed"), "button small quiet dismiss-item"),
+    act("Archive", () => backend.archiveItem(feedback.id, "archived"), "button small quiet archive-item"),
+  ]);
+  if (feedback.status === "CODING") {
+    for (const action of actions.children) {
+      action.disabled = true;
+      action.title = "A run is going: the item stays on the board until it ends";
+    }
+  }
+  return actions;
 }
 
 // Before the owner lets someone else's text reach the agent: the text exactly as the

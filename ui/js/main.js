@@ -133,11 +133,19 @@ async function loadDashboard() {
     lastFilter = filter;
     cardsPerColumn = CARDS_PER_STEP;
   }
-  const query = { repo: repoFilter.value, status: statusFilter.value, search: search.value, cardsPerColumn };
+  // "Off the board" shows the closed, dismissed and archived items, in their columns.
+  const archived = statusFilter.value === "archived";
+  const query = {
+    repo: repoFilter.value,
+    status: archived ? "" : statusFilter.value,
+    search: search.value,
+    cardsPerColumn,
+    archived,
+  };
   const dashboard = await backend.dashboard(query);
   if (generation !== loadGeneration) return; // a newer load is on its way
   hideNotice();
-  const filtering = Boolean(query.repo || query.status || query.search.trim());
+  const filtering = Boolean(query.repo || query.status || query.archived || query.search.trim());
   empty.hidden = dashboard.total > 0 || filtering;
   if (!empty.hidden) renderFirstSteps(session, firstStepActions);
   board.hidden = dashboard.total === 0 && !filtering;
@@ -146,6 +154,7 @@ async function loadDashboard() {
     : plural(dashboard.total, "item");
   actions.selected = shownFeedback();
   keepPickedOn(dashboard);
+  actions.showingOffTheBoard = query.archived;
   renderBoard(board, dashboard, { onlyStatus: query.status, actions });
   // How long the store's answer and the drawing took: up to the drawn DOM, and laid out
   // and painted (the next task after the next frame). The benchmark of a large board

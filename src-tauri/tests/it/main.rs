@@ -2,6 +2,7 @@
 //! through WebDriver under Xvfb, or installs its package.
 
 mod accessibility_window;
+mod archive_window;
 mod dashboard_window;
 mod feedback_detail_window;
 mod installed_package;

@@ -10,6 +10,7 @@
 mod bare_repository;
 mod faults;
 mod git_http;
+mod issue_state;
 mod rest;
 mod shapes;
 mod state;

@@ -1,0 +1,36 @@
+//! Items off the board from the window: dismiss one, archive one, or put one back. The
+//! board's archive filter (`DashboardQuery::archived`) finds them.
+
+use super::invalid_input;
+use super::records::FeedbackRecord;
+use handoff::domain::{ArchiveActor, ArchiveState, FeedbackId};
+use handoff::error_code::CodedError;
+use handoff::store::Store;
+
+/// Takes item `feedback_id` off the board as `how` (`dismissed` or `archived`).
+pub async fn archive_item(
+    store: &Store,
+    feedback_id: i64,
+    how: &str,
+) -> Result<FeedbackRecord, CodedError> {
+    let state = match ArchiveState::parse(how) {
+        Some(state @ (ArchiveState::Dismissed | ArchiveState::Archived)) => state,
+        _ => {
+            return Err(invalid_input(format!(
+                "an item is put away as dismissed or archived, not {how:?}"
+            )))
+        }
+    };
+    Ok(store
+        .set_archive_state(FeedbackId(feedback_id), Some(state), ArchiveActor::Owner)
+        .await?
+        .into())
+}
+
+/// Puts item `feedback_id` back on the board.
+pub async fn restore_item(store: &Store, feedback_id: i64) -> Result<FeedbackRecord, CodedError> {
+    Ok(store
+        .set_archive_state(FeedbackId(feedback_id), None, ArchiveActor::Owner)
+        .await?
+        .into())
+}
