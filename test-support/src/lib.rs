@@ -19,7 +19,7 @@ pub mod pipeline_world;
 pub mod qa_directives;
 pub mod raw_http;
 pub mod real_agents;
-pub mod second_repository;
+pub mod scripted_repository;
 pub mod secret_service;
 pub mod seed;
 pub mod store_tampering;

@@ -6,9 +6,7 @@
 use std::time::Duration;
 
 use handoff::domain::run_event::RunEventKind;
-use handoff::domain::{
-    Feedback, FeedbackSource, FeedbackStatus, NewRepo, Repo, RunId, SandboxBackend,
-};
+use handoff::domain::{Feedback, FeedbackSource, FeedbackStatus, Repo, RunId, SandboxBackend};
 use handoff::github::{GithubClient, GithubEndpoints, RequestPolicy};
 use handoff::pipeline::{
     CodeRunOptions, CodeRunReport, CodeRunResult, Pipeline, PipelineError, PipelineSettings,
@@ -56,27 +54,7 @@ pub async fn install(
 ) -> Installation {
     let data = tempfile::tempdir().expect("a data folder");
     let store = Store::open_in(data.path()).await.expect("store");
-    let added = store
-        .add_repo(&NewRepo {
-            sandbox_backend: backend,
-            agent_preset: "custom".to_owned(),
-            monthly_run_quota: None,
-            ..NewRepo::with_defaults(REPO.parse().unwrap())
-        })
-        .await
-        .expect("repo");
-    let repo = store
-        .change_repo_settings(
-            added.id,
-            &RepoSettingsChange {
-                agent_command: Some(Some("sh .handoff/agent.sh".to_owned())),
-                docker_image: Some(Some(TEST_IMAGE.to_owned())),
-                run_timeout_seconds: Some(120),
-                ..RepoSettingsChange::default()
-            },
-        )
-        .await
-        .expect("settings");
+    let repo = crate::scripted_repository::connect_scripted(&store, REPO, backend).await;
     let github = github_client_at(&fake.api_base(), fake.owner_token());
     let pipeline = Pipeline {
         store: store.clone(),

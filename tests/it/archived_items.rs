@@ -4,18 +4,15 @@
 
 use handoff_test_support as support;
 
-use std::time::Duration;
-
 use handoff::domain::{ArchiveActor, ArchiveState, FeedbackStatus, NewRepo, SandboxBackend};
 use handoff::error_code::ErrorCode;
 use handoff::github::sync::sync;
-use handoff::github::{GithubClient, GithubEndpoints, RequestPolicy};
+use handoff::github::GithubClient;
 use handoff::pipeline::CodeRunOptions;
-use handoff::secrets::Secret;
 use handoff::store::{FeedbackFilter, StoreError};
 use handoff::Store;
 use support::fake_github::{FakeGithub, OWNER};
-use support::pipeline_world::PipelineWorld;
+use support::pipeline_world::{github_client_at, PipelineWorld};
 use support::seed;
 
 const REPO: &str = "octocat/hello-world";
@@ -164,17 +161,7 @@ async fn no_run_starts_on_an_item_off_the_board() {
 }
 
 fn client(fake: &FakeGithub) -> GithubClient {
-    GithubClient::new(
-        GithubEndpoints::new(&fake.api_base()).unwrap(),
-        Secret::new(fake.owner_token()),
-        RequestPolicy {
-            attempts: 2,
-            first_retry_delay: Duration::from_millis(10),
-            max_rate_limit_wait: Duration::from_secs(5),
-            timeout: Duration::from_secs(2),
-        },
-    )
-    .unwrap()
+    github_client_at(&fake.api_base(), fake.owner_token())
 }
 
 async fn synced_store(dir: &tempfile::TempDir) -> Store {

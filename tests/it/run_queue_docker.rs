@@ -15,48 +15,68 @@ use handoff::store::SettingKey;
 use support::pipeline_world::{pr_number, PipelineWorld, REPO};
 
 /// When each run's sandbox was up, from the engine's `start` and `die` events of the
-/// installation's run containers between `since` and `until` (seconds since the epoch):
-/// run label → (first start, last die), in nanoseconds.
-async fn sandbox_lifetimes(
-    installation: &str,
-    since: i64,
-    until: i64,
-) -> HashMap<String, (i64, i64)> {
-    let docker = Docker::connect_with_defaults().expect("the Docker engine");
-    let installation_label = format!("dev.handoff.installation={installation}");
-    let filters = HashMap::from([
-        ("type", vec!["container"]),
-        ("event", vec!["start", "die"]),
-        (
-            "label",
-            vec![installation_label.as_str(), "dev.handoff.run"],
-        ),
-    ]);
-    let options = EventsOptionsBuilder::new()
-        .since(&since.to_string())
-        .until(&until.to_string())
-        .filters(&filters)
-        .build();
-    let mut events = docker.events(Some(options));
-    let mut lifetimes: HashMap<String, (i64, i64)> = HashMap::new();
-    while let Some(event) = events.next().await {
-        let event = event.expect("an event from the engine");
-        let attributes = event
-            .actor
-            .and_then(|actor| actor.attributes)
-            .unwrap_or_default();
-        let Some(run) = attributes.get("dev.handoff.run").cloned() else {
-            continue;
-        };
-        let at = event.time_nano.expect("events carry their time");
-        let lifetime = lifetimes.entry(run).or_insert((i64::MAX, i64::MIN));
-        match event.action.as_deref() {
-            Some("start") => lifetime.0 = lifetime.0.min(at),
-            Some("die") => lifetime.1 = lifetime.1.max(at),
-            _ => {}
+/// installation's run containers: run label → (first start, last die), in nanoseconds.
+/// The events are followed live from `since` (seconds since the epoch) until the returned
+/// handle is stopped: the engine keeps only its last few hundred events for asking later.
+struct SandboxEvents {
+    lifetimes: std::sync::Arc<std::sync::Mutex<HashMap<String, (i64, i64)>>>,
+    following: tokio::task::JoinHandle<()>,
+}
+
+impl SandboxEvents {
+    fn follow(installation: &str, since: i64) -> SandboxEvents {
+        let lifetimes = std::sync::Arc::new(std::sync::Mutex::new(HashMap::new()));
+        let installation_label = format!("dev.handoff.installation={installation}");
+        let following = tokio::spawn({
+            let lifetimes = lifetimes.clone();
+            async move {
+                let docker = Docker::connect_with_defaults().expect("the Docker engine");
+                let filters = HashMap::from([
+                    ("type", vec!["container"]),
+                    ("event", vec!["start", "die"]),
+                    (
+                        "label",
+                        vec![installation_label.as_str(), "dev.handoff.run"],
+                    ),
+                ]);
+                let options = EventsOptionsBuilder::new()
+                    .since(&since.to_string())
+                    .filters(&filters)
+                    .build();
+                let mut events = docker.events(Some(options));
+                while let Some(event) = events.next().await {
+                    let event = event.expect("an event from the engine");
+                    let attributes = event
+                        .actor
+                        .and_then(|actor| actor.attributes)
+                        .unwrap_or_default();
+                    let Some(run) = attributes.get("dev.handoff.run").cloned() else {
+                        continue;
+                    };
+                    let at = event.time_nano.expect("events carry their time");
+                    let mut lifetimes = lifetimes.lock().expect("lifetimes");
+                    let lifetime = lifetimes.entry(run).or_insert((i64::MAX, i64::MIN));
+                    match event.action.as_deref() {
+                        Some("start") => lifetime.0 = lifetime.0.min(at),
+                        Some("die") => lifetime.1 = lifetime.1.max(at),
+                        _ => {}
+                    }
+                }
+            }
+        });
+        SandboxEvents {
+            lifetimes,
+            following,
         }
     }
-    lifetimes
+
+    /// Stops following (once the engine has had a moment to tell the last events).
+    async fn stop(self) -> HashMap<String, (i64, i64)> {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        self.following.abort();
+        let lifetimes = self.lifetimes.lock().expect("lifetimes").clone();
+        lifetimes
+    }
 }
 
 /// The most sandboxes up at one moment.
@@ -101,6 +121,7 @@ async fn ten_items_with_two_slots_never_run_more_than_two_sandboxes_and_all_fini
         items.push(item.id);
     }
     let since = chrono::Utc::now().timestamp() - 1;
+    let events = SandboxEvents::follow(&world.installation, since);
 
     let begun = world
         .pipeline
@@ -119,11 +140,10 @@ async fn ten_items_with_two_slots_never_run_more_than_two_sandboxes_and_all_fini
         assert!(log.contains("scripted agent:"), "{log}");
         run_ids.push(run_id);
     }
-    let until = chrono::Utc::now().timestamp() + 1;
 
     assert_eq!(world.fake.pulls(REPO).len(), 6, "one PR per item");
     assert_eq!(world.fake.pulls("octocat/other").len(), 4);
-    let lifetimes = sandbox_lifetimes(&world.installation, since, until).await;
+    let lifetimes = events.stop().await;
     assert_eq!(
         lifetimes.len(),
         10,
