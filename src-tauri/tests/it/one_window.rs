@@ -78,11 +78,14 @@ async fn the_window_keeps_its_size_between_launches() {
 
     let first = AppSession::start_with_env(data_dir.path(), &environment).await;
     assert_eq!(first.wait_until_loaded().await, "true");
-    first
-        .client
-        .set_window_rect(60, 40, 1040, 700)
-        .await
-        .expect("the window is resized");
+    // A WebDriver call that never answers fails the test with what it waited for.
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        first.client.set_window_rect(60, 40, 1040, 700),
+    )
+    .await
+    .expect("the WebDriver answers the resize within 30 s")
+    .expect("the window is resized");
     let state_file = config_home
         .path()
         .join("dev.handoff.desktop/.window-state.json");
@@ -99,7 +102,11 @@ async fn the_window_keeps_its_size_between_launches() {
 
     let second = AppSession::start_with_env(data_dir.path(), &environment).await;
     assert_eq!(second.wait_until_loaded().await, "true");
-    let (_, _, width, height) = second.client.get_window_rect().await.unwrap();
+    let (_, _, width, height) =
+        tokio::time::timeout(Duration::from_secs(30), second.client.get_window_rect())
+            .await
+            .expect("the WebDriver answers within 30 s")
+            .unwrap();
     assert_eq!((width as i64, height as i64), (1040, 700));
     let kept: Value = serde_json::from_str(&std::fs::read_to_string(&state_file).unwrap()).unwrap();
     assert_eq!(kept["main"]["width"], 1040, "{kept}");

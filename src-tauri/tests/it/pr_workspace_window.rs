@@ -268,7 +268,12 @@ async fn every_stage_is_run_and_steered_from_the_workspace() {
     );
 
     // History: three versions; the agent's first and the owner's edit, side by side.
-    app.click(&format!("{pane} .open-history")).await;
+    // Clicked again should the pane be drawn anew under the click (the run just ended).
+    app.click_until(
+        &format!("{pane} .open-history"),
+        "return document.querySelector('#history-dialog[open] .timeline-entry') !== null;",
+    )
+    .await;
     let entries = app
         .eventually(
             "return [...document.querySelectorAll('#history-dialog[open] .timeline-entry')].map(e => e.dataset.version + ':' + e.dataset.origin);",
@@ -611,7 +616,12 @@ async fn an_edit_made_offline_waits_in_the_outbox_and_is_sent_or_discarded() {
         .comment_body(comment_id)
         .unwrap()
         .contains("better left unsaid"));
-    app.click(&format!("{pane} .open-history")).await;
+    // Clicked again should the pane be drawn anew under the click (the run just ended).
+    app.click_until(
+        &format!("{pane} .open-history"),
+        "return document.querySelector('#history-dialog[open] .timeline-entry') !== null;",
+    )
+    .await;
     let discarded = app
         .text_eventually_containing(
             "const d = document.querySelector('#history-dialog[open] .timeline-entry[data-discarded=\"true\"]'); return d ? d.textContent : '';",

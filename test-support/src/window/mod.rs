@@ -444,6 +444,12 @@ impl AppSession {
     }
 
     pub async fn close(self) {
-        let _ = self.client.close().await;
+        // The processes go with `self` either way; a session that hangs must not hang
+        // the test.
+        match tokio::time::timeout(Duration::from_secs(30), self.client.close()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => eprintln!("the WebDriver session did not close cleanly: {error}"),
+            Err(_) => eprintln!("the WebDriver session did not close within 30 s"),
+        }
     }
 }
