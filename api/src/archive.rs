@@ -24,6 +24,7 @@ pub async fn archive_item(
     Ok(store
         .set_archive_state(FeedbackId(feedback_id), Some(state), ArchiveActor::Owner)
         .await?
+        .0
         .into())
 }
 
@@ -32,5 +33,6 @@ pub async fn restore_item(store: &Store, feedback_id: i64) -> Result<FeedbackRec
     Ok(store
         .set_archive_state(FeedbackId(feedback_id), None, ArchiveActor::Owner)
         .await?
+        .0
         .into())
 }

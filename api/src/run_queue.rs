@@ -90,8 +90,8 @@ pub async fn run_all_new(core: &AppCore, full_name: &str) -> Result<BulkRunRecor
     let repo: RepoName = full_name
         .parse()
         .map_err(|error: handoff::domain::RepoNameError| invalid_input(error.to_string()))?;
+    let items = core.store.new_items_of(&repo).await?;
     let pipeline = core.pipeline().await?;
-    let items = pipeline.new_items_of(&repo).await?;
     Ok(queue_and_drive(&pipeline, &items).await)
 }
 
@@ -137,11 +137,10 @@ pub struct NewItemsRecord {
 }
 
 /// Every connected repository with new items to run, and how many.
-pub async fn new_items_by_repo(core: &AppCore) -> Result<Vec<NewItemsRecord>, CodedError> {
-    let pipeline = core.pipeline().await?;
+pub async fn new_items_by_repo(store: &Store) -> Result<Vec<NewItemsRecord>, CodedError> {
     let mut counts = Vec::new();
-    for repo in core.store.repos().await? {
-        let count = pipeline.new_items_of(&repo.name).await?.len();
+    for repo in store.repos().await? {
+        let count = store.new_items_of(&repo.name).await?.len();
         if count > 0 {
             counts.push(NewItemsRecord {
                 repo: repo.name.to_string(),

@@ -160,18 +160,18 @@ pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError
 
 /// `feedback dismiss|archive|restore`.
 async fn put_away(store: &Store, id: i64, state: Option<ArchiveState>) -> Result<(), CliError> {
-    let before = store.feedback(FeedbackId(id)).await?;
-    let item = store
+    let (item, changed) = store
         .set_archive_state(FeedbackId(id), state, ArchiveActor::Owner)
         .await?;
-    match (before.archived_as == item.archived_as, item.archived_as) {
-        (true, Some(state)) => println!("feedback {id} was already {}", state.label()),
-        (true, None) => println!("feedback {id} is on the board already"),
-        (false, Some(state)) => println!(
-            "feedback {id} is {} and off the board; its history stays              (`handoff feedback list --archived` lists it, `handoff feedback restore {id}` puts it back)",
+    match (changed, item.archived_as) {
+        (false, Some(state)) => println!("feedback {id} was already {}", state.label()),
+        (false, None) => println!("feedback {id} is on the board already"),
+        (true, Some(state)) => println!(
+            "feedback {id} is {} and off the board; its history stays \
+             (`handoff feedback list --archived` lists it, `handoff feedback restore {id}` puts it back)",
             state.label()
         ),
-        (false, None) => println!("feedback {id} is back on the board, {}", item.status),
+        (true, None) => println!("feedback {id} is back on the board, {}", item.status),
     }
     Ok(())
 }

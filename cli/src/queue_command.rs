@@ -134,7 +134,7 @@ async fn add(
 ) -> Result<(), CliError> {
     let pipeline = pipeline(store, data_dir).await?;
     let items = match &all_new {
-        Some(repo) => pipeline.new_items_of(repo).await?,
+        Some(repo) => store.new_items_of(repo).await?,
         None => feedback.into_iter().map(FeedbackId).collect(),
     };
     if items.is_empty() {

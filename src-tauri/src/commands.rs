@@ -123,7 +123,7 @@ pub async fn run_all_new(state: State<'_, DesktopState>, repo: String) -> Answer
 
 #[tauri::command]
 pub async fn new_items_by_repo(state: State<'_, DesktopState>) -> Answer<Vec<NewItemsRecord>> {
-    run_queue::new_items_by_repo(state.core()?).await
+    run_queue::new_items_by_repo(state.store()?).await
 }
 
 #[tauri::command]

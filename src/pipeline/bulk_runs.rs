@@ -1,11 +1,10 @@
 //! Several code runs asked for at once: the items the owner selected, or every new item
-//! of a repository ("Run all new"). Each is begun on its own (checked and queued, so
+//! of a repository ("Run all new", `Store::new_items_of`). Each is begun on its own (checked and queued, so
 //! one refused item does not stop the others) and waits in the run queue for its slot.
 
 use super::code_run::{BegunCodeRun, CodeRunOptions};
 use super::{Pipeline, PipelineError};
-use crate::domain::{FeedbackId, FeedbackStatus, RepoName};
-use crate::store::FeedbackFilter;
+use crate::domain::FeedbackId;
 
 impl Pipeline {
     /// Begins a code run of each of `items`, in that order; each item's own answer.
@@ -23,22 +22,5 @@ impl Pipeline {
             begun.push((*item, answer));
         }
         begun
-    }
-
-    /// The new items of `repo` on the board, oldest first: what "Run all new" runs.
-    /// Items a visitor opened that wait for the owner's approval are left out.
-    pub async fn new_items_of(&self, repo: &RepoName) -> Result<Vec<FeedbackId>, PipelineError> {
-        let mut items = self
-            .store
-            .feedback_list(&FeedbackFilter {
-                repo: Some(repo.clone()),
-                status: Some(FeedbackStatus::New),
-                search: None,
-                archived: Some(false),
-            })
-            .await?;
-        items.retain(|item| !item.awaits_owner_approval());
-        items.sort_by_key(|item| item.id.0);
-        Ok(items.into_iter().map(|item| item.id).collect())
     }
 }

@@ -1,9 +1,8 @@
 //! Items off the board and back: the item's `archived_as` and the history of each
 //! change (who, when), written together. Nothing of the item is deleted.
 
-use sqlx::Row as _;
-
 use super::error::StoreError;
+use super::row_mapping::archive_change_from_row;
 use super::time_text::now_text;
 use super::Store;
 use crate::domain::{
@@ -13,16 +12,17 @@ use crate::domain::{
 impl Store {
     /// Puts item `id` off the board as `state`, or back on it with `None`, as `actor`
     /// did; a change to what it already is changes nothing. The owner cannot put away
-    /// an item whose run is going (GitHub can: its issue was closed meanwhile).
+    /// an item whose run is going (GitHub can: its issue was closed meanwhile). Returns
+    /// the item and whether it changed.
     pub async fn set_archive_state(
         &self,
         id: FeedbackId,
         state: Option<ArchiveState>,
         actor: ArchiveActor,
-    ) -> Result<Feedback, StoreError> {
+    ) -> Result<(Feedback, bool), StoreError> {
         let item = self.feedback(id).await?;
         if item.archived_as == state {
-            return Ok(item);
+            return Ok((item, false));
         }
         if state.is_some() && actor == ArchiveActor::Owner && item.status == FeedbackStatus::Coding
         {
@@ -50,7 +50,7 @@ impl Store {
         .execute(&mut *transaction)
         .await?;
         transaction.commit().await?;
-        self.feedback(id).await
+        Ok((self.feedback(id).await?, true))
     }
 
     /// Every time item `id` left the board or came back, oldest first.
@@ -63,23 +63,6 @@ impl Store {
         .bind(id.0)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|row| {
-                let archived_as: Option<String> = row.try_get("archived_as")?;
-                let changed_by: String = row.try_get("changed_by")?;
-                Ok(ArchiveChange {
-                    archived_as: match archived_as {
-                        None => None,
-                        Some(text) => Some(ArchiveState::parse(&text).ok_or_else(|| {
-                            StoreError::Corrupt(format!("archive state {text:?}"))
-                        })?),
-                    },
-                    changed_by: ArchiveActor::parse(&changed_by).ok_or_else(|| {
-                        StoreError::Corrupt(format!("archive actor {changed_by:?}"))
-                    })?,
-                    changed_at: row.try_get("changed_at")?,
-                })
-            })
-            .collect()
+        rows.iter().map(archive_change_from_row).collect()
     }
 }

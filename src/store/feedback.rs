@@ -178,6 +178,22 @@ impl Store {
         rows.iter().map(feedback_from_row).collect()
     }
 
+    /// The new items of `repo` on the board, oldest first: what "Run all new" runs.
+    /// Items a visitor opened that wait for the owner's approval are left out.
+    pub async fn new_items_of(&self, repo: &RepoName) -> Result<Vec<FeedbackId>, StoreError> {
+        let mut items = self
+            .feedback_list(&FeedbackFilter {
+                repo: Some(repo.clone()),
+                status: Some(FeedbackStatus::New),
+                search: None,
+                archived: Some(false),
+            })
+            .await?;
+        items.retain(|item| !item.awaits_owner_approval());
+        items.sort_by_key(|item| item.id.0);
+        Ok(items.into_iter().map(|item| item.id).collect())
+    }
+
     /// Every status change of a feedback item, oldest first, beginning with its creation.
     pub async fn status_history(&self, id: FeedbackId) -> Result<Vec<StatusChange>, StoreError> {
         self.feedback(id).await?;

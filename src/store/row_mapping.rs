@@ -7,7 +7,7 @@ use sqlx::Row as _;
 
 use super::error::StoreError;
 use crate::domain::feedback::PullRequestState;
-use crate::domain::{ArchiveState, RunFailureCode, SpendSource};
+use crate::domain::{ArchiveActor, ArchiveChange, ArchiveState, RunFailureCode, SpendSource};
 use crate::domain::{
     CheckStatus, CodeRunKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, FollowUp,
     FollowUpId, FollowUpOrigin, FollowUpSource, LogChunk, LogStream, NetworkMode, PublicFeedbackId,
@@ -174,6 +174,14 @@ pub fn feedback_from_row(row: &SqliteRow) -> Result<Feedback, StoreError> {
         archived_at: optional_time(row, "archived_at")?,
         created_at: time(row, "created_at")?,
         updated_at: time(row, "updated_at")?,
+    })
+}
+
+pub fn archive_change_from_row(row: &SqliteRow) -> Result<ArchiveChange, StoreError> {
+    Ok(ArchiveChange {
+        archived_as: optional_word(row, "archived_as", ArchiveState::parse)?,
+        changed_by: word(row, "changed_by", ArchiveActor::parse)?,
+        changed_at: time(row, "changed_at")?,
     })
 }
 

@@ -220,7 +220,7 @@ impl Store {
 
     /// The queue as the owner sees it: the runs going, then the waiting ones by place.
     pub async fn queue(&self, e2b_usable: bool) -> Result<Vec<QueueEntry>, StoreError> {
-        let turns = self.queue_turns(e2b_usable).await?;
+        let places = self.queue_places(e2b_usable).await?;
         let rows = sqlx::query(concat!(
             "SELECT ",
             run_columns!(),
@@ -246,12 +246,8 @@ impl Store {
             }
             // A run whose turn came but that its process has not started yet is
             // placed first.
-            let place = turns.iter().find_map(|(id, turn)| match turn {
-                QueueTurn::Wait { place } if *id == entry.run.id => Some(*place),
-                _ => None,
-            });
             waiting.push(QueueEntry {
-                place: Some(place.unwrap_or(0)),
+                place: Some(places.get(&entry.run.id).copied().unwrap_or(0)),
                 ..entry
             });
         }

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use handoff::domain::run_event::RunEventKind;
-use handoff::domain::{Feedback, FeedbackSource, FeedbackStatus, Repo, RunId, SandboxBackend};
+use handoff::domain::{Feedback, FeedbackStatus, Repo, RunId, SandboxBackend};
 use handoff::github::{GithubClient, GithubEndpoints, RequestPolicy};
 use handoff::pipeline::{
     CodeRunOptions, CodeRunReport, CodeRunResult, Pipeline, PipelineError, PipelineSettings,
@@ -14,7 +14,7 @@ use handoff::pipeline::{
 use handoff::sandbox::e2b::E2bSettings;
 use handoff::sandbox::ResourceLimits;
 use handoff::secrets::{Secret, SecretStore};
-use handoff::store::{NewFeedback, RepoSettingsChange};
+use handoff::store::RepoSettingsChange;
 use handoff::Store;
 
 use crate::docker_images::GatesRemovedOnDrop;
@@ -156,18 +156,9 @@ impl PipelineWorld {
         installation
     }
 
+    /// A new feedback item on the world's repository.
     pub async fn feedback(&self, title: &str, body: &str) -> Feedback {
-        self.store
-            .add_feedback(&NewFeedback {
-                repo: REPO.parse().unwrap(),
-                title: Some(title.to_owned()),
-                body: body.to_owned(),
-                source: FeedbackSource::App,
-                github_issue: None,
-                opened_by_visitor: false,
-            })
-            .await
-            .expect("feedback")
+        self.feedback_in(&self.repo, title, body).await
     }
 
     /// Starts and drives a code run to its end.

@@ -51,7 +51,7 @@ async fn dismissed_and_archived_items_leave_the_board_with_their_history_and_com
         )
         .await
         .unwrap();
-    let item = store
+    let (item, changed) = store
         .set_archive_state(
             archived.id,
             Some(ArchiveState::Archived),
@@ -59,6 +59,7 @@ async fn dismissed_and_archived_items_leave_the_board_with_their_history_and_com
         )
         .await
         .unwrap();
+    assert!(changed);
     assert_eq!(item.archived_as, Some(ArchiveState::Archived));
     assert!(item.archived_at.is_some());
 
@@ -102,10 +103,11 @@ async fn dismissed_and_archived_items_leave_the_board_with_their_history_and_com
         ]
     );
     // Asking again for what it already is changes nothing.
-    store
+    let (_, changed) = store
         .set_archive_state(dismissed.id, None, ArchiveActor::Owner)
         .await
         .unwrap();
+    assert!(!changed);
     assert_eq!(store.archive_history(dismissed.id).await.unwrap().len(), 2);
 }
 
@@ -153,7 +155,7 @@ async fn no_run_starts_on_an_item_off_the_board() {
         .is_empty());
     // "Run all new" leaves it out too.
     assert!(world
-        .pipeline
+        .store
         .new_items_of(&REPO.parse().unwrap())
         .await
         .unwrap()

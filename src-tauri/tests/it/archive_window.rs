@@ -15,6 +15,15 @@ fn card_shown(feedback_id: i64) -> String {
     format!("return document.querySelector('.card[data-feedback-id=\"{feedback_id}\"]') !== null;")
 }
 
+/// Why item `feedback_id` is off the board, as the store has it.
+async fn archived_as(store: &Store, feedback_id: i64) -> Option<ArchiveState> {
+    store
+        .feedback(handoff::domain::FeedbackId(feedback_id))
+        .await
+        .unwrap()
+        .archived_as
+}
+
 async fn choose_status(app: &AppSession, value: &str) {
     app.client
         .execute(
@@ -66,19 +75,11 @@ async fn dismiss_and_archive_take_items_off_the_board_and_a_filter_finds_them() 
         false
     );
     assert_eq!(
-        store
-            .feedback(handoff::domain::FeedbackId(failed))
-            .await
-            .unwrap()
-            .archived_as,
+        archived_as(&store, failed).await,
         Some(ArchiveState::Archived)
     );
     assert_eq!(
-        store
-            .feedback(handoff::domain::FeedbackId(new))
-            .await
-            .unwrap()
-            .archived_as,
+        archived_as(&store, new).await,
         Some(ArchiveState::Dismissed)
     );
 
@@ -110,14 +111,7 @@ async fn dismiss_and_archive_take_items_off_the_board_and_a_filter_finds_them() 
             .await,
         true
     );
-    assert_eq!(
-        store
-            .feedback(handoff::domain::FeedbackId(new))
-            .await
-            .unwrap()
-            .archived_as,
-        None
-    );
+    assert_eq!(archived_as(&store, new).await, None);
     assert_eq!(
         store
             .archive_history(handoff::domain::FeedbackId(new))

@@ -71,8 +71,6 @@ const CONTROL_DIR: &str = "/run/handoff-gate";
 const IDLE_EXIT: Duration = Duration::from_secs(30 * 60);
 /// The user the gate runs as.
 const GATE_USER: &str = "65534:65534";
-/// How long a run waits for the gate another run is making to start.
-const GATE_MADE_ELSEWHERE_WAIT: Duration = Duration::from_secs(60);
 
 fn unavailable(detail: impl Into<String>) -> SandboxError {
     SandboxError::Unavailable {
@@ -121,10 +119,7 @@ impl EgressGate {
                     ))
                 })?;
         ensure_network(docker, &network, &labels).await?;
-        // Remade (an older program, a new image) or raced for its name at most this often.
-        let mut changes_left = 3;
-        let waiting_since = std::time::Instant::now();
-        while changes_left > 0 {
+        for _ in 0..3 {
             match docker
                 .inspect_container(
                     &name,
@@ -145,21 +140,16 @@ impl EgressGate {
                         .as_ref()
                         .and_then(|state| state.status)
                         .map(|status| status.to_string());
-                    // Created and never started: another run is making it right now (its
-                    // program is copied in and it joins its network before it starts).
+                    // Created and never started: its maker stopped half-way (the lock is
+                    // ours), so its program or network may be missing.
                     if status.as_deref() == Some("created") {
-                        if waiting_since.elapsed() > GATE_MADE_ELSEWHERE_WAIT {
-                            return Err(unavailable(
-                                "the egress gate another run was making never started",
-                            ));
-                        }
-                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        tracing::info!(gate = %name, "the egress gate was left half-made; it is made anew");
+                        remove_container(docker, &id).await;
                         continue;
                     }
                     if stamp.as_deref() != Some(program.stamp.as_str()) {
                         tracing::info!(gate = %name, "the egress gate runs an older program; it is made anew");
                         remove_container(docker, &id).await;
-                        changes_left -= 1;
                         continue;
                     }
                     // A gate holds on to its image; when the repository's image was built
@@ -172,7 +162,6 @@ impl EgressGate {
                     if current_image.is_some() && current_image != container.image {
                         tracing::info!(gate = %name, "the repository's image changed; the egress gate is made anew from it");
                         remove_container(docker, &id).await;
-                        changes_left -= 1;
                         continue;
                     }
                     let running = container
@@ -180,19 +169,9 @@ impl EgressGate {
                         .and_then(|state| state.running)
                         .unwrap_or(false);
                     if !running {
-                        match docker.start_container(&id, None).await {
-                            Ok(()) => {}
-                            // Another run started it at the same moment.
-                            Err(bollard::errors::Error::DockerResponseServerError {
-                                status_code: 304,
-                                ..
-                            }) => {}
-                            Err(error) => {
-                                return Err(unavailable(format!(
-                                    "cannot start the egress gate again: {error}"
-                                )))
-                            }
-                        }
+                        docker.start_container(&id, None).await.map_err(|error| {
+                            unavailable(format!("cannot start the egress gate again: {error}"))
+                        })?;
                     }
                     return Ok(EgressGate {
                         docker: docker.clone(),
@@ -214,10 +193,7 @@ impl EgressGate {
                             })
                         }
                         // Another run made it at the same moment: use that one.
-                        Err(GateCreation::NameTaken) => {
-                            changes_left -= 1;
-                            continue;
-                        }
+                        Err(GateCreation::NameTaken) => continue,
                         Err(GateCreation::Failed(error)) => return Err(error),
                     }
                 }
