@@ -90,7 +90,12 @@ async fn picked_cards_wait_in_the_queue_show_their_place_and_can_be_cancelled() 
             .await;
         assert_eq!(badge, Value::String(format!("Queued · #{place}")));
     }
-    assert_eq!(app.eventually(&badge_of(items[0]), |_| true).await, "");
+    // The first picked runs: once its turn came ("Starting") its card has no badge.
+    assert_eq!(
+        app.eventually(&badge_of(items[0]), |value| value == "")
+            .await,
+        ""
+    );
     assert!(
         app.eventually(
             "return document.getElementById('run-bar').hidden;",

@@ -217,13 +217,13 @@ impl AppSession {
     ) -> serde_json::Value {
         let deadline = Instant::now() + limit;
         loop {
-            let value = self
-                .client
-                .execute(script, vec![])
-                .await
-                .expect("script runs");
-            if accept(&value) || Instant::now() >= deadline {
-                return value;
+            // WebKitWebDriver now and then answers "Could not parse script result" while
+            // the page redraws; such an answer is "not yet", an error only at the end.
+            match self.client.execute(script, vec![]).await {
+                Ok(value) if accept(&value) || Instant::now() >= deadline => return value,
+                Ok(_) => {}
+                Err(error) if Instant::now() >= deadline => panic!("script runs: {error}"),
+                Err(error) => eprintln!("script failed, trying again: {error}"),
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -278,6 +278,24 @@ impl AppSession {
                             "could not click {css}: {error:?}; the window is in {}",
                             picture.display()
                         );
+                    }
+                    // Something lies over it (a sticky bar at a scrolling panel's edge):
+                    // bring it to the middle, as a person would scroll to it.
+                    if matches!(
+                        &error,
+                        fantoccini::error::CmdError::Standard(standard)
+                            if standard.error == fantoccini::error::ErrorStatus::ElementClickIntercepted
+                    ) {
+                        let scrolled = self
+                            .client
+                            .execute(
+                                "document.querySelector(arguments[0])?.scrollIntoView({ block: 'center' });",
+                                vec![serde_json::Value::String(css.to_owned())],
+                            )
+                            .await;
+                        if let Err(error) = scrolled {
+                            eprintln!("could not scroll {css} into view: {error}");
+                        }
                     }
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
