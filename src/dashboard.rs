@@ -39,6 +39,8 @@ pub struct DashboardCard {
     pub last_run: Option<LastRunSummary>,
     /// Why it is off the board, when it is (the board's archive filter shows those).
     pub archived_as: Option<ArchiveState>,
+    /// Its PR conflicts with its base branch (iterate never rebases: the owner must).
+    pub conflicts_with_base: bool,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }

@@ -11,8 +11,9 @@ use super::invalid_input;
 use super::records::{FeedbackRecord, QuotaRecord, RunRecord};
 use handoff::domain::managed_comment::CommentKind;
 use handoff::domain::{
-    code_run_kind, CodeRunKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, FollowUpId,
-    FollowUpOrigin, FollowUpSource, RepoName, RunStatus, VersionOrigin,
+    code_run_kind, AutomaticDecision, AutomaticTrigger, AutomaticUpdate, CodeRunKind, Feedback,
+    FeedbackId, FeedbackSource, FeedbackStatus, FollowUpId, FollowUpOrigin, FollowUpSource,
+    RepoName, RunStatus, VersionOrigin,
 };
 use handoff::error_code::CodedError;
 use handoff::markdown::render_markdown;
@@ -37,6 +38,41 @@ pub struct ThreadEntry {
     /// Taken from the PR: in no prompt until the owner includes it.
     pub candidate: bool,
     pub included_in_prompts: bool,
+    /// Handoff wrote it for an automatic update, on the owner's standing order.
+    pub automatic: bool,
+}
+
+/// A reason the item's PR had to update by itself, and what became of it.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AutomaticUpdateRecord {
+    pub id: i64,
+    #[ts(as = "crate::page_contract::AutomaticTriggerWords")]
+    pub trigger: AutomaticTrigger,
+    /// The check's name, or the reviewer's login.
+    pub subject: String,
+    pub pr_number: u64,
+    #[ts(as = "crate::page_contract::AutomaticDecisionWords")]
+    pub decision: AutomaticDecision,
+    /// Why the run started, or why none did.
+    pub reason: Option<String>,
+    pub run_id: Option<i64>,
+    pub created_at: chrono::DateTime<Utc>,
+}
+
+impl From<AutomaticUpdate> for AutomaticUpdateRecord {
+    fn from(update: AutomaticUpdate) -> Self {
+        AutomaticUpdateRecord {
+            id: update.id.0,
+            trigger: update.trigger,
+            subject: update.subject,
+            pr_number: update.pr_number,
+            decision: update.decision,
+            reason: update.reason,
+            run_id: update.run_id.map(|id| id.0),
+            created_at: update.created_at,
+        }
+    }
 }
 
 /// A managed comment of the item's PR, as the panel lists it.
@@ -127,6 +163,11 @@ pub struct FeedbackDetail {
     pub run_lessons: Vec<RunLessonsRecord>,
     pub comments: Vec<CommentSummary>,
     pub next_run: NextRun,
+    /// Failing checks and requested changes that asked for an automatic update, oldest
+    /// first, with what was decided.
+    pub automatic_updates: Vec<AutomaticUpdateRecord>,
+    /// Its open PR conflicts with its base branch, as GitHub last said.
+    pub conflicts_with_base: bool,
 }
 
 /// Where one queued run stands in the run queue (place 0: its turn came, it starts).
@@ -216,6 +257,7 @@ pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, C
             origin: follow_up.origin,
             candidate: follow_up.candidate,
             included_in_prompts: follow_up.included_in_prompts,
+            automatic: follow_up.automatic,
         })
         .collect();
     let runs = store
@@ -282,8 +324,26 @@ pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, C
             }
         }
     }
+    let automatic_updates = store
+        .automatic_updates_of(feedback.id)
+        .await?
+        .into_iter()
+        .map(AutomaticUpdateRecord::from)
+        .collect();
+    let conflicts_with_base = match feedback.pr_number {
+        Some(number) => store
+            .pull_request(feedback.repo_id, number)
+            .await?
+            .is_some_and(|pull| {
+                pull.state == handoff::domain::PullRequestState::Open
+                    && pull.conflicts_with_base == Some(true)
+            }),
+        None => false,
+    };
     Ok(FeedbackDetail {
         queue_places,
+        automatic_updates,
+        conflicts_with_base,
         body_html: render_markdown(&feedback.body),
         body_raw: reveal_hidden_parts(&format!("{}\n\n{}", feedback.title, feedback.body)),
         next_run: next_run(&feedback, quota),

@@ -52,6 +52,8 @@ macro_rules! words_of_the_core {
 }
 
 words_of_the_core! {
+    AutomaticDecisionWords => handoff::domain::AutomaticDecision,
+    AutomaticTriggerWords => handoff::domain::AutomaticTrigger,
     CheckStatusWords => handoff::domain::CheckStatus,
     CodeRunKindWords => handoff::domain::CodeRunKind,
     CommentKindWords => handoff::domain::CommentKind,

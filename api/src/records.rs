@@ -112,6 +112,8 @@ pub struct RunRecord {
     /// Tokens of calls whose model has no price (the cost leaves them out).
     pub unpriced_tokens: Option<i64>,
     pub head_branch: Option<String>,
+    /// Why it started by itself (an automatic update); `None` when the owner started it.
+    pub started_because: Option<String>,
 }
 
 impl From<Run> for RunRecord {
@@ -141,6 +143,7 @@ impl From<Run> for RunRecord {
             spend_source: run.spend_source,
             unpriced_tokens: run.unpriced_tokens,
             head_branch: run.head_branch,
+            started_because: run.started_because,
         }
     }
 }
@@ -175,6 +178,15 @@ pub struct RepoRecord {
     pub file_test_issues: bool,
     pub run_slots: Option<u32>,
     pub overflow_to_e2b: bool,
+    /// Whether failing checks and the owner's requested changes update its feedback PRs
+    /// by themselves.
+    pub automatic_updates: bool,
+    /// The most automatic updates one PR gets in 24 hours.
+    pub automatic_attempts_per_day: u32,
+    /// Labels put on the PRs Handoff opens.
+    pub pull_request_labels: Vec<String>,
+    /// Who is asked to review them (`login`, or `org/team`).
+    pub pull_request_reviewers: Vec<String>,
     /// The fork agent branches are pushed to (`owner/name`), if any.
     pub push_fork: Option<String>,
     pub created_at: DateTime<Utc>,
@@ -203,6 +215,14 @@ impl From<Repo> for RepoRecord {
             file_test_issues: repo.file_test_issues,
             run_slots: repo.run_slots,
             overflow_to_e2b: repo.overflow_to_e2b,
+            automatic_updates: repo.automatic_updates,
+            automatic_attempts_per_day: repo.automatic_attempts_per_day,
+            pull_request_labels: repo.pull_request_labels,
+            pull_request_reviewers: repo
+                .pull_request_reviewers
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
             push_fork: repo.push_fork.map(|fork| fork.full_name()),
             created_at: repo.created_at,
             disconnected_at: repo.disconnected_at,
@@ -300,6 +320,8 @@ pub struct BoardCard {
     /// Why it is off the board, when the board shows those.
     #[ts(as = "Option<crate::page_contract::ArchiveStateWords>")]
     pub archived_as: Option<ArchiveState>,
+    /// Its PR conflicts with its base branch (an Update PR does not rebase).
+    pub conflicts_with_base: bool,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -358,6 +380,7 @@ impl From<DashboardCard> for BoardCard {
             total_cost_usd: card.total_cost_usd,
             last_run: card.last_run.map(LastRunRecord::from),
             archived_as: card.archived_as,
+            conflicts_with_base: card.conflicts_with_base,
             created_at: card.created_at,
             updated_at: card.updated_at,
         }

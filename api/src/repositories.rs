@@ -5,6 +5,7 @@
 //! confirmation that it has no isolation.
 
 use chrono::Utc;
+use handoff::domain::review_requests::{parse_labels, parse_reviewers};
 use serde::{Deserialize, Serialize};
 
 use super::records::{QuotaRecord, RepoRecord};
@@ -89,6 +90,15 @@ pub struct RepoSettingsInput {
     pub run_slots: Option<String>,
     /// Whether its Docker runs may go to E2B when Docker's slots are full.
     pub overflow_to_e2b: Option<bool>,
+    /// Whether failing checks and the owner's requested changes update its feedback PRs
+    /// by themselves.
+    pub automatic_updates: Option<bool>,
+    /// The most automatic updates one PR gets in 24 hours, as typed.
+    pub automatic_attempts_per_day: Option<String>,
+    /// Labels for the PRs Handoff opens, as typed (lines or commas).
+    pub pull_request_labels: Option<String>,
+    /// Reviewers to request on them, as typed (logins and `org/team`).
+    pub pull_request_reviewers: Option<String>,
     /// The fork (`owner/name`) agent branches are pushed to; empty: the repository.
     pub push_fork: Option<String>,
     /// Dollars its runs may spend per month, as typed; empty: no limit.
@@ -104,6 +114,11 @@ fn parse_run_slots(text: &str) -> Result<u32, CodedError> {
                 "run slots {text:?} is not a whole number of at least 1 (empty: no slots of its own)"
             ))
         })
+}
+
+fn parse_automatic_attempts(text: &str) -> Result<u32, CodedError> {
+    handoff::domain::automatic_update::parse_attempts_per_day(text)
+        .map_err(|reason| invalid_input(format!("Automatic updates a day: {reason}")))
 }
 
 fn parse_name(text: &str) -> Result<RepoName, CodedError> {
@@ -345,6 +360,27 @@ pub async fn save_repo_settings(
             Some(text) => Some(Some(parse_run_slots(text)?)),
         },
         overflow_to_e2b: input.overflow_to_e2b,
+        automatic_updates: input.automatic_updates,
+        automatic_attempts_per_day: input
+            .automatic_attempts_per_day
+            .as_deref()
+            .map(parse_automatic_attempts)
+            .transpose()?,
+        pull_request_labels: input
+            .pull_request_labels
+            .as_deref()
+            .map(|text| {
+                parse_labels(text).map_err(|reason| invalid_input(format!("Labels: {reason}")))
+            })
+            .transpose()?,
+        pull_request_reviewers: input
+            .pull_request_reviewers
+            .as_deref()
+            .map(|text| {
+                parse_reviewers(text)
+                    .map_err(|reason| invalid_input(format!("Reviewers: {reason}")))
+            })
+            .transpose()?,
         push_fork: match input.push_fork.as_deref().map(str::trim) {
             None => None,
             Some("") => Some(None),

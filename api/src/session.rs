@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::records::*;
 use super::AppCore;
 use handoff::domain::run_event::RunEventKind;
-use handoff::domain::Stage;
+use handoff::domain::{AutomaticDecision, AutomaticUpdate, Stage};
 use handoff::error_code::CodedError;
 use handoff::github::sign_in::auth_status;
 use handoff::github::sync::{sync, SyncReport};
@@ -64,7 +64,56 @@ pub async fn sync_now(core: &AppCore) -> Result<SyncSummary, CodedError> {
             begun.drive(),
         );
     }
+    // Failing checks and requested changes the repositories let come back as work.
+    let automatic = pipeline.begin_automatic_updates().await?;
+    for update in &automatic.decided {
+        summary
+            .automatic_updates
+            .push(AutomaticUpdateNote::of(update));
+    }
+    for begun in automatic.runs {
+        let run_id = begun.run_id();
+        spawn_watched_run(
+            pipeline.clone(),
+            run_id,
+            "an automatic update",
+            begun.drive(),
+        );
+    }
     Ok(summary)
+}
+
+/// What a sync decided about one reason to update a PR by itself, for a toast or a
+/// notification.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AutomaticUpdateNote {
+    pub feedback_id: i64,
+    #[ts(as = "crate::page_contract::AutomaticDecisionWords")]
+    pub decision: AutomaticDecision,
+    /// Why the run started, or why none did.
+    pub reason: String,
+    pub run_id: Option<i64>,
+}
+
+impl AutomaticUpdateNote {
+    fn of(update: &AutomaticUpdate) -> Self {
+        AutomaticUpdateNote {
+            feedback_id: update.feedback_id.0,
+            decision: update.decision,
+            reason: update.reason.clone().unwrap_or_default(),
+            run_id: update.run_id.map(|id| id.0),
+        }
+    }
+
+    /// The notification's title.
+    pub fn title(&self) -> &'static str {
+        match self.decision {
+            AutomaticDecision::Started => "Automatic update started",
+            AutomaticDecision::Stopped => "Automatic updates stopped",
+            AutomaticDecision::Skipped | AutomaticDecision::Pending => "Automatic update skipped",
+        }
+    }
 }
 
 /// What a sync found, in counts.
@@ -84,6 +133,9 @@ pub struct SyncSummary {
     pub errors: Vec<String>,
     /// The lessons runs started because a repository's corrections reached its number.
     pub lessons_runs_started: Vec<i64>,
+    /// What was decided about failing checks and requested changes that ask for an
+    /// automatic update.
+    pub automatic_updates: Vec<AutomaticUpdateNote>,
 }
 
 impl From<SyncReport> for SyncSummary {
@@ -101,6 +153,7 @@ impl From<SyncReport> for SyncSummary {
             outbox_sent: report.outbox.sent,
             errors: report.errors,
             lessons_runs_started: Vec::new(),
+            automatic_updates: Vec::new(),
         }
     }
 }
@@ -134,6 +187,18 @@ pub async fn take_run_notices(core: &AppCore) -> Result<Vec<RunNotice>, CodedErr
         let run = core.store.run(event.run_id).await?;
         let failed = event.kind == RunEventKind::RunFailed;
         let (title, target) = match (run.stage, run.pr_number) {
+            (Stage::Code, _) if run.started_because.is_some() => (
+                match event.kind {
+                    RunEventKind::PullRequestOpened => "PR opened automatically",
+                    RunEventKind::PullRequestUpdated => "PR updated automatically",
+                    RunEventKind::RunFailed => "Automatic update failed",
+                    RunEventKind::RunSucceeded => "Automatic update finished",
+                }
+                .to_owned(),
+                event
+                    .feedback_id
+                    .map(|id| NotificationTarget::Feedback { id: id.0 }),
+            ),
             (Stage::Code, _) => (
                 match event.kind {
                     RunEventKind::PullRequestOpened => "PR opened",
@@ -186,6 +251,14 @@ pub async fn take_run_notices(core: &AppCore) -> Result<Vec<RunNotice>, CodedErr
                 });
             }
         }
+        // An automatic run says why it started, in its notification too.
+        let event = match &run.started_because {
+            Some(because) if run.stage == Stage::Code => RunEventRecord {
+                message: format!("{} (started because {because})", event.message),
+                ..event
+            },
+            _ => event,
+        };
         notices.push(RunNotice {
             event,
             title,

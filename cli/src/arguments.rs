@@ -101,7 +101,9 @@ pub enum Command {
     /// Mirror GitHub: labelled issues, visitor comments, open PRs and their checks,
     /// feedback PRs' states, reviews and failing checks (as follow-up candidates),
     /// comment edits. Then runs Suggest lessons for each repository set to start it by
-    /// itself whose new corrections reached its number.
+    /// itself whose new corrections reached its number, and, where a repository lets
+    /// PRs update themselves, an Update PR for each new failing check or review of yours
+    /// requesting changes (or says why not).
     Sync(SyncArguments),
     /// GitHub writes waiting to be sent (edits made offline), and their errors.
     Outbox(OutboxArguments),

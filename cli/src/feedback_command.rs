@@ -12,7 +12,7 @@ use handoff::domain::{
     ArchiveActor, ArchiveChange, ArchiveState, Feedback, FeedbackId, FeedbackSource, FollowUp, Run,
     StatusChange,
 };
-use handoff::domain::{FeedbackStatus, RepoName};
+use handoff::domain::{AutomaticUpdate, FeedbackStatus, RepoName};
 use handoff::store::{FeedbackFilter, NewFeedback, RunFilter, Store};
 use std::path::PathBuf;
 
@@ -23,6 +23,7 @@ struct FeedbackDetail {
     archive_history: Vec<ArchiveChange>,
     follow_ups: Vec<FollowUp>,
     runs: Vec<Run>,
+    automatic_updates: Vec<AutomaticUpdate>,
 }
 
 pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError> {
@@ -142,6 +143,7 @@ pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError
                 status_history: store.status_history(id).await?,
                 archive_history: store.archive_history(id).await?,
                 follow_ups: store.follow_ups(id).await?,
+                automatic_updates: store.automatic_updates_of(id).await?,
                 runs: store
                     .runs(&RunFilter {
                         feedback_id: Some(id),
@@ -246,6 +248,7 @@ fn print_detail(detail: &FeedbackDetail) {
         println!("follow-ups:");
         for follow_up in &detail.follow_ups {
             let who = match (&follow_up.author_login, follow_up.source) {
+                _ if follow_up.automatic => "Handoff, for an automatic update".to_owned(),
                 (Some(login), source) => format!("{source} @{login}"),
                 (None, source) => source.to_string(),
             };
@@ -273,6 +276,28 @@ fn print_detail(detail: &FeedbackDetail) {
                 run.status,
                 run.backend,
                 short_time(&run.created_at)
+            );
+            if let Some(because) = &run.started_because {
+                println!("      started by itself because {because}");
+            }
+        }
+    }
+    if !detail.automatic_updates.is_empty() {
+        println!();
+        println!("automatic updates:");
+        for update in &detail.automatic_updates {
+            let run = update
+                .run_id
+                .map(|run| format!(" (run {run})"))
+                .unwrap_or_default();
+            println!(
+                "  {}  {}{run}: {}",
+                short_time(&update.created_at),
+                update.decision,
+                update
+                    .reason
+                    .as_deref()
+                    .unwrap_or("waits for the item's run to end")
             );
         }
     }

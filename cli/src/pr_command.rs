@@ -54,7 +54,10 @@ pub async fn run(store: &Store, command: PrCommand) -> Result<(), CliError> {
                     short_time(&pull.github_updated_at),
                     dash_if_none(pull.author_login.as_deref().map(printable)),
                     printable(&pull.head_ref),
-                    dash_if_none(pull.feedback_id.map(|id| id.to_string())),
+                    match (pull.feedback_id, pull.conflicts_with_base) {
+                        (Some(id), Some(true)) => format!("{id} (conflicts)"),
+                        (feedback, _) => dash_if_none(feedback.map(|id| id.to_string())),
+                    },
                     printable(&pull.title),
                 ]);
             }
@@ -83,6 +86,12 @@ pub async fn run(store: &Store, command: PrCommand) -> Result<(), CliError> {
                 pull.base_ref,
                 pull.checks
             );
+            if pull.conflicts_with_base == Some(true) {
+                println!(
+                    "conflicts with {}: an Update PR adds commits and does not rebase; resolve it on GitHub or locally",
+                    pull.base_ref
+                );
+            }
             let mut table = Table::new(&["STAGE", "STATE", "LAST RUN", "QUOTA", "NOTE"]);
             for card in &workspace.stages {
                 let mut note = Vec::new();

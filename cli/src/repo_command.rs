@@ -135,6 +135,23 @@ async fn show(store: &Store, repo: RepoName, output: JsonFlag) -> Result<(), Cli
     if repo.overflow_to_e2b {
         println!("  Docker full:   runs go to E2B");
     }
+    if !repo.pull_request_labels.is_empty() {
+        println!("  PR labels:     {}", repo.pull_request_labels.join(", "));
+    }
+    if !repo.pull_request_reviewers.is_empty() {
+        let reviewers: Vec<String> = repo
+            .pull_request_reviewers
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        println!("  PR reviewers:  {}", reviewers.join(", "));
+    }
+    if repo.automatic_updates {
+        println!(
+            "  automatic updates: failing checks and your requested changes update PRs by themselves, at most {} a PR a day",
+            repo.automatic_attempts_per_day
+        );
+    }
     if let Some(fork) = &repo.push_fork {
         println!("  branches go to the fork {fork}");
     }
@@ -313,6 +330,32 @@ fn settings_change(
             .run_slots
             .map(|slots| Some(slots).filter(|slots| *slots > 0)),
         overflow_to_e2b: arguments.overflow_to_e2b,
+        automatic_updates: arguments.automatic_updates,
+        pull_request_labels: arguments
+            .pr_labels
+            .as_deref()
+            .map(|text| {
+                handoff::domain::review_requests::parse_labels(text)
+                    .map_err(|reason| CliError::Usage(format!("--pr-labels: {reason}")))
+            })
+            .transpose()?,
+        pull_request_reviewers: arguments
+            .pr_reviewers
+            .as_deref()
+            .map(|text| {
+                handoff::domain::review_requests::parse_reviewers(text)
+                    .map_err(|reason| CliError::Usage(format!("--pr-reviewers: {reason}")))
+            })
+            .transpose()?,
+        automatic_attempts_per_day: arguments
+            .automatic_attempts_per_day
+            .as_deref()
+            .map(|text| {
+                handoff::domain::automatic_update::parse_attempts_per_day(text).map_err(|reason| {
+                    CliError::Usage(format!("--automatic-attempts-per-day: {reason}"))
+                })
+            })
+            .transpose()?,
         push_fork: match arguments.push_fork.as_deref().map(str::trim) {
             None => None,
             Some("") => Some(None),
@@ -444,6 +487,22 @@ pub struct RepoSettingsArguments {
     /// must be set) [default: false].
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
     pub overflow_to_e2b: Option<bool>,
+    /// Labels to put on the PRs Handoff opens, comma-separated ("" for none).
+    #[arg(long, value_name = "LABELS")]
+    pub pr_labels: Option<String>,
+    /// People (logins) and teams (ORG/TEAM) to request reviews from on the PRs Handoff
+    /// opens, comma-separated ("" for none).
+    #[arg(long, value_name = "REVIEWERS")]
+    pub pr_reviewers: Option<String>,
+    /// Whether a failing check of one of its feedback PRs, or a review of yours
+    /// requesting changes, queues an Update PR by itself at the next sync; never for a
+    /// fork's PR, a bot's, or a draft you marked [default: false].
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub automatic_updates: Option<bool>,
+    /// The most automatic updates one PR gets in 24 hours (a whole number of at least
+    /// 1) [default: 2].
+    #[arg(long, value_name = "N")]
+    pub automatic_attempts_per_day: Option<String>,
     /// Push agent branches to this fork you control (OWNER/NAME) and open their PRs from
     /// it, so that CI treats them as a fork's: no secrets, and workflows wait for
     /// approval where the repository asks for it ("" for the repository itself).

@@ -84,6 +84,7 @@ async fn execute(
                 backend: options.backend,
                 instructions,
                 timeout: timeout_from_minutes(options.timeout_minutes),
+                automatic: None,
             },
         )
         .await?;

@@ -1,6 +1,7 @@
 //! `handoff sync`: mirror GitHub into the local store once; then, for each repository
 //! that draws lessons by itself after N corrections and has reached its number, run
-//! Suggest lessons in the foreground.
+//! Suggest lessons in the foreground; then decide the automatic updates the sync found
+//! reasons for (failing checks, requested changes) and drive their runs to the end.
 
 use super::command_error::CliError;
 use super::output::print_json;
@@ -11,6 +12,7 @@ use handoff::domain::RepoName;
 use handoff::github::client::RequestPolicy;
 use handoff::github::sign_in::connect;
 use handoff::github::sync::sync;
+use handoff::pipeline::code_run::CodeRunReport;
 use handoff::secrets::SecretStore;
 use handoff::store::Store;
 use std::path::Path;
@@ -21,6 +23,10 @@ struct SyncOutput<'a> {
     #[serde(flatten)]
     report: &'a handoff::github::sync::SyncReport,
     lessons_runs: &'a [handoff::pipeline::lessons_run::LessonsReport],
+    /// What was decided about failing checks and requested changes.
+    automatic_updates: &'a [handoff::domain::AutomaticUpdate],
+    /// The automatic Update PR runs, driven to their end.
+    automatic_runs: &'a [CodeRunReport],
 }
 
 pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Result<(), CliError> {
@@ -51,10 +57,39 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Re
         }
         lessons.push(lessons_run);
     }
-    if arguments.output.json {
+    let automatic = pipeline.begin_automatic_updates().await?;
+    let json = arguments.output.json;
+    if !json {
+        for update in &automatic.decided {
+            println!(
+                "feedback {}: automatic update {}: {}",
+                update.feedback_id,
+                update.decision,
+                update.reason.as_deref().unwrap_or_default()
+            );
+        }
+    }
+    // The automatic runs go at once, as many as the queue's slots let.
+    let automatic_runs: Vec<CodeRunReport> =
+        futures::future::join_all(automatic.runs.into_iter().map(|begun| begun.drive()))
+            .await
+            .into_iter()
+            .collect::<Result<_, _>>()?;
+    if !json {
+        for report in &automatic_runs {
+            let run = &report.run;
+            match &run.failure_message {
+                Some(failure) => println!("automatic update run {} failed: {failure}", run.id),
+                None => println!("automatic update run {} {}", run.id, run.status),
+            }
+        }
+    }
+    if json {
         print_json(&SyncOutput {
             report: &report,
             lessons_runs: &lessons,
+            automatic_updates: &automatic.decided,
+            automatic_runs: &automatic_runs,
         })?;
     } else {
         println!(

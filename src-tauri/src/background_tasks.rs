@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use handoff::domain::AutomaticDecision;
 use handoff_api::mirror_following::{
     follow_the_mirror, FollowingPace, MirrorFollowing, MirrorListener,
 };
@@ -26,12 +27,13 @@ pub const MIRROR_FOLLOWING: &str = "mirror-following";
 const SYNC_INTERVAL: Duration = Duration::from_secs(5 * 60);
 
 pub fn spawn_all(app: AppHandle, core: AppCore) {
+    let app_for_the_timer = app.clone();
     tauri::async_runtime::spawn(follow_the_mirror(
         core.clone(),
         WindowListener(app),
         FollowingPace::default(),
     ));
-    tauri::async_runtime::spawn(sync_on_a_timer(core));
+    tauri::async_runtime::spawn(sync_on_a_timer(app_for_the_timer, core));
 }
 
 /// The window's side of following the mirror: events for the page, and notifications.
@@ -59,12 +61,20 @@ impl MirrorListener for WindowListener {
 }
 
 /// What the sync changes reaches the page through [`follow_the_mirror`].
-async fn sync_on_a_timer(core: AppCore) {
+async fn sync_on_a_timer(app: AppHandle, core: AppCore) {
     loop {
         match session::session_status(&core).await {
             Ok(status) if status.signed_in => {
-                if let Err(error) = session::sync_now(&core).await {
-                    tracing::warn!(code = %error.code, message = %error.message, "the timed sync failed");
+                match session::sync_now(&core).await {
+                    // An automatic update that stopped is the owner's to look at.
+                    Ok(summary) => summary
+                        .automatic_updates
+                        .iter()
+                        .filter(|note| note.decision == AutomaticDecision::Stopped)
+                        .for_each(|note| notifications::show_automatic_update(&app, note)),
+                    Err(error) => {
+                        tracing::warn!(code = %error.code, message = %error.message, "the timed sync failed");
+                    }
                 }
                 match session::prune_kept_copies(&core).await {
                     Ok(0) => {}

@@ -61,6 +61,12 @@ pub fn newest_owner_follow_up(follow_ups: &[FollowUp]) -> Option<&FollowUp> {
 /// line of its diff, or as the output of a failing check.
 fn introduction(follow_up: &FollowUp, when: &str) -> String {
     let author = follow_up.author_login.as_deref();
+    if follow_up.automatic {
+        return format!(
+            "From Handoff, on the repository owner's standing order to update the PR when \
+             its checks fail or the owner requests changes ({when})"
+        );
+    }
     match (follow_up.source, follow_up.origin) {
         (_, FollowUpOrigin::CheckRun) => format!(
             "A check that failed on the PR, as {} reported it ({when}); its output comes from \
@@ -252,6 +258,7 @@ mod tests {
             origin: FollowUpOrigin::Thread,
             candidate: false,
             included_in_prompts: included,
+            automatic: false,
             created_at: chrono::Utc
                 .with_ymd_and_hms(2026, 1, 2, 0, 0, id as u32)
                 .unwrap(),

@@ -29,6 +29,9 @@ pub struct FollowUp {
     /// The owner chose to let it into prompts (always true for what the owner wrote in
     /// the thread).
     pub included_in_prompts: bool,
+    /// Handoff wrote it for an automatic update, on the owner's standing order (the
+    /// repository lets failing checks and requested changes come back as work).
+    pub automatic: bool,
     pub created_at: DateTime<Utc>,
 }
 

@@ -73,6 +73,7 @@ mod tests {
             origin: crate::domain::FollowUpOrigin::Thread,
             candidate: false,
             included_in_prompts: included,
+            automatic: false,
             created_at: at,
         };
         let content = follow_ups_comment_content(&[

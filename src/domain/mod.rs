@@ -8,6 +8,7 @@ pub mod address_reach;
 pub mod agent_presets;
 pub mod agent_step;
 pub mod archive_state;
+pub mod automatic_update;
 pub mod budgets;
 pub mod ci_entry_points;
 pub mod code_prompt;
@@ -28,6 +29,7 @@ pub mod outbox_entry;
 pub mod pull_request;
 pub mod repo;
 pub mod repo_name;
+pub mod review_requests;
 pub mod run;
 pub mod run_event;
 pub mod run_queue;
@@ -38,6 +40,9 @@ pub mod untrusted_text;
 
 pub use address_reach::AddressReach;
 pub use archive_state::{ArchiveActor, ArchiveChange, ArchiveState};
+pub use automatic_update::{
+    AutomaticDecision, AutomaticTrigger, AutomaticUpdate, AutomaticUpdateId,
+};
 pub use comment_version::{
     CommentVersion, CommentVersionId, ManagedComment, ManagedCommentId, VersionOrigin,
 };

@@ -80,6 +80,12 @@ pub struct PullRequest {
     pub base_ref: String,
     pub state: PullRequestState,
     pub draft: bool,
+    /// The mirror saw it go from ready for review to draft: someone marked it a draft
+    /// after it was opened.
+    pub marked_draft: bool,
+    /// Whether it conflicts with its base branch, as GitHub last said (`None`: not
+    /// known yet, or not asked: only feedback PRs are).
+    pub conflicts_with_base: Option<bool>,
     pub checks: CheckStatus,
     pub github_updated_at: DateTime<Utc>,
     pub synced_at: DateTime<Utc>,

@@ -49,6 +49,16 @@ pub struct Repo {
     pub run_slots: Option<u32>,
     /// Whether its Docker runs may go to E2B when Docker's slots are full.
     pub overflow_to_e2b: bool,
+    /// Whether a failing check of one of its feedback PRs, or a review of the owner's
+    /// requesting changes, queues an Update PR by itself (off unless the owner turns it
+    /// on).
+    pub automatic_updates: bool,
+    /// The most automatic updates one PR gets in 24 hours.
+    pub automatic_attempts_per_day: u32,
+    /// Labels put on the PRs Handoff opens for it.
+    pub pull_request_labels: Vec<String>,
+    /// Who is asked to review the PRs Handoff opens for it.
+    pub pull_request_reviewers: Vec<super::review_requests::Reviewer>,
     /// A fork the owner controls that its agent branches are pushed to, so that CI
     /// treats their PRs as a fork's; `None`: the repository itself.
     pub push_fork: Option<RepoName>,

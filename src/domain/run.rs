@@ -194,6 +194,8 @@ pub struct Run {
     /// heartbeat stopped.
     pub heartbeat_at: Option<DateTime<Utc>>,
     pub cancel_requested_at: Option<DateTime<Utc>>,
+    /// Why it started by itself (an automatic update); `None` when the owner started it.
+    pub started_because: Option<String>,
 }
 
 impl Run {

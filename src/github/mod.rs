@@ -4,6 +4,7 @@
 //! Works against github.com, GitHub Enterprise, or the fake GitHub of the tests: the API
 //! base is a setting ([`endpoints`]), and the code path is the same for all three.
 
+mod base_conflicts;
 pub mod branch_protection;
 pub mod check_runs;
 pub mod client;
@@ -14,6 +15,7 @@ pub mod error;
 pub mod feedback_pull_request;
 pub mod issue_comments;
 pub mod issues;
+pub mod job_logs;
 pub mod lessons_pull_request;
 pub mod link_header;
 pub mod owner_edits;
@@ -21,6 +23,7 @@ pub mod pull_request_candidates;
 pub mod pull_reviews;
 pub mod pulls;
 pub mod qa_issues;
+pub mod review_requests;
 pub mod sign_in;
 pub mod sync;
 mod sync_changes;

@@ -10,8 +10,10 @@ use super::comment_authorship::SignedInAccount;
 use super::error::GithubError;
 use super::wire::{WireCheckRun, WireReview, WireReviewComment};
 use crate::domain::follow_up::fit_mirrored_text;
-use crate::domain::{FeedbackId, FollowUpOrigin, FollowUpSource, RepoName};
-use crate::store::{NewFollowUpCandidate, Store};
+use crate::domain::{
+    AutomaticTrigger, FeedbackId, FollowUpId, FollowUpOrigin, FollowUpSource, RepoName,
+};
+use crate::store::{NewAutomaticUpdate, NewFollowUpCandidate, Store};
 
 /// A candidate as read from GitHub, before it is stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,7 +24,25 @@ pub struct FoundCandidate {
     pub origin: FollowUpOrigin,
     pub github_source: String,
     pub written_at: chrono::DateTime<chrono::Utc>,
+    /// What it asks of an automatic update, where the repository lets them run.
+    pub asks: Option<CandidateAsks>,
 }
+
+/// A candidate that can start an automatic update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CandidateAsks {
+    /// A failed check: its name, the commit, and its job when GitHub Actions ran it.
+    CheckFixed {
+        check_name: String,
+        head_sha: String,
+        actions_job_id: Option<u64>,
+    },
+    /// A review of the owner's requesting changes.
+    ChangesMade { reviewer: String },
+}
+
+/// The app that reports GitHub Actions jobs as check runs (a run's id is its job's).
+const GITHUB_ACTIONS_APP: &str = "github-actions";
 
 fn source_of(owner: &SignedInAccount, login: Option<&str>) -> FollowUpSource {
     match login {
@@ -39,13 +59,23 @@ pub fn review_candidate(owner: &SignedInAccount, review: &WireReview) -> Option<
     }
     let body = fit_mirrored_text(review.body.as_deref().unwrap_or_default())?;
     let login = review.user.as_ref().map(|user| user.login.clone());
+    let source = source_of(owner, login.as_deref());
+    let asks = match (&login, source, review.state.as_str()) {
+        (Some(reviewer), FollowUpSource::Owner, "CHANGES_REQUESTED") => {
+            Some(CandidateAsks::ChangesMade {
+                reviewer: reviewer.clone(),
+            })
+        }
+        _ => None,
+    };
     Some(FoundCandidate {
         body,
-        source: source_of(owner, login.as_deref()),
+        source,
         author_login: login,
         origin: FollowUpOrigin::Review,
         github_source: format!("review:{}", review.id),
         written_at: review.submitted_at.unwrap_or_else(chrono::Utc::now),
+        asks,
     })
 }
 
@@ -68,6 +98,7 @@ pub fn review_comment_candidate(
         origin: FollowUpOrigin::ReviewComment,
         github_source: format!("review_comment:{}", comment.id),
         written_at: comment.created_at,
+        asks: None,
     })
 }
 
@@ -102,6 +133,11 @@ pub fn check_run_candidate(run: &WireCheckRun) -> Option<FoundCandidate> {
         origin: FollowUpOrigin::CheckRun,
         github_source: format!("check_run:{}", run.id),
         written_at: run.completed_at.unwrap_or_else(chrono::Utc::now),
+        asks: Some(CandidateAsks::CheckFixed {
+            check_name: run.name.clone(),
+            head_sha: run.head_sha.clone(),
+            actions_job_id: (run.reporter() == GITHUB_ACTIONS_APP).then_some(run.id),
+        }),
     })
 }
 
@@ -116,11 +152,18 @@ pub struct CandidatesOf<'a> {
     pub read_reviews: bool,
     /// The check runs of the PR's head commit, already read.
     pub check_runs: &'a [WireCheckRun],
+    /// The PR's head commit.
+    pub head_sha: &'a str,
+    /// The repository lets failing checks and requested changes come back as work: what
+    /// new asks for an update is recorded for the pipeline to decide on.
+    pub automatic_updates: bool,
 }
 
 /// Stores what is new among the PR's reviews and inline comments (when asked to read
 /// them) and the failed ones of its check runs as candidates of the feedback item;
-/// returns how many were new.
+/// returns how many were new. Where the repository lets them, a new failed check and a
+/// new review of the owner's requesting changes (with the owner's inline comments that
+/// came with it) are recorded as reasons for an automatic update.
 pub async fn take_follow_up_candidates(
     client: &GithubClient,
     store: &Store,
@@ -148,6 +191,7 @@ pub async fn take_follow_up_candidates(
         )
         .chain(of.check_runs.iter().filter_map(check_run_candidate));
     let mut added = 0;
+    let mut new_candidates = Vec::new();
     for candidate in found {
         let stored = store
             .add_follow_up_candidate(
@@ -162,9 +206,73 @@ pub async fn take_follow_up_candidates(
                 },
             )
             .await?;
-        if stored.is_some() {
+        if let Some(stored) = stored {
             added += 1;
+            new_candidates.push((candidate, stored.id));
         }
     }
+    if of.automatic_updates {
+        record_automatic_updates(store, &of, &new_candidates).await?;
+    }
     Ok(added)
+}
+
+/// The reasons for an automatic update among the candidates just stored.
+async fn record_automatic_updates(
+    store: &Store,
+    of: &CandidatesOf<'_>,
+    new_candidates: &[(FoundCandidate, FollowUpId)],
+) -> Result<(), GithubError> {
+    let owners_new_line_comments: Vec<FollowUpId> = new_candidates
+        .iter()
+        .filter(|(candidate, _)| {
+            candidate.origin == FollowUpOrigin::ReviewComment
+                && candidate.source == FollowUpSource::Owner
+        })
+        .map(|(_, id)| *id)
+        .collect();
+    for (candidate, id) in new_candidates {
+        let (trigger, subject, head_sha, actions_job_id, follow_up_ids) = match &candidate.asks {
+            None => continue,
+            Some(CandidateAsks::CheckFixed {
+                check_name,
+                head_sha,
+                actions_job_id,
+            }) => (
+                AutomaticTrigger::CheckFailed,
+                check_name.as_str(),
+                head_sha.as_str(),
+                *actions_job_id,
+                vec![*id],
+            ),
+            Some(CandidateAsks::ChangesMade { reviewer }) => (
+                AutomaticTrigger::ChangesRequested,
+                reviewer.as_str(),
+                of.head_sha,
+                None,
+                std::iter::once(*id)
+                    .chain(owners_new_line_comments.iter().copied())
+                    .collect(),
+            ),
+        };
+        let recorded = store
+            .record_automatic_update(&NewAutomaticUpdate {
+                feedback_id: of.feedback_id,
+                pr_number: of.pr_number,
+                trigger,
+                github_source: &candidate.github_source,
+                head_sha,
+                subject,
+                actions_job_id,
+                follow_up_ids: &follow_up_ids,
+            })
+            .await?;
+        if let Some(update) = recorded {
+            tracing::info!(
+                repo = %of.repo, pr = of.pr_number, reason = %update.started_because(),
+                "a reason for an automatic update was recorded"
+            );
+        }
+    }
+    Ok(())
 }

@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
+use super::base_conflicts::follow_base_conflicts;
 use super::check_runs::check_runs_of_commits;
 use super::client::{GithubClient, RequestCount};
 use super::comment_authorship::SignedInAccount;
@@ -176,6 +177,20 @@ async fn complete_pass(
         .await?;
     pass.mirror_open_pulls(&open_pulls, &read, reading_reviews_at, &check_runs_of)
         .await?;
+    let open_feedback_pulls: Vec<u64> = open_items
+        .iter()
+        .filter_map(|item| item.pr_number)
+        .filter(|number| open_pulls.iter().any(|pull| pull.number == *number))
+        .collect();
+    follow_base_conflicts(
+        client,
+        store,
+        repo,
+        &open_feedback_pulls,
+        &[],
+        &mut report.errors,
+    )
+    .await?;
     pass.notice_managed_comment_edits(&items, &mut newest, report)
         .await?;
     store
@@ -358,6 +373,8 @@ impl Pass<'_> {
                                 .get(&pull.number)
                                 .copied()
                                 .unwrap_or(&no_runs),
+                            head_sha: &pull.head.sha,
+                            automatic_updates: repo.automatic_updates,
                         },
                     )
                 })

@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::Utc;
 
+use super::base_conflicts::follow_base_conflicts;
 use super::check_runs::check_runs_of_commits;
 use super::client::GithubClient;
 use super::comment_authorship::SignedInAccount;
@@ -230,6 +231,23 @@ pub(super) async fn sync_changes(
         }
     }
 
+    // Whether the open feedback PRs conflict with their base.
+    let open_feedback_pulls: Vec<u64> = open_items
+        .iter()
+        .filter_map(|item| item.pr_number)
+        .filter(|number| open_pulls.iter().any(|pull| pull.number == *number))
+        .collect();
+    let changed_numbers: Vec<u64> = changed_pulls.keys().copied().collect();
+    follow_base_conflicts(
+        client,
+        store,
+        repo,
+        &open_feedback_pulls,
+        &changed_numbers,
+        &mut report.errors,
+    )
+    .await?;
+
     // Follow-up candidates of the open feedback PRs that changed or whose checks were read.
     let no_runs = Vec::new();
     let reading_reviews_at = Utc::now();
@@ -241,13 +259,19 @@ pub(super) async fn sync_changes(
                 .find(|pull| Some(pull.number) == item.pr_number)?;
             let runs = runs_at.get(pull.head_sha.as_str());
             let read_reviews = reviews_to_read.contains(&pull.number);
-            (read_reviews || runs.is_some()).then_some((item.id, pull.number, read_reviews, runs))
+            (read_reviews || runs.is_some()).then_some((
+                item.id,
+                pull.number,
+                read_reviews,
+                runs,
+                pull.head_sha.as_str(),
+            ))
         })
         .collect();
     let taken = in_flight(
         candidates_of
             .iter()
-            .map(|(feedback_id, number, read_reviews, runs)| {
+            .map(|(feedback_id, number, read_reviews, runs, head_sha)| {
                 take_follow_up_candidates(
                     client,
                     store,
@@ -258,13 +282,15 @@ pub(super) async fn sync_changes(
                         pr_number: *number,
                         read_reviews: *read_reviews,
                         check_runs: runs.unwrap_or(&no_runs),
+                        head_sha,
+                        automatic_updates: repo.automatic_updates,
                     },
                 )
             })
             .collect(),
     )
     .await;
-    for ((_, number, read_reviews, _), added) in candidates_of.iter().zip(taken) {
+    for ((_, number, read_reviews, _, _), added) in candidates_of.iter().zip(taken) {
         report.new_follow_up_candidates += added?;
         if *read_reviews {
             store

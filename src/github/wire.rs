@@ -101,6 +101,10 @@ pub struct WirePull {
     pub body: Option<String>,
     pub head: WireBranchRef,
     pub base: WireBranchRef,
+    /// Whether it merges into its base without conflicts; only the one-PR answer says,
+    /// and `null` while GitHub is still working it out.
+    #[serde(default)]
+    pub mergeable: Option<bool>,
 }
 
 impl WirePull {

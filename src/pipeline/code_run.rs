@@ -33,8 +33,9 @@ use crate::domain::{
 };
 use crate::github::comment_publishing::{publish_agent_output, CommentPlace};
 use crate::github::feedback_pull_request::{ensure_feedback_pull_request, PullRequestAction};
+use crate::github::review_requests::ask_for_labels_and_reviews;
 use crate::github::wire::WirePull;
-use crate::store::{CodeRunRequest, RunOutcome, StartedCodeRun, StoreError};
+use crate::store::{AutomaticStart, CodeRunRequest, RunOutcome, StartedCodeRun, StoreError};
 
 /// What the owner asks for.
 #[derive(Debug, Clone, Default)]
@@ -45,6 +46,9 @@ pub struct CodeRunOptions {
     pub instructions: Option<String>,
     /// The wall-clock limit (default: the repository's).
     pub timeout: Option<Duration>,
+    /// An automatic update: why it starts, and the reasons and candidates it answers
+    /// (its `instructions` are then Handoff's, not the owner's).
+    pub automatic: Option<AutomaticStart>,
 }
 
 /// How a run ended.
@@ -143,12 +147,15 @@ impl Pipeline {
         let backend = setup.sandbox.backend();
         let started = self
             .store
-            .start_code_run(&CodeRunRequest {
-                feedback_id,
-                backend,
-                agent_preset: repo.agent_preset.clone(),
-                instructions: options.instructions.clone(),
-            })
+            .start_code_run_as(
+                &CodeRunRequest {
+                    feedback_id,
+                    backend,
+                    agent_preset: repo.agent_preset.clone(),
+                    instructions: options.instructions.clone(),
+                },
+                options.automatic.as_ref(),
+            )
             .await?;
         Ok(BegunCodeRun {
             started,
@@ -551,6 +558,14 @@ impl BegunCodeRun {
         })
         .await?;
         store.mirror_pull_request(repo.id, &pull.mirrored()).await?;
+        if action != PullRequestAction::Kept {
+            // A PR Handoff opened (or brought back) gets the repository's labels and
+            // reviewers; what GitHub refuses is said, the run goes on.
+            for note in ask_for_labels_and_reviews(github, repo, pull.number).await {
+                log.say(&format!("warning: {note}")).await?;
+                store.add_run_note(run_id, &note).await?;
+            }
+        }
         log.say(&format!(
             "PR #{} {}",
             pull.number,

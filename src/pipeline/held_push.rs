@@ -15,7 +15,8 @@ use super::{Pipeline, PipelineError};
 use crate::domain::ci_entry_points::ci_entry_points;
 use crate::domain::run_event::RunEventKind;
 use crate::domain::{Feedback, Repo, Run, RunFailureCode, RunId, RunStatus, Stage};
-use crate::github::feedback_pull_request::ensure_feedback_pull_request;
+use crate::github::feedback_pull_request::{ensure_feedback_pull_request, PullRequestAction};
+use crate::github::review_requests::ask_for_labels_and_reviews;
 use crate::pipeline::cache_lock::CacheLock;
 use crate::pipeline::host_git::GitError;
 use crate::store::RunFilter;
@@ -197,11 +198,16 @@ impl Pipeline {
             .map_err(|error| not_held(run_id, error.to_string()))?;
         }
         let ci: Vec<(String, &'static str)> = ci_entry_points(&held.changed_paths);
-        let (pull, _) =
+        let (pull, action) =
             ensure_feedback_pull_request(&self.github, &self.store, &repo, &feedback, &ci).await?;
         self.store
             .mirror_pull_request(repo.id, &pull.mirrored())
             .await?;
+        if action != PullRequestAction::Kept {
+            for note in ask_for_labels_and_reviews(&self.github, &repo, pull.number).await {
+                self.store.add_run_note(run_id, &note).await?;
+            }
+        }
         self.store
             .finish_held_push(run_id, feedback.id, pull.number, &pull.html_url)
             .await?;

@@ -29,6 +29,7 @@ pub mod agent_failure;
 pub mod agent_job;
 pub mod agent_push;
 pub mod agent_usage;
+pub mod automatic_updates;
 pub mod bulk_runs;
 pub mod cache_lock;
 pub mod code_run;

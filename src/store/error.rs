@@ -104,6 +104,8 @@ pub enum StoreError {
         feedback_id: FeedbackId,
         state: crate::domain::ArchiveState,
     },
+    #[error("automatic update {0} was already decided")]
+    AutomaticUpdateDecided(crate::domain::AutomaticUpdateId),
 }
 
 impl StoreError {
@@ -137,7 +139,8 @@ impl StoreError {
             | StoreError::Transition(_)
             | StoreError::OutboxEntryDone { .. }
             | StoreError::LessonNotAccepted { .. }
-            | StoreError::ItemArchived { .. } => ErrorCode::IllegalTransition,
+            | StoreError::ItemArchived { .. }
+            | StoreError::AutomaticUpdateDecided(_) => ErrorCode::IllegalTransition,
             StoreError::Body(_)
             | StoreError::RepoName(_)
             | StoreError::BranchName(_)

@@ -7,6 +7,7 @@
 //! trigger). The methods live in one file per table group.
 
 mod archive;
+mod automatic_updates;
 mod change_watch;
 mod dashboard_cards;
 mod error;
@@ -37,6 +38,7 @@ use std::path::{Path, PathBuf};
 
 use sqlx::SqlitePool;
 
+pub use automatic_updates::{AutomaticStart, NewAutomaticUpdate};
 pub use change_watch::{ChangeWatch, MirrorChanges};
 pub use error::StoreError;
 pub use feedback::{FeedbackFilter, NewFeedback};

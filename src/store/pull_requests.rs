@@ -28,6 +28,8 @@ const UPSERT: &str = "INSERT INTO pull_requests (repo_id, number, title, author_
      author_login = excluded.author_login, head_ref = excluded.head_ref, \
      head_repo = excluded.head_repo, head_sha = excluded.head_sha, base_ref = excluded.base_ref, \
      state = excluded.state, draft = excluded.draft, \
+     marked_draft_at = CASE WHEN excluded.draft = 0 THEN NULL \
+     WHEN pull_requests.draft = 0 THEN excluded.synced_at ELSE pull_requests.marked_draft_at END, \
      checks = CASE WHEN pull_requests.head_sha = excluded.head_sha THEN pull_requests.checks ELSE 'none' END, \
      github_updated_at = excluded.github_updated_at, synced_at = excluded.synced_at";
 
@@ -117,6 +119,41 @@ impl Store {
         .execute(&self.pool)
         .await?;
         Ok(())
+    }
+
+    /// Records whether PR `number` conflicts with its base, as GitHub said (`None`: it
+    /// did not know yet). The PR's feedback item, if any, is marked changed too, so the
+    /// board draws its card again. Returns whether anything changed.
+    pub async fn set_pull_request_conflicts(
+        &self,
+        repo_id: RepoId,
+        number: u64,
+        conflicts: Option<bool>,
+    ) -> Result<bool, StoreError> {
+        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let changed = sqlx::query(
+            "UPDATE pull_requests SET conflicts_with_base = ? WHERE repo_id = ? AND number = ? \
+             AND conflicts_with_base IS NOT ?",
+        )
+        .bind(conflicts)
+        .bind(repo_id.0)
+        .bind(number as i64)
+        .bind(conflicts)
+        .execute(&mut *transaction)
+        .await?
+        .rows_affected()
+            > 0;
+        if changed {
+            sqlx::query(
+                "UPDATE feedback SET updated_at = updated_at WHERE repo_id = ? AND pr_number = ?",
+            )
+            .bind(repo_id.0)
+            .bind(number as i64)
+            .execute(&mut *transaction)
+            .await?;
+        }
+        transaction.commit().await?;
+        Ok(changed)
     }
 
     /// When the reviews of each PR of `repo_id` were last read for follow-up candidates.

@@ -5,6 +5,7 @@ use super::row_mapping::{repo_columns, repo_from_row};
 use super::time_text::now_text;
 use super::Store;
 use crate::domain::repo::check_branch_name;
+use crate::domain::review_requests::{stored_lines, Reviewer};
 use crate::domain::{AllowedHost, NetworkMode, NewRepo, Repo, RepoId, RepoName, SandboxBackend};
 
 /// Settings to change on a repository; `None` leaves a setting as it is.
@@ -32,6 +33,12 @@ pub struct RepoSettingsChange {
     /// `Some(None)`: no slots of its own.
     pub run_slots: Option<Option<u32>>,
     pub overflow_to_e2b: Option<bool>,
+    pub automatic_updates: Option<bool>,
+    pub automatic_attempts_per_day: Option<u32>,
+    /// Replaces the whole list.
+    pub pull_request_labels: Option<Vec<String>>,
+    /// Replaces the whole list.
+    pub pull_request_reviewers: Option<Vec<Reviewer>>,
     /// `Some(None)`: push to the repository itself.
     pub push_fork: Option<Option<RepoName>>,
 }
@@ -189,7 +196,9 @@ impl Store {
              monthly_run_quota = ?, sandbox_backend = ?, agent_preset = ?, agent_command = ?, \
              docker_image = ?, run_timeout_seconds = ?, e2b_template = ?, network_mode = ?, \
              allowed_hosts = ?, draft_pull_requests = ?, file_test_issues = ?, push_fork = ?, \
-             run_slots = ?, overflow_to_e2b = ? WHERE id = ?",
+             run_slots = ?, overflow_to_e2b = ?, automatic_updates = ?, \
+             automatic_attempts_per_day = ?, pull_request_labels = ?, \
+             pull_request_reviewers = ? WHERE id = ?",
         )
         .bind(
             change
@@ -270,6 +279,29 @@ impl Store {
         )
         .bind(i64::from(
             change.overflow_to_e2b.unwrap_or(current.overflow_to_e2b),
+        ))
+        .bind(i64::from(
+            change
+                .automatic_updates
+                .unwrap_or(current.automatic_updates),
+        ))
+        .bind(i64::from(
+            change
+                .automatic_attempts_per_day
+                .unwrap_or(current.automatic_attempts_per_day)
+                .max(1),
+        ))
+        .bind(stored_lines(
+            change
+                .pull_request_labels
+                .as_ref()
+                .unwrap_or(&current.pull_request_labels),
+        ))
+        .bind(stored_lines(
+            change
+                .pull_request_reviewers
+                .as_ref()
+                .unwrap_or(&current.pull_request_reviewers),
         ))
         .bind(id.0)
         .execute(&self.pool)

@@ -7,6 +7,7 @@ use sqlx::Row as _;
 
 use super::error::StoreError;
 use crate::domain::feedback::PullRequestState;
+use crate::domain::review_requests::{parse_labels, parse_reviewers};
 use crate::domain::{ArchiveActor, ArchiveChange, ArchiveState, RunFailureCode, SpendSource};
 use crate::domain::{
     CheckStatus, CodeRunKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, FollowUp,
@@ -21,7 +22,8 @@ macro_rules! repo_columns {
         "r.id, r.owner, r.name, r.default_branch, r.feedback_label, r.custom_instructions, \
          r.monthly_run_quota, r.sandbox_backend, r.agent_preset, r.agent_command, r.docker_image, \
          r.run_timeout_seconds, r.e2b_template, r.network_mode, r.allowed_hosts, r.draft_pull_requests, r.file_test_issues, \
-         r.run_slots, r.overflow_to_e2b, \
+         r.run_slots, r.overflow_to_e2b, r.automatic_updates, r.automatic_attempts_per_day, \
+         r.pull_request_labels, r.pull_request_reviewers, \
          r.push_fork, r.monthly_budget_usd, r.checks_unreadable_since, r.created_at, \
          r.disconnected_at"
     };
@@ -43,7 +45,8 @@ macro_rules! run_columns {
         "id, repo_id, feedback_id, pr_number, parent_run_id, stage, code_run_kind, backend, \
          agent_preset, status, instructions, created_at, started_at, finished_at, exit_code, \
          failure_code, failure_message, notes, llm_cost_usd, tokens_in, tokens_out, spend_source, \
-         unpriced_tokens, sandbox_id, head_branch, start_sha, end_sha, heartbeat_at, cancel_requested_at"
+         unpriced_tokens, sandbox_id, head_branch, start_sha, end_sha, heartbeat_at, cancel_requested_at, \
+         started_because"
     };
 }
 
@@ -53,6 +56,7 @@ macro_rules! run_columns {
 macro_rules! follow_up_columns {
     () => {
         "u.id, u.feedback_id, u.body, u.source, u.author_login, u.origin, u.candidate, u.created_at, \
+         u.automatic_update_id IS NOT NULL AS automatic, \
          ((u.source = 'owner' AND u.candidate = 0) OR i.followup_id IS NOT NULL) AS included_in_prompts"
     };
 }
@@ -62,7 +66,8 @@ macro_rules! follow_up_columns {
 macro_rules! pull_request_columns {
     () => {
         "p.repo_id, r.owner AS repo_owner, r.name AS repo_name, p.number, p.title, p.author_login, \
-         p.head_ref, p.head_repo, p.head_sha, p.base_ref, p.state, p.draft, p.checks, \
+         p.head_ref, p.head_repo, p.head_sha, p.base_ref, p.state, p.draft, \
+         p.marked_draft_at IS NOT NULL AS marked_draft, p.conflicts_with_base, p.checks, \
          p.github_updated_at, p.synced_at, \
          (SELECT f.id FROM feedback f WHERE f.repo_id = p.repo_id AND f.pr_number = p.number \
           ORDER BY f.id DESC LIMIT 1) AS feedback_id"
@@ -141,6 +146,15 @@ pub fn repo_from_row(row: &SqliteRow) -> Result<Repo, StoreError> {
             .try_get::<Option<i64>, _>("run_slots")?
             .and_then(|slots| u32::try_from(slots).ok()),
         overflow_to_e2b: row.try_get::<i64, _>("overflow_to_e2b")? != 0,
+        automatic_updates: row.try_get::<i64, _>("automatic_updates")? != 0,
+        automatic_attempts_per_day: unsigned(row, "automatic_attempts_per_day")?
+            .map_or(1, |attempts| u32::try_from(attempts).unwrap_or(u32::MAX)),
+        pull_request_labels: parse_labels(&row.try_get::<String, _>("pull_request_labels")?)
+            .map_err(StoreError::Corrupt)?,
+        pull_request_reviewers: parse_reviewers(
+            &row.try_get::<String, _>("pull_request_reviewers")?,
+        )
+        .map_err(StoreError::Corrupt)?,
         push_fork: row
             .try_get::<Option<String>, _>("push_fork")?
             .and_then(|text| text.parse().ok()),
@@ -195,6 +209,7 @@ pub fn follow_up_from_row(row: &SqliteRow) -> Result<FollowUp, StoreError> {
         origin: word(row, "origin", FollowUpOrigin::parse)?,
         candidate: row.try_get("candidate")?,
         included_in_prompts: row.try_get("included_in_prompts")?,
+        automatic: row.try_get("automatic")?,
         created_at: time(row, "created_at")?,
     })
 }
@@ -237,6 +252,7 @@ pub fn run_from_row(row: &SqliteRow) -> Result<Run, StoreError> {
         end_sha: row.try_get("end_sha")?,
         heartbeat_at: optional_time(row, "heartbeat_at")?,
         cancel_requested_at: optional_time(row, "cancel_requested_at")?,
+        started_because: row.try_get("started_because")?,
     })
 }
 
@@ -279,6 +295,8 @@ pub fn pull_request_from_row(row: &SqliteRow) -> Result<PullRequest, StoreError>
         base_ref: row.try_get("base_ref")?,
         state: word(row, "state", PullRequestState::parse)?,
         draft: row.try_get("draft")?,
+        marked_draft: row.try_get("marked_draft")?,
+        conflicts_with_base: row.try_get("conflicts_with_base")?,
         checks: word(row, "checks", CheckStatus::parse)?,
         github_updated_at: time(row, "github_updated_at")?,
         synced_at: time(row, "synced_at")?,

@@ -5,6 +5,7 @@ use chrono::Utc;
 use serde::Serialize;
 use sqlx::Row as _;
 
+use super::automatic_updates::{record_automatic_start, AutomaticStart};
 use super::error::StoreError;
 use super::feedback::change_status;
 use super::quota::{quota_status_in, QuotaStatus};
@@ -101,6 +102,18 @@ impl Store {
         &self,
         request: &CodeRunRequest,
     ) -> Result<StartedCodeRun, StoreError> {
+        self.start_code_run_as(request, None).await
+    }
+
+    /// [`Store::start_code_run`] for an automatic update when `automatic` says so: its
+    /// instructions are Handoff's (marked as such), the candidates it names are let into
+    /// prompts, the run says why it started, and the reason is decided as started, all in
+    /// the run's one transaction.
+    pub async fn start_code_run_as(
+        &self,
+        request: &CodeRunRequest,
+        automatic: Option<&AutomaticStart>,
+    ) -> Result<StartedCodeRun, StoreError> {
         let instructions = request
             .instructions
             .as_deref()
@@ -140,19 +153,21 @@ impl Store {
 
         if let Some(body) = &instructions {
             sqlx::query(
-                "INSERT INTO followups (feedback_id, body, source, created_at) VALUES (?, ?, 'owner', ?)",
+                "INSERT INTO followups (feedback_id, body, source, created_at, automatic_update_id) \
+                 VALUES (?, ?, 'owner', ?, ?)",
             )
             .bind(feedback_id.0)
             .bind(body.as_str())
             .bind(&now_text)
+            .bind(automatic.and_then(AutomaticStart::first_update).map(|id| id.0))
             .execute(&mut *transaction)
             .await?;
         }
 
         let run_id: i64 = sqlx::query_scalar(
             "INSERT INTO runs (repo_id, feedback_id, pr_number, stage, code_run_kind, backend, \
-             agent_preset, status, instructions, created_at) \
-             VALUES (?, ?, ?, 'code', ?, ?, ?, 'queued', ?, ?) RETURNING id",
+             agent_preset, status, instructions, created_at, started_because) \
+             VALUES (?, ?, ?, 'code', ?, ?, ?, 'queued', ?, ?, ?) RETURNING id",
         )
         .bind(repo_id.0)
         .bind(feedback_id.0)
@@ -162,10 +177,14 @@ impl Store {
         .bind(&request.agent_preset)
         .bind(instructions.as_ref().map(FollowUpBody::as_str))
         .bind(&now_text)
+        .bind(automatic.map(|start| start.started_because.as_str()))
         .fetch_one(&mut *transaction)
         .await
         .map_err(|error| active_run_error(error, feedback_id, pr_number.map(|n| n as u64)))?;
         let run_id = RunId(run_id);
+        if let Some(start) = automatic {
+            record_automatic_start(&mut transaction, feedback_id, run_id, start, &now_text).await?;
+        }
 
         sqlx::query("INSERT INTO quota_uses (repo_id, run_id, used_at) VALUES (?, ?, ?)")
             .bind(repo_id.0)

@@ -110,6 +110,13 @@ async fn every_answer_the_fake_serves_conforms_to_githubs_description() {
         Some(json!({ "state": "closed" })),
     )
     .await;
+    // The labels a repository asks for on the PRs Handoff opens (made when new).
+    checked(
+        Method::POST,
+        &format!("/repos/{REPO}/issues/{}/labels", created_issue["number"]),
+        Some(json!({ "labels": ["handoff", "qa"] })),
+    )
+    .await;
     checked(
         Method::GET,
         &format!("/repos/{REPO}/issues/{issue}/comments"),

@@ -4,6 +4,8 @@
 
 mod agent_preset_flags;
 mod archived_items;
+mod automatic_updates;
+mod base_conflicts;
 mod egress_gate;
 mod fake_github_conformance;
 mod fault_matrix;
@@ -22,6 +24,7 @@ mod pull_request_workspace;
 mod push_safety;
 mod qa_stages_docker;
 mod qa_stages_local;
+mod review_requests;
 mod run_queue_docker;
 mod run_queue_local;
 mod run_watch;

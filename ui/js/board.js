@@ -97,6 +97,8 @@ function cardElement(card, actions) {
     badge.textContent = { closed: "Closed on GitHub", dismissed: "Dismissed", archived: "Archived" }[card.archivedAs];
   }
 
+  if (card.conflictsWithBase) element.querySelector(".conflict-badge").hidden = false;
+
   const place = card.lastRun?.status === "queued" ? card.lastRun.queuePlace : null;
   if (place != null) {
     const badge = element.querySelector(".queue-place");

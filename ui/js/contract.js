@@ -26,13 +26,32 @@
  */
 
 /**
+ * @typedef {"pending" | "started" | "skipped" | "stopped"} AutomaticDecision
+ */
+
+/**
+ * @typedef {"check_failed" | "changes_requested"} AutomaticTrigger
+ */
+
+/**
+ * What a sync decided about one reason to update a PR by itself, for a toast or a
+ * notification.
+ * @typedef {{ feedbackId: number, decision: AutomaticDecision, reason: string, runId: number | null, }} AutomaticUpdateNote
+ */
+
+/**
+ * A reason the item's PR had to update by itself, and what became of it.
+ * @typedef {{ id: number, trigger: AutomaticTrigger, subject: string, prNumber: number, decision: AutomaticDecision, reason: string | null, runId: number | null, createdAt: string, }} AutomaticUpdateRecord
+ */
+
+/**
  * A newer version the feed offers.
  * @typedef {{ version: string, published: string | null, notesHtml: string, }} AvailableUpdate
  */
 
 /**
  * One feedback card.
- * @typedef {{ feedbackId: number, publicId: string, title: string, repo: string, status: FeedbackStatus, source: FeedbackSource, headBranch: string, prNumber: number | null, prUrl: string | null, prState: PullRequestState | null, ownerFollowUpCount: number, visitorFollowUpCount: number, runCount: number, totalCostUsd: number, lastRun: LastRunRecord | null, archivedAs: ArchiveState | null, createdAt: string, updatedAt: string, }} BoardCard
+ * @typedef {{ feedbackId: number, publicId: string, title: string, repo: string, status: FeedbackStatus, source: FeedbackSource, headBranch: string, prNumber: number | null, prUrl: string | null, prState: PullRequestState | null, ownerFollowUpCount: number, visitorFollowUpCount: number, runCount: number, totalCostUsd: number, lastRun: LastRunRecord | null, archivedAs: ArchiveState | null, conflictsWithBase: boolean, createdAt: string, updatedAt: string, }} BoardCard
  */
 
 /**
@@ -141,7 +160,7 @@
 
 /**
  * An item with its thread, its runs and its PR's comments.
- * @typedef {{ feedback: FeedbackRecord, bodyHtml: string, bodyRaw: RevealedText, thread: Array<ThreadEntry>, runs: Array<RunRecord>, queuePlaces: Array<QueuePlaceRecord>, pushedHeldRuns: Array<number>, runLessons: Array<RunLessonsRecord>, comments: Array<CommentSummary>, nextRun: NextRun, }} FeedbackDetail
+ * @typedef {{ feedback: FeedbackRecord, bodyHtml: string, bodyRaw: RevealedText, thread: Array<ThreadEntry>, runs: Array<RunRecord>, queuePlaces: Array<QueuePlaceRecord>, pushedHeldRuns: Array<number>, runLessons: Array<RunLessonsRecord>, comments: Array<CommentSummary>, nextRun: NextRun, automaticUpdates: Array<AutomaticUpdateRecord>, conflictsWithBase: boolean, }} FeedbackDetail
  */
 
 /**
@@ -379,12 +398,12 @@
 
 /**
  * A connected (or disconnected) repository and its settings.
- * @typedef {{ id: number, name: RepoName, defaultBranch: string, feedbackLabel: string, customInstructions: string, monthlyRunQuota: number | null, monthlyBudgetUsd: number | null, sandboxBackend: SandboxBackend, agentPreset: string, agentCommand: string | null, dockerImage: string | null, runTimeoutSeconds: number, e2bTemplate: string | null, networkMode: NetworkMode, allowedHosts: Array<string>, draftPullRequests: boolean, fileTestIssues: boolean, runSlots: number | null, overflowToE2b: boolean, pushFork: string | null, createdAt: string, disconnectedAt: string | null, }} RepoRecord
+ * @typedef {{ id: number, name: RepoName, defaultBranch: string, feedbackLabel: string, customInstructions: string, monthlyRunQuota: number | null, monthlyBudgetUsd: number | null, sandboxBackend: SandboxBackend, agentPreset: string, agentCommand: string | null, dockerImage: string | null, runTimeoutSeconds: number, e2bTemplate: string | null, networkMode: NetworkMode, allowedHosts: Array<string>, draftPullRequests: boolean, fileTestIssues: boolean, runSlots: number | null, overflowToE2b: boolean, automaticUpdates: boolean, automaticAttemptsPerDay: number, pullRequestLabels: Array<string>, pullRequestReviewers: Array<string>, pushFork: string | null, createdAt: string, disconnectedAt: string | null, }} RepoRecord
  */
 
 /**
  * A change of settings as the window sends it: empty text means "the default".
- * @typedef {{ defaultBranch: string | null, feedbackLabel: string | null, customInstructions: string | null, monthlyRunQuota: number | null | null, sandboxBackend: string | null, agentPreset: string | null, agentCommand: string | null, dockerImage: string | null, e2bTemplate: string | null, networkMode: string | null, allowedHosts: string | null, draftPullRequests: boolean | null, fileTestIssues: boolean | null, runSlots: string | null, overflowToE2b: boolean | null, pushFork: string | null, monthlyBudget: string | null, }} RepoSettingsInput
+ * @typedef {{ defaultBranch: string | null, feedbackLabel: string | null, customInstructions: string | null, monthlyRunQuota: number | null | null, sandboxBackend: string | null, agentPreset: string | null, agentCommand: string | null, dockerImage: string | null, e2bTemplate: string | null, networkMode: string | null, allowedHosts: string | null, draftPullRequests: boolean | null, fileTestIssues: boolean | null, runSlots: string | null, overflowToE2b: boolean | null, automaticUpdates: boolean | null, automaticAttemptsPerDay: string | null, pullRequestLabels: string | null, pullRequestReviewers: string | null, pushFork: string | null, monthlyBudget: string | null, }} RepoSettingsInput
  */
 
 /**
@@ -423,7 +442,7 @@
 
 /**
  * An agent run, without what only the pipeline needs (sandbox id, commit ids).
- * @typedef {{ id: number, repoId: number, feedbackId: number | null, prNumber: number | null, parentRunId: number | null, stage: Stage, codeRunKind: CodeRunKind | null, backend: SandboxBackend, agentPreset: string, status: RunStatus, instructions: string | null, createdAt: string, startedAt: string | null, finishedAt: string | null, exitCode: number | null, failureCode: RunFailureCode | null, failureMessage: string | null, notes: Array<string>, llmCostUsd: number | null, tokensIn: number | null, tokensOut: number | null, spendSource: SpendSource | null, unpricedTokens: number | null, headBranch: string | null, }} RunRecord
+ * @typedef {{ id: number, repoId: number, feedbackId: number | null, prNumber: number | null, parentRunId: number | null, stage: Stage, codeRunKind: CodeRunKind | null, backend: SandboxBackend, agentPreset: string, status: RunStatus, instructions: string | null, createdAt: string, startedAt: string | null, finishedAt: string | null, exitCode: number | null, failureCode: RunFailureCode | null, failureMessage: string | null, notes: Array<string>, llmCostUsd: number | null, tokensIn: number | null, tokensOut: number | null, spendSource: SpendSource | null, unpricedTokens: number | null, headBranch: string | null, startedBecause: string | null, }} RunRecord
  */
 
 /**
@@ -493,7 +512,7 @@
 
 /**
  * What a sync found, in counts.
- * @typedef {{ repos: number, newFeedback: number, newVisitorFollowUps: number, openPullRequests: number, newFollowUpCandidates: number, statusChanges: number, commentEditsFound: number, commentsMissing: number, outboxSent: number, errors: Array<string>, lessonsRunsStarted: Array<number>, }} SyncSummary
+ * @typedef {{ repos: number, newFeedback: number, newVisitorFollowUps: number, openPullRequests: number, newFollowUpCandidates: number, statusChanges: number, commentEditsFound: number, commentsMissing: number, outboxSent: number, errors: Array<string>, lessonsRunsStarted: Array<number>, automaticUpdates: Array<AutomaticUpdateNote>, }} SyncSummary
  */
 
 /**
@@ -507,7 +526,7 @@
 
 /**
  * One message of the thread.
- * @typedef {{ id: number, source: FollowUpSource, author: string | null, createdAt: string, bodyHtml: string, bodyRaw: RevealedText, origin: FollowUpOrigin, candidate: boolean, includedInPrompts: boolean, }} ThreadEntry
+ * @typedef {{ id: number, source: FollowUpSource, author: string | null, createdAt: string, bodyHtml: string, bodyRaw: RevealedText, origin: FollowUpOrigin, candidate: boolean, includedInPrompts: boolean, automatic: boolean, }} ThreadEntry
  */
 
 /**

@@ -114,8 +114,15 @@ function render(detail) {
       el("span", { class: "mono muted", text: feedback.headBranch }),
     ]),
   ]);
+  // An Update PR adds commits and never rebases: a conflict is the owner's to settle.
+  if (detail.conflictsWithBase) {
+    header.append(el("p", {
+      class: "pr-conflicts",
+      text: `PR #${feedback.prNumber} conflicts with its base branch: an Update PR adds commits but does not rebase, so resolve the conflict on GitHub or locally.`,
+    }));
+  }
   const body = trustedHtml(el("div", { class: "markdown detail-body" }), detail.bodyHtml);
-  return [header, renderPlace(feedback), renderOrigin(feedback, detail.bodyRaw), body, renderUpdate(detail), renderThread(detail), renderRuns(detail), renderComments(detail)]
+  return [header, renderPlace(feedback), renderOrigin(feedback, detail.bodyRaw), body, renderUpdate(detail), renderAutomaticUpdates(detail), renderThread(detail), renderRuns(detail), renderComments(detail)]
     .filter(Boolean);
 }
 
@@ -262,9 +269,11 @@ function includeButton(entry) {
 
 function threadEntry(entry) {
   const fromOwner = entry.source === "owner";
-  const who = entry.origin === "check_run"
-    ? `check ${entry.author ?? ""}`.trim()
-    : fromOwner ? "You" : `@${entry.author ?? "visitor"}`;
+  const who = entry.automatic
+    ? "Handoff, for an automatic update"
+    : entry.origin === "check_run"
+      ? `check ${entry.author ?? ""}`.trim()
+      : fromOwner ? "You" : `@${entry.author ?? "visitor"}`;
   const item = el("li", { class: `thread-entry ${entry.source}`, dataset: { origin: entry.origin, candidate: String(entry.candidate) } }, [
     el("div", { class: "thread-meta" }, [
       el("strong", { text: who }),
@@ -318,6 +327,9 @@ function runRow(run, heldAndPushed = false, lessons = [], queuePlace = null) {
     runSpend(run) ? el("span", { class: "muted run-spend", text: runSpend(run) }) : null,
   ]);
   const row = el("li", { class: "run", dataset: { runId: String(run.id), runStatus: run.status } }, [summary]);
+  if (run.startedBecause) {
+    row.append(el("p", { class: "run-started-because", text: `Started by itself: ${run.startedBecause}.` }));
+  }
   if (run.failureMessage) row.append(el("p", { class: "run-failure", text: run.failureMessage }));
   if (run.status === "queued" && queuePlace != null) {
     row.append(el("p", {
@@ -435,6 +447,36 @@ function openLog(runId, log, toggle) {
   if (followedLogs.has(runId)) return;
   followedLogs.set(runId, log);
   followLogInto(runId, log);
+}
+
+const automaticDecisionWords = {
+  pending: "Waiting",
+  started: "Update PR started",
+  skipped: "Skipped",
+  stopped: "Stopped",
+};
+
+// Failing checks and requested changes that asked for an automatic update, and what
+// became of each: the newest first, a stop standing out (the owner decides what next).
+function renderAutomaticUpdates(detail) {
+  const updates = detail.automaticUpdates ?? [];
+  if (updates.length === 0) return null;
+  const stopped = updates.some((update) => update.decision === "stopped");
+  const section = el("section", { class: "automatic-updates", dataset: { stopped: String(stopped) } }, [
+    el("h3", { text: `Automatic updates (${updates.length})` }),
+  ]);
+  if (stopped) {
+    section.append(el("p", { class: "automatic-stopped", text: "A check failed the same way after an automatic update, so Handoff stopped trying it: look at it yourself, then Update PR with what to do." }));
+  }
+  section.append(el("ol", { class: "automatic-list" }, [...updates].reverse().map((update) => el("li", {
+    class: "automatic-update",
+    dataset: { decision: update.decision, trigger: update.trigger },
+  }, [
+    el("strong", { text: automaticDecisionWords[update.decision] ?? update.decision }),
+    el("span", { text: ` ${update.reason ?? `${update.trigger === "check_failed" ? `the check "${update.subject}" failed` : `@${update.subject} requested changes`}; waits for the running run to end`}` }),
+    el("span", { class: "muted", text: ` · ${relativeTime(update.createdAt)}` }),
+  ]))));
+  return section;
 }
 
 function renderRuns(detail) {

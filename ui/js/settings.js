@@ -252,6 +252,8 @@ async function renderRepoSettings(fullName) {
   testIssues.checked = Boolean(repo.fileTestIssues);
   const overflow = el("input", { attrs: { type: "checkbox", name: "overflowToE2b" } });
   overflow.checked = Boolean(repo.overflowToE2b);
+  const automatic = el("input", { attrs: { type: "checkbox", name: "automaticUpdates" } });
+  automatic.checked = Boolean(repo.automaticUpdates);
 
   const collect = () => {
     const data = new FormData(form);
@@ -272,6 +274,10 @@ async function renderRepoSettings(fullName) {
       fileTestIssues: testIssues.checked,
       runSlots: String(data.get("runSlots") ?? ""),
       overflowToE2b: overflow.checked,
+      automaticUpdates: automatic.checked,
+      automaticAttemptsPerDay: String(data.get("automaticAttemptsPerDay") ?? ""),
+      pullRequestLabels: String(data.get("pullRequestLabels") ?? ""),
+      pullRequestReviewers: String(data.get("pullRequestReviewers") ?? ""),
       pushFork: String(data.get("pushFork") ?? ""),
       monthlyBudget: String(data.get("monthlyBudget") ?? ""),
     };
@@ -314,7 +320,11 @@ async function renderRepoSettings(fullName) {
       field("Network in the sandbox", networkSelect),
       field("Allowed hosts", allowedHosts, "(one per line: host, host:port, *.domain, or an address of your own network)"),
       el("label", { class: "check-field" }, [draft, el("span", { text: "Open PRs as drafts" }), el("span", { class: "hint", text: "so neither people nor CI take the agent's work as ready" })]),
+      el("label", { class: "check-field" }, [automatic, el("span", { text: "Update PRs by themselves" }), el("span", { class: "hint", text: "when a check of a feedback PR fails or you request changes; never a fork's, a bot's or a draft you marked" })]),
+      field("Automatic updates a day", input("automaticAttemptsPerDay", repo.automaticAttemptsPerDay, { type: "number" }), "(per PR; the same failure twice in a row stops them)"),
       el("label", { class: "check-field" }, [testIssues, el("span", { text: "File an issue per failing test" }), el("span", { class: "hint", text: "off: the test stage's failures stay in its results comment" })]),
+      field("Labels on its PRs", input("pullRequestLabels", repo.pullRequestLabels.join(", "), { placeholder: "comma-separated" }), "(put on each PR Handoff opens)"),
+      field("Reviewers to request", input("pullRequestReviewers", repo.pullRequestReviewers.join(", "), { placeholder: "login, org/team" }), "(asked to review each PR Handoff opens)"),
       field("Push branches to a fork", input("pushFork", repo.pushFork, { placeholder: "owner/name (empty: this repository)" }), "(yours: CI then treats the PRs as a fork's)"),
     ]),
     agentNote,

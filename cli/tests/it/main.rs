@@ -4,6 +4,7 @@
 mod cli;
 mod cli_agent_key_docker;
 mod cli_archive;
+mod cli_automatic_updates;
 mod cli_github;
 mod cli_lessons;
 mod cli_log;

@@ -3,6 +3,7 @@
 
 mod accessibility_window;
 mod archive_window;
+mod automatic_updates_window;
 mod dashboard_window;
 mod feedback_detail_window;
 mod installed_package;

@@ -150,3 +150,21 @@ pub fn git_ref_sha(bare: &std::path::Path, reference: &str) -> Option<String> {
         .success()
         .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }
+
+/// Whether `head` merges into `base` without conflicts, as GitHub's `mergeable` says
+/// (`git merge-tree` in the bare repository; `None` when git could not tell).
+pub fn merges_cleanly(bare: &std::path::Path, base: &str, head: &str) -> Option<bool> {
+    let status = super::git_command()
+        .arg("-C")
+        .arg(bare)
+        .args(["merge-tree", "--write-tree", "--no-messages", base, head])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .ok()?;
+    match status.code() {
+        Some(0) => Some(true),
+        Some(1) => Some(false),
+        _ => None,
+    }
+}

@@ -8,9 +8,11 @@
 //! request log.
 
 mod bare_repository;
+mod collaborators;
 mod faults;
 mod git_http;
 mod issue_state;
+mod pull_state;
 mod rest;
 mod shapes;
 mod state;
@@ -1054,8 +1056,35 @@ impl FakeGithub {
                 app_slug: app.to_owned(),
                 started_at: at,
                 completed_at: conclusion.map(|_| at),
+                log: None,
             },
         );
+        id
+    }
+
+    /// Reports a GitHub Actions job that failed on commit `sha`, with its log (read
+    /// through `GET …/actions/jobs/{id}/logs`). Returns its id, the job's and the
+    /// check run's.
+    pub fn add_failed_actions_job(
+        &self,
+        full_name: &str,
+        sha: &str,
+        name: &str,
+        summary: &str,
+        log: &str,
+    ) -> u64 {
+        let id = self.add_check_run(
+            full_name,
+            sha,
+            "github-actions",
+            name,
+            Some("failure"),
+            summary,
+        );
+        let mut fake = self.shared.state.lock().expect("state");
+        if let Some(run) = fake.check_runs.get_mut(&id) {
+            run.log = Some(log.to_owned());
+        }
         id
     }
 

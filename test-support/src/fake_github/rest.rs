@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
 use sha2::{Digest as _, Sha256};
 
-use super::bare_repository::{git_ref_sha, git_sha, refresh_pull_heads, token_of};
+use super::bare_repository::{git_ref_sha, git_sha, merges_cleanly, refresh_pull_heads, token_of};
 use super::faults::{take_fault, Fault};
 use super::shapes;
 use super::state::{now, repo_key, FakeComment, FakeIssue, FakeState, NewPull};
@@ -56,6 +56,19 @@ fn validation_failed(text: &str) -> Answer {
             "status": "422"
         }),
     )
+}
+
+/// The strings of the list `key` of a request's body (none when it is not a list).
+fn strings_in(body: &Value, key: &str) -> Vec<String> {
+    body.get(key)
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn percent_decode(text: &str) -> String {
@@ -176,7 +189,7 @@ fn pull_json(
         .or_else(|| git_sha(state, owner, name, &pull.head))
         .unwrap_or_else(|| "0".repeat(40));
     let base_sha = git_sha(state, owner, name, &pull.base).unwrap_or_else(|| "0".repeat(40));
-    Some(shapes::pull(
+    let mut value = shapes::pull(
         &shared.urls,
         state,
         repo,
@@ -185,7 +198,18 @@ fn pull_json(
         &head_sha,
         &base_sha,
         full,
-    ))
+    );
+    // The one-PR answer says whether it merges cleanly into its base, as GitHub does.
+    if full && pull.merged_at.is_none() && issue.state == "open" {
+        let mergeable = merges_cleanly(&repo.bare_path, &base_sha, &head_sha);
+        value["mergeable"] = json!(mergeable);
+        value["mergeable_state"] = json!(match mergeable {
+            Some(true) => "clean",
+            Some(false) => "dirty",
+            None => "unknown",
+        });
+    }
+    Some(value)
 }
 
 /// The repository and the number of PR `number` (as the path has it), if it exists.
@@ -199,6 +223,9 @@ fn pull_of<'s>(
     let number = number.parse::<u64>().ok()?;
     repo.pulls.contains_key(&number).then_some((repo, number))
 }
+
+/// Where job logs are downloaded from (GitHub's logs redirect points elsewhere).
+const JOB_LOG_DOWNLOADS: &str = "/_downloads/job-logs/";
 
 /// Handles one REST request for a signed-in `user_id`.
 fn route(
@@ -364,22 +391,88 @@ fn route(
                 .collect();
             paginate(shared, path, query, items)
         }
+        ("POST", ["repos", owner, name, "issues", number, "labels"]) => {
+            let Some(number) = number.parse::<u64>().ok() else {
+                return not_found();
+            };
+            if body.get("labels").and_then(Value::as_array).is_none() {
+                return validation_failed("labels is missing");
+            }
+            let wanted = strings_in(body, "labels");
+            let label_ids: Vec<u64> = wanted.iter().map(|_| state.new_id()).collect();
+            let Some(repo) = state.repo_mut(owner, name) else {
+                return not_found();
+            };
+            // GitHub makes the labels that do not exist yet.
+            for (label, id) in wanted.iter().zip(label_ids) {
+                repo.labels.entry(label.clone()).or_insert(id);
+            }
+            let Some(issue) = repo.issues.get_mut(&number) else {
+                return not_found();
+            };
+            for label in wanted {
+                if !issue.labels.contains(&label) {
+                    issue.labels.push(label);
+                }
+            }
+            issue.updated_at = now();
+            let names = issue.labels.clone();
+            let repo = state.repo(owner, name).expect("the repository");
+            answer(StatusCode::OK, shapes::labels(urls, repo, &names))
+        }
+        ("POST", ["repos", owner, name, "pulls", number, "requested_reviewers"]) => {
+            let Some((repo, number)) = pull_of(state, owner, name, number) else {
+                return not_found();
+            };
+            let author = repo.issues[&number].user_id;
+            let collaborators: Vec<u64> = repo.collaborators.clone();
+            let repo_owner = repo.owner.clone();
+            let logins: Vec<String> = strings_in(body, "reviewers");
+            let teams: Vec<String> = strings_in(body, "team_reviewers");
+            let mut ids = Vec::new();
+            for login in &logins {
+                let Some(user) = state.user_by_login(login) else {
+                    return validation_failed(&format!(
+                        "Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the {owner}/{name} repository."
+                    ));
+                };
+                if user.id == author {
+                    return validation_failed(
+                        "Review cannot be requested from pull request author.",
+                    );
+                }
+                let is_collaborator = collaborators.contains(&user.id)
+                    || user.login.eq_ignore_ascii_case(&repo_owner);
+                if !is_collaborator {
+                    return validation_failed(&format!(
+                        "Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the {owner}/{name} repository."
+                    ));
+                }
+                ids.push(user.id);
+            }
+            let repo = state.repo_mut(owner, name).expect("the repository");
+            let pull = repo.pulls.get_mut(&number).expect("the PR");
+            for id in ids {
+                if !pull.requested_reviewers.contains(&id) {
+                    pull.requested_reviewers.push(id);
+                }
+            }
+            for team in teams {
+                if !pull.requested_teams.contains(&team) {
+                    pull.requested_teams.push(team);
+                }
+            }
+            match pull_json(shared, state, owner, name, number, true) {
+                Some(pull) => answer(StatusCode::CREATED, pull),
+                None => not_found(),
+            }
+        }
         ("POST", ["repos", owner, name, "issues"]) => {
             let Some(title) = body.get("title").and_then(Value::as_str) else {
                 return validation_failed("title is missing");
             };
             let id = state.new_id();
-            let labels: Vec<String> = body
-                .get("labels")
-                .and_then(Value::as_array)
-                .map(|labels| {
-                    labels
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default();
+            let labels = strings_in(body, "labels");
             for label in &labels {
                 let label_id = state.new_id();
                 if let Some(repo) = state.repo_mut(owner, name) {
@@ -714,6 +807,26 @@ fn route(
                 .collect();
             paginate(shared, path, query, items)
         }
+        ("GET", ["repos", owner, name, "actions", "jobs", job, "logs"]) => {
+            let key = repo_key(owner, name);
+            let logged = job
+                .parse::<u64>()
+                .ok()
+                .and_then(|job| state.check_runs.get(&job))
+                .filter(|run| run.repo_key == key && run.app_slug == "github-actions")
+                .filter(|run| run.log.is_some());
+            let Some(run) = logged else {
+                return not_found();
+            };
+            // GitHub redirects to a short-lived download address on another host.
+            let mut headers = HeaderMap::new();
+            let location = format!("{}{JOB_LOG_DOWNLOADS}{}", urls.api, run.id);
+            headers.insert(
+                "location",
+                HeaderValue::from_str(&location).expect("a header"),
+            );
+            (StatusCode::FOUND, Value::Null, headers)
+        }
         ("GET", ["repos", owner, name, "commits", reference, "check-runs"]) => {
             let Some(repo) = state.repo(owner, name) else {
                 return not_found();
@@ -940,6 +1053,40 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Body>) -> Response<Bod
     let body_bytes = to_bytes(request.into_body(), 64 * 1024 * 1024)
         .await
         .unwrap_or_default();
+
+    if let Some(job) = path.strip_prefix(JOB_LOG_DOWNLOADS) {
+        // The download a job-logs request redirects to: plain text, and no token
+        // wanted (it is another host on GitHub).
+        let log = job.parse::<u64>().ok().and_then(|job| {
+            let state = shared.state.lock().expect("state");
+            state.check_runs.get(&job).and_then(|run| run.log.clone())
+        });
+        let had_token = headers.contains_key(axum::http::header::AUTHORIZATION);
+        shared.requests.lock().expect("log").push(RequestRecord {
+            method: method.to_string(),
+            path: if had_token {
+                format!("{path_and_query} (with a token)")
+            } else {
+                path_and_query
+            },
+            status: if log.is_some() { 200 } else { 404 },
+            costs_rate_limit: false,
+        });
+        return match log {
+            Some(log) => into_response(
+                StatusCode::OK,
+                log.into_bytes(),
+                HeaderMap::new(),
+                "text/plain; charset=utf-8",
+            ),
+            None => into_response(
+                StatusCode::NOT_FOUND,
+                b"not found".to_vec(),
+                HeaderMap::new(),
+                "text/plain",
+            ),
+        };
+    }
 
     if git_http::is_git_path(&path) {
         // Git over HTTP takes three kinds of fault: an answer that comes slowly, an error

@@ -237,7 +237,7 @@ pub fn label(urls: &Urls, repo: &FakeRepo, name: &str, id: u64) -> Value {
     })
 }
 
-fn labels(urls: &Urls, repo: &FakeRepo, names: &[String]) -> Value {
+pub fn labels(urls: &Urls, repo: &FakeRepo, names: &[String]) -> Value {
     Value::Array(
         names
             .iter()
@@ -425,8 +425,16 @@ pub fn pull(
         "merge_commit_sha": pull.merge_commit_sha,
         "assignee": null,
         "assignees": [],
-        "requested_reviewers": [],
-        "requested_teams": [],
+        "requested_reviewers": pull
+            .requested_reviewers
+            .iter()
+            .map(|id| user(urls, state.user(*id)))
+            .collect::<Vec<_>>(),
+        "requested_teams": pull
+            .requested_teams
+            .iter()
+            .map(|slug| json!({ "slug": slug, "name": slug }))
+            .collect::<Vec<_>>(),
         "head": branch(&pull.head, head_sha, &head_repository),
         "base": branch(&pull.base, base_sha, &base_repository),
         "_links": links,

@@ -48,6 +48,9 @@ pub struct FakePull {
     pub merge_commit_sha: Option<String>,
     /// Opened as a draft (not ready for review).
     pub draft: bool,
+    /// The users asked to review it (ids) and the teams (slugs).
+    pub requested_reviewers: Vec<u64>,
+    pub requested_teams: Vec<String>,
 }
 
 /// What a new pull request is made of.
@@ -119,6 +122,9 @@ pub struct FakeCheckRun {
     pub app_slug: String,
     pub started_at: DateTime<Utc>,
     pub completed_at: Option<DateTime<Utc>>,
+    /// The job's log, for a GitHub Actions job (served through a redirect, as GitHub
+    /// serves it).
+    pub log: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -251,6 +257,8 @@ impl FakeState {
                 merged_at: None,
                 merge_commit_sha: None,
                 draft: new.draft,
+                requested_reviewers: Vec::new(),
+                requested_teams: Vec::new(),
             },
         );
         number

@@ -1,0 +1,29 @@
+//! A repository's collaborators on the fake: the people GitHub lets a PR request a
+//! review from (besides the repository's owner).
+
+use super::FakeGithub;
+
+impl FakeGithub {
+    /// Makes `login` (signed up if new) a collaborator of `full_name`.
+    pub fn add_collaborator(&self, full_name: &str, login: &str) {
+        let known = self
+            .shared
+            .state
+            .lock()
+            .expect("state")
+            .user_by_login(login)
+            .is_some();
+        if !known {
+            self.add_user(login);
+        }
+        let user_id = self.user_id(login);
+        let (owner, name) = full_name.split_once('/').expect("owner/name");
+        let mut state = self.shared.state.lock().expect("state");
+        let repo = state
+            .repo_mut(owner, name)
+            .expect("the repository is on the fake");
+        if !repo.collaborators.contains(&user_id) {
+            repo.collaborators.push(user_id);
+        }
+    }
+}
