@@ -38,6 +38,7 @@ pub mod outbox;
 pub mod page_contract;
 pub mod pull_request_workspace;
 pub mod pull_requests;
+pub mod queue_slots;
 pub mod records;
 pub mod repositories;
 pub mod run_queue;

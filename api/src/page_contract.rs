@@ -207,6 +207,8 @@ fn visit_every_root(collector: &mut Collector) {
     collector.visit::<runs::HeldPushRecord>();
     collector.visit::<run_queue::BulkRunRecord>();
     collector.visit::<run_queue::NewItemsRecord>();
+    collector.visit::<queue_slots::QueueSlotsRecord>();
+    collector.visit::<queue_slots::QueueSlotsInput>();
     collector.visit::<comments::EditPreview>();
     collector.visit::<comments::HistoryEntry>();
     collector.visit::<comments::VersionComparison>();

@@ -22,6 +22,8 @@ macro_rules! with_app_commands {
             start_code_runs,
             run_all_new,
             new_items_by_repo,
+            queue_slots,
+            set_queue_slots,
             archive_item,
             restore_item,
             held_commits,

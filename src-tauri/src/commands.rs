@@ -13,6 +13,7 @@ use handoff_api::log::{self as log_commands, LogView};
 use handoff_api::outbox::{self, OutboxItem};
 use handoff_api::pull_request_workspace::{self, WorkspaceView};
 use handoff_api::pull_requests::{self, PullRequestQuery, PullRequestRow};
+use handoff_api::queue_slots::{self, QueueSlotsInput, QueueSlotsRecord};
 use handoff_api::records::{BoardView, FeedbackRecord, LogChunkRecord, RepoRecord};
 use handoff_api::repositories::{self, RepoSettingsInput, RepoSettingsView, RepositoryChoice};
 use handoff_api::run_queue::{self, BulkRunRecord, NewItemsRecord};
@@ -124,6 +125,19 @@ pub async fn run_all_new(state: State<'_, DesktopState>, repo: String) -> Answer
 #[tauri::command]
 pub async fn new_items_by_repo(state: State<'_, DesktopState>) -> Answer<Vec<NewItemsRecord>> {
     run_queue::new_items_by_repo(state.store()?).await
+}
+
+#[tauri::command]
+pub async fn queue_slots(state: State<'_, DesktopState>) -> Answer<QueueSlotsRecord> {
+    queue_slots::queue_slots(state.store()?).await
+}
+
+#[tauri::command]
+pub async fn set_queue_slots(
+    state: State<'_, DesktopState>,
+    slots: QueueSlotsInput,
+) -> Answer<QueueSlotsRecord> {
+    queue_slots::set_queue_slots(state.store()?, &slots).await
 }
 
 #[tauri::command]

@@ -61,6 +61,10 @@ export const backend = {
   runAllNew: (repo) => call("run_all_new", { repo }),
   /** @returns {Promise<import("./contract.js").NewItemsRecord[]>} */
   newItemsByRepo: () => call("new_items_by_repo"),
+  /** @returns {Promise<import("./contract.js").QueueSlotsRecord>} */
+  queueSlots: () => call("queue_slots"),
+  /** @param {import("./contract.js").QueueSlotsInput} slots @returns {Promise<import("./contract.js").QueueSlotsRecord>} */
+  setQueueSlots: (slots) => call("set_queue_slots", { slots }),
   /** @param {number} feedbackId @param {"dismissed" | "archived"} how @returns {Promise<import("./contract.js").FeedbackRecord>} */
   archiveItem: (feedbackId, how) => call("archive_item", { feedbackId, how }),
   /** @param {number} feedbackId @returns {Promise<import("./contract.js").FeedbackRecord>} */

@@ -377,6 +377,17 @@
  */
 
 /**
+ * The slots as typed; empty means the default (the installation) or none of its own
+ * (a backend).
+ * @typedef {{ installation: string, docker: string, e2b: string, local: string, }} QueueSlotsInput
+ */
+
+/**
+ * The slots as they hold now.
+ * @typedef {{ installation: number, installationDefault: number, docker: number | null, e2b: number | null, local: number | null, }} QueueSlotsRecord
+ */
+
+/**
  * One item's run, queued.
  * @typedef {{ feedbackId: number, runId: number, }} QueuedItemRecord
  */

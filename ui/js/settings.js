@@ -99,6 +99,7 @@ async function renderRepositories(focusRepo) {
     list.append(row);
   }
   const connectPanel = renderConnect(repos);
+  const slotsPanel = await renderQueueSlots();
   const detail = el("div", { class: "repo-settings", attrs: { id: "repo-settings" } });
   panel.replaceChildren(
     el("div", { class: "settings-columns" }, [
@@ -106,6 +107,7 @@ async function renderRepositories(focusRepo) {
         el("h3", { text: `Connected (${repos.length})` }),
         repos.length ? list : el("p", { class: "muted", text: "No repository is connected yet." }),
         connectPanel,
+        slotsPanel,
       ]),
       detail,
     ]),
@@ -113,6 +115,47 @@ async function renderRepositories(focusRepo) {
   const first = focusRepo && repos.some((repo) => repoName(repo) === focusRepo) ? focusRepo : repos[0] ? repoName(repos[0]) : null;
   if (first) await renderRepoSettings(first);
   else detail.append(el("p", { class: "muted", text: "Connect a repository to set it up." }));
+}
+
+// How many runs go at once on this installation and on each backend (a repository's
+// own slots are among its settings); empty means the default, or no limit of its own.
+async function renderQueueSlots() {
+  const slots = await backend.queueSlots();
+  const form = el("form", { class: "queue-slots" });
+  const errorLine = el("p", { class: "form-error" });
+  errorLine.hidden = true;
+  const slotInput = (name, value, placeholder) =>
+    input(name, value == null ? "" : String(value), { type: "number", placeholder });
+  form.append(
+    el("h3", { text: "Run queue" }),
+    field("Runs at once", slotInput("installation", slots.installation === slots.installationDefault ? null : slots.installation, `${slots.installationDefault} (this machine's default)`)),
+    el("div", { class: "queue-slot-backends" }, [
+      field("Docker", slotInput("docker", slots.docker, "no limit")),
+      field("E2B", slotInput("e2b", slots.e2b, "no limit")),
+      field("Local", slotInput("local", slots.local, "no limit")),
+    ]),
+    el("p", { class: "hint", text: "Runs wait in the queue for a slot; each backend's own limit holds too." }),
+    errorLine,
+    el("button", { type: "submit", class: "button small save-queue-slots", text: "Save" }),
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    errorLine.hidden = true;
+    const data = new FormData(form);
+    try {
+      const saved = await backend.setQueueSlots({
+        installation: String(data.get("installation") ?? ""),
+        docker: String(data.get("docker") ?? ""),
+        e2b: String(data.get("e2b") ?? ""),
+        local: String(data.get("local") ?? ""),
+      });
+      toast(`Saved the run queue: ${saved.installation} at once`, { kind: "success" });
+    } catch (error) {
+      errorLine.hidden = false;
+      errorLine.textContent = error.message;
+    }
+  });
+  return form;
 }
 
 function renderConnect(repos) {

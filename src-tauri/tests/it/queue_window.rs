@@ -1,7 +1,8 @@
 //! The run queue in the window: cards picked and run together wait in the queue, each
 //! card says its place, the detail panel says it too and cancels a waiting run, "Run all
-//! new…" queues every new item of a repository, and a repository's own slots and its
-//! overflow to E2B are set in its settings.
+//! new…" queues every new item of a repository, a repository's own slots and its
+//! overflow to E2B are set in its settings, and the installation's and each backend's
+//! slots beside them.
 
 use handoff_test_support as support;
 
@@ -193,4 +194,33 @@ async fn picked_cards_wait_in_the_queue_show_their_place_and_can_be_cancelled() 
         Some(1),
         "nothing changed"
     );
+
+    // The installation's and the backends' slots, beside the repositories: a bad
+    // number changes nothing, and empty means no limit of a backend's own.
+    app.type_into(".queue-slots input[name=installation]", "0")
+        .await;
+    app.click(".save-queue-slots").await;
+    app.text_eventually_containing(
+        "const e = document.querySelector('.queue-slots .form-error'); return e && !e.hidden ? e.textContent : '';",
+        "Runs at once: \"0\" is not a whole number of slots of at least 1",
+    )
+    .await;
+    let setting = |key| {
+        let store = world.store.clone();
+        async move { store.setting(key).await.unwrap() }
+    };
+    assert_eq!(setting(SettingKey::QueueSlots).await.as_deref(), Some("2"));
+    app.type_into(".queue-slots input[name=installation]", "3")
+        .await;
+    app.type_into(".queue-slots input[name=docker]", "1").await;
+    app.click(".save-queue-slots").await;
+    app.text_eventually_containing(TOASTS, "Saved the run queue: 3 at once")
+        .await;
+    app.screenshot("queue-slots").await;
+    assert_eq!(setting(SettingKey::QueueSlots).await.as_deref(), Some("3"));
+    assert_eq!(
+        setting(SettingKey::QueueSlotsDocker).await.as_deref(),
+        Some("1")
+    );
+    assert_eq!(setting(SettingKey::QueueSlotsE2b).await, None);
 }
