@@ -1,11 +1,11 @@
 //! A repository's collaborators on the fake: the people GitHub lets a PR request a
-//! review from (besides the repository's owner).
+//! review from (besides the repository's owner); and users signed up as they are named.
 
 use super::FakeGithub;
 
 impl FakeGithub {
-    /// Makes `login` (signed up if new) a collaborator of `full_name`.
-    pub fn add_collaborator(&self, full_name: &str, login: &str) {
+    /// The id of user `login`, signed up first when new.
+    pub(super) fn user_id_signing_up(&self, login: &str) -> u64 {
         let known = self
             .shared
             .state
@@ -16,7 +16,12 @@ impl FakeGithub {
         if !known {
             self.add_user(login);
         }
-        let user_id = self.user_id(login);
+        self.user_id(login)
+    }
+
+    /// Makes `login` (signed up if new) a collaborator of `full_name`.
+    pub fn add_collaborator(&self, full_name: &str, login: &str) {
+        let user_id = self.user_id_signing_up(login);
         let (owner, name) = full_name.split_once('/').expect("owner/name");
         let mut state = self.shared.state.lock().expect("state");
         let repo = state

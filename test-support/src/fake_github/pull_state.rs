@@ -31,17 +31,7 @@ impl FakeGithub {
         login: &str,
         head_fork: Option<&str>,
     ) {
-        if self
-            .shared
-            .state
-            .lock()
-            .expect("state")
-            .user_by_login(login)
-            .is_none()
-        {
-            self.add_user(login);
-        }
-        let user_id = self.user_id(login);
+        let user_id = self.user_id_signing_up(login);
         let (owner, name) = full_name.split_once('/').expect("owner/name");
         let mut state = self.shared.state.lock().expect("state");
         let repo = state
