@@ -15,11 +15,16 @@ import { ask } from "./question.js";
 /** The section of the repository shown now, redrawn when its lessons or runs change. */
 let shown = null;
 
-/** @param {HTMLElement} container @param {string} repo */
-export async function renderLessons(container, repo) {
+/**
+ * @param {HTMLElement} container @param {string} repo
+ * @param {{ keepAnEdit?: boolean }} [options] a redraw the owner did not ask for leaves
+ *   alone an edit that began while it was loading
+ */
+export async function renderLessons(container, repo, { keepAnEdit = false } = {}) {
   shown = { container, repo };
   const view = await backend.lessonsView(repo);
   if (shown?.container !== container || shown.repo !== repo) return;
+  if (keepAnEdit && container.querySelector(".lesson-edit")) return;
   container.replaceChildren(...[
     el("div", { class: "lessons-head" }, [
       el("h3", { text: "Lessons" }),
@@ -44,7 +49,7 @@ export function refreshLessons(changes) {
   // A lesson being edited is never swapped away under the owner's hands; saving or
   // cancelling the edit draws the section again.
   if (shown.container.querySelector(".lesson-edit")) return;
-  renderLessons(shown.container, shown.repo).catch(errorToast);
+  renderLessons(shown.container, shown.repo, { keepAnEdit: true }).catch(errorToast);
 }
 
 function suggestButton(view) {

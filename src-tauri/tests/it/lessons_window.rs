@@ -185,7 +185,11 @@ async fn a_proposal_shows_its_sources_and_is_accepted_edited_and_turned_off() {
         .await;
 
     // Edit: the owner's words, kept; a rule left empty is refused with nothing lost.
-    app.click("#lessons .accepted-lessons .edit-lesson").await;
+    app.click_until(
+        "#lessons .accepted-lessons .edit-lesson",
+        "return document.querySelector('#lessons .lesson-rule-input') !== null;",
+    )
+    .await;
     app.type_into("#lessons .lesson-rule-input", "   ").await;
     app.click("#lessons .save-lesson").await;
     app.text_eventually_containing(
