@@ -8,12 +8,38 @@
 
 use serde_json::Value;
 
-/// GitHub's API description (kept in the repository, see test-support/specs/README.md).
+/// GitHub's API description (kept in the repository, see test-support/specs/README.md):
+/// the subset, with the paths of `rest-additions.json` (forks, a PR's commits, the
+/// signed-in account's organizations) added to it.
 pub fn github_description() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/specs/github/rest-subset.json");
-    let text =
-        std::fs::read_to_string(path).unwrap_or_else(|error| panic!("cannot read {path}: {error}"));
-    serde_json::from_str(&text).expect("the description is JSON")
+    let read = |path: &str| -> Value {
+        let text = std::fs::read_to_string(path)
+            .unwrap_or_else(|error| panic!("cannot read {path}: {error}"));
+        serde_json::from_str(&text).expect("the description is JSON")
+    };
+    let mut description = read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/specs/github/rest-subset.json"
+    ));
+    let additions = read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/specs/github/rest-additions.json"
+    ));
+    let paths = description["paths"]
+        .as_object_mut()
+        .expect("the subset's paths");
+    for (path, operations) in additions["paths"]
+        .as_object()
+        .expect("the additions' paths")
+    {
+        let into = paths
+            .entry(path.clone())
+            .or_insert_with(|| Value::Object(Default::default()));
+        for (method, operation) in operations.as_object().expect("the operations") {
+            into[method] = operation.clone();
+        }
+    }
+    description
 }
 
 /// The schema of the `status` answer of `method` on `path_template`.

@@ -177,9 +177,39 @@ async fn every_answer_the_fake_serves_conforms_to_githubs_description() {
         .unwrap()
         .iter()
         .any(|item| item.get("pull_request").is_some()));
+    // A PR's commits, with the accounts GitHub links them to (the owner's, and `{}`
+    // for an address no account has).
+    fake.push_commit(REPO, "feedback/f2c-fb-1", "By hand", &[("a.txt", "a\n")]);
+    let commits = checked(
+        Method::GET,
+        &format!("/repos/{REPO}/pulls/{number}/commits?per_page=100"),
+        None,
+    )
+    .await;
+    assert_eq!(commits[0]["author"]["login"], OWNER, "{commits}");
     fake.merge_pull(REPO, number);
     let merged = checked(Method::GET, &format!("/repos/{REPO}/pulls/{number}"), None).await;
     assert_eq!(merged["merged"], true);
+
+    // A fork for the agent's branches in an organization the owner may make
+    // repositories in, the list of forks, and the owner's organizations.
+    fake.add_organization("octo-agents", &[(OWNER, "admin", true)]);
+    let fork = checked(
+        Method::POST,
+        &format!("/repos/{REPO}/forks"),
+        Some(json!({ "organization": "octo-agents", "default_branch_only": false })),
+    )
+    .await;
+    assert_eq!(fork["full_name"], "octo-agents/hello-world");
+    assert_eq!(fork["parent"]["full_name"], REPO);
+    checked(Method::GET, "/repos/octo-agents/hello-world", None).await;
+    let forks = checked(Method::GET, &format!("/repos/{REPO}/forks"), None).await;
+    assert_eq!(forks.as_array().unwrap().len(), 1, "{forks}");
+    let memberships = checked(Method::GET, "/user/memberships/orgs", None).await;
+    assert_eq!(
+        memberships[0]["permissions"]["can_create_repository"], true,
+        "{memberships}"
+    );
 }
 
 #[tokio::test]
@@ -275,6 +305,32 @@ async fn the_fakes_error_answers_conform_too() {
         "{:?}",
         violations(schema, &raw.json())
     );
+
+    // A fork into an organization GitHub does not know, and into one the owner may
+    // not make repositories in: GitHub's 422 and 403, in their described shapes.
+    fake.add_organization(
+        "not-ours",
+        &[("someone-else", "admin", true), (OWNER, "member", false)],
+    );
+    for (organization, status) in [("no-such-org", 422), ("not-ours", 403)] {
+        let body = json!({ "organization": organization }).to_string();
+        let raw = support::raw_http::request(
+            &fake.api_base(),
+            "POST",
+            &format!("/repos/{REPO}/forks"),
+            &[
+                ("Authorization", &bearer),
+                ("Content-Type", "application/json"),
+            ],
+            Some(body.as_bytes()),
+        )
+        .await;
+        assert_eq!(raw.status, status, "{organization}");
+        let schema =
+            response_schema(&description, "post", "/repos/{owner}/{repo}/forks", status).unwrap();
+        let problems = violations(schema, &raw.json());
+        assert!(problems.is_empty(), "{organization}: {problems:?}");
+    }
 }
 
 #[test]

@@ -55,6 +55,13 @@ pub async fn serve(
         return plain(StatusCode::NOT_FOUND, "Repository not found.\n");
     }
     let (owner, name) = repo_part.split_once('/').unwrap_or_default();
+    // A fork GitHub is still copying has no git data yet.
+    if super::forks::still_copying(
+        &mut shared.state.lock().expect("state"),
+        &super::state::repo_key(owner, name),
+    ) {
+        return plain(StatusCode::NOT_FOUND, "Repository not found.\n");
+    }
     super::bare_repository::refresh_pull_heads(
         &mut shared.state.lock().expect("state"),
         owner,

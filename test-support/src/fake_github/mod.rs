@@ -10,8 +10,10 @@
 mod bare_repository;
 mod collaborators;
 mod faults;
+mod forks;
 mod git_http;
 mod issue_state;
+mod pull_commits;
 mod pull_state;
 mod rest;
 mod shapes;
@@ -79,14 +81,20 @@ pub(crate) fn git_command() -> Command {
 }
 
 fn git(directory: &Path, arguments: &[&str]) -> String {
+    git_as(directory, arguments, ("Fake GitHub", "fake@github.invalid"))
+}
+
+/// `git` with `identity` (name, e-mail) as the author and committer of what it commits.
+fn git_as(directory: &Path, arguments: &[&str], identity: (&str, &str)) -> String {
+    let (name, email) = identity;
     let output = git_command()
         .arg("-C")
         .arg(directory)
         .args(arguments)
-        .env("GIT_AUTHOR_NAME", "Fake GitHub")
-        .env("GIT_AUTHOR_EMAIL", "fake@github.invalid")
-        .env("GIT_COMMITTER_NAME", "Fake GitHub")
-        .env("GIT_COMMITTER_EMAIL", "fake@github.invalid")
+        .env("GIT_AUTHOR_NAME", name)
+        .env("GIT_AUTHOR_EMAIL", email)
+        .env("GIT_COMMITTER_NAME", name)
+        .env("GIT_COMMITTER_EMAIL", email)
         .output()
         .expect("git runs");
     assert!(
@@ -168,6 +176,7 @@ impl FakeGithub {
             token: token.clone(),
             is_bot,
             token_scopes: Some("repo".to_owned()),
+            is_organization: false,
         });
         token
     }
@@ -258,6 +267,8 @@ impl FakeGithub {
                 has_issues: true,
                 protected_branches: Vec::new(),
                 branch_rules: Vec::new(),
+                fork_of: None,
+                copying_for: 0,
             },
         );
         bare
@@ -328,6 +339,8 @@ impl FakeGithub {
                 has_issues: true,
                 protected_branches: Vec::new(),
                 branch_rules: Vec::new(),
+                fork_of: None,
+                copying_for: 0,
             },
         );
     }
@@ -519,66 +532,6 @@ impl FakeGithub {
         number
     }
 
-    /// Forks `full_name` into `fork_owner`'s account (a bare clone with every branch),
-    /// unless that fork exists; returns the fork's `owner/name`. Anyone signed in may push
-    /// to it here, as the owner of a fork they control may.
-    pub fn create_fork(&self, full_name: &str, fork_owner: &str) -> String {
-        let (_, name) = full_name.split_once('/').expect("owner/name");
-        let base_bare = self.bare_path(full_name);
-        let default_branch = {
-            let (owner, name) = full_name.split_once('/').expect("owner/name");
-            let state = self.shared.state.lock().expect("state");
-            state
-                .repo(owner, name)
-                .expect("repo")
-                .default_branch
-                .clone()
-        };
-        let fork_bare = self
-            .shared
-            .git_root
-            .join(fork_owner)
-            .join(format!("{name}.git"));
-        if !fork_bare.exists() {
-            std::fs::create_dir_all(fork_bare.parent().expect("a parent")).expect("folders");
-            git(
-                &self.shared.git_root,
-                &[
-                    "clone",
-                    "--quiet",
-                    "--bare",
-                    base_bare.to_str().expect("UTF-8 path"),
-                    fork_bare.to_str().expect("UTF-8 path"),
-                ],
-            );
-        }
-        let mut state = self.shared.state.lock().expect("state");
-        let fork_key = repo_key(fork_owner, name);
-        if !state.repos.contains_key(&fork_key) {
-            let id = state.new_id();
-            state.repos.insert(
-                fork_key,
-                FakeRepo {
-                    id,
-                    owner: fork_owner.to_owned(),
-                    name: name.to_owned(),
-                    default_branch,
-                    bare_path: fork_bare,
-                    created_at: now(),
-                    next_number: 1,
-                    issues: Default::default(),
-                    pulls: Default::default(),
-                    labels: Default::default(),
-                    collaborators: Vec::new(),
-                    has_issues: true,
-                    protected_branches: Vec::new(),
-                    branch_rules: Vec::new(),
-                },
-            );
-        }
-        format!("{fork_owner}/{name}")
-    }
-
     /// Opens a PR into `base` of `full_name` from `fork_owner`'s fork, whose branch
     /// `head` holds one commit of `files` on top of `full_name`'s `base`. As on GitHub,
     /// the base repository keeps the PR's head as `refs/pull/N/head`; the branch itself
@@ -615,7 +568,12 @@ impl FakeGithub {
             std::fs::write(file, text).expect("a file");
         }
         git(work.path(), &["add", "-A"]);
-        git(work.path(), &["commit", "--quiet", "-m", title]);
+        let (author_name, author_email) = self.identity_of(fork_owner);
+        git_as(
+            work.path(),
+            &["commit", "--quiet", "-m", title],
+            (&author_name, &author_email),
+        );
         git(
             work.path(),
             &[
@@ -630,7 +588,7 @@ impl FakeGithub {
 
         let author = self.user_id(fork_owner);
         let mut state = self.shared.state.lock().expect("state");
-        let fork_key = repo_key(fork_owner, name);
+        let fork_key = fork_name.to_ascii_lowercase();
         let number = state.open_pull(
             &repo_key(owner, name),
             state::NewPull {
@@ -671,7 +629,8 @@ impl FakeGithub {
         );
     }
 
-    /// Commits `files` on top of `branch` as someone pushing by hand; returns the commit.
+    /// Commits `files` on top of `branch` as the owner pushing by hand; returns the
+    /// commit.
     pub fn push_commit(
         &self,
         full_name: &str,
@@ -679,6 +638,33 @@ impl FakeGithub {
         message: &str,
         files: &[(&str, &str)],
     ) -> String {
+        self.push_commit_as(OWNER, full_name, branch, message, files)
+    }
+
+    /// The name and e-mail `login`'s commits carry: GitHub links them to the account.
+    fn identity_of(&self, login: &str) -> (String, String) {
+        let email = self
+            .shared
+            .state
+            .lock()
+            .expect("state")
+            .user_by_login(login)
+            .unwrap_or_else(|| panic!("no fake user {login}"))
+            .email();
+        (login.to_owned(), email)
+    }
+
+    /// Commits `files` on top of `branch` as `login` (a user of the fake) pushing by
+    /// hand; returns the commit.
+    pub fn push_commit_as(
+        &self,
+        login: &str,
+        full_name: &str,
+        branch: &str,
+        message: &str,
+        files: &[(&str, &str)],
+    ) -> String {
+        let identity = self.identity_of(login);
         let bare = self.bare_path(full_name);
         let work = tempfile::tempdir().expect("a work tree");
         let bare_text = bare.to_str().expect("UTF-8 path").to_owned();
@@ -692,7 +678,11 @@ impl FakeGithub {
             std::fs::write(file, text).expect("a file");
         }
         git(work.path(), &["add", "-A"]);
-        git(work.path(), &["commit", "--quiet", "-m", message]);
+        git_as(
+            work.path(),
+            &["commit", "--quiet", "-m", message],
+            (&identity.0, &identity.1),
+        );
         git(work.path(), &["push", "--quiet", "origin", branch]);
         let (owner, name) = full_name.split_once('/').expect("owner/name");
         bare_repository::refresh_pull_heads(

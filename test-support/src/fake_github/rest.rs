@@ -15,7 +15,7 @@ use super::bare_repository::{git_ref_sha, git_sha, merges_cleanly, refresh_pull_
 use super::faults::{take_fault, Fault};
 use super::shapes;
 use super::state::{now, repo_key, FakeComment, FakeIssue, FakeState, NewPull};
-use super::{git_http, RequestRecord, Shared};
+use super::{forks, git_http, pull_commits, RequestRecord, Shared};
 
 /// GitHub's limit on a comment body, in characters.
 const COMMENT_LIMIT: usize = 65_536;
@@ -275,11 +275,80 @@ fn route(
             Some(repo) => {
                 let mut value = shapes::repository(urls, state, repo);
                 value["permissions"] = shapes::permissions(state, repo, user_id);
+                // A fork names the repository it was made from, and the first of them.
+                let mut parent = repo.fork_of.as_ref().and_then(|key| state.repos.get(key));
+                if let Some(first) = parent {
+                    value["parent"] = shapes::repository(urls, state, first);
+                }
+                while let Some(source) = parent {
+                    value["source"] = shapes::repository(urls, state, source);
+                    parent = source.fork_of.as_ref().and_then(|key| state.repos.get(key));
+                }
                 answer(StatusCode::OK, value)
             }
             None => not_found(),
         },
+        ("POST", ["repos", owner, name, "forks"]) => {
+            let organization = body.get("organization").and_then(Value::as_str);
+            match forks::create_fork(&shared.git_root, state, user_id, owner, name, organization) {
+                Ok(key) => {
+                    let repo = state.repos.get(&key).expect("the fork");
+                    let mut value = shapes::repository(urls, state, repo);
+                    value["permissions"] = shapes::permissions(state, repo, user_id);
+                    if let Some(parent) = repo.fork_of.as_ref().and_then(|key| state.repos.get(key))
+                    {
+                        value["parent"] = shapes::repository(urls, state, parent);
+                        value["source"] = shapes::repository(urls, state, parent);
+                    }
+                    answer(StatusCode::ACCEPTED, value)
+                }
+                Err(forks::ForkRefusal::NoRepository) => not_found(),
+                Err(forks::ForkRefusal::NoOrganization) => answer(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    json!({
+                        "message": "Validation Failed",
+                        "errors": [{ "resource": "Fork", "code": "invalid", "field": "organization" }],
+                        "documentation_url": "https://docs.github.com/rest/repos/forks#create-a-fork",
+                        "status": "422"
+                    }),
+                ),
+                Err(forks::ForkRefusal::MayNotCreateIn(org)) => message(
+                    StatusCode::FORBIDDEN,
+                    &format!("You do not have permission to create repositories in {org}"),
+                ),
+            }
+        }
+        ("GET", ["repos", owner, name, "forks"]) => {
+            let key = repo_key(owner, name);
+            if !state.repos.contains_key(&key) {
+                return not_found();
+            }
+            let items: Vec<Value> = state
+                .repos
+                .values()
+                .filter(|repo| repo.fork_of.as_deref() == Some(key.as_str()))
+                .map(|repo| shapes::repository(urls, state, repo))
+                .collect();
+            paginate(shared, path, query, items)
+        }
+        ("GET", ["repos", owner, name, "pulls", number, "commits"]) => {
+            match number
+                .parse::<u64>()
+                .ok()
+                .and_then(|number| pull_commits::pull_commits(urls, state, owner, name, number))
+            {
+                Some(items) => paginate(shared, path, query, items),
+                None => not_found(),
+            }
+        }
+        ("GET", ["user", "memberships", "orgs"]) => {
+            let items = forks::memberships_of(urls, state, user_id);
+            paginate(shared, path, query, items)
+        }
         ("GET", ["repos", owner, name, "branches", branch @ ..]) => {
+            if forks::still_copying(state, &repo_key(owner, name)) {
+                return message(StatusCode::NOT_FOUND, "Branch not found");
+            }
             let branch = percent_decode(&branch.join("/"));
             match (
                 state.repo(owner, name),

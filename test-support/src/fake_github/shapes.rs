@@ -52,7 +52,7 @@ pub fn user(urls: &Urls, user: &FakeUser) -> Value {
         "repos_url": format!("{api}/users/{login}/repos"),
         "events_url": format!("{api}/users/{login}/events{{/privacy}}"),
         "received_events_url": format!("{api}/users/{login}/received_events"),
-        "type": if user.is_bot { "Bot" } else { "User" },
+        "type": if user.is_organization { "Organization" } else if user.is_bot { "Bot" } else { "User" },
         "site_admin": false,
         "user_view_type": "public"
     })
@@ -108,7 +108,7 @@ pub fn repository(urls: &Urls, state: &FakeState, repo: &FakeRepo) -> Value {
         ("private", json!(true)),
         ("html_url", json!(web)),
         ("description", json!(null)),
-        ("fork", json!(false)),
+        ("fork", json!(repo.fork_of.is_some())),
         ("url", json!(api)),
         (
             "archive_url",
@@ -337,10 +337,17 @@ pub fn comment(urls: &Urls, state: &FakeState, repo: &FakeRepo, comment: &FakeCo
 
 /// The signed-in user's permissions on `repo`, as GitHub adds them for them.
 pub fn permissions(state: &FakeState, repo: &FakeRepo, user_id: u64) -> Value {
-    let owner = state
-        .user_by_login(&repo.owner)
-        .is_some_and(|owner| owner.id == user_id);
-    let push = owner || repo.collaborators.contains(&user_id);
+    let account = state.user_by_login(&repo.owner);
+    // An organization's repositories: its admins administer them, its members push.
+    let membership = account.and_then(|org| {
+        state
+            .memberships
+            .iter()
+            .find(|membership| membership.organization == org.id && membership.user == user_id)
+    });
+    let owner = account.is_some_and(|owner| owner.id == user_id)
+        || membership.is_some_and(|membership| membership.role == "admin");
+    let push = owner || membership.is_some() || repo.collaborators.contains(&user_id);
     json!({
         "admin": owner,
         "maintain": owner,

@@ -17,6 +17,26 @@ pub struct FakeUser {
     /// (`"repo"` unless a test sets others), or `None` for a fine-grained token, which
     /// GitHub answers without the header.
     pub token_scopes: Option<String>,
+    /// An organization: an account nobody signs in as, with members.
+    pub is_organization: bool,
+}
+
+impl FakeUser {
+    /// The address GitHub links this account's commits by (its no-reply address).
+    pub fn email(&self) -> String {
+        format!("{}+{}@users.noreply.github.invalid", self.id, self.login)
+    }
+}
+
+/// A user's membership of an organization.
+#[derive(Debug, Clone)]
+pub struct FakeMembership {
+    pub organization: u64,
+    pub user: u64,
+    /// `admin` or `member`.
+    pub role: String,
+    /// Whether the member may make repositories (and so forks) in it.
+    pub can_create_repository: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -149,6 +169,11 @@ pub struct FakeRepo {
     /// Ruleset rules: a branch pattern (`name`, or `prefix/*`) and the rule as
     /// `GET /repos/{o}/{r}/rules/branches/{branch}` lists it.
     pub branch_rules: Vec<(String, serde_json::Value)>,
+    /// The repository this one is a fork of (its key), if it is one.
+    pub fork_of: Option<String>,
+    /// For a fork GitHub is still copying: how many more requests for its branches or
+    /// its git data find nothing yet (GitHub makes forks "asynchronously").
+    pub copying_for: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -169,6 +194,7 @@ pub struct FakeState {
     pub reviews: BTreeMap<u64, FakeReview>,
     pub review_comments: BTreeMap<u64, FakeReviewComment>,
     pub check_runs: BTreeMap<u64, FakeCheckRun>,
+    pub memberships: Vec<FakeMembership>,
     pub device_codes: BTreeMap<String, DeviceCodeState>,
     pub rate_limit: RateLimitState,
 }
