@@ -36,6 +36,37 @@ pub struct AgentPreset {
     /// What the agent leaves in the working copy for itself (caches, history): never
     /// committed, as patterns of a gitignore file.
     pub scratch_files: &'static [&'static str],
+    /// The program (and subcommand) both commands start with.
+    pub program: &'static str,
+    /// How the agent starts in a tree someone other than the owner wrote.
+    pub strangers_tree: StrangersTree,
+}
+
+/// How an agent starts in a tree someone other than the owner wrote (a fork's PR,
+/// another author's, commits someone else pushed, an item a visitor steers): the
+/// repository's own agent configuration in the tree — hooks, MCP servers, settings,
+/// rules, instructions meant for the agent — is switched off, so that the tree cannot
+/// make the agent run its commands before the first model call or rewrite the agent's
+/// rules.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StrangersTree {
+    /// Flags put right after the program, each one its `--help` lists.
+    pub flags: &'static str,
+    /// Variables set for the agent besides its preset's own.
+    pub environment: &'static [(&'static str, &'static str)],
+    /// Shell lines run in the working copy before the agent, and after it whatever it
+    /// exited with (for agents with no switch: their files moved aside, then back).
+    pub before: &'static str,
+    pub after: &'static str,
+}
+
+/// Whose tree an agent works in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeOwner {
+    /// The owner's (or the agent's, for the owner): its configuration is the owner's.
+    Owner,
+    /// Someone else's, in part or whole.
+    Stranger,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -123,6 +154,22 @@ pub const PRESETS: &[AgentPreset] = &[
         limitation: None,
         environment: &[],
         scratch_files: &[],
+        program: "opencode run",
+        // opencode reads the project's opencode.json and .opencode/ (agents, commands,
+        // plugins, which are code it runs), and skills and instructions of other agents'
+        // (.claude/, .agents/, AGENTS.md) unless these switches say not to (opencode's
+        // flag.ts). No opencode can be installed on the test machines (no npm), so these
+        // are from its source, not from a run.
+        strangers_tree: StrangersTree {
+            flags: "",
+            environment: &[
+                ("OPENCODE_DISABLE_PROJECT_CONFIG", "1"),
+                ("OPENCODE_DISABLE_EXTERNAL_SKILLS", "1"),
+                ("OPENCODE_DISABLE_CLAUDE_CODE", "1"),
+            ],
+            before: "",
+            after: "",
+        },
     },
     // Claude Code's print mode `-p` (docs.anthropic.com, "CLI usage" and "headless"):
     // with no prompt argument the prompt is standard input. `acceptEdits` lets it edit
@@ -160,6 +207,20 @@ pub const PRESETS: &[AgentPreset] = &[
             ("DISABLE_AUTOUPDATER", "1"),
         ],
         scratch_files: &[],
+        program: "claude",
+        // Only the user's settings (the sandbox's home, Handoff's), none of the tree's
+        // `.claude/settings.json` or `settings.local.json`: their hooks, permissions,
+        // `env` (which could send the key's placeholder and the prompt elsewhere) and
+        // `apiKeyHelper`; no MCP server but those named on the command line (none), so
+        // not the tree's `.mcp.json`. Seen with Claude Code 2.1.332: `--safe-mode` and
+        // `--bare` still let the tree's `env` through, and `--restricted` refuses
+        // `bypassPermissions`.
+        strangers_tree: StrangersTree {
+            flags: "--setting-sources user --strict-mcp-config",
+            environment: &[],
+            before: "",
+            after: "",
+        },
     },
     // aider's scripting mode (aider.chat, "Scripting aider"): `--message-file` sends one
     // message from a file and exits; `--yes-always` confirms edits. It runs no shell
@@ -191,6 +252,19 @@ pub const PRESETS: &[AgentPreset] = &[
         environment: &[("LITELLM_LOCAL_MODEL_COST_MAP", "True")],
         // aider keeps its repository map's cache in `.aider.tags.cache.v4/`.
         scratch_files: &[".aider*"],
+        program: "aider",
+        // aider has no switch that keeps it from the tree's files: it reads
+        // `.aider.conf.yml` (whose `load:` runs commands at start), `.env` (over the
+        // job's own variables), `.aider.model.settings.yml`, `.aider.model.metadata.json`
+        // and `.aiderignore` from the repository's root even when `--config` names
+        // another file (seen with aider 0.86.1). So they are moved out of the tree while
+        // it runs, and back afterwards unless the agent wrote one of its own.
+        strangers_tree: StrangersTree {
+            flags: "",
+            environment: &[],
+            before: AIDER_FILES_ASIDE,
+            after: AIDER_FILES_BACK,
+        },
         limitation: Some(
             "aider runs no commands and writes only inside the repository: it suits code \
              runs, not the QA stages",
@@ -232,6 +306,20 @@ pub const PRESETS: &[AgentPreset] = &[
         // chatgpt.com and github.com at every start) are turned off on the command line.
         environment: &[],
         scratch_files: &[],
+        program: "codex exec",
+        // Codex loads the tree's `.codex/config.toml` (MCP servers, instructions),
+        // `.codex/rules`, AGENTS.md and AGENTS.override.md for any project not marked
+        // untrusted. So the job gives it a home of its own whose config marks the working
+        // copy untrusted, and turns off rules, hooks, project documents and the skills'
+        // instructions (seen with Codex 0.163.0: a `-c projects…` override does not
+        // count, and `.codex/skills` are listed even in an untrusted project).
+        strangers_tree: StrangersTree {
+            flags: "--ignore-rules --disable hooks -c project_doc_max_bytes=0 \
+-c skills.include_instructions=false",
+            environment: &[],
+            before: CODEX_UNTRUSTED_HOME,
+            after: "",
+        },
     },
 ];
 
@@ -244,6 +332,24 @@ $(test -f /opt/handoff/aider-model-metadata.json \
 && echo --model-metadata-file=/opt/handoff/aider-model-metadata.json) \
 --chat-history-file \"$HANDOFF_OUTPUT_DIR/aider-chat-history.md\" \
 --message-file \"$HANDOFF_PROMPT_FILE\"";
+
+/// The files aider reads from the repository's root whatever it is told: moved aside
+/// while it runs in someone else's tree.
+const AIDER_FILES_ASIDE: &str = "handoff_aside=\"$HANDOFF_WORKSPACE/handoff/aside\"
+mkdir -p \"$handoff_aside\"
+for f in .aider.conf.yml .env .aider.model.settings.yml .aider.model.metadata.json .aiderignore; do
+  if [ -e \"$f\" ] || [ -L \"$f\" ]; then mv \"$f\" \"$handoff_aside/$f\"; fi
+done";
+
+/// And back, unless the agent wrote one of its own.
+const AIDER_FILES_BACK: &str = "for f in .aider.conf.yml .env .aider.model.settings.yml .aider.model.metadata.json .aiderignore; do
+  if { [ -e \"$handoff_aside/$f\" ] || [ -L \"$handoff_aside/$f\" ]; } && [ ! -e \"$f\" ] && [ ! -L \"$f\" ]; then mv \"$handoff_aside/$f\" \"$f\"; fi
+done";
+
+/// A Codex home of the job's own, whose config marks the working copy untrusted.
+const CODEX_UNTRUSTED_HOME: &str = "export CODEX_HOME=\"$HANDOFF_WORKSPACE/handoff/codex-home\"
+mkdir -p \"$CODEX_HOME\"
+printf '[projects.\"%s\"]\ntrust_level = \"untrusted\"\n' \"$(pwd -P | sed 's/[\\\\\"]/\\\\&/g')\" > \"$CODEX_HOME/config.toml\"";
 
 /// Codex's command: see the preset.
 const CODEX_COMMAND: &str = "codex exec --json \
@@ -287,7 +393,7 @@ impl AgentChoice {
             .ok_or_else(|| AgentChoiceError::UnknownPreset(preset.to_owned()))
     }
 
-    /// The command the job script runs for `stage`.
+    /// The command the job script runs for `stage` in the owner's tree.
     pub fn command(&self, stage: Stage) -> &str {
         match self {
             AgentChoice::Custom(command) => command,
@@ -296,6 +402,41 @@ impl AgentChoice {
                 Stage::Code | Stage::Test | Stage::Fix | Stage::FullAuto => preset.acting_command,
             },
         }
+    }
+
+    /// The command for `stage` in a tree of `tree`'s: in someone else's, a preset's
+    /// agent starts with the tree's own agent configuration switched off; a custom
+    /// command is run as it is (Handoff cannot know its switches).
+    pub fn command_in(&self, stage: Stage, tree: TreeOwner) -> String {
+        let command = self.command(stage);
+        match (self, tree) {
+            (AgentChoice::Preset(preset), TreeOwner::Stranger) => {
+                let rest = command.strip_prefix(preset.program).unwrap_or(command);
+                let switches = &preset.strangers_tree;
+                let started = if switches.flags.is_empty() {
+                    command.to_owned()
+                } else {
+                    format!("{} {}{rest}", preset.program, switches.flags)
+                };
+                match (switches.before, switches.after) {
+                    ("", "") => started,
+                    (before, "") => format!("{before}\n{started}"),
+                    (before, after) => format!(
+                        "{before}\n{started}\nhandoff_agent_status=$?\n{after}\nexit $handoff_agent_status"
+                    ),
+                }
+            }
+            _ => command.to_owned(),
+        }
+    }
+
+    /// The variables the agent runs with in a tree of `tree`'s.
+    pub fn environment_in(&self, tree: TreeOwner) -> Vec<(&'static str, &'static str)> {
+        let mut variables = self.environment().to_vec();
+        if let (AgentChoice::Preset(preset), TreeOwner::Stranger) = (self, tree) {
+            variables.extend_from_slice(preset.strangers_tree.environment);
+        }
+        variables
     }
 
     /// What the agent leaves in the working copy for itself (none for a custom command).
@@ -392,6 +533,44 @@ mod tests {
                 assert!(!command.contains("$(cat"), "{}: {command}", preset.name);
             }
         }
+    }
+
+    #[test]
+    fn in_someone_elses_tree_every_preset_starts_with_the_trees_configuration_off() {
+        for preset in PRESETS {
+            let choice = AgentChoice::Preset(preset);
+            for stage in [Stage::Review, Stage::Code] {
+                let own = choice.command_in(stage, TreeOwner::Owner);
+                assert_eq!(own, choice.command(stage), "{}", preset.name);
+                assert!(own.starts_with(preset.program), "{}: {own}", preset.name);
+                let strangers = choice.command_in(stage, TreeOwner::Stranger);
+                let switched = strangers != own
+                    || choice.environment_in(TreeOwner::Stranger).len()
+                        > choice.environment_in(TreeOwner::Owner).len();
+                assert!(
+                    switched,
+                    "{} has no switch for someone else's tree",
+                    preset.name
+                );
+                assert!(
+                    strangers.contains("\"$HANDOFF_PROMPT_FILE\""),
+                    "{}: {strangers}",
+                    preset.name
+                );
+            }
+        }
+        let claude = AgentChoice::of("claude", None).unwrap();
+        assert!(claude
+            .command_in(Stage::Review, TreeOwner::Stranger)
+            .starts_with("claude --setting-sources user --strict-mcp-config -p "));
+        let aider = AgentChoice::of("aider", None).unwrap();
+        let wrapped = aider.command_in(Stage::Code, TreeOwner::Stranger);
+        assert!(wrapped.ends_with("exit $handoff_agent_status"), "{wrapped}");
+        let custom = AgentChoice::of("custom", Some("sh agent.sh")).unwrap();
+        assert_eq!(
+            custom.command_in(Stage::Code, TreeOwner::Stranger),
+            "sh agent.sh"
+        );
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod feedback_status;
 pub mod follow_up;
 pub mod follow_ups_comment;
 pub mod head_branch;
+pub mod head_commits;
 pub mod ids;
 pub mod iterate_rules;
 pub mod lesson;

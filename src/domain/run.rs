@@ -77,6 +77,10 @@ crate::stored_text_enum! {
         /// The repository's monthly budget or the installation's daily one is spent:
         /// the run was refused before any sandbox started.
         BudgetSpent => "budget_spent",
+        /// The run would have worked on what someone other than the owner wrote (their
+        /// commits on the branch, a visitor's words) on the local backend, which has no
+        /// isolation: it stopped before anything of the tree ran.
+        NeedsSandbox => "needs_sandbox",
         /// Fix cannot push to the pull request (a fork, or no access).
         FixCannotPush => "fix_cannot_push",
         /// The agent changed nothing.

@@ -123,21 +123,18 @@ impl Pipeline {
                 author: feedback.github_issue_author.clone().unwrap_or_default(),
             });
         }
-        // An item a visitor opened steers the agent with their words: with no isolation,
-        // whatever it makes the agent run would run as the owner.
-        if feedback.opened_by_visitor
-            && options.backend.unwrap_or(repo.sandbox_backend) == SandboxBackend::Local
-        {
-            return Err(PipelineError::StrangersCodeNeedsSandbox {
-                what: format!(
-                    "a run of feedback {} (opened by @{})",
-                    feedback.id,
-                    feedback
-                        .github_issue_author
-                        .as_deref()
-                        .unwrap_or("a visitor")
-                ),
-            });
+        // An item a visitor opened (or whose prompts carry a visitor's words) steers the
+        // agent with someone else's words, and a branch may hold someone else's commits:
+        // with no isolation, whatever that makes the agent run would run as the owner.
+        if options.backend.unwrap_or(repo.sandbox_backend) == SandboxBackend::Local {
+            if let Some(why) = self
+                .strangers_part_in_code_run(&repo, feedback.id, feedback.pr_number)
+                .await?
+            {
+                return Err(PipelineError::StrangersCodeNeedsSandbox {
+                    what: format!("a run of feedback {} ({why})", feedback.id),
+                });
+            }
         }
         self.store.check_quota_left(&repo, 1).await?;
         self.store.check_budget_left(&repo, None).await?;
@@ -395,6 +392,13 @@ impl BegunCodeRun {
         //    one, brought to that tip — and the job, run in the sandbox. A kept copy that
         //    cannot be brought to the tip (the agent did not run) is dropped, and the job
         //    starts once more from a fresh copy.
+        // What of the run is someone else's, asked again now that its turn came (the
+        // branch may have moved while it waited): never run on the local backend, and
+        // in a sandbox the tree's own agent configuration is switched off.
+        let strangers = pipeline
+            .strangers_part_in_code_run(repo, feedback.id, feedback.pr_number)
+            .await
+            .map_err(|error| Stop::failed(RunFailureCode::Github, error.to_string()))?;
         let job = AgentJob {
             setup: &self.setup,
             log,
@@ -403,6 +407,7 @@ impl BegunCodeRun {
             run_id,
             stage: Stage::Code,
             cancel: &cancel,
+            strangers_work: strangers.as_deref(),
         };
         let (copy, out) = self
             .run_the_agent(&job, &feedback, &prompt, &commit_message)

@@ -202,6 +202,8 @@ impl BegunLessons {
             run_id,
             stage: Stage::Lessons,
             cancel: &cancel,
+            // The owner's own corrections, on the base branch.
+            strangers_work: None,
         };
         let proposed = self.propose(&job).await;
         if !self.pipeline.settings.keep_workspaces {

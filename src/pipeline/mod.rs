@@ -47,6 +47,7 @@ pub mod run_supervision;
 pub mod sandbox_choice;
 pub mod spawned_run;
 pub mod standing_lessons;
+mod strangers_work;
 
 use std::path::PathBuf;
 

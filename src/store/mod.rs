@@ -13,6 +13,7 @@ mod dashboard_cards;
 mod error;
 mod feedback;
 mod follow_ups;
+mod handoff_pushes;
 mod held_pushes;
 mod http_validators;
 mod lessons;

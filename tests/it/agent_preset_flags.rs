@@ -36,8 +36,27 @@ fn lists(help: &str, word: &str) -> bool {
     })
 }
 
-fn check_preset_against_help(preset: &AgentPreset, agent: RealAgent) {
+/// Each command as it runs in the owner's tree, and with the flags it gets in someone
+/// else's (the lines a preset runs before and after the agent set files and variables,
+/// no flags, so they are left out).
+fn commands_of(preset: &AgentPreset) -> Vec<String> {
+    let mut commands = Vec::new();
     for command in [preset.reading_command, preset.acting_command] {
+        commands.push(command.to_owned());
+        let rest = command
+            .strip_prefix(preset.program)
+            .unwrap_or_else(|| panic!("{command} does not start with {}", preset.program));
+        commands.push(format!(
+            "{} {}{rest}",
+            preset.program, preset.strangers_tree.flags
+        ));
+    }
+    commands
+}
+
+fn check_preset_against_help(preset: &AgentPreset, agent: RealAgent) {
+    for command in commands_of(preset) {
+        let command = command.as_str();
         let words = command_words(command);
         assert_eq!(words[0], agent.name(), "{command}");
         // A subcommand (`codex exec`) has a help of its own.
@@ -89,6 +108,19 @@ fn codexs_preset_uses_only_flags_codex_lists() {
 #[test]
 fn aiders_preset_uses_only_flags_aider_lists() {
     check_preset_against_help(preset_named("aider").unwrap(), RealAgent::Aider);
+}
+
+#[test]
+fn the_switches_for_someone_elses_tree_are_checked_too() {
+    let claude = preset_named("claude").unwrap();
+    let commands = commands_of(claude);
+    assert!(commands
+        .iter()
+        .any(|command| command.contains("--setting-sources user --strict-mcp-config")));
+    let codex = preset_named("codex").unwrap();
+    assert!(commands_of(codex)
+        .iter()
+        .any(|command| command.contains("--ignore-rules --disable hooks")));
 }
 
 #[test]

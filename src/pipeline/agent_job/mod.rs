@@ -215,6 +215,10 @@ pub(crate) struct AgentJob<'a> {
     pub run_id: RunId,
     pub stage: Stage,
     pub cancel: &'a watch::Receiver<bool>,
+    /// Why the tree or the prompt holds what someone other than the owner wrote, when it
+    /// does: the job never runs on the local backend then, and the agent starts with the
+    /// tree's own agent configuration switched off.
+    pub strangers_work: Option<&'a str>,
 }
 
 /// A file's text, if it has some (NULs dropped, invalid UTF-8 replaced).

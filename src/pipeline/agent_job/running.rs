@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use tokio::sync::mpsc;
 
+use crate::domain::agent_presets::{AgentChoice, TreeOwner};
 use crate::domain::RunFailureCode;
 use crate::domain::SandboxBackend;
 use crate::pipeline::agent_failure::agent_error_of;
@@ -37,17 +38,24 @@ impl Pipeline {
             run_id,
             stage,
             cancel,
+            strangers_work,
             ..
         } = *job;
         let cancel = cancel.clone();
         let store = &self.store;
+        let tree = match strangers_work {
+            Some(_) => TreeOwner::Stranger,
+            None => TreeOwner::Owner,
+        };
+        let agent_command = setup.agent.command_in(stage, tree);
+        let agent_environment = setup.agent.environment_in(tree);
         let job_script = JobScript {
             run_id,
             copy_steps: &copy.steps,
             branch: &copy.branch,
             stage,
-            agent_command: setup.agent.command(stage),
-            agent_environment: setup.agent.environment(),
+            agent_command: &agent_command,
+            agent_environment: &agent_environment,
             agent_scratch_files: setup.agent.scratch_files(),
             start_sha: &copy.start_sha,
             checkout_sha: &copy.checkout_sha,
@@ -78,6 +86,33 @@ impl Pipeline {
             humanize(setup.timeout)
         ))
         .await?;
+        if let Some(why) = strangers_work {
+            // The last word before anything of the tree runs: whatever began the run,
+            // someone else's code never runs as the owner.
+            if setup.sandbox.backend() == SandboxBackend::Local {
+                return Err(Stop::failed(
+                    RunFailureCode::NeedsSandbox,
+                    format!(
+                        "the run would work on what someone other than you wrote ({why}), \
+                         as you, on the local backend: nothing ran; run it in a sandbox \
+                         (Docker or E2B)"
+                    ),
+                ));
+            }
+            log.say(&match &setup.agent {
+                AgentChoice::Preset(preset) => format!(
+                    "the tree holds what someone other than the owner wrote ({why}): \
+                     {} starts with the tree's own agent configuration switched off",
+                    preset.name
+                ),
+                AgentChoice::Custom(_) => format!(
+                    "warning: the tree holds what someone other than the owner wrote \
+                     ({why}), and a custom command's own switches are unknown to Handoff: \
+                     whatever configuration the tree holds for it, it may read"
+                ),
+            })
+            .await?;
+        }
         if setup.sandbox.backend() == SandboxBackend::Local {
             log.say(
                 "warning: the local backend is no sandbox: the agent runs as you, with your \

@@ -3,11 +3,9 @@
 //! edited by someone else waiting for approval, fix may push, quota, agent, sandbox),
 //! then the run is recorded.
 
-use super::untrusted_inputs::head_is_the_owners;
 use crate::domain::{
     CommentKind, CommentVersion, Repo, RepoName, Run, SandboxBackend, Stage, VersionOrigin,
 };
-use crate::github::comment_authorship::SignedInAccount;
 use crate::github::comment_publishing::{read_back, CommentPlace, ReadBack};
 use crate::pipeline::{Pipeline, PipelineError};
 use crate::store::StageRunRequest;
@@ -81,32 +79,17 @@ impl Pipeline {
                 }
             }
         }
-        // Test (and the chain, which tests) runs the PR's code: a fork's code, or a PR
-        // someone else opened, runs only where it cannot reach the owner's machine.
-        let runs_code = matches!(plan, QaPlan::FullAuto | QaPlan::One(QaStage::Test));
-        if runs_code && options.backend.unwrap_or(repo.sandbox_backend) == SandboxBackend::Local {
-            let author = pull.user.as_ref().map(|user| user.login.as_str());
-            let owners = match SignedInAccount::of(&self.github, &self.store).await {
-                Ok(owner) => author.is_some_and(|author| owner.is(author)),
-                Err(error) => {
-                    tracing::warn!(%error, "the signed-in account cannot be told; the PR counts as someone else's");
-                    false
-                }
-            };
-            if !head_is_the_owners(&repo, &pull) || !owners {
-                return Err(PipelineError::StrangersCodeNeedsSandbox {
-                    what: format!(
-                        "{} on PR #{pr_number} (by @{}{})",
-                        plan.stage(),
-                        author.unwrap_or("someone"),
-                        if head_is_the_owners(&repo, &pull) {
-                            ""
-                        } else {
-                            ", from a fork"
-                        }
-                    ),
-                });
-            }
+        // A stage runs the PR's code (tests do, and an agent may run anything in the tree
+        // it reads): on the local backend, a PR with anything of someone else's in it
+        // would run that as the owner, with their files and keyring in reach.
+        let whose_work = self.whose_work_on(&repo, &pull).await?;
+        if let (Some(why), SandboxBackend::Local) = (
+            &whose_work.strangers_tree,
+            options.backend.unwrap_or(repo.sandbox_backend),
+        ) {
+            return Err(PipelineError::StrangersCodeNeedsSandbox {
+                what: format!("{} on PR #{pr_number} ({why})", plan.stage()),
+            });
         }
         // A chain's stages each take a unit; fix is not among them when it cannot push.
         let quota_units = match plan {
@@ -145,7 +128,6 @@ impl Pipeline {
         if let Some(usd) = reservation {
             self.store.reserve_budget(run.id, usd).await?;
         }
-        let untrusted_inputs = self.untrusted_inputs_of(&repo, &pull).await?;
         Ok(BegunQa {
             pipeline: self.clone(),
             repo,
@@ -153,7 +135,7 @@ impl Pipeline {
             setup,
             plan,
             run,
-            untrusted_inputs,
+            whose_work,
         })
     }
 
@@ -168,7 +150,7 @@ impl Pipeline {
             .pull_request(&self.store, &repo.name, pr_number)
             .await?;
         let setup = self.agent_setup(&repo, Some(run.backend), None).await?;
-        let untrusted_inputs = self.untrusted_inputs_of(&repo, &pull).await?;
+        let whose_work = self.whose_work_on(&repo, &pull).await?;
         Ok(BegunQa {
             pipeline: self.clone(),
             repo,
@@ -176,7 +158,7 @@ impl Pipeline {
             setup,
             plan,
             run,
-            untrusted_inputs,
+            whose_work,
         })
     }
 

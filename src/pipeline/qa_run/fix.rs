@@ -76,7 +76,7 @@ impl BegunQa {
             .collect::<Vec<_>>()
             .join("\n");
         // The test agent wrote these after reading someone else's code or words: data.
-        let failures = match &self.untrusted_inputs {
+        let failures = match &self.whose_work.untrusted_inputs {
             Some(why) => super::untrusted_inputs::fence_agent_output(&failures, why),
             None => failures,
         };

@@ -116,10 +116,12 @@ pub struct BegunQa {
     setup: AgentSetup,
     plan: QaPlan,
     pub run: Run,
-    /// Why what the agent reads on this PR is someone else's (a fork, another author,
-    /// a visitor's item or follow-up), if it is: the agent's own output is then fenced
-    /// when the next stage reads it.
-    untrusted_inputs: Option<String>,
+    /// Whose work the agent reads on this PR: a tree someone else wrote (a fork, another
+    /// author, commits someone else pushed, a visitor's item) never runs on the local
+    /// backend and its agent starts with the tree's own agent configuration switched
+    /// off; anything someone else's (the tree, or a visitor's follow-up in the prompts)
+    /// fences the agent's output when the next stage reads it.
+    whose_work: untrusted_inputs::WhoseWork,
 }
 
 /// What a stage leaves when it succeeds.
@@ -170,7 +172,12 @@ impl BegunQa {
                         result: QaResult::Cancelled,
                     }],
                 }),
-                QueueWaitEnd::Started => self.drive_to_the_end().await,
+                QueueWaitEnd::Started => {
+                    // The PR may have changed while the run waited: whose work it holds
+                    // is asked again now, before anything of it runs.
+                    self.whose_work = pipeline.whose_work_on(&self.repo, &self.pull).await?;
+                    self.drive_to_the_end().await
+                }
             }
         }
         .instrument(tracing::info_span!("run", run = %top))

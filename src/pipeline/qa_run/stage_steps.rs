@@ -63,10 +63,12 @@ impl BegunQa {
             // next stage, never instructions, until the owner edits or approves it.
             ReadBack::Present {
                 content, version, ..
-            } if version.origin == VersionOrigin::Agent => Ok(Some(match &self.untrusted_inputs {
-                Some(why) => fence_agent_output(&content, why),
-                None => content,
-            })),
+            } if version.origin == VersionOrigin::Agent => {
+                Ok(Some(match &self.whose_work.untrusted_inputs {
+                    Some(why) => fence_agent_output(&content, why),
+                    None => content,
+                }))
+            }
             ReadBack::Present { content, .. } => Ok(Some(content)),
             ReadBack::Missing { .. } => Ok(None),
         }
@@ -169,6 +171,7 @@ impl BegunQa {
             run_id: job.run_id,
             stage: job.stage.stage(),
             cancel: &job.cancel,
+            strangers_work: self.whose_work.strangers_tree.as_deref(),
         }
     }
 

@@ -1,7 +1,9 @@
-//! Whose words and code a QA stage's agent reads on a PR, and what follows from it: the
-//! PR's head branch named in prompts and comments only when plain, and the agent's own
-//! text fenced for the next stage when what it read was someone else's (a fork, another
-//! author, a visitor's item or follow-up).
+//! Whose words and code a QA stage's agent reads on a PR, and what follows from it: a
+//! tree someone else wrote (a fork, another author, commits someone else pushed, a
+//! visitor's item) never runs on the local backend and its own agent configuration is
+//! switched off; the PR's head branch is named in prompts and comments only when plain;
+//! and the agent's own text is fenced for the next stage when what it read was someone
+//! else's (the tree, or a visitor's follow-up in its prompts).
 
 use crate::domain::untrusted_text::fence_untrusted;
 use crate::domain::{Repo, RepoName};
@@ -9,54 +11,82 @@ use crate::github::comment_authorship::SignedInAccount;
 use crate::github::wire::WirePull;
 use crate::pipeline::{Pipeline, PipelineError};
 
+/// Whose work a QA stage's agent reads on a PR.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct WhoseWork {
+    /// Why the tree is someone else's, if it is (a fork, another author, commits
+    /// someone else pushed, an item a visitor opened, whose agent wrote the code at
+    /// their word): no local run, and the agent starts with the tree's own
+    /// configuration off.
+    pub strangers_tree: Option<String>,
+    /// Why anything the agent reads is someone else's, if it is (the tree, or a
+    /// visitor's follow-up the owner included): its output is then fenced for the next
+    /// stage.
+    pub untrusted_inputs: Option<String>,
+}
+
+impl WhoseWork {
+    fn of(tree: &[String], prompts: &[String]) -> Self {
+        let joined = |parts: Vec<&String>| {
+            (!parts.is_empty()).then(|| {
+                parts
+                    .into_iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            })
+        };
+        WhoseWork {
+            strangers_tree: joined(tree.iter().collect()),
+            untrusted_inputs: joined(tree.iter().chain(prompts).collect()),
+        }
+    }
+}
+
 impl Pipeline {
-    /// Why the agent's inputs on `pull` are someone else's words or code, if they are:
-    /// the PR comes from a fork, someone else opened it, or its feedback item was opened
-    /// by a visitor or carries a visitor's follow-up.
-    pub(super) async fn untrusted_inputs_of(
+    /// Whose work the agent reads on `pull`: the PR comes from a fork, someone else
+    /// opened it, its head holds commits by someone other than the owner, its feedback
+    /// item was opened by a visitor, or carries a visitor's follow-up.
+    pub(super) async fn whose_work_on(
         &self,
         repo: &Repo,
         pull: &WirePull,
-    ) -> Result<Option<String>, PipelineError> {
-        let mut why = Vec::new();
-        if !head_is_the_owners(repo, pull) {
-            why.push("the PR comes from a fork".to_owned());
+    ) -> Result<WhoseWork, PipelineError> {
+        let mut tree = Vec::new();
+        let mut prompts = Vec::new();
+        let from_a_fork = !head_is_the_owners(repo, pull);
+        if from_a_fork {
+            tree.push("the PR comes from a fork".to_owned());
         }
         let author = pull.user.as_ref().map(|user| user.login.as_str());
-        let owners = match SignedInAccount::of(&self.github, &self.store).await {
-            Ok(owner) => author.is_some_and(|author| owner.is(author)),
+        let owner = match SignedInAccount::of(&self.github, &self.store).await {
+            Ok(owner) => Some(owner),
             Err(error) => {
                 tracing::warn!(%error, "the signed-in account cannot be told; the PR counts as someone else's");
-                false
+                None
             }
         };
+        let owners = owner
+            .as_ref()
+            .is_some_and(|owner| author.is_some_and(|author| owner.is(author)));
         if !owners {
-            why.push(format!("@{} opened the PR", author.unwrap_or("someone")));
+            tree.push(format!("@{} opened the PR", author.unwrap_or("someone")));
+        }
+        // The owner's own PR in the repository may still hold what someone else pushed.
+        if let (false, true, Some(owner)) = (from_a_fork, owners, &owner) {
+            if let Some(strangers) = self.strangers_commits_of(repo, pull.number, owner).await? {
+                tree.push(strangers);
+            }
         }
         if let Some(item) = self
             .store
             .feedback_of_pull_request(repo.id, pull.number)
             .await?
         {
-            let feedback = self.store.feedback(item).await?;
-            if feedback.opened_by_visitor {
-                why.push(format!(
-                    "its feedback was opened by @{}",
-                    feedback
-                        .github_issue_author
-                        .as_deref()
-                        .unwrap_or("a visitor")
-                ));
-            }
-            let visitor_words = self.store.follow_ups(item).await?.iter().any(|follow_up| {
-                follow_up.source == crate::domain::FollowUpSource::Visitor
-                    && follow_up.included_in_prompts
-            });
-            if visitor_words {
-                why.push("a visitor's follow-up is in its prompts".to_owned());
-            }
+            tree.extend(self.visitor_opened(item).await?);
+            prompts.extend(self.visitor_words_included(item).await?);
         }
-        Ok((!why.is_empty()).then(|| why.join("; ")))
+        Ok(WhoseWork::of(&tree, &prompts))
     }
 }
 
