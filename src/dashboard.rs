@@ -41,6 +41,9 @@ pub struct DashboardCard {
     pub archived_as: Option<ArchiveState>,
     /// Its PR conflicts with its base branch (iterate never rebases: the owner must).
     pub conflicts_with_base: bool,
+    /// Its open PR's branch is in the repository itself, so CI runs the agent's code
+    /// with the repository's secrets (a fork's PR runs it without them).
+    pub ci_runs_with_secrets: bool,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }

@@ -41,6 +41,10 @@ crate::stored_text_enum! {
         /// Someone else's code would run with no isolation: only a sandbox runs it.
         NeedsSandbox => "needs_sandbox",
         NeedsClientId => "needs_client_id",
+        /// No fork for the agent's branches could be made or found where the owner
+        /// asked (their own account, an organization they may not make repositories in,
+        /// a second account with no fork they may push to).
+        AgentForkRefused => "agent_fork_refused",
         Cancelled => "cancelled",
         /// No update feed is set, or it could not be read.
         UpdateUnavailable => "update_unavailable",

@@ -28,6 +28,7 @@
 //! - [`updates`]: the update feed, and a newer version it offers;
 //! - [`page_contract`]: all of the above written out as JSDoc typedefs for the page.
 
+pub mod agent_forks;
 pub mod archive;
 pub mod comments;
 pub mod feedback_view;

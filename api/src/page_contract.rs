@@ -140,6 +140,7 @@ pub enum FixShape {
     FreeDisk { path: String },
     InstallEgressGate,
     GrantTokenPermission { permission: String, repo: String },
+    MakeAgentFork { repo: String, place: Option<String> },
 }
 
 /// The TypeScript of `T` inline (for the test that holds shapes to serializations).
@@ -225,6 +226,7 @@ fn visit_every_root(collector: &mut Collector) {
     collector.visit::<setup::DeviceSignIn>();
     collector.visit::<repositories::RepositoryChoice>();
     collector.visit::<repositories::RepoSettingsView>();
+    collector.visit::<agent_forks::ForkPlacesView>();
     collector.visit::<repositories::RepoSettingsInput>();
     collector.visit::<log::LogView>();
     collector.visit::<mirror_following::MirrorFollowing>();

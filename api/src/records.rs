@@ -322,6 +322,9 @@ pub struct BoardCard {
     pub archived_as: Option<ArchiveState>,
     /// Its PR conflicts with its base branch (an Update PR does not rebase).
     pub conflicts_with_base: bool,
+    /// Its open PR's branch is in the repository itself: CI runs the agent's code with
+    /// the repository's secrets.
+    pub ci_runs_with_secrets: bool,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -381,6 +384,7 @@ impl From<DashboardCard> for BoardCard {
             last_run: card.last_run.map(LastRunRecord::from),
             archived_as: card.archived_as,
             conflicts_with_base: card.conflicts_with_base,
+            ci_runs_with_secrets: card.ci_runs_with_secrets,
             created_at: card.created_at,
             updated_at: card.updated_at,
         }

@@ -181,18 +181,34 @@ pub async fn connect_repository(core: &AppCore, full_name: &str) -> Result<RepoR
     let mut new = NewRepo::with_defaults(name.clone());
     // The default branch is asked of GitHub; without an answer the usual default stays
     // and the owner can change it in the settings.
-    match core.github().await {
-        Ok(github) => match github.repository(&name).await {
-            Ok(repository) => new.default_branch = repository.default_branch,
-            Err(error) => {
-                tracing::warn!(repo = %name, %error, "the default branch could not be read from GitHub")
+    let github = match core.github().await {
+        Ok(github) => {
+            match github.repository(&name).await {
+                Ok(repository) => new.default_branch = repository.default_branch,
+                Err(error) => {
+                    tracing::warn!(repo = %name, %error, "the default branch could not be read from GitHub")
+                }
             }
-        },
+            Some(github)
+        }
         Err(error) => {
-            tracing::info!(repo = %name, message = %error.message, "connected without asking GitHub for the default branch")
+            tracing::info!(repo = %name, message = %error.message, "connected without asking GitHub for the default branch");
+            None
+        }
+    };
+    let repo = core.store.add_repo(&new).await?;
+    // Once the owner has a place for forks, a new repository's agent branches go to a
+    // fork there, so that CI never runs the agent's code with its secrets.
+    if github.is_some() && repo.push_fork.is_none() {
+        match super::agent_forks::fork_where_new_repositories_go(core, &name.full_name()).await {
+            Ok(Some(_)) => return Ok(core.store.repo(repo.id).await?.into()),
+            Ok(None) => {}
+            Err(error) => {
+                tracing::warn!(repo = %name, message = %error.message, "no fork for the agent's branches was made for a new repository; they go to the repository itself")
+            }
         }
     }
-    Ok(core.store.add_repo(&new).await?.into())
+    Ok(repo.into())
 }
 
 /// A repository's settings.
@@ -247,7 +263,8 @@ pub async fn repo_settings(
 
 /// What the owner must confirm before `input` is saved, in a dialog the page cannot
 /// draw: a change that makes Handoff run a command as the owner, with no isolation
-/// (choosing the local backend, or changing the agent or its command while it is chosen).
+/// (choosing the local backend, or changing the agent, its command or its instructions
+/// while it is chosen).
 pub async fn confirmation_needed(
     core: &AppCore,
     full_name: &str,
@@ -266,6 +283,10 @@ pub async fn confirmation_needed(
     let command_changes = command
         .as_ref()
         .is_some_and(|command| *command != repo.agent_command);
+    let instructions_change = input
+        .custom_instructions
+        .as_deref()
+        .is_some_and(|instructions| instructions != repo.custom_instructions);
     let question = if repo.sandbox_backend != SandboxBackend::Local {
         format!(
             "The local backend runs the agent for {full_name} as you, with no isolation: \
@@ -281,10 +302,58 @@ pub async fn confirmation_needed(
             "{full_name} runs on the local backend, with no isolation: from now on it would \
              run {runs} as you, with your files, keyring and network in reach. Go ahead?"
         )
+    } else if instructions_change {
+        local_steering_question(full_name, "the instructions its agent gets on every run")
     } else {
         return Ok(None);
     };
     Ok(Some(question))
+}
+
+/// The question for a change of what steers a local repository's agent (its
+/// instructions, a stage's prompt): the agent runs as the owner, so words that reach it
+/// decide what runs as the owner, and a script in the page must not be able to set them.
+fn local_steering_question(full_name: &str, what: &str) -> String {
+    format!(
+        "{full_name} runs on the local backend, with no isolation: its agent runs as you, \
+         with your files, keyring and network in reach, and does what it is told. Change \
+         {what}?"
+    )
+}
+
+/// What the owner must confirm, in a dialog the page cannot draw, before `stage`'s
+/// prompt of `full_name` becomes `template`: a change of what a local repository's
+/// agent is told.
+pub async fn stage_prompt_confirmation_needed(
+    core: &AppCore,
+    full_name: &str,
+    stage: &str,
+    template: Option<&str>,
+) -> Result<Option<String>, CodedError> {
+    let repo = core.store.repo_by_name(&parse_name(full_name)?).await?;
+    if repo.sandbox_backend != SandboxBackend::Local {
+        return Ok(None);
+    }
+    let stage = prompt_stage(stage)?;
+    let own = core.store.stage_prompt(repo.id, stage).await?;
+    let template = template.filter(|text| !text.trim().is_empty());
+    if own.as_deref() == template {
+        return Ok(None);
+    }
+    Ok(Some(local_steering_question(
+        full_name,
+        &format!("the {stage} stage's prompt"),
+    )))
+}
+
+fn prompt_stage(stage: &str) -> Result<Stage, CodedError> {
+    Stage::parse(stage)
+        .filter(|stage| default_stage_template(*stage).is_some())
+        .ok_or_else(|| {
+            invalid_input(format!(
+                "no prompt for stage {stage:?}: review, plan, test, fix or lessons"
+            ))
+        })
 }
 
 fn backend_of(input: &RepoSettingsInput) -> Result<Option<SandboxBackend>, CodedError> {
@@ -402,21 +471,28 @@ pub async fn save_repo_settings(
     repo_settings(core, full_name).await
 }
 
-/// Sets a stage's prompt (`None`: back to the default).
+/// Sets a stage's prompt (`None`: back to the default). On a local repository a change
+/// is refused (`needs_confirmation`) unless the owner confirmed it in a dialog of the
+/// shell's own (`confirmed_outside_the_page`).
 pub async fn set_stage_prompt(
     core: &AppCore,
     full_name: &str,
     stage: &str,
     template: Option<&str>,
+    confirmed_outside_the_page: bool,
 ) -> Result<RepoSettingsView, CodedError> {
     let repo = core.store.repo_by_name(&parse_name(full_name)?).await?;
-    let stage = Stage::parse(stage)
-        .filter(|stage| default_stage_template(*stage).is_some())
-        .ok_or_else(|| {
-            invalid_input(format!(
-                "no prompt for stage {stage:?}: review, plan, test, fix or lessons"
-            ))
-        })?;
+    if let Some(question) =
+        stage_prompt_confirmation_needed(core, full_name, stage, template).await?
+    {
+        if !confirmed_outside_the_page {
+            return Err(CodedError {
+                code: ErrorCode::NeedsConfirmation,
+                message: format!("not saved: {question}"),
+            });
+        }
+    }
+    let stage = prompt_stage(stage)?;
     let template = template.filter(|text| !text.trim().is_empty());
     core.store
         .set_stage_prompt(repo.id, stage, template)

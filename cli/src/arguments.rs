@@ -273,6 +273,7 @@ pub const EDITABLE_SETTINGS: &[SettingKey] = &[
     SettingKey::QueueSlotsDocker,
     SettingKey::QueueSlotsE2b,
     SettingKey::QueueSlotsLocal,
+    SettingKey::AgentForkPlace,
 ];
 
 /// The settings `handoff config` reads and changes.

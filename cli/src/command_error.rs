@@ -206,6 +206,13 @@ pub fn fix_command(fix: &Fix) -> Option<String> {
         Fix::AddE2bKey | Fix::ReplaceE2bKey => "handoff secrets set e2b".to_owned(),
         Fix::BuildImage { preset, .. } => format!("handoff agent-image build --preset {preset}"),
         Fix::ChooseAnotherAgent { repo } => format!("handoff repo set {repo} --agent claude"),
+        Fix::MakeAgentFork {
+            repo,
+            place: Some(place),
+        } => format!("handoff repo fork {repo} --into {place}"),
+        Fix::MakeAgentFork { repo, place: None } => {
+            format!("handoff repo fork {repo} --into ORG_OR_ACCOUNT")
+        }
         Fix::GetWriteAccess { .. }
         | Fix::GrantTokenPermission { .. }
         | Fix::TurnOnIssues { .. }

@@ -107,7 +107,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     }
     tracing::debug!(command = command_name, "command started");
     let result = match command {
-        Command::Repo(command) => repo_command::run(&store, command).await,
+        Command::Repo(command) => repo_command::run(&store, &data_dir, command).await,
         Command::Feedback(command) => feedback_command::run(&store, command).await,
         Command::Followup(command) => follow_up_command::run(&store, command).await,
         Command::Run(arguments) => run_command::run(&store, &data_dir, arguments).await,

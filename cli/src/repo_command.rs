@@ -1,4 +1,4 @@
-//! `handoff repo add|list|show|set`.
+//! `handoff repo add|list|show|set|fork|prompt|disconnect`.
 
 use chrono::Utc;
 use clap::{Args, Subcommand};
@@ -12,7 +12,9 @@ use handoff::domain::{NetworkMode, RepoName, Stage};
 use handoff::domain::{NewRepo, Repo, SandboxBackend};
 use handoff::store::spend::parse_dollars;
 use handoff::store::{QuotaStatus, RepoSettingsChange, Store};
-use std::path::PathBuf;
+use handoff_api::agent_forks::{fork_places, fork_where_new_repositories_go, make_agent_fork};
+use handoff_api::AppCore;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Serialize)]
 struct RepoWithQuota {
@@ -21,9 +23,10 @@ struct RepoWithQuota {
     quota_this_month: QuotaStatus,
 }
 
-pub async fn run(store: &Store, command: RepoCommand) -> Result<(), CliError> {
+pub async fn run(store: &Store, data_dir: &Path, command: RepoCommand) -> Result<(), CliError> {
     match command {
-        RepoCommand::Add { repo, settings } => add(store, repo, settings).await,
+        RepoCommand::Add { repo, settings } => add(store, data_dir, repo, settings).await,
+        RepoCommand::Fork { repo, into } => fork(store, data_dir, repo, into).await,
         RepoCommand::List(output) => list(store, output).await,
         RepoCommand::Disconnect { repo } => disconnect(store, repo).await,
         RepoCommand::Show { repo, output } => show(store, repo, output).await,
@@ -40,10 +43,12 @@ pub async fn run(store: &Store, command: RepoCommand) -> Result<(), CliError> {
 /// `repo add`.
 async fn add(
     store: &Store,
+    data_dir: &Path,
     repo: RepoName,
     settings: RepoSettingsArguments,
 ) -> Result<(), CliError> {
     let budget = monthly_budget(&settings)?;
+    let fork_named = settings.push_fork.is_some();
     let change = settings_change(settings, None)?;
     let added = store.add_repo(&NewRepo::with_defaults(repo)).await?;
     let mut repo = store.change_repo_settings(added.id, &change).await?;
@@ -57,6 +62,71 @@ async fn add(
         repo.feedback_label,
         dash_if_none(repo.monthly_run_quota),
         repo.sandbox_backend
+    );
+    // Once the owner has a place for forks, a new repository gets its own there.
+    if !fork_named && repo.push_fork.is_none() {
+        let core = AppCore::new(store.clone(), data_dir);
+        match fork_where_new_repositories_go(&core, &repo.name.full_name()).await {
+            Ok(Some(fork)) => {
+                println!("agent branches go to the fork {fork}: its PRs run CI without the repository's secrets");
+                return Ok(());
+            }
+            Ok(None) => {}
+            Err(error) => println!(
+                "warning: no fork for the agent's branches was made: {}",
+                error.message
+            ),
+        }
+    }
+    if store.repo(repo.id).await?.push_fork.is_none() {
+        println!("{SAME_REPOSITORY_WARNING}");
+    }
+    Ok(())
+}
+
+/// What the owner is told while agent branches go to the repository itself.
+const SAME_REPOSITORY_WARNING: &str = "warning: agent branches go to the repository itself, \
+so CI runs the agent's code with the repository's secrets; `handoff repo fork OWNER/NAME \
+--into ORG` sends them to a fork, whose PRs run CI without them";
+
+/// `repo fork`.
+async fn fork(
+    store: &Store,
+    data_dir: &Path,
+    repo: RepoName,
+    into: Option<String>,
+) -> Result<(), CliError> {
+    let core = AppCore::new(store.clone(), data_dir);
+    let places = fork_places(&core).await?;
+    let place = match into.or(places.default_place.clone()) {
+        Some(place) => place,
+        None => {
+            let organizations: Vec<String> = places
+                .organizations
+                .iter()
+                .filter(|place| place.can_create_repository)
+                .map(|place| place.login.clone())
+                .collect();
+            return Err(CliError::Usage(format!(
+                "say where the fork goes: --into ORG, an organization you may make repositories \
+                 in ({}), or --into ACCOUNT, a second account of yours (a machine account) that \
+                 made the fork itself and gave @{} write access to it; GitHub does not let an \
+                 account fork its own repository into itself",
+                if organizations.is_empty() {
+                    "you belong to none".to_owned()
+                } else {
+                    organizations.join(", ")
+                },
+                places.owner
+            )));
+        }
+    };
+    println!("making (or finding) the fork of {repo} in {place}; GitHub may take a moment");
+    let settings = make_agent_fork(&core, &repo.full_name(), &place).await?;
+    println!(
+        "agent branches of {repo} go to the fork {}: its PRs run CI without the repository's \
+         secrets; repositories connected from now on get their fork in {place} too",
+        settings.repo.push_fork.unwrap_or_default()
     );
     Ok(())
 }
@@ -152,8 +222,14 @@ async fn show(store: &Store, repo: RepoName, output: JsonFlag) -> Result<(), Cli
             repo.automatic_attempts_per_day
         );
     }
-    if let Some(fork) = &repo.push_fork {
-        println!("  branches go to the fork {fork}");
+    match &repo.push_fork {
+        Some(fork) => println!(
+            "  branches go to the fork {fork} (its PRs run CI without the repository's secrets)"
+        ),
+        None => println!(
+            "  branches go to the repository itself: CI runs the agent's code with the repository's secrets (`handoff repo fork {}`)",
+            repo.name
+        ),
     }
     if !repo.allowed_hosts.is_empty() {
         let hosts: Vec<String> = repo.allowed_hosts.iter().map(ToString::to_string).collect();
@@ -407,6 +483,21 @@ pub enum RepoCommand {
         repo: RepoName,
         #[command(flatten)]
         settings: RepoSettingsArguments,
+    },
+    /// Make (or find) a fork for the agent's branches and send them there: PRs from a
+    /// fork run CI without the repository's secrets. GitHub does not let an account fork
+    /// its own repository into itself, so the fork goes to an organization you may make
+    /// repositories in, or to a second account of yours (a machine account: an ordinary
+    /// GitHub account kept for automation) that made the fork itself and gave you write
+    /// access. Waits until GitHub has the fork ready. Repositories connected afterwards
+    /// get their fork in the same place.
+    Fork {
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+        /// The organization or second account the fork goes to [default: where the last
+        /// fork went].
+        #[arg(long, value_name = "ORG_OR_ACCOUNT")]
+        into: Option<String>,
     },
     /// Disconnect a repository: syncs and runs leave it alone; its feedback, runs and
     /// comments stay here. `repo add` connects it again as it was.

@@ -57,6 +57,8 @@ macro_rules! with_app_commands {
             repo_settings,
             save_repo_settings,
             set_stage_prompt,
+            fork_places,
+            make_agent_fork,
             disconnect_repository,
             sync_now,
             open_pull_request,

@@ -2,6 +2,7 @@
 
 use handoff::error_code::{CodedError, ErrorCode};
 use handoff::log_file::{log_folder, LogLevel};
+use handoff_api::agent_forks::{self, ForkPlacesView};
 use handoff_api::archive;
 use handoff_api::comments::{self, EditPreview, HistoryEntry, SaveResult, VersionComparison};
 use handoff_api::feedback_view::{self, FeedbackDetail, NewFeedbackInput};
@@ -402,12 +403,36 @@ pub async fn save_repo_settings(
 
 #[tauri::command]
 pub async fn set_stage_prompt(
+    app: tauri::AppHandle,
     state: State<'_, DesktopState>,
     full_name: String,
     stage: String,
     template: Option<String>,
 ) -> Answer<RepoSettingsView> {
-    repositories::set_stage_prompt(state.core()?, &full_name, &stage, template.as_deref()).await
+    let core = state.core()?;
+    let template = template.as_deref();
+    let confirmed =
+        match repositories::stage_prompt_confirmation_needed(core, &full_name, &stage, template)
+            .await?
+        {
+            Some(question) => crate::native_confirmation::owner_confirms(&app, question).await,
+            None => false,
+        };
+    repositories::set_stage_prompt(core, &full_name, &stage, template, confirmed).await
+}
+
+#[tauri::command]
+pub async fn fork_places(state: State<'_, DesktopState>) -> Answer<ForkPlacesView> {
+    agent_forks::fork_places(state.core()?).await
+}
+
+#[tauri::command]
+pub async fn make_agent_fork(
+    state: State<'_, DesktopState>,
+    full_name: String,
+    place: String,
+) -> Answer<RepoSettingsView> {
+    agent_forks::make_agent_fork(state.core()?, &full_name, &place).await
 }
 
 #[tauri::command]

@@ -4,6 +4,7 @@
 //! Works against github.com, GitHub Enterprise, or the fake GitHub of the tests: the API
 //! base is a setting ([`endpoints`]), and the code path is the same for all three.
 
+pub mod agent_forks;
 mod base_conflicts;
 pub mod branch_protection;
 pub mod check_runs;
@@ -20,6 +21,7 @@ pub mod lessons_pull_request;
 pub mod link_header;
 pub mod owner_edits;
 pub mod pull_request_candidates;
+pub mod pull_request_commits;
 pub mod pull_reviews;
 pub mod pulls;
 pub mod qa_issues;

@@ -56,6 +56,11 @@ pub enum Fix {
         permission: String,
         repo: String,
     },
+    /// Send `repo`'s agent branches to a fork (in `place` when the owner has one).
+    MakeAgentFork {
+        repo: String,
+        place: Option<String>,
+    },
 }
 
 impl std::fmt::Display for Fix {
@@ -107,6 +112,20 @@ impl std::fmt::Display for Fix {
                 f,
                 "Give the token the \"{permission}\" permission on {repo} (GitHub → Settings → \
                  Developer settings → Fine-grained tokens), or sign in with a token that has it."
+            ),
+            Fix::MakeAgentFork {
+                repo,
+                place: Some(place),
+            } => write!(
+                f,
+                "Make a fork of {repo} in {place} for the agent's branches: its PRs run CI \
+                 without the repository's secrets."
+            ),
+            Fix::MakeAgentFork { repo, place: None } => write!(
+                f,
+                "Make a fork of {repo} for the agent's branches, in an organization you belong \
+                 to or a second account of yours (GitHub does not let an account fork its own \
+                 repository into itself): its PRs run CI without the repository's secrets."
             ),
             Fix::InstallEgressGate => write!(
                 f,

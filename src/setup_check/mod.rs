@@ -4,7 +4,8 @@
 //! check that fails is refused with that same line before anything is spent.
 //!
 //! What is checked: the keyring answers; the GitHub token is accepted, and may push,
-//! open PRs and file issues on each connected repository; the Docker engine answers and
+//! open PRs and file issues on each connected repository, whose agent branches go to a
+//! fork (or else CI runs the agent's code with the repository's secrets); the Docker engine answers and
 //! each repository's image is there and built from this version's recipe; each agent's
 //! key is in the keyring and the agent can do what the stages ask; the E2B key is
 //! accepted; and the data folder has room for the repository cache.
@@ -14,10 +15,12 @@
 //! - [`single_checks`]: each check on its own, which a run also makes before it starts;
 //! - [`package_registry`]: whether an agent image's package registry can be reached.
 
+mod agent_branches;
 mod check_line;
 mod package_registry;
 mod single_checks;
 
+pub use agent_branches::agent_branches;
 pub use check_line::{CheckLine, CheckStatus, Fix, SetupReport};
 pub use single_checks::*;
 
@@ -55,8 +58,14 @@ impl SetupCheck<'_> {
         lines.push(line);
         if let (Ok(client), true) = (&github, accepted) {
             lines.push(token_scopes_line(client).await);
+            let place = if repos.iter().any(|repo| repo.push_fork.is_none()) {
+                self.fork_place(client).await
+            } else {
+                None
+            };
             for repo in &repos {
                 lines.push(repo_access(client, repo).await);
+                lines.push(agent_branches(client, repo, place.as_deref()).await);
                 if let Some(since) = repo.checks_unreadable_since {
                     lines.push(checks_unreadable(repo, since));
                 }
@@ -98,6 +107,35 @@ impl SetupCheck<'_> {
         }
         lines.push(disk(self.data_dir));
         Ok(SetupReport { lines })
+    }
+
+    /// Where a new fork for agent branches would go: the place the owner's last fork
+    /// went, else the one organization they may make repositories in, if there is one.
+    async fn fork_place(&self, client: &GithubClient) -> Option<String> {
+        match self
+            .store
+            .setting(crate::store::SettingKey::AgentForkPlace)
+            .await
+        {
+            Ok(Some(place)) => return Some(place),
+            Ok(None) => {}
+            Err(error) => tracing::warn!(%error, "the place for forks could not be read"),
+        }
+        match client.fork_places(self.store).await {
+            Ok(places) => {
+                let mut usable = places
+                    .into_iter()
+                    .filter(|place| place.can_create_repository);
+                match (usable.next(), usable.next()) {
+                    (Some(only), None) => Some(only.login),
+                    _ => None,
+                }
+            }
+            Err(error) => {
+                tracing::info!(%error, "the organizations to fork to could not be listed");
+                None
+            }
+        }
     }
 
     async fn keyring(&self) -> CheckLine {

@@ -37,6 +37,8 @@ impl Store {
                     f.pr_number, f.pr_url, f.pr_state, f.archived_as, f.created_at, f.updated_at, \
                     COALESCE((SELECT p.conflicts_with_base FROM pull_requests p WHERE p.repo_id = f.repo_id \
                       AND p.number = f.pr_number AND p.state = 'open'), 0) AS conflicts_with_base, \
+                    COALESCE((SELECT lower(p.head_repo) = lower(r.owner || '/' || r.name) FROM pull_requests p \
+                      WHERE p.repo_id = f.repo_id AND p.number = f.pr_number AND p.state = 'open'), 0) AS ci_with_secrets, \
                     (SELECT COUNT(*) FROM followups u WHERE u.feedback_id = f.id AND u.source = 'owner' AND (u.candidate = 0 OR EXISTS (SELECT 1 FROM followup_inclusions i WHERE i.followup_id = u.id))) AS owner_follow_ups, \
                     (SELECT COUNT(*) FROM followups u WHERE u.feedback_id = f.id AND u.source = 'visitor' AND (u.candidate = 0 OR EXISTS (SELECT 1 FROM followup_inclusions i WHERE i.followup_id = u.id))) AS visitor_follow_ups, \
                     (SELECT COUNT(*) FROM runs x WHERE x.feedback_id = f.id AND x.parent_run_id IS NULL) AS run_count, \
@@ -131,6 +133,7 @@ fn card_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<DashboardCard, StoreEr
             .map(|text| ArchiveState::parse(&text).ok_or_else(|| corrupt("archive state", &text)))
             .transpose()?,
         conflicts_with_base: row.try_get("conflicts_with_base")?,
+        ci_runs_with_secrets: row.try_get("ci_with_secrets")?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
     })

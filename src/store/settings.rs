@@ -69,6 +69,9 @@ crate::stored_text_enum! {
         QueueSlotsE2b => "queue.slots.e2b",
         /// How many may be local processes (no limit of its own by default).
         QueueSlotsLocal => "queue.slots.local",
+        /// Where forks for the agent's branches go (an organization, or a second account
+        /// of the owner's): a repository connected from then on gets its fork there.
+        AgentForkPlace => "forks.place",
     }
 }
 

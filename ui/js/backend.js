@@ -140,6 +140,10 @@ export const backend = {
   saveRepoSettings: (fullName, input) => call("save_repo_settings", { fullName, input }),
   /** @param {string} fullName @param {string} stage @param {string | null} template @returns {Promise<import("./contract.js").RepoSettingsView>} */
   setStagePrompt: (fullName, stage, template) => call("set_stage_prompt", { fullName, stage, template }),
+  /** @returns {Promise<import("./contract.js").ForkPlacesView>} */
+  forkPlaces: () => call("fork_places"),
+  /** @param {string} fullName @param {string} place @returns {Promise<import("./contract.js").RepoSettingsView>} */
+  makeAgentFork: (fullName, place) => call("make_agent_fork", { fullName, place }),
   /** @param {string} fullName @returns {Promise<void>} */
   disconnectRepository: (fullName) => call("disconnect_repository", { fullName }),
   /** @returns {Promise<import("./contract.js").SyncSummary>} */

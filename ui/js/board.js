@@ -98,6 +98,8 @@ function cardElement(card, actions) {
   }
 
   if (card.conflictsWithBase) element.querySelector(".conflict-badge").hidden = false;
+  // Said plainly: the agent's code runs in CI with the repository's secrets.
+  if (card.ciRunsWithSecrets) element.querySelector(".secrets-badge").hidden = false;
 
   const place = card.lastRun?.status === "queued" ? card.lastRun.queuePlace : null;
   if (place != null) {

@@ -51,7 +51,7 @@
 
 /**
  * One feedback card.
- * @typedef {{ feedbackId: number, publicId: string, title: string, repo: string, status: FeedbackStatus, source: FeedbackSource, headBranch: string, prNumber: number | null, prUrl: string | null, prState: PullRequestState | null, ownerFollowUpCount: number, visitorFollowUpCount: number, runCount: number, totalCostUsd: number, lastRun: LastRunRecord | null, archivedAs: ArchiveState | null, conflictsWithBase: boolean, createdAt: string, updatedAt: string, }} BoardCard
+ * @typedef {{ feedbackId: number, publicId: string, title: string, repo: string, status: FeedbackStatus, source: FeedbackSource, headBranch: string, prNumber: number | null, prUrl: string | null, prState: PullRequestState | null, ownerFollowUpCount: number, visitorFollowUpCount: number, runCount: number, totalCostUsd: number, lastRun: LastRunRecord | null, archivedAs: ArchiveState | null, conflictsWithBase: boolean, ciRunsWithSecrets: boolean, createdAt: string, updatedAt: string, }} BoardCard
  */
 
 /**
@@ -155,7 +155,7 @@
  */
 
 /**
- * @typedef {"invalid_input" | "not_found" | "already_exists" | "illegal_transition" | "run_active" | "merged" | "quota_exhausted" | "nothing_to_learn" | "budget_spent" | "data_folder" | "database_from_newer_version" | "database_damaged" | "database" | "database_locked" | "keyring" | "github_auth" | "github_forbidden" | "github_rate_limited" | "github_refused" | "github_unreachable" | "github_malformed_answer" | "owner_edits" | "awaits_approval" | "sandbox_unavailable" | "sandbox_failed" | "setup_incomplete" | "needs_confirmation" | "needs_sandbox" | "needs_client_id" | "cancelled" | "update_unavailable" | "update_refused"} ErrorCode
+ * @typedef {"invalid_input" | "not_found" | "already_exists" | "illegal_transition" | "run_active" | "merged" | "quota_exhausted" | "nothing_to_learn" | "budget_spent" | "data_folder" | "database_from_newer_version" | "database_damaged" | "database" | "database_locked" | "keyring" | "github_auth" | "github_forbidden" | "github_rate_limited" | "github_refused" | "github_unreachable" | "github_malformed_answer" | "owner_edits" | "awaits_approval" | "sandbox_unavailable" | "sandbox_failed" | "setup_incomplete" | "needs_confirmation" | "needs_sandbox" | "needs_client_id" | "agent_fork_refused" | "cancelled" | "update_unavailable" | "update_refused"} ErrorCode
  */
 
 /**
@@ -178,7 +178,7 @@
 
 /**
  * What fixes a check that is not ok (the window makes it a button).
- * @typedef {{ "kind": "sign_in" } | { "kind": "get_write_access", repo: string, } | { "kind": "turn_on_issues", repo: string, } | { "kind": "start_keyring" } | { "kind": "start_docker" } | { "kind": "build_image", preset: string, image: string, } | { "kind": "load_image", image: string, } | { "kind": "add_key", provider: string, } | { "kind": "add_e2b_key" } | { "kind": "replace_e2b_key" } | { "kind": "use_https_for_e2b" } | { "kind": "use_https_for_provider", provider: string, } | { "kind": "choose_another_agent", repo: string, } | { "kind": "free_disk", path: string, } | { "kind": "install_egress_gate" } | { "kind": "grant_token_permission", permission: string, repo: string, }} Fix
+ * @typedef {{ "kind": "sign_in" } | { "kind": "get_write_access", repo: string, } | { "kind": "turn_on_issues", repo: string, } | { "kind": "start_keyring" } | { "kind": "start_docker" } | { "kind": "build_image", preset: string, image: string, } | { "kind": "load_image", image: string, } | { "kind": "add_key", provider: string, } | { "kind": "add_e2b_key" } | { "kind": "replace_e2b_key" } | { "kind": "use_https_for_e2b" } | { "kind": "use_https_for_provider", provider: string, } | { "kind": "choose_another_agent", repo: string, } | { "kind": "free_disk", path: string, } | { "kind": "install_egress_gate" } | { "kind": "grant_token_permission", permission: string, repo: string, } | { "kind": "make_agent_fork", repo: string, place: string | null, }} Fix
  */
 
 /**
@@ -187,6 +187,16 @@
 
 /**
  * @typedef {"owner" | "visitor"} FollowUpSource
+ */
+
+/**
+ * An organization the owner belongs to, as a place for forks.
+ * @typedef {{ login: string, canCreateRepository: boolean, }} ForkPlaceRecord
+ */
+
+/**
+ * Where a fork for the agent's branches may go.
+ * @typedef {{ owner: string, organizations: Array<ForkPlaceRecord>, defaultPlace: string | null, }} ForkPlacesView
  */
 
 /**
@@ -438,7 +448,7 @@
  */
 
 /**
- * @typedef {"abandoned" | "driving_panicked" | "stage_failed" | "store" | "github" | "no_base_branch" | "no_branch" | "edit_awaits_approval" | "push_rejected" | "push_refused" | "ci_change_awaits_approval" | "agent_failed" | "budget_reached" | "budget_spent" | "fix_cannot_push" | "no_changes" | "no_output" | "bad_lessons" | "no_results" | "protected_branch" | "rewritten_history" | "timed_out" | "bad_results" | "bundle" | "git_checkout" | "git_diff" | "git_fetch" | "log" | "pull_request" | "push" | "results" | "sandbox" | "workspace" | "kept_copy_unusable" | "cancelled" | "output_too_large"} RunFailureCode
+ * @typedef {"abandoned" | "driving_panicked" | "stage_failed" | "store" | "github" | "no_base_branch" | "no_branch" | "edit_awaits_approval" | "push_rejected" | "push_refused" | "ci_change_awaits_approval" | "agent_failed" | "budget_reached" | "budget_spent" | "needs_sandbox" | "fix_cannot_push" | "no_changes" | "no_output" | "bad_lessons" | "no_results" | "protected_branch" | "rewritten_history" | "timed_out" | "bad_results" | "bundle" | "git_checkout" | "git_diff" | "git_fetch" | "log" | "pull_request" | "push" | "results" | "sandbox" | "workspace" | "kept_copy_unusable" | "cancelled" | "output_too_large"} RunFailureCode
  */
 
 /**

@@ -10,6 +10,7 @@ import { toast, errorToast } from "./toasts.js";
 import { renderUpdates } from "./updates.js";
 import { renderSpend } from "./spend.js";
 import { renderLessons } from "./lessons.js";
+import { renderAgentBranches, makeForkFromCheckSetup } from "./agent_fork.js";
 
 const dialog = document.getElementById("settings-dialog");
 const panels = {
@@ -368,7 +369,7 @@ async function renderRepoSettings(fullName) {
       el("label", { class: "check-field" }, [testIssues, el("span", { text: "File an issue per failing test" }), el("span", { class: "hint", text: "off: the test stage's failures stay in its results comment" })]),
       field("Labels on its PRs", input("pullRequestLabels", repo.pullRequestLabels.join(", "), { placeholder: "comma-separated" }), "(put on each PR Handoff opens)"),
       field("Reviewers to request", input("pullRequestReviewers", repo.pullRequestReviewers.join(", "), { placeholder: "login, org/team" }), "(asked to review each PR Handoff opens)"),
-      field("Push branches to a fork", input("pushFork", repo.pushFork, { placeholder: "owner/name (empty: this repository)" }), "(yours: CI then treats the PRs as a fork's)"),
+      field("Push branches to a fork", input("pushFork", repo.pushFork, { placeholder: "owner/name (empty: this repository)" }), "(one you may push to: its PRs run CI without the repository's secrets)"),
     ]),
     agentNote,
     field("Instructions for the agent (every run)", instructions),
@@ -399,15 +400,23 @@ async function renderRepoSettings(fullName) {
   disconnectBox.append(askDisconnect);
 
   const lessons = el("section", { class: "lessons", attrs: { id: "lessons", "aria-label": `Lessons of ${fullName}` } });
+  const agentBranches = el("section", { class: "agent-branches", attrs: { id: "agent-branches", "aria-label": `Where ${fullName}'s agent branches go` } });
   detail.replaceChildren(
     el("div", { class: "repo-settings-header" }, [el("h3", { class: "mono", text: fullName }), disconnectBox]),
+    agentBranches,
     form,
     lessons,
     el("h3", { text: "Stage prompts" }),
     el("p", { class: "hint", text: "What the review, plan, test, fix and lessons stages ask the agent. Placeholders: {{pr_number}} {{pr_title}} {{branch}} {{base}} {{review}} {{plan}} {{failures}} {{instructions}}." }),
     prompts,
   );
-  await renderLessons(lessons, fullName);
+  await Promise.all([
+    renderAgentBranches(agentBranches, fullName, repo, async () => {
+      await renderRepositories(fullName);
+      hooks.changed();
+    }),
+    renderLessons(lessons, fullName),
+  ]);
 }
 
 /** Opens a repository's settings at its lessons. @param {string} fullName */
@@ -488,6 +497,22 @@ function fixButton(fix) {
       return button("Repository settings", () => showTab("repositories", { repo: fix.repo }), "button small");
     case "grant_token_permission":
       return button("Sign in with another token", () => hooks.signIn(), "button small fix-sign-in");
+    case "make_agent_fork": {
+      const { repo, place } = fix;
+      if (place) {
+        const make = button(`Make a fork in ${place}`, async () => {
+          make.disabled = true;
+          await makeForkFromCheckSetup(repo, place, () => renderSetup());
+          make.disabled = false;
+        }, "button small fix-make-fork");
+        return make;
+      }
+      return button("Choose where to fork", async () => {
+        showTab("repositories", { repo });
+        await renderRepoSettings(repo);
+        document.getElementById("agent-branches")?.scrollIntoView({ block: "start" });
+      }, "button small fix-make-fork");
+    }
     case "build_image":
       return null; // drawn with its log below
     default:

@@ -293,6 +293,14 @@ fn the_shapes_match_what_the_core_serializes() {
             permission: text(),
             repo: text(),
         },
+        Fix::MakeAgentFork {
+            repo: text(),
+            place: Some(text()),
+        },
+        Fix::MakeAgentFork {
+            repo: text(),
+            place: None,
+        },
     ];
     for fix in &fixes {
         match fix {
@@ -311,7 +319,8 @@ fn the_shapes_match_what_the_core_serializes() {
             | Fix::ChooseAnotherAgent { .. }
             | Fix::FreeDisk { .. }
             | Fix::InstallEgressGate
-            | Fix::GrantTokenPermission { .. } => {}
+            | Fix::GrantTokenPermission { .. }
+            | Fix::MakeAgentFork { .. } => {}
         }
         assert_described(
             &serde_json::to_value(fix).unwrap(),

@@ -2,6 +2,7 @@
 //! as a person does, against the fakes.
 
 mod cli;
+mod cli_agent_forks;
 mod cli_agent_key_docker;
 mod cli_archive;
 mod cli_automatic_updates;

@@ -2,6 +2,7 @@
 //! through WebDriver under Xvfb, or installs its package.
 
 mod accessibility_window;
+mod agent_fork_window;
 mod archive_window;
 mod automatic_updates_window;
 mod dashboard_window;
