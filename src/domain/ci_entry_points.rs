@@ -1,6 +1,9 @@
 //! Which changed files are CI entry points: files that decide what runs in CI (or on a
-//! developer's machine) with the repository's secrets, so that a change to one is code
-//! that runs, not code that is read. A push Handoff makes for the agent that touches one
+//! developer's machine) with the repository's secrets — workflows, build scripts,
+//! manifests, what configures or replaces the tools CI runs (Cargo's runner, a build
+//! tool's wrapper, the package manager's own program, submodules, the toolchain), and
+//! the tests CI runs — so that a change to one is code that runs, not code that is
+//! read. A push Handoff makes for the agent that touches one
 //! is flagged wherever the run shows, and for an item a visitor opened it waits for the
 //! owner's approval.
 
@@ -29,6 +32,20 @@ pub fn ci_entry_point(path: &str) -> Option<&'static str> {
     {
         return Some("CI or hook configuration");
     }
+    // What configures or replaces the tools CI runs: a wrapper script that fetches and
+    // runs a build tool, a runner or compiler wrapper, the package manager's own program.
+    if in_folder(".cargo/") && (file == "config" || file == "config.toml") {
+        return Some("Cargo's configuration (a runner, a rustc wrapper, build environment)");
+    }
+    if in_folder("gradle/wrapper/") || in_folder(".mvn/") {
+        return Some("a build tool's wrapper (it fetches and runs the build tool)");
+    }
+    if in_folder(".yarn/releases/") || in_folder(".yarn/plugins/") || in_folder(".bundle/") {
+        return Some("the package manager's own program or plugins");
+    }
+    if is_test_source(&lower, file) {
+        return Some("a test source (CI runs it)");
+    }
     match file {
         ".gitlab-ci.yml"
         | "jenkinsfile"
@@ -42,6 +59,31 @@ pub fn ci_entry_point(path: &str) -> Option<&'static str> {
         | "buildspec.yml"
         | ".pre-commit-config.yaml"
         | "lefthook.yml" => Some("CI or hook configuration"),
+        ".gitmodules" => Some("submodules (CI checks out and may build what they name)"),
+        ".npmrc"
+        | ".yarnrc"
+        | ".yarnrc.yml"
+        | ".pnpmfile.cjs"
+        | "pnpm-workspace.yaml"
+        | "bunfig.toml"
+        | "pip.conf"
+        | "uv.toml"
+        | "poetry.toml" => {
+            Some("package manager configuration (scripts, registries, its own program)")
+        }
+        "rust-toolchain"
+        | "rust-toolchain.toml"
+        | ".tool-versions"
+        | "mise.toml"
+        | ".mise.toml"
+        | ".envrc"
+        | "flake.nix"
+        | "shell.nix"
+        | "default.nix" => Some("toolchain or environment setup (what CI installs and runs)"),
+        "gradlew" | "gradlew.bat" | "mvnw" | "mvnw.cmd" | "gradle.properties" | "init.gradle" => {
+            Some("a build tool's wrapper (it fetches and runs the build tool)")
+        }
+        "sitecustomize.py" | "usercustomize.py" => Some("code Python runs at every start"),
         "makefile"
         | "gnumakefile"
         | "justfile"
@@ -52,7 +94,6 @@ pub fn ci_entry_point(path: &str) -> Option<&'static str> {
         | "build.gradle.kts"
         | "settings.gradle"
         | "settings.gradle.kts"
-        | "gradlew"
         | "pom.xml"
         | "build.xml"
         | "meson.build"
@@ -69,6 +110,7 @@ pub fn ci_entry_point(path: &str) -> Option<&'static str> {
         | ".mocharc.js" | "karma.conf.js" | "phpunit.xml" | "phpunit.xml.dist" => {
             Some("test configuration")
         }
+        _ if file.ends_with(".pth") => Some("code Python runs at every start"),
         _ if file.ends_with(".mk")
             || file.starts_with("docker-compose")
             || file.starts_with("compose.y")
@@ -79,12 +121,48 @@ pub fn ci_entry_point(path: &str) -> Option<&'static str> {
             || file.starts_with("webpack.config.")
             || file.starts_with("vite.config.")
             || file.starts_with("babel.config.")
-            || file.starts_with("rollup.config.") =>
+            || file.starts_with(".babelrc")
+            || file.starts_with("rollup.config.")
+            || file.starts_with("eslint.config.")
+            || file.starts_with(".eslintrc.")
+            || file.starts_with("prettier.config.")
+            || file.starts_with("postcss.config.")
+            || file.starts_with("tailwind.config.")
+            || file.starts_with("svelte.config.")
+            || file.starts_with("next.config.")
+            || file.starts_with("nuxt.config.")
+            || file.starts_with("astro.config.") =>
         {
             Some("build or test configuration")
         }
         _ => None,
     }
+}
+
+/// Whether `path` (lower case; its file name `file`) is a test source by the usual
+/// conventions of the ecosystems Handoff names: a test folder, or a file named as a
+/// test. CI runs them, with the repository's secrets where it has them.
+fn is_test_source(path: &str, file: &str) -> bool {
+    let in_test_folder = path.split('/').rev().skip(1).any(|folder| {
+        matches!(
+            folder,
+            "test" | "tests" | "spec" | "specs" | "__tests__" | "e2e"
+        )
+    });
+    let code = [
+        ".rs", ".py", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go", ".rb", ".java", ".kt",
+        ".php", ".sh", ".ex", ".exs", ".cs", ".swift", ".c", ".cc", ".cpp",
+    ]
+    .iter()
+    .any(|extension| file.ends_with(extension));
+    let named_as_test = file.starts_with("test_")
+        || file.ends_with("_test.go")
+        || file.ends_with("_test.py")
+        || file.ends_with("_test.rb")
+        || file.ends_with("_spec.rb")
+        || file.contains(".test.")
+        || file.contains(".spec.");
+    code && (in_test_folder || named_as_test)
 }
 
 /// The changed paths that are CI entry points, each with why, in the order given.
@@ -137,6 +215,65 @@ mod tests {
     }
 
     #[test]
+    fn what_configures_or_replaces_the_tools_ci_runs_is_an_entry_point() {
+        for (path, why) in [
+            (".cargo/config.toml", "Cargo"),
+            (".cargo/config", "Cargo"),
+            ("crates/x/.cargo/config.toml", "Cargo"),
+            (".npmrc", "package manager"),
+            (".yarnrc.yml", "package manager"),
+            (".yarn/releases/yarn-4.1.0.cjs", "package manager"),
+            ("pnpm-workspace.yaml", "package manager"),
+            (".bundle/config", "package manager"),
+            ("gradle/wrapper/gradle-wrapper.properties", "wrapper"),
+            ("gradle/wrapper/gradle-wrapper.jar", "wrapper"),
+            ("gradlew", "wrapper"),
+            ("gradlew.bat", "wrapper"),
+            (".mvn/wrapper/maven-wrapper.properties", "wrapper"),
+            (".mvn/extensions.xml", "wrapper"),
+            ("mvnw", "wrapper"),
+            (".gitmodules", "submodules"),
+            ("rust-toolchain.toml", "toolchain"),
+            (".envrc", "toolchain"),
+            ("flake.nix", "toolchain"),
+            ("src/sitecustomize.py", "Python"),
+            ("lib/evil.pth", "Python"),
+            ("eslint.config.mjs", "build or test configuration"),
+            (".babelrc.js", "build or test configuration"),
+        ] {
+            let found = ci_entry_point(path).unwrap_or_else(|| panic!("{path} is not flagged"));
+            assert!(found.contains(why), "{path}: {found}");
+        }
+    }
+
+    #[test]
+    fn test_sources_ci_runs_are_entry_points() {
+        for path in [
+            "tests/test_button.py",
+            "tests/it/main.rs",
+            "src/button_test.go",
+            "web/src/__tests__/button.tsx",
+            "web/button.test.ts",
+            "spec/models/user_spec.rb",
+            "src/test/java/AppTest.java",
+            "e2e/login.spec.js",
+        ] {
+            assert_eq!(
+                ci_entry_point(path),
+                Some("a test source (CI runs it)"),
+                "{path}"
+            );
+        }
+        for path in [
+            "tests/fixtures/data.json",
+            "docs/testing.md",
+            "src/contest.rs",
+        ] {
+            assert_eq!(ci_entry_point(path), None, "{path}");
+        }
+    }
+
+    #[test]
     fn ordinary_sources_and_docs_are_not() {
         for path in [
             "src/button.css",
@@ -144,7 +281,7 @@ mod tests {
             "README.md",
             "docs/github/workflows.md",
             "src/package_json.rs",
-            "tests/test_button.py",
+            "src/attestation.rs",
         ] {
             assert_eq!(ci_entry_point(path), None, "{path}");
         }

@@ -64,7 +64,10 @@ async fn what_steers_a_local_repositorys_agent_changes_only_after_the_native_que
     let refused = app.eventually(form_error, |value| value.is_string()).await;
     assert!(
         refused.as_str().unwrap().contains("not saved")
-            && refused.as_str().unwrap().contains("the instructions its agent gets"),
+            && refused
+                .as_str()
+                .unwrap()
+                .contains("the instructions its agent gets"),
         "{refused}"
     );
     assert_eq!(
@@ -101,8 +104,12 @@ async fn what_steers_a_local_repositorys_agent_changes_only_after_the_native_que
     // Confirmed there, the instructions are saved.
     app.client.execute(type_instructions, vec![]).await.unwrap();
     app.click(".save-repo").await;
-    app.answer_native_dialog(NO_ISOLATION_DIALOG, "native-instructions-confirmed", "Return")
-        .await;
+    app.answer_native_dialog(
+        NO_ISOLATION_DIALOG,
+        "native-instructions-confirmed",
+        "Return",
+    )
+    .await;
     app.text_eventually_containing(
         "return [...document.querySelectorAll('.toast')].map(t => t.textContent).join('|');",
         &format!("Saved {REPO}"),
