@@ -48,7 +48,12 @@ pub async fn run(store: &Store, command: ConfigCommand) -> Result<(), CliError> 
             if matches!(key, SettingKey::GithubApiBase) {
                 handoff::github::GithubEndpoints::new(value)?;
             }
-            if matches!(key, SettingKey::UpdateFeed) {
+            // The agent's key is sent to a provider's address: checked like every
+            // address a secret goes to.
+            if matches!(
+                key,
+                SettingKey::UpdateFeed | SettingKey::AnthropicApiBase | SettingKey::OpenaiApiBase
+            ) {
                 check_secret_address(value)
                     .map_err(|refusal| CliError::Usage(format!("{name}: {refusal}")))?;
             }

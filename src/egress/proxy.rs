@@ -325,8 +325,40 @@ async fn relay_tunnel(
     }
 }
 
-/// Reads the tunnel's first message into `first` and refuses a TLS handshake that names
-/// another server than the tunnel's.
+/// What a tunnel's first message allows, once it can be told: `None` while more bytes
+/// are needed. A tunnel to a named host must say in a TLS handshake which server it
+/// wants, and name that host: anything else (another protocol, a handshake naming no
+/// server or another one) could reach another service behind the same address unseen.
+/// A tunnel to an address may carry anything but a handshake naming a server.
+pub fn judge_first_message(
+    message: &FirstMessage,
+    destination: &Destination,
+) -> Option<Result<(), String>> {
+    let named_host = matches!(destination, Destination::Name(_));
+    Some(match message {
+        FirstMessage::Incomplete => return None,
+        FirstMessage::NotTls if named_host => Err(format!(
+            "it carries no TLS handshake, and a tunnel to {destination} must name it in one"
+        )),
+        FirstMessage::NotTls => Ok(()),
+        FirstMessage::Malformed => Err("its first TLS message cannot be read".to_owned()),
+        FirstMessage::ClientHello { server_name: None } if named_host => Err(format!(
+            "its TLS handshake names no server, and a tunnel to {destination} must name it"
+        )),
+        FirstMessage::ClientHello { server_name: None } => Ok(()),
+        FirstMessage::ClientHello {
+            server_name: Some(named),
+        } => match destination {
+            Destination::Name(asked) if asked == named => Ok(()),
+            _ => Err(format!(
+                "its TLS handshake names {named}, not {destination}"
+            )),
+        },
+    })
+}
+
+/// Reads the tunnel's first message into `first` and refuses what
+/// [`judge_first_message`] refuses.
 async fn check_first_message(
     client: &mut tokio::net::tcp::OwnedReadHalf,
     first: &mut Vec<u8>,
@@ -334,21 +366,8 @@ async fn check_first_message(
 ) -> Result<(), String> {
     let mut chunk = [0u8; 4096];
     loop {
-        match first_message(first) {
-            FirstMessage::NotTls => return Ok(()),
-            FirstMessage::Malformed => {
-                return Err("its first TLS message cannot be read".to_owned())
-            }
-            FirstMessage::ClientHello { server_name } => {
-                return match (destination, server_name) {
-                    (_, None) => Ok(()),
-                    (Destination::Name(asked), Some(named)) if *asked == named => Ok(()),
-                    (_, Some(named)) => Err(format!(
-                        "its TLS handshake names {named}, not {destination}"
-                    )),
-                }
-            }
-            FirstMessage::Incomplete => {}
+        if let Some(judged) = judge_first_message(&first_message(first), destination) {
+            return judged;
         }
         if first.len() > LARGEST_CLIENT_HELLO_BYTES {
             return Err("its first TLS message is too large".to_owned());

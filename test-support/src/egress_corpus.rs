@@ -231,17 +231,28 @@ pub fn status_of(answer: &str) -> Option<u16> {
 
 /// A TLS ClientHello naming `name`, as a client writes it.
 pub fn client_hello(name: &str) -> Vec<u8> {
-    let name = name.as_bytes();
-    let mut server_name_list = vec![0u8];
-    server_name_list.extend_from_slice(&(name.len() as u16).to_be_bytes());
-    server_name_list.extend_from_slice(name);
-    let mut sni = Vec::new();
-    sni.extend_from_slice(&(server_name_list.len() as u16).to_be_bytes());
-    sni.extend_from_slice(&server_name_list);
+    client_hello_naming(Some(name))
+}
+
+/// A TLS ClientHello that names no server (no server name extension).
+pub fn client_hello_without_server_name() -> Vec<u8> {
+    client_hello_naming(None)
+}
+
+fn client_hello_naming(name: Option<&str>) -> Vec<u8> {
     let mut extensions = Vec::new();
-    extensions.extend_from_slice(&0u16.to_be_bytes());
-    extensions.extend_from_slice(&(sni.len() as u16).to_be_bytes());
-    extensions.extend_from_slice(&sni);
+    if let Some(name) = name {
+        let name = name.as_bytes();
+        let mut server_name_list = vec![0u8];
+        server_name_list.extend_from_slice(&(name.len() as u16).to_be_bytes());
+        server_name_list.extend_from_slice(name);
+        let mut sni = Vec::new();
+        sni.extend_from_slice(&(server_name_list.len() as u16).to_be_bytes());
+        sni.extend_from_slice(&server_name_list);
+        extensions.extend_from_slice(&0u16.to_be_bytes());
+        extensions.extend_from_slice(&(sni.len() as u16).to_be_bytes());
+        extensions.extend_from_slice(&sni);
+    }
     // signature_algorithms: ecdsa_secp256r1_sha256, rsa_pss_rsae_sha256
     extensions.extend_from_slice(&[0x00, 0x0d, 0x00, 0x06, 0x00, 0x04, 0x04, 0x03, 0x08, 0x04]);
     let mut body = vec![0x03, 0x03];

@@ -19,7 +19,7 @@ use handoff::egress::client_hello::{first_message, FirstMessage};
 use handoff::egress::gate::GateState;
 use handoff::egress::gate_control::{set_rules, GateCommand, KeyForTheGate};
 use handoff::egress::proxy::{
-    admitted_addresses, serve_proxy, AdmissionRefusal, EgressRules, Resolve,
+    admitted_addresses, judge_first_message, serve_proxy, AdmissionRefusal, EgressRules, Resolve,
 };
 use handoff::egress::GateActivity;
 use handoff::sandbox::key_forwarding::{ForwardedKey, KeyForwarder, ModelEndpoint};
@@ -234,6 +234,52 @@ async fn a_tunnel_whose_tls_handshake_names_another_server_is_closed_unsent() {
     let mut answer = String::new();
     tunnel.read_to_string(&mut answer).await.unwrap();
     assert!(answer.ends_with("listed"), "{answer}");
+}
+
+#[test]
+fn a_tunnel_to_a_named_host_must_name_it_in_a_tls_handshake() {
+    let name = Destination::Name("api.anthropic.com".to_owned());
+    let address = Destination::Address(IpAddr::V4(machine_address()));
+    let judged = |bytes: &[u8], destination: &Destination| {
+        judge_first_message(&first_message(bytes), destination)
+    };
+    let plain = b"GET / HTTP/1.0\r\nHost: other.example\r\n\r\n";
+    let unnamed = support::egress_corpus::client_hello_without_server_name();
+    assert_eq!(
+        first_message(&unnamed),
+        FirstMessage::ClientHello { server_name: None }
+    );
+    for (what, bytes) in [
+        ("plain HTTP", plain.to_vec()),
+        ("a handshake naming no server", unnamed.clone()),
+        (
+            "a handshake naming another server",
+            client_hello("evil.example"),
+        ),
+    ] {
+        assert!(
+            matches!(judged(&bytes, &name), Some(Err(_))),
+            "{what} to a named host: {:?}",
+            judged(&bytes, &name)
+        );
+    }
+    assert_eq!(
+        judged(&client_hello("API.Anthropic.com."), &name),
+        Some(Ok(()))
+    );
+    // To an address, a tunnel may carry another protocol, or a handshake naming no
+    // server; never one naming a server.
+    assert_eq!(judged(plain, &address), Some(Ok(())));
+    assert_eq!(judged(&unnamed, &address), Some(Ok(())));
+    assert!(matches!(
+        judged(&client_hello("api.anthropic.com"), &address),
+        Some(Err(_))
+    ));
+    assert_eq!(
+        judged(&[22, 3, 1], &name),
+        None,
+        "more bytes are waited for"
+    );
 }
 
 #[tokio::test]

@@ -653,3 +653,32 @@ fn how_long_kept_copies_stay_is_a_number_of_days() {
     let read = handoff(data.path(), &["config", "get", "workspace.kept_copy_days"]);
     assert_eq!(stdout(&read).trim(), "0");
 }
+
+#[test]
+fn a_providers_address_is_checked_when_it_is_set() {
+    let data = tempfile::tempdir().unwrap();
+    for (setting, address) in [
+        ("provider.anthropic.api_base", "http://gateway.example.net"),
+        ("provider.openai.api_base", "ftp://api.openai.com"),
+        ("provider.openai.api_base", "not an address"),
+    ] {
+        let refused = handoff(data.path(), &["config", "set", setting, address]);
+        assert_eq!(
+            refused.status.code(),
+            Some(2),
+            "{setting} {address}: {}",
+            stderr(&refused)
+        );
+        assert!(stderr(&refused).contains(setting), "{}", stderr(&refused));
+        let unset = handoff(data.path(), &["config", "get", setting]);
+        assert_eq!(stdout(&unset).trim(), "(default)", "nothing was stored");
+    }
+    // https anywhere, or plain http on this machine (a stand-in or a local gateway).
+    for address in ["https://gateway.example.net", "http://127.0.0.1:8080"] {
+        let set = handoff(
+            data.path(),
+            &["config", "set", "provider.anthropic.api_base", address],
+        );
+        assert!(set.status.success(), "{address}: {}", stderr(&set));
+    }
+}
