@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{invalid_input, AppCore};
 use handoff::comment_diff::{text_line_changes, LineChange};
+use handoff::domain::lesson::prompt_line;
 use handoff::domain::lesson::{
     lesson_paths, one_paragraph, Correction, CorrectionText, Lesson, LessonId, LessonState,
     RULE_MAX_CHARS, WHY_MAX_CHARS,
@@ -19,6 +20,7 @@ use handoff::github::endpoints::GithubEndpoints;
 use handoff::pipeline::lessons_file::LessonsFileAction;
 use handoff::pipeline::lessons_run::LessonsOptions;
 use handoff::pipeline::spawned_run::spawn_watched_run;
+use handoff::revealed_text::{reveal_hidden_parts, RevealedText};
 use handoff::store::{LessonDecision, LessonEdit, LessonSettings};
 
 /// One line of a correction's diff.
@@ -114,6 +116,10 @@ pub struct LessonRecord {
     pub asks_to_keep: bool,
     /// The corrections it came from.
     pub sources: Vec<CorrectionRecord>,
+    /// The lesson as every later prompt gets it (its rule and paths), with what a
+    /// rendered view would hide marked: what accepting it lets through.
+    #[ts(as = "crate::page_contract::RevealedTextShape")]
+    pub rule_raw: RevealedText,
 }
 
 /// A repository's lessons.
@@ -212,6 +218,7 @@ fn record_of(lesson: &Lesson, corrections: &[Correction]) -> LessonRecord {
         vanished_paths: lesson.missing_paths.clone().unwrap_or_default(),
         asks_to_keep: lesson.asks_to_keep(Utc::now()),
         sources,
+        rule_raw: reveal_hidden_parts(&prompt_line(lesson)),
     }
 }
 

@@ -374,6 +374,14 @@ pub struct StandingInstructions {
     pub left_out: usize,
 }
 
+/// A lesson's line in every later prompt: its rule, and the paths it concerns.
+pub fn prompt_line(lesson: &Lesson) -> String {
+    match lesson.paths.as_slice() {
+        [] => format!("- {}", lesson.rule),
+        paths => format!("- {} (concerns: {})", lesson.rule, paths.join(", ")),
+    }
+}
+
 /// The owner's standing instructions from `lessons` (those the next run carries, in any
 /// order): the newest accepted first, up to [`MOST_CARRIED_LESSONS`] and
 /// [`CARRIED_LESSONS_MAX_CHARS`]; the section says how many were left out. `None` when
@@ -389,10 +397,7 @@ pub fn standing_instructions(lessons: &[Lesson]) -> Option<StandingInstructions>
     let mut ids = Vec::new();
     let mut chars = 0;
     for lesson in carried {
-        let line = match lesson.paths.as_slice() {
-            [] => format!("- {}", lesson.rule),
-            paths => format!("- {} (concerns: {})", lesson.rule, paths.join(", ")),
-        };
+        let line = prompt_line(lesson);
         let line_chars = line.chars().count() + 1;
         if ids.len() == MOST_CARRIED_LESSONS || chars + line_chars > CARRIED_LESSONS_MAX_CHARS {
             break;

@@ -1,5 +1,6 @@
 //! The pull request that keeps the lessons file in step: opened once from its own
-//! branch, then updated by new commits on that branch while it is open.
+//! branch (in the fork the repository's agent branches go to, when it has one), then
+//! updated by new commits on that branch while it is open.
 
 use serde_json::json;
 
@@ -23,15 +24,21 @@ pub async fn open_lessons_pull_request(
          Handoff's; the rest of the file stays as it is.\n\n---\n_Opened by Handoff. When \
          more lessons are accepted, \"Write to {path}\" adds commits to this PR._"
     );
+    let mut request = json!({
+        "title": format!("Lessons for agents in {path}"),
+        "head": branch,
+        "base": repo.default_branch,
+        "body": body,
+    });
+    // From the fork the repository's agent branches go to, when it has one.
+    if let Some(fork) = &repo.push_fork {
+        request["head"] = json!(format!("{}:{branch}", fork.owner));
+        request["head_repo"] = json!(fork.full_name());
+    }
     client
         .post_json(
             &format!("/repos/{}/{}/pulls", repo.name.owner, repo.name.name),
-            &json!({
-                "title": format!("Lessons for agents in {path}"),
-                "head": branch,
-                "base": repo.default_branch,
-                "body": body,
-            }),
+            &request,
         )
         .await
 }

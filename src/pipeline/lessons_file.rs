@@ -15,6 +15,7 @@ use crate::domain::lesson::lesson_paths;
 use crate::domain::lessons_file::{lessons_section, section_of, with_section};
 use crate::domain::{PullRequestState, RepoName};
 use crate::github::lessons_pull_request::open_lessons_pull_request;
+use crate::pipeline::host_git::pull_head_ref;
 use crate::store::LessonsFileWrite;
 
 /// What became of the lessons file.
@@ -83,15 +84,15 @@ impl Pipeline {
         let (_lock, _) = CacheLock::acquire(&cache_root, &repo.name, async {})
             .await
             .map_err(|error| failed(&path, format!("the repository's cache is locked: {error}")))?;
+        // The open PR's head as GitHub keeps it: its branch may live in the fork the
+        // repository's agent branches go to.
+        let pulls: Vec<u64> = open_pull.iter().map(|pull| pull.number).collect();
         let cache = git
-            .update_cache(&cache_root, &repo.name, &[])
+            .update_cache(&cache_root, &repo.name, &pulls)
             .await
             .map_err(|error| failed(&path, error))?;
         let (branch, start) = match &open_pull {
-            Some(pull) => (
-                pull.head.name.clone(),
-                format!("refs/heads/{}", pull.head.name),
-            ),
+            Some(pull) => (pull.head.name.clone(), pull_head_ref(pull.number)),
             None => (
                 format!(
                     "handoff/lessons-{}",
@@ -156,9 +157,13 @@ impl Pipeline {
         }
         std::fs::create_dir_all(self.data_dir.join("workspaces"))
             .map_err(|error| failed(&path, error))?;
+        // The repository, or the fork its agent branches go to (so that CI runs the
+        // branch without the repository's secrets there too).
+        let repository = repo.head_repository();
         let committed = async {
             git.make_working_copy(&cache, &workspace, &start, &branch)
-                .await?;
+                .await
+                .map_err(|error| failed(&path, error))?;
             let message = format!(
                 "Lessons for agents in {path}\n\nThe lessons the owner accepted in Handoff, in \
                  the marked section of {path}.\n"
@@ -171,22 +176,42 @@ impl Pipeline {
                     &message,
                     (&self.settings.git_name, &self.settings.git_email),
                 )
-                .await?;
+                .await
+                .map_err(|error| failed(&path, error))?;
+            // GitHub's word on the branch first (its default branch, protection,
+            // rulesets), as for every push: a guarded branch is not pushed to.
+            if let Some(guard) = self
+                .github
+                .branch_guard(&self.store, repository, &branch)
+                .await
+                .map_err(|error| {
+                    failed(
+                        &path,
+                        format!("GitHub could not say whether {branch} may be pushed to ({error})"),
+                    )
+                })?
+            {
+                return Err(failed(
+                    &path,
+                    format!("Handoff does not push to {branch}: {guard}; nothing was pushed"),
+                ));
+            }
             git.push(
                 &workspace,
-                &repo.name,
+                repository,
                 "HEAD",
                 &branch,
                 &[repo.default_branch.as_str()],
             )
-            .await?;
-            Ok::<_, crate::pipeline::host_git::GitError>(commit)
+            .await
+            .map_err(|error| failed(&path, error))?;
+            Ok(commit)
         }
         .await;
         if let Err(error) = std::fs::remove_dir_all(&workspace) {
             tracing::warn!(%error, "the lessons file's working copy could not be removed");
         }
-        let commit = committed.map_err(|error| failed(&path, error))?;
+        let commit = committed?;
         let (pull, action) = match open_pull {
             Some(pull) => (pull, LessonsFileAction::Updated),
             None => (

@@ -549,3 +549,93 @@ async fn lessons_start_by_themselves_after_the_repositorys_number_of_corrections
     // Nothing new since: no second run on the same corrections.
     assert!(world.pipeline.begin_due_lessons().await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn the_lessons_file_goes_to_the_repositorys_fork_and_never_to_a_guarded_branch() {
+    let world = PipelineWorld::new(SandboxBackend::Local).await;
+    let fork = world.fake.create_fork(REPO, "octo-bot");
+    world.fake.add_collaborator(&fork, OWNER);
+    world
+        .store
+        .change_repo_settings(
+            world.repo.id,
+            &handoff::store::RepoSettingsChange {
+                push_fork: Some(Some(fork.parse().unwrap())),
+                ..handoff::store::RepoSettingsChange::default()
+            },
+        )
+        .await
+        .unwrap();
+    let [first, second] = two_reviewed_pull_requests(&world).await;
+    edit_review_as(&world, first, OWNER, "Review: 48px.");
+    edit_review_as(&world, second, OWNER, "Review: 48px too.");
+    sync(&world.pipeline.github, &world.store, None)
+        .await
+        .unwrap();
+    world
+        .set_instructions(
+            "@@lessons:lesson -|Buttons are 48px high.\n@@lessons:lesson -|Name sizes in rem.",
+        )
+        .await;
+    let report = suggest(&world).await.unwrap();
+    let [older, newer] = [report.proposed[0], report.proposed[1]];
+    let repo = REPO.parse().unwrap();
+    world
+        .store
+        .decide_lesson(older, LessonDecision::Accept)
+        .await
+        .unwrap();
+
+    // The branch goes to the fork, and the PR comes from there.
+    let opened = world
+        .pipeline
+        .write_lessons_file(&repo, false)
+        .await
+        .unwrap();
+    assert_eq!(opened.action, LessonsFileAction::Opened);
+    let number = opened.pr_number.unwrap();
+    let branch = world
+        .fake
+        .pulls(REPO)
+        .into_iter()
+        .find(|(n, _, _)| *n == number)
+        .map(|(_, head, _)| head)
+        .unwrap();
+    assert!(
+        world
+            .fake
+            .file_on_branch(&fork, &branch, "AGENTS.md")
+            .is_some_and(|file| file.contains("- Buttons are 48px high.")),
+        "the lessons branch is in the fork"
+    );
+    assert_eq!(
+        world.fake.branch_sha(REPO, &branch),
+        None,
+        "not in the repository"
+    );
+
+    // Once GitHub guards that branch, nothing more is pushed to it.
+    world.fake.protect_branch(&fork, &branch);
+    let before = world.fake.branch_sha(&fork, &branch);
+    world
+        .store
+        .decide_lesson(newer, LessonDecision::Accept)
+        .await
+        .unwrap();
+    let refused = world
+        .pipeline
+        .write_lessons_file(&repo, false)
+        .await
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains(&format!("Handoff does not push to {branch}")),
+        "{refused}"
+    );
+    assert_eq!(
+        world.fake.branch_sha(&fork, &branch),
+        before,
+        "nothing was pushed"
+    );
+}

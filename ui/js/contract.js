@@ -247,7 +247,7 @@
 
 /**
  * A lesson as the window shows it.
- * @typedef {{ id: number, rule: string, why: string, paths: Array<string>, state: string, enabled: boolean, carried: boolean, origin: string, editedByOwner: boolean, proposedByRunId: number | null, decidedAt: string | null, lastCarriedAt: string | null, vanishedPaths: Array<string>, asksToKeep: boolean, sources: Array<CorrectionRecord>, }} LessonRecord
+ * @typedef {{ id: number, rule: string, why: string, paths: Array<string>, state: string, enabled: boolean, carried: boolean, origin: string, editedByOwner: boolean, proposedByRunId: number | null, decidedAt: string | null, lastCarriedAt: string | null, vanishedPaths: Array<string>, asksToKeep: boolean, sources: Array<CorrectionRecord>, ruleRaw: RevealedText, }} LessonRecord
  */
 
 /**

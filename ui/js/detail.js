@@ -8,6 +8,7 @@
 
 import { backend } from "./backend.js";
 import { el, button, trustedHtml } from "./dom.js";
+import { agentGets } from "./agent_gets.js";
 import { relativeTime, runSpend, statusWords, commentLabels } from "./format.js";
 import { toast, errorToast } from "./toasts.js";
 import { followLogInto } from "./run_log.js";
@@ -165,25 +166,6 @@ function renderPlace(feedback) {
     }
   }
   return actions;
-}
-
-// Before the owner lets someone else's text reach the agent: the text exactly as the
-// agent gets it, with what the rendered view hides (comments, link definitions, folded
-// details, invisible characters) marked. The HTML is the Rust side's, escaped there.
-function agentGets(raw, open = false) {
-  const hidden = raw.hiddenParts.length;
-  const summary = el("summary", {}, [
-    el("span", { text: "What the agent gets" }),
-    hidden
-      ? el("span", { class: "badge warning hidden-count", text: `${hidden} hidden part${hidden === 1 ? "" : "s"}: ${[...new Set(raw.hiddenParts)].join(", ")}` })
-      : el("span", { class: "badge", text: "nothing hidden" }),
-  ]);
-  const block = el("details", { class: "agent-gets", dataset: { hidden: String(hidden) } }, [
-    summary,
-    trustedHtml(el("pre", { class: "raw-text" }), raw.html),
-  ]);
-  block.open = open || hidden > 0;
-  return block;
 }
 
 // An item someone else opened on GitHub: its text is untrusted, and the agent runs on it

@@ -9,6 +9,7 @@
 import { backend } from "./backend.js";
 import { el, button } from "./dom.js";
 import { diffView } from "./diff_view.js";
+import { agentGets } from "./agent_gets.js";
 import { toast, errorToast } from "./toasts.js";
 import { ask } from "./question.js";
 
@@ -207,6 +208,9 @@ function lessonItem(lesson, view) {
     ]),
     lesson.why ? el("p", { class: "lesson-why", text: lesson.why }) : null,
     el("p", { class: "muted lesson-facts", text: facts }),
+    // A proposal is the agent's words: accepting it puts them in every later prompt,
+    // so they are shown as the prompt gets them, hidden characters and all.
+    lesson.state === "proposed" || lesson.ruleRaw.hiddenParts.length ? agentGets(lesson.ruleRaw) : null,
     sources,
     actions,
   );

@@ -192,10 +192,13 @@ pub fn memberships_of(urls: &Urls, state: &FakeState, user_id: u64) -> Vec<Value
 }
 
 impl FakeGithub {
-    /// Forks `full_name` into `fork_owner`'s account (a bare clone with every branch),
-    /// ready at once, unless that fork exists; returns the fork's `owner/name`.
+    /// Forks `full_name` into `fork_owner`'s account (signed up when new; a bare clone
+    /// with every branch), ready at once, unless that fork exists; returns the fork's
+    /// `owner/name`.
     pub fn create_fork(&self, full_name: &str, fork_owner: &str) -> String {
         let (owner, name) = full_name.split_once('/').expect("owner/name");
+        // The account the fork goes to (signed up when new).
+        self.user_id_signing_up(fork_owner);
         let mut state = self.shared.state.lock().expect("state");
         let key = fork_into(
             &self.shared.git_root,
