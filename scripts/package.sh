@@ -6,8 +6,18 @@
 # - an AppImage of the same three programs (squashfs-tools makes the image; the AppImage
 #   runtime is the one the `appimage` crate ships, checked against its SHA-256).
 #
-#   bash scripts/package.sh                 release binaries, built first
-#   bash scripts/package.sh --from-build D  the binaries already in D (the test build's)
+#   HANDOFF_UPDATE_PUBLIC_KEY=... bash scripts/package.sh
+#                                  release binaries, built first, trusting that key
+#   bash scripts/package.sh --from-build D
+#                                  the binaries already in D
+#   --development-key              allow a package that trusts the development key
+#
+# A package installs updates signed with the key built into it, and the .deb installs
+# them as root. So a package is built only with the release key's public half in
+# HANDOFF_UPDATE_PUBLIC_KEY (base64 of its minisign .pub file), unless told
+# --development-key: the development key's secret half is in this repository
+# (test-support/keys/), for the tests. Programs that trust the development key (the
+# test build's) are found by that key in them.
 #
 # The packages land in ${CARGO_TARGET_DIR:-target}/packages/.
 set -euo pipefail
@@ -15,15 +25,29 @@ cd "$(dirname "$0")/.."
 
 target="${CARGO_TARGET_DIR:-target}"
 binaries=""
-if [ "${1:-}" = "--from-build" ]; then
-  binaries="${2:?--from-build needs the folder of the built programs}"
-else
-  bash scripts/install-deps.sh
-  if [ -z "${HANDOFF_UPDATE_PUBLIC_KEY:-}" ]; then
-    echo "package: HANDOFF_UPDATE_PUBLIC_KEY is not set, so this package trusts updates signed" >&2
-    echo "package: with the development key in test-support/keys/ (fine to try it, never for a" >&2
-    echo "package: release: give the release key's public half, base64 of its .pub file)" >&2
+development_key_allowed=false
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --from-build) binaries="${2:?--from-build needs the folder of the built programs}"; shift 2 ;;
+    --development-key) development_key_allowed=true; shift ;;
+    *) echo "package: unknown argument $1 (--from-build D, --development-key)" >&2; exit 2 ;;
+  esac
+done
+development_key=$(sed -n 's/^HANDOFF_UPDATE_PUBLIC_KEY = "\(.*\)"$/\1/p' .cargo/config.toml)
+[ -n "$development_key" ] || { echo "package: the development key is not in .cargo/config.toml" >&2; exit 1; }
+refuse_development_key() {
+  echo "package: refused: $1 trusts updates signed with the development key, whose secret" >&2
+  echo "package: half is public in test-support/keys/: anyone could sign an update that this" >&2
+  echo "package: package installs (the .deb as root). Give the release key's public half in" >&2
+  echo "package: HANDOFF_UPDATE_PUBLIC_KEY (base64 of its minisign .pub file), or say" >&2
+  echo "package: --development-key for a package that is only for trying out and tests." >&2
+  exit 2
+}
+if [ -z "$binaries" ]; then
+  if [ -z "${HANDOFF_UPDATE_PUBLIC_KEY:-}" ] || [ "${HANDOFF_UPDATE_PUBLIC_KEY}" = "$development_key" ]; then
+    [ "$development_key_allowed" = true ] || refuse_development_key "a build without HANDOFF_UPDATE_PUBLIC_KEY"
   fi
+  bash scripts/install-deps.sh
   echo "package: building the release programs"
   cargo build --release --locked --workspace --bins
   binaries="$target/release"
@@ -31,6 +55,12 @@ fi
 for program in handoff-desktop handoff handoff-egress; do
   [ -x "$binaries/$program" ] || { echo "package: $binaries/$program is not built" >&2; exit 1; }
 done
+if grep -qF "$development_key" "$binaries/handoff-desktop"; then
+  [ "$development_key_allowed" = true ] || refuse_development_key "$binaries/handoff-desktop"
+  echo "package: these packages trust the DEVELOPMENT update key (test-support/keys/): for tests and trying out only, never a release"
+else
+  echo "package: these packages trust the update key built into $binaries/handoff-desktop (not the development one)"
+fi
 
 version=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' src-tauri/tauri.conf.json | head -n 1)
 summary=$(sed -n 's/^ *"shortDescription": *"\([^"]*\)".*/\1/p' src-tauri/tauri.conf.json)

@@ -67,7 +67,9 @@ phase "build the benchmarks (in the test profile), with clippy's lints as errors
 cargo build --workspace --locked --benches --profile dev
 
 phase "package the test build (.deb and AppImage)"
-bash scripts/package.sh --from-build "$CARGO_TARGET_DIR/debug"
+# The test build trusts the development update key (its secret half is what the update
+# tests sign with), so its packages are for the tests only: package.sh is told so.
+bash scripts/package.sh --development-key --from-build "$CARGO_TARGET_DIR/debug"
 
 phase "cargo nextest run (every test of the workspace)"
 cargo nextest run --workspace --locked --no-fail-fast

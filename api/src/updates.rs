@@ -25,6 +25,47 @@ pub enum InstalledAs {
     Other,
 }
 
+/// The public half of the development update key (minisign, base64 of its .pub file),
+/// whose secret half is in `test-support/keys/` for the tests: the key builds from this
+/// repository trust unless a release key is given (`.cargo/config.toml`).
+pub const DEVELOPMENT_UPDATE_PUBLIC_KEY: &str = "dW50cnVzdGVkIGNvbW1lbnQ6IG1pbmlzaWduIHB1YmxpYyBrZXk6IDc5RTMzQTgxRjc2NEVGODUKUldTRjcyVDNnVHJqZVF0SXRZTXF2eTlNd0ZZejJodHFOZXlTclVNQm1iK3ZHUy9LMTJ4b3p4b1EK";
+
+/// The key a build installs updates with: its minisign key id, and whether it is the
+/// development key (anyone may sign with it: never a release's).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateKeyRecord {
+    /// The key id as minisign prints it (`79E33A81F764EF85`), or `unreadable`.
+    pub id: String,
+    pub development: bool,
+}
+
+/// The key of `public_key` (base64 of a minisign .pub file, as a build is given it).
+pub fn update_key_of(public_key: &str) -> UpdateKeyRecord {
+    use base64::Engine as _;
+    let engine = base64::engine::general_purpose::STANDARD;
+    let id = engine
+        .decode(public_key.trim())
+        .ok()
+        .and_then(|file| String::from_utf8(file).ok())
+        .and_then(|file| file.lines().nth(1).map(str::to_owned))
+        .and_then(|key| engine.decode(key.trim()).ok())
+        // "Ed", the key id (8 bytes, little-endian), then the key itself.
+        .filter(|bytes| bytes.len() == 42 && bytes.starts_with(b"Ed"))
+        .map(|bytes| {
+            bytes[2..10]
+                .iter()
+                .rev()
+                .map(|b| format!("{b:02X}"))
+                .collect()
+        })
+        .unwrap_or_else(|| "unreadable".to_owned());
+    UpdateKeyRecord {
+        id,
+        development: public_key.trim() == DEVELOPMENT_UPDATE_PUBLIC_KEY,
+    }
+}
+
 /// The Updates tab of Settings.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
@@ -33,6 +74,8 @@ pub struct UpdateSettings {
     pub installed_as: InstalledAs,
     /// The feed's address, when one is set.
     pub feed: Option<String>,
+    /// The key an update's signature must be of.
+    pub update_key: UpdateKeyRecord,
 }
 
 /// A newer version the feed offers.
@@ -67,16 +110,18 @@ impl AvailableUpdate {
 }
 
 /// The Updates tab: the version running (`current_version`), how it was installed, the
-/// feed.
+/// feed, and the key updates must be signed with (`update_public_key`, built in).
 pub async fn update_settings(
     core: &AppCore,
     current_version: &str,
     installed_as: InstalledAs,
+    update_public_key: &str,
 ) -> Result<UpdateSettings, CodedError> {
     Ok(UpdateSettings {
         current_version: current_version.to_owned(),
         installed_as,
         feed: core.store.setting(SettingKey::UpdateFeed).await?,
+        update_key: update_key_of(update_public_key),
     })
 }
 
@@ -100,4 +145,41 @@ pub async fn set_update_feed(core: &AppCore, address: &str) -> Result<(), CodedE
         .set_setting(SettingKey::UpdateFeed, address)
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_development_key_is_told_apart_by_its_id() {
+        assert_eq!(
+            update_key_of(DEVELOPMENT_UPDATE_PUBLIC_KEY),
+            UpdateKeyRecord {
+                id: "79E33A81F764EF85".to_owned(),
+                development: true,
+            }
+        );
+        // Another key, in minisign's format: its id, and not the development one.
+        let release = "dW50cnVzdGVkIGNvbW1lbnQ6IG1pbmlzaWduIHB1YmxpYyBrZXk6IDA4OEMxMjY1MjA4NzA5REEKUldUYUNZY2daUktNQ0tEYnVHb0xUNy9Uemk3OE1naGNMMCtJTFB5NnhRT1FtdW8zMEdna1lvMGkK";
+        assert_eq!(
+            update_key_of(release),
+            UpdateKeyRecord {
+                id: "088C1265208709DA".to_owned(),
+                development: false,
+            }
+        );
+        assert_eq!(update_key_of("not a key").id, "unreadable");
+    }
+
+    #[test]
+    fn the_development_key_is_the_one_the_repositorys_builds_get() {
+        let config = include_str!("../../.cargo/config.toml");
+        assert!(
+            config.contains(&format!(
+                "HANDOFF_UPDATE_PUBLIC_KEY = \"{DEVELOPMENT_UPDATE_PUBLIC_KEY}\""
+            )),
+            "the development key here and in .cargo/config.toml differ"
+        );
+    }
 }

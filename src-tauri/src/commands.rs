@@ -515,7 +515,13 @@ pub fn open_log_folder(app: tauri::AppHandle, state: State<'_, DesktopState>) ->
 /// The Updates tab: this version, how it was installed, the feed.
 #[tauri::command]
 pub async fn update_settings(state: State<'_, DesktopState>) -> Answer<UpdateSettings> {
-    updates::update_settings(state.core()?, env!("CARGO_PKG_VERSION"), installed_as()).await
+    updates::update_settings(
+        state.core()?,
+        env!("CARGO_PKG_VERSION"),
+        installed_as(),
+        crate::updates::UPDATE_PUBLIC_KEY,
+    )
+    .await
 }
 
 /// Sets the update feed (or unsets it, given nothing).

@@ -22,13 +22,29 @@ pub fn signature_of(bytes: &[u8], version: &str) -> String {
     let secret = minisign::SecretKeyBox::from_string(DEVELOPMENT_SECRET_KEY)
         .and_then(|key| key.into_unencrypted_secret_key())
         .expect("the development key reads");
+    signed_with(
+        &secret,
+        bytes,
+        version,
+        "signature from the development key",
+    )
+}
+
+/// A good signature of `bytes`, but by a key of its own made for it (not the one the
+/// app trusts): what someone who signed a package with their own key would serve.
+pub fn signature_by_another_key(bytes: &[u8], version: &str) -> String {
+    let other = minisign::KeyPair::generate_unencrypted_keypair().expect("a key is made");
+    signed_with(&other.sk, bytes, version, "signature from another key")
+}
+
+fn signed_with(secret: &minisign::SecretKey, bytes: &[u8], version: &str, comment: &str) -> String {
     let trusted = format!("timestamp:1764547200\tfile:Handoff.AppImage\tversion:{version}");
     let signature = minisign::sign(
         None,
-        &secret,
+        secret,
         std::io::Cursor::new(bytes),
         Some(&trusted),
-        Some("signature from the development key"),
+        Some(comment),
     )
     .expect("the package is signed");
     base64::engine::general_purpose::STANDARD.encode(signature.into_string())
@@ -105,6 +121,7 @@ impl UpdateFeed {
             "pub_date": "2026-12-01T00:00:00Z",
             "platforms": {
                 "linux-x86_64-appimage": platform.clone(),
+                "linux-x86_64-deb": platform.clone(),
                 "linux-x86_64": platform,
             },
         });

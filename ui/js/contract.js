@@ -566,8 +566,14 @@
  */
 
 /**
+ * The key a build installs updates with: its minisign key id, and whether it is the
+ * development key (anyone may sign with it: never a release's).
+ * @typedef {{ id: string, development: boolean, }} UpdateKeyRecord
+ */
+
+/**
  * The Updates tab of Settings.
- * @typedef {{ currentVersion: string, installedAs: InstalledAs, feed: string | null, }} UpdateSettings
+ * @typedef {{ currentVersion: string, installedAs: InstalledAs, feed: string | null, updateKey: UpdateKeyRecord, }} UpdateSettings
  */
 
 /**

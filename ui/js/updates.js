@@ -44,8 +44,16 @@ export async function renderUpdates(panel) {
     }
   }, "button check-for-update");
   check.disabled = !settings.feed;
+  const key = settings.updateKey;
+  const trusted = el("p", {
+    class: `update-key ${key.development ? "development" : "release"}`,
+    text: key.development
+      ? `This build installs updates signed with the development key (${key.id}), whose secret half is public in Handoff's repository for its tests: anyone could sign an update it takes. Use it only to try Handoff out; a release package trusts a release key.`
+      : `This build installs only updates signed with the release key ${key.id}.`,
+  });
   panel.replaceChildren(
     el("p", { text: `Handoff ${settings.currentVersion}, installed as ${installedWords[settings.installedAs] ?? settings.installedAs}.` }),
+    trusted,
     el("label", { attrs: { for: "update-feed" }, text: "Update feed" }),
     el("div", { class: "update-feed-row" }, [feed, save]),
     el("p", { class: "hint", text: "The address of an update manifest (https). An update is installed only when its signature is the one built into this app." }),

@@ -131,3 +131,52 @@ fn the_package_installs_on_a_clean_debian_and_its_window_opens() {
     std::fs::create_dir_all(&screenshots).unwrap();
     std::fs::write(screenshots.join("installed-package.png"), shot).unwrap();
 }
+
+#[test]
+fn no_package_trusts_the_development_update_key_unless_told_to() {
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repository.join("target"));
+    let development_key = handoff_api::updates::DEVELOPMENT_UPDATE_PUBLIC_KEY;
+    let package = |arguments: &[&str], key: Option<&str>| {
+        let mut command = Command::new("bash");
+        command
+            .arg("scripts/package.sh")
+            .args(arguments)
+            .current_dir(&repository)
+            .env("CARGO_TARGET_DIR", &target)
+            .env_remove("HANDOFF_UPDATE_PUBLIC_KEY");
+        if let Some(key) = key {
+            command.env("HANDOFF_UPDATE_PUBLIC_KEY", key);
+        }
+        command.output().expect("the packaging script runs")
+    };
+    let debug = target.join("debug");
+    let debug = debug.to_str().unwrap();
+    for (what, output) in [
+        (
+            "a release build without the release key",
+            package(&[], None),
+        ),
+        (
+            "a release build given the development key",
+            package(&[], Some(development_key)),
+        ),
+        (
+            "the test build's programs, which trust the development key",
+            package(&["--from-build", debug], None),
+        ),
+    ] {
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{what}: {said}");
+        assert!(
+            said.contains("refused") && said.contains("development key"),
+            "{what}: {said}"
+        );
+        assert!(
+            !String::from_utf8_lossy(&output.stdout).contains("package: /"),
+            "{what}: no package was written"
+        );
+    }
+}

@@ -1,7 +1,10 @@
 //! Signed updates, end to end: the AppImage that `scripts/package.sh` builds runs under
-//! WebDriver, asks an update feed on this machine for a newer version from Settings →
-//! Updates, refuses a package whose signature is not the app's key (the file stays as it
-//! was), and installs one signed with it (the AppImage on disk becomes the new package).
+//! WebDriver, says which key it trusts (the test build's: the development key), asks an
+//! update feed on this machine for a newer version from Settings → Updates, refuses a
+//! package whose signature is of other bytes or by another key (the file stays as it
+//! was), and installs one signed with its own key (the AppImage on disk becomes the new
+//! package). The app as the .deb installs it refuses both the same way, and dpkg is
+//! never asked.
 
 use handoff_test_support as support;
 
@@ -9,8 +12,46 @@ use std::path::{Path, PathBuf};
 
 use handoff::store::SettingKey;
 use handoff::Store;
-use support::update_feed::{signature_of, UpdateFeed};
+use support::update_feed::{signature_by_another_key, signature_of, UpdateFeed};
 use support::window::AppSession;
+
+/// The newest package with `extension` the packaging script made.
+fn built_package(extension: &str) -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let folder = target.join("packages");
+    std::fs::read_dir(&folder)
+        .unwrap_or_else(|error| {
+            panic!(
+                "no package in {}: run scripts/package.sh ({error})",
+                folder.display()
+            )
+        })
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|found| found == extension))
+        .max_by_key(|path| std::fs::metadata(path).and_then(|m| m.modified()).ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "no .{extension} in {}: run scripts/package.sh",
+                folder.display()
+            )
+        })
+}
+
+/// What dpkg says of the `handoff` package on this machine.
+fn dpkg_status() -> String {
+    let output = std::process::Command::new("dpkg-query")
+        .args(["-W", "-f=${Status} ${Version}", "handoff"])
+        .output()
+        .expect("dpkg-query runs");
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
 
 /// The newest AppImage the packaging script made.
 fn built_appimage() -> PathBuf {
@@ -51,6 +92,10 @@ async fn check_for_the_update(app: &AppSession) {
         )
         .await;
     assert!(settings.contains("installed as an AppImage"), "{settings}");
+    assert!(
+        settings.contains("signed with the development key (79E33A81F764EF85)"),
+        "the test build says plainly which key it trusts: {settings}"
+    );
     app.click(".check-for-update").await;
     let found = app
         .text_eventually_containing(RESULT, "Version 99.0.0 is available")
@@ -114,6 +159,32 @@ async fn an_update_is_installed_only_with_the_apps_signature() {
     );
     app.screenshot("update-refused").await;
 
+    // Then a good signature of the right bytes, by another key: refused just the same.
+    feed.offer(
+        "99.0.0",
+        newer.clone(),
+        signature_by_another_key(&newer, "99.0.0"),
+        "**Faster** boards.",
+    );
+    app.click("#settings-dialog .tab[data-tab=\"updates\"]")
+        .await;
+    app.click(".check-for-update").await;
+    app.text_eventually_containing(RESULT, "Version 99.0.0 is available")
+        .await;
+    app.click(".install-update").await;
+    let refused = app
+        .text_eventually_containing(RESULT, "was not installed")
+        .await;
+    assert!(
+        refused.to_lowercase().contains("signature") || refused.to_lowercase().contains("key"),
+        "{refused}"
+    );
+    assert_eq!(feed.downloads(), 2);
+    assert!(
+        std::fs::read(&installed).unwrap() == before,
+        "an update signed by another key changed the AppImage"
+    );
+
     // Then with the app's own signature: the AppImage on disk becomes the new package.
     feed.offer(
         "99.0.0",
@@ -136,4 +207,71 @@ async fn an_update_is_installed_only_with_the_apps_signature() {
         "the AppImage was not replaced by the update"
     );
     app.screenshot("update-installed").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_deb_installation_installs_no_update_not_signed_with_its_key() {
+    // The app as the .deb installs it (its program says it came as a .deb), run from the
+    // package's files.
+    let unpacked = tempfile::tempdir().unwrap();
+    let extracted = std::process::Command::new("dpkg-deb")
+        .arg("-x")
+        .arg(built_package("deb"))
+        .arg(unpacked.path())
+        .status()
+        .unwrap();
+    assert!(extracted.success());
+    let program = unpacked.path().join("usr/bin/handoff-desktop");
+    let dpkg_before = dpkg_status();
+
+    let feed = UpdateFeed::start().await;
+    let data_dir = tempfile::tempdir().unwrap();
+    let store = Store::open_in(data_dir.path()).await.unwrap();
+    store
+        .set_setting(SettingKey::UpdateFeed, &feed.manifest_address())
+        .await
+        .unwrap();
+    drop(store);
+    let newer = std::fs::read(built_package("deb")).unwrap();
+    let app = AppSession::start_program(&program, data_dir.path(), &[]).await;
+    assert_eq!(app.wait_until_loaded().await, "true");
+    app.click("#open-settings").await;
+    app.click("#settings-dialog .tab[data-tab=\"updates\"]")
+        .await;
+    let settings = app
+        .text_eventually_containing(
+            "return document.getElementById('updates-panel').textContent;",
+            "installed as the .deb package",
+        )
+        .await;
+    assert!(settings.contains("development key"), "{settings}");
+
+    for (what, signature) in [
+        (
+            "a signature of other bytes",
+            signature_of(b"another package", "99.0.0"),
+        ),
+        (
+            "another key's signature",
+            signature_by_another_key(&newer, "99.0.0"),
+        ),
+    ] {
+        feed.offer("99.0.0", newer.clone(), signature, "A new .deb.");
+        app.click("#settings-dialog .tab[data-tab=\"updates\"]")
+            .await;
+        app.click(".check-for-update").await;
+        app.text_eventually_containing(RESULT, "Version 99.0.0 is available")
+            .await;
+        app.click(".install-update").await;
+        let refused = app
+            .text_eventually_containing(RESULT, "was not installed")
+            .await;
+        assert!(
+            refused.to_lowercase().contains("signature") || refused.to_lowercase().contains("key"),
+            "{what}: {refused}"
+        );
+    }
+    assert_eq!(feed.downloads(), 2, "each was downloaded and refused");
+    assert_eq!(dpkg_status(), dpkg_before, "dpkg installed nothing");
+    app.screenshot("update-refused-deb").await;
 }

@@ -279,12 +279,17 @@ impl AppSession {
                             picture.display()
                         );
                     }
-                    // Something lies over it (a sticky bar at a scrolling panel's edge):
-                    // bring it to the middle, as a person would scroll to it.
+                    // Something lies over it (a sticky bar at a scrolling panel's edge), or
+                    // WebKit finds it out of reach where the panel scrolls: bring it to the
+                    // middle, as a person would scroll to it.
                     if matches!(
                         &error,
                         fantoccini::error::CmdError::Standard(standard)
-                            if standard.error == fantoccini::error::ErrorStatus::ElementClickIntercepted
+                            if matches!(
+                                standard.error,
+                                fantoccini::error::ErrorStatus::ElementClickIntercepted
+                                    | fantoccini::error::ErrorStatus::ElementNotInteractable
+                            )
                     ) {
                         let scrolled = self
                             .client
