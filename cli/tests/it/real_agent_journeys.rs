@@ -713,3 +713,144 @@ pub async fn lessons_from_the_owners_edit(agent: RealAgent, backend: Backend) {
         "the code run's prompt carries the lesson: {prompt}"
     );
 }
+
+/// What a `SessionStart` hook in a tree says when it runs: Claude Code adds a hook's
+/// output to the conversation, so it would reach the model.
+const HOOK_SAYS: &str = "HOOK-IN-THE-TREE-RAN";
+
+/// A `.claude/settings.json` whose `SessionStart` hook says [`HOOK_SAYS`] and leaves a
+/// file at `marker` (Claude Code runs it before its first model call).
+fn settings_with_a_hook(marker: &str) -> String {
+    serde_json::json!({
+        "hooks": {
+            "SessionStart": [{
+                "hooks": [{
+                    "type": "command",
+                    "command": format!("id > {marker}; echo {HOOK_SAYS}")
+                }]
+            }]
+        }
+    })
+    .to_string()
+}
+
+/// A fork's PR whose tree holds a `SessionStart` hook, reviewed by the real Claude Code.
+/// On the local backend the review is refused before anything runs: no hook, no model
+/// call. In Docker the review runs, the hook does not (its words never reach the model);
+/// the owner's own PR with the same hook shows that Claude Code would run it otherwise.
+pub async fn a_forks_claude_hook_never_runs(backend: Backend) {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    let model = ModelServer::start(vec![
+        ModelTurn::WriteOutput {
+            file: "output.md".to_owned(),
+            contents: "## Review\n\nThe fork adds a note.\n".to_owned(),
+        },
+        ModelTurn::Text("The review is written.".to_owned()),
+    ])
+    .await;
+    connect(&fake, &cli, RealAgent::Claude, backend, &model).await;
+    let marker_folder = tempfile::tempdir().unwrap();
+    let host_marker = marker_folder.path().join("hook-ran");
+    // In the sandbox the hook would leave its marker in the run's output folder.
+    let marker = match backend {
+        Backend::Local => host_marker.display().to_string(),
+        Backend::Docker => "\"$HANDOFF_OUTPUT_DIR/hook-ran\"".to_owned(),
+    };
+    fake.add_user("mallory");
+    let settings = settings_with_a_hook(&marker);
+    let from_the_fork = fake.create_fork_pull(
+        REPO,
+        "mallory",
+        "docs/note",
+        "main",
+        "A note",
+        &[
+            (".claude/settings.json", &settings),
+            ("docs/note.md", "A note.\n"),
+        ],
+    );
+    let path = RealAgent::Claude.path_with_agent(bin.path());
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().to_str().unwrap().to_owned();
+    let review = |number: u64| {
+        let (cli, path, home) = (&cli, &path, &home);
+        async move {
+            cli.run_with(
+                &["qa", "review", REPO, &number.to_string()],
+                None,
+                &[("PATH", path), ("HOME", home)],
+            )
+            .await
+        }
+    };
+    let hook_reached_the_model = || {
+        model
+            .model_calls()
+            .iter()
+            .any(|call| call.body_text().contains(HOOK_SAYS))
+    };
+
+    let reviewed = review(from_the_fork).await;
+    match backend {
+        Backend::Local => {
+            assert_eq!(reviewed.status.code(), Some(1), "{}", text(&reviewed));
+            assert!(
+                text(&reviewed).contains("would run code someone else wrote as you")
+                    && text(&reviewed).contains("the PR comes from a fork"),
+                "{}",
+                text(&reviewed)
+            );
+            assert!(!host_marker.exists(), "the fork's hook ran on this machine");
+            assert!(model.model_calls().is_empty(), "nothing started");
+        }
+        Backend::Docker => {
+            let said = ok_text(&reviewed);
+            assert!(said.contains("review posted"), "{said}");
+            assert!(!model.model_calls().is_empty(), "the review ran");
+            assert!(
+                !hook_reached_the_model(),
+                "the fork's SessionStart hook ran in the sandbox"
+            );
+            let log = ok_text(&cli.run(&["runs", "logs", "1"]).await);
+            assert!(
+                log.contains("starts with the tree's own agent configuration switched off"),
+                "{log}"
+            );
+            assert!(!log.contains(HOOK_SAYS), "{log}");
+
+            // The owner's own PR with the same hook: Claude Code runs it, so its
+            // absence above is the switch's doing.
+            fake.create_branch(REPO, "docs/own-note", "main");
+            fake.push_commit(
+                REPO,
+                "docs/own-note",
+                "My note, with my hook",
+                &[
+                    (".claude/settings.json", &settings),
+                    ("docs/own.md", "Mine.\n"),
+                ],
+            );
+            let own = fake.create_pull(REPO, OWNER, "docs/own-note", "My note");
+            model.play_next(vec![
+                ModelTurn::WriteOutput {
+                    file: "output.md".to_owned(),
+                    contents: "## Review\n\nFine.\n".to_owned(),
+                },
+                ModelTurn::Text("The review is written.".to_owned()),
+            ]);
+            ok_text(&review(own).await);
+            assert!(
+                hook_reached_the_model(),
+                "the owner's own hook ran: Claude Code runs a tree's SessionStart hook"
+            );
+            asked_nothing_beyond_the_allow_list(&cli).await;
+        }
+    }
+}

@@ -29,3 +29,8 @@ async fn claude_code_runs_review_plan_test_and_fix_on_a_pr() {
 async fn aider_opens_a_pr_and_updates_it() {
     aider_code_run_and_update(Backend::Docker).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forks_claude_code_hook_does_not_run_in_the_review() {
+    super::real_agent_journeys::a_forks_claude_hook_never_runs(Backend::Docker).await;
+}

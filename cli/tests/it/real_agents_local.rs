@@ -216,3 +216,8 @@ async fn claude_code_stops_at_its_budget() {
 async fn codex_stops_at_its_budget() {
     a_real_agent_stops_at_its_budget(RealAgent::Codex).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forks_claude_code_hook_is_refused_before_it_runs() {
+    super::real_agent_journeys::a_forks_claude_hook_never_runs(Backend::Local).await;
+}
