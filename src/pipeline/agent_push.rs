@@ -122,6 +122,10 @@ impl Pipeline {
         }
         log.say(&format!("pushing {commits} commit(s) to {branch}"))
             .await?;
+        // Known as Handoff's before they leave: a push whose answer is lost still did.
+        self.store
+            .record_handoff_push(repo.id, Some(run_id), Some(&copy.start_sha), &end_sha)
+            .await?;
         git.push(&copy.cache, repository, &run_ref, branch, protected)
             .await
             .map_err(|error| match error {

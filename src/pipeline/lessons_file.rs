@@ -196,6 +196,9 @@ impl Pipeline {
                     format!("Handoff does not push to {branch}: {guard}; nothing was pushed"),
                 ));
             }
+            self.store
+                .record_handoff_push(repo.id, None, None, &commit)
+                .await?;
             git.push(
                 &workspace,
                 repository,
