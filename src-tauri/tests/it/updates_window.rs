@@ -103,6 +103,24 @@ async fn check_for_the_update(app: &AppSession) {
     assert!(found.contains("this is 0.1.0"), "{found}");
 }
 
+/// Checks Settings → Updates again for version 99.0.0 and presses Install; returns
+/// what the page says once the install ended with a line containing `ending`.
+async fn install_the_offered_update(app: &AppSession, ending: &str) -> String {
+    app.click("#settings-dialog .tab[data-tab=\"updates\"]")
+        .await;
+    app.click(".check-for-update").await;
+    app.text_eventually_containing(RESULT, "Version 99.0.0 is available")
+        .await;
+    app.click(".install-update").await;
+    app.text_eventually_containing(RESULT, ending).await
+}
+
+/// Whether the page's refusal names the signature or its key.
+fn names_the_signature(refused: &str) -> bool {
+    let refused = refused.to_lowercase();
+    refused.contains("signature") || refused.contains("key")
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_update_is_installed_only_with_the_apps_signature() {
     let folder = tempfile::tempdir().unwrap();
@@ -166,19 +184,8 @@ async fn an_update_is_installed_only_with_the_apps_signature() {
         signature_by_another_key(&newer, "99.0.0"),
         "**Faster** boards.",
     );
-    app.click("#settings-dialog .tab[data-tab=\"updates\"]")
-        .await;
-    app.click(".check-for-update").await;
-    app.text_eventually_containing(RESULT, "Version 99.0.0 is available")
-        .await;
-    app.click(".install-update").await;
-    let refused = app
-        .text_eventually_containing(RESULT, "was not installed")
-        .await;
-    assert!(
-        refused.to_lowercase().contains("signature") || refused.to_lowercase().contains("key"),
-        "{refused}"
-    );
+    let refused = install_the_offered_update(&app, "was not installed").await;
+    assert!(names_the_signature(&refused), "{refused}");
     assert_eq!(feed.downloads(), 2);
     assert!(
         std::fs::read(&installed).unwrap() == before,
@@ -192,15 +199,8 @@ async fn an_update_is_installed_only_with_the_apps_signature() {
         signature_of(&newer, "99.0.0"),
         "**Faster** boards.",
     );
-    app.click("#settings-dialog .tab[data-tab=\"updates\"]")
-        .await;
-    app.click(".check-for-update").await;
-    app.text_eventually_containing(RESULT, "Version 99.0.0 is available")
-        .await;
-    app.click(".install-update").await;
-    let installed_text = app
-        .text_eventually_containing(RESULT, "is installed: it runs after a restart")
-        .await;
+    let installed_text =
+        install_the_offered_update(&app, "is installed: it runs after a restart").await;
     assert!(installed_text.contains("99.0.0"), "{installed_text}");
     assert!(
         std::fs::read(&installed).unwrap() == newer,
@@ -257,19 +257,8 @@ async fn the_deb_installation_installs_no_update_not_signed_with_its_key() {
         ),
     ] {
         feed.offer("99.0.0", newer.clone(), signature, "A new .deb.");
-        app.click("#settings-dialog .tab[data-tab=\"updates\"]")
-            .await;
-        app.click(".check-for-update").await;
-        app.text_eventually_containing(RESULT, "Version 99.0.0 is available")
-            .await;
-        app.click(".install-update").await;
-        let refused = app
-            .text_eventually_containing(RESULT, "was not installed")
-            .await;
-        assert!(
-            refused.to_lowercase().contains("signature") || refused.to_lowercase().contains("key"),
-            "{what}: {refused}"
-        );
+        let refused = install_the_offered_update(&app, "was not installed").await;
+        assert!(names_the_signature(&refused), "{what}: {refused}");
     }
     assert_eq!(feed.downloads(), 2, "each was downloaded and refused");
     assert_eq!(dpkg_status(), dpkg_before, "dpkg installed nothing");
