@@ -94,16 +94,27 @@ export async function renderAgentBranches(box, fullName, repo, afterFork) {
 }
 
 /**
- * Check setup's one click: makes (or finds) the fork of `repo` in `place`.
- * @param {string} repo @param {string} place @param {() => Promise<void>} afterFork
+ * Check setup's button for a repository whose branches need a fork: one click makes (or
+ * finds) it in the place the owner has, else it opens the repository's settings there.
+ * @param {{ repo: string, place: string | null }} fix
+ * @param {() => Promise<void>} afterFork
+ * @param {() => Promise<void>} openRepository
  */
-export async function makeForkFromCheckSetup(repo, place, afterFork) {
-  try {
-    toast(`Making the fork of ${repo} in ${place}; GitHub may take a moment…`);
-    const settings = await backend.makeAgentFork(repo, place);
-    toast(`Agent branches of ${repo} go to ${settings.repo.pushFork}`, { kind: "success" });
-    await afterFork();
-  } catch (error) {
-    errorToast(error);
-  }
+export function forkFixButton(fix, afterFork, openRepository) {
+  const { repo, place } = fix;
+  if (!place) return button("Choose where to fork", openRepository, "button small fix-make-fork");
+  const make = button(`Make a fork in ${place}`, async () => {
+    make.disabled = true;
+    try {
+      toast(`Making the fork of ${repo} in ${place}; GitHub may take a moment…`);
+      const settings = await backend.makeAgentFork(repo, place);
+      toast(`Agent branches of ${repo} go to ${settings.repo.pushFork}`, { kind: "success" });
+      await afterFork();
+    } catch (error) {
+      errorToast(error);
+    } finally {
+      make.disabled = false;
+    }
+  }, "button small fix-make-fork");
+  return make;
 }

@@ -10,7 +10,7 @@ import { toast, errorToast } from "./toasts.js";
 import { renderUpdates } from "./updates.js";
 import { renderSpend } from "./spend.js";
 import { renderLessons } from "./lessons.js";
-import { renderAgentBranches, makeForkFromCheckSetup } from "./agent_fork.js";
+import { renderAgentBranches, forkFixButton } from "./agent_fork.js";
 
 const dialog = document.getElementById("settings-dialog");
 const panels = {
@@ -497,22 +497,12 @@ function fixButton(fix) {
       return button("Repository settings", () => showTab("repositories", { repo: fix.repo }), "button small");
     case "grant_token_permission":
       return button("Sign in with another token", () => hooks.signIn(), "button small fix-sign-in");
-    case "make_agent_fork": {
-      const { repo, place } = fix;
-      if (place) {
-        const make = button(`Make a fork in ${place}`, async () => {
-          make.disabled = true;
-          await makeForkFromCheckSetup(repo, place, () => renderSetup());
-          make.disabled = false;
-        }, "button small fix-make-fork");
-        return make;
-      }
-      return button("Choose where to fork", async () => {
-        showTab("repositories", { repo });
-        await renderRepoSettings(repo);
+    case "make_agent_fork":
+      return forkFixButton(fix, () => renderSetup(), async () => {
+        showTab("repositories", { repo: fix.repo });
+        await renderRepoSettings(fix.repo);
         document.getElementById("agent-branches")?.scrollIntoView({ block: "start" });
-      }, "button small fix-make-fork");
-    }
+      });
     case "build_image":
       return null; // drawn with its log below
     default:

@@ -53,31 +53,6 @@ fn dpkg_status() -> String {
     )
 }
 
-/// The newest AppImage the packaging script made.
-fn built_appimage() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
-    let folder = target.join("packages");
-    std::fs::read_dir(&folder)
-        .unwrap_or_else(|error| {
-            panic!(
-                "no package in {}: run scripts/package.sh ({error})",
-                folder.display()
-            )
-        })
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|found| found == "AppImage"))
-        .max_by_key(|path| std::fs::metadata(path).and_then(|m| m.modified()).ok())
-        .unwrap_or_else(|| {
-            panic!(
-                "no AppImage in {}: run scripts/package.sh",
-                folder.display()
-            )
-        })
-}
-
 const RESULT: &str = "return document.getElementById('update-result')?.textContent ?? '';";
 
 /// Opens Settings → Updates and checks for an update.
@@ -125,7 +100,7 @@ fn names_the_signature(refused: &str) -> bool {
 async fn an_update_is_installed_only_with_the_apps_signature() {
     let folder = tempfile::tempdir().unwrap();
     let installed = folder.path().join("Handoff.AppImage");
-    std::fs::copy(built_appimage(), &installed).unwrap();
+    std::fs::copy(built_package("AppImage"), &installed).unwrap();
     let before = std::fs::read(&installed).unwrap();
     // The new version: the same AppImage with bytes of its own at the end, which an
     // AppImage ignores.
