@@ -123,9 +123,9 @@ impl Pipeline {
                 author: feedback.github_issue_author.clone().unwrap_or_default(),
             });
         }
-        // An item a visitor opened (or whose prompts carry a visitor's words) steers the
-        // agent with someone else's words, and a branch may hold someone else's commits:
-        // with no isolation, whatever that makes the agent run would run as the owner.
+        // An item a visitor opened steers the agent with someone else's words, and a
+        // branch may hold someone else's commits: with no isolation, whatever that makes
+        // the agent run would run as the owner.
         if options.backend.unwrap_or(repo.sandbox_backend) == SandboxBackend::Local {
             if let Some(why) = self
                 .strangers_part_in_code_run(&repo, feedback.id, feedback.pr_number)
@@ -391,10 +391,10 @@ impl BegunCodeRun {
         //    PR's last head when its branch was deleted; the item's kept copy when it has
         //    one, brought to that tip — and the job, run in the sandbox. A kept copy that
         //    cannot be brought to the tip (the agent did not run) is dropped, and the job
-        //    starts once more from a fresh copy.
-        // What of the run is someone else's, asked again now that its turn came (the
-        // branch may have moved while it waited): never run on the local backend, and
-        // in a sandbox the tree's own agent configuration is switched off.
+        //    starts once more from a fresh copy. What of the tree is someone else's is
+        //    asked again now that the run's turn came (the branch may have moved while
+        //    it waited): such a tree never runs on the local backend, and in a sandbox
+        //    its own agent configuration is switched off.
         let strangers = pipeline
             .strangers_part_in_code_run(repo, feedback.id, feedback.pr_number)
             .await
