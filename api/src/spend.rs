@@ -182,6 +182,8 @@ pub struct AgentStepRecord {
     pub tool_calls: Vec<ToolCallRecord>,
     pub text: String,
     pub details_left_out: bool,
+    /// The answer's usage could not be read: the call was charged all it reserved.
+    pub usage_unread: bool,
 }
 
 impl From<AgentStep> for AgentStepRecord {
@@ -206,6 +208,7 @@ impl From<AgentStep> for AgentStepRecord {
                 .collect(),
             text: step.text,
             details_left_out: step.details_left_out,
+            usage_unread: step.usage_unread,
         }
     }
 }

@@ -6,12 +6,15 @@
 //! - `handoff-egress configure [--control PATH]`: sends the commands on standard input
 //!   (one JSON object per line) to a serving gate and prints its answers; exits 1 when
 //!   one failed.
+//! - `handoff-egress hold-key [--control PATH]`: joins standard input and output to the
+//!   gate's control socket both ways until the gate closes it: a run's key held on a
+//!   link of its own.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-const USAGE: &str = "usage: handoff-egress serve [--proxy ADDR] [--forwarder ADDR] [--control PATH] [--idle-exit SECONDS]\n       handoff-egress configure [--control PATH]";
+const USAGE: &str = "usage: handoff-egress serve [--proxy ADDR] [--forwarder ADDR] [--control PATH] [--idle-exit SECONDS]\n       handoff-egress configure [--control PATH]\n       handoff-egress hold-key [--control PATH]";
 const DEFAULT_CONTROL: &str = "/run/handoff-gate/control.sock";
 
 fn value_of(arguments: &[String], flag: &str) -> Option<String> {
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
     match arguments.first().map(String::as_str) {
         Some("serve") => serve(&arguments, control, &runtime),
         Some("configure") => configure(control, &runtime),
+        Some("hold-key") => hold_key(control, &runtime),
         Some("--version") => {
             println!("handoff-egress {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
@@ -117,6 +121,34 @@ fn configure(control: PathBuf, runtime: &tokio::runtime::Runtime) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+#[cfg(unix)]
+fn hold_key(control: PathBuf, runtime: &tokio::runtime::Runtime) -> ExitCode {
+    let linked = runtime.block_on(handoff::egress::gate::relay(
+        &control,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        Duration::from_secs(10),
+    ));
+    // Standard input is read on a thread of its own, which would keep the program
+    // waiting for input it no longer needs: it ends here, with the link.
+    match linked {
+        Ok(()) => std::process::exit(0),
+        Err(error) => {
+            eprintln!(
+                "handoff-egress: the link to the gate at {} broke: {error}",
+                control.display()
+            );
+            std::process::exit(1)
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn hold_key(_: PathBuf, _: &tokio::runtime::Runtime) -> ExitCode {
+    eprintln!("handoff-egress: the gate runs only in a Linux container");
+    ExitCode::FAILURE
 }
 
 #[cfg(not(unix))]

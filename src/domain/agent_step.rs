@@ -43,6 +43,10 @@ pub struct AgentStep {
     /// reached [`STEPS_KEPT_BYTES_PER_RUN`].
     #[serde(default)]
     pub details_left_out: bool,
+    /// Whether the answer's usage could not be read (it broke off, or came in a shape
+    /// the meter does not read): the call was charged all it reserved.
+    #[serde(default)]
+    pub usage_unread: bool,
 }
 
 impl AgentStep {

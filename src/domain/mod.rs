@@ -10,6 +10,7 @@ pub mod agent_step;
 pub mod archive_state;
 pub mod automatic_update;
 pub mod budgets;
+pub mod call_reservation;
 pub mod ci_entry_points;
 pub mod code_prompt;
 pub mod comment_version;

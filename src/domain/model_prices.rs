@@ -249,6 +249,36 @@ impl PriceTable {
         }
     }
 
+    /// The most output tokens `model` may write in one answer, when a request does not
+    /// say: the providers' published ceilings, by family (Claude Opus 4 and 4.1: 32,000;
+    /// Claude 3.5 Haiku: 8,192; other Claude models: 64,000; OpenAI's and any other
+    /// model: 128,000).
+    pub fn output_ceiling(model: &str) -> u64 {
+        let model = model.to_ascii_lowercase();
+        if model.starts_with("claude-opus-4-0")
+            || model.starts_with("claude-opus-4-1")
+            || model == "claude-opus-4"
+            || model.starts_with("claude-opus-4-2025")
+        {
+            32_000
+        } else if model.starts_with("claude-3-5-haiku") {
+            8_192
+        } else if model.starts_with("claude-") {
+            64_000
+        } else {
+            128_000
+        }
+    }
+
+    /// The price a call of `model` is reserved at: the table's price, or the dearest
+    /// when the model has none (`true` then).
+    pub fn reservation_price(&self, model: &str) -> (ModelPrice, bool) {
+        match self.price_of(model) {
+            Some(price) => (*price, false),
+            None => (self.dearest(), true),
+        }
+    }
+
     /// The price of `model`, if the table has it.
     pub fn price_of(&self, model: &str) -> Option<&ModelPrice> {
         if let Some(price) = self.models.get(model) {

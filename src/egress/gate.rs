@@ -65,11 +65,14 @@ impl GateState {
                 }
                 Err(refusal) => GateAnswer::failed(refusal),
             },
+            GateCommand::HoldKey { .. } => GateAnswer::failed(
+                "a key is held only on a connection of its own (`handoff-egress hold-key`)",
+            ),
             GateCommand::AddKey { key } => {
                 tracing::info!(host = %key.api_host, "egress: forwarding for a run");
                 let until = std::time::Instant::now()
                     .checked_add(Duration::from_secs(key.valid_for_seconds));
-                self.keys.add_until(key.into_forwarded(), until);
+                self.keys.add_until(key.into_forwarded(None), until);
                 GateAnswer::done()
             }
             GateCommand::RemoveKey { placeholder } => {
@@ -167,6 +170,10 @@ async fn serve_control(stream: tokio::net::UnixStream, state: &GateState) -> std
         }
         // The line may hold a key: it is never written anywhere but parsed here.
         let answer = match serde_json::from_str::<GateCommand>(&line) {
+            Ok(GateCommand::HoldKey { key }) => {
+                state.activity.touch();
+                return super::key_link::hold_key(key, state, lines, writes).await;
+            }
             Ok(command) => state.apply(command),
             Err(error) => GateAnswer::failed(format!("the command does not read: {error}")),
         };
@@ -175,6 +182,49 @@ async fn serve_control(stream: tokio::net::UnixStream, state: &GateState) -> std
         writes.write_all(text.as_bytes()).await?;
     }
     Ok(())
+}
+
+/// Connects `input` and `output` to the gate's control socket at `control` both ways,
+/// until the gate closes it (a held key's link): waits up to `wait` for the gate.
+#[cfg(unix)]
+pub async fn relay(
+    control: &Path,
+    mut input: impl AsyncRead + Unpin,
+    mut output: impl tokio::io::AsyncWrite + Unpin,
+    wait: Duration,
+) -> std::io::Result<()> {
+    let deadline = tokio::time::Instant::now() + wait;
+    let stream = loop {
+        match tokio::net::UnixStream::connect(control).await {
+            Ok(stream) => break stream,
+            Err(error) if tokio::time::Instant::now() >= deadline => return Err(error),
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    };
+    let (mut reads, mut writes) = stream.into_split();
+    let to_gate = async {
+        tokio::io::copy(&mut input, &mut writes).await?;
+        writes.shutdown().await
+    };
+    let from_gate = async {
+        tokio::io::copy(&mut reads, &mut output).await?;
+        output.flush().await
+    };
+    tokio::pin!(to_gate);
+    tokio::pin!(from_gate);
+    let mut sending = true;
+    // The link ends when the gate closes it; the input may stay open past that.
+    loop {
+        tokio::select! {
+            sent = &mut to_gate, if sending => {
+                sending = false;
+                if let Err(error) = sent {
+                    tracing::debug!(%error, "the link's input broke off");
+                }
+            }
+            received = &mut from_gate => return received,
+        }
+    }
 }
 
 /// Sends the commands read from `input` (one per line) to the gate at `control`,

@@ -11,9 +11,11 @@ use std::net::IpAddr;
 use serde::{Deserialize, Serialize};
 
 use crate::domain::agent_step::AgentStep;
+use crate::domain::call_reservation::CallAsk;
 use crate::domain::model_prices::PriceTable;
 use crate::domain::network_policy::{parse_allowed_hosts, NetworkPolicy};
 use crate::domain::NetworkMode;
+use crate::sandbox::call_ledger::{CallLedger, LedgerEntry, LedgerRefusal};
 use crate::sandbox::key_forwarding::{ForwardedKey, ModelEndpoint};
 use crate::sandbox::run_meter::{RunMeter, SpendLimit};
 use crate::secrets::Secret;
@@ -31,9 +33,31 @@ pub enum GateCommand {
     },
     /// Forward for the job holding this key's placeholder.
     AddKey { key: KeyForTheGate },
+    /// Forward for the job holding this key's placeholder while this connection stays
+    /// open, reserving each of its model calls through it (see [`LinkMessage`]): the
+    /// run's ledger stays with the Handoff that runs it, and the key goes when the
+    /// connection does.
+    HoldKey { key: KeyForTheGate },
     /// Stop forwarding for the job holding `placeholder`; the answer carries what its
     /// model calls spent.
     RemoveKey { placeholder: String },
+}
+
+/// What the gate says on a held key's connection, after its first answer: one per line.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "message", rename_all = "snake_case")]
+pub enum LinkMessage {
+    /// A model call asks to be let through; [`LinkReply`] answers with the same `ask_id`.
+    Reserve { ask_id: u64, ask: CallAsk },
+    /// A call let through (as reservation `entry`) ended, read as `step`.
+    Settle { entry: LedgerEntry, step: AgentStep },
+}
+
+/// Handoff's answer to a [`LinkMessage::Reserve`]: the reservation, or why not.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LinkReply {
+    pub ask_id: u64,
+    pub reservation: Result<LedgerEntry, LedgerRefusal>,
 }
 
 /// What a job's model calls spent, as the gate's meter recorded them.
@@ -118,8 +142,9 @@ impl KeyForTheGate {
         }
     }
 
-    /// The key as the forwarder holds it (the gate needs no variable names).
-    pub fn into_forwarded(self) -> ForwardedKey {
+    /// The key as the forwarder holds it (the gate needs no variable names), its calls
+    /// reserved in `ledger` when it has one.
+    pub fn into_forwarded(self, ledger: Option<std::sync::Arc<dyn CallLedger>>) -> ForwardedKey {
         ForwardedKey {
             variable: String::new(),
             base_address_variables: Vec::new(),
@@ -131,7 +156,7 @@ impl KeyForTheGate {
             endpoints: self.endpoints,
             secret: Secret::new(self.key),
             placeholder: self.placeholder,
-            meter: RunMeter::new(self.limit, self.prices.unwrap_or_default()),
+            meter: RunMeter::with_ledger(self.limit, self.prices.unwrap_or_default(), ledger),
         }
     }
 }
@@ -182,7 +207,7 @@ mod tests {
         let GateCommand::AddKey { key: back } = serde_json::from_str(&wire).unwrap() else {
             panic!("an add_key command");
         };
-        let forwarded = back.into_forwarded();
+        let forwarded = back.into_forwarded(None);
         assert_eq!(forwarded.secret.expose(), "sk-ant-never-printed");
         assert_eq!(forwarded.placeholder, key.placeholder);
         assert_eq!(forwarded.upstream, "https://api.anthropic.com");

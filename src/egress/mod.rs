@@ -14,11 +14,15 @@
 //! Handoff sets the rules and hands over and takes back keys through the gate's
 //! control socket ([`gate_control`]), by running `handoff-egress configure` inside the
 //! gate's container through the engine, so that keys travel only in memory and the
-//! agent cannot send a command. [`gate`] puts the parts together.
+//! agent cannot send a command. A run's key is held on a connection of its own that
+//! stays open for the run ([`key_link`]): each model call is reserved through it in the
+//! ledger of the Handoff that runs it, and the key goes when it closes. [`gate`] puts
+//! the parts together.
 
 pub mod client_hello;
 pub mod gate;
 pub mod gate_control;
+pub mod key_link;
 pub mod proxy;
 pub mod request_target;
 

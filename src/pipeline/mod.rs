@@ -46,6 +46,7 @@ pub mod run_queue;
 pub mod run_supervision;
 pub mod sandbox_choice;
 pub mod spawned_run;
+pub mod spend_ledger;
 pub mod standing_lessons;
 mod strangers_work;
 

@@ -24,14 +24,14 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse as _, Response};
 
+use super::call_ledger::CallLedger;
+use super::model_request::ModelRequest;
 use super::provider_answer::ModelApi;
-use super::run_meter::{RunMeter, SpendLimit};
+use super::request_memory::{RequestMemory, RequestRefusal};
+use super::run_meter::{provider_error, RunMeter, SpendLimit};
 use crate::domain::model_prices::PriceTable;
 use crate::egress::GateActivity;
 use crate::secrets::Secret;
-
-/// The largest request the endpoint passes on (a prompt with its files).
-const LARGEST_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 
 /// Headers that belong to one connection, never passed on.
 const CONNECTION_HEADERS: &[&str] = &[
@@ -127,11 +127,16 @@ impl ForwardedKey {
     }
 
     /// The same key with a new placeholder, for a job that may spend `limit` priced by
-    /// `prices`.
-    pub fn renewed_with(&self, limit: SpendLimit, prices: PriceTable) -> Self {
+    /// `prices`, each call reserved in `ledger` too.
+    pub fn renewed_with(
+        &self,
+        limit: SpendLimit,
+        prices: PriceTable,
+        ledger: Option<Arc<dyn CallLedger>>,
+    ) -> Self {
         ForwardedKey {
             placeholder: new_placeholder(),
-            meter: RunMeter::new(limit, prices),
+            meter: RunMeter::with_ledger(limit, prices, ledger),
             ..self.clone()
         }
     }
@@ -269,6 +274,7 @@ struct Forwarding {
     table: Arc<ForwardingTable>,
     http: reqwest::Client,
     activity: GateActivity,
+    memory: RequestMemory,
 }
 
 impl KeyForwarder {
@@ -310,6 +316,7 @@ pub fn forwarding_router(
         table,
         http,
         activity,
+        memory: RequestMemory::default(),
     });
     Ok(axum::Router::new().fallback(forward).with_state(state))
 }
@@ -355,18 +362,51 @@ async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Resp
         );
     }
     let api = ModelApi::of_path(parts.uri.path());
-    if api.is_some() && key.meter.budget_spent() {
-        return key.meter.refusal(api);
-    }
-    let body = match axum::body::to_bytes(body, LARGEST_REQUEST_BYTES).await {
-        Ok(body) => body,
-        Err(error) => {
-            tracing::warn!(%error, "the key forwarder could not read a request");
-            return refusal(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "the request is too large".to_owned(),
-            );
+    let declared_length = parts
+        .headers
+        .get("content-length")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<usize>().ok());
+    let read = match state.memory.read(body, declared_length).await {
+        Ok(read) => read,
+        Err(refusal) => {
+            tracing::warn!(%refusal, "the key forwarder did not read a request");
+            let (status, code) = match refusal {
+                RequestRefusal::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "request_too_large"),
+                RequestRefusal::Overloaded => (StatusCode::SERVICE_UNAVAILABLE, "overloaded"),
+                RequestRefusal::BrokeOff(_) => (StatusCode::BAD_REQUEST, "request_broke_off"),
+            };
+            return provider_error(api, status, code, &format!("Handoff: {refusal}"));
         }
+    };
+    // A model call is read before it leaves: its worst case is reserved, and the body
+    // may change so that its answer reports its usage.
+    let (body, metered) = match api {
+        Some(api) => {
+            let request = match ModelRequest::read(api, &read.body) {
+                Ok(request) => request,
+                Err(unreadable) => {
+                    tracing::warn!(%unreadable, "the key forwarder refused a model call it cannot read");
+                    return provider_error(
+                        Some(api),
+                        StatusCode::BAD_REQUEST,
+                        "unreadable_request",
+                        &format!("Handoff: {unreadable}"),
+                    );
+                }
+            };
+            let ask = request.ask(key.meter.prices());
+            let reservation = match key.meter.reserve(ask).await {
+                Ok(reservation) => reservation,
+                Err(refusal) => return key.meter.refusal(Some(api), &refusal),
+            };
+            let body = match &request.body_to_send {
+                Some(changed) => bytes::Bytes::from(changed.clone()),
+                None => read.body.clone(),
+            };
+            (body, Some((request, reservation)))
+        }
+        None => (read.body.clone(), None),
     };
     let mut headers = parts.headers.clone();
     for name in CONNECTION_HEADERS {
@@ -398,12 +438,22 @@ async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Resp
         .http
         .request(parts.method, format!("{}{path}", key.upstream))
         .headers(headers)
-        .body(body.clone())
+        .body(body)
         .send()
         .await;
+    // The request's share of memory is given back once it has been sent.
+    drop(read);
     let answer = match answer {
         Ok(answer) => answer,
         Err(error) => {
+            if let Some((request, reservation)) = &metered {
+                // A call that never reached the provider costs nothing; one that broke
+                // off once sent may have been served, and counts all it reserved.
+                key.meter.settle(
+                    *reservation,
+                    unanswered_step(request, began.1, !error.is_connect()),
+                );
+            }
             // Neither the address nor the headers are in the text.
             tracing::warn!(error = %error.without_url(), host = %key.api_host, "the key forwarder cannot reach the provider");
             return refusal(
@@ -418,8 +468,8 @@ async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Resp
             response = response.header(name, value);
         }
     }
-    let body = match api {
-        Some(api) => {
+    let body = match &metered {
+        Some((request, reservation)) => {
             let status = answer.status().as_u16();
             let content_type = answer
                 .headers()
@@ -427,8 +477,8 @@ async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Resp
                 .and_then(|value| value.to_str().ok())
                 .map(str::to_owned);
             key.meter.metered_body(
-                api,
-                body,
+                *reservation,
+                request,
                 status,
                 content_type.as_deref(),
                 began,
@@ -444,6 +494,30 @@ async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Resp
             "the provider's answer was unreadable".to_owned(),
         )
     })
+}
+
+/// The step of a call the provider never answered: charged nothing when it never left,
+/// or all it reserved when it may have been served (`maybe_served`).
+fn unanswered_step(
+    request: &ModelRequest,
+    began_at: chrono::DateTime<chrono::Utc>,
+    maybe_served: bool,
+) -> crate::domain::agent_step::AgentStep {
+    crate::domain::agent_step::AgentStep {
+        model: request
+            .model
+            .clone()
+            .unwrap_or_else(|| "unknown".to_owned()),
+        began_at,
+        duration_ms: 0,
+        status: 502,
+        usage: crate::domain::model_prices::TokenUsage::default(),
+        cost_usd: None,
+        tool_calls: Vec::new(),
+        text: String::new(),
+        details_left_out: false,
+        usage_unread: maybe_served,
+    }
 }
 
 #[cfg(test)]

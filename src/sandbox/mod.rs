@@ -15,6 +15,7 @@
 //!   whose traffic leaves through its repository's egress gate ([`docker_gate`]).
 //! - [`e2b`]: a cloud sandbox through E2B's REST API and its in-sandbox API.
 
+pub mod call_ledger;
 pub mod connect_stream;
 pub mod docker;
 pub mod docker_gate;
@@ -22,8 +23,10 @@ pub mod docker_labels;
 pub mod e2b;
 pub mod key_forwarding;
 pub mod local_process;
+pub mod model_request;
 pub mod output_limits;
 pub mod provider_answer;
+pub mod request_memory;
 pub mod run_meter;
 pub mod tar_transfer;
 

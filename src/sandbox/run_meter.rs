@@ -1,29 +1,40 @@
-//! The meter of one run, kept by its key forwarder: every model call's tokens, cost and
-//! steps, read from the provider's own answer as it streams past, and the run's budget,
-//! which the forwarder holds by refusing the next call once it is spent.
+//! The meter of one run, kept by its key forwarder: every model call reserved at its
+//! worst case before it leaves, and its tokens, cost and steps read from the provider's
+//! own answer as it streams past, which settles the reservation.
 //!
 //! Because the meter stands outside the sandbox, the agent can neither hide nor misstate
-//! what it spent. A call already under way when the budget runs out finishes; the next
-//! one gets an error in the provider's own shape, so the agent stops as it would when
-//! its account runs dry.
+//! what it spent. A call is let through only when its run's budget can hold its worst
+//! case on top of what the run has charged and holds already, and, through the meter's
+//! [`CallLedger`], when the repository's month and the day can too: calls at once and
+//! runs at once share those. A refused call gets an error in the provider's own shape,
+//! so the agent stops as it would when its account runs dry.
+//!
+//! Every answer is settled: read to its end even when the agent stops reading (up to
+//! [`DRAIN_AT_MOST`]), and charged all it reserved when its usage cannot be read.
 
+use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse as _, Response};
 use bytes::Bytes;
 use chrono::Utc;
-use futures::Stream;
+use futures::{Stream, StreamExt as _};
 use serde::{Deserialize, Serialize};
 
+use super::call_ledger::{CallLedger, LedgerEntry, LedgerRefusal};
 use super::provider_answer::{AnswerReader, ModelApi};
 use crate::domain::agent_step::{AgentStep, STEPS_KEPT_BYTES_PER_RUN};
 pub use crate::domain::budgets::SpendLimit;
+use crate::domain::call_reservation::{CallAsk, CallBudgets, CallCharge, Committed};
 use crate::domain::model_prices::{PriceTable, TokenUsage};
+
+/// How long, and how much, an answer the agent stopped reading is read on for its usage.
+pub const DRAIN_AT_MOST: (Duration, usize) = (Duration::from_secs(10 * 60), 64 * 1024 * 1024);
 
 /// What a run spent so far, by the meter.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -36,9 +47,25 @@ pub struct MeteredSpend {
     /// What the unpriced tokens would cost at the table's dearest price for each kind:
     /// what a dollar budget counts them as, so that it holds for a model with no price.
     pub unpriced_at_most_usd: f64,
+    /// What the budgets were charged: the priced calls' cost, the unpriced ones at the
+    /// dearest price, and unread answers at their whole reservation.
+    #[serde(default)]
+    pub charged_usd: f64,
+    #[serde(default)]
+    pub charged_tokens: u64,
     pub calls: u64,
-    /// Calls refused because the budget was spent.
+    /// Calls refused because a budget could not hold them.
     pub refused_calls: u64,
+    /// Answers whose usage could not be read (charged their whole reservation).
+    #[serde(default)]
+    pub unread_calls: u64,
+}
+
+/// A call let through and not yet settled.
+#[derive(Debug, Clone)]
+struct HeldCall {
+    ask: CallAsk,
+    entry: Option<LedgerEntry>,
 }
 
 #[derive(Debug, Default)]
@@ -46,6 +73,14 @@ struct MeterState {
     steps: Vec<AgentStep>,
     spend: MeteredSpend,
     detail_bytes: usize,
+    held: HashMap<u64, HeldCall>,
+    next_reservation: u64,
+    /// Settlements still being written to the ledger.
+    writing: Vec<tokio::task::JoinHandle<()>>,
+    /// Why the meter stopped seeing the run's calls, when it did (its gate stopped).
+    lost: Option<String>,
+    /// Why the last call refused was refused.
+    last_refusal: Option<String>,
 }
 
 /// A run's meter: shared by the forwarder that fills it and the run that reads it.
@@ -53,15 +88,30 @@ struct MeterState {
 pub struct RunMeter {
     limit: SpendLimit,
     prices: PriceTable,
+    ledger: Option<Arc<dyn CallLedger>>,
     state: Mutex<MeterState>,
+    /// How many calls have settled, for those who wait on it.
+    settled_calls: tokio::sync::watch::Sender<u64>,
 }
 
 impl RunMeter {
+    /// A meter that holds the run's own `limit` by itself.
     pub fn new(limit: SpendLimit, prices: PriceTable) -> Arc<RunMeter> {
+        RunMeter::with_ledger(limit, prices, None)
+    }
+
+    /// A meter that also reserves each call in `ledger`.
+    pub fn with_ledger(
+        limit: SpendLimit,
+        prices: PriceTable,
+        ledger: Option<Arc<dyn CallLedger>>,
+    ) -> Arc<RunMeter> {
         Arc::new(RunMeter {
             limit,
             prices,
+            ledger,
             state: Mutex::new(MeterState::default()),
+            settled_calls: tokio::sync::watch::Sender::new(0),
         })
     }
 
@@ -93,33 +143,170 @@ impl RunMeter {
         self.state().steps.clone()
     }
 
-    /// Whether the budget is spent: the next call would be refused.
-    pub fn budget_spent(&self) -> bool {
-        let spend = self.spend();
-        self.limit
-            .tokens
-            .is_some_and(|tokens| spend.usage.total() >= tokens)
-            || self
-                .limit
-                .usd
-                .is_some_and(|usd| spend.cost_usd + spend.unpriced_at_most_usd >= usd)
-    }
-
-    /// Whether a call was refused for the budget.
+    /// Whether a call was refused for a budget.
     pub fn budget_reached(&self) -> bool {
         self.spend().refused_calls > 0
     }
 
-    /// Adds one finished call.
-    pub fn record(&self, step: AgentStep) {
+    /// Calls let through whose answers have not been settled yet.
+    pub fn calls_under_way(&self) -> usize {
+        self.state().held.len()
+    }
+
+    /// Says that the meter stopped seeing the run's calls, and why.
+    pub fn lose(&self, why: impl Into<String>) {
+        let mut state = self.state();
+        if state.lost.is_none() {
+            state.lost = Some(why.into());
+        }
+    }
+
+    /// Why the last refused call was refused, if one was.
+    pub fn last_refusal(&self) -> Option<String> {
+        self.state().last_refusal.clone()
+    }
+
+    /// Why the meter stopped seeing the run's calls, if it did.
+    pub fn lost(&self) -> Option<String> {
+        self.state().lost.clone()
+    }
+
+    /// Lets a call of worst case `ask` through, or says which budget cannot hold it. The
+    /// reservation's number, to settle it with.
+    pub async fn reserve(&self, ask: CallAsk) -> Result<u64, LedgerRefusal> {
+        let (id, within_run) = {
+            let mut state = self.state();
+            let held_usd: f64 = state.held.values().map(|held| held.ask.usd).sum();
+            let held_tokens: u64 = state.held.values().map(|held| held.ask.tokens).sum();
+            let committed = Committed {
+                run_usd: state.spend.charged_usd + held_usd,
+                run_tokens: state.spend.charged_tokens + held_tokens,
+                ..Committed::default()
+            };
+            let own = CallBudgets {
+                run: self.limit,
+                repo: String::new(),
+                repo_month_usd: None,
+                day_usd: None,
+            };
+            let within_run = own.check(&ask, committed);
+            let id = state.next_reservation;
+            state.next_reservation += 1;
+            if within_run.is_ok() {
+                state.held.insert(
+                    id,
+                    HeldCall {
+                        ask: ask.clone(),
+                        entry: None,
+                    },
+                );
+            } else {
+                state.spend.refused_calls += 1;
+            }
+            if let Err(refusal) = &within_run {
+                state.last_refusal = Some(refusal.to_string());
+            }
+            (id, within_run)
+        };
+        within_run?;
+        let Some(ledger) = &self.ledger else {
+            return Ok(id);
+        };
+        match ledger.reserve(ask).await {
+            Ok(entry) => {
+                if let Some(held) = self.state().held.get_mut(&id) {
+                    held.entry = Some(entry);
+                }
+                Ok(id)
+            }
+            Err(refusal) => {
+                let mut state = self.state();
+                state.held.remove(&id);
+                state.spend.refused_calls += 1;
+                state.last_refusal = Some(refusal.to_string());
+                Err(refusal)
+            }
+        }
+    }
+
+    /// The worst case of reservation `id`, while it is held.
+    pub fn held_ask(&self, id: u64) -> Option<CallAsk> {
+        self.state().held.get(&id).map(|held| held.ask.clone())
+    }
+
+    /// Settles reservation `id` with the call's `step` as the answer was read (`None`:
+    /// it could not be read at all, and is charged all it reserved).
+    pub fn settle(&self, id: u64, step: AgentStep) {
+        let Some(held) = self.state().held.remove(&id) else {
+            tracing::warn!(
+                reservation = id,
+                "a model call was settled twice or never reserved"
+            );
+            return;
+        };
+        let charge = self.charge_of(&held.ask, &step);
+        self.record(step.clone(), charge);
+        if let (Some(ledger), Some(entry)) = (&self.ledger, held.entry) {
+            let written = ledger.settle(entry, charge, step);
+            let writing = tokio::spawn(written);
+            self.state().writing.push(writing);
+        }
+        self.settled_calls.send_modify(|settled| *settled += 1);
+    }
+
+    /// What a call of worst case `ask` is charged for `step`: its cost (at the dearest
+    /// price when its model has none), or all it reserved when its usage was unread.
+    fn charge_of(&self, ask: &CallAsk, step: &AgentStep) -> CallCharge {
+        if step.usage_unread {
+            return CallCharge::whole(ask);
+        }
+        CallCharge {
+            usd: step
+                .cost_usd
+                .unwrap_or_else(|| self.prices.dearest().cost_of(&step.usage)),
+            tokens: step.usage.total(),
+            unread: false,
+        }
+    }
+
+    /// Waits until `calls` calls in all have settled (an answer the agent stopped reading
+    /// settles once it has been read to its end).
+    pub async fn wait_until_settled(&self, calls: u64) {
+        let mut settled = self.settled_calls.subscribe();
+        let waited = settled
+            .wait_for(|settled| *settled >= calls)
+            .await
+            .map(|_| ());
+        if let Err(error) = waited {
+            tracing::warn!(%error, "a meter stopped while it was waited on");
+        }
+    }
+
+    /// Waits until every settlement has reached the ledger.
+    pub async fn settled(&self) {
+        let writing = std::mem::take(&mut self.state().writing);
+        for written in writing {
+            if let Err(error) = written.await {
+                tracing::warn!(%error, "a model call's settlement could not be written");
+            }
+        }
+    }
+
+    /// Adds one finished call, charged `charge`.
+    fn record(&self, step: AgentStep, charge: CallCharge) {
         let mut state = self.state();
         state.spend.calls += 1;
         state.spend.usage.add(&step.usage);
+        state.spend.charged_usd += charge.usd;
+        state.spend.charged_tokens += charge.tokens;
+        if step.usage_unread {
+            state.spend.unread_calls += 1;
+        }
         match step.cost_usd {
             Some(cost) => state.spend.cost_usd += cost,
             None => {
                 state.spend.unpriced_tokens += step.usage.total();
-                state.spend.unpriced_at_most_usd += self.prices.dearest().cost_of(&step.usage);
+                state.spend.unpriced_at_most_usd += charge.usd;
             }
         }
         let step = if state.detail_bytes + step.detail_bytes() > STEPS_KEPT_BYTES_PER_RUN {
@@ -131,69 +318,41 @@ impl RunMeter {
         state.steps.push(step);
     }
 
-    /// Adds the calls another meter recorded (the egress gate's, for a run in Docker).
-    pub fn absorb(&self, steps: Vec<AgentStep>, refused_calls: u64) {
-        for step in steps {
-            self.record(step);
-        }
-        self.state().spend.refused_calls += refused_calls;
-    }
-
-    /// The provider-shaped refusal of a call once the budget is spent (and counts it).
-    pub fn refusal(&self, api: Option<ModelApi>) -> Response {
-        let spend = {
-            let mut state = self.state();
-            state.spend.refused_calls += 1;
-            state.spend
+    /// The provider-shaped refusal of a call that a budget cannot hold.
+    pub fn refusal(&self, api: Option<ModelApi>, refusal: &LedgerRefusal) -> Response {
+        let spend = self.spend();
+        let message = match refusal {
+            LedgerRefusal::Budget(refusal) => format!(
+                "Handoff: {refusal}. Raise the budget in Handoff's settings and retry the run."
+            ),
+            LedgerRefusal::Unavailable(_) => format!("Handoff: {refusal}; the call was not sent."),
         };
-        let message = format!(
-            "Handoff: this run's budget ({}) is spent: ${:.2} and {} tokens used. Raise the \
-             budget in Handoff's settings and retry the run.",
-            self.limit.describe(),
-            spend.cost_usd,
-            spend.usage.total()
-        );
         tracing::info!(
-            cost_usd = spend.cost_usd,
+            charged_usd = spend.charged_usd,
             tokens = spend.usage.total(),
-            "a run's model call was refused: its budget is spent"
+            %refusal,
+            "a run's model call was refused"
         );
-        // A 400 is what each provider answers for a request it will not serve however
-        // often it is tried, so that no agent retries it.
-        let body = match api {
-            Some(ModelApi::AnthropicMessages) => serde_json::json!({
-                "type": "error",
-                "error": { "type": "invalid_request_error", "message": message },
-            }),
-            _ => serde_json::json!({
-                "error": { "message": message, "type": "invalid_request_error",
-                           "param": null, "code": "budget_reached" },
-            }),
-        };
-        (
-            StatusCode::BAD_REQUEST,
-            [("content-type", "application/json")],
-            body.to_string(),
-        )
-            .into_response()
+        provider_error(api, StatusCode::BAD_REQUEST, "budget_reached", &message)
     }
 
-    /// The provider's answer to a call of `api` (whose body was `request`), passed on as
-    /// it streams, and read on the side into a step when it ends.
+    /// The provider's answer to a call of `api` (whose request is `request`), passed on
+    /// as it streams and read on the side; its end settles reservation `reservation`.
     pub fn metered_body(
         self: &Arc<Self>,
-        api: ModelApi,
-        request: Bytes,
+        reservation: u64,
+        request: &super::model_request::ModelRequest,
         status: u16,
         content_type: Option<&str>,
         began: (Instant, chrono::DateTime<Utc>),
         answer: impl Stream<Item = reqwest::Result<Bytes>> + Send + 'static,
     ) -> Body {
         Body::from_stream(MeteredStream {
-            inner: Box::pin(answer),
+            inner: Some(Box::pin(answer)),
             pending: Some(PendingStep {
-                reader: AnswerReader::new(api, content_type),
-                request,
+                reader: AnswerReader::new(request.api, content_type),
+                requested_model: request.model.clone(),
+                reservation,
                 status,
                 began,
                 meter: self.clone(),
@@ -202,11 +361,37 @@ impl RunMeter {
     }
 }
 
+/// An error in the shape of `api`'s provider. A 400 is what each provider answers for a
+/// request it will not serve however often it is tried, so that no agent retries it.
+pub fn provider_error(
+    api: Option<ModelApi>,
+    status: StatusCode,
+    code: &str,
+    message: &str,
+) -> Response {
+    let body = match api {
+        Some(ModelApi::AnthropicMessages) => serde_json::json!({
+            "type": "error",
+            "error": { "type": "invalid_request_error", "message": message },
+        }),
+        _ => serde_json::json!({
+            "error": { "message": message, "type": "invalid_request_error",
+                       "param": null, "code": code },
+        }),
+    };
+    (
+        status,
+        [("content-type", "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
 /// A step whose answer is still passing.
 struct PendingStep {
     reader: AnswerReader,
-    /// The request's body, for its model.
-    request: Bytes,
+    requested_model: Option<String>,
+    reservation: u64,
     status: u16,
     began: (Instant, chrono::DateTime<Utc>),
     meter: Arc<RunMeter>,
@@ -218,37 +403,46 @@ impl PendingStep {
         // The answer names its model; the request is read only when it does not.
         let model = reading
             .model
-            .or_else(|| requested_model(&self.request))
+            .or(self.requested_model)
             .unwrap_or_else(|| "unknown".to_owned());
         let cost_usd = self.meter.prices.cost_of(&model, &reading.usage);
-        self.meter.record(AgentStep {
+        // A provider bills nothing for a call it refused; an answer it served whose
+        // usage cannot be read is charged all it reserved.
+        let usage_unread = !reading.usage_reported && (200..300).contains(&self.status);
+        let step = AgentStep {
             model,
             began_at: self.began.1,
             duration_ms: u64::try_from(self.began.0.elapsed().as_millis()).unwrap_or(u64::MAX),
             status: self.status,
             usage: reading.usage,
-            cost_usd,
+            cost_usd: if usage_unread {
+                self.meter
+                    .held_ask(self.reservation)
+                    .filter(|ask| !ask.unpriced)
+                    .map(|ask| ask.usd)
+            } else {
+                cost_usd
+            },
             tool_calls: reading.tool_calls,
             text: reading.text,
             details_left_out: false,
-        });
+            usage_unread,
+        };
+        if usage_unread {
+            tracing::warn!(
+                model = %step.model,
+                "a model answer's usage could not be read; the call is charged all it reserved"
+            );
+        }
+        self.meter.settle(self.reservation, step);
     }
 }
 
-/// The model a request's body asks for.
-fn requested_model(request: &[u8]) -> Option<String> {
-    #[derive(Deserialize)]
-    struct ModelField {
-        model: Option<String>,
-    }
-    serde_json::from_slice::<ModelField>(request)
-        .ok()
-        .and_then(|body| body.model)
-}
+type AnswerStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
 
 /// The answer's bytes, passed on untouched, with a reader looking at each piece.
 struct MeteredStream {
-    inner: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
+    inner: Option<AnswerStream>,
     pending: Option<PendingStep>,
 }
 
@@ -256,7 +450,10 @@ impl Stream for MeteredStream {
     type Item = reqwest::Result<Bytes>;
 
     fn poll_next(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let polled = self.inner.as_mut().poll_next(context);
+        let Some(inner) = self.inner.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let polled = inner.as_mut().poll_next(context);
         match &polled {
             Poll::Ready(Some(Ok(bytes))) => {
                 if let Some(pending) = &mut self.pending {
@@ -275,11 +472,36 @@ impl Stream for MeteredStream {
 }
 
 impl Drop for MeteredStream {
-    /// An answer the agent stopped reading still counts what it carried so far.
+    /// An answer the agent stopped reading is read on to its end (within
+    /// [`DRAIN_AT_MOST`]) for the usage it reports last.
     fn drop(&mut self) {
-        if let Some(pending) = self.pending.take() {
+        let Some(mut pending) = self.pending.take() else {
+            return;
+        };
+        let (Some(mut inner), Ok(runtime)) =
+            (self.inner.take(), tokio::runtime::Handle::try_current())
+        else {
             pending.finish();
-        }
+            return;
+        };
+        runtime.spawn(async move {
+            let (most_time, most_bytes) = DRAIN_AT_MOST;
+            let mut read = 0_usize;
+            let drained = tokio::time::timeout(most_time, async {
+                while let Some(Ok(bytes)) = inner.next().await {
+                    read += bytes.len();
+                    pending.reader.feed(&bytes);
+                    if read > most_bytes {
+                        break;
+                    }
+                }
+            })
+            .await;
+            if drained.is_err() {
+                tracing::warn!("a model answer the agent stopped reading did not end in time");
+            }
+            pending.finish();
+        });
     }
 }
 
@@ -307,71 +529,118 @@ mod tests {
             }],
             text: String::new(),
             details_left_out: false,
+            usage_unread: false,
         }
     }
 
-    #[test]
-    fn the_budget_is_spent_once_dollars_or_tokens_reach_it() {
+    fn ask(model: &str, usd: f64, tokens: u64) -> CallAsk {
+        CallAsk {
+            model: model.to_owned(),
+            usd,
+            tokens,
+            unpriced: false,
+        }
+    }
+
+    fn dollars(usd: f64) -> SpendLimit {
+        SpendLimit {
+            usd: Some(usd),
+            tokens: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn calls_at_once_are_let_through_only_while_the_budget_holds_their_worst_case() {
+        let meter = RunMeter::new(dollars(1.0), PriceTable::default());
+        let mut granted = Vec::new();
+        for _ in 0..20 {
+            if let Ok(id) = meter.reserve(ask("claude-sonnet-4-5", 0.30, 1_000)).await {
+                granted.push(id);
+            }
+        }
+        assert_eq!(granted.len(), 3, "three worst cases of $0.30 fit in $1");
+        assert_eq!(meter.spend().refused_calls, 17);
+        assert!(meter.budget_reached());
+        // One settles for less than it reserved: room for one more.
         let prices = PriceTable::default();
-        let meter = RunMeter::new(
-            SpendLimit {
-                usd: Some(0.01),
-                tokens: None,
-            },
-            prices.clone(),
-        );
-        meter.record(step("claude-sonnet-4-5", 1000, 100, &prices));
-        assert!(!meter.budget_spent(), "$0.0045 of $0.01");
-        meter.record(step("claude-sonnet-4-5", 1000, 400, &prices));
-        assert!(meter.budget_spent(), "$0.0135 of $0.01");
+        meter.settle(granted[0], step("claude-sonnet-4-5", 10_000, 100, &prices));
+        assert!(meter
+            .reserve(ask("claude-sonnet-4-5", 0.30, 1_000))
+            .await
+            .is_ok());
+        assert!(meter
+            .reserve(ask("claude-sonnet-4-5", 0.30, 1_000))
+            .await
+            .is_err());
+    }
+
+    #[tokio::test]
+    async fn a_token_budget_counts_what_calls_hold_and_what_they_used() {
+        let prices = PriceTable::default();
         let meter = RunMeter::new(
             SpendLimit {
                 usd: None,
-                tokens: Some(2000),
+                tokens: Some(2_000),
             },
             prices.clone(),
         );
-        meter.record(step("my-own-model", 1500, 400, &prices));
-        assert!(!meter.budget_spent());
-        assert_eq!(meter.spend().unpriced_tokens, 1900);
+        let first = meter
+            .reserve(ask("my-own-model", 0.0, 1_500))
+            .await
+            .unwrap();
+        assert!(meter.reserve(ask("my-own-model", 0.0, 600)).await.is_err());
+        meter.settle(first, step("my-own-model", 1_000, 400, &prices));
+        assert_eq!(meter.spend().unpriced_tokens, 1_400);
         assert_eq!(meter.spend().cost_usd, 0.0);
-        meter.record(step("my-own-model", 50, 50, &prices));
-        assert!(meter.budget_spent());
+        assert!(meter.reserve(ask("my-own-model", 0.0, 600)).await.is_ok());
     }
 
-    #[test]
-    fn a_dollar_budget_holds_for_a_model_with_no_price() {
+    #[tokio::test]
+    async fn a_model_with_no_price_is_charged_at_the_dearest_price() {
         let prices = PriceTable::default();
-        let meter = RunMeter::new(
-            SpendLimit {
-                usd: Some(1.0),
-                tokens: None,
-            },
-            prices.clone(),
-        );
+        let meter = RunMeter::new(dollars(1.0), prices.clone());
         // Counted at the dearest price of each kind among the defaults ($15 a million
         // for input, $75 for output): 20,000 tokens in and 2,000 out come to $0.45.
         assert_eq!(prices.dearest().input, 15.0);
         assert_eq!(prices.dearest().output, 75.0);
-        meter.record(step("our-own-model", 20_000, 2_000, &prices));
-        meter.record(step("our-own-model", 20_000, 2_000, &prices));
-        assert!(!meter.budget_spent(), "$0.90 of $1");
-        assert_eq!(
-            meter.spend().cost_usd,
-            0.0,
-            "shown as no price, never as a guess"
-        );
-        meter.record(step("our-own-model", 20_000, 2_000, &prices));
-        assert!(meter.budget_spent(), "$1.35 of $1");
+        for _ in 0..2 {
+            let id = meter
+                .reserve(ask("our-own-model", 0.5, 22_000))
+                .await
+                .unwrap();
+            meter.settle(id, step("our-own-model", 20_000, 2_000, &prices));
+        }
+        let spend = meter.spend();
+        assert!((spend.charged_usd - 0.90).abs() < 1e-9, "{spend:?}");
+        assert_eq!(spend.cost_usd, 0.0, "shown as no price, never as a guess");
+        assert!(meter
+            .reserve(ask("our-own-model", 0.5, 22_000))
+            .await
+            .is_err());
     }
 
-    #[test]
-    fn past_five_megabytes_steps_keep_their_figures_only() {
+    #[tokio::test]
+    async fn an_answer_whose_usage_is_unread_is_charged_all_it_reserved() {
+        let prices = PriceTable::default();
+        let meter = RunMeter::new(dollars(5.0), prices.clone());
+        let id = meter.reserve(ask("gpt-5", 1.28, 128_100)).await.unwrap();
+        let mut unread = step("gpt-5", 0, 0, &prices);
+        unread.usage_unread = true;
+        meter.settle(id, unread);
+        let spend = meter.spend();
+        assert!((spend.charged_usd - 1.28).abs() < 1e-9, "{spend:?}");
+        assert_eq!(spend.charged_tokens, 128_100);
+        assert_eq!(spend.unread_calls, 1);
+    }
+
+    #[tokio::test]
+    async fn past_five_megabytes_steps_keep_their_figures_only() {
         let prices = PriceTable::default();
         let meter = RunMeter::unlimited();
         let calls = STEPS_KEPT_BYTES_PER_RUN / 1005 + 10;
         for _ in 0..calls {
-            meter.record(step("gpt-5", 10, 1, &prices));
+            let id = meter.reserve(ask("gpt-5", 0.0, 11)).await.unwrap();
+            meter.settle(id, step("gpt-5", 10, 1, &prices));
         }
         let steps = meter.steps();
         assert_eq!(steps.len(), calls);

@@ -31,6 +31,7 @@ mod run_queue;
 mod runs;
 mod settings;
 pub mod spend;
+pub mod spend_ledger;
 mod stage_runs;
 mod sync_cursors;
 pub mod time_text;

@@ -88,7 +88,7 @@ pub fn parse_dollars(text: &str) -> Result<Option<f64>, String> {
     Ok(Some(usd))
 }
 
-fn start_of_day(time: DateTime<Utc>) -> DateTime<Utc> {
+pub(super) fn start_of_day(time: DateTime<Utc>) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(time.year(), time.month(), time.day(), 0, 0, 0)
         .single()
         .unwrap_or(time)
@@ -167,55 +167,14 @@ impl Store {
         self.repo(id).await
     }
 
-    /// Dollars spent by the runs of `repo_id` (or of all repositories) since `since`;
-    /// with `held_back`, also what full-auto chains still running hold back beyond what
-    /// their stages spent, but for the chain `own_chain`.
-    async fn spent_since(
-        &self,
-        repo_id: Option<RepoId>,
-        since: DateTime<Utc>,
-        held_back: Option<Option<RunId>>,
-    ) -> Result<f64, StoreError> {
-        let repo_id = repo_id.map(|id| id.0);
-        let spent: f64 = sqlx::query_scalar(
-            "SELECT COALESCE(SUM(llm_cost_usd), 0.0) FROM runs \
-             WHERE created_at >= ? AND (? IS NULL OR repo_id = ?)",
-        )
-        .bind(time_text(since))
-        .bind(repo_id)
-        .bind(repo_id)
-        .fetch_one(&self.pool)
-        .await?;
-        let Some(own_chain) = held_back else {
-            return Ok(spent);
-        };
-        let reserved: f64 = sqlx::query_scalar(
-            "SELECT COALESCE(SUM(MAX(f.reserved_usd - (SELECT COALESCE(SUM(c.llm_cost_usd), 0.0) \
-                                    FROM runs c WHERE c.parent_run_id = f.id), 0.0)), 0.0) \
-             FROM runs f WHERE f.reserved_usd IS NOT NULL AND f.status IN ('queued', 'running') \
-             AND (? IS NULL OR f.repo_id = ?) AND (? IS NULL OR f.id != ?)",
-        )
-        .bind(repo_id)
-        .bind(repo_id)
-        .bind(own_chain.map(|id| id.0))
-        .bind(own_chain.map(|id| id.0))
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(spent + reserved)
-    }
-
     /// What the month of `now` and its day have seen spent, for `repo_id`'s budgets.
     pub async fn spent_so_far(
         &self,
         repo_id: RepoId,
         now: DateTime<Utc>,
     ) -> Result<SpentSoFar, StoreError> {
-        Ok(SpentSoFar {
-            repo_month_usd: self
-                .spent_since(Some(repo_id), start_of_month(now), None)
-                .await?,
-            day_usd: self.spent_since(None, start_of_day(now), None).await?,
-        })
+        let mut connection = self.pool.acquire().await?;
+        committed_in_periods(&mut connection, repo_id, now, None).await
     }
 
     /// What the month and the day have spent or hold back for full-auto chains under
@@ -226,14 +185,8 @@ impl Store {
         now: DateTime<Utc>,
         own_chain: Option<RunId>,
     ) -> Result<SpentSoFar, StoreError> {
-        Ok(SpentSoFar {
-            repo_month_usd: self
-                .spent_since(Some(repo_id), start_of_month(now), Some(own_chain))
-                .await?,
-            day_usd: self
-                .spent_since(None, start_of_day(now), Some(own_chain))
-                .await?,
-        })
+        let mut connection = self.pool.acquire().await?;
+        committed_in_periods(&mut connection, repo_id, now, Some(own_chain)).await
     }
 
     /// Holds `usd` back for the full-auto chain `run_id` while it runs.
@@ -287,8 +240,8 @@ impl Store {
             sqlx::query(
                 "INSERT INTO agent_steps (run_id, position, model, began_at, duration_ms, status, \
                  input_tokens, cache_write_tokens, cache_read_tokens, output_tokens, \
-                 reasoning_tokens, cost_usd, tool_calls, text, details_left_out) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 reasoning_tokens, cost_usd, tool_calls, text, details_left_out, usage_unread) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             )
             .bind(id.0)
             .bind(first + i64::try_from(offset).unwrap_or(i64::MAX))
@@ -305,6 +258,7 @@ impl Store {
             .bind(tool_calls)
             .bind(&step.text)
             .bind(step.details_left_out)
+            .bind(step.usage_unread)
             .execute(&mut *transaction)
             .await?;
         }
@@ -332,7 +286,7 @@ impl Store {
         let rows = sqlx::query(
             "SELECT model, began_at, duration_ms, status, input_tokens, cache_write_tokens, \
              cache_read_tokens, output_tokens, reasoning_tokens, cost_usd, tool_calls, text, \
-             details_left_out FROM agent_steps WHERE run_id = ? ORDER BY position",
+             details_left_out, usage_unread FROM agent_steps WHERE run_id = ? ORDER BY position",
         )
         .bind(id.0)
         .fetch_all(&self.pool)
@@ -362,6 +316,7 @@ impl Store {
                         .unwrap_or_default(),
                     text: row.try_get("text")?,
                     details_left_out: row.try_get("details_left_out")?,
+                    usage_unread: row.try_get("usage_unread")?,
                 })
             })
             .collect()
@@ -424,4 +379,57 @@ impl Store {
         .await?;
         Ok(inserted.rows_affected() == 1)
     }
+}
+
+/// What the runs of `repo_id` (or of all repositories) charged since `since`: each run's
+/// ledger of model calls (settled or still held), or what it recorded when it ended;
+/// with `held_back`, also what full-auto chains still running hold back beyond what
+/// their stages charged, but for the chain `own_chain`.
+async fn spent_since(
+    connection: &mut sqlx::SqliteConnection,
+    repo_id: Option<RepoId>,
+    since: DateTime<Utc>,
+    held_back: Option<Option<RunId>>,
+) -> Result<f64, StoreError> {
+    let repo_id = repo_id.map(|id| id.0);
+    let spent: f64 = sqlx::query_scalar(
+        "SELECT COALESCE(SUM(charged_usd), 0.0) FROM run_charges \
+         WHERE created_at >= ? AND (? IS NULL OR repo_id = ?)",
+    )
+    .bind(time_text(since))
+    .bind(repo_id)
+    .bind(repo_id)
+    .fetch_one(&mut *connection)
+    .await?;
+    let Some(own_chain) = held_back else {
+        return Ok(spent);
+    };
+    let reserved: f64 = sqlx::query_scalar(
+        "SELECT COALESCE(SUM(MAX(f.reserved_usd - (SELECT COALESCE(SUM(c.charged_usd), 0.0) \
+                                FROM run_charges c WHERE c.parent_run_id = f.id), 0.0)), 0.0) \
+         FROM runs f WHERE f.reserved_usd IS NOT NULL AND f.status IN ('queued', 'running') \
+         AND (? IS NULL OR f.repo_id = ?) AND (? IS NULL OR f.id != ?)",
+    )
+    .bind(repo_id)
+    .bind(repo_id)
+    .bind(own_chain.map(|id| id.0))
+    .bind(own_chain.map(|id| id.0))
+    .fetch_one(&mut *connection)
+    .await?;
+    Ok(spent + reserved)
+}
+
+/// What `repo_id`'s month of `now` and the installation's day have charged (and, with
+/// `held_back`, hold back for chains but `own_chain`).
+pub(super) async fn committed_in_periods(
+    connection: &mut sqlx::SqliteConnection,
+    repo_id: RepoId,
+    now: DateTime<Utc>,
+    held_back: Option<Option<RunId>>,
+) -> Result<SpentSoFar, StoreError> {
+    Ok(SpentSoFar {
+        repo_month_usd: spent_since(connection, Some(repo_id), start_of_month(now), held_back)
+            .await?,
+        day_usd: spent_since(connection, None, start_of_day(now), held_back).await?,
+    })
 }

@@ -125,7 +125,8 @@ while IFS= read -r line; do
         http://*)
           rest="${base#http://}"; hostport="${rest%%/*}"; prefix=""
           case "$rest" in */*) prefix="/${rest#*/}";; esac
-          answer=$(timeout 20 bash -c 'exec 3<>"/dev/tcp/${1%:*}/${1##*:}" || exit 1; printf "POST %s/v1/messages HTTP/1.0\r\nHost: %s\r\nx-api-key: %s\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}" "$2" "$1" "$3" >&3; cat <&3' provider "$hostport" "$prefix" "${ANTHROPIC_API_KEY:-}" 2>/dev/null | tr -d '\r' | tr '\n' ' ')
+          body='{"model":"claude-sonnet-4-5","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}'
+          answer=$(timeout 20 bash -c 'exec 3<>"/dev/tcp/${1%:*}/${1##*:}" || exit 1; printf "POST %s/v1/messages HTTP/1.0\r\nHost: %s\r\nx-api-key: %s\r\nContent-Type: application/json\r\nContent-Length: %s\r\n\r\n%s" "$2" "$1" "$3" "${#4}" "$4" >&3; cat <&3' provider "$hostport" "$prefix" "${ANTHROPIC_API_KEY:-}" "$body" 2>/dev/null | tr -d '\r' | tr '\n' ' ')
           echo "provider: ${answer:-no answer}";;
         *) echo "provider: no base address";;
       esac;;

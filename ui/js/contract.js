@@ -13,7 +13,7 @@
 
 /**
  * One model call of a run.
- * @typedef {{ model: string, beganAt: string, durationMs: number, status: number, inputTokens: number, cacheReadTokens: number, cacheWriteTokens: number, outputTokens: number, costUsd: number | null, toolCalls: Array<ToolCallRecord>, text: string, detailsLeftOut: boolean, }} AgentStepRecord
+ * @typedef {{ model: string, beganAt: string, durationMs: number, status: number, inputTokens: number, cacheReadTokens: number, cacheWriteTokens: number, outputTokens: number, costUsd: number | null, toolCalls: Array<ToolCallRecord>, text: string, detailsLeftOut: boolean, usageUnread: boolean, }} AgentStepRecord
  */
 
 /**

@@ -145,10 +145,12 @@ async fn a_run_that_changes_nothing_still_shows_what_it_cost() {
     ok_text(&cli.run(&["runs", "show", "1"]).await);
 }
 
-/// A run whose budget is spent after its first model call: the key forwarder refuses
-/// every later call in the provider's own error shape, the real agent stops, and the run
-/// ends as `budget_reached`, naming it, with nothing pushed and no call past the budget
-/// reaching the provider.
+/// A run whose budget can hold its first model call but not the second: each call is
+/// reserved at its worst case before it leaves; the first is answered as costing far
+/// more than a scripted call ($2 of input at any listed price), so the key forwarder
+/// refuses every later call in the provider's own error shape, the real agent stops, and
+/// the run ends as `budget_reached`, naming it, with nothing pushed and no call past the
+/// budget reaching the provider.
 async fn a_real_agent_stops_at_its_budget(agent: RealAgent) {
     let fake = FakeGithub::start().await;
     let keyring = SecretService::start();
@@ -172,8 +174,15 @@ async fn a_real_agent_stops_at_its_budget(agent: RealAgent) {
     ])
     .await;
     connect(&fake, &cli, agent, Backend::Local, &model).await;
-    // Less than one call costs, at the model's price or, with none, the dearest.
-    ok_text(&cli.run(&["config", "set", "budget.run_usd", "0.005"]).await);
+    model.report_input_tokens(REPORTED_INPUT_TOKENS);
+    // The agents' models, whatever they are, priced at $1 a million input tokens and $2
+    // output: the first call's worst case (its prompt and the most output it may ask
+    // for) fits in $1.50, and once it is charged $2 nothing more does.
+    ok_text(
+        &cli.run(&["config", "set", "spend.prices", &agent_model_prices()])
+            .await,
+    );
+    ok_text(&cli.run(&["config", "set", "budget.run_usd", "1.5"]).await);
     let feedback = cli.add_feedback("Write two pages").await;
 
     let stopped = run_with_real_agent(&cli, agent, bin.path(), home.path(), &feedback).await;
@@ -198,13 +207,29 @@ async fn a_real_agent_stops_at_its_budget(agent: RealAgent) {
     assert!(refused >= 1, "{run}");
     assert_eq!(
         run["tokens_in"].as_i64(),
-        Some(INPUT_TOKENS_PER_TURN as i64),
+        Some(REPORTED_INPUT_TOKENS as i64),
         "{run}"
     );
     // The agent's own output names the refusal it got.
     let logs = ok_text(&cli.run(&["runs", "logs", "1"]).await);
-    assert!(logs.contains("budget ($0.0050) is spent"), "{logs}");
+    assert!(
+        logs.contains("budget ($1.50) cannot hold the call"),
+        "{logs}"
+    );
     assert!(fake.pulls(REPO).is_empty());
+}
+
+/// What the stand-in says the budget test's calls read: $2 at $1 a million.
+const REPORTED_INPUT_TOKENS: u64 = 2_000_000;
+
+/// A price line for each model the real agents ask for ($1 and $2 a million): Claude
+/// Code 2.1.332's default and Codex 0.163.0's (which the default table has no price for).
+fn agent_model_prices() -> String {
+    ["claude-opus-5-5", "gpt-6.1-sol"]
+        .iter()
+        .map(|model| format!("{model} 1 2"))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -35,6 +35,7 @@ fn step(tool: &str, input: &str, input_tokens: u64, cost_usd: f64) -> AgentStep 
         }],
         text: String::new(),
         details_left_out: false,
+        usage_unread: false,
     }
 }
 

@@ -10,11 +10,14 @@ use chrono::Utc;
 use super::{unfinished_work_ref, AgentJob, Stop, UnfinishedWork, WorkingCopy};
 use crate::domain::agent_step::AgentStep;
 use crate::domain::budgets::{dollars, Budgets};
+use crate::domain::call_reservation::CallBudgets;
 use crate::domain::{FeedbackId, RunFailureCode, SpendSource, Stage};
+use crate::pipeline::spend_ledger::StoreLedger;
 use crate::pipeline::Pipeline;
 use crate::sandbox::key_forwarding::ForwardedKey;
 use crate::secrets::Redactor;
 use crate::store::spend::{RunSpend, BUDGET_NOTE};
+use crate::store::spend_ledger::LedgerRun;
 use crate::store::RunFilter;
 
 /// `steps` with every secret of the run and the job's placeholder scrubbed out of their
@@ -46,18 +49,38 @@ impl Pipeline {
         budgets
             .check_before_run(&repo.name.full_name(), before)
             .map_err(|refusal| Stop::failed(RunFailureCode::BudgetSpent, refusal.to_string()))?;
-        let limit = budgets.limit_for_run(before);
         let prices = store.price_table().await?;
+        let name = repo.name.full_name();
+        // Every model call is reserved in the ledger every run shares: the run's own
+        // budget, its repository's month and the day hold whatever runs at once.
+        let ledger = StoreLedger::for_run(
+            store.clone(),
+            LedgerRun {
+                run_id: job.run_id,
+                repo_id: repo.id,
+                own_chain,
+                budgets: CallBudgets {
+                    run: budgets.run,
+                    repo: name,
+                    repo_month_usd: budgets.repo_month_usd,
+                    day_usd: budgets.day_usd,
+                },
+            },
+        );
         let key = job
             .setup
             .agent_key
             .as_ref()
-            .map(|key| key.renewed_with(limit, prices));
+            .map(|key| key.renewed_with(budgets.run, prices, Some(ledger)));
         if key.is_some() {
+            let left = budgets.limit_for_run(before);
             job.log
                 .say(&format!(
-                    "budget of this run: {} (model calls past it are refused)",
-                    limit.describe()
+                    "budget of this run: {}, with {} left this month and today (each model \
+                     call is reserved at its worst case first, and refused when a budget \
+                     cannot hold it)",
+                    budgets.run.describe(),
+                    left.usd.map_or_else(|| "no limit".to_owned(), dollars)
                 ))
                 .await?;
         }
@@ -79,9 +102,22 @@ impl Pipeline {
         let AgentJob {
             setup, log, run_id, ..
         } = *job;
+        // Every settlement in the ledger first; a call never settled (its answer never
+        // read to its end) is charged all it reserved.
+        let ledger = match key {
+            Some(key) => {
+                key.meter.settled().await;
+                Some(self.store.close_run_ledger(run_id, Utc::now()).await?)
+            }
+            None => None,
+        };
         let metered = key
             .map(|key| (key, key.meter.spend()))
-            .filter(|(_, spend)| spend.calls > 0 || spend.refused_calls > 0);
+            .filter(|(_, spend)| {
+                spend.calls > 0
+                    || spend.refused_calls > 0
+                    || ledger.is_some_and(|ledger| ledger.calls > 0)
+            });
         let (spend, steps) = match metered {
             Some((key, spend)) => {
                 let steps = scrubbed_steps(key.meter.steps(), &setup.redactor, &key.placeholder);
@@ -135,19 +171,39 @@ impl Pipeline {
                 .add_run_note(run_id, &format!("{BUDGET_NOTE}{notice}"))
                 .await?;
         }
+        if let Some(ledger) = ledger.filter(|ledger| ledger.unread_calls > 0) {
+            log.say(&format!(
+                "{} model call(s) whose answer's usage could not be read were charged all \
+                 they reserved (the run's ledger holds {})",
+                ledger.unread_calls,
+                dollars(ledger.charged_usd)
+            ))
+            .await?;
+        }
         if let Some((key, _)) = metered {
+            if let Some(why) = key.meter.lost() {
+                return Err(Stop::failed(
+                    RunFailureCode::Sandbox,
+                    format!(
+                        "the run's meter stopped seeing its model calls ({why}); what they \
+                         were charged up to then is recorded"
+                    ),
+                ));
+            }
             if key.meter.budget_reached() {
                 let spend = key.meter.spend();
                 return Err(Stop::failed(
                     RunFailureCode::BudgetReached,
                     format!(
-                        "budget reached: the run's budget ({}) was spent ({}, {} tokens) and \
-                         {} model call(s) past it were refused; nothing was pushed, and the \
-                         item's working copy is kept for a retry",
-                        key.meter.limit().describe(),
-                        dollars(spend.cost_usd),
+                        "budget reached: {}; {} model call(s) were refused after {} and {} \
+                         tokens; nothing was pushed, and the item's working copy is kept for \
+                         a retry",
+                        key.meter
+                            .last_refusal()
+                            .unwrap_or_else(|| "a budget was spent".to_owned()),
+                        spend.refused_calls,
+                        dollars(spend.charged_usd),
                         spend.usage.total(),
-                        spend.refused_calls
                     ),
                 ));
             }
@@ -255,6 +311,7 @@ mod tests {
                 key.expose()
             ),
             details_left_out: false,
+            usage_unread: false,
         };
         let scrubbed = scrubbed_steps(vec![step], &Redactor::new([&key]), placeholder);
         let shown = serde_json::to_string(&scrubbed).unwrap();

@@ -142,8 +142,24 @@ impl Pipeline {
             .await;
         let recorded = recorder
             .await
-            .map_err(|error| Stop::failed(RunFailureCode::Log, error.to_string()))?;
-        recorded?;
+            .map_err(|error| Stop::failed(RunFailureCode::Log, error.to_string()));
+        let out = workspace.join("out");
+        // Nothing of out/ is read before it is known to be within its caps, nor after a
+        // run that did not end by itself.
+        let ended_by_itself = matches!(end, Ok(SandboxEnd::Exited(_)));
+        let within_caps = check_output_folder(&out, &self.settings.limits.output);
+        // What the agent spent stays on the run however it ended: cancelled, timed out,
+        // its sandbox broken, or its budget reached.
+        let spent = self
+            .record_job_spend(
+                job,
+                agent_key.as_ref(),
+                &budgets,
+                &out,
+                ended_by_itself && within_caps.is_ok(),
+            )
+            .await;
+        recorded??;
         let end = end.map_err(|error| Stop::failed(RunFailureCode::Sandbox, error.to_string()))?;
         if let Some(kept) = &copy.kept {
             let refused = matches!(copy.steps, CopySteps::RefreshKept { .. })
@@ -177,13 +193,6 @@ impl Pipeline {
             }
             SandboxEnd::Exited(code) => code,
         };
-        let out = workspace.join("out");
-        // Nothing of out/ is read before it is known to be within its caps.
-        let within_caps = check_output_folder(&out, &self.settings.limits.output);
-        // What the agent spent stays on the run whatever happens next.
-        let spent = self
-            .record_job_spend(job, agent_key.as_ref(), &budgets, &out, within_caps.is_ok())
-            .await;
         if let Err(Stop::Failed {
             code: RunFailureCode::BudgetReached,
             ..

@@ -16,7 +16,7 @@ impl DockerSandbox {
     pub(super) async fn network_for(
         &self,
         job: &SandboxJob,
-        gate_holds_key: &mut Option<(EgressGate, String)>,
+        gate_holds_key: &mut Option<HeldKey>,
     ) -> Result<(String, Vec<String>), SandboxError> {
         let mut environment = vec![
             format!("HANDOFF_WORKSPACE={WORKSPACE}"),
@@ -35,29 +35,26 @@ impl DockerSandbox {
             }
             NetworkMode::Open | NetworkMode::Allowlist => {
                 let gate = self.gate().await?;
-                let mut commands = vec![set_rules(
+                gate.configure(&[set_rules(
                     &self.network,
                     docker_gate::this_machines_addresses(),
-                )];
+                )])
+                .await?;
                 // The agent's key stays outside: its provider calls go to the gate's
-                // key forwarder, which adds it.
+                // key forwarder, which adds it and reserves each call through the link
+                // it holds the key on.
                 if let Some(key) = &job.agent_key {
-                    commands.push(GateCommand::AddKey {
-                        key: KeyForTheGate::of(
-                            key,
-                            &docker_gate::upstream_seen_from_the_gate(&key.upstream),
-                            job.timeout + KEY_MARGIN,
-                        ),
-                    });
+                    let for_gate = KeyForTheGate::of(
+                        key,
+                        &docker_gate::upstream_seen_from_the_gate(&key.upstream),
+                        job.timeout + KEY_MARGIN,
+                    );
+                    *gate_holds_key = Some(gate.hold_key(for_gate, key.meter.clone()).await?);
                     environment.extend(
                         key.sandbox_environment(Some(&docker_gate::forwarder_address()))
                             .into_iter()
                             .map(|(name, value)| format!("{name}={value}")),
                     );
-                }
-                gate.configure(&commands).await?;
-                if let Some(key) = &job.agent_key {
-                    *gate_holds_key = Some((gate.clone(), key.placeholder.clone()));
                 }
                 let proxy = docker_gate::proxy_address();
                 for variable in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"] {

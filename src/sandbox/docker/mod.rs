@@ -38,12 +38,12 @@ use bollard::query_parameters::CreateContainerOptionsBuilder;
 use bollard::Docker;
 use futures::{FutureExt as _, StreamExt as _};
 
-use super::docker_gate::{self, EgressGate};
+use super::docker_gate::{self, EgressGate, HeldKey};
 use super::docker_labels::{AGENT_USER_LABEL, INSTALLATION_LABEL, KEPT_COPY_LABEL, RUN_LABEL};
 use super::tar_transfer::{pack_dir_owned_by, unpack_into};
 use super::{JobControl, OutputStream, SandboxEnd, SandboxError, SandboxEvent, SandboxJob};
 use crate::domain::{FeedbackId, NetworkMode, NetworkPolicy, RepoId, RunId, SandboxBackend};
-use crate::egress::gate_control::{set_rules, GateCommand, KeyForTheGate};
+use crate::egress::gate_control::{set_rules, KeyForTheGate};
 
 /// The volume mounted in the container; the workspace is a folder in it, so that the
 /// folder itself belongs to the agent's user.
@@ -164,7 +164,7 @@ impl DockerSandbox {
 
         // Whatever happens from here — an error, a panic — the containers go.
         let mut started = Vec::new();
-        let mut gate_holds_key: Option<(EgressGate, String)> = None;
+        let mut gate_holds_key: Option<HeldKey> = None;
         let outcome = std::panic::AssertUnwindSafe(async {
             let (network_mode, environment) = self.network_for(job, &mut gate_holds_key).await?;
             let mounts = self.kept_copy_mount(job).await?;
@@ -189,25 +189,10 @@ impl DockerSandbox {
         for id in started.iter().rev() {
             self.remove(id).await;
         }
-        // The gate stays for the repository's next run; the run's key does not.
-        // What the job's model calls spent comes back with it.
-        if let Some((gate, placeholder)) = gate_holds_key {
-            match gate
-                .configure(&[GateCommand::RemoveKey { placeholder }])
-                .await
-            {
-                Ok(answers) => {
-                    if let (Some(key), Some(report)) = (
-                        &job.agent_key,
-                        answers.into_iter().find_map(|answer| answer.meter),
-                    ) {
-                        key.meter.absorb(report.steps, report.refused_calls);
-                    }
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "the egress gate could not be told to forget a run's key; it holds it until it stops, and what the run spent there is not known");
-                }
-            }
+        // The gate stays for the repository's next run; the run's key does not. What
+        // the job's model calls spent reached its meter as they ended.
+        if let Some(held) = gate_holds_key {
+            held.release().await;
         }
         match outcome {
             Ok(result) => result,

@@ -26,11 +26,14 @@
 //! - [`gate_program`]: the `handoff-egress` program copied into the gate;
 //! - [`gate_addresses`]: where the sandbox finds the gate, and what the gate must
 //!   never reach on this machine;
-//! - [`gate_creation`]: the network and the gate's container made, and gates removed.
+//! - [`gate_creation`]: the network and the gate's container made, and gates removed;
+//! - [`held_key`]: a run's key held by the gate on a link of its own, through which
+//!   the gate reserves each of the run's model calls in Handoff's spend ledger.
 
 mod gate_addresses;
 mod gate_creation;
 mod gate_program;
+mod held_key;
 use self::gate_creation::{create_gate, ensure_network, remove_container, GateCreation};
 use self::gate_program::program_archive;
 pub use gate_addresses::{
@@ -39,6 +42,17 @@ pub use gate_addresses::{
 };
 pub use gate_creation::remove_gates;
 pub use gate_program::{gate_program, GateProgram};
+pub use held_key::HeldKey;
+
+/// What a program run in the gate writes.
+type AttachedOutput = std::pin::Pin<
+    Box<
+        dyn futures::Stream<Item = Result<bollard::container::LogOutput, bollard::errors::Error>>
+            + Send,
+    >,
+>;
+/// What a program run in the gate reads.
+type AttachedInput = std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -219,12 +233,11 @@ impl EgressGate {
         &self.network
     }
 
-    /// Sends `commands` to the gate; fails unless each one was carried out. The gate's
-    /// answers, one per command.
-    pub async fn configure(
+    /// Runs `handoff-egress SUBCOMMAND` in the gate, attached: its exec, output and input.
+    async fn attach(
         &self,
-        commands: &[GateCommand],
-    ) -> Result<Vec<GateAnswer>, SandboxError> {
+        subcommand: &str,
+    ) -> Result<(String, AttachedOutput, AttachedInput), SandboxError> {
         let program_in_gate = format!("{PROGRAM_DIR}/{GATE_PROGRAM}");
         let control = format!("{CONTROL_DIR}/control.sock");
         let exec = self
@@ -238,7 +251,7 @@ impl EgressGate {
                     user: Some(GATE_USER.to_owned()),
                     cmd: Some(vec![
                         program_in_gate,
-                        "configure".to_owned(),
+                        subcommand.to_owned(),
                         "--control".to_owned(),
                         control,
                     ]),
@@ -252,13 +265,19 @@ impl EgressGate {
             .start_exec(&exec.id, None::<StartExecOptions>)
             .await
             .map_err(|error| unavailable(format!("cannot reach the egress gate: {error}")))?;
-        let StartExecResults::Attached {
-            mut output,
-            mut input,
-        } = started
-        else {
+        let StartExecResults::Attached { output, input } = started else {
             return Err(unavailable("the egress gate's settings could not be sent"));
         };
+        Ok((exec.id, output, input))
+    }
+
+    /// Sends `commands` to the gate; fails unless each one was carried out. The gate's
+    /// answers, one per command.
+    pub async fn configure(
+        &self,
+        commands: &[GateCommand],
+    ) -> Result<Vec<GateAnswer>, SandboxError> {
+        let (exec_id, mut output, mut input) = self.attach("configure").await?;
         let mut lines = String::new();
         for command in commands {
             // The line may hold a key: it goes to the gate and nowhere else.
@@ -290,7 +309,7 @@ impl EgressGate {
         }
         let exit = self
             .docker
-            .inspect_exec(&exec.id)
+            .inspect_exec(&exec_id)
             .await
             .ok()
             .and_then(|inspected| inspected.exit_code);

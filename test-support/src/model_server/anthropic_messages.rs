@@ -8,10 +8,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{json, Value};
 
-use super::{
-    event_stream, identifier, json_response, ModelTurn, INPUT_TOKENS_PER_TURN,
-    OUTPUT_TOKENS_PER_TURN,
-};
+use super::{event_stream, identifier, json_response, ModelTurn, OUTPUT_TOKENS_PER_TURN};
 
 /// The working folder Claude Code names in its system prompt ("Working directory: …").
 fn working_folder(body: &Value) -> Option<String> {
@@ -76,7 +73,7 @@ fn error_type(status: u16) -> &'static str {
     }
 }
 
-pub(super) fn answer(body: &Value, turn: &ModelTurn) -> Response {
+pub(super) fn answer(body: &Value, turn: &ModelTurn, input_tokens: u64) -> Response {
     if let ModelTurn::Error { status, message } = turn {
         return json_response(
             StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
@@ -91,7 +88,7 @@ pub(super) fn answer(body: &Value, turn: &ModelTurn) -> Response {
     let id = identifier("msg");
     let (block, stop_reason) = content_of(body, turn);
     let usage = json!({
-        "input_tokens": INPUT_TOKENS_PER_TURN,
+        "input_tokens": input_tokens,
         "output_tokens": OUTPUT_TOKENS_PER_TURN,
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
@@ -122,7 +119,7 @@ pub(super) fn answer(body: &Value, turn: &ModelTurn) -> Response {
                         "message": { "id": id, "type": "message", "role": "assistant",
                                      "model": model, "content": [], "stop_reason": null,
                                      "stop_sequence": null,
-                                     "usage": { "input_tokens": INPUT_TOKENS_PER_TURN,
+                                     "usage": { "input_tokens": input_tokens,
                                                 "output_tokens": 1,
                                                 "cache_creation_input_tokens": 0,
                                                 "cache_read_input_tokens": 0 } } }),

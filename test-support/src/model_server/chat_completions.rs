@@ -8,10 +8,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{json, Value};
 
-use super::{
-    event_stream, identifier, json_response, ModelTurn, INPUT_TOKENS_PER_TURN,
-    OUTPUT_TOKENS_PER_TURN,
-};
+use super::{event_stream, identifier, json_response, ModelTurn, OUTPUT_TOKENS_PER_TURN};
 
 /// The text of a turn, as aider reads it.
 fn text_of(turn: &ModelTurn) -> String {
@@ -28,7 +25,7 @@ fn text_of(turn: &ModelTurn) -> String {
     }
 }
 
-pub(super) fn answer(body: &Value, turn: &ModelTurn) -> Response {
+pub(super) fn answer(body: &Value, turn: &ModelTurn, input_tokens: u64) -> Response {
     if let ModelTurn::Error { status, message } = turn {
         return json_response(
             StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
@@ -40,9 +37,9 @@ pub(super) fn answer(body: &Value, turn: &ModelTurn) -> Response {
     let model = body["model"].as_str().unwrap_or("gpt-stand-in").to_owned();
     let text = text_of(turn);
     let usage = json!({
-        "prompt_tokens": INPUT_TOKENS_PER_TURN,
+        "prompt_tokens": input_tokens,
         "completion_tokens": OUTPUT_TOKENS_PER_TURN,
-        "total_tokens": INPUT_TOKENS_PER_TURN + OUTPUT_TOKENS_PER_TURN,
+        "total_tokens": input_tokens + OUTPUT_TOKENS_PER_TURN,
     });
     if body["stream"] != json!(true) {
         return json_response(

@@ -78,6 +78,8 @@ struct Conversation {
     script: Vec<ModelTurn>,
     next_turn: usize,
     received: Vec<ModelRequest>,
+    /// The input tokens each answer reports, when not [`INPUT_TOKENS_PER_TURN`].
+    reported_input_tokens: Option<u64>,
 }
 
 type Shared = Arc<Mutex<Conversation>>;
@@ -120,6 +122,15 @@ impl ModelServer {
             conversation,
             server,
         }
+    }
+
+    /// Has every answer from now on report `tokens` input tokens: a call that costs a
+    /// given amount, whatever the agent sent.
+    pub fn report_input_tokens(&self, tokens: u64) {
+        self.conversation
+            .lock()
+            .expect("conversation")
+            .reported_input_tokens = Some(tokens);
     }
 
     /// `http://127.0.0.1:PORT`, for a provider's `api_base` setting.
@@ -208,8 +219,11 @@ async fn answer(State(conversation): State<Shared>, request: Request) -> Respons
     let body: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
     let method = parts.method.to_string();
     let api = api_of(&method, parts.uri.path());
-    let turn = {
+    let (turn, input_tokens) = {
         let mut conversation = conversation.lock().expect("conversation");
+        let input_tokens = conversation
+            .reported_input_tokens
+            .unwrap_or(INPUT_TOKENS_PER_TURN);
         let turn = match api {
             Some(api) if offers_tools(api, &body) => {
                 let index = conversation.next_turn;
@@ -229,14 +243,15 @@ async fn answer(State(conversation): State<Shared>, request: Request) -> Respons
             body: body.clone(),
             turn,
         });
-        turn.map(|index| match conversation.script.get(index) {
+        let turn = turn.map(|index| match conversation.script.get(index) {
             Some(turn) => turn.clone(),
             // A provider that refuses goes on refusing, however often it is retried.
             None => match conversation.script.last() {
                 Some(last @ ModelTurn::Error { .. }) => last.clone(),
                 _ => ModelTurn::Text("Done.".to_owned()),
             },
-        })
+        });
+        (turn, input_tokens)
     };
     let turn = match turn.unwrap_or_else(|| ModelTurn::Text("OK".to_owned())) {
         ModelTurn::WriteOutput { file, contents } => {
@@ -256,13 +271,13 @@ async fn answer(State(conversation): State<Shared>, request: Request) -> Respons
         turn => turn,
     };
     match api {
-        Some(Api::AnthropicMessages) => anthropic_messages::answer(&body, &turn),
+        Some(Api::AnthropicMessages) => anthropic_messages::answer(&body, &turn, input_tokens),
         Some(Api::AnthropicCountTokens) => json_response(
             StatusCode::OK,
             &serde_json::json!({ "input_tokens": INPUT_TOKENS_PER_TURN }),
         ),
-        Some(Api::OpenaiResponses) => openai_responses::answer(&body, &turn),
-        Some(Api::ChatCompletions) => chat_completions::answer(&body, &turn),
+        Some(Api::OpenaiResponses) => openai_responses::answer(&body, &turn, input_tokens),
+        Some(Api::ChatCompletions) => chat_completions::answer(&body, &turn, input_tokens),
         None => json_response(
             StatusCode::NOT_FOUND,
             &serde_json::json!({ "error": { "message": "not a model endpoint" } }),

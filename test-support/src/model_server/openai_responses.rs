@@ -10,8 +10,7 @@ use axum::response::Response;
 use serde_json::{json, Value};
 
 use super::{
-    command_writing, event_stream, identifier, json_response, ModelTurn, INPUT_TOKENS_PER_TURN,
-    OUTPUT_TOKENS_PER_TURN,
+    command_writing, event_stream, identifier, json_response, ModelTurn, OUTPUT_TOKENS_PER_TURN,
 };
 
 /// How long a scripted command may run before Codex hands back what it printed so far.
@@ -57,7 +56,7 @@ fn error_code(status: u16) -> (&'static str, &'static str) {
     }
 }
 
-pub(super) fn answer(body: &Value, turn: &ModelTurn) -> Response {
+pub(super) fn answer(body: &Value, turn: &ModelTurn, input_tokens: u64) -> Response {
     let item = match turn {
         ModelTurn::Error { status, message } => {
             let (kind, code) = error_code(*status);
@@ -93,11 +92,11 @@ pub(super) fn answer(body: &Value, turn: &ModelTurn) -> Response {
         response
     };
     let usage = json!({
-        "input_tokens": INPUT_TOKENS_PER_TURN,
+        "input_tokens": input_tokens,
         "input_tokens_details": { "cached_tokens": 0, "cache_write_tokens": 0 },
         "output_tokens": OUTPUT_TOKENS_PER_TURN,
         "output_tokens_details": { "reasoning_tokens": 0 },
-        "total_tokens": INPUT_TOKENS_PER_TURN + OUTPUT_TOKENS_PER_TURN,
+        "total_tokens": input_tokens + OUTPUT_TOKENS_PER_TURN,
     });
     event_stream(
         &[

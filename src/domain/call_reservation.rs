@@ -1,0 +1,275 @@
+//! One model call's claim on the budgets before it leaves: its worst case (the input the
+//! request holds and the most output it may ask for, at its model's price), checked
+//! against what its run, its repository's month and the day have charged already, and
+//! what it is charged once its answer has been read.
+//!
+//! A call whose worst case does not fit in what every budget has left is refused before
+//! it leaves. Since what is charged never passes what was reserved (an answer whose
+//! usage cannot be read is charged its whole reservation), calls at once and runs at
+//! once together stay within each budget.
+
+use serde::{Deserialize, Serialize};
+
+use super::budgets::{dollars, SpendLimit};
+
+/// A call's worst case, as it asks to be let through.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallAsk {
+    /// The model the request names (`unknown` when it names none).
+    pub model: String,
+    /// Dollars at most: the input and the most output at the model's price (at the
+    /// table's dearest price when the model has none).
+    pub usd: f64,
+    /// Tokens at most: the input counted from the request and the most output.
+    pub tokens: u64,
+    /// Whether the model has no price (so `usd` is at the dearest price).
+    pub unpriced: bool,
+}
+
+/// What a call is charged once its answer has been read (or could not be).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CallCharge {
+    /// Dollars: at the model's price, or at the dearest when it has none.
+    pub usd: f64,
+    pub tokens: u64,
+    /// Whether the answer's usage could not be read: the whole reservation is charged.
+    pub unread: bool,
+}
+
+impl CallCharge {
+    /// The charge of a call whose answer could not be read: all it reserved.
+    pub fn whole(ask: &CallAsk) -> CallCharge {
+        CallCharge {
+            usd: ask.usd,
+            tokens: ask.tokens,
+            unread: true,
+        }
+    }
+}
+
+/// What the budgets of one call's run stand at: charged and reserved so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Committed {
+    pub run_usd: f64,
+    pub run_tokens: u64,
+    pub repo_month_usd: f64,
+    pub day_usd: f64,
+}
+
+/// The budgets one call is checked against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallBudgets {
+    pub run: SpendLimit,
+    /// The repository's name, for the refusal's words.
+    pub repo: String,
+    pub repo_month_usd: Option<f64>,
+    pub day_usd: Option<f64>,
+}
+
+/// Why a call was not let through: a budget could not hold its worst case.
+#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
+pub enum CallRefusal {
+    #[error(
+        "this run's budget ({limit}) cannot hold the call: {} and {tokens} tokens charged \
+         so far, and the call may cost up to {} ({ask_tokens} tokens{})",
+        dollars(*charged_usd),
+        dollars(*ask_usd),
+        unpriced_words(model.as_deref())
+    )]
+    RunSpent {
+        limit: String,
+        charged_usd: f64,
+        tokens: u64,
+        ask_usd: f64,
+        ask_tokens: u64,
+        /// The model, when it has no price (so the call is counted at the dearest).
+        #[serde(default)]
+        model: Option<String>,
+    },
+    #[error(
+        "{repo}'s monthly budget ({}) cannot hold the call: {} charged or held by its \
+         runs this month, and the call may cost up to {}{}",
+        dollars(*budget),
+        dollars(*committed),
+        dollars(*ask_usd),
+        unpriced_words(model.as_deref())
+    )]
+    MonthSpent {
+        repo: String,
+        budget: f64,
+        committed: f64,
+        ask_usd: f64,
+        #[serde(default)]
+        model: Option<String>,
+    },
+    #[error(
+        "Handoff's daily budget ({}) cannot hold the call: {} charged or held today \
+         (UTC), and the call may cost up to {}{}",
+        dollars(*budget),
+        dollars(*committed),
+        dollars(*ask_usd),
+        unpriced_words(model.as_deref())
+    )]
+    DaySpent {
+        budget: f64,
+        committed: f64,
+        ask_usd: f64,
+        #[serde(default)]
+        model: Option<String>,
+    },
+}
+
+/// What a refusal adds when the call's model has no price.
+fn unpriced_words(unpriced_model: Option<&str>) -> String {
+    match unpriced_model {
+        Some(model) => format!(
+            ", counted at the dearest price in the table since {model} has none: give it \
+             its price in Handoff's spend settings"
+        ),
+        None => String::new(),
+    }
+}
+
+/// A margin for the sums of floating dollars: a call that fits to the last fraction of
+/// a cent is not refused for rounding.
+const ROUNDING_USD: f64 = 1e-9;
+
+impl CallBudgets {
+    /// Lets `ask` through when every budget can hold it on top of `committed`.
+    pub fn check(&self, ask: &CallAsk, committed: Committed) -> Result<(), CallRefusal> {
+        let unpriced = ask.unpriced.then(|| ask.model.clone());
+        let run_usd_full = self
+            .run
+            .usd
+            .is_some_and(|usd| committed.run_usd + ask.usd > usd + ROUNDING_USD);
+        let run_tokens_full = self
+            .run
+            .tokens
+            .is_some_and(|tokens| committed.run_tokens + ask.tokens > tokens);
+        if run_usd_full || run_tokens_full {
+            return Err(CallRefusal::RunSpent {
+                limit: self.run.describe(),
+                charged_usd: committed.run_usd,
+                tokens: committed.run_tokens,
+                ask_usd: ask.usd,
+                ask_tokens: ask.tokens,
+                model: unpriced.clone(),
+            });
+        }
+        if let Some(budget) = self.repo_month_usd {
+            if committed.repo_month_usd + ask.usd > budget + ROUNDING_USD {
+                return Err(CallRefusal::MonthSpent {
+                    repo: self.repo.clone(),
+                    budget,
+                    committed: committed.repo_month_usd,
+                    ask_usd: ask.usd,
+                    model: unpriced.clone(),
+                });
+            }
+        }
+        if let Some(budget) = self.day_usd {
+            if committed.day_usd + ask.usd > budget + ROUNDING_USD {
+                return Err(CallRefusal::DaySpent {
+                    budget,
+                    committed: committed.day_usd,
+                    ask_usd: ask.usd,
+                    model: unpriced,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn budgets() -> CallBudgets {
+        CallBudgets {
+            run: SpendLimit {
+                usd: Some(1.0),
+                tokens: Some(100_000),
+            },
+            repo: "octo/app".to_owned(),
+            repo_month_usd: Some(10.0),
+            day_usd: Some(20.0),
+        }
+    }
+
+    fn ask(usd: f64, tokens: u64) -> CallAsk {
+        CallAsk {
+            model: "claude-sonnet-4-5".to_owned(),
+            usd,
+            tokens,
+            unpriced: false,
+        }
+    }
+
+    #[test]
+    fn a_call_goes_when_every_budget_holds_its_worst_case() {
+        let committed = Committed {
+            run_usd: 0.7,
+            run_tokens: 50_000,
+            repo_month_usd: 9.7,
+            day_usd: 19.7,
+        };
+        assert_eq!(budgets().check(&ask(0.3, 40_000), committed), Ok(()));
+    }
+
+    #[test]
+    fn a_call_the_run_cannot_hold_is_refused_with_the_figures() {
+        let committed = Committed {
+            run_usd: 0.8,
+            run_tokens: 1_000,
+            ..Committed::default()
+        };
+        let refusal = budgets().check(&ask(0.3, 1_000), committed).unwrap_err();
+        assert_eq!(
+            refusal.to_string(),
+            "this run's budget ($1.00 or 100000 tokens) cannot hold the call: $0.80 and 1000 \
+             tokens charged so far, and the call may cost up to $0.30 (1000 tokens)"
+        );
+        let tokens = Committed {
+            run_tokens: 99_000,
+            ..Committed::default()
+        };
+        assert!(matches!(
+            budgets().check(&ask(0.01, 2_000), tokens),
+            Err(CallRefusal::RunSpent { .. })
+        ));
+    }
+
+    #[test]
+    fn the_month_and_the_day_refuse_what_they_cannot_hold() {
+        let month = Committed {
+            repo_month_usd: 9.9,
+            ..Committed::default()
+        };
+        assert!(matches!(
+            budgets().check(&ask(0.2, 10), month),
+            Err(CallRefusal::MonthSpent { .. })
+        ));
+        let day = Committed {
+            day_usd: 19.95,
+            ..Committed::default()
+        };
+        let refusal = budgets().check(&ask(0.2, 10), day).unwrap_err();
+        assert!(refusal
+            .to_string()
+            .starts_with("Handoff's daily budget ($20.00)"));
+    }
+
+    #[test]
+    fn an_unread_answer_is_charged_all_it_reserved() {
+        let ask = ask(0.42, 9_000);
+        assert_eq!(
+            CallCharge::whole(&ask),
+            CallCharge {
+                usd: 0.42,
+                tokens: 9_000,
+                unread: true
+            }
+        );
+    }
+}
