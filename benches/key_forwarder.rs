@@ -38,7 +38,12 @@ use handoff_test_support::seed;
 const MONTH_BUDGET_USD: f64 = 0.10;
 
 /// A run of the seeded repository, and its key with the ledger behind its meter.
-async fn ledgered_key(store: &Store, key: &ForwardedKey, title: &str, month: Option<f64>) -> ForwardedKey {
+async fn ledgered_key(
+    store: &Store,
+    key: &ForwardedKey,
+    title: &str,
+    month: Option<f64>,
+) -> ForwardedKey {
     let feedback = seed::add_feedback(store, seed::DEMO_REPO, title, "spend").await;
     seed::start_run(store, &feedback).await;
     let run = seed::active_run(store, &feedback).await;
@@ -148,7 +153,9 @@ async fn main() {
         Secret::new("sk-ant-bench"),
     );
     let folder = tempfile::tempdir().expect("a temporary folder");
-    let store = Store::open_in(folder.path()).await.expect("the store opens");
+    let store = Store::open_in(folder.path())
+        .await
+        .expect("the store opens");
     seed::add_repo(&store, seed::DEMO_REPO).await;
     let key = ledgered_key(&store, &key, "timed", None).await;
     let forwarder = KeyForwarder::start(Ipv4Addr::LOCALHOST.into(), &key)
@@ -265,7 +272,10 @@ async fn two_runs_against_one_month(store: &Store, key: &ForwardedKey, http: &re
          answered, ${month:.4} charged (${:.4} under the budget; one call's reservation is ${one_call:.4})",
         MONTH_BUDGET_USD - month
     );
-    assert!(month <= MONTH_BUDGET_USD + 1e-9, "the month was passed: ${month}");
+    assert!(
+        month <= MONTH_BUDGET_USD + 1e-9,
+        "the month was passed: ${month}"
+    );
     assert!(
         MONTH_BUDGET_USD - month < one_call,
         "the runs stopped more than one reservation short of the budget: ${month}"

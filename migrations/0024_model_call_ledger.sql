@@ -19,6 +19,8 @@ CREATE TABLE model_call_ledger (
     unpriced        INTEGER NOT NULL DEFAULT 0,
     -- 1 when the answer's usage could not be read: charged its whole reservation.
     unread          INTEGER NOT NULL DEFAULT 0,
+    -- 1 when no forwarder saw the call and it is recorded as its agent reported it.
+    reported        INTEGER NOT NULL DEFAULT 0,
     reserved_at     TEXT NOT NULL,
     settled_at      TEXT
 );

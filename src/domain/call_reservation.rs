@@ -119,6 +119,41 @@ pub enum CallRefusal {
     },
 }
 
+impl CallRefusal {
+    /// The budget as reached, rather than as refusing a call: "this run's budget ($1.00)
+    /// is spent: $1.20 and 400000 tokens charged".
+    pub fn as_reached(&self) -> String {
+        match self {
+            CallRefusal::RunSpent {
+                limit,
+                charged_usd,
+                tokens,
+                ..
+            } => format!(
+                "this run's budget ({limit}) is spent: {} and {tokens} tokens charged",
+                dollars(*charged_usd)
+            ),
+            CallRefusal::MonthSpent {
+                repo,
+                budget,
+                committed,
+                ..
+            } => format!(
+                "{repo}'s monthly budget ({}) is spent: {} charged this month",
+                dollars(*budget),
+                dollars(*committed)
+            ),
+            CallRefusal::DaySpent {
+                budget, committed, ..
+            } => format!(
+                "Handoff's daily budget ({}) is spent: {} charged today (UTC)",
+                dollars(*budget),
+                dollars(*committed)
+            ),
+        }
+    }
+}
+
 /// What a refusal adds when the call's model has no price.
 fn unpriced_words(unpriced_model: Option<&str>) -> String {
     match unpriced_model {
@@ -178,6 +213,48 @@ impl CallBudgets {
             }
         }
         Ok(())
+    }
+}
+
+impl CallBudgets {
+    /// The first budget that `committed` has reached, if any: the refusal any further
+    /// call would get.
+    pub fn reached(&self, committed: Committed) -> Option<CallRefusal> {
+        let reached = |budget: Option<f64>, charged: f64| {
+            budget.is_some_and(|budget| charged + ROUNDING_USD >= budget)
+        };
+        let run_tokens = self
+            .run
+            .tokens
+            .is_some_and(|tokens| committed.run_tokens >= tokens);
+        if reached(self.run.usd, committed.run_usd) || run_tokens {
+            return Some(CallRefusal::RunSpent {
+                limit: self.run.describe(),
+                charged_usd: committed.run_usd,
+                tokens: committed.run_tokens,
+                ask_usd: 0.0,
+                ask_tokens: 0,
+                model: None,
+            });
+        }
+        if reached(self.repo_month_usd, committed.repo_month_usd) {
+            return Some(CallRefusal::MonthSpent {
+                repo: self.repo.clone(),
+                budget: self.repo_month_usd.unwrap_or_default(),
+                committed: committed.repo_month_usd,
+                ask_usd: 0.0,
+                model: None,
+            });
+        }
+        if reached(self.day_usd, committed.day_usd) {
+            return Some(CallRefusal::DaySpent {
+                budget: self.day_usd.unwrap_or_default(),
+                committed: committed.day_usd,
+                ask_usd: 0.0,
+                model: None,
+            });
+        }
+        None
     }
 }
 
@@ -258,6 +335,31 @@ mod tests {
         assert!(refusal
             .to_string()
             .starts_with("Handoff's daily budget ($20.00)"));
+    }
+
+    #[test]
+    fn a_budget_is_reached_once_what_it_charged_comes_to_it() {
+        let below = Committed {
+            run_usd: 0.99,
+            ..Committed::default()
+        };
+        assert_eq!(budgets().reached(below), None);
+        let at = Committed {
+            run_usd: 1.0,
+            ..Committed::default()
+        };
+        assert!(matches!(
+            budgets().reached(at),
+            Some(CallRefusal::RunSpent { .. })
+        ));
+        let day = Committed {
+            day_usd: 20.5,
+            ..Committed::default()
+        };
+        assert!(matches!(
+            budgets().reached(day),
+            Some(CallRefusal::DaySpent { .. })
+        ));
     }
 
     #[test]

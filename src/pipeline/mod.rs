@@ -41,6 +41,7 @@ pub mod lessons_file;
 pub mod lessons_run;
 pub mod qa_run;
 pub mod reconcile;
+pub mod reported_spend;
 pub mod run_log;
 pub mod run_queue;
 pub mod run_supervision;

@@ -25,6 +25,8 @@ pub struct RunLedger {
     pub charged_tokens: u64,
     /// Calls whose answers were never settled, or settled unread.
     pub unread_calls: u64,
+    /// Calls no forwarder saw, recorded as the agent reported them.
+    pub reported_calls: u64,
 }
 
 /// Where a call stands against one run's budgets.
@@ -47,22 +49,7 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<Result<i64, CallRefusal>, StoreError> {
         let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let (run_usd, run_tokens): (f64, i64) = sqlx::query_as(
-            "SELECT COALESCE(SUM(COALESCE(charged_usd, reserved_usd)), 0.0), \
-                    COALESCE(SUM(COALESCE(charged_tokens, reserved_tokens)), 0) \
-             FROM model_call_ledger WHERE run_id = ?",
-        )
-        .bind(run.run_id.0)
-        .fetch_one(&mut *transaction)
-        .await?;
-        let periods =
-            committed_in_periods(&mut transaction, run.repo_id, now, Some(run.own_chain)).await?;
-        let committed = Committed {
-            run_usd,
-            run_tokens: u64::try_from(run_tokens).unwrap_or(0),
-            repo_month_usd: periods.repo_month_usd,
-            day_usd: periods.day_usd,
-        };
+        let committed = committed_for(&mut transaction, run, now).await?;
         if let Err(refusal) = run.budgets.check(ask, committed) {
             transaction.rollback().await?;
             return Ok(Err(refusal));
@@ -81,6 +68,39 @@ impl Store {
         .await?;
         transaction.commit().await?;
         Ok(Ok(entry))
+    }
+
+    /// Records a call `run` made that no forwarder saw, as its agent reported it
+    /// (`usd`, `tokens`), settled at once; the first budget the run has reached with it,
+    /// if one has.
+    pub async fn record_reported_call(
+        &self,
+        run: &LedgerRun,
+        model: &str,
+        usd: f64,
+        tokens: u64,
+        now: DateTime<Utc>,
+    ) -> Result<Option<CallRefusal>, StoreError> {
+        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let tokens = i64::try_from(tokens).unwrap_or(i64::MAX);
+        sqlx::query(
+            "INSERT INTO model_call_ledger (run_id, model, reserved_usd, reserved_tokens, \
+             charged_usd, charged_tokens, reserved_at, settled_at, reported) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)",
+        )
+        .bind(run.run_id.0)
+        .bind(model)
+        .bind(usd)
+        .bind(tokens)
+        .bind(usd)
+        .bind(tokens)
+        .bind(time_text(now))
+        .bind(time_text(now))
+        .execute(&mut *transaction)
+        .await?;
+        let committed = committed_for(&mut transaction, run, now).await?;
+        transaction.commit().await?;
+        Ok(run.budgets.reached(committed))
     }
 
     /// Settles the reservation `entry` with what its call was charged.
@@ -125,10 +145,11 @@ impl Store {
 
     /// What `run_id`'s ledger holds.
     pub async fn run_ledger(&self, run_id: RunId) -> Result<RunLedger, StoreError> {
-        let (calls, usd, tokens, unread): (i64, f64, i64, i64) = sqlx::query_as(
+        let (calls, usd, tokens, unread, reported): (i64, f64, i64, i64, i64) = sqlx::query_as(
             "SELECT COUNT(*), COALESCE(SUM(COALESCE(charged_usd, reserved_usd)), 0.0), \
                     COALESCE(SUM(COALESCE(charged_tokens, reserved_tokens)), 0), \
-                    COALESCE(SUM(CASE WHEN unread = 1 OR settled_at IS NULL THEN 1 ELSE 0 END), 0) \
+                    COALESCE(SUM(CASE WHEN unread = 1 OR settled_at IS NULL THEN 1 ELSE 0 END), 0), \
+                    COALESCE(SUM(reported), 0) \
              FROM model_call_ledger WHERE run_id = ?",
         )
         .bind(run_id.0)
@@ -140,6 +161,30 @@ impl Store {
             charged_usd: usd,
             charged_tokens: count(tokens),
             unread_calls: count(unread),
+            reported_calls: count(reported),
         })
     }
+}
+
+/// What `run`'s budgets stand at: its own calls, its month's and its day's.
+async fn committed_for(
+    connection: &mut sqlx::SqliteConnection,
+    run: &LedgerRun,
+    now: DateTime<Utc>,
+) -> Result<Committed, StoreError> {
+    let (run_usd, run_tokens): (f64, i64) = sqlx::query_as(
+        "SELECT COALESCE(SUM(COALESCE(charged_usd, reserved_usd)), 0.0), \
+                COALESCE(SUM(COALESCE(charged_tokens, reserved_tokens)), 0) \
+         FROM model_call_ledger WHERE run_id = ?",
+    )
+    .bind(run.run_id.0)
+    .fetch_one(&mut *connection)
+    .await?;
+    let periods = committed_in_periods(connection, run.repo_id, now, Some(run.own_chain)).await?;
+    Ok(Committed {
+        run_usd,
+        run_tokens: u64::try_from(run_tokens).unwrap_or(0),
+        repo_month_usd: periods.repo_month_usd,
+        day_usd: periods.day_usd,
+    })
 }

@@ -10,6 +10,8 @@
 #   @@scan                print the environment, every file of the workspace, the
 #                         git config and every process's command line it can see
 #   @@usage DOLLARS       report a cost in out/usage.json
+#   @@report-usage MODEL IN OUT  print a model call's usage as Claude Code's
+#                         stream-json does (an `assistant` event), as it runs
 #   @@output TEXT         add TEXT as a line of the stage output (out/output.md)
 #   @@echo-inputs         copy every input of the stage into the stage output
 #   @@bigoutput CHARS     make the stage output CHARS characters long
@@ -150,6 +152,9 @@ while IFS= read -r line; do
       done;;
     @@usage)
       printf '{"cost_usd": %s, "tokens_in": 1200, "tokens_out": 340}\n' "$1" > "$out/usage.json";;
+    @@report-usage)
+      reported=$((${reported:-0} + 1))
+      printf '{"type":"assistant","message":{"id":"msg_%s","model":"%s","usage":{"input_tokens":%s,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":%s}}}\n' "$reported" "$1" "$2" "$3";;
     @@output)
       printf '%s\n' "$*" >> "$out/output.md";;
     @@sparse)

@@ -32,6 +32,81 @@ async fn first_active_run(cli: &Cli<'_>) -> String {
     }
 }
 
+/// On E2B no forwarder of Handoff's sees the agent's calls: what the agent reports as it
+/// runs (Claude Code's stream-json usage) is recorded call by call as it comes, and once
+/// it reaches the run's budget the sandbox is ended, whatever the agent was doing.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_e2b_run_is_ended_once_its_agents_reported_spend_reaches_its_budget() {
+    let fake = FakeGithub::start().await;
+    let e2b = FakeE2b::start("e2b_key_for_tests_42").await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    set_up(&fake, &cli, "e2b").await;
+    ok_text(
+        &cli.run(&["config", "set", "e2b.api_base", &e2b.api_base()])
+            .await,
+    );
+    ok_text(
+        &cli.run(&["config", "set", "e2b.envd_url", &e2b.envd_url_template()])
+            .await,
+    );
+    ok_text(
+        &cli.run_with_input(&["secrets", "set", "e2b"], "e2b_key_for_tests_42")
+            .await,
+    );
+    ok_text(&cli.run(&["config", "set", "budget.run_usd", "1"]).await);
+    // $0.60, then $0.60 more: the second report takes the run to its $1 budget; the
+    // agent would then wait ten minutes, and write a file, were it not ended.
+    let feedback = cli
+        .add_feedback(
+            "Spend on E2B\n@@write a.txt begun\n@@report-usage claude-sonnet-4-5 200000 0\n\
+             @@report-usage claude-sonnet-4-5 200000 0\n@@sleep 600\n@@write late.txt never",
+        )
+        .await;
+
+    let run = cli.run(&["run", &feedback]).await;
+
+    assert!(!run.status.success());
+    let shown: serde_json::Value =
+        serde_json::from_str(&ok_text(&cli.run(&["runs", "show", "1", "--json"]).await)).unwrap();
+    assert_eq!(shown["run"]["failure_code"], "budget_reached", "{shown}");
+    let message = shown["run"]["failure_message"].as_str().unwrap();
+    assert!(
+        message.contains("as the agent reported its spend"),
+        "{message}"
+    );
+    assert!(
+        message.contains("this run's budget ($1.00) is spent: $1.20 and 400000 tokens"),
+        "{message}"
+    );
+    assert_eq!(shown["run"]["spend_source"], "reported", "{shown}");
+    let cost = shown["run"]["llm_cost_usd"].as_f64().unwrap();
+    assert!((cost - 1.2).abs() < 1e-9, "{shown}");
+    assert!(e2b.live_sandboxes().is_empty(), "the sandbox was ended");
+    assert!(fake.pulls(REPO).is_empty(), "nothing was pushed");
+    let logs = ok_text(&cli.run(&["runs", "logs", "1"]).await);
+    assert!(
+        logs.contains("no forwarder of Handoff's meters a run on E2B"),
+        "{logs}"
+    );
+    assert!(
+        logs.contains("budget reached as the agent reported its spend"),
+        "{logs}"
+    );
+    // The month counts it as the run goes: the next run is refused before it starts.
+    ok_text(
+        &cli.run(&["repo", "set", REPO, "--monthly-budget", "1"])
+            .await,
+    );
+    let second = cli.add_feedback("Another\n@@write b.txt two").await;
+    let refused = cli.run(&["run", &second]).await;
+    assert!(!refused.status.success());
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_journey_on_e2b_from_the_command_line() {
     let fake = FakeGithub::start().await;

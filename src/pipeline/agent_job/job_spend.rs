@@ -11,6 +11,7 @@ use super::{unfinished_work_ref, AgentJob, Stop, UnfinishedWork, WorkingCopy};
 use crate::domain::agent_step::AgentStep;
 use crate::domain::budgets::{dollars, Budgets};
 use crate::domain::call_reservation::CallBudgets;
+use crate::domain::model_prices::PriceTable;
 use crate::domain::{FeedbackId, RunFailureCode, SpendSource, Stage};
 use crate::pipeline::spend_ledger::StoreLedger;
 use crate::pipeline::Pipeline;
@@ -31,13 +32,20 @@ fn scrubbed_steps(steps: Vec<AgentStep>, redactor: &Redactor, placeholder: &str)
         .collect()
 }
 
+/// What a job may spend, found before its sandbox starts.
+pub(crate) struct JobBudget {
+    pub budgets: Budgets,
+    /// The job's key, its meter reserving each call in the ledger.
+    pub key: Option<ForwardedKey>,
+    /// The job's place in the ledger, for calls no forwarder sees.
+    pub ledger_run: LedgerRun,
+    pub prices: PriceTable,
+}
+
 impl Pipeline {
     /// The job's budgets; a run whose repository month or day is spent stops here,
     /// before any sandbox starts. Also the job's key, whose meter holds its limit.
-    pub(crate) async fn budget_the_job(
-        &self,
-        job: &AgentJob<'_>,
-    ) -> Result<(Budgets, Option<ForwardedKey>), Stop> {
+    pub(crate) async fn budget_the_job(&self, job: &AgentJob<'_>) -> Result<JobBudget, Stop> {
         let store = &self.store;
         let repo = store.repo(job.repo.id).await?;
         let budgets = store.budgets_for(&repo).await?;
@@ -53,25 +61,23 @@ impl Pipeline {
         let name = repo.name.full_name();
         // Every model call is reserved in the ledger every run shares: the run's own
         // budget, its repository's month and the day hold whatever runs at once.
-        let ledger = StoreLedger::for_run(
-            store.clone(),
-            LedgerRun {
-                run_id: job.run_id,
-                repo_id: repo.id,
-                own_chain,
-                budgets: CallBudgets {
-                    run: budgets.run,
-                    repo: name,
-                    repo_month_usd: budgets.repo_month_usd,
-                    day_usd: budgets.day_usd,
-                },
+        let ledger_run = LedgerRun {
+            run_id: job.run_id,
+            repo_id: repo.id,
+            own_chain,
+            budgets: CallBudgets {
+                run: budgets.run,
+                repo: name,
+                repo_month_usd: budgets.repo_month_usd,
+                day_usd: budgets.day_usd,
             },
-        );
+        };
+        let ledger = StoreLedger::for_run(store.clone(), ledger_run.clone());
         let key = job
             .setup
             .agent_key
             .as_ref()
-            .map(|key| key.renewed_with(budgets.run, prices, Some(ledger)));
+            .map(|key| key.renewed_with(budgets.run, prices.clone(), Some(ledger)));
         if key.is_some() {
             let left = budgets.limit_for_run(before);
             job.log
@@ -84,7 +90,12 @@ impl Pipeline {
                 ))
                 .await?;
         }
-        Ok((budgets, key))
+        Ok(JobBudget {
+            budgets,
+            key,
+            ledger_run,
+            prices,
+        })
     }
 
     /// Records what the job spent once its agent has ended: every model call the key
@@ -104,20 +115,19 @@ impl Pipeline {
         } = *job;
         // Every settlement in the ledger first; a call never settled (its answer never
         // read to its end) is charged all it reserved.
-        let ledger = match key {
-            Some(key) => {
-                key.meter.settled().await;
-                Some(self.store.close_run_ledger(run_id, Utc::now()).await?)
-            }
-            None => None,
-        };
+        if let Some(key) = key {
+            key.meter.settled().await;
+        }
+        let ledger = Some(self.store.close_run_ledger(run_id, Utc::now()).await?);
         let metered = key
             .map(|key| (key, key.meter.spend()))
             .filter(|(_, spend)| {
                 spend.calls > 0
                     || spend.refused_calls > 0
-                    || ledger.is_some_and(|ledger| ledger.calls > 0)
+                    || ledger.is_some_and(|ledger| ledger.calls > ledger.reported_calls)
             });
+        // Calls no forwarder saw, as the agent reported them while it ran (E2B).
+        let reported = ledger.filter(|ledger| ledger.reported_calls > 0);
         let (spend, steps) = match metered {
             Some((key, spend)) => {
                 let steps = scrubbed_steps(key.meter.steps(), &setup.redactor, &key.placeholder);
@@ -134,18 +144,31 @@ impl Pipeline {
                 };
                 (run_spend, steps)
             }
-            None if out_readable => {
-                let usage = setup.agent_usage(out, run_id);
-                let run_spend = RunSpend {
-                    source: usage.is_known().then_some(SpendSource::Reported),
-                    cost_usd: usage.cost_usd,
-                    tokens_in: usage.tokens_in,
-                    tokens_out: usage.tokens_out,
-                    unpriced_tokens: None,
+            None => {
+                let told = out_readable
+                    .then(|| setup.agent_usage(out, run_id))
+                    .filter(|usage| usage.is_known());
+                let run_spend = match (told, reported) {
+                    // The agent's own account at its end, when it gave one.
+                    (Some(usage), _) => RunSpend {
+                        source: Some(SpendSource::Reported),
+                        cost_usd: usage.cost_usd,
+                        tokens_in: usage.tokens_in,
+                        tokens_out: usage.tokens_out,
+                        unpriced_tokens: None,
+                    },
+                    // Else what it reported as it ran.
+                    (None, Some(reported)) => RunSpend {
+                        source: Some(SpendSource::Reported),
+                        cost_usd: Some(reported.charged_usd),
+                        tokens_in: None,
+                        tokens_out: None,
+                        unpriced_tokens: None,
+                    },
+                    (None, None) => RunSpend::default(),
                 };
                 (run_spend, Vec::new())
             }
-            None => (RunSpend::default(), Vec::new()),
         };
         self.store.record_run_spend(run_id, &spend, &steps).await?;
         if let Some(cost) = spend.cost_usd {

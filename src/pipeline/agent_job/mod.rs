@@ -10,6 +10,7 @@
 //! - [`job_spend`]: the job's budget before it runs, and what it spent after.
 
 mod job_spend;
+mod reported_metering;
 mod running;
 mod working_copy;
 

@@ -15,6 +15,9 @@ use crate::pipeline::job_script::{
     JobScript, AGENT_OUTPUT_TAIL, KEPT_COPY_UNUSABLE_EXIT, KEPT_COPY_UNUSABLE_MARK,
 };
 use crate::pipeline::kept_copy::CopySteps;
+
+use super::job_spend::JobBudget;
+use super::reported_metering::meter_reports;
 use crate::pipeline::run_log::record_sandbox_events;
 use crate::pipeline::Pipeline;
 use crate::sandbox::output_limits::check_output_folder;
@@ -63,7 +66,12 @@ impl Pipeline {
             git_email: &self.settings.git_email,
         }
         .render();
-        let (budgets, agent_key) = self.budget_the_job(job).await?;
+        let JobBudget {
+            budgets,
+            key: agent_key,
+            ledger_run,
+            prices,
+        } = self.budget_the_job(job).await?;
         let prompt = self.with_standing_lessons(job, copy, files.prompt).await?;
         let handoff = workspace.join("handoff");
         let write = |path: PathBuf, text: &str| {
@@ -136,10 +144,39 @@ impl Pipeline {
             timeout: setup.timeout,
             limits: self.settings.limits,
         };
-        let end = setup
-            .sandbox
-            .run(&sandbox_job, JobControl { events, cancel })
-            .await;
+        // Where no forwarder sees the calls (E2B), the agent's own reports are metered
+        // as they come, and end the sandbox once a budget is spent.
+        let (control, reported) = if setup.sandbox.backend() == SandboxBackend::E2b {
+            log.say(
+                "spend: no forwarder of Handoff's meters a run on E2B (its egress rule \
+                     adds the key): its spend is what the agent reports as it runs, and the \
+                     sandbox is ended once a budget is spent",
+            )
+            .await?;
+            let metering = meter_reports(
+                store.clone(),
+                ledger_run,
+                prices,
+                log.clone(),
+                events,
+                cancel.clone(),
+            );
+            let control = JobControl {
+                events: metering.events.clone(),
+                cancel: metering.cancel.clone(),
+            };
+            (control, Some(metering.reached))
+        } else {
+            (JobControl { events, cancel }, None)
+        };
+        let end = setup.sandbox.run(&sandbox_job, control).await;
+        let reported_reached = match reported {
+            Some(reached) => reached.await.unwrap_or_else(|error| {
+                tracing::warn!(%error, "the reading of the agent's reported spend stopped");
+                None
+            }),
+            None => None,
+        };
         let recorded = recorder
             .await
             .map_err(|error| Stop::failed(RunFailureCode::Log, error.to_string()));
@@ -160,6 +197,17 @@ impl Pipeline {
             )
             .await;
         recorded??;
+        if let Some(reached) = reported_reached {
+            spent?;
+            return Err(Stop::failed(
+                RunFailureCode::BudgetReached,
+                format!(
+                    "budget reached, as the agent reported its spend: {}; the sandbox was \
+                     ended and nothing was pushed",
+                    reached.as_reached()
+                ),
+            ));
+        }
         let end = end.map_err(|error| Stop::failed(RunFailureCode::Sandbox, error.to_string()))?;
         if let Some(kept) = &copy.kept {
             let refused = matches!(copy.steps, CopySteps::RefreshKept { .. })
