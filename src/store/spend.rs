@@ -19,6 +19,11 @@ use crate::domain::{Repo, RepoId, RunId, SpendSource};
 
 pub use super::month_spend::{DaySpend, ItemSpend, MonthSpend, PartSpend};
 
+/// The file in the data folder whose lines price models, as `spend.prices` does
+/// (`MODEL INPUT OUTPUT [CACHE_WRITE CACHE_READ]` in dollars a million tokens, one a line,
+/// `#` for a comment): for prices kept beside the database, under the setting's.
+pub const PRICES_FILE: &str = "prices.txt";
+
 /// How a run's note about a budget at 80% begins.
 pub const BUDGET_NOTE: &str = "budget: ";
 
@@ -95,16 +100,32 @@ pub(super) fn start_of_day(time: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 impl Store {
-    /// The price table: the defaults with the owner's entries on top.
+    /// The price table: the defaults, then the lines of [`PRICES_FILE`] in the data
+    /// folder, then the owner's `spend.prices` setting, each on top of the one before.
     pub async fn price_table(&self) -> Result<PriceTable, StoreError> {
+        let mut table = PriceTable::default();
+        let file = self.path.parent().map(|folder| folder.join(PRICES_FILE));
+        if let Some(file) = file.filter(|file| file.is_file()) {
+            let text = std::fs::read_to_string(&file).map_err(|error| StoreError::BadSetting {
+                key: file.display().to_string(),
+                value: String::new(),
+                reason: format!("the prices file cannot be read: {error}"),
+            })?;
+            let lines = PriceTable::parse_lines(&text).map_err(|error| StoreError::BadSetting {
+                key: file.display().to_string(),
+                value: error.line.clone(),
+                reason: error.to_string(),
+            })?;
+            table.models.extend(lines);
+        }
         let overrides = self.setting(SettingKey::SpendPrices).await?;
-        PriceTable::with_overrides(overrides.as_deref()).map_err(|error: PriceLineError| {
-            bad_setting(
-                SettingKey::SpendPrices,
-                overrides.as_deref().unwrap_or_default(),
-                &error.to_string(),
-            )
-        })
+        if let Some(overrides) = overrides.as_deref() {
+            let lines = PriceTable::parse_lines(overrides).map_err(|error: PriceLineError| {
+                bad_setting(SettingKey::SpendPrices, overrides, &error.to_string())
+            })?;
+            table.models.extend(lines);
+        }
+        Ok(table)
     }
 
     /// The budgets that apply to a run of `repo`.

@@ -44,6 +44,7 @@ function stepItem(step, index) {
   if (step.toolCalls.length) item.append(calls);
   if (step.text) item.append(el("p", { class: "step-text", text: step.text.length > 300 ? `${step.text.slice(0, 300)}…` : step.text }));
   if (step.detailsLeftOut) item.append(el("p", { class: "hint", text: "Past 5 MB of steps: only the figures are kept." }));
+  if (step.usageUnread) item.append(el("p", { class: "hint", text: "The answer's usage could not be read (it broke off, or came in a shape the meter does not read): the call was charged all it reserved." }));
   return item;
 }
 
@@ -54,7 +55,7 @@ function stepItem(step, index) {
 export async function showSteps(runId, box) {
   const steps = await backend.runSteps(runId);
   if (!steps.length) {
-    box.replaceChildren(el("p", { class: "muted", text: "No metered steps: no key forwarder stood between this run's agent and its provider (E2B, or an agent without a key), or it called no model." }));
+    box.replaceChildren(el("p", { class: "muted", text: "No metered steps: no key forwarder stood between this run's agent and its provider (E2B, or an agent without a key), or it called no model. On E2B the run's spend is what the agent reported as it ran." }));
     return;
   }
   const total = steps.reduce((sum, step) => sum + (step.costUsd ?? 0), 0);

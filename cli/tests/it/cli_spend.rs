@@ -138,7 +138,7 @@ async fn a_model_without_a_price_shows_its_tokens_and_price_unknown_never_zero()
     let feedback = world
         .cli()
         .add_feedback(
-            "Count\n@@calls 1 our-own-model\n@@run1:write a.txt done\n@@run2:write b.txt again",
+            "Count\n@@calls 1 our-own-model\n@@run1:write a.txt done\n@@run2:write b.txt again\n@@run3:write c.txt thrice",
         )
         .await;
 
@@ -173,6 +173,32 @@ async fn a_model_without_a_price_shows_its_tokens_and_price_unknown_never_zero()
         close_to(&run["run"]["llm_cost_usd"], 1200.0 / 1e6 + 80.0 * 2.0 / 1e6),
         "{run}"
     );
+    // Prices kept in a file beside the database count too, under the setting's.
+    ok_text(&world.handoff(&["config", "unset", "spend.prices"]).await);
+    std::fs::write(
+        world.dir.path().join("prices.txt"),
+        "# our own models\nour-own-model 2 4\n",
+    )
+    .unwrap();
+    ok_text(
+        &world
+            .handoff(&["iterate", &feedback, "-m", "once more"])
+            .await,
+    );
+    let run = world.json(&["runs", "show", "3", "--json"]).await;
+    assert!(
+        close_to(
+            &run["run"]["llm_cost_usd"],
+            1200.0 * 2.0 / 1e6 + 80.0 * 4.0 / 1e6
+        ),
+        "{run}"
+    );
+    std::fs::write(world.dir.path().join("prices.txt"), "our-own-model dear\n").unwrap();
+    let refused = world
+        .handoff(&["iterate", &feedback, "-m", "refused"])
+        .await;
+    assert!(!refused.status.success());
+    assert!(text(&refused).contains("prices.txt"), "{}", text(&refused));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -103,10 +103,17 @@ async fn the_month_is_drawn_with_its_budget_and_a_runs_steps_read_as_a_timeline(
         ],
     )
     .await;
+    // The footer's second answer broke off before its usage: charged all it reserved.
+    let mut unread = step("Write", r#"{"file_path":"footer.css"}"#, 0, 0.5);
+    unread.usage.output = 0;
+    unread.usage_unread = true;
     spent_run(
         store,
         footer.id,
-        &[step("Write", r#"{"file_path":"footer.html"}"#, 20_000, 2.0)],
+        &[
+            step("Write", r#"{"file_path":"footer.html"}"#, 20_000, 2.0),
+            unread,
+        ],
     )
     .await;
     let app = world.open_signed_in_window().await;
@@ -160,12 +167,12 @@ async fn the_month_is_drawn_with_its_budget_and_a_runs_steps_read_as_a_timeline(
             "of $10.00",
         )
         .await;
-    assert_eq!(total, "$5.50 of $10.00 (55%)");
+    assert_eq!(total, "$6.00 of $10.00 (60%)");
     assert_eq!(app.texts("#spend-panel .chart-budget").await.len(), 1);
     let label = app
         .eventually(
             "const c = document.querySelector('#spend-panel .spend-chart'); return c ? c.getAttribute('aria-label') : null;",
-            |value| value.as_str().is_some_and(|text| text.contains("$5.50")),
+            |value| value.as_str().is_some_and(|text| text.contains("$6.00")),
         )
         .await;
     assert!(
@@ -248,6 +255,19 @@ async fn the_month_is_drawn_with_its_budget_and_a_runs_steps_read_as_a_timeline(
     );
     app.show_for_picture("#detail .run").await;
     app.screenshot("run-steps").await;
+
+    // A step whose answer's usage could not be read says it was charged all it reserved.
+    open_card(&app, footer.id.0).await;
+    app.click("#detail .run .show-steps").await;
+    app.wait_for("#detail .steps .step[data-step=\"2\"]").await;
+    let steps = app.texts("#detail .steps .step").await;
+    assert!(
+        steps[1].contains("$0.50") && steps[1].contains("charged all it reserved"),
+        "{steps:?}"
+    );
+    assert!(!steps[0].contains("charged all it reserved"), "{steps:?}");
+    app.show_for_picture("#detail .run").await;
+    app.screenshot("run-steps-unread").await;
     app.close().await;
     world.store.close().await;
 }
