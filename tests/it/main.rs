@@ -17,6 +17,7 @@ mod kept_copies_docker;
 mod lessons_local;
 mod lessons_store;
 mod meter_corpus;
+mod meter_gate_docker;
 mod mirror_changes;
 mod model_server_conformance;
 mod pipeline_docker;

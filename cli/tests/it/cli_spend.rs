@@ -349,3 +349,37 @@ async fn a_spent_month_refuses_the_next_run_before_any_sandbox_and_says_where_to
         "{shown}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_run_keeps_what_it_spent() {
+    let world = World::start(Vec::new()).await;
+    let feedback = world
+        .cli()
+        .add_feedback("Spend, then wait\n@@calls 2 claude-sonnet-4-5\n@@sleep 600")
+        .await;
+    let path = scripted_agent_as_claude(world.bin.path());
+    let running = world
+        .cli()
+        .command(&["run", &feedback, "--quiet"])
+        .env("PATH", &path)
+        .spawn()
+        .unwrap();
+    // The agent has made its two calls, and waits.
+    while world.model.model_calls().len() < 2 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+
+    ok_text(&world.handoff(&["runs", "cancel", "1"]).await);
+    let ended = running.wait_with_output().await.unwrap();
+
+    assert!(text(&ended).contains("was cancelled"), "{}", text(&ended));
+    let shown = world.json(&["runs", "show", "1", "--json"]).await;
+    assert_eq!(shown["run"]["status"], "cancelled", "{shown}");
+    assert_eq!(shown["run"]["spend_source"], "metered", "{shown}");
+    assert!(
+        close_to(&shown["run"]["llm_cost_usd"], 2.0 * SONNET_CALL_USD),
+        "{shown}"
+    );
+    let steps = world.json(&["runs", "steps", "1", "--json"]).await;
+    assert_eq!(steps.as_array().unwrap().len(), 2, "{steps}");
+}
