@@ -184,6 +184,22 @@ async fn serve_control(stream: tokio::net::UnixStream, state: &GateState) -> std
     Ok(())
 }
 
+/// The gate's control socket at `control`, waiting up to `wait` for the gate to listen.
+#[cfg(unix)]
+async fn connect_control(
+    control: &Path,
+    wait: Duration,
+) -> std::io::Result<tokio::net::UnixStream> {
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        match tokio::net::UnixStream::connect(control).await {
+            Ok(stream) => return Ok(stream),
+            Err(error) if tokio::time::Instant::now() >= deadline => return Err(error),
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+}
+
 /// Connects `input` and `output` to the gate's control socket at `control` both ways,
 /// until the gate closes it (a held key's link): waits up to `wait` for the gate.
 #[cfg(unix)]
@@ -193,14 +209,7 @@ pub async fn relay(
     mut output: impl tokio::io::AsyncWrite + Unpin,
     wait: Duration,
 ) -> std::io::Result<()> {
-    let deadline = tokio::time::Instant::now() + wait;
-    let stream = loop {
-        match tokio::net::UnixStream::connect(control).await {
-            Ok(stream) => break stream,
-            Err(error) if tokio::time::Instant::now() >= deadline => return Err(error),
-            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
-        }
-    };
+    let stream = connect_control(control, wait).await?;
     let (mut reads, mut writes) = stream.into_split();
     let to_gate = async {
         tokio::io::copy(&mut input, &mut writes).await?;
@@ -237,14 +246,7 @@ pub async fn configure(
     mut output: impl tokio::io::AsyncWrite + Unpin,
     wait: Duration,
 ) -> std::io::Result<bool> {
-    let deadline = tokio::time::Instant::now() + wait;
-    let stream = loop {
-        match tokio::net::UnixStream::connect(control).await {
-            Ok(stream) => break stream,
-            Err(error) if tokio::time::Instant::now() >= deadline => return Err(error),
-            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
-        }
-    };
+    let stream = connect_control(control, wait).await?;
     let (reads, mut writes) = stream.into_split();
     let mut commands = BufReader::new(input).lines();
     let mut answers = BufReader::new(reads).lines();

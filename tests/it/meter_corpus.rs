@@ -270,6 +270,20 @@ impl Corpus {
     }
 }
 
+/// A Messages request whose one message is `bytes` long, sent in chunks of a megabyte
+/// with no length declared.
+pub(crate) fn chunked_request(bytes: usize) -> reqwest::Body {
+    let body = serde_json::json!({"model": "claude-haiku-4-5", "max_tokens": 10,
+                                  "messages": [{"role": "user", "content": "x".repeat(bytes)}]})
+    .to_string()
+    .into_bytes();
+    let chunks: Vec<Result<Vec<u8>, Infallible>> = body
+        .chunks(1024 * 1024)
+        .map(|chunk| Ok(chunk.to_vec()))
+        .collect();
+    reqwest::Body::wrap_stream(futures::stream::iter(chunks))
+}
+
 fn sonnet(max_tokens: u64) -> String {
     serde_json::json!({"model": "claude-sonnet-4-5", "max_tokens": max_tokens, "stream": true,
                        "messages": [{"role": "user", "content": "go"}]})
@@ -461,19 +475,11 @@ async fn six_large_bodies_at_once_leave_the_forwarder_serving_and_metering() {
     // Six bodies of 30 MB sent in chunks at once: each may hold three times its size
     // while read, so the forwarder's 160 MB holds one; the rest are refused as
     // overloaded, which agents retry, never read whole.
-    let big = || {
-        let text = "x".repeat(30 * 1024 * 1024);
-        let body = serde_json::json!({"model": "claude-haiku-4-5", "max_tokens": 10,
-                                      "messages": [{"role": "user", "content": text}]})
-        .to_string()
-        .into_bytes();
-        let chunks: Vec<Result<Vec<u8>, Infallible>> = body
-            .chunks(1024 * 1024)
-            .map(|chunk| Ok(chunk.to_vec()))
-            .collect();
-        reqwest::Body::wrap_stream(futures::stream::iter(chunks))
-    };
-    let sends = (0..6).map(|_| corpus.messages("plain", big()).send());
+    let sends = (0..6).map(|_| {
+        corpus
+            .messages("plain", chunked_request(30 * 1024 * 1024))
+            .send()
+    });
     let answers = futures::future::join_all(sends).await;
     let statuses: Vec<u16> = answers
         .iter()

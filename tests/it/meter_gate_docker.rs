@@ -5,57 +5,25 @@
 
 use handoff_test_support as support;
 
-use std::convert::Infallible;
 use std::time::Duration;
 
 use bollard::Docker;
 use handoff::domain::budgets::SpendLimit;
 use handoff::domain::model_prices::PriceTable;
-use handoff::domain::RepoId;
 use handoff::egress::gate_control::KeyForTheGate;
-use handoff::sandbox::docker_gate::{self, EgressGate};
+use handoff::sandbox::docker_gate;
 use handoff::sandbox::key_forwarding::{ForwardedKey, ModelEndpoint};
 use handoff::secrets::Secret;
-use support::docker_images::GatesRemovedOnDrop;
 use support::model_server::ModelServer;
 
-/// A chunked body of `bytes` bytes: a Messages request whose one message is that long.
-fn chunked_request(bytes: usize) -> reqwest::Body {
-    let body = serde_json::json!({"model": "claude-haiku-4-5", "max_tokens": 10,
-                                  "messages": [{"role": "user", "content": "x".repeat(bytes)}]})
-    .to_string()
-    .into_bytes();
-    let chunks: Vec<Result<Vec<u8>, Infallible>> = body
-        .chunks(1024 * 1024)
-        .map(|chunk| Ok(chunk.to_vec()))
-        .collect();
-    reqwest::Body::wrap_stream(futures::stream::iter(chunks))
-}
+use crate::meter_corpus::chunked_request;
+use crate::sandbox_network_docker::test_gate;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn six_huge_bodies_at_once_leave_the_real_gate_serving_and_metering() {
     let docker = Docker::connect_with_defaults().unwrap();
-    let installation = format!("meter{}", std::process::id());
-    let _removed = GatesRemovedOnDrop(installation.clone());
-    let gate = EgressGate::ensure(
-        &docker,
-        &installation,
-        RepoId(1),
-        support::pipeline_world::TEST_IMAGE,
-    )
-    .await
-    .unwrap();
-    let inspected = docker
-        .inspect_container(gate.container_id(), None)
-        .await
-        .unwrap();
-    let gate_address: std::net::IpAddr = inspected
-        .network_settings
-        .and_then(|settings| settings.networks)
-        .and_then(|networks| networks.get("bridge").cloned())
-        .and_then(|bridge| bridge.ip_address)
-        .and_then(|address| address.parse().ok())
-        .expect("the gate has an address on the default network");
+    let (gate, _removed, proxy) = test_gate("meter").await;
+    let gate_address = proxy.ip();
     let model = ModelServer::start(Vec::new()).await;
     let key = ForwardedKey::new(
         "ANTHROPIC_API_KEY",

@@ -203,7 +203,9 @@ async fn with_no_network_nothing_is_reached_and_the_open_network_never_reaches_t
 }
 
 /// A gate of its own for a test: an installation nobody else uses, removed at the end.
-async fn test_gate(purpose: &str) -> (EgressGate, GatesRemovedOnDrop, std::net::SocketAddr) {
+pub(crate) async fn test_gate(
+    purpose: &str,
+) -> (EgressGate, GatesRemovedOnDrop, std::net::SocketAddr) {
     let docker = Docker::connect_with_defaults().unwrap();
     let installation = format!("{purpose}{}", std::process::id());
     let removed = GatesRemovedOnDrop(installation.clone());

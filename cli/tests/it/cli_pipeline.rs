@@ -20,6 +20,24 @@ async fn set_up(fake: &FakeGithub, cli: &Cli<'_>, backend: &str) {
     cli.connect_scripted_repo(fake, backend, &[]).await;
 }
 
+/// The repository connected on E2B, at the fake E2B with its key. The key is kept for
+/// the E2B address in use, so the address comes first.
+async fn set_up_on_e2b(fake: &FakeGithub, cli: &Cli<'_>, e2b: &FakeE2b) {
+    set_up(fake, cli, "e2b").await;
+    ok_text(
+        &cli.run(&["config", "set", "e2b.api_base", &e2b.api_base()])
+            .await,
+    );
+    ok_text(
+        &cli.run(&["config", "set", "e2b.envd_url", &e2b.envd_url_template()])
+            .await,
+    );
+    ok_text(
+        &cli.run_with_input(&["secrets", "set", "e2b"], "e2b_key_for_tests_42")
+            .await,
+    );
+}
+
 /// The id of the first active run, once there is one.
 async fn first_active_run(cli: &Cli<'_>) -> String {
     loop {
@@ -45,19 +63,7 @@ async fn an_e2b_run_is_ended_once_its_agents_reported_spend_reaches_its_budget()
         data_dir: dir.path(),
         keyring: &keyring,
     };
-    set_up(&fake, &cli, "e2b").await;
-    ok_text(
-        &cli.run(&["config", "set", "e2b.api_base", &e2b.api_base()])
-            .await,
-    );
-    ok_text(
-        &cli.run(&["config", "set", "e2b.envd_url", &e2b.envd_url_template()])
-            .await,
-    );
-    ok_text(
-        &cli.run_with_input(&["secrets", "set", "e2b"], "e2b_key_for_tests_42")
-            .await,
-    );
+    set_up_on_e2b(&fake, &cli, &e2b).await;
     ok_text(&cli.run(&["config", "set", "budget.run_usd", "1"]).await);
     // $0.60, then $0.60 more: the second report takes the run to its $1 budget; the
     // agent would then wait ten minutes, and write a file, were it not ended.
@@ -117,20 +123,7 @@ async fn the_journey_on_e2b_from_the_command_line() {
         data_dir: dir.path(),
         keyring: &keyring,
     };
-    set_up(&fake, &cli, "e2b").await;
-    // The key is kept for the E2B address in use, so the address comes first.
-    ok_text(
-        &cli.run(&["config", "set", "e2b.api_base", &e2b.api_base()])
-            .await,
-    );
-    ok_text(
-        &cli.run(&["config", "set", "e2b.envd_url", &e2b.envd_url_template()])
-            .await,
-    );
-    ok_text(
-        &cli.run_with_input(&["secrets", "set", "e2b"], "e2b_key_for_tests_42")
-            .await,
-    );
+    set_up_on_e2b(&fake, &cli, &e2b).await;
     let feedback = cli
         .add_feedback("Button too small\n@@write src/button.css height: 20px\n@@usage 0.12")
         .await;
@@ -337,19 +330,7 @@ async fn the_e2b_key_goes_only_to_the_e2b_address_it_was_stored_for() {
         data_dir: dir.path(),
         keyring: &keyring,
     };
-    set_up(&fake, &cli, "e2b").await;
-    ok_text(
-        &cli.run(&["config", "set", "e2b.api_base", &e2b.api_base()])
-            .await,
-    );
-    ok_text(
-        &cli.run(&["config", "set", "e2b.envd_url", &e2b.envd_url_template()])
-            .await,
-    );
-    ok_text(
-        &cli.run_with_input(&["secrets", "set", "e2b"], "e2b_key_for_tests_42")
-            .await,
-    );
+    set_up_on_e2b(&fake, &cli, &e2b).await;
     let feedback = cli.add_feedback("Key\n@@write k.txt k").await;
 
     // Plain http to another machine is refused as a setting.
