@@ -365,9 +365,7 @@ async fn a_cancelled_run_keeps_what_it_spent() {
         .spawn()
         .unwrap();
     // The agent has made its two calls, and waits.
-    while world.model.model_calls().len() < 2 {
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    world.model.wait_for_model_calls(2).await;
 
     ok_text(&world.handoff(&["runs", "cancel", "1"]).await);
     let ended = running.wait_with_output().await.unwrap();

@@ -80,6 +80,8 @@ struct Conversation {
     received: Vec<ModelRequest>,
     /// The input tokens each answer reports, when not [`INPUT_TOKENS_PER_TURN`].
     reported_input_tokens: Option<u64>,
+    /// How many requests took a turn so far, for those who wait on it.
+    turns_taken: tokio::sync::watch::Sender<usize>,
 }
 
 type Shared = Arc<Mutex<Conversation>>;
@@ -122,6 +124,18 @@ impl ModelServer {
             conversation,
             server,
         }
+    }
+
+    /// Waits until `calls` model calls (requests that took a turn) have come.
+    pub async fn wait_for_model_calls(&self, calls: usize) {
+        let mut taken = self
+            .conversation
+            .lock()
+            .expect("conversation")
+            .turns_taken
+            .subscribe();
+        let waited = taken.wait_for(|taken| *taken >= calls).await.map(|_| ());
+        waited.expect("the model server stopped");
     }
 
     /// Has every answer from now on report `tokens` input tokens: a call that costs a
@@ -228,6 +242,7 @@ async fn answer(State(conversation): State<Shared>, request: Request) -> Respons
             Some(api) if offers_tools(api, &body) => {
                 let index = conversation.next_turn;
                 conversation.next_turn += 1;
+                conversation.turns_taken.send_modify(|taken| *taken += 1);
                 Some(index)
             }
             _ => None,
