@@ -63,6 +63,11 @@ impl Cli<'_> {
         crate::docker_images::remove_gates_of(&self.installation_id().await);
     }
 
+    /// Kills the running egress gates of this data folder's installation.
+    pub async fn kill_egress_gates(&self) {
+        crate::docker_images::kill_gates_of(&self.installation_id().await);
+    }
+
     /// What the egress gates of this data folder's installation logged.
     pub async fn egress_gate_logs(&self) -> String {
         crate::docker_images::gate_logs_of(&self.installation_id().await)

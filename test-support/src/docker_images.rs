@@ -103,6 +103,33 @@ pub fn gate_logs_of(installation: &str) -> String {
 }
 
 /// Removes the egress gates, and their networks, of the installation `installation`.
+/// Kills the running egress gates of `installation`, as a crash would stop them.
+pub fn kill_gates_of(installation: &str) {
+    let label = format!("label=dev.handoff.installation={installation}");
+    let listed = std::process::Command::new("docker")
+        .args([
+            "ps",
+            "-q",
+            "--filter",
+            &label,
+            "--filter",
+            "label=dev.handoff.gate",
+        ])
+        .output()
+        .expect("docker lists the gates");
+    let ids: Vec<String> = String::from_utf8_lossy(&listed.stdout)
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert!(!ids.is_empty(), "a running gate to stop");
+    let killed = std::process::Command::new("docker")
+        .arg("kill")
+        .args(&ids)
+        .status()
+        .expect("docker kills the gates");
+    assert!(killed.success());
+}
+
 pub fn remove_gates_of(installation: &str) {
     let label = format!("label=dev.handoff.installation={installation}");
     for (kind, remove) in [("ps", "rm"), ("network", "rm")] {

@@ -150,3 +150,48 @@ async fn the_egress_gate_meters_a_run_in_docker_and_stops_it_at_its_budget() {
     assert!(fake.pulls(REPO).is_empty());
     cli.remove_egress_gates().await;
 }
+
+/// A gate that stops while a run is under way leaves the run what it was charged up to
+/// then; the run, whose calls can no longer be metered, is stopped and says why.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_whose_gate_stops_is_stopped_saying_so_and_keeps_its_spend() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    let _image = with_claude_image_on_docker(&fake, &cli, "agent-gate-stops").await;
+    let model = ModelServer::start(Vec::new()).await;
+    cli.use_anthropic_stand_in(KEY, &model.api_base()).await;
+    ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
+    let feedback = cli
+        .add_feedback("Gate stops\n@@calls 1 claude-sonnet-4-5\n@@sleep 600")
+        .await;
+    let running = cli.command(&["run", &feedback, "--quiet"]).spawn().unwrap();
+    model.wait_for_model_calls(1).await;
+
+    cli.kill_egress_gates().await;
+    let ended = running.wait_with_output().await.unwrap();
+
+    assert!(!ended.status.success());
+    let shown: serde_json::Value =
+        serde_json::from_str(&ok_text(&cli.run(&["runs", "show", "1", "--json"]).await)).unwrap();
+    assert_eq!(shown["run"]["failure_code"], "sandbox", "{shown}");
+    let message = shown["run"]["failure_message"].as_str().unwrap();
+    assert!(
+        message.contains("the egress gate stopped while the run was under way"),
+        "{message}"
+    );
+    // The call made before the gate stopped is charged: as metered, or, when its
+    // answer never settled, all it reserved.
+    assert!(
+        shown["run"]["llm_cost_usd"]
+            .as_f64()
+            .is_some_and(|cost| cost > 0.0),
+        "{shown}"
+    );
+    assert!(fake.pulls(REPO).is_empty());
+    cli.remove_egress_gates().await;
+}

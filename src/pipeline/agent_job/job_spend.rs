@@ -32,6 +32,17 @@ fn scrubbed_steps(steps: Vec<AgentStep>, redactor: &Redactor, placeholder: &str)
         .collect()
 }
 
+/// How a run ends whose meter stopped seeing its model calls, for `why`.
+pub(crate) fn meter_lost(why: &str) -> Stop {
+    Stop::failed(
+        RunFailureCode::Sandbox,
+        format!(
+            "the run's meter stopped seeing its model calls ({why}); what they were charged \
+             up to then is recorded"
+        ),
+    )
+}
+
 /// What a job may spend, found before its sandbox starts.
 pub(crate) struct JobBudget {
     pub budgets: Budgets,
@@ -205,13 +216,7 @@ impl Pipeline {
         }
         if let Some((key, _)) = metered {
             if let Some(why) = key.meter.lost() {
-                return Err(Stop::failed(
-                    RunFailureCode::Sandbox,
-                    format!(
-                        "the run's meter stopped seeing its model calls ({why}); what they \
-                         were charged up to then is recorded"
-                    ),
-                ));
+                return Err(meter_lost(&why));
             }
             if key.meter.budget_reached() {
                 let spend = key.meter.spend();

@@ -16,7 +16,7 @@ use crate::pipeline::job_script::{
 };
 use crate::pipeline::kept_copy::CopySteps;
 
-use super::job_spend::JobBudget;
+use super::job_spend::{meter_lost, JobBudget};
 use super::reported_metering::meter_reports;
 use crate::pipeline::run_log::record_sandbox_events;
 use crate::pipeline::Pipeline;
@@ -197,6 +197,11 @@ impl Pipeline {
             )
             .await;
         recorded??;
+        // A run whose meter stopped seeing its calls (its gate stopped) says so first.
+        if let Some(why) = agent_key.as_ref().and_then(|key| key.meter.lost()) {
+            spent?;
+            return Err(meter_lost(&why));
+        }
         if let Some(reached) = reported_reached {
             spent?;
             return Err(Stop::failed(

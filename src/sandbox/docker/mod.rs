@@ -167,6 +167,14 @@ impl DockerSandbox {
         let mut gate_holds_key: Option<HeldKey> = None;
         let outcome = std::panic::AssertUnwindSafe(async {
             let (network_mode, environment) = self.network_for(job, &mut gate_holds_key).await?;
+            // A run whose gate stops can no longer be metered: it is stopped too.
+            let control = match &gate_holds_key {
+                Some(held) => JobControl {
+                    cancel: held.stop_with(control.cancel.clone()),
+                    events: control.events,
+                },
+                None => control,
+            };
             let mounts = self.kept_copy_mount(job).await?;
             let body = self.container_body(job, owner, network_mode, environment, mounts);
             let created = self

@@ -59,6 +59,8 @@ pub struct HeldKey {
     input: Arc<Mutex<AttachedInput>>,
     released: Arc<AtomicBool>,
     reader: tokio::task::JoinHandle<()>,
+    /// Turns true when the gate closes the link while the run is under way.
+    lost: tokio::sync::watch::Receiver<bool>,
 }
 
 impl std::fmt::Debug for HeldKey {
@@ -126,11 +128,19 @@ impl EgressGate {
             }
         }
         let released = Arc::new(AtomicBool::new(false));
-        let reader = tokio::spawn(serve_link(lines, input.clone(), meter, released.clone()));
+        let (lose, lost) = tokio::sync::watch::channel(false);
+        let reader = tokio::spawn(serve_link(
+            lines,
+            input.clone(),
+            meter,
+            released.clone(),
+            lose,
+        ));
         Ok(HeldKey {
             input,
             released,
             reader,
+            lost,
         })
     }
 }
@@ -142,6 +152,7 @@ async fn serve_link(
     input: Arc<Mutex<AttachedInput>>,
     meter: Arc<RunMeter>,
     released: Arc<AtomicBool>,
+    lose: tokio::sync::watch::Sender<bool>,
 ) {
     while let Some(line) = lines.next_line().await {
         match serde_json::from_str::<LinkMessage>(&line) {
@@ -171,10 +182,30 @@ async fn serve_link(
     if !released.load(Ordering::SeqCst) {
         tracing::warn!("the egress gate closed a run's key link while the run was under way");
         meter.lose("the egress gate stopped while the run was under way");
+        lose.send_replace(true);
     }
 }
 
 impl HeldKey {
+    /// `owner_cancel`, turned true also when the gate closes the link while the run is
+    /// under way: a run whose calls can no longer be metered is stopped.
+    pub fn stop_with(
+        &self,
+        mut owner_cancel: tokio::sync::watch::Receiver<bool>,
+    ) -> tokio::sync::watch::Receiver<bool> {
+        let (stop, stopped) = tokio::sync::watch::channel(*owner_cancel.borrow());
+        let mut lost = self.lost.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = crate::sandbox::until_cancelled(&mut owner_cancel) => {}
+                () = crate::sandbox::until_cancelled(&mut lost) => {}
+                () = stop.closed() => return,
+            }
+            stop.send_replace(true);
+        });
+        stopped
+    }
+
     /// Gives the key back, once the calls under way have settled (within a while).
     pub async fn release(self) {
         self.released.store(true, Ordering::SeqCst);
