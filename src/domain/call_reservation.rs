@@ -70,10 +70,9 @@ pub struct CallBudgets {
 #[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
 pub enum CallRefusal {
     #[error(
-        "this run's budget ({limit}) cannot hold the call: {} and {tokens} tokens charged \
-         so far, and the call may cost up to {} ({ask_tokens} tokens{})",
+        "this run's budget ({limit}) is spent: {} and {tokens} tokens charged or held by \
+         its calls{}",
         dollars(*charged_usd),
-        dollars(*ask_usd),
         unpriced_words(model.as_deref())
     )]
     RunSpent {
@@ -87,11 +86,10 @@ pub enum CallRefusal {
         model: Option<String>,
     },
     #[error(
-        "{repo}'s monthly budget ({}) cannot hold the call: {} charged or held by its \
-         runs this month, and the call may cost up to {}{}",
+        "{repo}'s monthly budget ({}) is spent: {} charged or held by its runs this \
+         month{}",
         dollars(*budget),
         dollars(*committed),
-        dollars(*ask_usd),
         unpriced_words(model.as_deref())
     )]
     MonthSpent {
@@ -103,11 +101,9 @@ pub enum CallRefusal {
         model: Option<String>,
     },
     #[error(
-        "Handoff's daily budget ({}) cannot hold the call: {} charged or held today \
-         (UTC), and the call may cost up to {}{}",
+        "Handoff's daily budget ({}) is spent: {} charged or held today (UTC){}",
         dollars(*budget),
         dollars(*committed),
-        dollars(*ask_usd),
         unpriced_words(model.as_deref())
     )]
     DaySpent {
@@ -158,8 +154,8 @@ impl CallRefusal {
 fn unpriced_words(unpriced_model: Option<&str>) -> String {
     match unpriced_model {
         Some(model) => format!(
-            ", counted at the dearest price in the table since {model} has none: give it \
-             its price in Handoff's spend settings"
+            "; {model} has no price, so its calls count at the dearest price in the table: \
+             give it its price in Handoff's spend settings"
         ),
         None => String::new(),
     }
@@ -170,49 +166,30 @@ fn unpriced_words(unpriced_model: Option<&str>) -> String {
 const ROUNDING_USD: f64 = 1e-9;
 
 impl CallBudgets {
-    /// Lets `ask` through when every budget can hold it on top of `committed`.
+    /// Lets `ask` through while every budget still has something left with `committed`
+    /// counted; the refusal names the first that has none.
     pub fn check(&self, ask: &CallAsk, committed: Committed) -> Result<(), CallRefusal> {
         let unpriced = ask.unpriced.then(|| ask.model.clone());
-        let run_usd_full = self
-            .run
-            .usd
-            .is_some_and(|usd| committed.run_usd + ask.usd > usd + ROUNDING_USD);
-        let run_tokens_full = self
-            .run
-            .tokens
-            .is_some_and(|tokens| committed.run_tokens + ask.tokens > tokens);
-        if run_usd_full || run_tokens_full {
-            return Err(CallRefusal::RunSpent {
-                limit: self.run.describe(),
-                charged_usd: committed.run_usd,
-                tokens: committed.run_tokens,
-                ask_usd: ask.usd,
-                ask_tokens: ask.tokens,
-                model: unpriced.clone(),
-            });
-        }
-        if let Some(budget) = self.repo_month_usd {
-            if committed.repo_month_usd + ask.usd > budget + ROUNDING_USD {
-                return Err(CallRefusal::MonthSpent {
-                    repo: self.repo.clone(),
-                    budget,
-                    committed: committed.repo_month_usd,
-                    ask_usd: ask.usd,
-                    model: unpriced.clone(),
-                });
+        match self.reached(committed) {
+            None => Ok(()),
+            Some(mut refusal) => {
+                match &mut refusal {
+                    CallRefusal::RunSpent {
+                        ask_usd,
+                        ask_tokens,
+                        model,
+                        ..
+                    } => {
+                        (*ask_usd, *ask_tokens, *model) = (ask.usd, ask.tokens, unpriced);
+                    }
+                    CallRefusal::MonthSpent { ask_usd, model, .. }
+                    | CallRefusal::DaySpent { ask_usd, model, .. } => {
+                        (*ask_usd, *model) = (ask.usd, unpriced);
+                    }
+                }
+                Err(refusal)
             }
         }
-        if let Some(budget) = self.day_usd {
-            if committed.day_usd + ask.usd > budget + ROUNDING_USD {
-                return Err(CallRefusal::DaySpent {
-                    budget,
-                    committed: committed.day_usd,
-                    ask_usd: ask.usd,
-                    model: unpriced,
-                });
-            }
-        }
-        Ok(())
     }
 }
 
@@ -284,43 +261,52 @@ mod tests {
     }
 
     #[test]
-    fn a_call_goes_when_every_budget_holds_its_worst_case() {
+    fn a_call_goes_while_every_budget_has_something_left() {
         let committed = Committed {
-            run_usd: 0.7,
+            run_usd: 0.9,
             run_tokens: 50_000,
-            repo_month_usd: 9.7,
-            day_usd: 19.7,
+            repo_month_usd: 9.9,
+            day_usd: 19.9,
         };
-        assert_eq!(budgets().check(&ask(0.3, 40_000), committed), Ok(()));
+        // Its worst case takes each past: the last call let through may.
+        assert_eq!(budgets().check(&ask(0.3, 60_000), committed), Ok(()));
     }
 
     #[test]
-    fn a_call_the_run_cannot_hold_is_refused_with_the_figures() {
+    fn a_call_once_the_run_is_spent_is_refused_with_the_figures() {
         let committed = Committed {
-            run_usd: 0.8,
+            run_usd: 1.2,
             run_tokens: 1_000,
             ..Committed::default()
         };
         let refusal = budgets().check(&ask(0.3, 1_000), committed).unwrap_err();
         assert_eq!(
             refusal.to_string(),
-            "this run's budget ($1.00 or 100000 tokens) cannot hold the call: $0.80 and 1000 \
-             tokens charged so far, and the call may cost up to $0.30 (1000 tokens)"
+            "this run's budget ($1.00 or 100000 tokens) is spent: $1.20 and 1000 tokens \
+             charged or held by its calls"
         );
         let tokens = Committed {
-            run_tokens: 99_000,
+            run_tokens: 100_000,
             ..Committed::default()
         };
         assert!(matches!(
             budgets().check(&ask(0.01, 2_000), tokens),
             Err(CallRefusal::RunSpent { .. })
         ));
+        let mut unpriced = ask(9.6, 130_000);
+        unpriced.unpriced = true;
+        unpriced.model = "gpt-6.1-sol".to_owned();
+        let refusal = budgets().check(&unpriced, committed).unwrap_err();
+        assert!(
+            refusal.to_string().contains("gpt-6.1-sol has no price"),
+            "{refusal}"
+        );
     }
 
     #[test]
-    fn the_month_and_the_day_refuse_what_they_cannot_hold() {
+    fn the_month_and_the_day_refuse_once_spent() {
         let month = Committed {
-            repo_month_usd: 9.9,
+            repo_month_usd: 10.0,
             ..Committed::default()
         };
         assert!(matches!(
@@ -328,13 +314,13 @@ mod tests {
             Err(CallRefusal::MonthSpent { .. })
         ));
         let day = Committed {
-            day_usd: 19.95,
+            day_usd: 20.1,
             ..Committed::default()
         };
         let refusal = budgets().check(&ask(0.2, 10), day).unwrap_err();
         assert!(refusal
             .to_string()
-            .starts_with("Handoff's daily budget ($20.00)"));
+            .starts_with("Handoff's daily budget ($20.00) is spent"));
     }
 
     #[test]

@@ -106,7 +106,7 @@ async fn the_agent_in_docker_reaches_its_provider_while_the_key_stays_outside() 
 
 /// A run in Docker is metered by the key forwarder in its repository's egress gate: the
 /// gate reserves each call through the link it holds the run's key on, refuses the
-/// call the budget cannot hold, and reports what the run spent call by call as each
+/// calls once the budget is spent, and reports what the run spent call by call as each
 /// answer ends.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_egress_gate_meters_a_run_in_docker_and_stops_it_at_its_budget() {
@@ -129,9 +129,9 @@ async fn the_egress_gate_meters_a_run_in_docker_and_stops_it_at_its_budget() {
     let run = cli.run(&["run", &feedback]).await;
 
     assert!(!run.status.success());
-    // $0.0048 a call: after two, the third's worst case does not fit in the $0.01, and
-    // the gate refuses it before it leaves.
-    assert_eq!(model.model_calls().len(), 2);
+    // $0.0048 a call: the third takes the run past $0.01, and the gate refuses the
+    // fourth before it leaves.
+    assert_eq!(model.model_calls().len(), 3);
     assert!(model
         .model_calls()
         .iter()
@@ -140,13 +140,13 @@ async fn the_egress_gate_meters_a_run_in_docker_and_stops_it_at_its_budget() {
         serde_json::from_str(&ok_text(&cli.run(&["runs", "show", "1", "--json"]).await)).unwrap();
     assert_eq!(shown["run"]["failure_code"], "budget_reached", "{shown}");
     assert_eq!(shown["run"]["spend_source"], "metered");
-    assert_eq!(shown["run"]["tokens_in"], 2400);
-    assert_eq!(shown["run"]["tokens_out"], 160);
+    assert_eq!(shown["run"]["tokens_in"], 3600);
+    assert_eq!(shown["run"]["tokens_out"], 240);
     let steps: serde_json::Value =
         serde_json::from_str(&ok_text(&cli.run(&["runs", "steps", "1", "--json"]).await)).unwrap();
-    assert_eq!(steps.as_array().unwrap().len(), 2, "{steps}");
+    assert_eq!(steps.as_array().unwrap().len(), 3, "{steps}");
     let logs = ok_text(&cli.run(&["runs", "logs", "1"]).await);
-    assert!(logs.contains("model call 3: 400"), "{logs}");
+    assert!(logs.contains("model call 4: 400"), "{logs}");
     assert!(fake.pulls(REPO).is_empty());
     cli.remove_egress_gates().await;
 }

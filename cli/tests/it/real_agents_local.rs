@@ -145,12 +145,12 @@ async fn a_run_that_changes_nothing_still_shows_what_it_cost() {
     ok_text(&cli.run(&["runs", "show", "1"]).await);
 }
 
-/// A run whose budget can hold its first model call but not the second: each call is
-/// reserved at its worst case before it leaves; the first is answered as costing far
-/// more than a scripted call ($2 of input at any listed price), so the key forwarder
-/// refuses every later call in the provider's own error shape, the real agent stops, and
-/// the run ends as `budget_reached`, naming it, with nothing pushed and no call past the
-/// budget reaching the provider.
+/// A run whose budget is spent after its first model call: each call is reserved at its
+/// worst case before it leaves; the first is answered as costing more than the budget
+/// ($2 of input at the price the test gives), so the key forwarder refuses every later
+/// call in the provider's own error shape, the real agent stops, and the run ends as
+/// `budget_reached`, naming it, with nothing pushed and no call past the budget reaching
+/// the provider.
 async fn a_real_agent_stops_at_its_budget(agent: RealAgent) {
     let fake = FakeGithub::start().await;
     let keyring = SecretService::start();
@@ -175,9 +175,8 @@ async fn a_real_agent_stops_at_its_budget(agent: RealAgent) {
     .await;
     connect(&fake, &cli, agent, Backend::Local, &model).await;
     model.report_input_tokens(REPORTED_INPUT_TOKENS);
-    // The agents' models, whatever they are, priced at $1 a million input tokens and $2
-    // output: the first call's worst case (its prompt and the most output it may ask
-    // for) fits in $1.50, and once it is charged $2 nothing more does.
+    // The agents' models priced at $1 a million input tokens and $2 output: the first
+    // call goes, is charged $2, and the $1.50 budget is spent.
     ok_text(
         &cli.run(&["config", "set", "spend.prices", &agent_model_prices()])
             .await,
@@ -212,10 +211,7 @@ async fn a_real_agent_stops_at_its_budget(agent: RealAgent) {
     );
     // The agent's own output names the refusal it got.
     let logs = ok_text(&cli.run(&["runs", "logs", "1"]).await);
-    assert!(
-        logs.contains("budget ($1.50) cannot hold the call"),
-        "{logs}"
-    );
+    assert!(logs.contains("budget ($1.50) is spent"), "{logs}");
     assert!(fake.pulls(REPO).is_empty());
 }
 
