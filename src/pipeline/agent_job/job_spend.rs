@@ -129,16 +129,14 @@ impl Pipeline {
         if let Some(key) = key {
             key.meter.settled().await;
         }
-        let ledger = Some(self.store.close_run_ledger(run_id, Utc::now()).await?);
+        let ledger = self.store.close_run_ledger(run_id, Utc::now()).await?;
         let metered = key
             .map(|key| (key, key.meter.spend()))
             .filter(|(_, spend)| {
-                spend.calls > 0
-                    || spend.refused_calls > 0
-                    || ledger.is_some_and(|ledger| ledger.calls > ledger.reported_calls)
+                spend.calls > 0 || spend.refused_calls > 0 || ledger.calls > ledger.reported_calls
             });
         // Calls no forwarder saw, as the agent reported them while it ran (E2B).
-        let reported = ledger.filter(|ledger| ledger.reported_calls > 0);
+        let reported = (ledger.reported_calls > 0).then_some(ledger);
         let (spend, steps) = match metered {
             Some((key, spend)) => {
                 let steps = scrubbed_steps(key.meter.steps(), &setup.redactor, &key.placeholder);
@@ -205,7 +203,7 @@ impl Pipeline {
                 .add_run_note(run_id, &format!("{BUDGET_NOTE}{notice}"))
                 .await?;
         }
-        if let Some(ledger) = ledger.filter(|ledger| ledger.unread_calls > 0) {
+        if ledger.unread_calls > 0 {
             log.say(&format!(
                 "{} model call(s) whose answer's usage could not be read were charged all \
                  they reserved (the run's ledger holds {})",
