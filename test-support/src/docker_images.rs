@@ -22,11 +22,45 @@ fn rand_suffix() -> String {
     format!("t{nanos}")
 }
 
+/// A hold on the engine's images, shared by the test processes through a lock file.
+///
+/// A build may take any image's layers from the engine's build cache, and removing an
+/// image removes its untagged parents with it: a removal during a build can take away
+/// the layer the build stands on ("unknown parent image ID"). So builds hold the lock
+/// shared while they run, and a removal holds it alone.
+pub struct EngineImagesHold(#[allow(dead_code)] std::fs::File);
+
+impl EngineImagesHold {
+    fn lock_file() -> std::fs::File {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(std::env::temp_dir().join("handoff-test-engine-images.lock"))
+            .expect("the images' lock file opens")
+    }
+
+    /// Held while an image builds: no image is removed meanwhile.
+    pub fn building() -> EngineImagesHold {
+        let file = Self::lock_file();
+        file.lock_shared().expect("the images' lock is taken");
+        EngineImagesHold(file)
+    }
+
+    /// Held while an image is removed: no image builds meanwhile.
+    pub fn removing() -> EngineImagesHold {
+        let file = Self::lock_file();
+        file.lock().expect("the images' lock is taken");
+        EngineImagesHold(file)
+    }
+}
+
 /// Removes the image named when dropped.
 pub struct ImageRemovedOnDrop(pub String);
 
 impl Drop for ImageRemovedOnDrop {
     fn drop(&mut self) {
+        let _alone = EngineImagesHold::removing();
         let removed = std::process::Command::new("docker")
             .args(["image", "rm", "--force", &self.0])
             .output();

@@ -107,6 +107,7 @@ impl RealAgent {
                 .expect("docker lists images");
             let listed = String::from_utf8_lossy(&listed.stdout);
             // Another test may have just built this recipe's image: it stays.
+            let alone = crate::docker_images::EngineImagesHold::removing();
             for old in listed.split_whitespace().filter(|old| *old != tag) {
                 let removed = std::process::Command::new("docker")
                     .args(["image", "rm", "--force", old])
@@ -116,6 +117,8 @@ impl RealAgent {
                     "{old} stays"
                 );
             }
+            drop(alone);
+            let _building = crate::docker_images::EngineImagesHold::building();
             ok_text(
                 &cli.run(&[
                     "agent-image",

@@ -8,7 +8,9 @@
 use handoff_test_support as support;
 
 use support::cli_process::{ok_text, Cli};
-use support::docker_images::{unique_image, write_stand_in, ImageRemovedOnDrop, LOCAL_BASE};
+use support::docker_images::{
+    unique_image, write_stand_in, EngineImagesHold, ImageRemovedOnDrop, LOCAL_BASE,
+};
 use support::fake_github::FakeGithub;
 use support::fake_provider::{self, FakeProvider};
 use support::model_server::ModelServer;
@@ -34,6 +36,7 @@ async fn with_claude_image_on_docker(
     );
     let scratch = tempfile::tempdir().unwrap();
     let stand_in = write_stand_in(scratch.path());
+    let _building = EngineImagesHold::building();
     ok_text(
         &cli.run(&[
             "agent-image",

@@ -6,7 +6,9 @@
 use handoff_test_support as support;
 
 use support::cli_process::{ok_text, text, Cli};
-use support::docker_images::{unique_image, write_stand_in, ImageRemovedOnDrop, LOCAL_BASE};
+use support::docker_images::{
+    unique_image, write_stand_in, EngineImagesHold, ImageRemovedOnDrop, LOCAL_BASE,
+};
 use support::fake_github::FakeGithub;
 use support::pipeline_world::{REPO, SCRIPTED_AGENT};
 use support::secret_service::SecretService;
@@ -129,6 +131,7 @@ async fn an_image_built_from_the_recipe_runs_the_agent_as_its_own_user() {
     );
     let scratch = tempfile::tempdir().unwrap();
     let stand_in = write_stand_in(scratch.path());
+    let building = EngineImagesHold::building();
 
     let built = cli
         .run(&[
@@ -143,6 +146,7 @@ async fn an_image_built_from_the_recipe_runs_the_agent_as_its_own_user() {
         ])
         .await;
 
+    drop(building);
     let printed = ok_text(&built);
     assert!(
         printed.contains("install-agent: installing the stand-in as claude"),

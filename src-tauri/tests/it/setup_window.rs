@@ -15,7 +15,8 @@ use handoff::store::SettingKey;
 use handoff::Store;
 use serde_json::Value;
 use support::docker_images::{
-    unique_image, write_stand_in, GatesRemovedOnDrop, ImageRemovedOnDrop, LOCAL_BASE,
+    unique_image, write_stand_in, EngineImagesHold, GatesRemovedOnDrop, ImageRemovedOnDrop,
+    LOCAL_BASE,
 };
 use support::fake_github::{FakeGithub, OWNER};
 use support::pipeline_world::SCRIPTED_AGENT;
@@ -325,6 +326,7 @@ async fn a_new_owner_gets_to_a_first_pull_request_in_the_window_alone() {
             .unwrap(),
         "ok"
     );
+    let building = EngineImagesHold::building();
     app.click(&format!("{image_line} .build-image")).await;
     // The build's output streams into the panel as it comes.
     let streamed = app
@@ -348,6 +350,7 @@ async fn a_new_owner_gets_to_a_first_pull_request_in_the_window_alone() {
             |value| value == "ok",
         )
         .await;
+    drop(building);
     assert_eq!(built, "ok", "{:?}", app.texts(".toast").await);
     app.screenshot("check-setup").await;
     app.click("#settings-close").await;
