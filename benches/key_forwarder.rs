@@ -58,6 +58,7 @@ async fn ledgered_key(
                 repo: seed::DEMO_REPO.to_owned(),
                 repo_month_usd: month,
                 day_usd: None,
+                plan_credit: None,
             },
         },
     );

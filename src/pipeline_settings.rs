@@ -118,6 +118,23 @@ impl PipelineSettings {
         }
     }
 
+    /// The keyring entry of the Claude plan token for Anthropic's API address in use.
+    pub fn claude_plan_token_name(&self) -> SecretName {
+        let key = &crate::domain::claude_plan::PLAN_KEY;
+        let base = self.provider_api_base(key);
+        SecretName::ClaudePlanToken {
+            api_host: crate::service_address::authority_of(&base).unwrap_or(base),
+        }
+    }
+
+    /// The Claude plan token for Anthropic's API address in use, if one is kept.
+    pub async fn claude_plan_token(
+        &self,
+        secrets: &SecretStore,
+    ) -> Result<Option<crate::secrets::Secret>, crate::secrets::SecretError> {
+        secrets.get(&self.claude_plan_token_name()).await
+    }
+
     /// Where the agent's key and its requests go for `key`'s provider.
     pub fn provider_api_base(&self, key: &AgentKey) -> String {
         self.provider_api_base_of(key.provider, key.api_host)

@@ -214,6 +214,9 @@ pub enum SecretName {
     /// A provider's key as Handoff kept it before keys were kept per API host; read only
     /// for the provider's own API host.
     AgentApiKeyOfOldVersions { provider: String },
+    /// The token of a Claude Pro or Max plan (`claude setup-token`), for one API host of
+    /// Anthropic's; only Claude Code's preset is ever given it.
+    ClaudePlanToken { api_host: String },
 }
 
 impl SecretName {
@@ -228,6 +231,7 @@ impl SecretName {
             SecretName::AgentApiKeyOfOldVersions { provider } => {
                 format!("agent-api-key@{provider}")
             }
+            SecretName::ClaudePlanToken { api_host } => format!("claude-plan-token@{api_host}"),
         }
     }
 }

@@ -72,6 +72,7 @@ words_of_the_core! {
     RunStatusWords => handoff::domain::RunStatus,
     SandboxBackendWords => handoff::domain::SandboxBackend,
     SpendSourceWords => handoff::domain::SpendSource,
+    PaidWithWords => handoff::domain::PaidWith,
     StageWords => handoff::domain::Stage,
     VersionOriginWords => handoff::domain::VersionOrigin,
     ErrorCodeWords => handoff::error_code::ErrorCode,

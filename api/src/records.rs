@@ -11,8 +11,9 @@ use handoff::dashboard::{Dashboard, DashboardCard, DashboardGroup, LastRunSummar
 use handoff::domain::run_event::{RunEvent, RunEventKind};
 use handoff::domain::{
     ArchiveState, CheckStatus, CodeRunKind, CommentVersion, Feedback, FeedbackSource,
-    FeedbackStatus, LogChunk, LogStream, NetworkMode, PullRequest, PullRequestState, Repo,
-    RepoName, Run, RunFailureCode, RunStatus, SandboxBackend, SpendSource, Stage, VersionOrigin,
+    FeedbackStatus, LogChunk, LogStream, NetworkMode, PaidWith, PullRequest, PullRequestState,
+    Repo, RepoName, Run, RunFailureCode, RunStatus, SandboxBackend, SpendSource, Stage,
+    VersionOrigin,
 };
 use handoff::store::{MirrorChanges, QuotaStatus};
 
@@ -109,6 +110,9 @@ pub struct RunRecord {
     /// agent reported them.
     #[ts(as = "Option<crate::page_contract::SpendSourceWords>")]
     pub spend_source: Option<SpendSource>,
+    /// What paid for its model calls: the API key, or the owner's Claude plan.
+    #[ts(as = "Option<crate::page_contract::PaidWithWords>")]
+    pub paid_with: Option<PaidWith>,
     /// Tokens of calls whose model has no price (the cost leaves them out).
     pub unpriced_tokens: Option<i64>,
     pub head_branch: Option<String>,
@@ -141,6 +145,7 @@ impl From<Run> for RunRecord {
             tokens_in: run.tokens_in,
             tokens_out: run.tokens_out,
             spend_source: run.spend_source,
+            paid_with: run.paid_with,
             unpriced_tokens: run.unpriced_tokens,
             head_branch: run.head_branch,
             started_because: run.started_because,

@@ -195,6 +195,10 @@ pub struct KeyState {
     pub set: bool,
     /// Where the E2B key is used (its keyring entry is per E2B address).
     pub for_host: Option<String>,
+    /// Whether Handoff works without it (a plan token, used instead of an API key).
+    pub optional: bool,
+    /// What to paste, for the empty field.
+    pub placeholder: String,
 }
 
 /// The keys there are, each "set" or "not set".
@@ -202,15 +206,26 @@ pub async fn key_states(core: &AppCore) -> Result<Vec<KeyState>, CodedError> {
     let mut states = Vec::new();
     for (name, label) in [
         ("anthropic", "Anthropic (claude, opencode)"),
+        (
+            "claude-plan",
+            "Claude Pro or Max plan (claude only; used instead of the Anthropic key)",
+        ),
         ("openai", "OpenAI (codex, aider)"),
         ("e2b", "E2B sandboxes"),
     ] {
         let (secret, for_host) = key_name(core, name).await?;
+        let optional = name == "claude-plan";
         states.push(KeyState {
             name: name.to_owned(),
             label: label.to_owned(),
             set: core.secrets.get(&secret).await?.is_some(),
             for_host,
+            optional,
+            placeholder: if optional {
+                "Paste what `claude setup-token` prints (sk-ant-oat01-…)".to_owned()
+            } else {
+                format!("Paste the {name} key")
+            },
         });
     }
     Ok(states)
@@ -230,6 +245,16 @@ async fn key_name(core: &AppCore, name: &str) -> Result<(SecretName, Option<Stri
                 Some(host),
             ))
         }
+        "claude-plan" => {
+            let name = PipelineSettings::configured(&core.store)
+                .await?
+                .claude_plan_token_name();
+            let host = match &name {
+                SecretName::ClaudePlanToken { api_host } => Some(api_host.clone()),
+                _ => None,
+            };
+            Ok((name, host))
+        }
         "anthropic" | "openai" => {
             let name = handoff::pipeline::PipelineSettings::configured(&core.store)
                 .await?
@@ -241,7 +266,7 @@ async fn key_name(core: &AppCore, name: &str) -> Result<(SecretName, Option<Stri
             Ok((name, host))
         }
         other => Err(invalid_input(format!(
-            "unknown key {other:?}: anthropic, openai or e2b"
+            "unknown key {other:?}: anthropic, claude-plan, openai or e2b"
         ))),
     }
 }
@@ -255,8 +280,26 @@ pub async fn set_key(core: &AppCore, name: &str, value: &str) -> Result<Vec<KeyS
         ));
     }
     let (secret, _) = key_name(core, name).await?;
+    check_key_shape(&secret, value).map_err(invalid_input)?;
     core.secrets.set(&secret, &Secret::new(value)).await?;
     key_states(core).await
+}
+
+/// Refuses a key pasted in the wrong place: a plan token must be one, and an API key
+/// must not be a plan token (which only Claude Code may carry).
+pub fn check_key_shape(name: &SecretName, value: &str) -> Result<(), String> {
+    use handoff::domain::claude_plan::{check_plan_token, PLAN_TOKEN_PREFIX};
+    match name {
+        SecretName::ClaudePlanToken { .. } => {
+            check_plan_token(value).map_err(|error| error.to_string())
+        }
+        SecretName::AgentApiKey { .. } if value.trim().starts_with(PLAN_TOKEN_PREFIX) => Err(
+            "this is a Claude plan token, not an API key: keep it as the claude-plan key, \
+             which only the claude agent uses"
+                .to_owned(),
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// Removes a key from the keyring.

@@ -1,6 +1,7 @@
 //! Spend in the window: a month's figures (per day, the top items, per model and per
-//! stage) against the budget, the budgets and the price table to edit, and a run's
-//! steps as its key forwarder saw them.
+//! stage) against the budget, the owner's Claude plan against its monthly credit, the
+//! budgets, the plan and the price table to edit, and a run's steps as its key
+//! forwarder saw them.
 
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
@@ -8,9 +9,11 @@ use serde::{Deserialize, Serialize};
 use super::{invalid_input, AppCore};
 use handoff::domain::agent_step::AgentStep;
 use handoff::domain::budgets::DEFAULT_RUN_BUDGET_USD;
+use handoff::domain::claude_plan::{ClaudePlan, PastTheCredit};
 use handoff::domain::model_prices::{PriceTable, DEFAULT_PRICES_CHECKED};
 use handoff::domain::{RepoName, RunId};
 use handoff::error_code::CodedError;
+use handoff::pipeline::PipelineSettings;
 use handoff::store::spend::{parse_dollars, MonthSpend};
 use handoff::store::SettingKey;
 
@@ -59,6 +62,8 @@ pub struct MonthSpendRecord {
     pub runs_without_cost: i64,
     pub runs: i64,
     pub budget_usd: Option<f64>,
+    /// What the month's runs paid with the owner's Claude plan drew, on every repository.
+    pub paid_with_plan_usd: f64,
     pub days: Vec<DaySpendRecord>,
     pub top_items: Vec<ItemSpendRecord>,
     pub by_model: Vec<PartSpendRecord>,
@@ -81,6 +86,7 @@ impl From<MonthSpend> for MonthSpendRecord {
             runs_without_cost: month.runs_without_cost,
             runs: month.runs,
             budget_usd: month.budget_usd,
+            paid_with_plan_usd: month.paid_with_plan_usd,
             days: month
                 .days
                 .into_iter()
@@ -136,6 +142,26 @@ pub struct BudgetSettingsView {
     pub prices: Vec<PriceRecord>,
     /// The day the default prices were compared with the providers' pages.
     pub prices_checked: String,
+    /// The owner's Claude plan (`pro`, `max-5x`, `max-20x`), or empty for none.
+    pub claude_plan: String,
+    /// `stop` or `go-on` once the plan's credit is drawn.
+    pub plan_past_credit: String,
+}
+
+/// The owner's Claude plan this month: what the runs it paid for drew from its credit,
+/// in API-equivalent dollars, on every repository (the credit is the account's).
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanMonthRecord {
+    /// "Claude Max 5x".
+    pub label: String,
+    pub credit_usd: f64,
+    pub drawn_usd: f64,
+    /// Whether calls paid with the plan are refused once the credit is drawn.
+    pub stops_at_credit: bool,
+    /// Whether the plan's token is in the keyring (without it, Claude Code pays with
+    /// the API key).
+    pub token_kept: bool,
 }
 
 /// The Spend tab: a month of one repository or of all, and the settings.
@@ -145,6 +171,8 @@ pub struct SpendView {
     pub month: MonthSpendRecord,
     pub repos: Vec<String>,
     pub settings: BudgetSettingsView,
+    /// The owner's Claude plan, when one is named.
+    pub plan: Option<PlanMonthRecord>,
 }
 
 /// The budgets as the window sends them: empty text is no limit, except for the run,
@@ -156,6 +184,10 @@ pub struct BudgetSettingsInput {
     pub run_tokens: String,
     pub day_usd: String,
     pub own_prices: String,
+    /// The owner's Claude plan, or empty for none.
+    pub claude_plan: String,
+    /// `stop` (also when empty) or `go-on`.
+    pub plan_past_credit: String,
 }
 
 /// A tool call of a step.
@@ -253,7 +285,28 @@ async fn budget_settings(core: &AppCore) -> Result<BudgetSettingsView, CodedErro
         own_prices,
         prices,
         prices_checked: DEFAULT_PRICES_CHECKED.to_owned(),
+        claude_plan: text(store.setting(SettingKey::ClaudePlan).await?),
+        plan_past_credit: store
+            .setting(SettingKey::ClaudePlanPastCredit)
+            .await?
+            .unwrap_or_else(|| PastTheCredit::Stop.as_str().to_owned()),
     })
+}
+
+/// The owner's plan in the month whose runs paid with it drew `drawn_usd`, when a plan
+/// is named.
+async fn plan_month(core: &AppCore, drawn_usd: f64) -> Result<Option<PlanMonthRecord>, CodedError> {
+    let Some(plan) = core.store.claude_plan().await? else {
+        return Ok(None);
+    };
+    let settings = PipelineSettings::configured(&core.store).await?;
+    Ok(Some(PlanMonthRecord {
+        label: plan.plan.label().to_owned(),
+        credit_usd: plan.plan.monthly_credit_usd(),
+        drawn_usd,
+        stops_at_credit: plan.month_budget_usd().is_some(),
+        token_kept: settings.claude_plan_token(&core.secrets).await?.is_some(),
+    }))
 }
 
 /// The month of `repo` (`owner/name`, or every repository when empty) and the
@@ -283,6 +336,7 @@ pub async fn spend_view(core: &AppCore, repo: Option<String>) -> Result<SpendVie
         .map(|repo| repo.name.full_name())
         .collect();
     Ok(SpendView {
+        plan: plan_month(core, month.paid_with_plan_usd).await?,
         month: month.into(),
         repos,
         settings: budget_settings(core).await?,
@@ -318,6 +372,22 @@ pub async fn save_budget_settings(
     };
     PriceTable::parse_lines(&input.own_prices)
         .map_err(|error| invalid_input(format!("Your prices: {error}")))?;
+    let claude_plan = match input.claude_plan.trim() {
+        "" | "none" => None,
+        named => Some(ClaudePlan::parse(named).ok_or_else(|| {
+            invalid_input(format!(
+                "Claude plan: {named:?} is not a plan (pro, max-5x or max-20x)"
+            ))
+        })?),
+    };
+    let past_credit = match input.plan_past_credit.trim() {
+        "" => PastTheCredit::Stop,
+        text => PastTheCredit::parse(text).ok_or_else(|| {
+            invalid_input(format!(
+                "Past the plan's credit: {text:?} is neither stop nor go-on"
+            ))
+        })?,
+    };
     for (key, value) in [
         (SettingKey::BudgetRunUsd, run_usd),
         (SettingKey::BudgetDayUsd, day_usd.map(|usd| usd.to_string())),
@@ -328,6 +398,14 @@ pub async fn save_budget_settings(
         (
             SettingKey::SpendPrices,
             Some(input.own_prices.trim().to_owned()).filter(|text| !text.is_empty()),
+        ),
+        (
+            SettingKey::ClaudePlan,
+            claude_plan.map(|plan| plan.as_str().to_owned()),
+        ),
+        (
+            SettingKey::ClaudePlanPastCredit,
+            (past_credit == PastTheCredit::GoOn).then(|| past_credit.as_str().to_owned()),
         ),
     ] {
         match value {

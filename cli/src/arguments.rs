@@ -269,6 +269,8 @@ pub const EDITABLE_SETTINGS: &[SettingKey] = &[
     SettingKey::BudgetRunTokens,
     SettingKey::BudgetDayUsd,
     SettingKey::SpendPrices,
+    SettingKey::ClaudePlan,
+    SettingKey::ClaudePlanPastCredit,
     SettingKey::QueueSlots,
     SettingKey::QueueSlotsDocker,
     SettingKey::QueueSlotsE2b,

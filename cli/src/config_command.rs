@@ -99,6 +99,20 @@ pub async fn run(store: &Store, command: ConfigCommand) -> Result<(), CliError> 
                 handoff::store::parse_slot_count(value, true)
                     .map_err(|refusal| CliError::Usage(format!("{name}: {refusal}")))?;
             }
+            if matches!(key, SettingKey::ClaudePlan)
+                && handoff::domain::claude_plan::ClaudePlan::parse(value).is_none()
+            {
+                return Err(CliError::Usage(format!(
+                    "{name}: {value:?} is not a plan: pro, max-5x or max-20x"
+                )));
+            }
+            if matches!(key, SettingKey::ClaudePlanPastCredit)
+                && handoff::domain::claude_plan::PastTheCredit::parse(value).is_none()
+            {
+                return Err(CliError::Usage(format!(
+                    "{name}: {value:?} is neither stop nor go-on"
+                )));
+            }
             if matches!(key, SettingKey::SpendPrices) {
                 handoff::domain::model_prices::PriceTable::parse_lines(value)
                     .map_err(|refusal| CliError::Usage(format!("{name}: {refusal}")))?;

@@ -18,7 +18,8 @@ async fn secret_name(store: &Store, name: &str) -> Result<SecretName, CliError> 
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     {
         return Err(CliError::Usage(format!(
-            "bad secret name {name:?}: use e2b, anthropic, openai or another provider's name"
+            "bad secret name {name:?}: use e2b, anthropic, claude-plan, openai or another \
+             provider's name"
         )));
     }
     if name == "github" {
@@ -30,6 +31,9 @@ async fn secret_name(store: &Store, name: &str) -> Result<SecretName, CliError> 
         "e2b" => SecretName::E2bApiKey {
             api_host: PipelineSettings::configured(store).await?.e2b.api_host(),
         },
+        "claude-plan" => PipelineSettings::configured(store)
+            .await?
+            .claude_plan_token_name(),
         provider => PipelineSettings::configured(store)
             .await?
             .agent_key_name(provider),
@@ -55,9 +59,12 @@ pub async fn run(store: &Store, command: SecretsCommand) -> Result<(), CliError>
             if value.is_empty() {
                 return Err(CliError::Usage("no secret given".to_owned()));
             }
+            handoff_api::setup::check_key_shape(&which, value).map_err(CliError::Usage)?;
             secrets.set(&which, &Secret::new(value)).await?;
             match &which {
-                SecretName::AgentApiKey { api_host, .. } | SecretName::E2bApiKey { api_host } => {
+                SecretName::AgentApiKey { api_host, .. }
+                | SecretName::E2bApiKey { api_host }
+                | SecretName::ClaudePlanToken { api_host } => {
                     println!("{name} is kept in the OS keyring, for {api_host} only")
                 }
                 _ => println!("{name} is kept in the OS keyring"),
@@ -73,7 +80,7 @@ pub async fn run(store: &Store, command: SecretsCommand) -> Result<(), CliError>
             Ok(())
         }
         SecretsCommand::List => {
-            for name in ["e2b", "anthropic", "openai"] {
+            for name in ["e2b", "anthropic", "claude-plan", "openai"] {
                 let stored = secrets
                     .get(&secret_name(store, name).await?)
                     .await?
@@ -88,7 +95,8 @@ pub async fn run(store: &Store, command: SecretsCommand) -> Result<(), CliError>
 #[derive(Debug, Subcommand)]
 pub enum SecretsCommand {
     /// Store a secret from standard input or a hidden prompt: e2b, anthropic, openai,
-    /// or another provider's name.
+    /// another provider's name, or claude-plan (the token `claude setup-token` prints,
+    /// which the claude agent then uses instead of the Anthropic key).
     Set {
         /// Which secret.
         name: String,

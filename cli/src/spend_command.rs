@@ -9,7 +9,7 @@ use super::output::{print_json, Table};
 use super::terminal_text::printable;
 use handoff::domain::agent_step::AgentStep;
 use handoff::domain::budgets::dollars;
-use handoff::domain::{RepoName, Run, SpendSource};
+use handoff::domain::{PaidWith, RepoName, Run, SpendSource};
 use handoff::store::Store;
 
 /// Show what runs cost this month (or another): per day, the top items, per model
@@ -57,10 +57,16 @@ pub fn run_spend(run: &Run) -> String {
         (None, _, Some(_)) => Some("price unknown".to_owned()),
         (None, _, None) => None,
     };
-    let source = match run.spend_source {
-        Some(SpendSource::Metered) => " (metered)",
-        Some(SpendSource::Reported) => " (as reported by the agent)",
-        None => "",
+    let source = match (run.spend_source, run.paid_with) {
+        (Some(SpendSource::Metered), Some(PaidWith::ClaudePlan)) => {
+            " (metered, from the Claude plan's credit)"
+        }
+        (Some(SpendSource::Reported), Some(PaidWith::ClaudePlan)) => {
+            " (as reported by the agent, from the Claude plan's credit)"
+        }
+        (Some(SpendSource::Metered), _) => " (metered)",
+        (Some(SpendSource::Reported), _) => " (as reported by the agent)",
+        (None, _) => "",
     };
     match (cost, tokens) {
         (Some(cost), Some(tokens)) => format!("{cost} · {tokens}{source}"),
@@ -141,6 +147,19 @@ pub async fn run(store: &Store, arguments: SpendArguments) -> Result<(), CliErro
                 month.cost_usd / budget * 100.0
             } else {
                 100.0
+            }
+        );
+    }
+    if let Some(plan) = store.claude_plan().await? {
+        println!(
+            "plan:     {} drew {} of its {} monthly credit, at API prices (every repository){}",
+            plan.plan.label(),
+            dollars(month.paid_with_plan_usd),
+            dollars(plan.plan.monthly_credit_usd()),
+            if plan.month_budget_usd().is_some() {
+                "; its runs stop once it is drawn"
+            } else {
+                "; past it, the account pays API rates"
             }
         );
     }

@@ -54,6 +54,8 @@ pub struct Committed {
     pub run_tokens: u64,
     pub repo_month_usd: f64,
     pub day_usd: f64,
+    /// What the month's runs paid with the owner's Claude plan hold, on every repository.
+    pub plan_month_usd: f64,
 }
 
 /// The budgets one call is checked against.
@@ -64,6 +66,17 @@ pub struct CallBudgets {
     pub repo: String,
     pub repo_month_usd: Option<f64>,
     pub day_usd: Option<f64>,
+    /// For a run paid with the owner's Claude plan: the plan's monthly credit, when the
+    /// owner has calls stop there.
+    pub plan_credit: Option<PlanBudget>,
+}
+
+/// A Claude plan's monthly credit as a budget.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanBudget {
+    /// "Claude Max 5x", for the refusal's words.
+    pub plan: String,
+    pub usd: f64,
 }
 
 /// Why a call was not let through: a budget could not hold its worst case.
@@ -113,6 +126,21 @@ pub enum CallRefusal {
         #[serde(default)]
         model: Option<String>,
     },
+    #[error(
+        "the {plan} plan's monthly credit ({}) is spent: {} charged or held this month \
+         (UTC) by the runs it paid for, at API prices{}",
+        dollars(*budget),
+        dollars(*committed),
+        unpriced_words(model.as_deref())
+    )]
+    PlanCreditSpent {
+        plan: String,
+        budget: f64,
+        committed: f64,
+        ask_usd: f64,
+        #[serde(default)]
+        model: Option<String>,
+    },
 }
 
 impl CallRefusal {
@@ -143,6 +171,16 @@ impl CallRefusal {
                 budget, committed, ..
             } => format!(
                 "Handoff's daily budget ({}) is spent: {} charged today (UTC)",
+                dollars(*budget),
+                dollars(*committed)
+            ),
+            CallRefusal::PlanCreditSpent {
+                plan,
+                budget,
+                committed,
+                ..
+            } => format!(
+                "the {plan} plan's monthly credit ({}) is spent: {} charged this month (UTC)",
                 dollars(*budget),
                 dollars(*committed)
             ),
@@ -183,7 +221,8 @@ impl CallBudgets {
                         (*ask_usd, *ask_tokens, *model) = (ask.usd, ask.tokens, unpriced);
                     }
                     CallRefusal::MonthSpent { ask_usd, model, .. }
-                    | CallRefusal::DaySpent { ask_usd, model, .. } => {
+                    | CallRefusal::DaySpent { ask_usd, model, .. }
+                    | CallRefusal::PlanCreditSpent { ask_usd, model, .. } => {
                         (*ask_usd, *model) = (ask.usd, unpriced);
                     }
                 }
@@ -231,6 +270,17 @@ impl CallBudgets {
                 model: None,
             });
         }
+        if let Some(credit) = &self.plan_credit {
+            if reached(Some(credit.usd), committed.plan_month_usd) {
+                return Some(CallRefusal::PlanCreditSpent {
+                    plan: credit.plan.clone(),
+                    budget: credit.usd,
+                    committed: committed.plan_month_usd,
+                    ask_usd: 0.0,
+                    model: None,
+                });
+            }
+        }
         None
     }
 }
@@ -248,7 +298,38 @@ mod tests {
             repo: "octo/app".to_owned(),
             repo_month_usd: Some(10.0),
             day_usd: Some(20.0),
+            plan_credit: None,
         }
+    }
+
+    #[test]
+    fn a_run_paid_with_the_plan_stops_once_the_months_credit_is_drawn() {
+        let on_the_plan = CallBudgets {
+            plan_credit: Some(PlanBudget {
+                plan: "Claude Pro".to_owned(),
+                usd: 20.0,
+            }),
+            repo_month_usd: None,
+            day_usd: None,
+            ..budgets()
+        };
+        let below = Committed {
+            plan_month_usd: 19.5,
+            ..Committed::default()
+        };
+        assert_eq!(on_the_plan.check(&ask(0.9, 1_000), below), Ok(()));
+        let drawn = Committed {
+            plan_month_usd: 20.0,
+            ..Committed::default()
+        };
+        let refusal = on_the_plan.check(&ask(0.9, 1_000), drawn).unwrap_err();
+        assert_eq!(
+            refusal.to_string(),
+            "the Claude Pro plan's monthly credit ($20.00) is spent: $20.00 charged or held \
+             this month (UTC) by the runs it paid for, at API prices"
+        );
+        // A run paid with an API key is not held to the plan's credit.
+        assert_eq!(budgets().check(&ask(0.9, 1_000), drawn), Ok(()));
     }
 
     fn ask(usd: f64, tokens: u64) -> CallAsk {
@@ -267,6 +348,7 @@ mod tests {
             run_tokens: 50_000,
             repo_month_usd: 9.9,
             day_usd: 19.9,
+            plan_month_usd: 0.0,
         };
         // Its worst case takes each past: the last call let through may.
         assert_eq!(budgets().check(&ask(0.3, 60_000), committed), Ok(()));

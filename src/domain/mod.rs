@@ -12,6 +12,7 @@ pub mod automatic_update;
 pub mod budgets;
 pub mod call_reservation;
 pub mod ci_entry_points;
+pub mod claude_plan;
 pub mod code_prompt;
 pub mod comment_version;
 pub mod feedback;
@@ -63,6 +64,7 @@ pub use pull_request::{CheckStatus, MirroredPullRequest, PullRequest};
 pub use repo::{NewRepo, Repo};
 pub use repo_name::{RepoName, RepoNameError};
 pub use run::{
-    LogChunk, LogStream, Run, RunFailureCode, RunStatus, SandboxBackend, SpendSource, Stage,
+    LogChunk, LogStream, PaidWith, Run, RunFailureCode, RunStatus, SandboxBackend, SpendSource,
+    Stage,
 };
 pub use test_results::ScenarioResult;

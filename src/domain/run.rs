@@ -40,6 +40,16 @@ crate::stored_text_enum! {
 }
 
 crate::stored_text_enum! {
+    /// What paid for a run's model calls.
+    pub enum PaidWith as "paid with" {
+        /// The provider's API key, billed by the provider at its rates.
+        ApiKey => "api-key",
+        /// The owner's Claude plan, drawing on its monthly credit for headless runs.
+        ClaudePlan => "claude-plan",
+    }
+}
+
+crate::stored_text_enum! {
     /// Why a run did not succeed: the page and `--json` act on these words, the
     /// run's failure message says the rest.
     pub enum RunFailureCode as "run failure code" {
@@ -185,6 +195,8 @@ pub struct Run {
     pub tokens_out: Option<i64>,
     /// Where the tokens and cost come from; `None` while nothing is known.
     pub spend_source: Option<SpendSource>,
+    /// What paid for its model calls; `None` when Handoff gave it no key.
+    pub paid_with: Option<PaidWith>,
     /// Tokens of calls whose model has no price: the cost leaves them out ("price
     /// unknown").
     pub unpriced_tokens: Option<i64>,

@@ -112,6 +112,9 @@ pub struct KeyForTheGate {
     pub limit: SpendLimit,
     #[serde(default)]
     pub prices: Option<PriceTable>,
+    /// The rules of a Claude plan's token, when the key is one.
+    #[serde(default)]
+    pub plan_token: Option<crate::sandbox::plan_token_rules::PlanTokenRules>,
 }
 
 impl std::fmt::Debug for KeyForTheGate {
@@ -139,6 +142,7 @@ impl KeyForTheGate {
             key: key.secret.expose().to_owned(),
             limit: key.meter.limit(),
             prices: Some(key.meter.prices().clone()),
+            plan_token: key.plan_token.clone(),
         }
     }
 
@@ -157,6 +161,7 @@ impl KeyForTheGate {
             secret: Secret::new(self.key),
             placeholder: self.placeholder,
             meter: RunMeter::with_ledger(self.limit, self.prices.unwrap_or_default(), ledger),
+            plan_token: self.plan_token,
         }
     }
 }

@@ -26,6 +26,7 @@ use axum::response::{IntoResponse as _, Response};
 
 use super::call_ledger::CallLedger;
 use super::model_request::ModelRequest;
+use super::plan_token_rules::PlanTokenRules;
 use super::provider_answer::ModelApi;
 use super::request_memory::{RequestMemory, RequestRefusal};
 use super::run_meter::{provider_error, RunMeter, SpendLimit};
@@ -92,6 +93,9 @@ pub struct ForwardedKey {
     pub placeholder: String,
     /// What the job's model calls spent, and its budget.
     pub meter: Arc<RunMeter>,
+    /// When the key is a Claude plan's token: the program that alone may use it, and
+    /// what its calls must carry.
+    pub plan_token: Option<PlanTokenRules>,
 }
 
 impl ForwardedKey {
@@ -123,7 +127,21 @@ impl ForwardedKey {
             secret,
             placeholder: new_placeholder(),
             meter: RunMeter::unlimited(),
+            plan_token: None,
         }
+    }
+
+    /// The same key, kept to the rules of a plan's token.
+    pub fn with_plan_rules(self, rules: PlanTokenRules) -> Self {
+        ForwardedKey {
+            plan_token: Some(rules),
+            ..self
+        }
+    }
+
+    /// Whether the key is a Claude plan's token (so its calls draw on the plan's credit).
+    pub fn is_plan_token(&self) -> bool {
+        self.plan_token.is_some()
     }
 
     /// The same key with a new placeholder, for a job that may spend `limit` priced by
@@ -362,6 +380,19 @@ async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Resp
         );
     }
     let api = ModelApi::of_path(parts.uri.path());
+    if let Some(refused) = key
+        .plan_token
+        .as_ref()
+        .and_then(|rules| rules.refusal(&parts.headers))
+    {
+        tracing::warn!(%refused, "the key forwarder refused a plan's token to a program");
+        return provider_error(
+            api,
+            StatusCode::FORBIDDEN,
+            "permission_error",
+            &format!("Handoff: {refused}"),
+        );
+    }
     let declared_length = parts
         .headers
         .get("content-length")
@@ -415,6 +446,9 @@ async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Resp
     // The answer must arrive as the provider wrote it, uncompressed, for the meter to
     // read its usage on the way.
     headers.remove("accept-encoding");
+    if let Some(rules) = &key.plan_token {
+        rules.prepare(&mut headers);
+    }
     let Ok(mut value) = HeaderValue::from_str(&key.header_value()) else {
         return refusal(
             StatusCode::INTERNAL_SERVER_ERROR,

@@ -25,6 +25,7 @@ pub mod key_forwarding;
 pub mod local_process;
 pub mod model_request;
 pub mod output_limits;
+pub mod plan_token_rules;
 pub mod provider_answer;
 pub mod request_memory;
 pub mod run_meter;

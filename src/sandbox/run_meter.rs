@@ -188,6 +188,7 @@ impl RunMeter {
                 repo: String::new(),
                 repo_month_usd: None,
                 day_usd: None,
+                plan_credit: None,
             };
             let within_run = own.check(&ask, committed);
             let id = state.next_reservation;

@@ -324,13 +324,39 @@ pub async fn agent_key(
     let Some(key) = agent.api_key() else {
         return CheckLine::ok(id, subject, "needs no key from Handoff");
     };
+    if agent.plan_key().is_some() {
+        match settings.claude_plan_token(secrets).await {
+            Ok(Some(_)) => {
+                return CheckLine::ok(id, subject, "pays with the Claude plan's token");
+            }
+            Ok(None) => {}
+            Err(error) => {
+                return CheckLine::not_ok(
+                    CheckStatus::Failure,
+                    id,
+                    subject,
+                    error.to_string(),
+                    Fix::StartKeyring,
+                )
+            }
+        }
+    }
     match settings.agent_key(secrets, key.provider).await {
         Ok(Some(_)) => CheckLine::ok(id, subject, format!("the {} key is set", key.provider)),
         Ok(None) => CheckLine::not_ok(
             CheckStatus::Failure,
             id,
             subject,
-            format!("no {} API key is stored", key.provider),
+            match settings.claude_plan_token(secrets).await {
+                Ok(Some(_)) if key.provider == crate::domain::claude_plan::PLAN_KEY.provider => {
+                    format!(
+                        "no {} API key is stored (the Claude plan's token is kept, but the \
+                         plan's terms let only the claude agent use it)",
+                        key.provider
+                    )
+                }
+                _ => format!("no {} API key is stored", key.provider),
+            },
             Fix::AddKey {
                 provider: key.provider.to_owned(),
             },

@@ -22,6 +22,7 @@ mod managed_comments;
 mod month_spend;
 mod opening;
 mod outbox;
+mod plan_credit;
 mod pull_requests;
 mod quota;
 mod repos;

@@ -54,6 +54,9 @@ pub struct MonthSpend {
     pub runs: i64,
     /// The repository's monthly budget (one repository only).
     pub budget_usd: Option<f64>,
+    /// What the month's runs paid with the owner's Claude plan charged or hold, on every
+    /// repository (the plan's credit is the account's), in API-equivalent dollars.
+    pub paid_with_plan_usd: f64,
     /// Every day of the month, spent or not.
     pub days: Vec<DaySpend>,
     /// The five items that cost most.
@@ -201,6 +204,7 @@ impl Store {
             runs_without_cost: totals.try_get("without_cost")?,
             runs: totals.try_get("runs")?,
             budget_usd: repo.and_then(|repo| repo.monthly_budget_usd),
+            paid_with_plan_usd: self.plan_month_charged(month_start).await?,
             days,
             top_items,
             by_model,

@@ -8,7 +8,9 @@ use sqlx::Row as _;
 use super::error::StoreError;
 use crate::domain::feedback::PullRequestState;
 use crate::domain::review_requests::{parse_labels, parse_reviewers};
-use crate::domain::{ArchiveActor, ArchiveChange, ArchiveState, RunFailureCode, SpendSource};
+use crate::domain::{
+    ArchiveActor, ArchiveChange, ArchiveState, PaidWith, RunFailureCode, SpendSource,
+};
 use crate::domain::{
     CheckStatus, CodeRunKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus, FollowUp,
     FollowUpId, FollowUpOrigin, FollowUpSource, LogChunk, LogStream, NetworkMode, PublicFeedbackId,
@@ -45,7 +47,7 @@ macro_rules! run_columns {
         "id, repo_id, feedback_id, pr_number, parent_run_id, stage, code_run_kind, backend, \
          agent_preset, status, instructions, created_at, started_at, finished_at, exit_code, \
          failure_code, failure_message, notes, llm_cost_usd, tokens_in, tokens_out, spend_source, \
-         unpriced_tokens, sandbox_id, head_branch, start_sha, end_sha, heartbeat_at, cancel_requested_at, \
+         paid_with, unpriced_tokens, sandbox_id, head_branch, start_sha, end_sha, heartbeat_at, cancel_requested_at, \
          started_because"
     };
 }
@@ -245,6 +247,7 @@ pub fn run_from_row(row: &SqliteRow) -> Result<Run, StoreError> {
         tokens_in: row.try_get("tokens_in")?,
         tokens_out: row.try_get("tokens_out")?,
         spend_source: optional_word(row, "spend_source", SpendSource::parse)?,
+        paid_with: optional_word(row, "paid_with", PaidWith::parse)?,
         unpriced_tokens: row.try_get("unpriced_tokens")?,
         sandbox_id: row.try_get("sandbox_id")?,
         head_branch: row.try_get("head_branch")?,

@@ -60,6 +60,13 @@ crate::stored_text_enum! {
         /// The owner's model prices, over the defaults: `MODEL INPUT OUTPUT [CACHE_WRITE
         /// CACHE_READ]` in dollars per million tokens, entries separated by `;`.
         SpendPrices => "spend.prices",
+        /// The owner's Claude plan (`pro`, `max-5x` or `max-20x`), whose monthly credit
+        /// for headless runs the spend view shows the plan's runs against.
+        ClaudePlan => "spend.claude_plan",
+        /// What happens once the runs paid with the plan have drawn its monthly credit:
+        /// `stop` (the default) refuses their next calls, `go-on` lets the account pay
+        /// API rates.
+        ClaudePlanPastCredit => "spend.claude_plan.past_credit",
         /// How many runs may go at once on this installation (by default one per core,
         /// from one to four).
         QueueSlots => "queue.slots",

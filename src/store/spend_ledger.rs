@@ -2,7 +2,8 @@
 //! answer is read, in the database every run and every process shares.
 //!
 //! A reservation is made in one immediate transaction: what the call's run, its
-//! repository's month and the day have charged or hold is read and the reservation
+//! repository's month, the day (and, for a run paid with the owner's Claude plan, the
+//! plan's month) have charged or hold is read and the reservation
 //! written with no other writer in between, so that two calls (of one run or of two
 //! runs, in this process or another) never both take the last of a budget.
 
@@ -181,10 +182,15 @@ async fn committed_for(
     .fetch_one(&mut *connection)
     .await?;
     let periods = committed_in_periods(connection, run.repo_id, now, Some(run.own_chain)).await?;
+    let plan_month_usd = match run.budgets.plan_credit {
+        Some(_) => super::plan_credit::plan_month_charged(connection, now).await?,
+        None => 0.0,
+    };
     Ok(Committed {
         run_usd,
         run_tokens: u64::try_from(run_tokens).unwrap_or(0),
         repo_month_usd: periods.repo_month_usd,
         day_usd: periods.day_usd,
+        plan_month_usd,
     })
 }

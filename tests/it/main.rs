@@ -22,6 +22,7 @@ mod mirror_changes;
 mod model_server_conformance;
 mod pipeline_docker;
 mod pipeline_local;
+mod plan_token_forwarding;
 mod pull_request_workspace;
 mod push_safety;
 mod qa_stages_docker;

@@ -7,8 +7,11 @@ use handoff_test_support as support;
 
 use chrono::Utc;
 use handoff::domain::budgets::SpendLimit;
-use handoff::domain::call_reservation::{CallAsk, CallBudgets, CallCharge, CallRefusal};
-use handoff::domain::{RepoId, RunId, SandboxBackend, Stage};
+use handoff::domain::call_reservation::{
+    CallAsk, CallBudgets, CallCharge, CallRefusal, PlanBudget,
+};
+use handoff::domain::claude_plan::ClaudePlan;
+use handoff::domain::{PaidWith, RepoId, RunId, SandboxBackend, Stage};
 use handoff::store::spend_ledger::LedgerRun;
 use handoff::store::StageRunRequest;
 use handoff::Store;
@@ -54,6 +57,7 @@ fn ledger_run(run_id: RunId, repo_id: RepoId, month_usd: Option<f64>) -> LedgerR
             repo: DEMO_REPO.to_owned(),
             repo_month_usd: month_usd,
             day_usd: None,
+            plan_credit: None,
         },
     }
 }
@@ -227,4 +231,80 @@ async fn a_runs_own_budget_holds_its_calls_whatever_the_month_has_left() {
         "$0.20 left after the first; spent after the second"
     );
     assert!(matches!(refusal, CallRefusal::RunSpent { .. }), "{refusal}");
+}
+
+/// The ledger run of a run the owner's Claude Pro plan pays for, with no other budget.
+fn on_the_plan(run_id: RunId, repo_id: RepoId) -> LedgerRun {
+    let mut run = ledger_run(run_id, repo_id, None);
+    run.budgets.run = SpendLimit::none();
+    run.budgets.plan_credit = Some(PlanBudget {
+        plan: "Claude Pro".to_owned(),
+        usd: ClaudePlan::Pro.monthly_credit_usd(),
+    });
+    run
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn runs_on_the_plan_of_two_repositories_share_its_monthly_credit() {
+    let (_dir, store) = support::temp_store().await;
+    let first_repo = seed::add_repo(&store, DEMO_REPO).await;
+    let second_repo = seed::add_repo(&store, "octo/other").await;
+    let first = review_run(&store, first_repo.id, 1).await;
+    let second = review_run(&store, second_repo.id, 2).await;
+    let by_api_key = review_run(&store, second_repo.id, 3).await;
+    for run in [first, second] {
+        store
+            .set_run_paid_with(run, PaidWith::ClaudePlan)
+            .await
+            .unwrap();
+    }
+    store
+        .set_run_paid_with(by_api_key, PaidWith::ApiKey)
+        .await
+        .unwrap();
+    let six_dollars = CallAsk {
+        usd: 6.0,
+        tokens: 300_000,
+        ..thirty_cents()
+    };
+
+    let (one, two) = tokio::join!(
+        tokio::spawn(spend_until_refused(
+            store.clone(),
+            on_the_plan(first, first_repo.id),
+            six_dollars.clone()
+        )),
+        tokio::spawn(spend_until_refused(
+            store.clone(),
+            on_the_plan(second, second_repo.id),
+            six_dollars.clone()
+        )),
+    );
+    let ((one, refused), (two, _)) = (one.unwrap(), two.unwrap());
+
+    // $0, $6, $12 and $18 each leave the $20 credit something: four calls go between
+    // the two repositories' runs, and never a fifth.
+    assert_eq!(one + two, 4, "{one} and {two} calls");
+    assert!(
+        matches!(refused, CallRefusal::PlanCreditSpent { .. }),
+        "{refused}"
+    );
+    assert!(
+        refused
+            .to_string()
+            .starts_with("the Claude Pro plan's monthly credit ($20.00) is spent: $24.00"),
+        "{refused}"
+    );
+    assert!((store.plan_month_charged(Utc::now()).await.unwrap() - 24.0).abs() < 1e-9);
+    // A run the API key pays for is not held to the plan's credit, nor counted in it.
+    let api_key_call = store
+        .reserve_model_call(
+            &ledger_run(by_api_key, second_repo.id, None),
+            &thirty_cents(),
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+    assert!(api_key_call.is_ok(), "{api_key_call:?}");
+    assert!((store.plan_month_charged(Utc::now()).await.unwrap() - 24.0).abs() < 1e-9);
 }

@@ -67,13 +67,13 @@
 /**
  * The budgets as the window sends them: empty text is no limit, except for the run,
  * where it is the default ($5) and `none` is no limit.
- * @typedef {{ runUsd: string, runTokens: string, dayUsd: string, ownPrices: string, }} BudgetSettingsInput
+ * @typedef {{ runUsd: string, runTokens: string, dayUsd: string, ownPrices: string, claudePlan: string, planPastCredit: string, }} BudgetSettingsInput
  */
 
 /**
  * The budgets and prices as the window edits them: amounts as typed, empty for no
  * limit.
- * @typedef {{ runUsd: string, runTokens: string, dayUsd: string, ownPrices: string, prices: Array<PriceRecord>, pricesChecked: string, }} BudgetSettingsView
+ * @typedef {{ runUsd: string, runTokens: string, dayUsd: string, ownPrices: string, prices: Array<PriceRecord>, pricesChecked: string, claudePlan: string, planPastCredit: string, }} BudgetSettingsView
  */
 
 /**
@@ -226,7 +226,7 @@
 
 /**
  * A key the window offers: whether it is set, never its value.
- * @typedef {{ name: string, label: string, set: boolean, forHost: string | null, }} KeyState
+ * @typedef {{ name: string, label: string, set: boolean, forHost: string | null, optional: boolean, placeholder: string, }} KeyState
  */
 
 /**
@@ -300,7 +300,7 @@
 
 /**
  * A month's spend.
- * @typedef {{ month: string, repo: string | null, costUsd: number, tokens: number, unpricedTokens: number, runsWithoutCost: number, runs: number, budgetUsd: number | null, days: Array<DaySpendRecord>, topItems: Array<ItemSpendRecord>, byModel: Array<PartSpendRecord>, byStage: Array<PartSpendRecord>, }} MonthSpendRecord
+ * @typedef {{ month: string, repo: string | null, costUsd: number, tokens: number, unpricedTokens: number, runsWithoutCost: number, runs: number, budgetUsd: number | null, paidWithPlanUsd: number, days: Array<DaySpendRecord>, topItems: Array<ItemSpendRecord>, byModel: Array<PartSpendRecord>, byStage: Array<PartSpendRecord>, }} MonthSpendRecord
  */
 
 /**
@@ -342,8 +342,18 @@
  */
 
 /**
+ * @typedef {"api-key" | "claude-plan"} PaidWith
+ */
+
+/**
  * A model's or a stage's share.
  * @typedef {{ name: string, costUsd: number, tokens: number, }} PartSpendRecord
+ */
+
+/**
+ * The owner's Claude plan this month: what the runs it paid for drew from its credit,
+ * in API-equivalent dollars, on every repository (the credit is the account's).
+ * @typedef {{ label: string, creditUsd: number, drawnUsd: number, stopsAtCredit: boolean, tokenKept: boolean, }} PlanMonthRecord
  */
 
 /**
@@ -463,7 +473,7 @@
 
 /**
  * An agent run, without what only the pipeline needs (sandbox id, commit ids).
- * @typedef {{ id: number, repoId: number, feedbackId: number | null, prNumber: number | null, parentRunId: number | null, stage: Stage, codeRunKind: CodeRunKind | null, backend: SandboxBackend, agentPreset: string, status: RunStatus, instructions: string | null, createdAt: string, startedAt: string | null, finishedAt: string | null, exitCode: number | null, failureCode: RunFailureCode | null, failureMessage: string | null, notes: Array<string>, llmCostUsd: number | null, tokensIn: number | null, tokensOut: number | null, spendSource: SpendSource | null, unpricedTokens: number | null, headBranch: string | null, startedBecause: string | null, }} RunRecord
+ * @typedef {{ id: number, repoId: number, feedbackId: number | null, prNumber: number | null, parentRunId: number | null, stage: Stage, codeRunKind: CodeRunKind | null, backend: SandboxBackend, agentPreset: string, status: RunStatus, instructions: string | null, createdAt: string, startedAt: string | null, finishedAt: string | null, exitCode: number | null, failureCode: RunFailureCode | null, failureMessage: string | null, notes: Array<string>, llmCostUsd: number | null, tokensIn: number | null, tokensOut: number | null, spendSource: SpendSource | null, paidWith: PaidWith | null, unpricedTokens: number | null, headBranch: string | null, startedBecause: string | null, }} RunRecord
  */
 
 /**
@@ -509,7 +519,7 @@
 
 /**
  * The Spend tab: a month of one repository or of all, and the settings.
- * @typedef {{ month: MonthSpendRecord, repos: Array<string>, settings: BudgetSettingsView, }} SpendView
+ * @typedef {{ month: MonthSpendRecord, repos: Array<string>, settings: BudgetSettingsView, plan: PlanMonthRecord | null, }} SpendView
  */
 
 /**

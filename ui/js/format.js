@@ -35,10 +35,11 @@ export function tokenCount(count) {
 }
 
 /**
- * What a run spent: the cost and the tokens, and where they come from (measured at the
- * key forwarder, or as the agent reported them). Tokens with no cost read "price
+ * What a run spent: the cost and the tokens, where they come from (measured at the
+ * key forwarder, or as the agent reported them), and whether the owner's Claude plan
+ * paid (its cost is then what its credit was drawn, at API prices). Tokens with no cost read "price
  * unknown", never $0.
- * @param {{ llmCostUsd: number | null, tokensIn: number | null, tokensOut: number | null, spendSource?: string | null, unpricedTokens?: number | null }} run
+ * @param {{ llmCostUsd: number | null, tokensIn: number | null, tokensOut: number | null, spendSource?: string | null, unpricedTokens?: number | null, paidWith?: string | null }} run
  */
 export function runSpend(run) {
   const parts = [];
@@ -52,6 +53,7 @@ export function runSpend(run) {
   }
   if (parts.length && run.spendSource === "metered") parts.push("metered");
   if (parts.length && run.spendSource === "reported") parts.push("as reported by the agent");
+  if (parts.length && run.paidWith === "claude-plan") parts.push("from the Claude plan's credit");
   return parts.join(" · ");
 }
 

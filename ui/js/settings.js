@@ -434,7 +434,7 @@ async function renderKeys(focus) {
   const rows = states.map((state) => {
     const row = el("li", { class: "key-row", dataset: { key: state.name, set: String(state.set) } });
     const draw = () => {
-      const entry = el("input", { class: "key-input", attrs: { type: "password", autocomplete: "off", placeholder: `Paste the ${state.name} key`, "aria-label": `${state.label} key` } });
+      const entry = el("input", { class: "key-input", attrs: { type: "password", autocomplete: "off", placeholder: state.placeholder, "aria-label": `${state.label} key` } });
       const saveKey = async () => {
         try {
           await backend.setKey(state.name, entry.value);
@@ -454,7 +454,7 @@ async function renderKeys(focus) {
           el("strong", { text: state.label }),
           state.forHost ? el("span", { class: "hint", text: ` for ${state.forHost}` }) : null,
         ]),
-        el("span", { class: `badge key-state ${state.set ? "" : "warning"}`, text: state.set ? "set" : "not set" }),
+        el("span", { class: `badge key-state ${state.set || state.optional ? "" : "warning"}`, text: state.set ? "set" : "not set" }),
         entry,
         button(state.set ? "Replace" : "Save", saveKey, "button small save-key"),
         state.set

@@ -1,7 +1,8 @@
 // @ts-check
 // Settings → Spend: the month of one repository (or of all) as a chart the page draws
-// in SVG, with the budget line; the five items that cost most; per model and per stage;
-// the budgets (per run, per day) and the price table.
+// in SVG, with the budget line; the owner's Claude plan against its monthly credit; the
+// five items that cost most; per model and per stage; the budgets (per run, per day),
+// the plan, and the price table.
 
 import { backend } from "./backend.js";
 import { el, button } from "./dom.js";
@@ -122,11 +123,46 @@ function textInput(name, value, placeholder) {
   return input;
 }
 
+/** @param {string} name @param {string} value @param {[string, string][]} options */
+function choice(name, value, options) {
+  const select = el("select", { attrs: { name } });
+  for (const [word, text] of options) select.append(new Option(text, word, false, word === value));
+  return select;
+}
+
+/**
+ * The owner's Claude plan this month: what its runs drew from its credit.
+ * @param {import("./contract.js").PlanMonthRecord} plan
+ */
+function planLine(plan) {
+  const share = plan.creditUsd > 0 ? Math.min(plan.drawnUsd / plan.creditUsd, 1) : 1;
+  const meter = el("progress", { class: "plan-meter", attrs: { max: "1", "aria-label": `${plan.label} credit drawn` } });
+  meter.value = share;
+  return el("div", { class: "plan-credit" }, [
+    el("p", {}, [
+      el("strong", { text: `${plan.label}: ${dollars(plan.drawnUsd)} of its ${dollars(plan.creditUsd)} monthly credit drawn (${Math.round(share * 100)}%)` }),
+      el("span", { class: "muted", text: ` at API prices, by runs of every repository. ${plan.stopsAtCredit ? "Its runs stop once the credit is drawn." : "Past the credit, your account pays API rates."}` }),
+    ]),
+    meter,
+    plan.tokenKept ? null : el("p", { class: "hint plan-token-missing", text: "No plan token is kept, so Claude Code pays with the Anthropic API key: add the token in Settings → Keys." }),
+  ]);
+}
+
 /** @param {import("./contract.js").BudgetSettingsView} settings @param {(input: import("./contract.js").BudgetSettingsInput) => Promise<void>} save */
 function budgetForm(settings, save) {
   const runUsd = textInput("runUsd", settings.runUsd, "5 (none: no limit)");
   const runTokens = textInput("runTokens", settings.runTokens, "no limit");
   const dayUsd = textInput("dayUsd", settings.dayUsd, "no limit");
+  const claudePlan = choice("claudePlan", settings.claudePlan, [
+    ["", "None: API keys only"],
+    ["pro", "Pro: $20 credit"],
+    ["max-5x", "Max 5x: $100 credit"],
+    ["max-20x", "Max 20x: $200 credit"],
+  ]);
+  const pastCredit = choice("planPastCredit", settings.planPastCredit, [
+    ["stop", "Stop its runs"],
+    ["go-on", "Go on at API rates"],
+  ]);
   const ownPrices = el("textarea", { attrs: { name: "ownPrices", rows: "2", spellcheck: "false", placeholder: "my-model 1.00 4.00" } });
   ownPrices.value = settings.ownPrices;
   const errorLine = el("p", { class: "form-error" });
@@ -137,6 +173,10 @@ function budgetForm(settings, save) {
       field("Tokens per run", runTokens),
       field("All runs per day ($)", dayUsd, "(UTC)"),
     ]),
+    el("div", { class: "form-grid" }, [
+      field("Claude plan", claudePlan, "(its token goes in Keys)"),
+      field("Once its credit is drawn", pastCredit),
+    ]),
     field("Your prices", ownPrices, "(one per line: MODEL INPUT OUTPUT [CACHE_WRITE CACHE_READ], $ per million tokens)"),
     errorLine,
     el("div", { class: "modal-actions" }, [el("button", { type: "submit", class: "button primary save-budgets", text: "Save budgets" })]),
@@ -145,7 +185,7 @@ function budgetForm(settings, save) {
     event.preventDefault();
     errorLine.hidden = true;
     try {
-      await save({ runUsd: runUsd.value, runTokens: runTokens.value, dayUsd: dayUsd.value, ownPrices: ownPrices.value });
+      await save({ runUsd: runUsd.value, runTokens: runTokens.value, dayUsd: dayUsd.value, ownPrices: ownPrices.value, claudePlan: claudePlan.value, planPastCredit: pastCredit.value });
     } catch (error) {
       errorLine.hidden = false;
       errorLine.textContent = error.message;
@@ -205,6 +245,7 @@ function draw(panel, view, repo) {
       el("strong", { class: "spend-total", text: `${dollars(month.costUsd)}${share}` }),
       el("span", { class: "muted", text: `${month.runs} run${month.runs === 1 ? "" : "s"} · ${tokenCount(month.tokens)} tokens` }),
     ]),
+    view.plan ? planLine(view.plan) : null,
     monthChart(month),
     month.budgetUsd == null && repo != null ? el("p", { class: "hint", text: "No monthly budget: set one in this repository's settings." }) : null,
     unpriced,

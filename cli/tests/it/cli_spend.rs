@@ -380,3 +380,64 @@ async fn a_cancelled_run_keeps_what_it_spent() {
     let steps = world.json(&["runs", "steps", "1", "--json"]).await;
     assert_eq!(steps.as_array().unwrap().len(), 2, "{steps}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_claude_plans_token_is_for_claude_code_only() {
+    const PLAN_TOKEN: &str = "sk-ant-oat01-cli-spend-test-plan-token-0123456789";
+    let world = World::start(vec![ModelTurn::Text("Done.".to_owned())]).await;
+    let cli = world.cli();
+    // A plan token is not taken as an API key: only Claude Code may carry it.
+    let refused = cli
+        .run_with_input(&["secrets", "set", "anthropic"], PLAN_TOKEN)
+        .await;
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused).contains("this is a Claude plan token, not an API key"),
+        "{}",
+        text(&refused)
+    );
+    let kept = ok_text(
+        &cli.run_with_input(&["secrets", "set", "claude-plan"], PLAN_TOKEN)
+            .await,
+    );
+    assert!(
+        kept.contains("claude-plan is kept in the OS keyring, for 127.0.0.1:"),
+        "{kept}"
+    );
+    let listed = ok_text(&cli.run(&["secrets", "list"]).await);
+    assert!(listed.contains("claude-plan stored"), "{listed}");
+    ok_text(&cli.run(&["secrets", "delete", "anthropic"]).await);
+    ok_text(&cli.run(&["repo", "set", REPO, "--agent", "opencode"]).await);
+
+    let feedback = cli.add_feedback("Greet the readers").await;
+
+    let doctor = text(&cli.run(&["doctor"]).await);
+    let refused = world.handoff(&["run", &feedback]).await;
+
+    assert!(
+        doctor.contains(&format!(
+            "FAIL  {REPO}'s agent (opencode): no anthropic API key is stored (the Claude \
+             plan's token is kept, but the plan's terms let only the claude agent use it)"
+        )),
+        "{doctor}"
+    );
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused).contains("only the claude agent use it"),
+        "{}",
+        text(&refused)
+    );
+    assert!(
+        world.model.received().is_empty(),
+        "nothing reached the model"
+    );
+    // With Claude Code, the token is what pays.
+    ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
+    let doctor = text(&cli.run(&["doctor"]).await);
+    assert!(
+        doctor.contains(&format!(
+            "ok    {REPO}'s agent (claude): pays with the Claude plan's token"
+        )),
+        "{doctor}"
+    );
+}

@@ -17,3 +17,4 @@ mod cli_spend;
 mod real_agent_journeys;
 mod real_agents_docker;
 mod real_agents_local;
+mod real_claude_plan;

@@ -34,3 +34,8 @@ async fn aider_opens_a_pr_and_updates_it() {
 async fn a_forks_claude_code_hook_does_not_run_in_the_review() {
     super::real_agent_journeys::a_forks_claude_hook_never_runs(Backend::Docker).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_code_pays_with_the_owners_plan_through_the_egress_gate() {
+    super::real_claude_plan::a_run_paid_with_the_plan(Backend::Docker).await;
+}

@@ -1,7 +1,7 @@
 //! Spend in the window: the month drawn as a chart with its budget line and the items
 //! that cost most, the budgets set in Settings → Spend, a run's steps as a timeline in
-//! the detail panel, and the notice when a repository's month reaches 80% of its
-//! budget.
+//! the detail panel, the notice when a repository's month reaches 80% of its budget, and
+//! the owner's Claude plan against its monthly credit.
 
 use handoff_test_support as support;
 
@@ -10,7 +10,7 @@ use std::time::Duration;
 use chrono::Utc;
 use handoff::domain::agent_step::{AgentStep, ToolCall};
 use handoff::domain::model_prices::TokenUsage;
-use handoff::domain::{FeedbackId, RunFailureCode, SandboxBackend, SpendSource};
+use handoff::domain::{FeedbackId, PaidWith, RunFailureCode, RunId, SandboxBackend, SpendSource};
 use handoff::store::spend::RunSpend;
 use handoff::store::{CodeRunRequest, RunOutcome, SettingKey, Store};
 use support::seed;
@@ -40,7 +40,7 @@ fn step(tool: &str, input: &str, input_tokens: u64, cost_usd: f64) -> AgentStep 
 }
 
 /// A finished code run of `feedback_id` that spent `steps`.
-async fn spent_run(store: &Store, feedback_id: FeedbackId, steps: &[AgentStep]) {
+async fn spent_run(store: &Store, feedback_id: FeedbackId, steps: &[AgentStep]) -> RunId {
     let started = store
         .start_code_run(&CodeRunRequest {
             feedback_id,
@@ -79,6 +79,7 @@ async fn spent_run(store: &Store, feedback_id: FeedbackId, steps: &[AgentStep]) 
         )
         .await
         .unwrap();
+    run_id
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -340,6 +341,128 @@ async fn a_month_at_eighty_percent_of_its_budget_says_so_once() {
         .filter(|sent| sent.summary == "Budget at 80%")
         .count();
     assert_eq!(budget_notices, 1);
+    app.close().await;
+    world.store.close().await;
+}
+
+/// A run of `feedback_id` the owner's Claude plan paid for, which drew `cost_usd`.
+async fn run_paid_with_the_plan(store: &Store, feedback_id: FeedbackId, cost_usd: f64) {
+    let run_id = spent_run(
+        store,
+        feedback_id,
+        &[step(
+            "Edit",
+            r#"{"file_path":"src/app.js"}"#,
+            80_000,
+            cost_usd,
+        )],
+    )
+    .await;
+    store
+        .set_run_paid_with(run_id, PaidWith::ClaudePlan)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_owners_claude_plan_is_named_and_its_credit_drawn_is_shown() {
+    const PLAN_TOKEN: &str = "sk-ant-oat01-window-test-plan-token-0123456789";
+    let world = GithubWorld::new().await;
+    let store = &world.store;
+    connected_repo(&world.fake, store, "").await;
+    let item = seed::add_feedback(store, REPO, "Dark mode", "Add it.").await;
+    run_paid_with_the_plan(store, item.id, 4.5).await;
+    let app = world.open_signed_in_window().await;
+
+    // The plan, named among the budgets: what its runs drew, against its credit.
+    app.click("#open-settings").await;
+    app.click(".tab[data-tab=\"spend\"]").await;
+    app.wait_for("#spend-panel select[name=claudePlan]").await;
+    assert!(app.texts("#spend-panel .plan-credit").await.is_empty());
+    app.client
+        .execute(
+            "const s = document.querySelector('#spend-panel select[name=claudePlan]'); \
+             s.value = 'max-5x';",
+            vec![],
+        )
+        .await
+        .unwrap();
+    app.click("#spend-panel .save-budgets").await;
+    let credit = app
+        .text_eventually_containing(
+            "const p = document.querySelector('#spend-panel .plan-credit'); return p ? p.textContent : '';",
+            "Claude Max 5x",
+        )
+        .await;
+    assert!(
+        credit.contains("Claude Max 5x: $4.50 of its $100.00 monthly credit drawn (5%)"),
+        "{credit}"
+    );
+    assert!(
+        credit.contains("Its runs stop once the credit is drawn"),
+        "{credit}"
+    );
+    assert!(credit.contains("No plan token is kept"), "{credit}");
+    assert_eq!(
+        store
+            .setting(SettingKey::ClaudePlan)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("max-5x")
+    );
+
+    // The token, in Keys: an API key pasted there is refused; the plan's own is kept.
+    app.click(".tab[data-tab=\"keys\"]").await;
+    app.type_into(
+        ".key-row[data-key=\"claude-plan\"] .key-input",
+        "sk-ant-api03-an-api-key-in-the-wrong-place",
+    )
+    .await;
+    app.click(".key-row[data-key=\"claude-plan\"] .save-key")
+        .await;
+    let refused = app
+        .text_eventually_containing(
+            "return [...document.querySelectorAll('.toast')].map(t => t.textContent).join('|');",
+            "not a plan token",
+        )
+        .await;
+    assert!(
+        refused.contains("keep it as the anthropic key"),
+        "{refused}"
+    );
+    app.type_into(".key-row[data-key=\"claude-plan\"] .key-input", PLAN_TOKEN)
+        .await;
+    app.click(".key-row[data-key=\"claude-plan\"] .save-key")
+        .await;
+    app.eventually(
+        "const r = document.querySelector('.key-row[data-key=\"claude-plan\"]'); return r ? r.dataset.set : null;",
+        |value| value == "true",
+    )
+    .await;
+    app.click(".tab[data-tab=\"spend\"]").await;
+    app.eventually(
+        "const p = document.querySelector('#spend-panel .plan-credit'); return p ? p.textContent : '';",
+        |value| {
+            value
+                .as_str()
+                .is_some_and(|text| text.contains("Claude Max 5x") && !text.contains("No plan token"))
+        },
+    )
+    .await;
+    app.show_for_picture("#spend-panel .plan-credit").await;
+    app.screenshot("spend-plan").await;
+    app.click("#settings-close").await;
+
+    // The run says its cost came from the plan's credit.
+    open_card(&app, item.id.0).await;
+    let spend = app
+        .text_eventually_containing(
+            "return [...document.querySelectorAll('#detail .run .run-spend')].map(s => s.textContent).join('|');",
+            "$4.50",
+        )
+        .await;
+    assert!(spend.contains("from the Claude plan's credit"), "{spend}");
     app.close().await;
     world.store.close().await;
 }

@@ -10,9 +10,9 @@ use chrono::Utc;
 use super::{unfinished_work_ref, AgentJob, Stop, UnfinishedWork, WorkingCopy};
 use crate::domain::agent_step::AgentStep;
 use crate::domain::budgets::{dollars, Budgets};
-use crate::domain::call_reservation::CallBudgets;
+use crate::domain::call_reservation::{CallBudgets, Committed, PlanBudget};
 use crate::domain::model_prices::PriceTable;
-use crate::domain::{FeedbackId, RunFailureCode, SpendSource, Stage};
+use crate::domain::{FeedbackId, PaidWith, RunFailureCode, SpendSource, Stage};
 use crate::pipeline::spend_ledger::StoreLedger;
 use crate::pipeline::Pipeline;
 use crate::sandbox::key_forwarding::ForwardedKey;
@@ -70,8 +70,10 @@ impl Pipeline {
             .map_err(|refusal| Stop::failed(RunFailureCode::BudgetSpent, refusal.to_string()))?;
         let prices = store.price_table().await?;
         let name = repo.name.full_name();
+        let plan_credit = self.plan_credit_of_the_job(job).await?;
         // Every model call is reserved in the ledger every run shares: the run's own
-        // budget, its repository's month and the day hold whatever runs at once.
+        // budget, its repository's month and the day (and the plan's month, for a run
+        // the owner's Claude plan pays for) hold whatever runs at once.
         let ledger_run = LedgerRun {
             run_id: job.run_id,
             repo_id: repo.id,
@@ -81,6 +83,7 @@ impl Pipeline {
                 repo: name,
                 repo_month_usd: budgets.repo_month_usd,
                 day_usd: budgets.day_usd,
+                plan_credit,
             },
         };
         let ledger = StoreLedger::for_run(store.clone(), ledger_run.clone());
@@ -107,6 +110,67 @@ impl Pipeline {
             ledger_run,
             prices,
         })
+    }
+
+    /// Records what pays for the job's model calls; for the owner's Claude plan, the
+    /// plan's monthly credit as a budget (when the owner has runs stop there), and a run
+    /// that finds it drawn stops before any sandbox starts.
+    async fn plan_credit_of_the_job(&self, job: &AgentJob<'_>) -> Result<Option<PlanBudget>, Stop> {
+        let Some(key) = &job.setup.agent_key else {
+            return Ok(None);
+        };
+        let store = &self.store;
+        if !key.is_plan_token() {
+            store
+                .set_run_paid_with(job.run_id, PaidWith::ApiKey)
+                .await?;
+            return Ok(None);
+        }
+        store
+            .set_run_paid_with(job.run_id, PaidWith::ClaudePlan)
+            .await?;
+        let Some(plan) = store.claude_plan().await? else {
+            job.log
+                .say("paid with the owner's Claude plan (no plan named: its credit is not counted)")
+                .await?;
+            return Ok(None);
+        };
+        let drawn = store.plan_month_charged(Utc::now()).await?;
+        let credit = plan.plan.monthly_credit_usd();
+        job.log
+            .say(&format!(
+                "paid with the {} plan: {} of its {} monthly credit drawn this month, at API \
+                 prices",
+                plan.plan.label(),
+                dollars(drawn),
+                dollars(credit)
+            ))
+            .await?;
+        let Some(usd) = plan.month_budget_usd() else {
+            return Ok(None);
+        };
+        let budget = PlanBudget {
+            plan: plan.plan.label().to_owned(),
+            usd,
+        };
+        let committed = Committed {
+            plan_month_usd: drawn,
+            ..Committed::default()
+        };
+        let on_the_plan_only = CallBudgets {
+            run: crate::domain::budgets::SpendLimit::none(),
+            repo: String::new(),
+            repo_month_usd: None,
+            day_usd: None,
+            plan_credit: Some(budget.clone()),
+        };
+        if let Some(reached) = on_the_plan_only.reached(committed) {
+            return Err(Stop::failed(
+                RunFailureCode::BudgetSpent,
+                reached.as_reached(),
+            ));
+        }
+        Ok(Some(budget))
     }
 
     /// Records what the job spent once its agent has ended: every model call the key

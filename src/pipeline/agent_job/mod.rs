@@ -29,6 +29,7 @@ use crate::domain::agent_presets::AgentChoice;
 use crate::domain::RunFailureCode;
 use crate::domain::{Repo, RepoName, RunId, SandboxBackend, Stage};
 use crate::sandbox::key_forwarding::{ForwardedKey, ModelEndpoint};
+use crate::sandbox::plan_token_rules::PlanTokenRules;
 use crate::sandbox::until_cancelled;
 use crate::sandbox::Sandbox;
 use crate::secrets::Redactor;
@@ -280,19 +281,38 @@ impl Pipeline {
             return Err(PipelineError::SetupIncomplete(key_line));
         }
         let mut agent_key = None;
-        if let Some(key) = agent.api_key() {
-            let secret = self
+        // Claude Code pays with the owner's Claude plan when a plan token is kept, and
+        // with the API key otherwise; no other agent may carry the plan's token.
+        let plan_token = match agent.plan_key() {
+            Some(plan_key) => self
                 .settings
-                .agent_key(&self.secrets, key.provider)
+                .claude_plan_token(&self.secrets)
                 .await?
-                .ok_or_else(|| PipelineError::SetupIncomplete(key_line.clone()))?;
+                .map(|token| (plan_key, token)),
+            None => None,
+        };
+        let chosen = match plan_token {
+            Some((plan_key, token)) => Some((plan_key, token, true)),
+            None => match agent.api_key() {
+                Some(key) => Some((
+                    key,
+                    self.settings
+                        .agent_key(&self.secrets, key.provider)
+                        .await?
+                        .ok_or_else(|| PipelineError::SetupIncomplete(key_line.clone()))?,
+                    false,
+                )),
+                None => None,
+            },
+        };
+        if let Some((key, secret, is_plan_token)) = chosen {
             let upstream = self.settings.provider_api_base(key);
             if let Err(refusal) = check_secret_address(&upstream) {
                 return Err(PipelineError::SetupIncomplete(
                     setup_check::provider_address_refused(repo, key.provider, &refusal.to_string()),
                 ));
             }
-            agent_key = Some(ForwardedKey::new(
+            let forwarded = ForwardedKey::new(
                 key.variable,
                 key.base_address_variables,
                 key.base_path,
@@ -302,7 +322,12 @@ impl Pipeline {
                 &upstream,
                 ModelEndpoint::list(key.model_endpoints),
                 secret,
-            ));
+            );
+            agent_key = Some(if is_plan_token {
+                forwarded.with_plan_rules(PlanTokenRules::claude_code())
+            } else {
+                forwarded
+            });
         }
         let backend = backend.unwrap_or(repo.sandbox_backend);
         // The local backend is a development choice the owner confirms per repository

@@ -58,8 +58,14 @@ pub struct ModelRequest {
     pub path: String,
     /// Anthropic's key header.
     pub x_api_key: Option<String>,
-    /// OpenAI's key header.
+    /// OpenAI's key header, and a Claude plan token's.
     pub authorization: Option<String>,
+    /// The betas an Anthropic request names.
+    pub anthropic_beta: Option<String>,
+    /// Who sent it, as its user agent says.
+    pub user_agent: Option<String>,
+    /// Whether the server refused its credential (so it took no turn).
+    pub refused_credential: bool,
     /// The body, parsed as JSON (`Null` when it is not JSON).
     pub body: serde_json::Value,
     /// The turn of the script it was answered with, if it took one.
@@ -82,6 +88,9 @@ struct Conversation {
     reported_input_tokens: Option<u64>,
     /// How many requests took a turn so far, for those who wait on it.
     turns_taken: tokio::sync::watch::Sender<usize>,
+    /// The Claude plan token of the account, when it pays with a plan: Anthropic calls
+    /// are then taken only with it, as `Authorization: Bearer` with the OAuth beta.
+    plan_token: Option<String>,
 }
 
 type Shared = Arc<Mutex<Conversation>>;
@@ -147,6 +156,14 @@ impl ModelServer {
             .reported_input_tokens = Some(tokens);
     }
 
+    /// Takes Anthropic calls only with the plan token `token`, as Anthropic's API takes
+    /// an account's plan: sent as `Authorization: Bearer` and naming the OAuth beta. An
+    /// API key (`x-api-key`), another token, or the token without the beta is refused
+    /// with 401 in Anthropic's error shape, and takes no turn.
+    pub fn take_plan_token_only(&self, token: &str) {
+        self.conversation.lock().expect("conversation").plan_token = Some(token.to_owned());
+    }
+
     /// `http://127.0.0.1:PORT`, for a provider's `api_base` setting.
     pub fn api_base(&self) -> String {
         format!("http://127.0.0.1:{}", self.address.port())
@@ -181,6 +198,25 @@ fn header(headers: &HeaderMap, name: &str) -> Option<String> {
         .get(name)
         .and_then(|value| value.to_str().ok())
         .map(str::to_owned)
+}
+
+/// Why Anthropic's API, for an account that pays with the plan token `token`, refuses a
+/// request with `headers`, if it does (its words for each case).
+fn plan_credential_refusal(headers: &HeaderMap, token: &str) -> Option<&'static str> {
+    if header(headers, "x-api-key").is_some() {
+        return Some("invalid x-api-key");
+    }
+    if header(headers, "authorization").as_deref() != Some(&format!("Bearer {token}")) {
+        return Some("Invalid bearer token");
+    }
+    let betas = header(headers, "anthropic-beta").unwrap_or_default();
+    if !betas
+        .split(',')
+        .any(|beta| beta.trim() == "oauth-2025-04-20")
+    {
+        return Some("OAuth authentication is currently not supported.");
+    }
+    None
 }
 
 /// The API a request speaks, from its path.
@@ -238,7 +274,14 @@ async fn answer(State(conversation): State<Shared>, request: Request) -> Respons
         let input_tokens = conversation
             .reported_input_tokens
             .unwrap_or(INPUT_TOKENS_PER_TURN);
+        let credential_refused = match (api, conversation.plan_token.as_deref()) {
+            (Some(Api::AnthropicMessages | Api::AnthropicCountTokens), Some(token)) => {
+                plan_credential_refusal(&parts.headers, token)
+            }
+            _ => None,
+        };
         let turn = match api {
+            _ if credential_refused.is_some() => None,
             Some(api) if offers_tools(api, &body) => {
                 let index = conversation.next_turn;
                 conversation.next_turn += 1;
@@ -255,9 +298,23 @@ async fn answer(State(conversation): State<Shared>, request: Request) -> Respons
                 .map_or_else(|| parts.uri.path().to_owned(), |path| path.to_string()),
             x_api_key: header(&parts.headers, "x-api-key"),
             authorization: header(&parts.headers, "authorization"),
+            anthropic_beta: header(&parts.headers, "anthropic-beta"),
+            user_agent: header(&parts.headers, "user-agent"),
+            refused_credential: credential_refused.is_some(),
             body: body.clone(),
             turn,
         });
+        if let Some(message) = credential_refused {
+            drop(conversation);
+            return anthropic_messages::answer(
+                &body,
+                &ModelTurn::Error {
+                    status: 401,
+                    message: message.to_owned(),
+                },
+                0,
+            );
+        }
         let turn = turn.map(|index| match conversation.script.get(index) {
             Some(turn) => turn.clone(),
             // A provider that refuses goes on refusing, however often it is retried.
