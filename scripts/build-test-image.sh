@@ -42,8 +42,11 @@ as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
 
+# This machine's own Debian mirror when it has one (a machine here may reach no other);
+# on Ubuntu the first mirror is Ubuntu's, which has no bookworm, so Debian's is used.
 mirror=$(grep -h -E '^(URIs:|deb )' /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null \
-  | grep -v security | head -n 1 | sed -E 's/^URIs: *//; s/^deb +(\[[^]]*\] +)?//; s/ .*//' || true)
+  | grep -v security | sed -E 's/^URIs: *//; s/^deb +(\[[^]]*\] +)?//; s/ .*//' \
+  | grep -i debian | head -n 1 || true)
 mirror="${mirror:-http://deb.debian.org/debian}"
 rootfs=$(mktemp -d /tmp/handoff-rootfs.XXXXXX)
 trap 'as_root rm -rf "$rootfs"' EXIT

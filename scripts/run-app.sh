@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds Handoff and starts the desktop app. On a machine
-# with no display it builds the `handoff` command line instead, shows the dashboard in
-# the terminal and says how to go on from there.
+# Installs what running Handoff needs and is missing, builds every program a run needs
+# (the desktop app, the `handoff` command line, and `handoff-egress`, the egress gate
+# that Docker runs go through), and starts the desktop app. On a machine with no display
+# it shows the dashboard in the terminal instead and says how to go on from there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
 
 if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
-  cargo build --release --quiet --package handoff-cli --bin handoff
+  cargo build --release --locked --quiet --package handoff-cli --package handoff --bins
   handoff=target/release/handoff
   cat <<TEXT
 No display here, so the desktop window cannot open. The same core runs as a command
 line ($handoff), against the same data folder as the app:
 
+  $handoff auth login
   $handoff repo add owner/name
   $handoff feedback add --repo owner/name "What should change"
-  $handoff feedback list
+  $handoff doctor
   $handoff --help
 
 The dashboard, as the app would show it:
@@ -24,5 +26,6 @@ TEXT
   exec "$handoff" feedback list
 fi
 
-cargo build --release --quiet --package handoff-desktop --package handoff-cli
+cargo build --release --locked --quiet --package handoff-desktop --package handoff-cli \
+  --package handoff --bins
 exec target/release/handoff-desktop

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: installs what is missing (Debian packages,
-# tauri-driver, the test image), checks formatting, builds everything once with every
+# The whole test suite, as CI runs it: installs what is missing (what running Handoff
+# needs, then what only the tests need: Debian packages, tauri-driver, cargo-nextest,
+# the real agents, the workflow checkers, the test image), checks formatting, builds everything once with every
 # lint as an error (clippy's driver compiles the workspace's own crates), packages that
 # build (.deb and AppImage), then runs every test, including the end-to-end tests that
 # open the real app window under Xvfb and the one that installs the package into a clean
@@ -26,8 +27,9 @@ phase() {
   echo "== $1"
 }
 
-phase "install what is missing (Debian packages, tauri-driver, the test image)"
+phase "install what is missing (Debian packages, tauri-driver, cargo-nextest, the test image)"
 bash scripts/install-deps.sh
+bash scripts/install-test-deps.sh
 bash scripts/build-test-image.sh
 
 export CARGO_TARGET_DIR="${HANDOFF_CI_TARGET:-$HOME/.cache/handoff/ci-target}"

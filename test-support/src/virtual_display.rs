@@ -25,7 +25,7 @@ impl VirtualDisplay {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .expect("Xvfb starts (scripts/install-deps.sh installs it)");
+            .expect("Xvfb starts (scripts/install-test-deps.sh installs it)");
         let mut line = String::new();
         BufReader::new(process.stdout.take().expect("Xvfb's stdout"))
             .read_line(&mut line)

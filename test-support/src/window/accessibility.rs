@@ -1,6 +1,6 @@
 //! axe-core in the real window: the accessibility rules of Deque's checker run against
 //! whatever the window shows, through WebDriver. axe comes from PyPI's
-//! axe-selenium-python wheel (`scripts/install-deps.sh` takes it out into
+//! axe-selenium-python wheel (`scripts/install-test-deps.sh` takes it out into
 //! `~/.cache/handoff/axe-core/`, or `HANDOFF_AXE_CORE` names the file).
 
 use std::path::PathBuf;
@@ -41,7 +41,7 @@ fn axe_source() -> String {
         .unwrap_or_else(|| dirs_home().join(".cache/handoff/axe-core/axe.min.js"));
     std::fs::read_to_string(&path).unwrap_or_else(|error| {
         panic!(
-            "axe-core is not at {} ({error}): scripts/install-deps.sh fetches it",
+            "axe-core is not at {} ({error}): scripts/install-test-deps.sh fetches it",
             path.display()
         )
     })

@@ -72,7 +72,7 @@ fn find_program(name: &str) -> PathBuf {
     candidates
         .into_iter()
         .find(|candidate| candidate.is_file())
-        .unwrap_or_else(|| panic!("{name} is not installed: run scripts/install-deps.sh"))
+        .unwrap_or_else(|| panic!("{name} is not installed: run scripts/install-test-deps.sh"))
 }
 
 async fn wait_for_port(port: u16) {
