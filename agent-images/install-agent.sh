@@ -36,6 +36,16 @@ install_wheel_program() {
   ln -sf "/opt/handoff/agent/$4" "/usr/local/bin/$command_name"
 }
 
+# for_this_machine X86_64_HASH AARCH64_HASH: the wheel's hash for the machine the image
+# is built on; an image for another machine has no agent wheel pinned, and says so.
+for_this_machine() {
+  case "$(uname -m)" in
+    x86_64 | amd64) echo "$1" ;;
+    aarch64 | arm64) echo "$2" ;;
+    *) say "no agent wheel is pinned for $(uname -m) (only x86_64 and aarch64)" >&2; exit 1 ;;
+  esac
+}
+
 if ! command -v git >/dev/null 2>&1; then
   install_debian_packages git ca-certificates
 fi
@@ -55,13 +65,19 @@ if [ -n "$command_name" ] && [ "$stand_in" = 1 ]; then
 elif [ -n "$command_name" ]; then
   case "$preset" in
     opencode) npm install -g --no-fund --no-audit opencode-ai@1.18.5 ;;
+    # Each wheel is pinned by its hash for each machine an engine may run images on
+    # (PyPI's manylinux_2_17 wheels for x86_64 and aarch64).
     claude)
       install_wheel_program claude-agent-sdk==0.2.189 \
-        b26a6a30a4e2cb025a6f5c95e1ce4469b38fcc51015c392f627bea7c948d67ad \
+        "$(for_this_machine \
+          b26a6a30a4e2cb025a6f5c95e1ce4469b38fcc51015c392f627bea7c948d67ad \
+          7e89e56f968a2f2b09e1a86cb66a937f004fc33948faad66425df847b07c5769)" \
         claude_agent_sdk/_bundled/ claude ;;
     codex)
       install_wheel_program openai-codex-cli-bin==0.163.0 \
-        76db41fb07fdf9ddacbe892b48d21dfde270031ec0f5666b5e558114355f006d \
+        "$(for_this_machine \
+          76db41fb07fdf9ddacbe892b48d21dfde270031ec0f5666b5e558114355f006d \
+          bb2b0d117eeb02608738cf2bcdf51f6a036343d0028272e11a94e72b0d23b141)" \
         codex_cli_bin/ bin/codex ;;
     aider)
       # aider-chat==0.86.1 and every package it needs, each pinned with its hash, in a

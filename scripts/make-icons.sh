@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Draws Handoff's app icon with ImageMagick and writes the RGBA PNG sizes Tauri uses to
-# icons/. The committed icons were made by this script; run it again after changing it.
+# icons/, with Windows' icon.ico and macOS' icon.icns. The committed icons were made by this script; run it again after changing it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=icons
@@ -33,6 +33,17 @@ for size in 32 64 128 256; do
 done
 convert "$out/icon.png" -resize 256x256 "PNG32:$out/128x128@2x.png"
 convert "$out/icon.png" -resize 512x512 "PNG32:$out/icon-512.png"
+
+# Windows' .ico (which tauri-build needs to build there at all) and macOS' .icns, from
+# the full-size drawing.
+convert "$out/icon.png" -define icon:auto-resize=256,128,64,48,32,16 "$out/icon.ico"
+icns_sizes=()
+for size in 16 32 64 128 256 512 1024; do
+  convert "$out/icon.png" -resize ${size}x${size} "PNG32:$work/icns-$size.png"
+  icns_sizes+=("$size=$work/icns-$size.png")
+done
+python3 scripts/icns.py "$out/icon.icns" "${icns_sizes[@]}"
+
 mv "$out/icon-512.png" "$out/icon.png"
 echo "icons written to $out/"
 cp "$out/64x64.png" ui/assets/handoff-64.png

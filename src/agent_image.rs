@@ -113,9 +113,12 @@ pub enum AgentImageError {
     Pack(String),
 }
 
-/// The local Docker engine, which builds and holds agent images.
+/// This machine's Docker engine (found as the `docker` command finds it), which builds
+/// and holds agent images.
 pub fn local_engine() -> Result<Docker, AgentImageError> {
-    Docker::connect_with_defaults().map_err(|error| AgentImageError::Engine(error.to_string()))
+    crate::sandbox::docker_engine::connect_to_engine()
+        .map(|(docker, _)| docker)
+        .map_err(|error| AgentImageError::Engine(error.to_string()))
 }
 
 /// The state of image `tag` on `docker`.

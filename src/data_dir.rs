@@ -18,12 +18,13 @@ pub const APP_FOLDER_NAME: &str = "handoff";
 pub struct NoDataDir;
 
 /// The data folder: `$HANDOFF_DATA_DIR` when set and not empty, else `handoff` in the
-/// OS's app-data folder (`~/.local/share/handoff` on Linux,
-/// `~/Library/Application Support/handoff` on macOS, `%APPDATA%\handoff` on Windows).
+/// OS's local app-data folder (`~/.local/share/handoff` on Linux,
+/// `~/Library/Application Support/handoff` on macOS, `%LOCALAPPDATA%\handoff` on
+/// Windows: the caches and working copies it holds must not roam with the profile).
 pub fn data_dir() -> Result<PathBuf, NoDataDir> {
     match std::env::var_os(DATA_DIR_ENV) {
         Some(value) if !value.is_empty() => Ok(PathBuf::from(value)),
-        _ => dirs::data_dir()
+        _ => dirs::data_local_dir()
             .map(|base| base.join(APP_FOLDER_NAME))
             .ok_or(NoDataDir),
     }

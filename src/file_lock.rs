@@ -1,6 +1,7 @@
 //! An exclusive lock on a file, held across processes (the app, a command line) and
 //! across tasks of one process alike: each taker opens the file anew, and the operating
-//! system's `flock` lets one open file hold it at a time. Released when dropped, or when
+//! system's lock (`flock` on Unix, `LockFileEx` on Windows) lets one open file hold it at
+//! a time. Released when dropped, or when
 //! its process ends. The repository caches and the egress gates take theirs here.
 
 use std::fs::{File, OpenOptions};
@@ -43,29 +44,16 @@ fn open(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
-#[cfg(unix)]
+/// Takes the lock when free: `std::fs::File::try_lock`, which is `flock` on Unix and
+/// `LockFileEx` on Windows, so a lock holds across processes on every desktop.
 fn try_lock(file: &File) -> io::Result<bool> {
-    use rustix::fs::{flock, FlockOperation};
-    match flock(file, FlockOperation::NonBlockingLockExclusive) {
+    match file.try_lock() {
         Ok(()) => Ok(true),
-        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
-        Err(error) => Err(error.into()),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+        Err(std::fs::TryLockError::Error(error)) => Err(error),
     }
 }
 
-#[cfg(unix)]
 fn lock(file: &File) -> io::Result<()> {
-    use rustix::fs::{flock, FlockOperation};
-    flock(file, FlockOperation::LockExclusive).map_err(io::Error::from)
-}
-
-// Elsewhere nothing is shared between processes' runs at once: no lock.
-#[cfg(not(unix))]
-fn try_lock(_file: &File) -> io::Result<bool> {
-    Ok(true)
-}
-
-#[cfg(not(unix))]
-fn lock(_file: &File) -> io::Result<()> {
-    Ok(())
+    file.lock()
 }

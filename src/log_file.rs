@@ -314,9 +314,33 @@ impl RollingLogFile {
 }
 
 fn open_for_append(path: &Path) -> io::Result<File> {
-    let file = OpenOptions::new().create(true).append(true).open(path)?;
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    allow_rolling_over_while_open(&mut options);
+    let file = options.open(path)?;
     crate::data_dir::make_private(path, 0o600)?;
     Ok(file)
+}
+
+/// Lets the file be renamed (rolled over) while it is open here. Unix always does;
+/// Windows only when every handle on the file allowed it, so every handle Handoff opens
+/// on the log shares it for reading, writing and deleting.
+#[cfg(windows)]
+fn allow_rolling_over_while_open(options: &mut OpenOptions) {
+    use std::os::windows::fs::OpenOptionsExt as _;
+    // FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE
+    options.share_mode(0x1 | 0x2 | 0x4);
+}
+
+#[cfg(not(windows))]
+fn allow_rolling_over_while_open(_options: &mut OpenOptions) {}
+
+/// A log file opened for reading, which a writer may still roll over.
+fn open_for_reading(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    allow_rolling_over_while_open(&mut options);
+    options.open(path)
 }
 
 /// The writer `tracing` asks for each line: the shared rolling file.
@@ -350,7 +374,7 @@ pub fn last_lines(data_dir: &Path, count: usize) -> Result<Vec<String>, LogFileE
     previous.push(".1");
     let mut lines = Vec::new();
     for path in [PathBuf::from(previous), current] {
-        match File::open(&path) {
+        match open_for_reading(&path) {
             Ok(file) => {
                 for line in io::BufReader::new(file).lines() {
                     match line {
@@ -435,7 +459,7 @@ impl LogFollower {
             path: self.path.clone(),
             source,
         };
-        let mut file = File::open(&self.path).map_err(read)?;
+        let mut file = open_for_reading(&self.path).map_err(read)?;
         file.seek(SeekFrom::Start(self.position)).map_err(read)?;
         let mut bytes = Vec::new();
         file.take(length - self.position)

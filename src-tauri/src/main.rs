@@ -62,3 +62,13 @@ fn main() {
         .run(tauri::generate_context!())
         .expect("Handoff's window could not start");
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every build of the app, the packages' included, loads its page from the program
+    /// itself and is no development build: Tauri's `custom-protocol` is on.
+    #[test]
+    fn the_app_is_built_as_a_release_never_as_a_development_build() {
+        assert!(!tauri::is_dev());
+    }
+}

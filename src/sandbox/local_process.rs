@@ -72,6 +72,15 @@ where
 
 impl LocalSandbox {
     pub async fn preflight(&self) -> Result<(), SandboxError> {
+        // The job is a shell script whose process group is killed when it ends: a Unix
+        // machine's (Linux, macOS). Windows runs jobs in Docker or E2B.
+        if !cfg!(unix) {
+            return Err(unavailable(
+                "the local backend needs a Unix shell and process groups; on Windows, run \
+                 on Docker or E2B"
+                    .to_owned(),
+            ));
+        }
         for program in ["sh", "git"] {
             let found = tokio::process::Command::new(program)
                 .arg("--version")
@@ -107,8 +116,10 @@ impl LocalSandbox {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
+        // A group of its own, so that what the job starts is killed with it.
+        #[cfg(unix)]
+        command.process_group(0);
         // Even here the agent gets a placeholder and an endpoint on this machine that
         // adds the key, so that what it prints or writes cannot hold the key.
         let _forwarder = match &job.agent_key {
@@ -289,7 +300,8 @@ fn process_start_time(pid: u32) -> Option<u64> {
     after_name.split_whitespace().nth(22 - 3)?.parse().ok()
 }
 
-#[cfg(test)]
+// Process groups and `sleep` are Unix's.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

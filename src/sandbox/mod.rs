@@ -18,6 +18,7 @@
 pub mod call_ledger;
 pub mod connect_stream;
 pub mod docker;
+pub mod docker_engine;
 pub mod docker_gate;
 pub mod docker_labels;
 pub mod e2b;

@@ -128,9 +128,17 @@ pub async fn docker_engine() -> (CheckLine, Option<bollard::Docker>) {
             None,
         )
     };
-    let docker = match bollard::Docker::connect_with_defaults() {
+    let engine = crate::sandbox::docker_engine::this_machines_engine();
+    // How to choose another engine, as the `docker` command is told.
+    let choose = "set DOCKER_HOST, or choose a context with `docker context use`";
+    let docker = match bollard::Docker::connect_with_host(&engine.address) {
         Ok(docker) => docker,
-        Err(error) => return failure(format!("cannot connect: {error}")),
+        Err(error) => {
+            return failure(format!(
+                "cannot connect to {}: {error}; {choose}",
+                engine.describe()
+            ))
+        }
     };
     match docker.version().await {
         Ok(version) => (
@@ -138,15 +146,19 @@ pub async fn docker_engine() -> (CheckLine, Option<bollard::Docker>) {
                 "docker",
                 "Docker engine",
                 format!(
-                    "Docker {} answers",
+                    "Docker {} answers at {}",
                     version
                         .version
-                        .unwrap_or_else(|| "(unknown version)".to_owned())
+                        .unwrap_or_else(|| "(unknown version)".to_owned()),
+                    engine.describe()
                 ),
             ),
             Some(docker),
         ),
-        Err(error) => failure(format!("does not answer: {error}")),
+        Err(error) => failure(format!(
+            "{} does not answer: {error}; {choose}",
+            engine.describe()
+        )),
     }
 }
 
@@ -194,28 +206,20 @@ pub async fn egress_gate(docker: &bollard::Docker) -> CheckLine {
             Fix::InstallEgressGate,
         )
     };
-    let program = match crate::sandbox::docker_gate::gate_program() {
-        Ok(program) => program,
-        Err(missing) => return failure(missing),
-    };
-    let here = (std::env::consts::OS, std::env::consts::ARCH);
     match docker.info().await {
         Ok(info) => {
             let engine_os = info.os_type.unwrap_or_default();
             let engine_arch = info.architecture.unwrap_or_default();
-            let same_arch = engine_arch == here.1
-                || (engine_arch == "arm64" && here.1 == "aarch64")
-                || (engine_arch == "amd64" && here.1 == "x86_64");
-            if engine_os != "linux" || here.0 != "linux" || !same_arch {
+            if engine_os != "linux" {
                 return failure(format!(
-                    "the engine runs {engine_os}/{engine_arch} containers, and {} is a \
-                     program for {}/{}: it cannot run beside the sandboxes, so no run can \
-                     reach the network or its provider",
-                    program.path.display(),
-                    here.0,
-                    here.1
+                    "the engine runs {engine_os} containers, and the egress gate is a Linux \
+                     program: switch the engine to Linux containers"
                 ));
             }
+            let program = match crate::sandbox::docker_gate::gate_program_for(&engine_arch) {
+                Ok(program) => program,
+                Err(missing) => return failure(missing),
+            };
             CheckLine::ok(
                 "egress-gate",
                 "Egress gate",
@@ -407,16 +411,8 @@ pub fn disk(data_dir: &Path) -> CheckLine {
     }
 }
 
-#[cfg(unix)]
+/// The bytes this account may still write where `path` is (`statvfs` on Unix,
+/// `GetDiskFreeSpaceExW` on Windows).
 fn free_bytes(path: &Path) -> std::io::Result<u64> {
-    let stats = rustix::fs::statvfs(path).map_err(std::io::Error::from)?;
-    Ok(stats.f_bavail.saturating_mul(stats.f_frsize))
-}
-
-#[cfg(not(unix))]
-fn free_bytes(_path: &Path) -> std::io::Result<u64> {
-    Err(std::io::Error::new(
-        std::io::ErrorKind::Unsupported,
-        "not measured on this system",
-    ))
+    fs4::available_space(path)
 }

@@ -66,6 +66,10 @@ async fn doctor_says_what_is_missing_and_how_to_fix_it() {
         &format!("ok    {REPO}: may push, open PRs and file issues"),
         &format!("FAIL  {OTHERS_REPO}: the signed-in account may not push to it"),
         "ok    Docker engine: Docker ",
+        &match std::env::var("DOCKER_HOST").ok().filter(|host| !host.is_empty()) {
+            Some(host) => format!("answers at {host} (from DOCKER_HOST)"),
+            None => "answers at unix:///var/run/docker.sock (Docker's socket)".to_owned(),
+        },
         &format!(
             "FAIL  Image {image}: not on this Docker engine. Build the claude agent image ({image}). (`handoff agent-image build --preset claude`)"
         ),
@@ -277,5 +281,63 @@ async fn doctor_asks_e2b_whether_it_accepts_the_key() {
     assert!(
         e2b.sandboxes().is_empty(),
         "checking the key starts no sandbox"
+    );
+}
+
+/// An app started from the macOS Dock sees no `DOCKER_HOST`: the engine is found as the
+/// `docker` command finds it, through the current Docker context.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_engine_is_found_through_the_current_docker_context() {
+    use sha2::Digest as _;
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    set_up(&fake, &cli).await;
+    // `docker context create elsewhere --docker host=unix:///var/run/docker.sock` and
+    // `docker context use elsewhere`, as the docker command writes them.
+    let meta = home.path().join(".docker/contexts/meta").join(
+        sha2::Sha256::digest(b"elsewhere")
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect::<String>(),
+    );
+    std::fs::create_dir_all(&meta).unwrap();
+    std::fs::write(
+        meta.join("meta.json"),
+        r#"{"Name":"elsewhere","Metadata":{},"Endpoints":{"docker":{"Host":"unix:///var/run/docker.sock","SkipTLSVerify":false}}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        home.path().join(".docker/config.json"),
+        r#"{"auths":{},"currentContext":"elsewhere"}"#,
+    )
+    .unwrap();
+    let in_that_home = [("HOME", home.path().to_str().unwrap()), ("DOCKER_HOST", "")];
+
+    let doctor = text(&cli.run_with(&["doctor"], None, &in_that_home).await);
+
+    assert!(
+        doctor.contains("ok    Docker engine: Docker ")
+            && doctor.contains(
+                "answers at unix:///var/run/docker.sock (the current Docker context \"elsewhere\")"
+            ),
+        "{doctor}"
+    );
+    // A context whose engine does not answer says where it looked and how to choose.
+    std::fs::write(
+        meta.join("meta.json"),
+        r#"{"Name":"elsewhere","Metadata":{},"Endpoints":{"docker":{"Host":"unix:///nowhere/docker.sock","SkipTLSVerify":false}}}"#,
+    )
+    .unwrap();
+    let doctor = text(&cli.run_with(&["doctor"], None, &in_that_home).await);
+    assert!(
+        doctor.contains("FAIL  Docker engine: cannot connect to unix:///nowhere/docker.sock (the current Docker context \"elsewhere\")")
+            && doctor.contains("docker context use"),
+        "{doctor}"
     );
 }

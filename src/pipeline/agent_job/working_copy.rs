@@ -361,5 +361,17 @@ fn link_kept_copy(target: &Path, link: &Path) -> std::io::Result<()> {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
         Err(error) => return Err(error),
     }
+    directory_link(target, link)
+}
+
+#[cfg(unix)]
+fn directory_link(target: &Path, link: &Path) -> std::io::Result<()> {
     std::os::unix::fs::symlink(target, link)
+}
+
+/// A directory's symbolic link, which Windows lets a user make with Developer Mode on (or
+/// the right to make links); without it the run fails saying so.
+#[cfg(windows)]
+fn directory_link(target: &Path, link: &Path) -> std::io::Result<()> {
+    std::os::windows::fs::symlink_dir(target, link)
 }

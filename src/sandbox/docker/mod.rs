@@ -89,11 +89,16 @@ fn failed(detail: impl Into<String>) -> SandboxError {
 }
 
 impl DockerSandbox {
-    /// Connects to the engine named by `DOCKER_HOST`, or the default socket, for the
-    /// installation `installation` (its containers carry that label).
+    /// Connects to this machine's engine (found as the `docker` command finds it), for
+    /// the installation `installation` (its containers carry that label).
     pub fn connect(image: &str, installation: &str) -> Result<Self, SandboxError> {
-        let docker = Docker::connect_with_defaults()
-            .map_err(|error| unavailable(format!("cannot reach the Docker engine: {error}")))?;
+        let engine = crate::sandbox::docker_engine::this_machines_engine();
+        let docker = Docker::connect_with_host(&engine.address).map_err(|error| {
+            unavailable(format!(
+                "cannot reach the Docker engine at {}: {error}",
+                engine.describe()
+            ))
+        })?;
         Ok(DockerSandbox {
             docker,
             image: image.to_owned(),

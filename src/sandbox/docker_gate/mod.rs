@@ -23,7 +23,8 @@
 //! otherwise let each make a network of the same name.
 //!
 //! - this file: [`EgressGate`], found or made, and told its rules and keys;
-//! - [`gate_program`]: the `handoff-egress` program copied into the gate;
+//! - [`gate_program`]: the `handoff-egress` program copied into the gate, a Linux program
+//!   for the engine's machine;
 //! - [`gate_addresses`]: where the sandbox finds the gate, and what the gate must
 //!   never reach on this machine;
 //! - [`gate_creation`]: the network and the gate's container made, and gates removed;
@@ -41,7 +42,7 @@ pub use gate_addresses::{
     upstream_seen_from_the_gate,
 };
 pub use gate_creation::remove_gates;
-pub use gate_program::{gate_program, GateProgram};
+pub use gate_program::{gate_program_for, program_kind, GateMachine, GateProgram, ProgramKind};
 pub use held_key::HeldKey;
 
 /// What a program run in the gate writes.
@@ -111,7 +112,13 @@ impl EgressGate {
         repo: RepoId,
         image: &str,
     ) -> Result<EgressGate, SandboxError> {
-        let program = gate_program().map_err(unavailable)?;
+        let architecture = docker
+            .info()
+            .await
+            .map_err(|error| unavailable(format!("the Docker engine does not answer: {error}")))?
+            .architecture
+            .unwrap_or_default();
+        let program = gate_program_for(&architecture).map_err(unavailable)?;
         let name = format!("handoff-{installation}-gate-{}", repo.0);
         let network = format!("{name}-net");
         let labels = HashMap::from([
