@@ -38,3 +38,4 @@ mod spend_store;
 mod store_mirror;
 mod trust_boundaries;
 mod trust_boundaries_docker;
+mod workflows;
