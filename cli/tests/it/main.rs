@@ -14,6 +14,7 @@ mod cli_qa;
 mod cli_queue;
 mod cli_setup;
 mod cli_spend;
+mod fresh_machine_docker;
 mod real_agent_journeys;
 mod real_agents_docker;
 mod real_agents_local;
