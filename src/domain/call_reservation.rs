@@ -79,6 +79,20 @@ pub struct PlanBudget {
     pub usd: f64,
 }
 
+impl PlanBudget {
+    /// The refusal once the plan's runs have drawn `drawn_usd` of the credit, if that is
+    /// all of it.
+    pub fn reached(&self, drawn_usd: f64) -> Option<CallRefusal> {
+        (drawn_usd + ROUNDING_USD >= self.usd).then(|| CallRefusal::PlanCreditSpent {
+            plan: self.plan.clone(),
+            budget: self.usd,
+            committed: drawn_usd,
+            ask_usd: 0.0,
+            model: None,
+        })
+    }
+}
+
 /// Why a call was not let through: a budget could not hold its worst case.
 #[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
 pub enum CallRefusal {
@@ -270,18 +284,9 @@ impl CallBudgets {
                 model: None,
             });
         }
-        if let Some(credit) = &self.plan_credit {
-            if reached(Some(credit.usd), committed.plan_month_usd) {
-                return Some(CallRefusal::PlanCreditSpent {
-                    plan: credit.plan.clone(),
-                    budget: credit.usd,
-                    committed: committed.plan_month_usd,
-                    ask_usd: 0.0,
-                    model: None,
-                });
-            }
-        }
-        None
+        self.plan_credit
+            .as_ref()
+            .and_then(|credit| credit.reached(committed.plan_month_usd))
     }
 }
 

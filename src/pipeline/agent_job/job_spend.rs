@@ -10,7 +10,7 @@ use chrono::Utc;
 use super::{unfinished_work_ref, AgentJob, Stop, UnfinishedWork, WorkingCopy};
 use crate::domain::agent_step::AgentStep;
 use crate::domain::budgets::{dollars, Budgets};
-use crate::domain::call_reservation::{CallBudgets, Committed, PlanBudget};
+use crate::domain::call_reservation::{CallBudgets, PlanBudget};
 use crate::domain::model_prices::PriceTable;
 use crate::domain::{FeedbackId, PaidWith, RunFailureCode, SpendSource, Stage};
 use crate::pipeline::spend_ledger::StoreLedger;
@@ -153,18 +153,7 @@ impl Pipeline {
             plan: plan.plan.label().to_owned(),
             usd,
         };
-        let committed = Committed {
-            plan_month_usd: drawn,
-            ..Committed::default()
-        };
-        let on_the_plan_only = CallBudgets {
-            run: crate::domain::budgets::SpendLimit::none(),
-            repo: String::new(),
-            repo_month_usd: None,
-            day_usd: None,
-            plan_credit: Some(budget.clone()),
-        };
-        if let Some(reached) = on_the_plan_only.reached(committed) {
+        if let Some(reached) = budget.reached(drawn) {
             return Err(Stop::failed(
                 RunFailureCode::BudgetSpent,
                 reached.as_reached(),
