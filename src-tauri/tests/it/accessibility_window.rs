@@ -15,15 +15,16 @@ use support::window::AppSession;
 
 /// Presses `key` on whatever has the keyboard. The board draws its cards anew when
 /// the mirror changes, so the element that had the keyboard may be gone by the time
-/// the key is sent: the key then goes to whatever has it now.
+/// the key is sent, or even while it is being found: the key then goes to whatever
+/// has it now.
 async fn press(app: &AppSession, key: &str) {
     for _ in 0..5 {
-        let focused = app
-            .client
-            .active_element()
-            .await
-            .expect("something has the keyboard");
-        match focused.send_keys(key).await {
+        // Finding the element can meet the redraw as well as pressing on it can.
+        let pressed = match app.client.active_element().await {
+            Ok(focused) => focused.send_keys(key).await,
+            Err(error) => Err(error),
+        };
+        match pressed {
             Ok(()) => return,
             Err(fantoccini::error::CmdError::Standard(error))
                 if error.error == fantoccini::error::ErrorStatus::StaleElementReference =>

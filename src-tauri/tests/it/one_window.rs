@@ -78,36 +78,32 @@ async fn the_window_keeps_its_size_between_launches() {
 
     let first = AppSession::start_with_env(data_dir.path(), &environment).await;
     assert_eq!(first.wait_until_loaded().await, "true");
-    // A WebDriver call that never answers fails the test with what it waited for.
-    tokio::time::timeout(
-        Duration::from_secs(30),
-        first.client.set_window_rect(60, 40, 1040, 700),
-    )
-    .await
-    .expect("the WebDriver answers the resize within 30 s")
-    .expect("the window is resized");
+    first.resize_on_the_display(1040, 700).await;
     let state_file = config_home
         .path()
         .join("dev.handoff.desktop/.window-state.json");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !state_file.exists() {
+    // The size is kept once the window has stopped changing; the second launch reads
+    // what the first one wrote.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let kept = std::fs::read_to_string(&state_file)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok());
+        if kept.is_some_and(|kept| kept["main"]["width"] == 1040 && kept["main"]["height"] == 700) {
+            break;
+        }
         assert!(
             Instant::now() < deadline,
-            "the window's size was never kept"
+            "the window's new size was never kept: {:?}",
+            std::fs::read_to_string(&state_file)
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    tokio::time::sleep(Duration::from_millis(800)).await;
     first.close().await;
 
     let second = AppSession::start_with_env(data_dir.path(), &environment).await;
     assert_eq!(second.wait_until_loaded().await, "true");
-    let (_, _, width, height) =
-        tokio::time::timeout(Duration::from_secs(30), second.client.get_window_rect())
-            .await
-            .expect("the WebDriver answers within 30 s")
-            .unwrap();
-    assert_eq!((width as i64, height as i64), (1040, 700));
+    assert_eq!(second.size_on_the_display().await, (1040, 700));
     let kept: Value = serde_json::from_str(&std::fs::read_to_string(&state_file).unwrap()).unwrap();
     assert_eq!(kept["main"]["width"], 1040, "{kept}");
     second.close().await;

@@ -18,6 +18,9 @@ pub mod github_world;
 /// A notification service on a private D-Bus session that records and clicks.
 pub mod notification_service;
 
+/// The window's frame through the X server: resized and measured.
+mod window_frame;
+
 /// A process that is stopped (SIGTERM, then waited for) when dropped.
 struct Stoppable(Child);
 
