@@ -33,6 +33,18 @@ impl FileLock {
     }
 }
 
+/// Whether some open file holds the lock of `path` at this moment (another process, or
+/// another taker in this one); `None` when there is no such file. Never makes the file.
+pub fn is_held(path: &Path) -> io::Result<Option<bool>> {
+    let file = match OpenOptions::new().read(true).write(true).open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    // Taken here, the lock goes back as `file` closes.
+    Ok(Some(!try_lock(&file)?))
+}
+
 fn open(path: &Path) -> io::Result<File> {
     if let Some(folder) = path.parent() {
         std::fs::create_dir_all(folder)?;

@@ -54,7 +54,7 @@ impl Default for FollowingPace {
     fn default() -> Self {
         FollowingPace {
             poll: Duration::from_millis(750),
-            abandoned_runs: Duration::from_secs(10),
+            abandoned_runs: Duration::from_secs(3),
             first_retry: Duration::from_secs(1),
             longest_retry: Duration::from_secs(30),
         }
@@ -135,26 +135,24 @@ async fn open_the_watch(
     }
 }
 
-/// Ends runs whose process has been silent too long (it died while the window stayed
-/// open, or before it opened); a cancel asked of such a run is answered this way too.
-/// Queued runs whose process stopped are taken over and driven here instead.
-async fn end_runs_nothing_drives(core: &AppCore) {
-    match session::reconcile_abandoned_runs(core).await {
-        Ok(ended) if !ended.is_empty() => {
-            tracing::info!(runs = ended.len(), "ended runs nothing drives any more");
+/// Ends runs whose process is gone (it died while the window stayed open, or before it
+/// opened) or has been silent too long; a cancel asked of such a run is answered this
+/// way too. Queued runs whose process is gone are taken over and driven here instead.
+pub(crate) async fn end_runs_nothing_drives(core: &AppCore) {
+    match session::pick_up_runs_left_behind(core).await {
+        Ok(picked) => {
+            if !picked.ended.is_empty() {
+                tracing::info!(
+                    runs = picked.ended.len(),
+                    "ended runs nothing drives any more"
+                );
+            }
+            if !picked.taken_over.is_empty() {
+                tracing::info!(runs = ?picked.taken_over, "took over queued runs whose process stopped");
+            }
         }
-        Ok(_) => {}
         Err(error) => {
-            tracing::warn!(code = %error.code, message = %error.message, "runs nothing drives any more could not be ended");
-        }
-    }
-    match session::take_over_queued_runs(core).await {
-        Ok(taken) if !taken.is_empty() => {
-            tracing::info!(runs = ?taken, "took over queued runs whose process stopped");
-        }
-        Ok(_) => {}
-        Err(error) => {
-            tracing::warn!(code = %error.code, message = %error.message, "queued runs whose process stopped could not be taken over");
+            tracing::warn!(code = %error.code, message = %error.message, "runs nothing drives any more could not be ended or taken over");
         }
     }
 }

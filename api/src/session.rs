@@ -10,7 +10,7 @@ use handoff::domain::{AutomaticDecision, AutomaticUpdate, Stage};
 use handoff::error_code::CodedError;
 use handoff::github::sign_in::auth_status;
 use handoff::github::sync::{sync, SyncReport};
-use handoff::pipeline::reconcile::Reconciled;
+use handoff::pipeline::reconcile::{Reconciled, RunsLeftBehind};
 use handoff::pipeline::spawned_run::spawn_watched_run;
 use handoff::store::spend::BUDGET_NOTE;
 
@@ -275,33 +275,37 @@ pub async fn prune_kept_copies(core: &AppCore) -> Result<usize, CodedError> {
     Ok(pipeline.prune_kept_copies().await?.len())
 }
 
-/// Takes over the queued runs whose process stopped (a restart, a CLI killed while
-/// its run waited) and drives them here; returns their ids.
-pub async fn take_over_queued_runs(core: &AppCore) -> Result<Vec<i64>, CodedError> {
-    let stale_before = handoff::pipeline::reconcile::silent_since();
-    if !core.store.has_orphaned_queued_runs(stale_before).await? {
-        return Ok(Vec::new());
-    }
-    let pipeline = core.pipeline().await?;
-    let mut taken = Vec::new();
-    for adopted in pipeline.adopt_queued_runs(stale_before).await? {
-        taken.push(adopted.run_id().0);
-        adopted.drive_in_background(pipeline.clone());
-    }
-    Ok(taken)
+/// What the window did about runs nothing drives any more.
+#[derive(Debug, Default)]
+pub struct RunsPickedUp {
+    /// Runs whose process is gone or silent, ended with why.
+    pub ended: Vec<Reconciled>,
+    /// Queued runs whose process is gone, taken over and driven here.
+    pub taken_over: Vec<i64>,
 }
 
-/// Ends runs a crash left behind; used when the app starts.
-pub async fn reconcile_abandoned_runs(core: &AppCore) -> Result<Vec<Reconciled>, CodedError> {
-    // Ending runs needs the pipeline (and so a sign-in) only when there are runs to end.
-    if core
-        .store
-        .abandoned_runs(handoff::pipeline::reconcile::silent_since())
+/// Ends the runs whose process is gone (a crash, a killed command) or silent, so that
+/// they hold no slot, and takes over the queued runs whose process is gone, driving
+/// them here. Used when the app starts and every few seconds after.
+pub async fn pick_up_runs_left_behind(core: &AppCore) -> Result<RunsPickedUp, CodedError> {
+    let stale_before = handoff::pipeline::reconcile::silent_since();
+    // Ending and taking over runs needs the pipeline (and so a sign-in) only when there
+    // is something to do.
+    if !RunsLeftBehind::find(&core.store, stale_before)
         .await?
-        .is_empty()
+        .has_work()
     {
-        return Ok(Vec::new());
+        return Ok(RunsPickedUp::default());
     }
     let pipeline = core.pipeline().await?;
-    Ok(pipeline.reconcile_silent_runs().await?)
+    let picked = pipeline.pick_up_runs_left_behind(stale_before).await?;
+    let mut taken_over = Vec::new();
+    for adopted in picked.taken_over {
+        taken_over.push(adopted.run_id().0);
+        adopted.drive_in_background(pipeline.clone());
+    }
+    Ok(RunsPickedUp {
+        ended: picked.ended,
+        taken_over,
+    })
 }

@@ -1,7 +1,9 @@
 //! `handoff queue`: the run queue. `list` shows the runs going and the waiting ones by
 //! place; `cancel` takes a run out of it; `add` queues code runs of several items (or
 //! every new item of a repository) and drives them here as their slots come; `run`
-//! takes over queued runs whose process stopped and drives them to their end.
+//! ends the runs whose process is gone, takes over the queued runs whose process is
+//! gone and drives them to their end, and says which wait for a process that may still
+//! live.
 
 use clap::Subcommand;
 use futures::stream::{FuturesUnordered, StreamExt as _};
@@ -10,7 +12,9 @@ use super::command_error::CliError;
 use super::output::{dash_if_none, one_line, print_json, Table};
 use super::run_command::pipeline;
 use crate::arguments::JsonFlag;
+use handoff::domain::run_driver::RunDriver;
 use handoff::domain::{FeedbackId, RepoName, RunId, RunStatus};
+use handoff::pipeline::reconcile::{Reconciled, WaitingOnDriver};
 use handoff::pipeline::run_queue::AdoptedRun;
 use handoff::pipeline::{CodeRunOptions, Pipeline};
 use handoff::store::{QueueEntry, Store};
@@ -35,8 +39,9 @@ pub enum QueueCommand {
         #[arg(long, value_name = "REPO", conflicts_with = "feedback")]
         all_new: Option<RepoName>,
     },
-    /// Take over the queued runs whose process stopped (a restart, a killed command)
-    /// and drive them here to their end.
+    /// End the runs whose process is gone (a crash, a killed command), take over the
+    /// queued runs whose process is gone and drive them here to their end; says which
+    /// runs wait for a process that is still going, and when they would be taken.
     Run,
 }
 
@@ -165,15 +170,22 @@ async fn add(
 /// `queue run`.
 async fn take_over(store: &Store, data_dir: &std::path::Path) -> Result<(), CliError> {
     let pipeline = pipeline(store, data_dir).await?;
-    let adopted = pipeline
-        .adopt_queued_runs(handoff::pipeline::reconcile::silent_since())
+    let picked = pipeline
+        .pick_up_runs_left_behind(handoff::pipeline::reconcile::silent_since())
         .await?;
-    if adopted.is_empty() {
-        println!("No queued run waits for a process.");
+    say_runs_ended(&picked.ended);
+    if picked.taken_over.is_empty() {
+        let waiting = waiting_lines(&picked.waiting_on_others);
+        if waiting.is_empty() {
+            println!("No queued run waits for a process.");
+        }
+        for line in waiting {
+            println!("{line}");
+        }
         return Ok(());
     }
     let driving = FuturesUnordered::new();
-    for run in adopted {
+    for run in picked.taken_over {
         println!("run {}: taken over", run.run_id());
         driving.push(drive(run));
     }
@@ -181,7 +193,56 @@ async fn take_over(store: &Store, data_dir: &std::path::Path) -> Result<(), CliE
     finish(failed)
 }
 
-async fn drive(run: AdoptedRun) -> RunId {
+/// A line for each run ended because its process was gone.
+pub fn say_runs_ended(ended: &[Reconciled]) {
+    for run in ended {
+        // Said whole: it names the process that died and what became of the sandbox.
+        println!("run {} ended: {}", run.run_id, run.message.replace('\n', " "));
+    }
+}
+
+/// A line for each process that queued runs wait for: how many, and when they are
+/// taken over.
+fn waiting_lines(waiting: &[WaitingOnDriver]) -> Vec<String> {
+    let mut by_driver: Vec<(Option<&RunDriver>, Vec<&WaitingOnDriver>)> = Vec::new();
+    for run in waiting {
+        match by_driver
+            .iter_mut()
+            .find(|(driver, _)| *driver == run.driver.as_ref())
+        {
+            Some((_, runs)) => runs.push(run),
+            None => by_driver.push((run.driver.as_ref(), vec![run])),
+        }
+    }
+    by_driver
+        .into_iter()
+        .map(|(driver, runs)| {
+            let count = match runs.len() {
+                1 => "1 queued run waits".to_owned(),
+                many => format!("{many} queued runs wait"),
+            };
+            let who = driver.map_or_else(|| "a process".to_owned(), RunDriver::describe);
+            let from = runs
+                .iter()
+                .map(|run| run.silent_from)
+                .max()
+                .unwrap_or_else(chrono::Utc::now)
+                .with_timezone(&chrono::Local)
+                .format("%H:%M:%S");
+            if runs.iter().all(|run| run.seen_alive) {
+                format!(
+                    "{count} for {who}, which is still going: it drives them as their slots come, and if it stops they are taken over here at once (or from {from}, if it hangs)"
+                )
+            } else {
+                format!(
+                    "{count} for {who}, which cannot be looked at from here: they are taken over from {from} if it stays silent until then"
+                )
+            }
+        })
+        .collect()
+}
+
+pub async fn drive(run: AdoptedRun) -> RunId {
     let run_id = run.run_id();
     if let Err(error) = run.drive().await {
         tracing::error!(run = %run_id, %error, "a queued run ended with an error");
@@ -190,7 +251,7 @@ async fn drive(run: AdoptedRun) -> RunId {
 }
 
 /// Drives every run to its end, printing a line as each ends; how many did not succeed.
-async fn drive_all(
+pub async fn drive_all(
     pipeline: &Pipeline,
     mut driving: FuturesUnordered<impl std::future::Future<Output = RunId>>,
 ) -> Result<usize, CliError> {

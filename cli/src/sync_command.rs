@@ -2,12 +2,16 @@
 //! that draws lessons by itself after N corrections and has reached its number, run
 //! Suggest lessons in the foreground; then decide the automatic updates the sync found
 //! reasons for (failing checks, requested changes) and drive their runs to the end.
+//! Runs whose process is gone are ended first, and queued runs whose process is gone
+//! are taken over and driven to their end beside the automatic ones.
 
 use super::command_error::CliError;
 use super::output::print_json;
+use super::queue_command::{drive, drive_all, say_runs_ended};
 use super::run_command::pipeline_signed_in;
 use crate::arguments::{parse_repo_name, JsonFlag};
 use clap::Args;
+use futures::stream::{FuturesUnordered, StreamExt as _};
 use handoff::domain::RepoName;
 use handoff::github::client::RequestPolicy;
 use handoff::github::sign_in::connect;
@@ -27,16 +31,36 @@ struct SyncOutput<'a> {
     automatic_updates: &'a [handoff::domain::AutomaticUpdate],
     /// The automatic Update PR runs, driven to their end.
     automatic_runs: &'a [CodeRunReport],
+    /// Runs whose process was gone, ended.
+    ended_runs: &'a [handoff::pipeline::reconcile::Reconciled],
+    /// Queued runs whose process was gone, taken over and driven to their end.
+    taken_over_runs: &'a [handoff::domain::RunId],
 }
 
 pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Result<(), CliError> {
     let client = connect(store, &SecretStore::os(), RequestPolicy::default()).await?;
     let report = sync(&client, store, arguments.repo.as_ref()).await?;
     let pipeline = pipeline_signed_in(store, data_dir, client).await?;
+    let json = arguments.output.json;
+    // Runs a crash left behind hold no slot, and queued ones whose process is gone go
+    // on here, beside the automatic updates.
+    let picked = pipeline
+        .pick_up_runs_left_behind(handoff::pipeline::reconcile::silent_since())
+        .await?;
+    if !json {
+        say_runs_ended(&picked.ended);
+    }
+    let taken_over_runs: Vec<_> = picked.taken_over.iter().map(|run| run.run_id()).collect();
+    let taken_over = FuturesUnordered::new();
+    for run in picked.taken_over {
+        if !json {
+            println!("run {}: taken over", run.run_id());
+        }
+        taken_over.push(drive(run));
+    }
     let mut lessons = Vec::new();
     for begun in pipeline.begin_due_lessons().await? {
         let repo = begun.repo_name().clone();
-        let json = arguments.output.json;
         if !json {
             println!(
                 "lessons are due on {repo}: lessons run {} reads your corrections",
@@ -58,7 +82,6 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Re
         lessons.push(lessons_run);
     }
     let automatic = pipeline.begin_automatic_updates().await?;
-    let json = arguments.output.json;
     if !json {
         for update in &automatic.decided {
             println!(
@@ -70,11 +93,23 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Re
         }
     }
     // The automatic runs go at once, as many as the queue's slots let.
+    // Like the automatic runs, a taken-over run that does not succeed says so in its
+    // line; the sync itself did not fail for it.
+    let (automatic_runs, taken_over_ends) = futures::future::join(
+        futures::future::join_all(automatic.runs.into_iter().map(|begun| begun.drive())),
+        async {
+            if json {
+                taken_over.collect::<Vec<_>>().await;
+                Ok(0)
+            } else {
+                drive_all(&pipeline, taken_over).await
+            }
+        },
+    )
+    .await;
     let automatic_runs: Vec<CodeRunReport> =
-        futures::future::join_all(automatic.runs.into_iter().map(|begun| begun.drive()))
-            .await
-            .into_iter()
-            .collect::<Result<_, _>>()?;
+        automatic_runs.into_iter().collect::<Result<_, _>>()?;
+    taken_over_ends?;
     if !json {
         for report in &automatic_runs {
             let run = &report.run;
@@ -90,6 +125,8 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Re
             lessons_runs: &lessons,
             automatic_updates: &automatic.decided,
             automatic_runs: &automatic_runs,
+            ended_runs: &picked.ended,
+            taken_over_runs: &taken_over_runs,
         })?;
     } else {
         println!(

@@ -34,6 +34,7 @@ pub mod repo;
 pub mod repo_name;
 pub mod review_requests;
 pub mod run;
+pub mod run_driver;
 pub mod run_event;
 pub mod run_queue;
 pub mod stage_prompts;

@@ -1,19 +1,23 @@
-//! Runs nothing drives any more: a run whose driving process shows no sign of life (a
-//! crash, a restart, a killed process), or whose driving task panicked, is ended as
-//! failed with the reason, its sandbox is removed, and its item leaves CODING; and a run
-//! whose driving failed (its database or its log could not be written) is ended where it
-//! failed. Nothing stays stuck.
+//! Runs nothing drives any more: a run whose driving process is gone (its lock is free:
+//! a crash, a kill, a closed terminal) or has shown no sign of life for a while (a hung
+//! process, a machine that cannot be looked at), or whose driving task panicked, is
+//! ended as failed with the reason, its sandbox is removed, and its item leaves CODING;
+//! a queued run whose process is gone is taken over by the process that looks
+//! (`run_queue`); and a run whose driving failed (its database or its log could not be
+//! written) is ended where it failed. Nothing stays stuck.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::{Pipeline, PipelineError};
+use crate::domain::run_driver::{DriverLiveness, RunDriver};
 use crate::domain::run_event::RunEventKind;
 use crate::domain::RunFailureCode;
-use crate::domain::{FeedbackId, Run, RunId};
-use crate::store::{RunOutcome, Store, StoreError};
+use crate::domain::{FeedbackId, Run, RunId, RunStatus};
+use crate::store::{ActiveRun, RunOutcome, Store, StoreError};
 
-/// A heartbeat older than this means the run's process is gone.
+/// A heartbeat older than this means the run's process is gone, where its lock cannot
+/// tell sooner.
 pub const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The moment before which an active run without a sign of life counts as abandoned.
@@ -28,26 +32,121 @@ pub struct Reconciled {
     pub message: String,
 }
 
+/// The active runs as their drivers leave them.
+#[derive(Debug, Default)]
+pub struct RunsLeftBehind {
+    /// Runs under way (and a chain's waiting stages) whose process is gone or silent,
+    /// with why: they are to be ended.
+    pub dead: Vec<(ActiveRun, String)>,
+    /// Queued runs whose process is gone or silent: another process takes them over.
+    pub orphaned_queued: Vec<ActiveRun>,
+    /// Queued runs of another process that may still live: taken over only once it is
+    /// known gone, or at `silent_from` if it stays silent until then.
+    pub waiting_on_others: Vec<WaitingOnDriver>,
+}
+
+/// A queued run that waits for a process that may still live.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WaitingOnDriver {
+    pub run_id: RunId,
+    /// Who drives it, when known.
+    pub driver: Option<RunDriver>,
+    /// Whether that process was seen to hold its lock (else it cannot be looked at).
+    pub seen_alive: bool,
+    /// When it counts as silent if no sign of life comes before.
+    pub silent_from: DateTime<Utc>,
+}
+
+impl RunsLeftBehind {
+    /// Sorts the active runs of `store` by how their drivers stand: gone (its lock is
+    /// free), silent since `stale_before`, or still driving.
+    pub async fn find(
+        store: &Store,
+        stale_before: DateTime<Utc>,
+    ) -> Result<RunsLeftBehind, StoreError> {
+        let mine = store.this_driver_so_far().map(|driver| driver.lock.clone());
+        let mut left = RunsLeftBehind::default();
+        for active in store.active_runs_and_drivers().await? {
+            let liveness = match &active.driver {
+                Some(driver) => store.driver_liveness(driver),
+                None => DriverLiveness::CannotTell,
+            };
+            let gone = liveness == DriverLiveness::Gone;
+            let silent = active.last_sign_of_life < stale_before;
+            let waits_in_queue =
+                active.run.status == RunStatus::Queued && active.run.parent_run_id.is_none();
+            if gone || silent {
+                if waits_in_queue {
+                    left.orphaned_queued.push(active);
+                } else {
+                    let why = why_left_behind(&active, gone);
+                    left.dead.push((active, why));
+                }
+            } else if waits_in_queue
+                && active.driver.as_ref().map(|driver| &driver.lock) != mine.as_ref()
+            {
+                left.waiting_on_others.push(WaitingOnDriver {
+                    run_id: active.run.id,
+                    driver: active.driver.clone(),
+                    seen_alive: liveness == DriverLiveness::Alive,
+                    silent_from: active.last_sign_of_life
+                        + chrono::Duration::from_std(STALE_AFTER).unwrap_or_default(),
+                });
+            }
+        }
+        Ok(left)
+    }
+
+    /// Whether something is to be ended or taken over.
+    pub fn has_work(&self) -> bool {
+        !self.dead.is_empty() || !self.orphaned_queued.is_empty()
+    }
+}
+
+/// Why a run's driver counts as gone, in the owner's words.
+fn why_left_behind(active: &ActiveRun, gone: bool) -> String {
+    let who = active
+        .driver
+        .as_ref()
+        .map(|driver| format!(" ({})", driver.describe()))
+        .unwrap_or_default();
+    if gone {
+        format!(
+            "Handoff stopped while this run was going: the process that drove it{who} ended without finishing it (a crash, a kill or a closed terminal)"
+        )
+    } else {
+        format!(
+            "Handoff stopped while this run was going: the process that drove it{who} has shown no sign of life since {} (a crash, a hang or a restart)",
+            active.last_sign_of_life.format("%Y-%m-%d %H:%M:%S UTC")
+        )
+    }
+}
+
 impl Pipeline {
-    /// Ends every active run whose process has been silent for [`STALE_AFTER`].
+    /// Ends every run under way whose process is gone, or silent for [`STALE_AFTER`].
     pub async fn reconcile_silent_runs(&self) -> Result<Vec<Reconciled>, PipelineError> {
         self.reconcile_abandoned_runs(silent_since()).await
     }
 
-    /// Ends every active run whose process has shown no sign of life since
-    /// `stale_before`.
+    /// Ends every run under way whose process is gone, or has shown no sign of life
+    /// since `stale_before`.
     pub async fn reconcile_abandoned_runs(
         &self,
         stale_before: DateTime<Utc>,
     ) -> Result<Vec<Reconciled>, PipelineError> {
+        let left = RunsLeftBehind::find(&self.store, stale_before).await?;
+        self.end_dead_runs(left.dead).await
+    }
+
+    /// Ends each of `dead` with its reason.
+    pub async fn end_dead_runs(
+        &self,
+        dead: Vec<(ActiveRun, String)>,
+    ) -> Result<Vec<Reconciled>, PipelineError> {
         let mut reconciled = Vec::new();
-        for run in self.store.abandoned_runs(stale_before).await? {
+        for (active, why) in dead {
             let ended = self
-                .end_run_left_behind(
-                    &run,
-                    RunFailureCode::Abandoned,
-                    "Handoff stopped while this run was going (a crash or a restart)",
-                )
+                .end_run_left_behind(&active.run, RunFailureCode::Abandoned, &why)
                 .await?;
             reconciled.extend(ended);
         }

@@ -5,9 +5,11 @@
 //! quota it took is given back: nothing ran). A Docker run the queue sends to E2B
 //! (its repository allows it when Docker's slots are full) gets E2B's sandbox here.
 //!
-//! Queued runs outlive their process: one whose process stopped is adopted by the next
-//! process that runs the queue (the window every few seconds, `handoff queue run`),
-//! which makes it again from its record and drives it.
+//! Queued runs outlive their process: one whose process is gone (its driver's lock is
+//! free) or silent is adopted by the next process that looks after the queue (the
+//! window every few seconds, `handoff queue run`, `handoff sync`), which first ends the
+//! runs under way whose process is gone, so that they hold no slot, then makes the
+//! queued ones again from their record and drives them.
 
 use std::time::{Duration, Instant};
 
@@ -17,12 +19,13 @@ use super::agent_job::AgentSetup;
 use super::code_run::BegunCodeRun;
 use super::lessons_run::BegunLessons;
 use super::qa_run::BegunQa;
+use super::reconcile::{Reconciled, RunsLeftBehind, WaitingOnDriver};
 use super::run_log::RunLog;
 use super::spawned_run::spawn_watched_run;
 use super::{Pipeline, PipelineError};
 use crate::domain::{Repo, Run, RunFailureCode, RunId, RunStatus, Stage};
 use crate::secrets::SecretName;
-use crate::store::{QueueEntry, RunOutcome, StoreError, TakenTurn};
+use crate::store::{ActiveRun, QueueEntry, RunOutcome, StoreError, TakenTurn};
 
 /// How often a waiting run asks for its turn.
 const QUEUE_POLL: Duration = Duration::from_millis(500);
@@ -34,6 +37,17 @@ pub(crate) enum QueueWaitEnd {
     Started,
     /// The owner cancelled it while it waited; it has been ended as cancelled.
     Cancelled,
+}
+
+/// What a process that looks after the queue found and did.
+#[derive(Debug)]
+pub struct PickedUpRuns {
+    /// Runs whose process was gone, ended.
+    pub ended: Vec<Reconciled>,
+    /// Queued runs whose process was gone, taken over, for the caller to drive.
+    pub taken_over: Vec<AdoptedRun>,
+    /// Queued runs that wait for a process that may still live.
+    pub waiting_on_others: Vec<WaitingOnDriver>,
 }
 
 /// A queued run whose process stopped, made again from its record by the process that
@@ -128,6 +142,8 @@ impl Pipeline {
                         told_place = Some(place);
                     }
                 }
+                // The run stays queued; its heartbeat goes on until this process ends.
+                TakenTurn::HeldWhileStopping => {}
                 TakenTurn::CancelRequested => {
                     self.end_queued_run_cancelled(run_id).await?;
                     return Ok(QueueWaitEnd::Cancelled);
@@ -165,29 +181,63 @@ impl Pipeline {
         Ok(run)
     }
 
-    /// Cancels run `run_id`: a queued run whose process stopped is ended here and now,
+    /// Cancels run `run_id`: a queued run whose process is gone is ended here and now,
     /// any other active run is asked to stop (its process ends it).
     pub async fn cancel_run(&self, run_id: RunId) -> Result<Run, PipelineError> {
         let run = self.store.request_cancel(run_id).await?;
         if run.status == RunStatus::Queued && run.parent_run_id.is_none() {
-            let stale_before = super::reconcile::silent_since();
-            if self.store.adopt_queued_run(run_id, stale_before).await? {
-                return self.end_queued_run_cancelled(run_id).await;
+            let left = RunsLeftBehind::find(&self.store, super::reconcile::silent_since()).await?;
+            if let Some(orphan) = left
+                .orphaned_queued
+                .iter()
+                .find(|orphan| orphan.run.id == run_id)
+            {
+                if self.store.take_over_queued_run(orphan).await? {
+                    return self.end_queued_run_cancelled(run_id).await;
+                }
             }
         }
         Ok(run)
     }
 
-    /// Adopts every queued run whose process stopped (silent since `stale_before`) and
-    /// makes each again from its record, for the caller to drive. One that cannot be
-    /// made again (its repository disconnected, its setup broken) is ended as failed,
-    /// saying why.
+    /// What a process that looks after the queue does first: ends the runs whose
+    /// process is gone or silent since `stale_before` (so that they hold no slot), then
+    /// takes over the queued runs whose process is gone, made again for the caller to
+    /// drive; and says which queued runs wait for a process that may still live.
+    pub async fn pick_up_runs_left_behind(
+        &self,
+        stale_before: chrono::DateTime<chrono::Utc>,
+    ) -> Result<PickedUpRuns, PipelineError> {
+        let left = RunsLeftBehind::find(&self.store, stale_before).await?;
+        let ended = self.end_dead_runs(left.dead).await?;
+        let taken_over = self.take_over(left.orphaned_queued).await?;
+        Ok(PickedUpRuns {
+            ended,
+            taken_over,
+            waiting_on_others: left.waiting_on_others,
+        })
+    }
+
+    /// Takes over every queued run whose process is gone or silent since
+    /// `stale_before`, and makes each again from its record, for the caller to drive.
     pub async fn adopt_queued_runs(
         &self,
         stale_before: chrono::DateTime<chrono::Utc>,
     ) -> Result<Vec<AdoptedRun>, PipelineError> {
+        let left = RunsLeftBehind::find(&self.store, stale_before).await?;
+        self.take_over(left.orphaned_queued).await
+    }
+
+    /// Takes over each of `orphans` that no other process took meanwhile. One that
+    /// cannot be made again (its repository disconnected, its setup broken) is ended as
+    /// failed, saying why, and its quota comes back: it never started.
+    async fn take_over(&self, orphans: Vec<ActiveRun>) -> Result<Vec<AdoptedRun>, PipelineError> {
         let mut adopted = Vec::new();
-        for run in self.store.adopt_orphaned_queued_runs(stale_before).await? {
+        for orphan in orphans {
+            if !self.store.take_over_queued_run(&orphan).await? {
+                continue;
+            }
+            let run = orphan.run;
             let run_id = run.id;
             let made = match run.stage {
                 Stage::Code => self

@@ -27,6 +27,7 @@ mod pull_requests;
 mod quota;
 mod repos;
 mod row_mapping;
+mod run_drivers;
 mod run_events;
 mod run_queue;
 mod runs;
@@ -56,6 +57,7 @@ pub use outbox::{OutboxClaim, OUTBOX_CLAIM_LEASE};
 pub use pull_requests::PullRequestFilter;
 pub use quota::QuotaStatus;
 pub use repos::RepoSettingsChange;
+pub use run_drivers::ActiveRun;
 pub use run_queue::{parse_slot_count, QueueEntry, TakenTurn};
 pub use runs::{CodeRunRequest, RunFilter, RunOutcome, RunTexts, StartedCodeRun};
 pub use settings::SettingKey;
@@ -70,6 +72,10 @@ pub const DATABASE_FILE_NAME: &str = "handoff.sqlite3";
 pub struct Store {
     pool: SqlitePool,
     path: PathBuf,
+    /// This process as the driver of runs, once it drives one; shared by the clones.
+    driver: std::sync::Arc<std::sync::OnceLock<Option<run_drivers::ThisDriver>>>,
+    /// Set once this process is stopping: it starts no more runs.
+    stopping: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Store {
@@ -98,6 +104,8 @@ impl Store {
         let store = Store {
             pool,
             path: path.to_owned(),
+            driver: Default::default(),
+            stopping: Default::default(),
         };
         // The journal of changes is kept short; a busy database keeps it a while longer.
         if let Err(error) = store.forget_old_mirror_changes().await {

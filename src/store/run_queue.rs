@@ -4,7 +4,6 @@
 //! database never start more runs than the slots allow. A queued run whose process
 //! stopped (a restart) stays queued until another process adopts it.
 
-use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::Row as _;
 use sqlx::SqliteConnection;
@@ -12,7 +11,7 @@ use sqlx::SqliteConnection;
 use super::error::StoreError;
 use super::row_mapping::{run_columns, run_from_row};
 use super::settings::SettingKey;
-use super::time_text::{now_text, time_text};
+use super::time_text::now_text;
 use super::Store;
 use crate::domain::run_queue::{queue_turns, QueueTurn, QueuedRun, RunningRun, SlotLimits};
 use crate::domain::{RepoId, Run, RunId, RunStatus, SandboxBackend};
@@ -28,6 +27,9 @@ pub enum TakenTurn {
     CancelRequested,
     /// It is no longer queued (ended meanwhile, or another process started it).
     NotQueued { status: RunStatus },
+    /// This process starts no more runs (it is stopping): the run stays queued for the
+    /// next process to take over.
+    HeldWhileStopping,
 }
 
 /// One run in the queue as the owner sees it: going, or waiting at a place.
@@ -108,6 +110,9 @@ impl Store {
         id: RunId,
         e2b_usable: bool,
     ) -> Result<TakenTurn, StoreError> {
+        if self.starts_no_more_runs() {
+            return Ok(TakenTurn::HeldWhileStopping);
+        }
         let limits = self.slot_limits().await?;
         // Most asks end in waiting: a plain read decides those without the write lock.
         let mut connection = self.pool.acquire().await?;
@@ -129,76 +134,24 @@ impl Store {
             )));
         };
         let now = now_text();
+        let driver = self.driver_columns();
         sqlx::query(
-            "UPDATE runs SET status = 'running', started_at = ?, heartbeat_at = ?, backend = ? \
+            "UPDATE runs SET status = 'running', started_at = ?, heartbeat_at = ?, backend = ?, \
+               driver_pid = ?, driver_machine = ?, driver_started_at = ?, driver_lock = ? \
              WHERE id = ? AND status = 'queued'",
         )
         .bind(&now)
         .bind(&now)
         .bind(backend.as_str())
+        .bind(driver.pid)
+        .bind(driver.machine)
+        .bind(driver.started_at)
+        .bind(driver.lock)
         .bind(id.0)
         .execute(&mut *transaction)
         .await?;
         transaction.commit().await?;
         Ok(TakenTurn::Started { backend })
-    }
-
-    /// Queued runs whose process has shown no sign of life since `stale_before` (it
-    /// stopped while they waited), taken over by the caller: their heartbeat is now the
-    /// caller's, so no other process takes them too.
-    pub async fn adopt_orphaned_queued_runs(
-        &self,
-        stale_before: DateTime<Utc>,
-    ) -> Result<Vec<Run>, StoreError> {
-        let rows = sqlx::query(concat!(
-            "UPDATE runs SET heartbeat_at = ? WHERE status = 'queued' AND parent_run_id IS NULL \
-              AND COALESCE(heartbeat_at, created_at) < ? RETURNING ",
-            run_columns!()
-        ))
-        .bind(now_text())
-        .bind(time_text(stale_before))
-        .fetch_all(&self.pool)
-        .await?;
-        let mut runs = rows
-            .iter()
-            .map(run_from_row)
-            .collect::<Result<Vec<_>, _>>()?;
-        runs.sort_by_key(|run| run.id.0);
-        Ok(runs)
-    }
-
-    /// Whether some queued run's process has shown no sign of life since `stale_before`.
-    pub async fn has_orphaned_queued_runs(
-        &self,
-        stale_before: DateTime<Utc>,
-    ) -> Result<bool, StoreError> {
-        Ok(sqlx::query_scalar::<_, i64>(
-            "SELECT EXISTS (SELECT 1 FROM runs WHERE status = 'queued' AND parent_run_id IS NULL \
-             AND COALESCE(heartbeat_at, created_at) < ?)",
-        )
-        .bind(time_text(stale_before))
-        .fetch_one(&self.pool)
-        .await?
-            != 0)
-    }
-
-    /// Takes over queued run `id` when its process has shown no sign of life since
-    /// `stale_before`; whether it did.
-    pub async fn adopt_queued_run(
-        &self,
-        id: RunId,
-        stale_before: DateTime<Utc>,
-    ) -> Result<bool, StoreError> {
-        let adopted = sqlx::query(
-            "UPDATE runs SET heartbeat_at = ? WHERE id = ? AND status = 'queued' \
-             AND COALESCE(heartbeat_at, created_at) < ?",
-        )
-        .bind(now_text())
-        .bind(id.0)
-        .bind(time_text(stale_before))
-        .execute(&self.pool)
-        .await?;
-        Ok(adopted.rows_affected() == 1)
     }
 
     /// The place of each queued run (0: its turn came and it is starting), for the

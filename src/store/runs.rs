@@ -122,6 +122,7 @@ impl Store {
         let feedback_id = request.feedback_id;
         let now = Utc::now();
         let now_text = super::time_text::time_text(now);
+        let driver = self.driver_columns();
 
         let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let row = sqlx::query("SELECT repo_id, status, pr_number FROM feedback WHERE id = ?")
@@ -166,8 +167,9 @@ impl Store {
 
         let run_id: i64 = sqlx::query_scalar(
             "INSERT INTO runs (repo_id, feedback_id, pr_number, stage, code_run_kind, backend, \
-             agent_preset, status, instructions, created_at, started_because) \
-             VALUES (?, ?, ?, 'code', ?, ?, ?, 'queued', ?, ?, ?) RETURNING id",
+             agent_preset, status, instructions, created_at, started_because, \
+             driver_pid, driver_machine, driver_started_at, driver_lock) \
+             VALUES (?, ?, ?, 'code', ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(repo_id.0)
         .bind(feedback_id.0)
@@ -178,6 +180,10 @@ impl Store {
         .bind(instructions.as_ref().map(FollowUpBody::as_str))
         .bind(&now_text)
         .bind(automatic.map(|start| start.started_because.as_str()))
+        .bind(driver.pid)
+        .bind(driver.machine)
+        .bind(driver.started_at)
+        .bind(driver.lock)
         .fetch_one(&mut *transaction)
         .await
         .map_err(|error| active_run_error(error, feedback_id, pr_number.map(|n| n as u64)))?;
@@ -501,11 +507,18 @@ impl Store {
 
     /// Marks the driving process as alive; returns whether a cancel was asked for.
     pub async fn heartbeat(&self, id: RunId) -> Result<bool, StoreError> {
+        // Whoever beats drives it: a run taken over is the new driver's from here.
+        let driver = self.driver_columns();
         let cancel: Option<Option<String>> = sqlx::query_scalar(
-            "UPDATE runs SET heartbeat_at = ? WHERE id = ? AND status IN ('queued', 'running') \
-             RETURNING cancel_requested_at",
+            "UPDATE runs SET heartbeat_at = ?, driver_pid = ?, driver_machine = ?, \
+               driver_started_at = ?, driver_lock = ? \
+             WHERE id = ? AND status IN ('queued', 'running') RETURNING cancel_requested_at",
         )
         .bind(now_text())
+        .bind(driver.pid)
+        .bind(driver.machine)
+        .bind(driver.started_at)
+        .bind(driver.lock)
         .bind(id.0)
         .fetch_optional(&self.pool)
         .await?;
@@ -539,26 +552,6 @@ impl Store {
               AND status IN ('queued', 'running') ORDER BY id DESC"
         ))
         .bind(top.0)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(run_from_row).collect()
-    }
-
-    /// Active runs whose driving process has shown no sign of life since `stale_before`
-    /// (it crashed, or the machine restarted). A run waiting in the queue is not among
-    /// them: another process adopts it (`Store::adopt_orphaned_queued_runs`).
-    pub async fn abandoned_runs(
-        &self,
-        stale_before: chrono::DateTime<Utc>,
-    ) -> Result<Vec<Run>, StoreError> {
-        let stale = super::time_text::time_text(stale_before);
-        let rows = sqlx::query(concat!(
-            "SELECT ",
-            run_columns!(),
-            " FROM runs WHERE (status = 'running' OR (status = 'queued' AND parent_run_id IS NOT NULL)) \
-              AND COALESCE(heartbeat_at, created_at) < ? ORDER BY id"
-        ))
-        .bind(stale)
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(run_from_row).collect()

@@ -54,6 +54,7 @@ impl Store {
     /// active run or when the quota is used up.
     pub async fn start_stage_run(&self, request: &StageRunRequest) -> Result<Run, StoreError> {
         let now = Utc::now();
+        let driver = self.driver_columns();
         let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         if request.quota_units > 0 {
             let quota = quota_status_in(&mut *transaction, request.repo_id, now).await?;
@@ -74,7 +75,8 @@ impl Store {
         }
         let inserted: Result<i64, sqlx::Error> = sqlx::query_scalar(
             "INSERT INTO runs (repo_id, feedback_id, pr_number, parent_run_id, stage, backend, agent_preset, \
-             status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?) RETURNING id",
+             status, created_at, driver_pid, driver_machine, driver_started_at, driver_lock) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(request.repo_id.0)
         .bind(request.feedback_id.map(|id| id.0))
@@ -84,6 +86,10 @@ impl Store {
         .bind(request.backend.as_str())
         .bind(&request.agent_preset)
         .bind(time_text(now))
+        .bind(driver.pid)
+        .bind(driver.machine)
+        .bind(driver.started_at)
+        .bind(driver.lock)
         .fetch_one(&mut *transaction)
         .await;
         let run_id = match inserted {

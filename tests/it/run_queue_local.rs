@@ -8,7 +8,7 @@ use handoff_test_support as support;
 use std::time::Duration;
 
 use handoff::domain::{Feedback, Run, RunStatus, SandboxBackend};
-use handoff::pipeline::reconcile::silent_since;
+use handoff::pipeline::reconcile::{silent_since, RunsLeftBehind};
 use handoff::pipeline::{CodeRunOptions, CodeRunResult, Pipeline};
 use handoff::store::{parse_slot_count, SettingKey};
 use handoff::Store;
@@ -169,6 +169,59 @@ async fn a_restart_with_runs_queued_starts_them_when_the_queue_next_runs() {
     }
     assert_one_at_a_time(&runs);
     assert_eq!(world.fake.pulls(support::pipeline_world::REPO).len(), 3);
+}
+
+#[tokio::test]
+async fn queued_runs_of_a_process_that_is_gone_are_taken_over_at_once() {
+    let world = world_with_slots("1").await;
+    let items = items(&world, 2, "@@write done.txt ok").await;
+    let ids: Vec<_> = items.iter().map(|item| item.id).collect();
+    // Another process, with its store on the same data folder, queues both runs.
+    let other = Pipeline {
+        store: Store::open_in(world.data.path()).await.unwrap(),
+        ..world.pipeline.clone()
+    };
+    let mut run_ids = Vec::new();
+    for (_, begun) in other
+        .begin_code_runs(&ids, &CodeRunOptions::default())
+        .await
+    {
+        run_ids.push(begun.unwrap().run_id());
+    }
+    // While it lives, its runs are its own, and who holds them is known.
+    assert!(world
+        .pipeline
+        .adopt_queued_runs(silent_since())
+        .await
+        .unwrap()
+        .is_empty());
+    let left = RunsLeftBehind::find(&world.store, silent_since())
+        .await
+        .unwrap();
+    let waiting: Vec<_> = left.waiting_on_others.iter().map(|run| run.run_id).collect();
+    assert_eq!(waiting, run_ids);
+    assert!(left.waiting_on_others.iter().all(|run| run.seen_alive));
+    assert_eq!(
+        left.waiting_on_others[0].driver.as_ref().map(|driver| driver.pid),
+        Some(std::process::id())
+    );
+
+    // It goes (its store closed, its lock given back): no silence to wait out.
+    drop(other);
+    let adopted = world.pipeline.adopt_queued_runs(silent_since()).await.unwrap();
+    let adopted_ids: Vec<_> = adopted.iter().map(|run| run.run_id()).collect();
+    assert_eq!(adopted_ids, run_ids);
+    for run in adopted {
+        run.drive().await.expect("the run is recorded");
+    }
+    for run_id in &run_ids {
+        assert_eq!(
+            world.store.run(*run_id).await.unwrap().status,
+            RunStatus::Succeeded,
+            "{}",
+            world.log_of(*run_id).await
+        );
+    }
 }
 
 #[tokio::test]

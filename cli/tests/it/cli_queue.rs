@@ -128,3 +128,121 @@ async fn slot_settings_refuse_what_is_not_a_slot_count() {
     let shown = ok_text(&cli.run(&["config", "get", "queue.slots"]).await);
     assert!(shown.contains('3'), "{shown}");
 }
+
+/// Whether a process whose command line holds `needle` is alive.
+fn process_alive(needle: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .any(|cmdline| {
+            String::from_utf8_lossy(&cmdline)
+                .replace('\0', " ")
+                .contains(needle)
+        })
+}
+
+fn json_of(output: &std::process::Output) -> serde_json::Value {
+    serde_json::from_str(&ok_text(output)).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_queue_driver_is_known_gone_at_once_and_queue_run_drives_the_rest() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
+    cli.connect_scripted_repo(&fake, "local", &[]).await;
+    ok_text(&cli.run(&["config", "set", "queue.slots", "1"]).await);
+    ok_text(&cli.run(&["repo", "set", REPO, "--quota", "10"]).await);
+    // The first agent works long (for a time no other test uses, to find it by).
+    let killed_item = cli
+        .add_feedback("Killed mid-run\n@@sleep 113\n@@write late.txt late")
+        .await;
+    let waiting_items = [
+        cli.add_feedback("Second\n@@write second.txt ok").await,
+        cli.add_feedback("Third\n@@write third.txt ok").await,
+    ];
+
+    let mut adding = cli
+        .command(&["queue", "add", "--all-new", REPO])
+        .spawn()
+        .unwrap();
+    let driver_pid = adding.id().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let killed_run = loop {
+        let entries = json_of(&cli.run(&["queue", "list", "--json"]).await);
+        let running = entries.as_array().unwrap().iter().find(|entry| {
+            entry["place"].is_null()
+                && entry["run"]["feedback_id"].as_i64() == killed_item.parse::<i64>().ok()
+        });
+        if let Some(running) = running {
+            let run = running["run"]["id"].to_string();
+            if ok_text(&cli.run(&["runs", "logs", &run]).await).contains("the agent starts") {
+                break run;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first run never started"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+
+    // While the driver lives, `queue run` takes nothing and says who has the runs.
+    let while_alive = ok_text(&cli.run(&["queue", "run"]).await);
+    assert!(
+        while_alive.contains(&format!("2 queued runs wait for process {driver_pid} on ")),
+        "{while_alive}"
+    );
+    assert!(
+        while_alive.contains("which is still going"),
+        "{while_alive}"
+    );
+
+    // SIGKILL: nothing of the driver gets to say goodbye.
+    std::process::Command::new("kill")
+        .args(["-KILL", &driver_pid.to_string()])
+        .status()
+        .unwrap();
+    adding.wait().await.unwrap();
+
+    // At once, not after a silence: the dead run gives up its slot, the two waiting
+    // runs are taken over and opened their PRs.
+    let taken = cli.run(&["queue", "run"]).await;
+    let printed = text(&taken);
+    assert!(taken.status.success(), "{printed}");
+    assert!(
+        printed.contains(&format!(
+            "run {killed_run} ended: Handoff stopped while this run was going: the process that drove it (process {driver_pid} on "
+        )),
+        "{printed}"
+    );
+    assert!(printed.contains("ended without finishing it"), "{printed}");
+    assert_eq!(printed.matches(": taken over").count(), 2, "{printed}");
+    assert_eq!(printed.matches(" succeeded").count(), 2, "{printed}");
+    assert_eq!(fake.pulls(REPO).len(), 2);
+    assert!(
+        !process_alive("sleep 113"),
+        "the killed run's agent was stopped"
+    );
+
+    let killed = json_of(&cli.run(&["feedback", "show", &killed_item, "--json"]).await);
+    assert_eq!(killed["feedback"]["status"], "FAILED", "{killed}");
+    assert_eq!(killed["runs"][0]["status"], "failed", "{killed}");
+    assert_eq!(killed["runs"][0]["failure_code"], "abandoned", "{killed}");
+    for item in &waiting_items {
+        let shown = json_of(&cli.run(&["feedback", "show", item, "--json"]).await);
+        assert_eq!(shown["feedback"]["status"], "WAITING_FOR_REVIEW", "{shown}");
+    }
+    // One run for the one that started and died, one each for the two that ran.
+    let repo = json_of(&cli.run(&["repo", "show", REPO, "--json"]).await);
+    assert_eq!(repo["quota_this_month"]["used"], 3, "{repo}");
+    let empty = ok_text(&cli.run(&["queue", "list"]).await);
+    assert!(empty.contains("The run queue is empty."), "{empty}");
+}

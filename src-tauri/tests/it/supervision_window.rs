@@ -1,10 +1,15 @@
 //! The window never goes quietly stale: a run whose process died while the window stays
-//! open leaves CODING without a restart, and when the change journal cannot be read the
-//! window says it no longer shows changes as they happen, then catches up when it can.
+//! open leaves CODING without a restart; when the command line that drove a queue is
+//! killed, the window ends its run at once and takes over the waiting ones; and when
+//! the change journal cannot be read the window says it no longer shows changes as they
+//! happen, then catches up when it can.
 
 use handoff_test_support as support;
 
+use std::time::Duration;
+
 use handoff::Store;
+use support::cli_process::{ok_text, Cli};
 use support::seed;
 use support::store_tampering::{
     hide_the_change_journal, make_run_silent_for, restore_the_change_journal,
@@ -68,6 +73,128 @@ async fn a_run_whose_process_died_leaves_coding_while_the_window_stays_open() {
         ended.failure_code,
         Some(handoff::domain::RunFailureCode::Abandoned)
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_queue_driver_is_taken_over_by_the_open_window_at_once() {
+    let world = GithubWorld::new().await;
+    let repo = support::window::github_world::REPO;
+    let cli = Cli {
+        data_dir: world.data_dir.path(),
+        keyring: &world.keyring,
+    };
+    world.fake.create_repo_with_files(
+        repo,
+        "main",
+        &[(".handoff/agent.sh", support::pipeline_world::SCRIPTED_AGENT)],
+    );
+    cli.connect_scripted_repo(&world.fake, "local", &[]).await;
+    ok_text(&cli.run(&["config", "set", "queue.slots", "1"]).await);
+    ok_text(&cli.run(&["repo", "set", repo, "--quota", "10"]).await);
+    // The first agent works long (for a time no other test uses).
+    let mut items = vec![
+        cli.add_feedback("Killed mid-run\n@@sleep 119\n@@write late.txt late")
+            .await,
+    ];
+    for title in ["Second", "Third"] {
+        items.push(
+            cli.add_feedback(&format!("{title}\n@@write {title}.txt ok"))
+                .await,
+        );
+    }
+    // Signed in already (the command line's sign-in is in the keyring).
+    let app = AppSession::start_with_env(
+        world.data_dir.path(),
+        &[("DBUS_SESSION_BUS_ADDRESS", world.keyring.bus_address())],
+    )
+    .await;
+    assert_eq!(app.wait_until_loaded().await, "true");
+
+    let mut driver = cli
+        .command(&["queue", "add", "--all-new", repo])
+        .spawn()
+        .unwrap();
+    let first_item = handoff::domain::FeedbackId(items[0].parse().unwrap());
+    let killed = first_run_whose_agent_started(&world.store, first_item).await;
+    std::process::Command::new("kill")
+        .args(["-KILL", &driver.id().unwrap().to_string()])
+        .status()
+        .unwrap();
+    driver.wait().await.unwrap();
+
+    // The window alone: the killed run fails with why, the waiting ones open their PRs.
+    let failed = app
+        .eventually_within(
+            Duration::from_secs(30),
+            &column_of(items[0].parse().unwrap()),
+            |value| value == "FAILED",
+        )
+        .await;
+    assert_eq!(failed, "FAILED");
+    for item in &items[1..] {
+        let reviewed = app
+            .eventually_within(
+                Duration::from_secs(60),
+                &column_of(item.parse().unwrap()),
+                |value| value == "WAITING_FOR_REVIEW",
+            )
+            .await;
+        assert_eq!(reviewed, "WAITING_FOR_REVIEW", "feedback {item}");
+    }
+    let toast = app
+        .text_eventually_containing(
+            "return [...document.querySelectorAll('.toast')].map(t => t.textContent).join('\\n');",
+            "ended without finishing it",
+        )
+        .await;
+    assert!(toast.contains(&format!("Run {}", killed.id.0)), "{toast}");
+    assert_eq!(world.fake.pulls(repo).len(), 2);
+    let ended = world.store.run(killed.id).await.unwrap();
+    assert_eq!(
+        ended.failure_code,
+        Some(handoff::domain::RunFailureCode::Abandoned)
+    );
+    let quota = world
+        .store
+        .quota_status(ended.repo_id, chrono::Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(
+        quota.used, 3,
+        "one for the run that died, one each for the two that ran"
+    );
+}
+
+/// The run of `item` once its agent has started.
+async fn first_run_whose_agent_started(
+    store: &Store,
+    item: handoff::domain::FeedbackId,
+) -> handoff::domain::Run {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let runs = store
+            .runs(&handoff::store::RunFilter {
+                feedback_id: Some(item),
+                active_only: true,
+                limit: None,
+            })
+            .await
+            .unwrap();
+        if let Some(run) = runs.into_iter().next() {
+            let log = store.run_log(run.id, 0).await.unwrap();
+            if log
+                .iter()
+                .any(|chunk| chunk.text.contains("the agent starts"))
+            {
+                return run;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first run's agent never started"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
