@@ -2,7 +2,7 @@
 # Builds Handoff's installable packages with Debian's own tools (no tauri-cli, no npm,
 # nothing downloaded but one pinned crate from crates.io):
 # - a .deb with the app (handoff-desktop), the command line (handoff) and the egress gate
-#   (handoff-egress), its desktop entry and its icons;
+#   (handoff-egress), its desktop entry, its icons and the daemon's systemd user unit;
 # - an AppImage of the same three programs (squashfs-tools makes the image; the AppImage
 #   runtime is the one the `appimage` crate ships, checked against its SHA-256).
 #
@@ -104,6 +104,8 @@ for icon in 32x32:32x32 128x128:128x128 256x256@2:128x128@2x 512x512:icon; do
     "$stage/usr/share/icons/hicolor/${icon%%:*}/apps/handoff-desktop.png"
 done
 desktop_entry > "$stage/usr/share/applications/Handoff.desktop"
+# The daemon's user unit, off until the user turns it on.
+install -D -m 644 packaging/handoff.service "$stage/usr/lib/systemd/user/handoff.service"
 cat > "$stage/DEBIAN/control" <<EOF
 Package: handoff
 Version: $version

@@ -21,6 +21,8 @@
 //! - [`session`]: sign-in, sync and the events that become notifications;
 //! - [`mirror_following`]: telling an open window what changed, and ending runs
 //!   nothing drives any more;
+//! - [`timed_sync`]: syncing with GitHub on a timer, for the window and the daemon;
+//! - [`daemon`]: `handoff serve`, the window's own work kept going with no window;
 //! - [`setup`]: device-flow sign-in, keys, Check setup, building agent images;
 //! - [`repositories`]: connecting repositories and their settings;
 //! - [`lessons`]: a repository's lessons, their sources and the owner's decisions;
@@ -31,6 +33,7 @@
 pub mod agent_forks;
 pub mod archive;
 pub mod comments;
+pub mod daemon;
 pub mod feedback_view;
 pub mod lessons;
 pub mod log;
@@ -47,6 +50,7 @@ pub mod runs;
 pub mod session;
 pub mod setup;
 pub mod spend;
+pub mod timed_sync;
 pub mod updates;
 
 use std::path::{Path, PathBuf};

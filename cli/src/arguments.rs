@@ -129,6 +129,12 @@ pub enum Command {
     /// Print the end of the log file (what the app and the command line did in the
     /// background, and what failed); with --follow, keep printing new lines.
     Log(LogArguments),
+    /// The daemon: keep the run queue, the sync with GitHub, automatic updates and due
+    /// lessons going with no window open, until Ctrl-C or SIGTERM (which lets the runs
+    /// under way end first). `--install` starts it at every login (systemd, Linux).
+    Serve(crate::serve_command::ServeArguments),
+    /// Whether a daemon serves this data folder and what it is doing, and the queue.
+    Status(JsonFlag),
 }
 
 impl Command {
@@ -156,6 +162,8 @@ impl Command {
             Command::Lessons(_) => "lessons",
             Command::Info(_) => "info",
             Command::Log(_) => "log",
+            Command::Serve(_) => "serve",
+            Command::Status(_) => "status",
         }
     }
 }

@@ -27,8 +27,11 @@ mod repo_command;
 mod run_command;
 mod runs_command;
 mod secrets_command;
+mod serve_command;
 mod spend_command;
+mod status_command;
 mod sync_command;
+mod systemd_unit;
 mod terminal_text;
 mod text_input;
 
@@ -128,6 +131,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Lessons(arguments) => lessons_command::run(&store, &data_dir, arguments).await,
         Command::Info(arguments) => output::print_info(&store, &data_dir, arguments.json),
         Command::Log(arguments) => log_command::run(&data_dir, arguments).await,
+        Command::Serve(arguments) => serve_command::run(&store, &data_dir, arguments).await,
+        Command::Status(arguments) => status_command::run(&store, &data_dir, arguments).await,
     };
     if let Err(error) = &result {
         tracing::warn!(command = command_name, %error, "the command failed");

@@ -42,6 +42,7 @@ macro_rules! with_app_commands {
             save_comment,
             resolve_comment_conflict,
             session_status,
+            daemon_status,
             sign_in,
             start_device_sign_in,
             finish_device_sign_in,

@@ -281,6 +281,12 @@ pub async fn resolve_comment_conflict(
     comments::resolve_comment_conflict(state.core()?, entry_id, keep_mine).await
 }
 
+/// The daemon (`handoff serve`) that serves this data folder, if one does.
+#[tauri::command]
+pub fn daemon_status(state: State<'_, DesktopState>) -> Option<handoff_api::daemon::DaemonState> {
+    handoff_api::daemon::daemon_serving(&state.data_dir)
+}
+
 #[tauri::command]
 pub async fn session_status(state: State<'_, DesktopState>) -> Answer<SessionStatus> {
     session::session_status(state.core()?).await

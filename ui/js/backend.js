@@ -106,6 +106,8 @@ export const backend = {
   resolveCommentConflict: (entryId, keepMine) => call("resolve_comment_conflict", { entryId, keepMine }),
   /** @returns {Promise<import("./contract.js").SessionStatus>} */
   sessionStatus: () => call("session_status"),
+  /** @returns {Promise<import("./contract.js").DaemonState | null>} */
+  daemonStatus: () => call("daemon_status"),
   /** @param {string} token @param {string | null} apiBase @returns {Promise<import("./contract.js").SessionStatus>} */
   signIn: (token, apiBase) => call("sign_in", { token, apiBase }),
   /** @param {string | null} apiBase @param {string | null} clientId @returns {Promise<import("./contract.js").DeviceSignIn>} */

@@ -134,6 +134,11 @@
  */
 
 /**
+ * What the daemon is doing, as `serve.json` keeps it.
+ * @typedef {{ pid: number, startedAt: string, lastSyncAt: string | null, lastSync: string | null, driving: Array<number>, stopping: boolean, }} DaemonState
+ */
+
+/**
  * The dashboard's filter as the UI sends it: an empty repository or status means "all".
  * @typedef {{ repo: string, status: FeedbackStatus | null, search: string, cardsPerColumn: number | null, archived: boolean, }} DashboardQuery
  */

@@ -18,6 +18,7 @@ import { openWorkspace, refreshWorkspace, shownWorkspace, closeWorkspace, config
 import { refreshOutboxButton, configureOutbox } from "./outbox.js";
 import { refreshLessons } from "./lessons.js";
 import { configureBulkRuns, keepPickedOn } from "./bulk_runs.js";
+import { followDaemon } from "./daemon_chip.js";
 
 const board = document.getElementById("board");
 const summary = document.getElementById("summary");
@@ -425,4 +426,5 @@ backend
     showView("feedback");
     loadSession();
     reload();
+    followDaemon();
   });

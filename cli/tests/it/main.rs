@@ -12,6 +12,8 @@ mod cli_log;
 mod cli_pipeline;
 mod cli_qa;
 mod cli_queue;
+mod cli_queue_overflow_docker;
+mod cli_serve;
 mod cli_setup;
 mod cli_spend;
 mod fresh_machine_docker;

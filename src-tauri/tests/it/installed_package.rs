@@ -47,6 +47,7 @@ dpkg -s handoff | sed -n 's/^Version: /installed version /p'
 command -v handoff-desktop
 command -v handoff-egress
 handoff --version
+grep '^ExecStart=' /usr/lib/systemd/user/handoff.service
 mkdir -p /root/handoff-data
 export HANDOFF_DATA_DIR=/root/handoff-data
 xvfb-run -a -s "-screen 0 1280x800x24" sh -c '
@@ -118,6 +119,10 @@ fn the_package_installs_on_a_clean_debian_and_its_window_opens() {
     assert!(
         printed.contains("handoff 0.1.0"),
         "the command line is installed: {printed}"
+    );
+    assert!(
+        printed.contains("ExecStart=/usr/bin/handoff serve"),
+        "the daemon's user unit is installed: {printed}"
     );
     let appimage_windows =
         std::fs::read_to_string(out.path().join("appimage-windows.txt")).unwrap_or_default();

@@ -5,6 +5,7 @@ mod accessibility_window;
 mod agent_fork_window;
 mod archive_window;
 mod automatic_updates_window;
+mod daemon_window;
 mod dashboard_window;
 mod feedback_detail_window;
 mod installed_package;
