@@ -197,7 +197,11 @@ async fn take_over(store: &Store, data_dir: &std::path::Path) -> Result<(), CliE
 pub fn say_runs_ended(ended: &[Reconciled]) {
     for run in ended {
         // Said whole: it names the process that died and what became of the sandbox.
-        println!("run {} ended: {}", run.run_id, run.message.replace('\n', " "));
+        println!(
+            "run {} ended: {}",
+            run.run_id,
+            run.message.replace('\n', " ")
+        );
     }
 }
 

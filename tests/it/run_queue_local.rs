@@ -198,17 +198,28 @@ async fn queued_runs_of_a_process_that_is_gone_are_taken_over_at_once() {
     let left = RunsLeftBehind::find(&world.store, silent_since())
         .await
         .unwrap();
-    let waiting: Vec<_> = left.waiting_on_others.iter().map(|run| run.run_id).collect();
+    let waiting: Vec<_> = left
+        .waiting_on_others
+        .iter()
+        .map(|run| run.run_id)
+        .collect();
     assert_eq!(waiting, run_ids);
     assert!(left.waiting_on_others.iter().all(|run| run.seen_alive));
     assert_eq!(
-        left.waiting_on_others[0].driver.as_ref().map(|driver| driver.pid),
+        left.waiting_on_others[0]
+            .driver
+            .as_ref()
+            .map(|driver| driver.pid),
         Some(std::process::id())
     );
 
     // It goes (its store closed, its lock given back): no silence to wait out.
     drop(other);
-    let adopted = world.pipeline.adopt_queued_runs(silent_since()).await.unwrap();
+    let adopted = world
+        .pipeline
+        .adopt_queued_runs(silent_since())
+        .await
+        .unwrap();
     let adopted_ids: Vec<_> = adopted.iter().map(|run| run.run_id()).collect();
     assert_eq!(adopted_ids, run_ids);
     for run in adopted {

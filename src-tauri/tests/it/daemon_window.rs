@@ -39,11 +39,16 @@ async fn the_toolbar_says_while_a_daemon_serves_the_data_folder() {
 
     let said = app
         .eventually_within(Duration::from_secs(30), CHIP, |value| {
-            value.as_str().is_some_and(|text| text.starts_with("Daemon on"))
+            value
+                .as_str()
+                .is_some_and(|text| text.starts_with("Daemon on"))
         })
         .await;
     let said = said.as_str().unwrap().to_owned();
-    assert!(said.contains(&format!("handoff serve (process {pid})")), "{said}");
+    assert!(
+        said.contains(&format!("handoff serve (process {pid})")),
+        "{said}"
+    );
     assert!(said.contains("while this window is closed"), "{said}");
     // Wide enough for its word; narrower, only its dot shows.
     app.resize_on_the_display(1500, 800).await;
