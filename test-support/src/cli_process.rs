@@ -191,3 +191,17 @@ pub fn ok_text(output: &Output) -> String {
     assert!(output.status.success(), "failed: {}", text(output));
     text(output)
 }
+
+/// Whether a process whose command line holds `needle` is alive.
+pub fn process_alive(needle: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .any(|cmdline| {
+            String::from_utf8_lossy(&cmdline)
+                .replace('\0', " ")
+                .contains(needle)
+        })
+}

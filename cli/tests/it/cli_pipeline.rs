@@ -6,7 +6,7 @@ use handoff_test_support as support;
 
 use std::time::Duration;
 
-use support::cli_process::{ok_text, scripted_agent_as_claude, text, Cli};
+use support::cli_process::{ok_text, process_alive, scripted_agent_as_claude, text, Cli};
 use support::fake_e2b::FakeE2b;
 use support::fake_github::FakeGithub;
 use support::fake_provider::{self, FakeProvider};
@@ -454,20 +454,6 @@ async fn the_agent_holds_a_placeholder_and_its_provider_gets_the_key() {
             "the key is in the database"
         );
     }
-}
-
-/// Whether a process whose command line contains `needle` is alive on this machine.
-fn process_alive(needle: &str) -> bool {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter(|entry| entry.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
-        .any(|cmdline| {
-            String::from_utf8_lossy(&cmdline)
-                .replace('\0', " ")
-                .contains(needle)
-        })
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -7,7 +7,7 @@ use handoff_test_support as support;
 
 use std::time::Duration;
 
-use support::cli_process::{ok_text, text, Cli};
+use support::cli_process::{ok_text, process_alive, text, Cli};
 use support::fake_github::FakeGithub;
 use support::pipeline_world::{REPO, SCRIPTED_AGENT};
 use support::secret_service::SecretService;
@@ -127,20 +127,6 @@ async fn slot_settings_refuse_what_is_not_a_slot_count() {
     ok_text(&cli.run(&["config", "set", "queue.slots", "3"]).await);
     let shown = ok_text(&cli.run(&["config", "get", "queue.slots"]).await);
     assert!(shown.contains('3'), "{shown}");
-}
-
-/// Whether a process whose command line holds `needle` is alive.
-fn process_alive(needle: &str) -> bool {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter(|entry| entry.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
-        .any(|cmdline| {
-            String::from_utf8_lossy(&cmdline)
-                .replace('\0', " ")
-                .contains(needle)
-        })
 }
 
 fn json_of(output: &std::process::Output) -> serde_json::Value {
