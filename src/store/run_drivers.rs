@@ -18,7 +18,7 @@ use super::row_mapping::{run_columns, run_from_row};
 use super::time_text::{now_text, time_text};
 use super::Store;
 use crate::domain::run_driver::{DriverLiveness, RunDriver};
-use crate::domain::{Run, RunId};
+use crate::domain::Run;
 use crate::file_lock::{self, FileLock};
 
 /// The folder, beside the database, that holds the drivers' lock files.
@@ -177,16 +177,6 @@ impl Store {
         .execute(&self.pool)
         .await?;
         Ok(taken.rows_affected() == 1)
-    }
-
-    /// The run `id`'s driver as recorded, if any.
-    pub async fn run_driver(&self, id: RunId) -> Result<Option<RunDriver>, StoreError> {
-        Ok(self
-            .active_runs_and_drivers()
-            .await?
-            .into_iter()
-            .find(|active| active.run.id == id)
-            .and_then(|active| active.driver))
     }
 }
 
