@@ -5,8 +5,10 @@
 //!     comment's id stored.
 //! (b) Syncs of a repository with 2 and with 200 feedback PRs (each with its Follow-ups
 //!     comment): the first, the next, an idle one, one after a managed comment was
-//!     edited on GitHub, one after someone commented on a PR, and the hourly complete
-//!     pass: requests sent, and how many cost rate limit.
+//!     edited on GitHub, one after someone commented on a PR, one after the owner's
+//!     `@handoff` comment, and the hourly complete pass: requests sent, and how many
+//!     cost rate limit. Then what taking that one command costs: the thread read, the
+//!     claim posted, the thread read again to settle it, the reaction, and the answer.
 //! (c) Syncs of a repository with 200 open PRs that are not Handoff's, each with its own
 //!     head commit and settled checks (a third passed, a third failed, a third have
 //!     none): the first, an idle one, and the hourly complete pass.
@@ -16,6 +18,10 @@
 use std::time::Duration;
 
 use handoff::domain::{CommentKind, FeedbackSource, NewRepo, SandboxBackend};
+use handoff::github::command_claims::{
+    claim_on_thread, post_answer, post_claim, settle_claim, ClaimSettled, TAKEN_REACTION,
+};
+use handoff::github::comment_authorship::SignedInAccount;
 use handoff::github::comment_publishing::publish_agent_output;
 use handoff::github::sync::sync;
 use handoff::github::{CommentPlace, GithubClient, GithubEndpoints, RequestPolicy};
@@ -124,6 +130,8 @@ struct SyncCounts {
     idle: Count,
     managed_comment_edited: Count,
     comment_added: Count,
+    command_added: Count,
+    command_taken: Count,
     hourly_complete_pass: Count,
 }
 
@@ -235,6 +243,49 @@ async fn sync_counts(pulls: usize) -> SyncCounts {
     sync(&github, &store, None).await.unwrap();
     let comment_added = counted(&fake);
 
+    // The owner gives a command on the first PR; the sync records it, and taking it
+    // (claim, settle, reaction, answer) costs a few requests once.
+    let command = fake.add_comment(REPO, first_pull, OWNER, "@handoff review");
+    fake.clear_requests();
+    sync(&github, &store, None).await.unwrap();
+    let command_added = counted(&fake);
+    let commands = store
+        .github_commands_in(handoff::domain::CommandState::Seen)
+        .await
+        .unwrap();
+    assert_eq!(commands.len(), 1, "the sync recorded the command");
+    let owner = SignedInAccount {
+        login: OWNER.to_owned(),
+    };
+    let command_record = &commands[0];
+    assert_eq!(command_record.comment_id, command);
+    claim_on_thread(&github, &store, &owner, &repo.name, command_record)
+        .await
+        .unwrap();
+    let claim = post_claim(&github, &repo.name, command_record, "bench", "bench")
+        .await
+        .unwrap();
+    let settled = settle_claim(
+        &github,
+        &store,
+        &owner,
+        &repo.name,
+        command_record,
+        "bench",
+        claim,
+    )
+    .await
+    .unwrap();
+    assert_eq!(settled, ClaimSettled::Won);
+    github
+        .react_to_issue_comment(&repo.name, command, TAKEN_REACTION)
+        .await
+        .unwrap();
+    post_answer(&github, &repo.name, command_record, "Done.", "bench")
+        .await
+        .unwrap();
+    let command_taken = counted(&fake);
+
     // An hour after the last complete pass, the next sync is one again.
     complete_pass_due(&store, repo.id).await;
     fake.clear_requests();
@@ -246,6 +297,8 @@ async fn sync_counts(pulls: usize) -> SyncCounts {
         idle,
         managed_comment_edited,
         comment_added,
+        command_added,
+        command_taken,
         hourly_complete_pass,
     }
 }
@@ -335,6 +388,16 @@ fn main() {
         "after someone commented on a feedback PR",
         few.comment_added,
         many.comment_added,
+    );
+    row(
+        "after the owner's `@handoff` comment on a feedback PR",
+        few.command_added,
+        many.command_added,
+    );
+    row(
+        "taking that command once (claim, settle, reaction, answer)",
+        few.command_taken,
+        many.command_taken,
     );
     row(
         "the hourly complete pass, nothing changed",

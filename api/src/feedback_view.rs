@@ -163,7 +163,7 @@ pub struct FeedbackDetail {
     pub run_lessons: Vec<RunLessonsRecord>,
     pub comments: Vec<CommentSummary>,
     pub next_run: NextRun,
-    /// Failing checks and requested changes that asked for an automatic update, oldest
+    /// Failing checks (and, before, requested changes) that asked for an automatic update, oldest
     /// first, with what was decided.
     pub automatic_updates: Vec<AutomaticUpdateRecord>,
     /// Its open PR conflicts with its base branch, as GitHub last said.

@@ -183,7 +183,7 @@ pub struct RepoRecord {
     pub file_test_issues: bool,
     pub run_slots: Option<u32>,
     pub overflow_to_e2b: bool,
-    /// Whether failing checks and the owner's requested changes update its feedback PRs
+    /// Whether failing checks update its feedback PRs
     /// by themselves.
     pub automatic_updates: bool,
     /// The most automatic updates one PR gets in 24 hours.

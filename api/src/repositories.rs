@@ -90,7 +90,7 @@ pub struct RepoSettingsInput {
     pub run_slots: Option<String>,
     /// Whether its Docker runs may go to E2B when Docker's slots are full.
     pub overflow_to_e2b: Option<bool>,
-    /// Whether failing checks and the owner's requested changes update its feedback PRs
+    /// Whether failing checks update its feedback PRs
     /// by themselves.
     pub automatic_updates: Option<bool>,
     /// The most automatic updates one PR gets in 24 hours, as typed.

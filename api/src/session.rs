@@ -64,7 +64,7 @@ pub async fn sync_now(core: &AppCore) -> Result<SyncSummary, CodedError> {
             begun.drive(),
         );
     }
-    // Failing checks and requested changes the repositories let come back as work.
+    // Failing checks the repositories let come back as work.
     let automatic = pipeline.begin_automatic_updates().await?;
     for update in &automatic.decided {
         summary
@@ -77,6 +77,19 @@ pub async fn sync_now(core: &AppCore) -> Result<SyncSummary, CodedError> {
             pipeline.clone(),
             run_id,
             "an automatic update",
+            begun.drive(),
+        );
+    }
+    // The owner's `@handoff` comments on GitHub, claimed so that one installation takes
+    // each; their answers are written when their runs end.
+    let commands = pipeline.begin_github_commands().await?;
+    summary.commands_taken = u32::try_from(commands.runs.len()).unwrap_or(u32::MAX);
+    for begun in commands.runs {
+        let run_id = begun.run_id();
+        spawn_watched_run(
+            pipeline.clone(),
+            run_id,
+            "a @handoff command's run",
             begun.drive(),
         );
     }
@@ -133,9 +146,11 @@ pub struct SyncSummary {
     pub errors: Vec<String>,
     /// The lessons runs started because a repository's corrections reached its number.
     pub lessons_runs_started: Vec<i64>,
-    /// What was decided about failing checks and requested changes that ask for an
+    /// What was decided about failing checks that ask for an
     /// automatic update.
     pub automatic_updates: Vec<AutomaticUpdateNote>,
+    /// The owner's `@handoff` commands this installation took and began a run for.
+    pub commands_taken: u32,
 }
 
 impl From<SyncReport> for SyncSummary {
@@ -154,6 +169,7 @@ impl From<SyncReport> for SyncSummary {
             errors: report.errors,
             lessons_runs_started: Vec::new(),
             automatic_updates: Vec::new(),
+            commands_taken: 0,
         }
     }
 }

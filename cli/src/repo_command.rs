@@ -218,7 +218,7 @@ async fn show(store: &Store, repo: RepoName, output: JsonFlag) -> Result<(), Cli
     }
     if repo.automatic_updates {
         println!(
-            "  automatic updates: failing checks and your requested changes update PRs by themselves, at most {} a PR a day",
+            "  automatic updates: failing checks update PRs by themselves, at most {} a PR a day",
             repo.automatic_attempts_per_day
         );
     }

@@ -1,7 +1,8 @@
 //! `handoff sync`: mirror GitHub into the local store once; then, for each repository
 //! that draws lessons by itself after N corrections and has reached its number, run
 //! Suggest lessons in the foreground; then decide the automatic updates the sync found
-//! reasons for (failing checks, requested changes) and drive their runs to the end.
+//! reasons for (failing checks) and the owner's `@handoff` commands on GitHub, and drive
+//! their runs to the end.
 //! Runs whose process is gone are ended first, and queued runs whose process is gone
 //! are taken over and driven to their end beside the automatic ones.
 
@@ -27,7 +28,7 @@ struct SyncOutput<'a> {
     #[serde(flatten)]
     report: &'a handoff::github::sync::SyncReport,
     lessons_runs: &'a [handoff::pipeline::lessons_run::LessonsReport],
-    /// What was decided about failing checks and requested changes.
+    /// What was decided about failing checks.
     automatic_updates: &'a [handoff::domain::AutomaticUpdate],
     /// The automatic Update PR runs, driven to their end.
     automatic_runs: &'a [CodeRunReport],
@@ -35,6 +36,10 @@ struct SyncOutput<'a> {
     ended_runs: &'a [handoff::pipeline::reconcile::Reconciled],
     /// Queued runs whose process was gone, taken over and driven to their end.
     taken_over_runs: &'a [handoff::domain::RunId],
+    /// The owner's `@handoff` commands decided: taken, taken elsewhere, refused.
+    commands: &'a [handoff::domain::GithubCommand],
+    /// The runs those commands began, driven to their end.
+    command_runs: &'a [handoff::domain::Run],
 }
 
 pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Result<(), CliError> {
@@ -92,10 +97,18 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Re
             );
         }
     }
+    // The owner's `@handoff` comments on GitHub: claimed (one installation takes each),
+    // then their runs go with the automatic ones, each answered on GitHub at its end.
+    let commands = pipeline.begin_github_commands().await?;
+    if !json {
+        for command in &commands.decided {
+            println!("{}", command_line(command));
+        }
+    }
     // The automatic runs go at once, as many as the queue's slots let.
     // Like the automatic runs, a taken-over run that does not succeed says so in its
     // line; the sync itself did not fail for it.
-    let (automatic_runs, taken_over_ends) = futures::future::join(
+    let (automatic_runs, taken_over_ends, command_runs) = futures::future::join3(
         futures::future::join_all(automatic.runs.into_iter().map(|begun| begun.drive())),
         async {
             if json {
@@ -105,8 +118,11 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Re
                 drive_all(&pipeline, taken_over).await
             }
         },
+        futures::future::join_all(commands.runs.into_iter().map(|begun| begun.drive())),
     )
     .await;
+    let command_runs: Vec<handoff::domain::Run> =
+        command_runs.into_iter().collect::<Result<_, _>>()?;
     let automatic_runs: Vec<CodeRunReport> =
         automatic_runs.into_iter().collect::<Result<_, _>>()?;
     taken_over_ends?;
@@ -119,6 +135,14 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Re
             }
         }
     }
+    if !json {
+        for run in &command_runs {
+            match &run.failure_message {
+                Some(failure) => println!("@handoff run {} failed: {failure}", run.id),
+                None => println!("@handoff run {} {}", run.id, run.status),
+            }
+        }
+    }
     if json {
         print_json(&SyncOutput {
             report: &report,
@@ -127,6 +151,8 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Re
             automatic_runs: &automatic_runs,
             ended_runs: &picked.ended,
             taken_over_runs: &taken_over_runs,
+            commands: &commands.decided,
+            command_runs: &command_runs,
         })?;
     } else {
         println!(
@@ -169,6 +195,26 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Re
             report.repos
         )))
     }
+}
+
+/// A command's line: what it asked and what came of it.
+fn command_line(command: &handoff::domain::GithubCommand) -> String {
+    let on = if command.on_pull_request {
+        "PR"
+    } else {
+        "issue"
+    };
+    let came_to = match (command.run_id, &command.outcome) {
+        (Some(run), _) => format!("run {run} begun"),
+        (None, Some(outcome)) => outcome.clone(),
+        (None, None) => command.state.to_string(),
+    };
+    format!(
+        "feedback {}: @handoff {} on {on} #{}: {came_to}",
+        command.feedback_id,
+        command.ask.word(),
+        command.thread_number
+    )
 }
 
 #[derive(Debug, Args)]

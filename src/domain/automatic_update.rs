@@ -1,6 +1,6 @@
-//! Automatic updates: a repository may let a failing check of a feedback PR, or a
-//! "changes requested" review the owner submits on it, come back as work — an "Update
-//! PR" run queued by itself. This module holds the rules, pure: what each reason to
+//! Automatic updates: a repository may let a failing check of a feedback PR come back
+//! as work — an "Update PR" run queued by itself. (The owner asks for work on a PR with
+//! a `@handoff` comment: see `github_command`.) This module holds the rules, pure: what each reason to
 //! update is, the guardrails that keep the loop from running away (a cap on attempts a
 //! day, never a fork's PR, a draft the owner marked or a bot's PR, and a stop when the
 //! same check fails the same way twice in a row), how a job's log is cut to its tail, and
@@ -37,7 +37,10 @@ crate::stored_text_enum! {
     pub enum AutomaticTrigger as "automatic update trigger" {
         /// A check run failed on the PR's head commit.
         CheckFailed => "check_failed",
-        /// The owner submitted a review requesting changes.
+        /// The owner submitted a review requesting changes. No longer recorded (GitHub
+        /// refuses such a review from a PR's own author, and Handoff opens PRs as the
+        /// owner: the owner asks with a `@handoff` comment instead); kept so that the
+        /// reasons recorded before still read.
         ChangesRequested => "changes_requested",
     }
 }

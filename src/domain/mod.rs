@@ -19,6 +19,7 @@ pub mod feedback;
 pub mod feedback_status;
 pub mod follow_up;
 pub mod follow_ups_comment;
+pub mod github_command;
 pub mod head_branch;
 pub mod head_commits;
 pub mod ids;
@@ -55,6 +56,7 @@ pub use feedback_status::{FeedbackStatus, StatusChange, StatusEvent, TransitionE
 pub use follow_up::{
     BodyError, FollowUp, FollowUpBody, FollowUpId, FollowUpOrigin, FollowUpSource,
 };
+pub use github_command::{CommandAsk, CommandState, GithubCommand};
 pub use head_branch::head_branch_for;
 pub use ids::{FeedbackId, RepoId, RunId};
 pub use iterate_rules::{code_run_kind, CodeRunKind, IterateRefusal};

@@ -9,6 +9,7 @@ mod base_conflicts;
 pub mod branch_protection;
 pub mod check_runs;
 pub mod client;
+pub mod command_claims;
 pub mod comment_authorship;
 pub mod comment_publishing;
 pub mod endpoints;

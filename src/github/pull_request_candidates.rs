@@ -37,8 +37,6 @@ pub enum CandidateAsks {
         head_sha: String,
         actions_job_id: Option<u64>,
     },
-    /// A review of the owner's requesting changes.
-    ChangesMade { reviewer: String },
 }
 
 /// The app that reports GitHub Actions jobs as check runs (a run's id is its job's).
@@ -60,14 +58,6 @@ pub fn review_candidate(owner: &SignedInAccount, review: &WireReview) -> Option<
     let body = fit_mirrored_text(review.body.as_deref().unwrap_or_default())?;
     let login = review.user.as_ref().map(|user| user.login.clone());
     let source = source_of(owner, login.as_deref());
-    let asks = match (&login, source, review.state.as_str()) {
-        (Some(reviewer), FollowUpSource::Owner, "CHANGES_REQUESTED") => {
-            Some(CandidateAsks::ChangesMade {
-                reviewer: reviewer.clone(),
-            })
-        }
-        _ => None,
-    };
     Some(FoundCandidate {
         body,
         source,
@@ -75,7 +65,9 @@ pub fn review_candidate(owner: &SignedInAccount, review: &WireReview) -> Option<
         origin: FollowUpOrigin::Review,
         github_source: format!("review:{}", review.id),
         written_at: review.submitted_at.unwrap_or_else(chrono::Utc::now),
-        asks,
+        // GitHub refuses a review requesting changes from a PR's own author, and
+        // Handoff opens PRs as the owner: the owner asks for work with `@handoff`.
+        asks: None,
     })
 }
 
@@ -152,18 +144,15 @@ pub struct CandidatesOf<'a> {
     pub read_reviews: bool,
     /// The check runs of the PR's head commit, already read.
     pub check_runs: &'a [WireCheckRun],
-    /// The PR's head commit.
-    pub head_sha: &'a str,
-    /// The repository lets failing checks and requested changes come back as work: what
-    /// new asks for an update is recorded for the pipeline to decide on.
+    /// The repository lets failing checks come back as work: what new asks for an
+    /// update is recorded for the pipeline to decide on.
     pub automatic_updates: bool,
 }
 
 /// Stores what is new among the PR's reviews and inline comments (when asked to read
 /// them) and the failed ones of its check runs as candidates of the feedback item;
-/// returns how many were new. Where the repository lets them, a new failed check and a
-/// new review of the owner's requesting changes (with the owner's inline comments that
-/// came with it) are recorded as reasons for an automatic update.
+/// returns how many were new. Where the repository lets them, a new failed check is
+/// recorded as a reason for an automatic update.
 pub async fn take_follow_up_candidates(
     client: &GithubClient,
     store: &Store,
@@ -223,38 +212,22 @@ async fn record_automatic_updates(
     of: &CandidatesOf<'_>,
     new_candidates: &[(FoundCandidate, FollowUpId)],
 ) -> Result<(), GithubError> {
-    let owners_new_line_comments: Vec<FollowUpId> = new_candidates
-        .iter()
-        .filter(|(candidate, _)| {
-            candidate.origin == FollowUpOrigin::ReviewComment
-                && candidate.source == FollowUpSource::Owner
-        })
-        .map(|(_, id)| *id)
-        .collect();
     for (candidate, id) in new_candidates {
-        let (trigger, subject, head_sha, actions_job_id, follow_up_ids) = match &candidate.asks {
-            None => continue,
-            Some(CandidateAsks::CheckFixed {
-                check_name,
-                head_sha,
-                actions_job_id,
-            }) => (
-                AutomaticTrigger::CheckFailed,
-                check_name.as_str(),
-                head_sha.as_str(),
-                *actions_job_id,
-                vec![*id],
-            ),
-            Some(CandidateAsks::ChangesMade { reviewer }) => (
-                AutomaticTrigger::ChangesRequested,
-                reviewer.as_str(),
-                of.head_sha,
-                None,
-                std::iter::once(*id)
-                    .chain(owners_new_line_comments.iter().copied())
-                    .collect(),
-            ),
+        let Some(CandidateAsks::CheckFixed {
+            check_name,
+            head_sha,
+            actions_job_id,
+        }) = &candidate.asks
+        else {
+            continue;
         };
+        let (trigger, subject, head_sha, actions_job_id, follow_up_ids) = (
+            AutomaticTrigger::CheckFailed,
+            check_name.as_str(),
+            head_sha.as_str(),
+            *actions_job_id,
+            vec![*id],
+        );
         let recorded = store
             .record_automatic_update(&NewAutomaticUpdate {
                 feedback_id: of.feedback_id,

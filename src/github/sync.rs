@@ -30,7 +30,8 @@ use super::owner_edits::{send_outbox, OutboxPass};
 use super::pull_request_candidates::{take_follow_up_candidates, CandidatesOf};
 use super::sync_steps::{
     apply_pull_request_state, feedback_of, followed_managed_comments, in_flight, not_merged,
-    notice_managed_comment, take_feedback_issue, take_visitor_comment, Newest, CLOCK_MARGIN,
+    notice_managed_comment, take_command_comment, take_feedback_issue, take_visitor_comment,
+    Newest, CLOCK_MARGIN,
 };
 pub use super::sync_steps::{SyncReport, SyncedStatusChange};
 use super::wire::{WireCheckRun, WirePull};
@@ -107,8 +108,38 @@ async fn sync_repo(
         Some(cursor) if started - cursor.complete_pass_at < COMPLETE_PASS_EVERY => {
             super::sync_changes::sync_changes(client, store, repo, owner, &cursor, report).await
         }
-        _ => complete_pass(client, store, repo, owner, started, report).await,
+        cursor => {
+            // The owner's `@handoff` comments written since the last listing (or since
+            // the repository was connected: older ones are never run) are taken from
+            // one listing of the repository's comments, wherever they are.
+            let commands_since = match cursor {
+                Some(cursor) => cursor.comments_since,
+                None => store.repo_connected_at(repo.id).await?,
+            };
+            complete_pass(client, store, repo, owner, started, report).await?;
+            take_commands_since(client, store, repo, owner, commands_since, report).await
+        }
     }
+}
+
+/// Takes the owner's commands among `repo`'s comments updated since `since`.
+async fn take_commands_since(
+    client: &GithubClient,
+    store: &Store,
+    repo: &Repo,
+    owner: &SignedInAccount,
+    since: DateTime<Utc>,
+    report: &mut SyncReport,
+) -> Result<(), GithubError> {
+    let items = feedback_of(store, repo).await?;
+    let open_items = not_merged(&items);
+    for comment in client
+        .repository_comments_since(store, &repo.name, since)
+        .await?
+    {
+        take_command_comment(store, repo, owner, &open_items, &comment, report).await?;
+    }
+    Ok(())
 }
 
 /// Reads every list and thread of `repo` that the mirror follows.
@@ -373,7 +404,6 @@ impl Pass<'_> {
                                 .get(&pull.number)
                                 .copied()
                                 .unwrap_or(&no_runs),
-                            head_sha: &pull.head.sha,
                             automatic_updates: repo.automatic_updates,
                         },
                     )

@@ -23,8 +23,8 @@ use super::error::GithubError;
 use super::pull_request_candidates::{take_follow_up_candidates, CandidatesOf};
 use super::sync_steps::{
     apply_pull_request_state, feedback_of, followed_managed_comments, in_flight, not_merged,
-    notice_managed_comment, take_feedback_issue, take_visitor_comment, Newest, SyncReport,
-    CLOCK_MARGIN,
+    notice_managed_comment, take_command_comment, take_feedback_issue, take_visitor_comment,
+    Newest, SyncReport, CLOCK_MARGIN,
 };
 use super::wire::WireCheckRun;
 use crate::domain::{CheckStatus, PullRequestState, Repo};
@@ -96,6 +96,7 @@ pub(super) async fn sync_changes(
         {
             take_visitor_comment(store, owner, item.id, comment, report).await?;
         }
+        take_command_comment(store, repo, owner, &open_items, comment, report).await?;
     }
 
     // A mirrored PR whose last update is a comment's (listed above) did not change
@@ -259,19 +260,13 @@ pub(super) async fn sync_changes(
                 .find(|pull| Some(pull.number) == item.pr_number)?;
             let runs = runs_at.get(pull.head_sha.as_str());
             let read_reviews = reviews_to_read.contains(&pull.number);
-            (read_reviews || runs.is_some()).then_some((
-                item.id,
-                pull.number,
-                read_reviews,
-                runs,
-                pull.head_sha.as_str(),
-            ))
+            (read_reviews || runs.is_some()).then_some((item.id, pull.number, read_reviews, runs))
         })
         .collect();
     let taken = in_flight(
         candidates_of
             .iter()
-            .map(|(feedback_id, number, read_reviews, runs, head_sha)| {
+            .map(|(feedback_id, number, read_reviews, runs)| {
                 take_follow_up_candidates(
                     client,
                     store,
@@ -282,7 +277,6 @@ pub(super) async fn sync_changes(
                         pr_number: *number,
                         read_reviews: *read_reviews,
                         check_runs: runs.unwrap_or(&no_runs),
-                        head_sha,
                         automatic_updates: repo.automatic_updates,
                     },
                 )
@@ -290,7 +284,7 @@ pub(super) async fn sync_changes(
             .collect(),
     )
     .await;
-    for ((_, number, read_reviews, _, _), added) in candidates_of.iter().zip(taken) {
+    for ((_, number, read_reviews, _), added) in candidates_of.iter().zip(taken) {
         report.new_follow_up_candidates += added?;
         if *read_reviews {
             store

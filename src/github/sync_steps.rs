@@ -17,11 +17,12 @@ use super::error::GithubError;
 use super::owner_edits::OutboxReport;
 use super::wire::{WireComment, WireIssue};
 use crate::domain::follow_up::fit_mirrored_text;
+use crate::domain::github_command::{is_command_reply, parse_command};
 use crate::domain::{
     ArchiveActor, ArchiveState, CommentKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus,
     ManagedComment, PullRequestState, Repo,
 };
-use crate::store::{FeedbackFilter, NewFeedback, Store, SyncCursor};
+use crate::store::{FeedbackFilter, NewFeedback, NewGithubCommand, Store, SyncCursor};
 
 /// A status a sync changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -37,6 +38,8 @@ pub struct SyncReport {
     pub repos: u32,
     pub new_feedback: Vec<FeedbackId>,
     pub new_visitor_follow_ups: u32,
+    /// The owner's `@handoff` commands newly seen on feedback issues and PRs.
+    pub new_commands: u32,
     /// Open PRs mirrored, across the repositories synced.
     pub open_pull_requests: u32,
     /// Reviews, inline comments and failing checks newly taken from feedback PRs.
@@ -267,6 +270,75 @@ pub(super) async fn take_visitor_comment(
         .is_some()
     {
         report.new_visitor_follow_ups += 1;
+    }
+    Ok(())
+}
+
+/// Takes a `@handoff` command from `comment` if it is on one of `items`' issue or PR.
+/// The owner's is recorded (once; the pipeline claims it and carries it out); anyone
+/// else's is never run: on a PR it becomes a visitor follow-up, a candidate the owner
+/// may include, fenced as every visitor's words are (on an issue every visitor comment
+/// already is one).
+pub(super) async fn take_command_comment(
+    store: &Store,
+    repo: &Repo,
+    owner: &SignedInAccount,
+    items: &[&Feedback],
+    comment: &WireComment,
+    report: &mut SyncReport,
+) -> Result<(), GithubError> {
+    let (Some(number), Some(user)) = (comment.issue_number(), &comment.user) else {
+        return Ok(());
+    };
+    let body = comment.body_text();
+    if is_command_reply(body) {
+        return Ok(());
+    }
+    let Some(ask) = parse_command(body) else {
+        return Ok(());
+    };
+    let Some((item, on_pull_request)) = items.iter().find_map(|item| {
+        if item.pr_number == Some(number) {
+            Some((*item, true))
+        } else if item.github_issue_number == Some(number) {
+            Some((*item, false))
+        } else {
+            None
+        }
+    }) else {
+        return Ok(());
+    };
+    if !owner.is(&user.login) {
+        if on_pull_request {
+            if let Some(words) = fit_mirrored_text(body) {
+                if store
+                    .add_visitor_follow_up(item.id, &words, &user.login, comment.id)
+                    .await?
+                    .is_some()
+                {
+                    report.new_visitor_follow_ups += 1;
+                }
+            }
+        }
+        return Ok(());
+    }
+    let recorded = store
+        .record_github_command(&NewGithubCommand {
+            repo_id: repo.id,
+            feedback_id: item.id,
+            comment_id: comment.id,
+            thread_number: number,
+            on_pull_request,
+            ask: &ask,
+            written_at: comment.created_at,
+        })
+        .await?;
+    if let Some(command) = recorded {
+        tracing::info!(
+            repo = %repo.name, thread = number, comment = comment.id, ask = command.ask.word(),
+            "the owner gave a @handoff command"
+        );
+        report.new_commands += 1;
     }
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! Automatic updates decided and begun: after a sync recorded reasons to update a
-//! feedback PR by itself (a failing check, the owner's "changes requested" review), each
+//! feedback PR by itself (a failing check), each
 //! is decided here — an Update PR run begun for the caller to drive, skipped because a
 //! guardrail held, or stopped because the same check failed the same way twice in a
 //! row — and every decision says why, in the store, for the window and the CLI.

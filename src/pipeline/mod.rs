@@ -33,6 +33,7 @@ pub mod automatic_updates;
 pub mod bulk_runs;
 pub mod cache_lock;
 pub mod code_run;
+pub mod github_commands;
 pub mod held_push;
 pub mod host_git;
 pub mod job_script;
@@ -94,6 +95,8 @@ pub enum PipelineError {
         "the code stage is not a QA stage; the QA stages are review, plan, test, fix and full-auto"
     )]
     NotAQaStage,
+    #[error("the {stage} stage runs on the item's PR, and this item has no PR yet")]
+    CommandNeedsPullRequest { stage: crate::domain::Stage },
     #[error("PR #{number} is {state}: QA runs on open pull requests only")]
     PullRequestNotOpen { number: u64, state: String },
     #[error(
@@ -166,6 +169,7 @@ impl PipelineError {
             PipelineError::SetupIncomplete(_) => ErrorCode::SetupIncomplete,
             PipelineError::Workspace(_) => ErrorCode::SandboxFailed,
             PipelineError::NotAQaStage => ErrorCode::InvalidInput,
+            PipelineError::CommandNeedsPullRequest { .. } => ErrorCode::IllegalTransition,
             PipelineError::PullRequestNotOpen { .. } => ErrorCode::IllegalTransition,
             PipelineError::OwnerEdits { .. } => ErrorCode::OwnerEdits,
             PipelineError::FeedbackAwaitsApproval { .. }

@@ -1,5 +1,5 @@
-//! Reasons to update a feedback PR by itself (a failing check, the owner's "changes
-//! requested" review), each recorded once by the sync that saw it, and what was decided
+//! Reasons to update a feedback PR by itself (a failing check; before, the owner's
+//! "changes requested" review), each recorded once by the sync that saw it, and what was decided
 //! for it: a run started (written with the run, in `start_code_run`), skipped, or stopped.
 
 use chrono::{DateTime, Utc};

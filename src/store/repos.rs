@@ -113,6 +113,18 @@ impl Store {
         repo_from_row(&row)
     }
 
+    /// When repository `id` was connected to this installation.
+    pub async fn repo_connected_at(
+        &self,
+        id: RepoId,
+    ) -> Result<chrono::DateTime<chrono::Utc>, StoreError> {
+        sqlx::query_scalar("SELECT created_at FROM repos WHERE id = ?")
+            .bind(id.0)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::RepoNotFound(format!("#{id}")))
+    }
+
     /// The repository named `name` (letter case does not matter, as on GitHub).
     pub async fn repo_by_name(&self, name: &RepoName) -> Result<Repo, StoreError> {
         let row = sqlx::query(concat!(

@@ -236,7 +236,7 @@ fn is_lock_name(name: &str) -> bool {
 }
 
 /// This machine's name, as the owner knows it.
-fn this_machine() -> String {
+pub fn this_machine() -> String {
     static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     NAME.get_or_init(|| {
         let from_kernel = fs::read_to_string("/proc/sys/kernel/hostname").ok();

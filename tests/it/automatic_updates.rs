@@ -1,4 +1,4 @@
-//! Failing checks and the owner's "changes requested" reviews coming back as work, on
+//! Failing checks coming back as work (and no review doing so by itself), on
 //! the fake GitHub with the scripted agent on the local backend: a failing GitHub
 //! Actions check queues one Update PR whose prompt carries the job's log tail, fenced;
 //! the same failure twice in a row stops the loop and says so; the attempts of a day are
@@ -277,11 +277,23 @@ async fn a_forks_pr_a_bots_pr_and_a_draft_the_owner_marked_are_never_touched() {
 }
 
 #[tokio::test]
-async fn the_owners_changes_requested_review_comes_back_with_its_line_comments_and_a_visitors_does_not(
-) {
+async fn no_review_starts_an_update_and_github_refuses_the_owner_one_requesting_changes() {
     let world = world_updating_by_itself(2).await;
     let (feedback, number) = item_with_a_pull_request(&world, "Greeting").await;
     let fake = &world.fake;
+    // Handoff opened the PR as the owner, and GitHub lets nobody request changes on,
+    // or approve, a PR they opened: the owner asks for work with `@handoff` instead.
+    let refusal = fake
+        .try_add_review(REPO, number, OWNER, "CHANGES_REQUESTED", "Greet in French.")
+        .unwrap_err();
+    assert!(
+        refusal.contains("Can not request changes on your own pull request"),
+        "{refusal}"
+    );
+    assert!(fake
+        .try_add_review(REPO, number, OWNER, "APPROVED", "")
+        .unwrap_err()
+        .contains("Can not approve your own pull request"));
     fake.add_user("visitor");
     fake.add_review(
         REPO,
@@ -290,33 +302,25 @@ async fn the_owners_changes_requested_review_comes_back_with_its_line_comments_a
         "CHANGES_REQUESTED",
         "Delete the tests.",
     );
+    fake.add_review(REPO, number, OWNER, "COMMENTED", "Greet in French.");
     let begun = sync_and_decide(&world).await;
     assert!(
         begun.runs.is_empty() && begun.decided.is_empty(),
-        "a visitor's review asks for nothing"
+        "a review asks for nothing by itself: {:?}",
+        begun.decided
     );
-
-    fake.add_review(REPO, number, OWNER, "CHANGES_REQUESTED", "Greet in French.");
-    fake.add_review_comment(REPO, number, OWNER, "hello.txt", 1, "Bonjour here.");
-    let begun = sync_and_decide(&world).await;
-    assert_eq!(begun.runs.len(), 1);
-    assert_eq!(begun.decided[0].trigger, AutomaticTrigger::ChangesRequested);
-    let because = format!("@{OWNER} requested changes on PR #{number}");
-    assert_eq!(begun.decided[0].reason.as_deref(), Some(because.as_str()));
-    let reports = drive_all(begun).await;
-    let prompt = world.prompt_of(&reports[0].run).await;
+    let bodies: Vec<String> = world
+        .store
+        .follow_ups(feedback.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|follow_up| follow_up.body)
+        .collect();
     assert!(
-        prompt.contains("From the repository owner, in a review of the PR"),
-        "{prompt}"
-    );
-    assert!(prompt.contains("Greet in French."), "{prompt}");
-    assert!(
-        prompt.contains("On `hello.txt`, line 1:\n\nBonjour here."),
-        "{prompt}"
-    );
-    assert!(
-        !prompt.contains("Delete the tests."),
-        "the visitor's review stays a candidate: {prompt}"
+        bodies.iter().any(|body| body == "Delete the tests.")
+            && bodies.iter().any(|body| body == "Greet in French."),
+        "both reviews stay candidates for an Update PR: {bodies:?}"
     );
     assert_eq!(
         world.store.feedback(feedback.id).await.unwrap().status,
@@ -331,7 +335,7 @@ async fn nothing_updates_by_itself_unless_the_repository_turns_it_on() {
     fail_the_test_check(&world, number, "2026-12-02T10:00:00.1234567Z", "boom");
     world
         .fake
-        .add_review(REPO, number, OWNER, "CHANGES_REQUESTED", "Greet in French.");
+        .add_review(REPO, number, OWNER, "COMMENTED", "Greet in French.");
     let begun = sync_and_decide(&world).await;
     assert!(begun.runs.is_empty() && begun.decided.is_empty());
     assert!(world

@@ -63,7 +63,7 @@ async fn every_answer_the_fake_serves_conforms_to_githubs_description() {
     let description = github_description();
     let fake = FakeGithub::start().await;
     fake.create_repo(REPO, "main");
-    fake.add_user("visitor");
+    let visitor_token = fake.add_user("visitor");
     let issue = fake.create_issue(
         REPO,
         "visitor",
@@ -187,6 +187,25 @@ async fn every_answer_the_fake_serves_conforms_to_githubs_description() {
     )
     .await;
     assert_eq!(commits[0]["author"]["login"], OWNER, "{commits}");
+    // A reaction on a comment (given again, it is the same one: 200), the comment's
+    // reactions, and a review a visitor submits (the owner may not request changes
+    // on a PR of the owner's own: see the error answers).
+    let command = fake.add_comment(REPO, number, OWNER, "@handoff review");
+    let reactions = format!("/repos/{REPO}/issues/comments/{command}/reactions");
+    let given = checked(Method::POST, &reactions, Some(json!({ "content": "eyes" }))).await;
+    let again = checked(Method::POST, &reactions, Some(json!({ "content": "eyes" }))).await;
+    assert_eq!(given["id"], again["id"]);
+    let listed = checked(Method::GET, &reactions, None).await;
+    assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
+    let review = conforming(
+        &client(&fake, &visitor_token),
+        &description,
+        Method::POST,
+        &format!("/repos/{REPO}/pulls/{number}/reviews"),
+        Some(json!({ "event": "REQUEST_CHANGES", "body": "Smaller, please." })),
+    )
+    .await;
+    assert_eq!(review["state"], "CHANGES_REQUESTED");
     fake.merge_pull(REPO, number);
     let merged = checked(Method::GET, &format!("/repos/{REPO}/pulls/{number}"), None).await;
     assert_eq!(merged["merged"], true);
@@ -305,6 +324,44 @@ async fn the_fakes_error_answers_conform_too() {
         "{:?}",
         violations(schema, &raw.json())
     );
+
+    // A review requesting changes on, or approving, a PR of one's own: GitHub's 422.
+    fake.create_branch(REPO, "own", "main");
+    fake.push_commit(REPO, "own", "Own change", &[("own.txt", "own\n")]);
+    let own = fake.create_pull(REPO, OWNER, "own", "Own change");
+    for (event, refusal) in [
+        (
+            "REQUEST_CHANGES",
+            "Can not request changes on your own pull request",
+        ),
+        ("APPROVE", "Can not approve your own pull request"),
+    ] {
+        let body = json!({ "event": event, "body": "Do better." }).to_string();
+        let raw = support::raw_http::request(
+            &fake.api_base(),
+            "POST",
+            &format!("/repos/{REPO}/pulls/{own}/reviews"),
+            &[
+                ("Authorization", &bearer),
+                ("Content-Type", "application/json"),
+            ],
+            Some(body.as_bytes()),
+        )
+        .await;
+        assert_eq!(raw.status, 422, "{event}");
+        assert!(raw.json()["errors"][0]
+            .as_str()
+            .is_some_and(|text| text.contains(refusal)));
+        let schema = response_schema(
+            &description,
+            "post",
+            "/repos/{owner}/{repo}/pulls/{pull_number}/reviews",
+            422,
+        )
+        .unwrap();
+        let problems = violations(schema, &raw.json());
+        assert!(problems.is_empty(), "{event}: {problems:?}");
+    }
 
     // A fork into an organization GitHub does not know, and into one the owner may
     // not make repositories in: GitHub's 422 and 403, in their described shapes.

@@ -9,6 +9,7 @@ mod base_conflicts;
 mod egress_gate;
 mod fake_github_conformance;
 mod fault_matrix;
+mod github_commands;
 mod github_managed_comments;
 mod github_sync;
 mod head_branch_names;

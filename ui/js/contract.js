@@ -548,7 +548,7 @@
 
 /**
  * What a sync found, in counts.
- * @typedef {{ repos: number, newFeedback: number, newVisitorFollowUps: number, openPullRequests: number, newFollowUpCandidates: number, statusChanges: number, commentEditsFound: number, commentsMissing: number, outboxSent: number, errors: Array<string>, lessonsRunsStarted: Array<number>, automaticUpdates: Array<AutomaticUpdateNote>, }} SyncSummary
+ * @typedef {{ repos: number, newFeedback: number, newVisitorFollowUps: number, openPullRequests: number, newFollowUpCandidates: number, statusChanges: number, commentEditsFound: number, commentsMissing: number, outboxSent: number, errors: Array<string>, lessonsRunsStarted: Array<number>, automaticUpdates: Array<AutomaticUpdateNote>, commandsTaken: number, }} SyncSummary
  */
 
 /**

@@ -267,7 +267,7 @@ document.getElementById("sync-now").addEventListener("click", async (event) => {
   try {
     const report = await backend.syncNow();
     toast(`Synced: ${report.newFeedback} new feedback, ${report.statusChanges} status changes`, { kind: "success" });
-    // What the sync decided about failing checks and requested changes, each with why.
+    // What the sync decided about failing checks, each with why.
     for (const note of report.automaticUpdates) {
       const words = { started: "Automatic update started", stopped: "Automatic updates stopped", skipped: "Automatic update skipped", pending: "Automatic update waits" };
       toast(`${words[note.decision] ?? note.decision} (feedback ${note.feedbackId}): ${note.reason}`, {

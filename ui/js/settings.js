@@ -364,7 +364,7 @@ async function renderRepoSettings(fullName) {
       field("Network in the sandbox", networkSelect),
       field("Allowed hosts", allowedHosts, "(one per line: host, host:port, *.domain, or an address of your own network)"),
       el("label", { class: "check-field" }, [draft, el("span", { text: "Open PRs as drafts" }), el("span", { class: "hint", text: "so neither people nor CI take the agent's work as ready" })]),
-      el("label", { class: "check-field" }, [automatic, el("span", { text: "Update PRs by themselves" }), el("span", { class: "hint", text: "when a check of a feedback PR fails or you request changes; never a fork's, a bot's or a draft you marked" })]),
+      el("label", { class: "check-field" }, [automatic, el("span", { text: "Update PRs by themselves" }), el("span", { class: "hint", text: "when a check of a feedback PR fails; never a fork's, a bot's or a draft you marked (a @handoff comment asks for more)" })]),
       field("Automatic updates a day", input("automaticAttemptsPerDay", repo.automaticAttemptsPerDay, { type: "number" }), "(per PR; the same failure twice in a row stops them)"),
       el("label", { class: "check-field" }, [testIssues, el("span", { text: "File an issue per failing test" }), el("span", { class: "hint", text: "off: the test stage's failures stay in its results comment" })]),
       field("Labels on its PRs", input("pullRequestLabels", repo.pullRequestLabels.join(", "), { placeholder: "comma-separated" }), "(put on each PR Handoff opens)"),

@@ -474,6 +474,22 @@ impl FakeGithub {
     }
 
     /// The comments of issue or PR `number`: (id, author, body), oldest first.
+    /// The reactions on issue comment `comment_id`: who gave each, and which.
+    pub fn reactions_on(&self, comment_id: u64) -> Vec<(String, String)> {
+        let state = self.shared.state.lock().expect("state");
+        state
+            .reactions
+            .values()
+            .filter(|reaction| reaction.comment_id == comment_id)
+            .map(|reaction| {
+                (
+                    state.user(reaction.user_id).login.clone(),
+                    reaction.content.clone(),
+                )
+            })
+            .collect()
+    }
+
     pub fn comments(&self, full_name: &str, number: u64) -> Vec<(u64, String, String)> {
         let (owner, name) = full_name.split_once('/').expect("owner/name");
         let state = self.shared.state.lock().expect("state");
@@ -942,7 +958,8 @@ impl FakeGithub {
     }
 
     /// Submits a review of PR `number` as `author` (`state`: APPROVED, CHANGES_REQUESTED
-    /// or COMMENTED); returns its id.
+    /// or COMMENTED); returns its id. Panics on a review GitHub refuses: one approving
+    /// or requesting changes from the PR's own author (see [`Self::try_add_review`]).
     pub fn add_review(
         &self,
         full_name: &str,
@@ -951,6 +968,19 @@ impl FakeGithub {
         state: &str,
         body: &str,
     ) -> u64 {
+        self.try_add_review(full_name, number, author, state, body)
+            .unwrap_or_else(|refusal| panic!("GitHub refuses this review: {refusal}"))
+    }
+
+    /// [`Self::add_review`], with GitHub's refusal as an error.
+    pub fn try_add_review(
+        &self,
+        full_name: &str,
+        number: u64,
+        author: &str,
+        state: &str,
+        body: &str,
+    ) -> Result<u64, String> {
         let user_id = self.user_id(author);
         let commit_id = self.pull_head_sha(full_name, number);
         let (owner, name) = full_name.split_once('/').expect("owner/name");
@@ -960,6 +990,11 @@ impl FakeGithub {
                 .is_some_and(|repo| repo.pulls.contains_key(&number)),
             "no PR #{number} in {full_name}"
         );
+        if let Some(refusal) =
+            rest::review_refusal(&fake, &repo_key(owner, name), number, user_id, state)
+        {
+            return Err(refusal.to_owned());
+        }
         let id = fake.new_id();
         fake.touch_issue(owner, name, number);
         fake.reviews.insert(
@@ -975,7 +1010,7 @@ impl FakeGithub {
                 submitted_at: now(),
             },
         );
-        id
+        Ok(id)
     }
 
     /// Comments on line `line` of `path` in PR `number`'s diff as `author`; returns the

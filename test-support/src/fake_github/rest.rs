@@ -14,8 +14,11 @@ use sha2::{Digest as _, Sha256};
 use super::bare_repository::{git_ref_sha, git_sha, merges_cleanly, refresh_pull_heads, token_of};
 use super::faults::{take_fault, Fault};
 use super::shapes;
+
+mod reactions_and_reviews;
 use super::state::{now, repo_key, FakeComment, FakeIssue, FakeState, NewPull};
 use super::{forks, git_http, pull_commits, RequestRecord, Shared};
+pub use reactions_and_reviews::review_refusal;
 
 /// GitHub's limit on a comment body, in characters.
 const COMMENT_LIMIT: usize = 65_536;
@@ -847,6 +850,32 @@ fn route(
                 .and_then(|n| pull_json(shared, state, owner, name, n, true))
             {
                 Some(value) => answer(StatusCode::OK, value),
+                None => not_found(),
+            }
+        }
+        ("POST", ["repos", owner, name, "pulls", number, "reviews"]) => {
+            match number.parse::<u64>() {
+                Ok(number) => reactions_and_reviews::create_review(
+                    urls, state, user_id, owner, name, number, body,
+                ),
+                Err(_) => not_found(),
+            }
+        }
+        ("POST", ["repos", owner, name, "issues", "comments", id, "reactions"]) => {
+            match id.parse::<u64>() {
+                Ok(id) => reactions_and_reviews::create_reaction(
+                    urls, state, user_id, owner, name, id, body,
+                ),
+                Err(_) => not_found(),
+            }
+        }
+        ("GET", ["repos", owner, name, "issues", "comments", id, "reactions"]) => {
+            match id
+                .parse::<u64>()
+                .ok()
+                .and_then(|id| reactions_and_reviews::reactions_of(urls, state, owner, name, id))
+            {
+                Some(items) => paginate(shared, path, query, items),
                 None => not_found(),
             }
         }

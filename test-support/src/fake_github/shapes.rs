@@ -19,7 +19,7 @@ pub struct Urls {
     pub web: String,
 }
 
-fn time(at: &DateTime<Utc>) -> String {
+pub fn time(at: &DateTime<Utc>) -> String {
     at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 

@@ -113,6 +113,16 @@ pub struct FakeReview {
     pub submitted_at: DateTime<Utc>,
 }
 
+/// A reaction someone put on an issue comment.
+#[derive(Debug, Clone)]
+pub struct FakeReaction {
+    pub id: u64,
+    pub comment_id: u64,
+    pub user_id: u64,
+    pub content: String,
+    pub created_at: DateTime<Utc>,
+}
+
 /// An inline comment on a line of a pull request's diff.
 #[derive(Debug, Clone)]
 pub struct FakeReviewComment {
@@ -192,6 +202,7 @@ pub struct FakeState {
     pub repos: BTreeMap<String, FakeRepo>,
     pub comments: BTreeMap<u64, FakeComment>,
     pub reviews: BTreeMap<u64, FakeReview>,
+    pub reactions: BTreeMap<u64, FakeReaction>,
     pub review_comments: BTreeMap<u64, FakeReviewComment>,
     pub check_runs: BTreeMap<u64, FakeCheckRun>,
     pub memberships: Vec<FakeMembership>,

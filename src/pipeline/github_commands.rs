@@ -1,0 +1,400 @@
+//! The owner's `@handoff` commands carried out: after a sync recorded them, each is
+//! claimed (in the database first, so one process of this data folder has it; then on
+//! GitHub, so one installation of the owner's has it), marked taken with a reaction,
+//! and done — an Update PR or a first run with the owner's words as a follow-up, a QA
+//! stage or the whole chain on the PR, or a stop of the item's running run. When the run
+//! ends (or the command cannot be done) Handoff answers on the thread with the result
+//! and its cost. Nobody else's `@handoff` reaches here: the sync keeps a visitor's as a
+//! candidate the owner may include.
+
+use super::code_run::{BegunCodeRun, CodeRunOptions};
+use super::qa_run::{BegunQa, QaOptions};
+use super::{Pipeline, PipelineError};
+use crate::domain::{
+    CommandAsk, CommandState, FeedbackId, GithubCommand, Run, RunId, RunStatus, Stage,
+};
+use crate::github::command_claims::{
+    claim_on_thread, post_answer, post_claim, settle_claim, ClaimSettled, TAKEN_REACTION,
+};
+use crate::github::comment_authorship::SignedInAccount;
+use crate::store::{this_machine, RunFilter};
+
+/// A run a command began, for the caller to drive.
+#[derive(Debug)]
+pub enum CommandRun {
+    Code(Box<BegunCodeRun>),
+    Qa(Box<BegunQa>),
+}
+
+/// A command's run, begun; driving it answers the command when it ends.
+#[derive(Debug)]
+pub struct BegunCommandRun {
+    pipeline: Pipeline,
+    pub command: GithubCommand,
+    run: CommandRun,
+}
+
+impl BegunCommandRun {
+    pub fn run_id(&self) -> RunId {
+        match &self.run {
+            CommandRun::Code(run) => run.run_id(),
+            CommandRun::Qa(run) => run.run_id(),
+        }
+    }
+
+    /// Drives the run to its end, then writes the command's answer on GitHub.
+    pub async fn drive(self) -> Result<Run, PipelineError> {
+        let run_id = self.run_id();
+        match self.run {
+            CommandRun::Code(run) => {
+                run.drive().await?;
+            }
+            CommandRun::Qa(run) => {
+                run.drive().await?;
+            }
+        }
+        if let Err(error) = self.pipeline.answer_github_commands().await {
+            tracing::warn!(run = %run_id, %error, "a @handoff command's answer could not be written yet");
+        }
+        Ok(self.pipeline.store.run(run_id).await?)
+    }
+}
+
+/// What carrying out the commands seen did.
+#[derive(Debug, Default)]
+pub struct GithubCommandsBegun {
+    /// The runs begun (queued), for the caller to drive.
+    pub runs: Vec<BegunCommandRun>,
+    /// Every command decided now, as it stands after.
+    pub decided: Vec<GithubCommand>,
+}
+
+/// What a command came to when carried out.
+enum Carried {
+    Run(CommandRun),
+    /// Done at once (a stop): what to answer.
+    Done(String),
+}
+
+impl Pipeline {
+    /// Claims and carries out every command the syncs recorded and nobody took yet.
+    pub async fn begin_github_commands(&self) -> Result<GithubCommandsBegun, PipelineError> {
+        let mut begun = GithubCommandsBegun::default();
+        let seen = self.store.github_commands_in(CommandState::Seen).await?;
+        if seen.is_empty() {
+            return Ok(begun);
+        }
+        let owner = SignedInAccount::of(&self.github, &self.store).await?;
+        let installation = self.store.installation_id().await?;
+        for command in seen {
+            if !self
+                .store
+                .move_github_command(
+                    command.id,
+                    CommandState::Seen,
+                    CommandState::Claiming,
+                    None,
+                    None,
+                )
+                .await?
+            {
+                continue;
+            }
+            match self.claim(&command, &owner, &installation).await {
+                Ok(ClaimSettled::Won) => {}
+                Ok(ClaimSettled::Lost { installation }) => {
+                    let outcome = format!("taken by another installation ({installation})");
+                    tracing::info!(command = command.comment_id, %outcome, "a @handoff command was taken elsewhere");
+                    self.store
+                        .move_github_command(
+                            command.id,
+                            CommandState::Claiming,
+                            CommandState::TakenElsewhere,
+                            Some(&outcome),
+                            None,
+                        )
+                        .await?;
+                    begun
+                        .decided
+                        .push(self.store.github_command(command.id).await?);
+                    continue;
+                }
+                Err(error) => {
+                    // Tried again at the next sync.
+                    tracing::warn!(command = command.comment_id, %error, "a @handoff command could not be claimed");
+                    self.store
+                        .move_github_command(
+                            command.id,
+                            CommandState::Claiming,
+                            CommandState::Seen,
+                            None,
+                            None,
+                        )
+                        .await?;
+                    continue;
+                }
+            }
+            let repo = self.store.repo(command.repo_id).await?;
+            if let Err(error) = self
+                .github
+                .react_to_issue_comment(&repo.name, command.comment_id, TAKEN_REACTION)
+                .await
+            {
+                tracing::warn!(command = command.comment_id, %error, "the taken reaction could not be added");
+            }
+            match self.carry_out(&command).await {
+                Ok(Carried::Run(run)) => {
+                    let run_id = match &run {
+                        CommandRun::Code(run) => run.run_id(),
+                        CommandRun::Qa(run) => run.run_id(),
+                    };
+                    tracing::info!(command = command.comment_id, run = %run_id, ask = command.ask.word(), "a @handoff command began a run");
+                    self.store
+                        .move_github_command(
+                            command.id,
+                            CommandState::Claiming,
+                            CommandState::Taken,
+                            None,
+                            Some(run_id),
+                        )
+                        .await?;
+                    let command = self.store.github_command(command.id).await?;
+                    begun.decided.push(command.clone());
+                    begun.runs.push(BegunCommandRun {
+                        pipeline: self.clone(),
+                        command,
+                        run,
+                    });
+                }
+                Ok(Carried::Done(said)) => {
+                    self.store
+                        .move_github_command(
+                            command.id,
+                            CommandState::Claiming,
+                            CommandState::Taken,
+                            Some(&said),
+                            None,
+                        )
+                        .await?;
+                    begun
+                        .decided
+                        .push(self.store.github_command(command.id).await?);
+                }
+                Err(error) => {
+                    let refusal = format!("Handoff could not do this: {error}");
+                    tracing::info!(command = command.comment_id, %refusal, "a @handoff command was refused");
+                    self.store
+                        .move_github_command(
+                            command.id,
+                            CommandState::Claiming,
+                            CommandState::Refused,
+                            Some(&refusal),
+                            None,
+                        )
+                        .await?;
+                    begun
+                        .decided
+                        .push(self.store.github_command(command.id).await?);
+                }
+            }
+        }
+        self.answer_github_commands().await?;
+        Ok(begun)
+    }
+
+    /// Claims `command` on GitHub for this installation (see `command_claims`).
+    async fn claim(
+        &self,
+        command: &GithubCommand,
+        owner: &SignedInAccount,
+        installation: &str,
+    ) -> Result<ClaimSettled, PipelineError> {
+        let repo = self.store.repo(command.repo_id).await?;
+        if let Some((_, earlier)) =
+            claim_on_thread(&self.github, &self.store, owner, &repo.name, command).await?
+        {
+            if earlier.installation != installation {
+                return Ok(ClaimSettled::Lost {
+                    installation: earlier.installation,
+                });
+            }
+        }
+        // A stop is claimed only where something of the item runs: the installation
+        // that drives the run is the one that can stop it.
+        if command.ask == CommandAsk::Stop
+            && self.active_run_of(command.feedback_id).await?.is_none()
+        {
+            return Ok(ClaimSettled::Lost {
+                installation: "none here: nothing of the item runs on this installation".to_owned(),
+            });
+        }
+        let claim = post_claim(
+            &self.github,
+            &repo.name,
+            command,
+            installation,
+            &this_machine(),
+        )
+        .await?;
+        self.store
+            .set_github_command_claim(command.id, Some(claim))
+            .await?;
+        Ok(settle_claim(
+            &self.github,
+            &self.store,
+            owner,
+            &repo.name,
+            command,
+            installation,
+            claim,
+        )
+        .await?)
+    }
+
+    /// The item's active run (the top of a chain), if one goes.
+    async fn active_run_of(&self, feedback_id: FeedbackId) -> Result<Option<Run>, PipelineError> {
+        Ok(self
+            .store
+            .runs(&RunFilter {
+                feedback_id: Some(feedback_id),
+                active_only: true,
+                limit: None,
+            })
+            .await?
+            .into_iter()
+            .find(|run| run.parent_run_id.is_none()))
+    }
+
+    async fn carry_out(&self, command: &GithubCommand) -> Result<Carried, PipelineError> {
+        let item = self.store.feedback(command.feedback_id).await?;
+        match &command.ask {
+            CommandAsk::Stop => match self.active_run_of(item.id).await? {
+                Some(run) => {
+                    self.cancel_run(run.id).await?;
+                    Ok(Carried::Done(format!(
+                        "Handoff stopped run {} ({}).",
+                        run.id, run.stage
+                    )))
+                }
+                None => Ok(Carried::Done(
+                    "Nothing of this item was running: there was nothing to stop.".to_owned(),
+                )),
+            },
+            CommandAsk::Instructions(text) => {
+                let run = self
+                    .begin_code_run(
+                        item.id,
+                        CodeRunOptions {
+                            instructions: Some(text.clone()),
+                            ..CodeRunOptions::default()
+                        },
+                    )
+                    .await?;
+                Ok(Carried::Run(CommandRun::Code(Box::new(run))))
+            }
+            CommandAsk::Stage(stage) => {
+                let Some(pr_number) = item.pr_number else {
+                    return Err(PipelineError::CommandNeedsPullRequest { stage: *stage });
+                };
+                let repo = self.store.repo(item.repo_id).await?;
+                let run = self
+                    .begin_qa(&repo.name, pr_number, *stage, QaOptions::default())
+                    .await?;
+                Ok(Carried::Run(CommandRun::Qa(Box::new(run))))
+            }
+        }
+    }
+
+    /// Answers, on their threads, the commands whose run ended and those refused. Each
+    /// answer is written once: the command is moved to answered before it is posted
+    /// (and back, when posting fails, to be tried at the next sync).
+    pub async fn answer_github_commands(&self) -> Result<u32, PipelineError> {
+        let mut answered = 0;
+        let waiting = [CommandState::Taken, CommandState::Refused];
+        for from in waiting {
+            for command in self.store.github_commands_in(from).await? {
+                let text = match (from, command.run_id) {
+                    (CommandState::Taken, Some(run_id)) => {
+                        let run = self.store.run(run_id).await?;
+                        if run.status.is_active() {
+                            continue;
+                        }
+                        self.run_answer(&run).await?
+                    }
+                    _ => command.outcome.clone().unwrap_or_default(),
+                };
+                if !self
+                    .store
+                    .move_github_command(command.id, from, CommandState::Answered, None, None)
+                    .await?
+                {
+                    continue;
+                }
+                let repo = self.store.repo(command.repo_id).await?;
+                match post_answer(&self.github, &repo.name, &command, &text, &this_machine()).await
+                {
+                    Ok(_) => answered += 1,
+                    Err(error) => {
+                        tracing::warn!(command = command.comment_id, %error, "a @handoff command's answer could not be posted");
+                        self.store
+                            .move_github_command(
+                                command.id,
+                                CommandState::Answered,
+                                from,
+                                None,
+                                None,
+                            )
+                            .await?;
+                    }
+                }
+            }
+        }
+        Ok(answered)
+    }
+
+    /// How `run` ended, with its cost, in words for the command's thread.
+    async fn run_answer(&self, run: &Run) -> Result<String, PipelineError> {
+        let mut cost = run.llm_cost_usd.unwrap_or_default();
+        if run.stage == Stage::FullAuto {
+            let stages = self
+                .store
+                .runs(&RunFilter {
+                    feedback_id: run.feedback_id,
+                    active_only: false,
+                    limit: None,
+                })
+                .await?;
+            cost += stages
+                .iter()
+                .filter(|stage| stage.parent_run_id == Some(run.id))
+                .filter_map(|stage| stage.llm_cost_usd)
+                .sum::<f64>();
+        }
+        let what = match run.stage {
+            Stage::Code => "The run".to_owned(),
+            Stage::FullAuto => "The QA chain".to_owned(),
+            stage => format!("The {stage} stage"),
+        };
+        // A first run's PR is known from its item once the run opened it.
+        let pr_number = match (run.pr_number, run.feedback_id) {
+            (Some(number), _) => Some(number),
+            (None, Some(item)) => self.store.feedback(item).await?.pr_number,
+            (None, None) => None,
+        };
+        let how = match run.status {
+            RunStatus::Succeeded => match pr_number {
+                Some(number) if run.stage == Stage::Code => format!("succeeded: PR #{number}"),
+                _ => "succeeded".to_owned(),
+            },
+            RunStatus::Failed => format!(
+                "failed: {}",
+                run.failure_message
+                    .as_deref()
+                    .unwrap_or("no reason recorded")
+            ),
+            RunStatus::Cancelled => "was cancelled".to_owned(),
+            RunStatus::Queued | RunStatus::Running => "is still going".to_owned(),
+        };
+        Ok(format!("{what} (run {}) {how}. Cost: ${cost:.2}.", run.id))
+    }
+}
