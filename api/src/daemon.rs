@@ -48,8 +48,8 @@ pub struct DaemonState {
 /// How the daemon works.
 #[derive(Debug, Clone, Copy)]
 pub struct ServeSettings {
-    /// How often it syncs with GitHub.
-    pub sync_interval: Duration,
+    /// How often it syncs with GitHub (`None`: the installation's setting).
+    pub sync_interval: Option<Duration>,
     /// How often it looks after the queue.
     pub queue_interval: Duration,
     /// How long, once told to stop, it lets its runs under way go on before it cancels
@@ -60,7 +60,7 @@ pub struct ServeSettings {
 impl Default for ServeSettings {
     fn default() -> Self {
         ServeSettings {
-            sync_interval: crate::timed_sync::SYNC_INTERVAL,
+            sync_interval: None,
             queue_interval: Duration::from_secs(3),
             grace: Duration::from_secs(120),
         }

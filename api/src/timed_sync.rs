@@ -12,8 +12,47 @@ use tokio::sync::watch;
 use crate::session::{self, AutomaticUpdateNote, SyncSummary};
 use crate::AppCore;
 
-/// How often Handoff syncs with GitHub by itself.
+/// How often Handoff syncs with GitHub by itself, unless the owner set another interval.
 pub const SYNC_INTERVAL: Duration = Duration::from_secs(5 * 60);
+
+/// The shortest interval the owner may set: a sync costs a few requests, and GitHub's
+/// rate limit is per hour.
+pub const SHORTEST_SYNC_INTERVAL: Duration = Duration::from_secs(30);
+
+/// The interval a stored `sync.interval_seconds` gives: whole seconds, at least
+/// [`SHORTEST_SYNC_INTERVAL`].
+pub fn parse_sync_interval(text: &str) -> Result<Duration, String> {
+    let seconds: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    let interval = Duration::from_secs(seconds);
+    if interval < SHORTEST_SYNC_INTERVAL {
+        return Err(format!(
+            "{seconds} s is too often: at least {} s",
+            SHORTEST_SYNC_INTERVAL.as_secs()
+        ));
+    }
+    Ok(interval)
+}
+
+/// How often to sync: the owner's setting, or [`SYNC_INTERVAL`].
+pub async fn sync_interval(store: &handoff::store::Store) -> Duration {
+    match store
+        .setting(handoff::store::SettingKey::SyncIntervalSeconds)
+        .await
+    {
+        Ok(Some(text)) => parse_sync_interval(&text).unwrap_or_else(|refusal| {
+            tracing::warn!(%refusal, "the stored sync interval is not used");
+            SYNC_INTERVAL
+        }),
+        Ok(None) => SYNC_INTERVAL,
+        Err(error) => {
+            tracing::warn!(%error, "the sync interval could not be read");
+            SYNC_INTERVAL
+        }
+    }
+}
 
 /// What the one who syncs is told.
 pub trait SyncListener: Send + Sync {
@@ -32,12 +71,13 @@ pub enum TimedSyncer {
     Daemon,
 }
 
-/// Syncs now and every `interval` after, until `stop` turns true (with no `stop`, for
-/// as long as the process lives).
+/// Syncs now and every `interval` after (`None`: the owner's setting, read again before
+/// each wait), until `stop` turns true (with no `stop`, for as long as the process
+/// lives).
 pub async fn sync_on_a_timer(
     core: AppCore,
     syncer: TimedSyncer,
-    interval: Duration,
+    interval: Option<Duration>,
     listener: impl SyncListener,
     mut stop: Option<watch::Receiver<bool>>,
 ) {
@@ -58,6 +98,10 @@ pub async fn sync_on_a_timer(
             }
             None => sync_once(&core, &listener).await,
         }
+        let interval = match interval {
+            Some(interval) => interval,
+            None => sync_interval(&core.store).await,
+        };
         match &mut stop {
             Some(stop) => {
                 tokio::select! {
@@ -110,5 +154,22 @@ async fn sync_once(core: &AppCore, listener: &impl SyncListener) {
         Err(error) => {
             tracing::warn!(code = %error.code, message = %error.message, "the kept working copies could not be pruned")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_owners_sync_interval_is_whole_seconds_and_not_too_often() {
+        assert_eq!(parse_sync_interval(" 60 "), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_sync_interval("30"), Ok(SHORTEST_SYNC_INTERVAL));
+        assert!(parse_sync_interval("29")
+            .unwrap_err()
+            .contains("too often: at least 30 s"));
+        assert!(parse_sync_interval("5m")
+            .unwrap_err()
+            .contains("not a number of seconds"));
     }
 }

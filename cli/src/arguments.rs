@@ -284,6 +284,7 @@ pub const EDITABLE_SETTINGS: &[SettingKey] = &[
     SettingKey::QueueSlotsE2b,
     SettingKey::QueueSlotsLocal,
     SettingKey::AgentForkPlace,
+    SettingKey::SyncIntervalSeconds,
 ];
 
 /// The settings `handoff config` reads and changes.

@@ -70,6 +70,10 @@ pub async fn run(store: &Store, command: ConfigCommand) -> Result<(), CliError> 
                     .parse::<handoff::log_file::LogLevel>()
                     .map_err(|error| CliError::Usage(error.to_string()))?;
             }
+            if matches!(key, SettingKey::SyncIntervalSeconds) {
+                handoff_api::timed_sync::parse_sync_interval(value)
+                    .map_err(|refusal| CliError::Usage(format!("{name}: {refusal}")))?;
+            }
             if matches!(key, SettingKey::KeptCopyDays) {
                 handoff::pipeline_settings::kept_copy_retention_from_days(value)
                     .map_err(|refusal| CliError::Usage(format!("{name}: {refusal}")))?;

@@ -22,7 +22,8 @@ pub struct ServeArguments {
     /// daemon at login, enable it and start it now, then exit (Linux).
     #[arg(long)]
     pub install: bool,
-    /// Seconds between two syncs with GitHub [default: 300].
+    /// Seconds between two syncs with GitHub [default: the `sync.interval_seconds`
+    /// setting, or 300].
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub sync_seconds: Option<u64>,
     /// Seconds the runs under way may go on once the daemon is told to stop, before they
@@ -51,7 +52,8 @@ pub async fn run(
     let settings = ServeSettings {
         sync_interval: arguments
             .sync_seconds
-            .map_or(defaults.sync_interval, Duration::from_secs),
+            .map(Duration::from_secs)
+            .or(defaults.sync_interval),
         grace: arguments
             .grace_seconds
             .map_or(defaults.grace, Duration::from_secs),
@@ -62,7 +64,11 @@ pub async fn run(
         data_dir.display(),
         std::process::id(),
         settings.queue_interval.as_secs(),
-        settings.sync_interval.as_secs(),
+        match settings.sync_interval {
+            Some(interval) => interval,
+            None => handoff_api::timed_sync::sync_interval(store).await,
+        }
+        .as_secs(),
     );
     let core = AppCore::new(store.clone(), data_dir);
     serve(core, daemon, settings, told_to_stop()).await;

@@ -7,7 +7,7 @@ use handoff_api::mirror_following::{
 };
 use handoff_api::records::MirrorChangesRecord;
 use handoff_api::session::{AutomaticUpdateNote, RunNotice, SyncSummary};
-use handoff_api::timed_sync::{sync_on_a_timer, SyncListener, TimedSyncer, SYNC_INTERVAL};
+use handoff_api::timed_sync::{sync_on_a_timer, SyncListener, TimedSyncer};
 use handoff_api::AppCore;
 use tauri::{AppHandle, Emitter as _};
 
@@ -32,7 +32,7 @@ pub fn spawn_all(app: AppHandle, core: AppCore) {
     tauri::async_runtime::spawn(sync_on_a_timer(
         core,
         TimedSyncer::Window,
-        SYNC_INTERVAL,
+        None,
         WindowSyncListener(app_for_the_timer),
         None,
     ));

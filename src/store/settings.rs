@@ -79,6 +79,9 @@ crate::stored_text_enum! {
         /// Where forks for the agent's branches go (an organization, or a second account
         /// of the owner's): a repository connected from then on gets its fork there.
         AgentForkPlace => "forks.place",
+        /// How often the open window and the daemon sync with GitHub by themselves, in
+        /// seconds (300 by default, at least 30): how soon a `@handoff` comment is seen.
+        SyncIntervalSeconds => "sync.interval_seconds",
     }
 }
 

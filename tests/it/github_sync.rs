@@ -601,10 +601,11 @@ async fn a_slow_answer_times_out_and_the_retry_succeeds() {
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(report.new_feedback.len(), 1);
     // GET /user, the labelled issues twice (the first given up on), the issue's comments,
-    // the open PRs.
+    // the open PRs, the repository's comments since it was connected (for the owner's
+    // commands).
     assert_eq!(
         github.request_count().sent,
-        5,
+        6,
         "the slow answer was given up on and asked again"
     );
 }

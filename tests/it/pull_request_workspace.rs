@@ -131,13 +131,9 @@ async fn reviews_inline_comments_and_failing_checks_of_a_feedback_pr_become_cand
     let number = pr_number(&world.run(&feedback, None).await);
     let fake = &world.fake;
     fake.add_user("reviewer");
-    fake.add_review(
-        REPO,
-        number,
-        OWNER,
-        "CHANGES_REQUESTED",
-        "Use the brand colour.",
-    );
+    // The owner's own review can only comment: GitHub refuses a review requesting
+    // changes on (or approving) a PR one opened, and Handoff opens PRs as the owner.
+    fake.add_review(REPO, number, OWNER, "COMMENTED", "Use the brand colour.");
     fake.add_review(
         REPO,
         number,

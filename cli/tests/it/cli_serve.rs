@@ -2,14 +2,15 @@
 //! killed command left in the queue and opens the PRs by itself, `handoff status` says
 //! what it does, SIGTERM lets the run under way end and leaves the queued one for the
 //! next start, which takes it over at once; a second daemon on the same data folder is
-//! refused; and `--install` writes and starts a systemd user unit.
+//! refused; the owner's `@handoff` comment on a labelled issue becomes a PR with the
+//! daemon alone; and `--install` writes and starts a systemd user unit.
 
 use handoff_test_support as support;
 
 use std::time::{Duration, Instant};
 
 use support::cli_process::{ok_text, text, Cli};
-use support::fake_github::FakeGithub;
+use support::fake_github::{FakeGithub, OWNER};
 use support::pipeline_world::{REPO, SCRIPTED_AGENT};
 use support::secret_service::SecretService;
 
@@ -184,6 +185,73 @@ async fn the_daemon_drives_the_queue_alone_and_a_sigterm_loses_nothing() {
         gone.contains("daemon: none serves this data folder"),
         "{gone}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_daemon_alone_turns_the_owners_handoff_comment_on_a_labelled_issue_into_a_pr() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
+    cli.connect_scripted_repo(&fake, "local", &[]).await;
+    let daemon = cli
+        .command(&["serve", "--sync-seconds", "1"])
+        .spawn()
+        .unwrap();
+    // No window and no command line from here: the owner is on GitHub (on a phone).
+    let issue = fake.create_issue(
+        REPO,
+        OWNER,
+        "Greeting",
+        "Say hello on the front page.",
+        &["feedback"],
+    );
+    let command = fake.add_comment(
+        REPO,
+        issue,
+        OWNER,
+        "@handoff Start with a greeting file.\n@@write hello.txt hello",
+    );
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let answer = loop {
+        let answer = fake
+            .comments(REPO, issue)
+            .into_iter()
+            .map(|(_, _, body)| body)
+            .find(|body| body.starts_with("<!-- handoff:answer "));
+        if let Some(answer) = answer {
+            break answer;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the daemon never answered: {:?}",
+            fake.comments(REPO, issue)
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(answer.contains("succeeded: PR #"), "{answer}");
+    let pulls = fake.pulls(REPO);
+    assert_eq!(pulls.len(), 1, "the daemon opened the PR");
+    assert_eq!(
+        fake.reactions_on(command),
+        vec![(OWNER.to_owned(), "eyes".to_owned())]
+    );
+    let shown = ok_text(&cli.run(&["feedback", "list", "--json"]).await);
+    assert!(shown.contains("WAITING_FOR_REVIEW"), "{shown}");
+
+    sigterm(daemon.id().unwrap());
+    let stopped = tokio::time::timeout(Duration::from_secs(30), daemon.wait_with_output())
+        .await
+        .expect("an idle daemon stops at once")
+        .unwrap();
+    assert!(stopped.status.success(), "{}", text(&stopped));
+    let log = ok_text(&cli.run(&["log", "--lines", "400"]).await);
+    assert!(log.contains("the owner gave a @handoff command"), "{log}");
+    assert!(log.contains("a @handoff command began a run"), "{log}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
