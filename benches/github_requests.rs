@@ -12,6 +12,8 @@
 //! (c) Syncs of a repository with 200 open PRs that are not Handoff's, each with its own
 //!     head commit and settled checks (a third passed, a third failed, a third have
 //!     none): the first, an idle one, and the hourly complete pass.
+//! (d) The same 200 PRs, all updated within the hour, so that every sync asks for their
+//!     checks: the first sync and the next.
 //!
 //! Run: `cargo bench --bench github_requests`. Figures: benches/results/github_requests.md.
 
@@ -344,6 +346,41 @@ async fn strangers_pulls_counts(pulls: usize) -> (Count, Count, Count) {
     (first, idle, hourly)
 }
 
+/// What syncs of a repository with `pulls` open PRs that are not Handoff's cost while
+/// every one of them was updated within the hour (so their checks may still change):
+/// the first, and the next.
+async fn busy_pulls_counts(pulls: usize) -> (Count, Count) {
+    let fake = FakeGithub::start().await;
+    fake.create_repo(REPO, "main");
+    fake.add_user("contributor");
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_in(dir.path()).await.unwrap();
+    store
+        .add_repo(&NewRepo {
+            monthly_run_quota: None,
+            ..NewRepo::with_defaults(REPO.parse().unwrap())
+        })
+        .await
+        .unwrap();
+    store
+        .set_setting(SettingKey::GithubLogin, OWNER)
+        .await
+        .unwrap();
+    let github = client(&fake);
+    fake.open_pulls_with_settled_checks(REPO, "contributor", pulls);
+    let counted = |fake: &FakeGithub| {
+        let count = (fake.requests().len(), fake.rate_limit_cost());
+        fake.clear_requests();
+        count
+    };
+    fake.clear_requests();
+    sync(&github, &store, None).await.unwrap();
+    let first = counted(&fake);
+    sync(&github, &store, None).await.unwrap();
+    let next = counted(&fake);
+    (first, next)
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -411,6 +448,15 @@ fn main() {
         ("first sync (a complete pass)", first),
         ("idle sync", idle),
         ("the hourly complete pass, nothing changed", hourly),
+    ] {
+        println!("| {case} | {requests} | {cost} |");
+    }
+    let (first, next) = runtime.block_on(busy_pulls_counts(200));
+    println!("\n| (d) the same 200 PRs, all updated within the hour | requests | cost |");
+    println!("|---|---|---|");
+    for (case, (requests, cost)) in [
+        ("first sync (a complete pass)", first),
+        ("the next sync (every PR's checks asked again)", next),
     ] {
         println!("| {case} | {requests} | {cost} |");
     }

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use super::base_conflicts::follow_base_conflicts;
-use super::check_runs::check_runs_of_commits;
+use super::check_runs::check_runs_of_open_pulls;
 use super::client::{GithubClient, RequestCount};
 use super::comment_authorship::SignedInAccount;
 use super::error::GithubError;
@@ -177,15 +177,14 @@ async fn complete_pass(
     let reviews_read_at = store.reviews_read_at(repo.id).await?;
     let reading_reviews_at = chrono::Utc::now();
     report.open_pull_requests += open_pulls.len() as u32;
-    // Checks belong to a commit: PRs on the same head commit share one request.
-    let check_runs_at = check_runs_of_commits(
-        client,
-        store,
-        repo,
-        open_pulls.iter().map(|pull| pull.head.sha.as_str()),
-        &mut report.errors,
-    )
-    .await?;
+    // Checks belong to a commit: PRs on the same head commit share one request, and
+    // many PRs are asked at once.
+    let wanted: Vec<(u64, &str)> = open_pulls
+        .iter()
+        .map(|pull| (pull.number, pull.head.sha.as_str()))
+        .collect();
+    let check_runs_at =
+        check_runs_of_open_pulls(client, store, repo, &wanted, &mut report.errors).await?;
     let check_runs_of: BTreeMap<u64, &Vec<WireCheckRun>> = open_pulls
         .iter()
         .filter_map(|pull| {

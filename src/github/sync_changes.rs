@@ -4,7 +4,8 @@
 //! updated since (one listing), and, only when a PR changed, the PRs by last update
 //! (as many pages as reach back to the cursor), then each changed feedback PR's reviews
 //! and thread. Checks are asked for only where they can still change: a head commit
-//! whose checks are pending, or a PR updated within the last hour. Every request is
+//! whose checks are pending, or a PR updated within the last hour; for many such PRs,
+//! in one GraphQL query a hundred open PRs (see `check_runs`). Every REST request is
 //! conditional, so an idle sync costs nothing against the rate limit either.
 //!
 //! What these listings cannot show (a deleted comment on a PR that did not otherwise
@@ -16,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::Utc;
 
 use super::base_conflicts::follow_base_conflicts;
-use super::check_runs::check_runs_of_commits;
+use super::check_runs::check_runs_of_open_pulls;
 use super::client::GithubClient;
 use super::comment_authorship::SignedInAccount;
 use super::error::GithubError;
@@ -215,14 +216,12 @@ pub(super) async fn sync_changes(
                 || now - pull.github_updated_at < CHECKS_FOLLOWED_FOR
         })
         .collect();
-    let runs_at = check_runs_of_commits(
-        client,
-        store,
-        repo,
-        followed.iter().map(|pull| pull.head_sha.as_str()),
-        &mut report.errors,
-    )
-    .await?;
+    let wanted: Vec<(u64, &str)> = followed
+        .iter()
+        .map(|pull| (pull.number, pull.head_sha.as_str()))
+        .collect();
+    let runs_at =
+        check_runs_of_open_pulls(client, store, repo, &wanted, &mut report.errors).await?;
     for pull in &followed {
         if let Some(runs) = runs_at.get(pull.head_sha.as_str()) {
             let status = CheckStatus::of(runs.iter().map(WireCheckRun::state));

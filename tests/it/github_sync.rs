@@ -8,8 +8,8 @@ use handoff_test_support as support;
 use std::time::Duration;
 
 use handoff::domain::{
-    CommentKind, FeedbackSource, FeedbackStatus, FollowUpSource, NewRepo, SandboxBackend,
-    VersionOrigin,
+    CheckStatus, CommentKind, FeedbackSource, FeedbackStatus, FollowUpSource, NewRepo,
+    SandboxBackend, VersionOrigin,
 };
 use handoff::github::comment_publishing::publish_agent_output;
 use handoff::github::sync::sync;
@@ -663,4 +663,87 @@ async fn a_token_that_may_not_read_checks_syncs_the_rest_and_the_repository_says
     );
     let pull = store.pull_request(repo_id, number).await.unwrap().unwrap();
     assert_eq!(pull.checks, handoff::domain::CheckStatus::Failure);
+}
+
+/// 150 open PRs, each on its own head commit and all updated within the hour (so their
+/// checks may still change): the checks of every one come in one GraphQL query a
+/// hundred PRs, not a request a commit, at the first sync and at the next; and they say
+/// what the checks say.
+#[tokio::test]
+async fn the_checks_of_many_busy_prs_come_in_one_query_a_hundred_prs() {
+    let fake = FakeGithub::start().await;
+    fake.create_repo(REPO, "main");
+    fake.add_user("contributor");
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with_repo(&dir).await;
+    let github = client(&fake, Duration::from_secs(5));
+    let numbers = fake.open_pulls_with_settled_checks(REPO, "contributor", 150);
+    let asked = |fake: &FakeGithub| {
+        let requests = fake.requests();
+        fake.clear_requests();
+        let graphql = requests.iter().filter(|r| r.path == "/graphql").count();
+        let per_commit = requests
+            .iter()
+            .filter(|r| r.path.contains("/check-runs"))
+            .count();
+        (graphql, per_commit)
+    };
+    fake.clear_requests();
+
+    let first = sync(&github, &store, None).await.unwrap();
+    assert!(first.errors.is_empty(), "{:?}", first.errors);
+    assert_eq!(
+        asked(&fake),
+        (2, 0),
+        "two pages of open PRs, no commit asked"
+    );
+    let second = sync(&github, &store, None).await.unwrap();
+    assert!(second.errors.is_empty(), "{:?}", second.errors);
+    assert_eq!(
+        asked(&fake),
+        (2, 0),
+        "busy PRs are asked at every sync, at once"
+    );
+
+    let repo_id = store.repo_by_name(&REPO.parse().unwrap()).await.unwrap().id;
+    for (n, number) in numbers.iter().enumerate() {
+        let pull = store.pull_request(repo_id, *number).await.unwrap().unwrap();
+        let expected = match n % 3 {
+            0 => CheckStatus::Success,
+            1 => CheckStatus::Failure,
+            _ => CheckStatus::NoChecks,
+        };
+        assert_eq!(pull.checks, expected, "PR #{number}");
+    }
+}
+
+/// GraphQL refusing the checks (a token that may not read them): each commit is asked
+/// of REST instead, which names the missing permission, and the rest syncs.
+#[tokio::test]
+async fn a_refused_checks_query_falls_back_to_each_commit() {
+    let fake = FakeGithub::start().await;
+    fake.create_repo(REPO, "main");
+    fake.add_user("contributor");
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with_repo(&dir).await;
+    let github = client(&fake, Duration::from_secs(5));
+    fake.open_pulls_with_settled_checks(REPO, "contributor", 6);
+    for path in ["/graphql", "/check-runs"] {
+        fake.inject(FaultRule::new(
+            path,
+            Fault::NotAccessible {
+                permission: "checks=read".to_owned(),
+            },
+        ));
+    }
+
+    let report = sync(&github, &store, None).await.unwrap();
+
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.open_pull_requests, 6);
+    let repo = store.repo_by_name(&REPO.parse().unwrap()).await.unwrap();
+    assert!(
+        repo.checks_unreadable_since.is_some(),
+        "the repository says its checks cannot be read"
+    );
 }

@@ -15,6 +15,7 @@ use super::bare_repository::{git_ref_sha, git_sha, merges_cleanly, refresh_pull_
 use super::faults::{take_fault, Fault};
 use super::shapes;
 
+mod check_rollup;
 mod reactions_and_reviews;
 use super::state::{now, repo_key, FakeComment, FakeIssue, FakeState, NewPull};
 use super::{forks, git_http, pull_commits, RequestRecord, Shared};
@@ -726,7 +727,7 @@ fn route(
                 shapes::comment(urls, state, repo, &comment),
             )
         }
-        ("POST", ["graphql"]) => graphql(state, body),
+        ("POST", ["graphql"]) => graphql(urls, state, body),
         ("GET", ["repos", owner, name, "pulls"]) => {
             let Some(repo) = state.repo(owner, name) else {
                 return not_found();
@@ -995,16 +996,23 @@ fn route(
     }
 }
 
-/// The one GraphQL query Handoff sends: who last edited an issue comment.
-fn graphql(state: &FakeState, body: &Value) -> Answer {
+/// The GraphQL queries Handoff sends: who last edited an issue comment, and the checks
+/// of every open PR.
+fn graphql(urls: &shapes::Urls, state: &FakeState, body: &Value) -> Answer {
     let query = body
         .get("query")
         .and_then(Value::as_str)
         .unwrap_or_default();
+    if check_rollup::is_checks_query(query) {
+        return answer(
+            StatusCode::OK,
+            check_rollup::checks_of_open_pulls(urls, state, &body["variables"]),
+        );
+    }
     if !(query.contains("node(id: $id)") && query.contains("editor")) {
         return answer(
             StatusCode::OK,
-            json!({ "errors": [{ "message": "the fake answers only the last-editor query" }] }),
+            json!({ "errors": [{ "message": "the fake answers only the last-editor and open-PR checks queries" }] }),
         );
     }
     let id = body["variables"]["id"].as_str().unwrap_or_default();
@@ -1277,6 +1285,17 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Body>) -> Response<Bod
                     HeaderValue::from_str(&reset_at.timestamp().to_string()).expect("a header"),
                 );
                 (status, value, headers, false)
+            }
+            // GraphQL refuses inside a 200 answer, with an error of type FORBIDDEN.
+            (Some(_), Some(Fault::NotAccessible { .. })) if path == "/graphql" => {
+                let mut headers = HeaderMap::new();
+                rate_limit_headers(&mut headers, &state);
+                (
+                    StatusCode::OK,
+                    check_rollup::not_accessible(),
+                    headers,
+                    true,
+                )
             }
             (Some(_), Some(Fault::NotAccessible { permission })) => {
                 let (status, value, mut headers) = message(
