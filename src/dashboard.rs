@@ -6,7 +6,8 @@ use serde::Serialize;
 
 use crate::domain::feedback::PullRequestState;
 use crate::domain::{
-    ArchiveState, FeedbackId, FeedbackSource, FeedbackStatus, RunId, RunStatus, Stage,
+    ArchiveState, FeedbackId, FeedbackSource, FeedbackStatus, RunId, RunStatus, SandboxBackend,
+    Stage,
 };
 
 /// The last run of a feedback item, as its card shows it.
@@ -15,6 +16,11 @@ pub struct LastRunSummary {
     pub id: RunId,
     pub stage: Stage,
     pub status: RunStatus,
+    /// Where it ran.
+    pub backend: SandboxBackend,
+    /// The repository's own backend, when the run went elsewhere (to E2B because
+    /// Docker's slots were full, or one run sent elsewhere by hand).
+    pub instead_of: Option<SandboxBackend>,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
 }

@@ -347,6 +347,13 @@ pub struct LastRunRecord {
     pub finished_at: Option<DateTime<Utc>>,
     /// A queued run's place in the run queue (0: its turn came, it is starting).
     pub queue_place: Option<u32>,
+    /// Where it ran.
+    #[ts(as = "crate::page_contract::SandboxBackendWords")]
+    pub backend: SandboxBackend,
+    /// The repository's own backend, when the run went elsewhere (to E2B because
+    /// Docker's slots were full, or sent elsewhere by hand).
+    #[ts(as = "Option<crate::page_contract::SandboxBackendWords>")]
+    pub instead_of: Option<SandboxBackend>,
 }
 
 impl From<Dashboard> for BoardView {
@@ -405,6 +412,8 @@ impl From<LastRunSummary> for LastRunRecord {
             started_at: run.started_at,
             finished_at: run.finished_at,
             queue_place: None,
+            backend: run.backend,
+            instead_of: run.instead_of,
         }
     }
 }

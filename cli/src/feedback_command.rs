@@ -100,7 +100,11 @@ pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError
                     let last_run = card
                         .last_run
                         .as_ref()
-                        .map(|run| format!("{} {}", run.stage, run.status))
+                        .map(|run| match run.instead_of {
+                            // Not in the repository's own sandbox: say where it went.
+                            Some(_) => format!("{} {} on {}", run.stage, run.status, run.backend),
+                            None => format!("{} {}", run.stage, run.status),
+                        })
                         .unwrap_or_else(|| "-".to_owned());
                     let title = match card.archived_as {
                         Some(state) => format!("[{}] {}", state.label(), card.title),

@@ -103,6 +103,9 @@ crate::stored_text_enum! {
         PullRequestReopened => "pull_request_reopened",
         /// The owner approved a held run's commits, and they were pushed.
         HeldPushApproved => "held_push_approved",
+        /// The item's PR was found open on GitHub, opened by another installation of
+        /// the owner's (the item of the same issue has the same head branch there).
+        PullRequestFoundOpen => "pull_request_found_open",
     }
 }
 
@@ -166,6 +169,10 @@ pub fn next_status(
             Err(refuse("it has no pull request yet; run it first"))
         }
         (Failed, HeldPushApproved) => Ok(WaitingForReview),
+        (New | Failed, PullRequestFoundOpen) => Ok(WaitingForReview),
+        (_, PullRequestFoundOpen) => Err(refuse(
+            "only an item without a PR of its own (NEW or FAILED) takes one found on GitHub",
+        )),
         (_, HeldPushApproved) => Err(refuse(
             "only an item whose run is held (FAILED) has commits waiting for approval",
         )),

@@ -30,8 +30,8 @@ use super::owner_edits::{send_outbox, OutboxPass};
 use super::pull_request_candidates::{take_follow_up_candidates, CandidatesOf};
 use super::sync_steps::{
     apply_pull_request_state, feedback_of, followed_managed_comments, in_flight, not_merged,
-    notice_managed_comment, take_command_comment, take_feedback_issue, take_visitor_comment,
-    Newest, CLOCK_MARGIN,
+    notice_managed_comment, take_command_comment, take_feedback_issue,
+    take_pull_request_opened_elsewhere, take_visitor_comment, Newest, CLOCK_MARGIN,
 };
 pub use super::sync_steps::{SyncReport, SyncedStatusChange};
 use super::wire::{WireCheckRun, WirePull};
@@ -207,6 +207,9 @@ async fn complete_pass(
         .await?;
     pass.mirror_open_pulls(&open_pulls, &read, reading_reviews_at, &check_runs_of)
         .await?;
+    for pull in &open_pulls {
+        take_pull_request_opened_elsewhere(store, repo, owner, &open_items, pull, report).await?;
+    }
     let open_feedback_pulls: Vec<u64> = open_items
         .iter()
         .filter_map(|item| item.pr_number)

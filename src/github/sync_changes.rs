@@ -24,8 +24,8 @@ use super::error::GithubError;
 use super::pull_request_candidates::{take_follow_up_candidates, CandidatesOf};
 use super::sync_steps::{
     apply_pull_request_state, feedback_of, followed_managed_comments, in_flight, not_merged,
-    notice_managed_comment, take_command_comment, take_feedback_issue, take_visitor_comment,
-    Newest, SyncReport, CLOCK_MARGIN,
+    notice_managed_comment, take_command_comment, take_feedback_issue,
+    take_pull_request_opened_elsewhere, take_visitor_comment, Newest, SyncReport, CLOCK_MARGIN,
 };
 use super::wire::WireCheckRun;
 use crate::domain::{CheckStatus, PullRequestState, Repo};
@@ -154,6 +154,8 @@ pub(super) async fn sync_changes(
                 moved_heads.insert(pull.number);
             }
             store.mirror_pull_request(repo.id, &pull.mirrored()).await?;
+            take_pull_request_opened_elsewhere(store, repo, owner, &open_items, pull, report)
+                .await?;
             for item in open_items
                 .iter()
                 .filter(|item| item.pr_number == Some(pull.number))

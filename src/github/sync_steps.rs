@@ -274,6 +274,60 @@ pub(super) async fn take_visitor_comment(
     Ok(())
 }
 
+/// Takes open PR `pull` as the PR of the item among `items` whose head branch it is,
+/// when that item has none: another installation of the owner's opened it for the same
+/// issue (an issue's item has the same head branch in every installation). Only the
+/// owner's PR from the repository or its fork for the agent counts.
+pub(super) async fn take_pull_request_opened_elsewhere(
+    store: &Store,
+    repo: &Repo,
+    owner: &SignedInAccount,
+    items: &[&Feedback],
+    pull: &super::wire::WirePull,
+    report: &mut SyncReport,
+) -> Result<(), GithubError> {
+    if pull.state() != PullRequestState::Open
+        || !pull.user.as_ref().is_some_and(|user| owner.is(&user.login))
+        || items.iter().any(|item| item.pr_number == Some(pull.number))
+    {
+        return Ok(());
+    }
+    let head_repo = pull.head.repo.as_ref().map(|repo| repo.full_name.as_str());
+    let from_ours = head_repo.is_some_and(|head| {
+        head.eq_ignore_ascii_case(&repo.name.full_name())
+            || repo
+                .push_fork
+                .as_ref()
+                .is_some_and(|fork| head.eq_ignore_ascii_case(&fork.full_name()))
+    });
+    if !from_ours {
+        return Ok(());
+    }
+    let Some(item) = items.iter().find(|item| {
+        item.pr_number.is_none()
+            && item.github_issue_number.is_some()
+            && item.archived_as.is_none()
+            && item.head_branch == pull.head.name
+    }) else {
+        return Ok(());
+    };
+    if store
+        .take_pull_request_opened_elsewhere(item.id, pull.number, &pull.html_url)
+        .await?
+    {
+        tracing::info!(
+            repo = %repo.name, feedback = %item.id, pr = pull.number,
+            "the item's PR was opened by another installation: it is the item's PR here too"
+        );
+        report.status_changes.push(SyncedStatusChange {
+            feedback_id: item.id,
+            from: item.status,
+            to: FeedbackStatus::WaitingForReview,
+        });
+    }
+    Ok(())
+}
+
 /// Takes a `@handoff` command from `comment` if it is on one of `items`' issue or PR.
 /// The owner's is recorded (once; the pipeline claims it and carries it out); anyone
 /// else's is never run: on a PR it becomes a visitor follow-up, a candidate the owner

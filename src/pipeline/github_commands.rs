@@ -101,9 +101,8 @@ impl Pipeline {
                 continue;
             }
             match self.claim(&command, &owner, &installation).await {
-                Ok(ClaimSettled::Won) => {}
-                Ok(ClaimSettled::Lost { installation }) => {
-                    let outcome = format!("taken by another installation ({installation})");
+                Ok(None) => {}
+                Ok(Some(outcome)) => {
                     tracing::info!(command = command.comment_id, %outcome, "a @handoff command was taken elsewhere");
                     self.store
                         .move_github_command(
@@ -202,31 +201,39 @@ impl Pipeline {
         Ok(begun)
     }
 
-    /// Claims `command` on GitHub for this installation (see `command_claims`).
+    /// Claims `command` on GitHub for this installation (see `command_claims`): `None`
+    /// when it is this installation's to carry out, else why it is not.
     async fn claim(
         &self,
         command: &GithubCommand,
         owner: &SignedInAccount,
         installation: &str,
-    ) -> Result<ClaimSettled, PipelineError> {
+    ) -> Result<Option<String>, PipelineError> {
         let repo = self.store.repo(command.repo_id).await?;
-        if let Some((_, earlier)) =
-            claim_on_thread(&self.github, &self.store, owner, &repo.name, command).await?
-        {
-            if earlier.installation != installation {
-                return Ok(ClaimSettled::Lost {
-                    installation: earlier.installation,
-                });
+        match claim_on_thread(&self.github, &self.store, owner, &repo.name, command).await? {
+            Some((_, earlier)) if earlier.installation != installation => {
+                return Ok(Some(format!(
+                    "taken by another installation ({})",
+                    earlier.installation
+                )));
             }
+            // This installation claimed it before, and stopped before it went on.
+            Some((claim, _)) => {
+                self.store
+                    .set_github_command_claim(command.id, Some(claim))
+                    .await?;
+                return Ok(None);
+            }
+            None => {}
         }
         // A stop is claimed only where something of the item runs: the installation
         // that drives the run is the one that can stop it.
         if command.ask == CommandAsk::Stop
             && self.active_run_of(command.feedback_id).await?.is_none()
         {
-            return Ok(ClaimSettled::Lost {
-                installation: "none here: nothing of the item runs on this installation".to_owned(),
-            });
+            return Ok(Some(
+                "left to another installation: nothing of the item runs on this one".to_owned(),
+            ));
         }
         let claim = post_claim(
             &self.github,
@@ -239,7 +246,7 @@ impl Pipeline {
         self.store
             .set_github_command_claim(command.id, Some(claim))
             .await?;
-        Ok(settle_claim(
+        let settled = settle_claim(
             &self.github,
             &self.store,
             owner,
@@ -248,7 +255,13 @@ impl Pipeline {
             installation,
             claim,
         )
-        .await?)
+        .await?;
+        Ok(match settled {
+            ClaimSettled::Won => None,
+            ClaimSettled::Lost { installation } => {
+                Some(format!("taken by another installation ({installation})"))
+            }
+        })
     }
 
     /// The item's active run (the top of a chain), if one goes.

@@ -9,7 +9,8 @@ use super::Store;
 use crate::dashboard::{Dashboard, DashboardCard, LastRunSummary};
 use crate::domain::feedback::PullRequestState;
 use crate::domain::{
-    ArchiveState, FeedbackId, FeedbackSource, FeedbackStatus, RunId, RunStatus, Stage,
+    ArchiveState, FeedbackId, FeedbackSource, FeedbackStatus, RunId, RunStatus, SandboxBackend,
+    Stage,
 };
 
 impl Store {
@@ -44,7 +45,8 @@ impl Store {
                     (SELECT COUNT(*) FROM runs x WHERE x.feedback_id = f.id AND x.parent_run_id IS NULL) AS run_count, \
                     (SELECT COALESCE(SUM(x.llm_cost_usd), 0.0) FROM runs x WHERE x.feedback_id = f.id) AS total_cost, \
                     lr.id AS last_run_id, lr.stage AS last_run_stage, lr.status AS last_run_status, \
-                    lr.started_at AS last_run_started_at, lr.finished_at AS last_run_finished_at \
+                    lr.started_at AS last_run_started_at, lr.finished_at AS last_run_finished_at, \
+                    lr.backend AS last_run_backend, r.sandbox_backend AS repo_backend \
              FROM shown s JOIN feedback f ON f.id = s.id JOIN repos r ON r.id = f.repo_id \
              LEFT JOIN runs lr ON lr.id = (SELECT MAX(x.id) FROM runs x WHERE x.feedback_id = f.id AND x.parent_run_id IS NULL) \
              WHERE s.position <= ?8 \
@@ -93,8 +95,16 @@ fn card_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<DashboardCard, StoreEr
         Some(id) => {
             let stage: String = row.try_get("last_run_stage")?;
             let run_status: String = row.try_get("last_run_status")?;
+            let backend: String = row.try_get("last_run_backend")?;
+            let backend =
+                SandboxBackend::parse(&backend).ok_or_else(|| corrupt("backend", &backend))?;
+            let repo_backend: String = row.try_get("repo_backend")?;
+            let repo_backend = SandboxBackend::parse(&repo_backend)
+                .ok_or_else(|| corrupt("backend", &repo_backend))?;
             Some(LastRunSummary {
                 id: RunId(id),
+                backend,
+                instead_of: (backend != repo_backend).then_some(repo_backend),
                 stage: Stage::parse(&stage).ok_or_else(|| corrupt("stage", &stage))?,
                 status: RunStatus::parse(&run_status)
                     .ok_or_else(|| corrupt("run status", &run_status))?,

@@ -248,6 +248,48 @@ impl Store {
         self.feedback(id).await
     }
 
+    /// Takes PR `number` (at `url`), found open on GitHub for the item's head branch, as
+    /// the item's own: another installation of the owner's opened it for the same issue.
+    /// A NEW or FAILED item without a PR becomes WAITING_FOR_REVIEW; `false` (nothing
+    /// written) for an item that has a PR or another status by now.
+    pub async fn take_pull_request_opened_elsewhere(
+        &self,
+        id: FeedbackId,
+        number: u64,
+        url: &str,
+    ) -> Result<bool, StoreError> {
+        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let current: Option<(String, Option<i64>)> =
+            sqlx::query_as("SELECT status, pr_number FROM feedback WHERE id = ?")
+                .bind(id.0)
+                .fetch_optional(&mut *transaction)
+                .await?;
+        let (status, pr_number) = current.ok_or(StoreError::FeedbackNotFound(id))?;
+        let status: FeedbackStatus = status
+            .parse()
+            .map_err(|_| StoreError::Corrupt(format!("status {status:?}")))?;
+        let event = StatusEvent::PullRequestFoundOpen;
+        let Ok(next) = next_status(id, status, event) else {
+            return Ok(false);
+        };
+        if pr_number.is_some() {
+            return Ok(false);
+        }
+        sqlx::query(
+            "UPDATE feedback SET pr_number = ?, pr_url = ?, pr_state = 'open', updated_at = ? \
+             WHERE id = ?",
+        )
+        .bind(i64::try_from(number).unwrap_or(i64::MAX))
+        .bind(url)
+        .bind(now_text())
+        .bind(id.0)
+        .execute(&mut *transaction)
+        .await?;
+        change_status(&mut transaction, id, status, next, event, None).await?;
+        transaction.commit().await?;
+        Ok(true)
+    }
+
     /// Follows the state of the item's PR on GitHub: merged gives MERGED, closed unmerged
     /// gives FAILED, reopened gives WAITING_FOR_REVIEW again. Returns the item and
     /// whether its status changed.

@@ -67,13 +67,29 @@ pub struct RunEnding {
     pub cost_usd: Option<f64>,
 }
 
-/// Starts a code run on the item and ends it as `ending` says, its spend recorded the
-/// way a run records it when its agent ends.
+/// Starts a code run on the item in its repository's sandbox and ends it as `ending`
+/// says, its spend recorded the way a run records it when its agent ends.
 pub async fn run_to_end(store: &Store, feedback: &Feedback, ending: RunEnding) {
+    let backend = store
+        .repo(feedback.repo_id)
+        .await
+        .expect("the item's repository")
+        .sandbox_backend;
+    run_to_end_on(store, feedback, ending, backend).await;
+}
+
+/// [`run_to_end`] in sandbox `backend` (another than the repository's, as a run sent to
+/// E2B when Docker's slots were full).
+pub async fn run_to_end_on(
+    store: &Store,
+    feedback: &Feedback,
+    ending: RunEnding,
+    backend: SandboxBackend,
+) {
     let started = store
         .start_code_run(&CodeRunRequest {
             feedback_id: feedback.id,
-            backend: SandboxBackend::Local,
+            backend,
             agent_preset: "scripted".to_owned(),
             instructions: None,
         })

@@ -465,3 +465,84 @@ async fn a_command_written_before_the_repository_was_connected_is_never_run() {
         .unwrap()
         .is_empty());
 }
+
+#[tokio::test]
+async fn a_pr_another_installation_opened_is_the_items_pr_there_too_and_its_commands_run_once() {
+    let world = PipelineWorld::new(SandboxBackend::Local).await;
+    let laptop = world.another_installation().await;
+    let issue = world.fake.create_issue(
+        REPO,
+        OWNER,
+        "Greeting",
+        "Say hello.\n@@append hello.txt hello",
+        &["feedback"],
+    );
+    for (store, pipeline) in [
+        (&world.store, &world.pipeline),
+        (&laptop.store, &laptop.pipeline),
+    ] {
+        sync(&pipeline.github, store, None).await.unwrap();
+    }
+    let desktops_item = world
+        .store
+        .feedback_for_issue(&world.repo.name, issue)
+        .await
+        .unwrap()
+        .unwrap();
+    let number = pr_number(&world.run(&desktops_item, None).await);
+
+    let report = sync(&laptop.pipeline.github, &laptop.store, None)
+        .await
+        .unwrap();
+    let laptops_item = laptop
+        .store
+        .feedback_for_issue(&laptop.repo.name, issue)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(laptops_item.pr_number, Some(number), "{report:?}");
+    assert_eq!(laptops_item.status, FeedbackStatus::WaitingForReview);
+    assert!(laptops_item
+        .pr_url
+        .as_deref()
+        .is_some_and(|url| url.ends_with(&format!("/pull/{number}"))));
+
+    // A command on that PR is now seen by both, and taken by the first to claim it.
+    // (Had the laptop taken it, it would treat the desktop's agent commits as someone
+    // else's work: on this local backend it would refuse, in a sandbox it would run.)
+    let command = world.fake.add_comment(
+        REPO,
+        number,
+        OWNER,
+        "@handoff Greet in French too.\n@@append hello.txt bonjour",
+    );
+    let desktop_took = sync_and_take(&world.store, &world.pipeline).await;
+    let laptop_took = sync_and_take(&laptop.store, &laptop.pipeline).await;
+    assert_eq!(desktop_took.runs.len(), 1, "{:?}", desktop_took.decided);
+    assert!(laptop_took.runs.is_empty());
+    assert_eq!(laptop_took.decided.len(), 1, "the laptop saw it on its PR");
+    assert_eq!(laptop_took.decided[0].comment_id, command);
+    assert_eq!(laptop_took.decided[0].state, CommandState::TakenElsewhere);
+    let run = desktop_took
+        .runs
+        .into_iter()
+        .next()
+        .unwrap()
+        .drive()
+        .await
+        .unwrap();
+    assert_eq!(
+        run.status,
+        RunStatus::Succeeded,
+        "{:?}",
+        run.failure_message
+    );
+    let hello = world
+        .fake
+        .file_on_branch(REPO, &format!("refs/pull/{number}/head"), "hello.txt")
+        .unwrap();
+    // The item's own directive runs in every run of it, the command's once: the first
+    // run and one update, on the same PR.
+    assert_eq!(hello, "hello\nhello\nbonjour\n");
+    assert_eq!(world.fake.pulls(REPO).len(), 1);
+}

@@ -9,12 +9,14 @@
 // ("5 min ago") are brought up to date by a clock once a minute, in place.
 //
 // A NEW or FAILED card has a box to pick it for a run of several items at once; a card
-// whose run waits in the run queue says its place.
+// whose run waits in the run queue says its place, and one whose run went to another
+// sandbox than its repository's says where.
 //
 // A column gets only its most recently changed cards at first, and more once its end is
 // scrolled into view: a board of ten thousand items draws a few hundred cards.
 
-import { money, plural, relativeTime, runStatusWords } from "./format.js";
+import { el } from "./dom.js";
+import { backendNames, money, plural, relativeTime, runStatusWords } from "./format.js";
 
 const columnTemplate = document.getElementById("column-template");
 // The statuses whose items a plain run (no new instructions) takes.
@@ -115,6 +117,16 @@ function cardElement(card, actions) {
     const when = run.finishedAt ?? run.startedAt;
     lastRun.dataset.runStatus = run.status;
     lastRun.textContent = `Run ${run.id} · ${run.stage} · ${runStatusWords[run.status] ?? run.status}`;
+    // Where the run went, when it is not the repository's own sandbox (E2B took it
+    // because Docker's slots were full, or it was sent elsewhere by hand).
+    if (run.insteadOf) {
+      const where = el("span", {
+        class: "run-elsewhere",
+        text: ` · on ${backendNames[run.backend] ?? run.backend}`,
+        title: `This run went to ${backendNames[run.backend] ?? run.backend}, not to the repository's ${backendNames[run.insteadOf] ?? run.insteadOf}`,
+      });
+      lastRun.append(where);
+    }
     if (when) lastRun.append(timeSpan(when, " · "));
   } else {
     lastRun.replaceChildren(timeSpan(card.createdAt, "Created "));

@@ -236,7 +236,7 @@
 
 /**
  * The latest run of a card.
- * @typedef {{ id: number, stage: Stage, status: RunStatus, startedAt: string | null, finishedAt: string | null, queuePlace: number | null, }} LastRunRecord
+ * @typedef {{ id: number, stage: Stage, status: RunStatus, startedAt: string | null, finishedAt: string | null, queuePlace: number | null, backend: SandboxBackend, insteadOf: SandboxBackend | null, }} LastRunRecord
  */
 
 /**

@@ -69,6 +69,13 @@ export const runStatusWords = {
   cancelled: "cancelled",
 };
 
+// The sandboxes' names as the window says them.
+export const backendNames = {
+  docker: "Docker",
+  e2b: "E2B",
+  local: "a local process",
+};
+
 export const statusWords = {
   NEW: "New",
   CODING: "Coding",

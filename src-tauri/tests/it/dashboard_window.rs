@@ -73,6 +73,63 @@ async fn dashboard_shows_cards_grouped_by_status() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_card_says_where_its_run_went_when_not_to_the_repositorys_sandbox() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let store = Store::open_in(data_dir.path()).await.unwrap();
+    seed::add_repo(&store, seed::DEMO_REPO).await;
+    let at_home = seed::add_feedback(&store, seed::DEMO_REPO, "Ran in Docker", "Body.").await;
+    seed::run_to_end(&store, &at_home, seed::success(0.10)).await;
+    let overflowed = seed::add_feedback(
+        &store,
+        seed::DEMO_REPO,
+        "Sent to E2B while Docker was full",
+        "Body.",
+    )
+    .await;
+    seed::run_to_end_on(
+        &store,
+        &overflowed,
+        seed::success(0.20),
+        handoff::domain::SandboxBackend::E2b,
+    )
+    .await;
+
+    let app = AppSession::start(data_dir.path()).await;
+    assert_eq!(app.wait_until_loaded().await, "true");
+    let elsewhere = |id: i64| {
+        format!(
+            "const s = document.querySelector('.card[data-feedback-id=\"{id}\"] .run-elsewhere'); \
+             return s ? [s.textContent, s.title] : null;"
+        )
+    };
+    let marked = app
+        .client
+        .execute(&elsewhere(overflowed.id.0), vec![])
+        .await
+        .unwrap();
+    assert_eq!(
+        marked,
+        serde_json::json!([
+            " · on E2B",
+            "This run went to E2B, not to the repository's Docker"
+        ])
+    );
+    let unmarked = app
+        .client
+        .execute(&elsewhere(at_home.id.0), vec![])
+        .await
+        .unwrap();
+    assert_eq!(
+        unmarked,
+        Value::Null,
+        "a run in the repository's own sandbox"
+    );
+    app.screenshot("card-run-elsewhere").await;
+    app.close().await;
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn search_narrows_the_board_and_new_feedback_appears_without_a_reload() {
     let data_dir = tempfile::tempdir().unwrap();
     let store = Store::open_in(data_dir.path()).await.unwrap();
