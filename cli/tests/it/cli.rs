@@ -442,7 +442,7 @@ async fn runs_show_tells_how_a_run_ended() {
         dir.path(),
         &["runs", "show", &failed.id.to_string()],
     ));
-    assert!(text.contains("code · failed on local"), "{text}");
+    assert!(text.contains("code · failed on docker"), "{text}");
     assert!(
         text.contains("failure:  the agent produced no changes (agent_failed)"),
         "{text}"
