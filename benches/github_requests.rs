@@ -283,9 +283,22 @@ async fn sync_counts(pulls: usize) -> SyncCounts {
         .react_to_issue_comment(&repo.name, command, TAKEN_REACTION)
         .await
         .unwrap();
-    post_answer(&github, &repo.name, command_record, "Done.", "bench")
-        .await
-        .unwrap();
+    let answer = handoff::domain::github_command::CommandAnswer {
+        command_comment_id: command,
+        installation: "bench".to_owned(),
+        run_id: Some(1),
+        cost_usd: Some(0.1),
+    };
+    post_answer(
+        &github,
+        &repo.name,
+        command_record,
+        &answer,
+        "Done.",
+        "bench",
+    )
+    .await
+    .unwrap();
     let command_taken = counted(&fake);
 
     // An hour after the last complete pass, the next sync is one again.

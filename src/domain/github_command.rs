@@ -158,9 +158,67 @@ impl CommandClaim {
     }
 }
 
-/// The marker of the answer written on a command's thread when its run ends.
-pub fn answer_marker(command_comment_id: u64) -> String {
-    format!("{ANSWER_MARKER_START}command={command_comment_id}{MARKER_END}")
+/// An installation's answer to a command, as its reply carries it: which run it began
+/// there and what that run cost, so that another installation counts the run against
+/// the repository's month too.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandAnswer {
+    pub command_comment_id: u64,
+    pub installation: String,
+    /// The run's id in that installation; `None` for a command that began no run.
+    pub run_id: Option<u64>,
+    /// What the run cost, in dollars.
+    pub cost_usd: Option<f64>,
+}
+
+impl CommandAnswer {
+    /// The marker an answer starts with.
+    pub fn marker(&self) -> String {
+        let mut marker = format!(
+            "{ANSWER_MARKER_START}command={} installation={}",
+            self.command_comment_id, self.installation
+        );
+        if let Some(run) = self.run_id {
+            marker.push_str(&format!(" run={run}"));
+        }
+        if let Some(cost) = self.cost_usd {
+            marker.push_str(&format!(" cost={cost:.4}"));
+        }
+        marker.push_str(MARKER_END);
+        marker
+    }
+
+    /// The answer a reply's body starts with, if it starts with one.
+    pub fn of_body(body: &str) -> Option<CommandAnswer> {
+        let inside = body
+            .trim_start()
+            .strip_prefix(ANSWER_MARKER_START)?
+            .split_once(MARKER_END)?
+            .0;
+        let mut answer = CommandAnswer {
+            command_comment_id: 0,
+            installation: String::new(),
+            run_id: None,
+            cost_usd: None,
+        };
+        let mut command = None;
+        for pair in inside.split_whitespace() {
+            match pair.split_once('=') {
+                Some(("command", id)) => command = id.parse().ok(),
+                Some(("installation", id)) => answer.installation = id.to_owned(),
+                Some(("run", id)) => answer.run_id = id.parse().ok(),
+                Some(("cost", usd)) => {
+                    answer.cost_usd = usd
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|usd| usd.is_finite() && *usd >= 0.0)
+                }
+                _ => {}
+            }
+        }
+        answer.command_comment_id = command?;
+        (!answer.installation.is_empty()).then_some(answer)
+    }
 }
 
 /// Whether `body` is one of Handoff's replies to a command (a claim or an answer),
@@ -265,7 +323,23 @@ mod tests {
         let body = format!("{}\nHandoff took this.", claim.marker());
         assert_eq!(CommandClaim::of_body(&body), Some(claim.clone()));
         assert!(is_command_reply(&body));
-        assert!(is_command_reply(&answer_marker(42)));
+        let answer = CommandAnswer {
+            command_comment_id: 42,
+            installation: "abc-1".to_owned(),
+            run_id: Some(7),
+            cost_usd: Some(0.25),
+        };
+        assert!(is_command_reply(&answer.marker()));
+        assert_eq!(
+            CommandAnswer::of_body(&format!("{}\nThe run succeeded.", answer.marker())),
+            Some(answer)
+        );
+        assert_eq!(
+            CommandAnswer::of_body("<!-- handoff:answer command=42 installation=x cost=-3 -->")
+                .and_then(|answer| answer.cost_usd),
+            None,
+            "a cost below zero is no cost"
+        );
         assert_eq!(
             CommandClaim::of_body("<!-- handoff:claim command=x -->"),
             None

@@ -14,7 +14,7 @@ use super::client::GithubClient;
 use super::comment_authorship::SignedInAccount;
 use super::error::GithubError;
 use super::wire::WireComment;
-use crate::domain::github_command::{answer_marker, winning_claim, CommandClaim};
+use crate::domain::github_command::{winning_claim, CommandAnswer, CommandClaim};
 use crate::domain::{GithubCommand, RepoName};
 use crate::store::Store;
 
@@ -146,17 +146,18 @@ pub async fn settle_claim(
     }
 }
 
-/// Replies on `command`'s thread with what came of it.
+/// Replies on `command`'s thread with what came of it (`answer` goes in its marker).
 pub async fn post_answer(
     client: &GithubClient,
     repo: &RepoName,
     command: &GithubCommand,
+    answer: &CommandAnswer,
     text: &str,
     machine: &str,
 ) -> Result<u64, GithubError> {
     let body = format!(
         "{}\n{text}\n\n<sub>Handoff on {}</sub>",
-        answer_marker(command.comment_id),
+        answer.marker(),
         escape_markdown(machine)
     );
     let reply = client

@@ -17,7 +17,7 @@ use super::error::GithubError;
 use super::owner_edits::OutboxReport;
 use super::wire::{WireComment, WireIssue};
 use crate::domain::follow_up::fit_mirrored_text;
-use crate::domain::github_command::{is_command_reply, parse_command};
+use crate::domain::github_command::{is_command_reply, parse_command, CommandAnswer};
 use crate::domain::{
     ArchiveActor, ArchiveState, CommentKind, Feedback, FeedbackId, FeedbackSource, FeedbackStatus,
     ManagedComment, PullRequestState, Repo,
@@ -328,6 +328,48 @@ pub(super) async fn take_pull_request_opened_elsewhere(
     Ok(())
 }
 
+/// Records the run that another installation of the owner's says, in its answer
+/// `comment` to a command, it made: it counts against this installation's month too.
+/// Only the owner's answers count (a visitor cannot spend the owner's quota).
+async fn take_run_seen_elsewhere(
+    store: &Store,
+    repo: &Repo,
+    owner: &SignedInAccount,
+    comment: &WireComment,
+) -> Result<(), GithubError> {
+    let by_owner = comment
+        .user
+        .as_ref()
+        .is_some_and(|user| owner.is(&user.login));
+    let Some(answer) = CommandAnswer::of_body(comment.body_text()).filter(|_| by_owner) else {
+        return Ok(());
+    };
+    let Some(run_id) = answer.run_id else {
+        return Ok(());
+    };
+    if answer.installation == store.installation_id().await? {
+        return Ok(());
+    }
+    let cost = answer.cost_usd.unwrap_or_default();
+    if store
+        .record_run_seen_elsewhere(
+            repo.id,
+            &answer.installation,
+            run_id,
+            cost,
+            comment.created_at,
+            comment.id,
+        )
+        .await?
+    {
+        tracing::info!(
+            repo = %repo.name, installation = %answer.installation, run = run_id, cost,
+            "another installation's run counts against this month too"
+        );
+    }
+    Ok(())
+}
+
 /// Takes a `@handoff` command from `comment` if it is on one of `items`' issue or PR.
 /// The owner's is recorded (once; the pipeline claims it and carries it out); anyone
 /// else's is never run: on a PR it becomes a visitor follow-up, a candidate the owner
@@ -346,7 +388,7 @@ pub(super) async fn take_command_comment(
     };
     let body = comment.body_text();
     if is_command_reply(body) {
-        return Ok(());
+        return take_run_seen_elsewhere(store, repo, owner, comment).await;
     }
     let Some(ask) = parse_command(body) else {
         return Ok(());

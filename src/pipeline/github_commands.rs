@@ -10,6 +10,7 @@
 use super::code_run::{BegunCodeRun, CodeRunOptions};
 use super::qa_run::{BegunQa, QaOptions};
 use super::{Pipeline, PipelineError};
+use crate::domain::github_command::CommandAnswer;
 use crate::domain::{
     CommandAsk, CommandState, FeedbackId, GithubCommand, Run, RunId, RunStatus, Stage,
 };
@@ -324,15 +325,25 @@ impl Pipeline {
     pub async fn answer_github_commands(&self) -> Result<u32, PipelineError> {
         let mut answered = 0;
         let waiting = [CommandState::Taken, CommandState::Refused];
+        let installation = self.store.installation_id().await?;
         for from in waiting {
             for command in self.store.github_commands_in(from).await? {
+                let mut answer = CommandAnswer {
+                    command_comment_id: command.comment_id,
+                    installation: installation.clone(),
+                    run_id: None,
+                    cost_usd: None,
+                };
                 let text = match (from, command.run_id) {
                     (CommandState::Taken, Some(run_id)) => {
                         let run = self.store.run(run_id).await?;
                         if run.status.is_active() {
                             continue;
                         }
-                        self.run_answer(&run).await?
+                        let (text, cost) = self.run_answer(&run).await?;
+                        answer.run_id = u64::try_from(run.id.0).ok();
+                        answer.cost_usd = Some(cost);
+                        text
                     }
                     _ => command.outcome.clone().unwrap_or_default(),
                 };
@@ -344,7 +355,15 @@ impl Pipeline {
                     continue;
                 }
                 let repo = self.store.repo(command.repo_id).await?;
-                match post_answer(&self.github, &repo.name, &command, &text, &this_machine()).await
+                match post_answer(
+                    &self.github,
+                    &repo.name,
+                    &command,
+                    &answer,
+                    &text,
+                    &this_machine(),
+                )
+                .await
                 {
                     Ok(_) => answered += 1,
                     Err(error) => {
@@ -365,8 +384,8 @@ impl Pipeline {
         Ok(answered)
     }
 
-    /// How `run` ended, with its cost, in words for the command's thread.
-    async fn run_answer(&self, run: &Run) -> Result<String, PipelineError> {
+    /// How `run` ended, with its cost, in words for the command's thread; and the cost.
+    async fn run_answer(&self, run: &Run) -> Result<(String, f64), PipelineError> {
         let mut cost = run.llm_cost_usd.unwrap_or_default();
         if run.stage == Stage::FullAuto {
             let stages = self
@@ -408,6 +427,9 @@ impl Pipeline {
             RunStatus::Cancelled => "was cancelled".to_owned(),
             RunStatus::Queued | RunStatus::Running => "is still going".to_owned(),
         };
-        Ok(format!("{what} (run {}) {how}. Cost: ${cost:.2}.", run.id))
+        Ok((
+            format!("{what} (run {}) {how}. Cost: ${cost:.2}.", run.id),
+            cost,
+        ))
     }
 }

@@ -173,6 +173,34 @@ impl Store {
         Ok(changed == 1)
     }
 
+    /// Records a run another installation of the owner's made on `repo_id`, read from
+    /// its answer to a command (comment `comment_id`): once per run. `true` when new.
+    pub async fn record_run_seen_elsewhere(
+        &self,
+        repo_id: RepoId,
+        installation: &str,
+        run_id: u64,
+        cost_usd: f64,
+        ended_at: DateTime<Utc>,
+        comment_id: u64,
+    ) -> Result<bool, StoreError> {
+        let added = sqlx::query(
+            "INSERT INTO runs_seen_elsewhere (repo_id, installation, run_id, cost_usd, ended_at, \
+             comment_id) VALUES (?, ?, ?, ?, ?, ?) \
+             ON CONFLICT (repo_id, installation, run_id) DO NOTHING",
+        )
+        .bind(repo_id.0)
+        .bind(installation)
+        .bind(i64::try_from(run_id).unwrap_or(i64::MAX))
+        .bind(cost_usd.max(0.0))
+        .bind(time_text(ended_at))
+        .bind(i64::try_from(comment_id).unwrap_or(i64::MAX))
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        Ok(added == 1)
+    }
+
     /// Notes this installation's claim reply on command `id`.
     pub async fn set_github_command_claim(
         &self,

@@ -32,13 +32,19 @@ pub(super) async fn quota_status_in<'c, E>(
 where
     E: sqlx::Executor<'c, Database = sqlx::Sqlite>,
 {
+    // This installation's runs, and those another installation of the owner's said on
+    // GitHub it made.
+    let month_start = time_text(start_of_month(now));
     let (quota, used): (Option<i64>, i64) = sqlx::query_as(
         "SELECT r.monthly_run_quota, \
                 (SELECT COALESCE(SUM(q.units), 0) FROM quota_uses q \
                  WHERE q.repo_id = r.id AND q.used_at >= ?) \
+              + (SELECT COUNT(*) FROM runs_seen_elsewhere e \
+                 WHERE e.repo_id = r.id AND e.ended_at >= ?) \
          FROM repos r WHERE r.id = ?",
     )
-    .bind(time_text(start_of_month(now)))
+    .bind(&month_start)
+    .bind(&month_start)
     .bind(repo_id.0)
     .fetch_optional(executor)
     .await?

@@ -413,12 +413,15 @@ async fn spent_since(
     held_back: Option<Option<RunId>>,
 ) -> Result<f64, StoreError> {
     let repo_id = repo_id.map(|id| id.0);
+    // This installation's runs, and those another installation of the owner's said on
+    // GitHub it made.
     let spent: f64 = sqlx::query_scalar(
-        "SELECT COALESCE(SUM(charged_usd), 0.0) FROM run_charges \
-         WHERE created_at >= ? AND (? IS NULL OR repo_id = ?)",
+        "SELECT (SELECT COALESCE(SUM(charged_usd), 0.0) FROM run_charges \
+                 WHERE created_at >= ?1 AND (?2 IS NULL OR repo_id = ?2)) \
+              + (SELECT COALESCE(SUM(cost_usd), 0.0) FROM runs_seen_elsewhere \
+                 WHERE ended_at >= ?1 AND (?2 IS NULL OR repo_id = ?2))",
     )
     .bind(time_text(since))
-    .bind(repo_id)
     .bind(repo_id)
     .fetch_one(&mut *connection)
     .await?;

@@ -546,3 +546,84 @@ async fn a_pr_another_installation_opened_is_the_items_pr_there_too_and_its_comm
     assert_eq!(hello, "hello\nhello\nbonjour\n");
     assert_eq!(world.fake.pulls(REPO).len(), 1);
 }
+
+#[tokio::test]
+async fn a_run_another_installation_made_counts_against_this_installations_month() {
+    let world = PipelineWorld::new(SandboxBackend::Local).await;
+    let laptop = world.another_installation().await;
+    let issue = world
+        .fake
+        .create_issue(REPO, OWNER, "Greeting", "Say hello.", &["feedback"]);
+    for (store, pipeline) in [
+        (&world.store, &world.pipeline),
+        (&laptop.store, &laptop.pipeline),
+    ] {
+        sync(&pipeline.github, store, None).await.unwrap();
+    }
+    world.fake.add_comment(
+        REPO,
+        issue,
+        OWNER,
+        "@handoff Start.\n@@write hello.txt hello\n@@usage 0.25",
+    );
+    let took = sync_and_take(&world.store, &world.pipeline).await;
+    let run = took.runs.into_iter().next().unwrap().drive().await.unwrap();
+    assert_eq!(
+        run.status,
+        RunStatus::Succeeded,
+        "{:?}",
+        run.failure_message
+    );
+    assert_eq!(run.llm_cost_usd, Some(0.25));
+
+    // The laptop reads the desktop's answer at its next sync.
+    let laptops = sync_and_take(&laptop.store, &laptop.pipeline).await;
+    assert!(laptops.runs.is_empty());
+    let now = chrono::Utc::now();
+    let quota = laptop
+        .store
+        .quota_status(laptop.repo.id, now)
+        .await
+        .unwrap();
+    assert_eq!(quota.used, 1, "the desktop's run is one of the month's");
+    let spent = laptop
+        .store
+        .spent_so_far(laptop.repo.id, now)
+        .await
+        .unwrap();
+    assert!(
+        (spent.repo_month_usd - 0.25).abs() < 1e-9 && (spent.day_usd - 0.25).abs() < 1e-9,
+        "{spent:?}"
+    );
+
+    // Read again, it counts once; and the desktop does not count its own answer twice.
+    sync(&laptop.pipeline.github, &laptop.store, None)
+        .await
+        .unwrap();
+    sync(&world.pipeline.github, &world.store, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        laptop
+            .store
+            .quota_status(laptop.repo.id, now)
+            .await
+            .unwrap()
+            .used,
+        1
+    );
+    assert_eq!(
+        world
+            .store
+            .quota_status(world.repo.id, now)
+            .await
+            .unwrap()
+            .used,
+        1
+    );
+    let desktop_spent = world.store.spent_so_far(world.repo.id, now).await.unwrap();
+    assert!(
+        (desktop_spent.repo_month_usd - 0.25).abs() < 1e-9,
+        "{desktop_spent:?}"
+    );
+}
