@@ -101,9 +101,10 @@ pub enum Command {
     /// Mirror GitHub: labelled issues, visitor comments, open PRs and their checks,
     /// feedback PRs' states, reviews and failing checks (as follow-up candidates),
     /// comment edits. Then runs Suggest lessons for each repository set to start it by
-    /// itself whose new corrections reached its number, and, where a repository lets
-    /// PRs update themselves, an Update PR for each new failing check or review of yours
-    /// requesting changes (or says why not).
+    /// itself whose new corrections reached its number; where a repository lets PRs
+    /// update themselves, an Update PR for each new failing check (or says why not);
+    /// and your `@handoff` comments on feedback issues and PRs (claimed, so that one
+    /// installation takes each), their runs driven to the end and answered on GitHub.
     Sync(SyncArguments),
     /// GitHub writes waiting to be sent (edits made offline), and their errors.
     Outbox(OutboxArguments),
@@ -129,8 +130,9 @@ pub enum Command {
     /// Print the end of the log file (what the app and the command line did in the
     /// background, and what failed); with --follow, keep printing new lines.
     Log(LogArguments),
-    /// The daemon: keep the run queue, the sync with GitHub, automatic updates and due
-    /// lessons going with no window open, until Ctrl-C or SIGTERM (which lets the runs
+    /// The daemon: keep the run queue, the sync with GitHub, automatic updates, due
+    /// lessons and `@handoff` commands going with no window open, until Ctrl-C or
+    /// SIGTERM (which lets the runs
     /// under way end first). `--install` starts it at every login (systemd, Linux).
     Serve(crate::serve_command::ServeArguments),
     /// Whether a daemon serves this data folder and what it is doing, and the queue.

@@ -10,6 +10,7 @@ mod egress_gate;
 mod fake_github_conformance;
 mod fault_matrix;
 mod github_commands;
+mod github_commands_installations;
 mod github_managed_comments;
 mod github_sync;
 mod head_branch_names;
