@@ -11,21 +11,18 @@ use handoff::github::command_claims::{post_claim, settle_claim, ClaimSettled};
 use handoff::github::comment_authorship::SignedInAccount;
 use handoff::github::sync::sync;
 use support::fake_github::OWNER;
-use support::pipeline_world::{pr_number, PipelineWorld, REPO};
+use support::pipeline_world::{pr_number, Installation, PipelineWorld, REPO};
 
-use super::github_commands::{item_with_a_pull_request, replies, sync_and_take};
+use super::github_commands::{drive_the_one_run, item_with_a_pull_request, replies, sync_and_take};
 
-#[tokio::test]
-async fn a_command_on_a_feedback_issue_runs_once_across_two_installations_of_the_owner() {
+/// A desktop and a laptop installation of the owner's on one fake GitHub, and an issue
+/// of the owner's labelled as feedback with `body`, synced into an item by both.
+async fn desktop_and_laptop_with_an_issue(body: &str) -> (PipelineWorld, Installation, u64) {
     let world = PipelineWorld::new(SandboxBackend::Local).await;
     let laptop = world.another_installation().await;
-    let issue = world.fake.create_issue(
-        REPO,
-        OWNER,
-        "Greeting",
-        "Say hello on the front page.",
-        &["feedback"],
-    );
+    let issue = world
+        .fake
+        .create_issue(REPO, OWNER, "Greeting", body, &["feedback"]);
     for (store, pipeline) in [
         (&world.store, &world.pipeline),
         (&laptop.store, &laptop.pipeline),
@@ -33,6 +30,13 @@ async fn a_command_on_a_feedback_issue_runs_once_across_two_installations_of_the
         let report = sync(&pipeline.github, store, None).await.unwrap();
         assert_eq!(report.new_feedback.len(), 1, "{report:?}");
     }
+    (world, laptop, issue)
+}
+
+#[tokio::test]
+async fn a_command_on_a_feedback_issue_runs_once_across_two_installations_of_the_owner() {
+    let (world, laptop, issue) =
+        desktop_and_laptop_with_an_issue("Say hello on the front page.").await;
     let command = world.fake.add_comment(
         REPO,
         issue,
@@ -69,14 +73,7 @@ async fn a_command_on_a_feedback_issue_runs_once_across_two_installations_of_the
         1,
         "the losing claim, if one was posted, was withdrawn"
     );
-    let run = winner
-        .runs
-        .into_iter()
-        .next()
-        .unwrap()
-        .drive()
-        .await
-        .unwrap();
+    let run = drive_the_one_run(winner).await;
     assert_eq!(
         run.status,
         RunStatus::Succeeded,
@@ -176,21 +173,8 @@ async fn of_two_claims_posted_at_the_same_moment_the_earliest_wins_and_the_other
 
 #[tokio::test]
 async fn a_pr_another_installation_opened_is_the_items_pr_there_too_and_its_commands_run_once() {
-    let world = PipelineWorld::new(SandboxBackend::Local).await;
-    let laptop = world.another_installation().await;
-    let issue = world.fake.create_issue(
-        REPO,
-        OWNER,
-        "Greeting",
-        "Say hello.\n@@append hello.txt hello",
-        &["feedback"],
-    );
-    for (store, pipeline) in [
-        (&world.store, &world.pipeline),
-        (&laptop.store, &laptop.pipeline),
-    ] {
-        sync(&pipeline.github, store, None).await.unwrap();
-    }
+    let (world, laptop, issue) =
+        desktop_and_laptop_with_an_issue("Say hello.\n@@append hello.txt hello").await;
     let desktops_item = world
         .store
         .feedback_for_issue(&world.repo.name, issue)
@@ -231,14 +215,7 @@ async fn a_pr_another_installation_opened_is_the_items_pr_there_too_and_its_comm
     assert_eq!(laptop_took.decided.len(), 1, "the laptop saw it on its PR");
     assert_eq!(laptop_took.decided[0].comment_id, command);
     assert_eq!(laptop_took.decided[0].state, CommandState::TakenElsewhere);
-    let run = desktop_took
-        .runs
-        .into_iter()
-        .next()
-        .unwrap()
-        .drive()
-        .await
-        .unwrap();
+    let run = drive_the_one_run(desktop_took).await;
     assert_eq!(
         run.status,
         RunStatus::Succeeded,
@@ -257,17 +234,7 @@ async fn a_pr_another_installation_opened_is_the_items_pr_there_too_and_its_comm
 
 #[tokio::test]
 async fn a_run_another_installation_made_counts_against_this_installations_month() {
-    let world = PipelineWorld::new(SandboxBackend::Local).await;
-    let laptop = world.another_installation().await;
-    let issue = world
-        .fake
-        .create_issue(REPO, OWNER, "Greeting", "Say hello.", &["feedback"]);
-    for (store, pipeline) in [
-        (&world.store, &world.pipeline),
-        (&laptop.store, &laptop.pipeline),
-    ] {
-        sync(&pipeline.github, store, None).await.unwrap();
-    }
+    let (world, laptop, issue) = desktop_and_laptop_with_an_issue("Say hello.").await;
     world.fake.add_comment(
         REPO,
         issue,
@@ -275,7 +242,7 @@ async fn a_run_another_installation_made_counts_against_this_installations_month
         "@handoff Start.\n@@write hello.txt hello\n@@usage 0.25",
     );
     let took = sync_and_take(&world.store, &world.pipeline).await;
-    let run = took.runs.into_iter().next().unwrap().drive().await.unwrap();
+    let run = drive_the_one_run(took).await;
     assert_eq!(
         run.status,
         RunStatus::Succeeded,
