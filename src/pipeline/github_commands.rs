@@ -83,6 +83,9 @@ impl Pipeline {
         let mut begun = GithubCommandsBegun::default();
         let seen = self.store.github_commands_in(CommandState::Seen).await?;
         if seen.is_empty() {
+            // Answers still owed (a run whose process ended before it answered, an
+            // answer GitHub did not take) go out at every sync, new commands or not.
+            self.answer_github_commands().await?;
             return Ok(begun);
         }
         let owner = SignedInAccount::of(&self.github, &self.store).await?;

@@ -17,7 +17,7 @@ use handoff::github::sync::sync;
 use handoff::pipeline::github_commands::GithubCommandsBegun;
 use handoff::pipeline::Pipeline;
 use handoff::store::Store;
-use support::fake_github::OWNER;
+use support::fake_github::{Fault, FaultRule, OWNER};
 use support::pipeline_world::{pr_number, PipelineWorld, QA_DIRECTIVES, REPO};
 
 pub(crate) async fn sync_and_take(store: &Store, pipeline: &Pipeline) -> GithubCommandsBegun {
@@ -326,4 +326,34 @@ async fn a_command_written_before_the_repository_was_connected_is_never_run() {
         .await
         .unwrap()
         .is_empty());
+}
+
+#[tokio::test]
+async fn an_answer_github_did_not_take_goes_out_at_the_next_sync() {
+    let world = PipelineWorld::new(SandboxBackend::Local).await;
+    let (_, number) = item_with_a_pull_request(&world).await;
+    world
+        .fake
+        .add_comment(REPO, number, OWNER, "@handoff Greet in French too.");
+    let begun = sync_and_take(&world.store, &world.pipeline).await;
+    // GitHub fails both tries of the answer when the run ends.
+    world.fake.inject(
+        FaultRule::new(&format!("/issues/{number}/comments"), Fault::Status(502))
+            .method("POST")
+            .times(2),
+    );
+    let run = drive_the_one_run(begun).await;
+    assert_eq!(
+        run.status,
+        RunStatus::Succeeded,
+        "{:?}",
+        run.failure_message
+    );
+    assert!(replies(&world, number, "<!-- handoff:answer ").is_empty());
+
+    let next = sync_and_take(&world.store, &world.pipeline).await;
+    assert!(next.runs.is_empty() && next.decided.is_empty());
+    let answers = replies(&world, number, "<!-- handoff:answer ");
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert!(answers[0].contains("succeeded"), "{}", answers[0]);
 }
