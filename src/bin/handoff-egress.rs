@@ -12,6 +12,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+#[cfg(unix)]
 use std::time::Duration;
 
 const USAGE: &str = "usage: handoff-egress serve [--proxy ADDR] [--forwarder ADDR] [--control PATH] [--idle-exit SECONDS]\n       handoff-egress configure [--control PATH]\n       handoff-egress hold-key [--control PATH]";

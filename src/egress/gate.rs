@@ -6,16 +6,25 @@
 //! nothing for a while, so a repository's gate costs nothing between busy spells.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWriteExt as _, BufReader};
-
 use super::gate_control::{policy_of, GateAnswer, GateCommand, MeterReport};
-use super::proxy::{serve_proxy, system_resolver, EgressRules, SharedRules};
+use super::proxy::{EgressRules, SharedRules};
 use super::GateActivity;
-use crate::sandbox::key_forwarding::{forwarding_router, ForwardingTable};
+use crate::sandbox::key_forwarding::ForwardingTable;
+
+// Serving the gate and talking to its control socket need Unix sockets: the gate runs
+// only in a Linux container, so on other hosts only its state and commands are built.
+#[cfg(unix)]
+use super::proxy::{serve_proxy, system_resolver};
+#[cfg(unix)]
+use crate::sandbox::key_forwarding::forwarding_router;
+#[cfg(unix)]
+use std::{path::Path, sync::RwLock};
+#[cfg(unix)]
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWriteExt as _, BufReader};
 
 /// The line the gate prints once it serves.
 pub const LISTENING: &str = "handoff-egress: listening";

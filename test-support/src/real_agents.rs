@@ -59,13 +59,17 @@ impl RealAgent {
     pub fn path_with_agent(self, bin: &Path) -> String {
         let link = bin.join(self.name());
         if !link.exists() {
+            #[cfg(unix)]
             std::os::unix::fs::symlink(self.program(), &link).expect("the agent is linked");
+            #[cfg(not(unix))]
+            std::fs::copy(self.program(), &link).expect("the agent is copied");
         }
-        format!(
-            "{}:{}",
-            bin.display(),
-            std::env::var("PATH").unwrap_or_default()
-        )
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let folders = std::iter::once(bin.to_path_buf()).chain(std::env::split_paths(&path));
+        std::env::join_paths(folders)
+            .expect("no folder of PATH holds its separator")
+            .to_string_lossy()
+            .into_owned()
     }
 
     /// What the program's `--help` (or a subcommand's) prints.

@@ -1,5 +1,10 @@
 //! The `handoff` command line's tests, in one binary: each module runs the real binary
 //! as a person does, against the fakes.
+//!
+//! They drive the program through shell scripts (editors, stand-in agents) and a Secret
+//! Service on D-Bus, so they are built and run on Unix only.
+
+#![cfg(unix)]
 
 mod cli;
 mod cli_agent_forks;

@@ -1,5 +1,9 @@
 //! The desktop window's tests, in one binary: each module drives the real app window
 //! through WebDriver under Xvfb, or installs its package.
+//!
+//! WebKitWebDriver and the `.deb` are Linux's, so they are built and run on Linux only.
+
+#![cfg(target_os = "linux")]
 
 mod accessibility_window;
 mod agent_fork_window;

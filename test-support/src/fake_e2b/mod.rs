@@ -537,8 +537,10 @@ async fn start_process(
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
+    // Its own process group, so that ending the process ends what it started too.
+    #[cfg(unix)]
+    command.process_group(0);
     if let Some(envs) = process["envs"].as_object() {
         for (name, value) in envs {
             command.env(name, value.as_str().unwrap_or_default());
