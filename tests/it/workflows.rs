@@ -111,6 +111,46 @@ fn the_workflows_build_and_package_on_every_desktop() {
     assert!(release.contains("HANDOFF_UPDATE_PUBLIC_KEY: ${{ vars.HANDOFF_UPDATE_PUBLIC_KEY }}"));
 }
 
+/// Tauri's build step refuses a resource file that does not exist, so a resource named
+/// by the macOS or Windows configuration would stop every build of the app there until
+/// the Linux gates were built first. Only the release build adds them.
+#[test]
+fn only_a_release_package_carries_the_linux_gates() {
+    let config = |name: &str| -> serde_json::Value {
+        let path = repository().join("src-tauri").join(name);
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
+            .unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+    };
+    for desktop in [
+        "tauri.conf.json",
+        "tauri.macos.conf.json",
+        "tauri.windows.conf.json",
+    ] {
+        assert!(
+            config(desktop)["bundle"].get("resources").is_none(),
+            "{desktop} names resources an ordinary build lacks"
+        );
+    }
+    let gates = config("tauri.gates.conf.json");
+    let mut carried: Vec<&str> = gates["bundle"]["resources"]
+        .as_object()
+        .expect("the gates are resources")
+        .values()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    carried.sort_unstable();
+    assert_eq!(
+        carried,
+        [
+            "handoff-egress-linux-aarch64",
+            "handoff-egress-linux-x86_64"
+        ]
+    );
+    let release =
+        std::fs::read_to_string(repository().join(".github/workflows/release.yml")).unwrap();
+    assert!(release.contains("cargo tauri build --config tauri.gates.conf.json"));
+}
+
 #[test]
 fn the_checkers_catch_a_workflow_written_to_fail_them() {
     let folder = tempfile::tempdir().unwrap();
