@@ -38,7 +38,6 @@ fn main() {
         )
         .plugin(tauri_plugin_window_state::Builder::default().build())
         .plugin(tauri_plugin_opener::init())
-        .plugin(tauri_plugin_notification::init())
         // Its dialogs are asked for by the Rust side only: no capability grants the page
         // a dialog command.
         .plugin(tauri_plugin_dialog::init())
