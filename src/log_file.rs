@@ -403,24 +403,45 @@ pub struct LogFollower {
     partial: Vec<u8>,
 }
 
-/// Tells a file from the one that replaced it at the same path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Tells a file from the one that replaced it at the same path: its first bytes (a log's
+/// first line starts with the time it was written), and on Unix its inode too. A file's
+/// creation time cannot tell: Windows gives a file made at a path that a rename just
+/// emptied the old file's creation time.
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct FileIdentity {
     #[cfg(unix)]
     inode: u64,
-    #[cfg(not(unix))]
-    created: Option<std::time::SystemTime>,
+    head: Vec<u8>,
+}
+
+/// How many first bytes of a log file tell it from the next.
+const IDENTITY_HEAD_BYTES: u64 = 64;
+
+impl FileIdentity {
+    /// Whether `self` and `later`, read at different moments, are of one file: a file
+    /// only grows, so the shorter head must begin the longer one.
+    fn same_file_as(&self, later: &FileIdentity) -> bool {
+        #[cfg(unix)]
+        if self.inode != later.inode {
+            return false;
+        }
+        let common = self.head.len().min(later.head.len());
+        self.head[..common] == later.head[..common]
+    }
 }
 
 fn identity_of(path: &Path) -> Option<(FileIdentity, u64)> {
-    let meta = std::fs::metadata(path).ok()?;
-    #[cfg(unix)]
+    let mut file = open_for_reading(path).ok()?;
+    let meta = file.metadata().ok()?;
+    let mut head = Vec::new();
+    (&mut file)
+        .take(IDENTITY_HEAD_BYTES)
+        .read_to_end(&mut head)
+        .ok()?;
     let identity = FileIdentity {
+        #[cfg(unix)]
         inode: std::os::unix::fs::MetadataExt::ino(&meta),
-    };
-    #[cfg(not(unix))]
-    let identity = FileIdentity {
-        created: meta.created().ok(),
+        head,
     };
     Some((identity, meta.len()))
 }
@@ -446,12 +467,16 @@ impl LogFollower {
         let Some((identity, length)) = identity_of(&self.path) else {
             return Ok(Vec::new());
         };
-        if self.identity != Some(identity) || length < self.position {
+        let same_file = self
+            .identity
+            .as_ref()
+            .is_some_and(|known| known.same_file_as(&identity));
+        if !same_file || length < self.position {
             // Rolled over: the new file is read from its start.
-            self.identity = Some(identity);
             self.position = 0;
             self.partial.clear();
         }
+        self.identity = Some(identity);
         if length == self.position {
             return Ok(Vec::new());
         }
@@ -550,6 +575,23 @@ mod tests {
             "{lines:?}"
         );
         assert!(lines[0].contains("entry 6"), "{lines:?}");
+    }
+
+    #[test]
+    fn a_log_file_is_told_from_its_successor_by_its_first_bytes_alone() {
+        // The same inode, as on a system that has none to tell by (Windows).
+        let read_when = |head: &str| FileIdentity {
+            #[cfg(unix)]
+            inode: 7,
+            head: head.as_bytes().to_vec(),
+        };
+        let early = read_when("2026-12-03T15:00:00.123Z INFO ha");
+        let grown = read_when("2026-12-03T15:00:00.123Z INFO handoff: sync done");
+        let successor = read_when("2026-12-03T15:04:10.511Z INFO handoff: run 4");
+        assert!(early.same_file_as(&grown));
+        assert!(grown.same_file_as(&early));
+        assert!(!grown.same_file_as(&successor));
+        assert!(read_when("").same_file_as(&grown));
     }
 
     #[test]

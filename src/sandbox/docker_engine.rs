@@ -125,15 +125,22 @@ pub fn find_engine(machine: &MachineView<'_>) -> EngineAddress {
     }
 }
 
-/// `pattern` with `~` and `$XDG_RUNTIME_DIR` filled in, when they are known.
+/// `pattern` with `~` and `$XDG_RUNTIME_DIR` filled in, when they are known. Sockets are
+/// Unix paths, so the parts are joined by `/` whatever machine this code runs on.
 fn socket_path(machine: &MachineView<'_>, pattern: &str) -> Option<PathBuf> {
+    let under = |folder: &str, rest: &str| {
+        PathBuf::from(format!("{}/{rest}", folder.trim_end_matches('/')))
+    };
     if let Some(rest) = pattern.strip_prefix("~/") {
-        return machine.home.as_ref().map(|home| home.join(rest));
+        return machine
+            .home
+            .as_ref()
+            .map(|home| under(&home.to_string_lossy(), rest));
     }
     if let Some(rest) = pattern.strip_prefix("$XDG_RUNTIME_DIR/") {
         return (machine.variable)("XDG_RUNTIME_DIR")
             .filter(|folder| !folder.is_empty())
-            .map(|folder| PathBuf::from(folder).join(rest));
+            .map(|folder| under(&folder, rest));
     }
     Some(PathBuf::from(pattern))
 }
