@@ -3,7 +3,7 @@
 //! archive it travels in from Docker or E2B. A gzip bomb, a sparse file of terabytes or a
 //! flood of files is refused with a clear reason, never unpacked or read whole.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The caps on a job's output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,13 +36,13 @@ pub const BUNDLE_NAME: &str = "changes.bundle";
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OutputRefused {
     #[error("{path} is {bytes} bytes, over the cap of {cap} bytes")]
-    FileTooLarge { path: PathBuf, bytes: u64, cap: u64 },
+    FileTooLarge { path: String, bytes: u64, cap: u64 },
     #[error("the output holds {bytes} bytes or more, over the cap of {cap} bytes")]
     TooLarge { bytes: u64, cap: u64 },
     #[error("the output holds more than {cap} files and folders")]
     TooManyEntries { cap: usize },
     #[error("{path} is {what}, which an output may not hold")]
-    NotAPlainFile { path: PathBuf, what: &'static str },
+    NotAPlainFile { path: String, what: &'static str },
     #[error("the output cannot be read: {0}")]
     Unreadable(String),
 }
@@ -61,6 +61,15 @@ impl OutputLimits {
             self.file_bytes
         }
     }
+}
+
+/// A path of the output as the sandbox names it: its parts joined by `/` whatever the
+/// host (a Windows host's own paths would read `out\output.md`).
+pub fn sandbox_path(path: &Path) -> String {
+    path.components()
+        .map(|part| part.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// Checks the `out/` folder a job left, before anything of it is read.
@@ -97,7 +106,7 @@ pub fn check_output_folder(out: &Path, limits: &OutputLimits) -> Result<(), Outp
             }
             if !kind.is_file() {
                 return Err(OutputRefused::NotAPlainFile {
-                    path: Path::new("out").join(relative),
+                    path: sandbox_path(&Path::new("out").join(relative)),
                     what: "a device, pipe or socket",
                 });
             }
@@ -106,7 +115,7 @@ pub fn check_output_folder(out: &Path, limits: &OutputLimits) -> Result<(), Outp
             // many bytes.
             if metadata.len() > cap {
                 return Err(OutputRefused::FileTooLarge {
-                    path: Path::new("out").join(relative),
+                    path: sandbox_path(&Path::new("out").join(relative)),
                     bytes: metadata.len(),
                     cap,
                 });
@@ -180,6 +189,8 @@ mod tests {
         );
     }
 
+    // Named pipes in a folder are Unix's.
+    #[cfg(unix)]
     #[test]
     fn a_pipe_in_the_output_is_refused() {
         let out = tempfile::tempdir().unwrap();

@@ -9,7 +9,7 @@ use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
-use super::output_limits::{OutputLimits, OutputRefused};
+use super::output_limits::{sandbox_path, OutputLimits, OutputRefused};
 
 /// Packs the contents of `dir` under `prefix` (for example `workspace`), gzipped or not.
 pub fn pack_dir(dir: &Path, prefix: &str, gzip: bool) -> std::io::Result<Vec<u8>> {
@@ -138,13 +138,13 @@ pub fn unpack_into(
         }
         if kind.is_gnu_sparse() {
             return Err(refused(OutputRefused::NotAPlainFile {
-                path: stripped,
+                path: sandbox_path(&stripped),
                 what: "a sparse file",
             }));
         }
         if !(kind.is_file() || kind.is_dir()) {
             return Err(refused(OutputRefused::NotAPlainFile {
-                path: stripped,
+                path: sandbox_path(&stripped),
                 what: "a device, pipe or other special file",
             }));
         }
@@ -153,7 +153,7 @@ pub fn unpack_into(
         let cap = limits.cap_of(&relative);
         if size > cap {
             return Err(refused(OutputRefused::FileTooLarge {
-                path: stripped,
+                path: sandbox_path(&stripped),
                 bytes: size,
                 cap,
             }));
@@ -290,6 +290,34 @@ mod tests {
         assert!(!destination.path().join("out/output.md").exists());
     }
 
+    // GNU tar is Linux's; macOS and Windows carry bsdtar, which writes no GNU sparse files.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_sparse_archive_as_gnu_tar_makes_one_is_refused() {
+        // 1 GiB of holes in a few bytes.
+        let source = tempfile::tempdir().unwrap();
+        std::fs::create_dir(source.path().join("out")).unwrap();
+        std::fs::File::create(source.path().join("out/output.md"))
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        let packed = std::process::Command::new("tar")
+            .args(["--sparse", "--format=gnu", "-cf", "-", "out/output.md"])
+            .current_dir(source.path())
+            .output()
+            .unwrap();
+        assert!(packed.status.success());
+        assert!(packed.stdout.len() < 1 << 20);
+        let destination = tempfile::tempdir().unwrap();
+        let error =
+            unpack_into(&packed.stdout, destination.path(), 0, false, &small()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "out/output.md is a sparse file, which an output may not hold"
+        );
+        assert!(!destination.path().join("out/output.md").exists());
+    }
+
     #[test]
     fn a_file_over_its_cap_a_sparse_file_and_too_many_files_are_refused() {
         let destination = tempfile::tempdir().unwrap();
@@ -307,22 +335,22 @@ mod tests {
         )]);
         unpack_into(&bundle, destination.path(), 0, false, &small()).unwrap();
 
-        // A real sparse archive, as GNU tar makes one: 1 GiB of holes in a few bytes.
-        let source = tempfile::tempdir().unwrap();
-        std::fs::create_dir(source.path().join("out")).unwrap();
-        std::fs::File::create(source.path().join("out/output.md"))
-            .unwrap()
-            .set_len(1 << 30)
+        // A sparse entry: 1 GiB of holes and its last byte, which is all its archive holds.
+        let mut header = tar::Header::new_gnu();
+        header.set_size(1);
+        header.set_mode(0o644);
+        header.set_entry_type(tar::EntryType::GNUSparse);
+        let gnu = header.as_gnu_mut().unwrap();
+        gnu.set_real_size(1 << 30);
+        gnu.sparse[0].set_offset((1 << 30) - 1);
+        gnu.sparse[0].set_length(1);
+        header.set_cksum();
+        let mut builder = tar::Builder::new(Vec::new());
+        builder
+            .append_data(&mut header, "out/output.md", &b"x"[..])
             .unwrap();
-        let packed = std::process::Command::new("tar")
-            .args(["--sparse", "--format=gnu", "-cf", "-", "out/output.md"])
-            .current_dir(source.path())
-            .output()
-            .unwrap();
-        assert!(packed.status.success());
-        assert!(packed.stdout.len() < 1 << 20);
-        let error =
-            unpack_into(&packed.stdout, destination.path(), 0, false, &small()).unwrap_err();
+        let sparse = builder.into_inner().unwrap();
+        let error = unpack_into(&sparse, destination.path(), 0, false, &small()).unwrap_err();
         assert_eq!(
             error.to_string(),
             "out/output.md is a sparse file, which an output may not hold"
