@@ -25,6 +25,8 @@
 //! - [`daemon`]: `handoff serve`, the window's own work kept going with no window;
 //! - [`setup`]: device-flow sign-in, keys, Check setup, building agent images;
 //! - [`repositories`]: connecting repositories and their settings;
+//! - [`repo_settings_input`]: a change of settings as either front end types it, read
+//!   one way for both;
 //! - [`lessons`]: a repository's lessons, their sources and the owner's decisions;
 //! - [`log`]: the log file's folder, level and last lines;
 //! - [`updates`]: the update feed, and a newer version it offers;
@@ -44,6 +46,7 @@ pub mod pull_request_workspace;
 pub mod pull_requests;
 pub mod queue_slots;
 pub mod records;
+pub mod repo_settings_input;
 pub mod repositories;
 pub mod run_queue;
 pub mod runs;

@@ -5,18 +5,19 @@
 //! confirmation that it has no isolation.
 
 use chrono::Utc;
-use handoff::domain::review_requests::{parse_labels, parse_reviewers};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::records::{QuotaRecord, RepoRecord};
+pub use super::repo_settings_input::RepoSettingsInput;
+use super::repo_settings_input::{
+    backend_of, blank_is_none, read_repo_name as parse_name, read_settings, ReadSettings,
+};
 use super::{invalid_input, AppCore};
-use handoff::domain::agent_presets::{preset_named, PRESETS};
-use handoff::domain::network_policy::parse_allowed_hosts;
+use handoff::domain::agent_presets::PRESETS;
 use handoff::domain::stage_prompts::default_stage_template;
-use handoff::domain::{NetworkMode, NewRepo, Repo, RepoName, SandboxBackend, Stage};
+use handoff::domain::{NewRepo, Repo, SandboxBackend, Stage};
 use handoff::error_code::{CodedError, ErrorCode};
 use handoff::github::user_repositories::GithubRepository;
-use handoff::store::RepoSettingsChange;
 
 /// A repository the signed-in account can see, for the "Connect" list.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -65,72 +66,6 @@ pub struct RepoSettingsView {
     pub default_docker_image: String,
 }
 
-/// A change of settings as the window sends it: empty text means "the default".
-#[derive(Debug, Clone, Default, Deserialize, ts_rs::TS)]
-#[serde(default, rename_all = "camelCase")]
-pub struct RepoSettingsInput {
-    pub default_branch: Option<String>,
-    pub feedback_label: Option<String>,
-    pub custom_instructions: Option<String>,
-    /// `Some(None)`: no limit.
-    pub monthly_run_quota: Option<Option<u32>>,
-    pub sandbox_backend: Option<String>,
-    pub agent_preset: Option<String>,
-    pub agent_command: Option<String>,
-    pub docker_image: Option<String>,
-    pub e2b_template: Option<String>,
-    pub network_mode: Option<String>,
-    /// The allow-list as typed: entries separated by lines, spaces or commas.
-    pub allowed_hosts: Option<String>,
-    /// Whether the PRs Handoff opens are drafts.
-    pub draft_pull_requests: Option<bool>,
-    /// Whether the test stage files an issue for each failing scenario.
-    pub file_test_issues: Option<bool>,
-    /// Runs of its own that may go at once, as typed; empty: no slots of its own.
-    pub run_slots: Option<String>,
-    /// Whether its Docker runs may go to E2B when Docker's slots are full.
-    pub overflow_to_e2b: Option<bool>,
-    /// Whether failing checks update its feedback PRs
-    /// by themselves.
-    pub automatic_updates: Option<bool>,
-    /// The most automatic updates one PR gets in 24 hours, as typed.
-    pub automatic_attempts_per_day: Option<String>,
-    /// Labels for the PRs Handoff opens, as typed (lines or commas).
-    pub pull_request_labels: Option<String>,
-    /// Reviewers to request on them, as typed (logins and `org/team`).
-    pub pull_request_reviewers: Option<String>,
-    /// The fork (`owner/name`) agent branches are pushed to; empty: the repository.
-    pub push_fork: Option<String>,
-    /// Dollars its runs may spend per month, as typed; empty: no limit.
-    pub monthly_budget: Option<String>,
-}
-
-fn parse_run_slots(text: &str) -> Result<u32, CodedError> {
-    text.parse::<u32>()
-        .ok()
-        .filter(|slots| *slots >= 1)
-        .ok_or_else(|| {
-            invalid_input(format!(
-                "run slots {text:?} is not a whole number of at least 1 (empty: no slots of its own)"
-            ))
-        })
-}
-
-fn parse_automatic_attempts(text: &str) -> Result<u32, CodedError> {
-    handoff::domain::automatic_update::parse_attempts_per_day(text)
-        .map_err(|reason| invalid_input(format!("Automatic updates a day: {reason}")))
-}
-
-fn parse_name(text: &str) -> Result<RepoName, CodedError> {
-    text.trim()
-        .parse()
-        .map_err(|error: handoff::domain::RepoNameError| invalid_input(error.to_string()))
-}
-
-fn blank_is_none(text: &str) -> Option<String> {
-    Some(text.trim().to_owned()).filter(|text| !text.is_empty())
-}
-
 /// The repositories the signed-in account can see, filtered by `search` (words of the
 /// name or description), those it may push to first.
 pub async fn repository_choices(
@@ -175,9 +110,40 @@ pub async fn repository_choices(
     Ok(choices)
 }
 
+/// A repository just connected, and what became of a fork for its agent branches.
+#[derive(Debug, Clone)]
+pub struct ConnectedRepository {
+    pub repo: RepoRecord,
+    /// The fork (`owner/name`) made for its agent branches, where the owner keeps forks.
+    pub fork_made: Option<String>,
+    /// Why no fork was made there, when one was to be made.
+    pub fork_not_made: Option<String>,
+}
+
 /// Connects `full_name`, with the base branch GitHub reports when it can be asked.
 pub async fn connect_repository(core: &AppCore, full_name: &str) -> Result<RepoRecord, CodedError> {
+    let connected =
+        connect_repository_with(core, full_name, &RepoSettingsInput::default(), false).await?;
+    Ok(connected.repo)
+}
+
+/// Connects `full_name` with the settings of `input` (read whole first: a bad field
+/// connects nothing). Choosing the local backend is refused (`needs_confirmation`)
+/// unless the owner confirmed it outside the page.
+pub async fn connect_repository_with(
+    core: &AppCore,
+    full_name: &str,
+    input: &RepoSettingsInput,
+    confirmed_outside_the_page: bool,
+) -> Result<ConnectedRepository, CodedError> {
     let name = parse_name(full_name)?;
+    let settings = read_settings(input)?;
+    if settings.change.sandbox_backend == Some(SandboxBackend::Local) {
+        refuse_unconfirmed(
+            &no_isolation_question(&name.full_name()),
+            confirmed_outside_the_page,
+        )?;
+    }
     let mut new = NewRepo::with_defaults(name.clone());
     // The default branch is asked of GitHub; without an answer the usual default stays
     // and the owner can change it in the settings.
@@ -196,19 +162,38 @@ pub async fn connect_repository(core: &AppCore, full_name: &str) -> Result<RepoR
             None
         }
     };
-    let repo = core.store.add_repo(&new).await?;
+    let added = core.store.add_repo(&new).await?;
+    apply_settings(core, added.id, &settings).await?;
+    let repo = core.store.repo(added.id).await?;
+    let mut connected = ConnectedRepository {
+        repo: repo.clone().into(),
+        fork_made: None,
+        fork_not_made: None,
+    };
     // Once the owner has a place for forks, a new repository's agent branches go to a
     // fork there, so that CI never runs the agent's code with its secrets.
     if github.is_some() && repo.push_fork.is_none() {
         match super::agent_forks::fork_where_new_repositories_go(core, &name.full_name()).await {
-            Ok(Some(_)) => return Ok(core.store.repo(repo.id).await?.into()),
+            Ok(Some(fork)) => {
+                connected.fork_made = Some(fork);
+                connected.repo = core.store.repo(repo.id).await?.into();
+            }
             Ok(None) => {}
             Err(error) => {
-                tracing::warn!(repo = %name, message = %error.message, "no fork for the agent's branches was made for a new repository; they go to the repository itself")
+                tracing::warn!(repo = %name, message = %error.message, "no fork for the agent's branches was made for a new repository; they go to the repository itself");
+                connected.fork_not_made = Some(error.message);
             }
         }
     }
-    Ok(repo.into())
+    Ok(connected)
+}
+
+/// The question before a repository's agent runs on the local backend.
+fn no_isolation_question(full_name: &str) -> String {
+    format!(
+        "The local backend runs the agent for {full_name} as you, with no isolation: \
+         your files, your keyring and your network are in its reach. Use it anyway?"
+    )
 }
 
 /// A repository's settings.
@@ -288,10 +273,7 @@ pub async fn confirmation_needed(
         .as_deref()
         .is_some_and(|instructions| instructions != repo.custom_instructions);
     let question = if repo.sandbox_backend != SandboxBackend::Local {
-        format!(
-            "The local backend runs the agent for {full_name} as you, with no isolation: \
-             your files, your keyring and your network are in its reach. Use it anyway?"
-        )
+        no_isolation_question(full_name)
     } else if preset_changes || command_changes {
         let runs = match (&command, input.agent_preset.as_deref()) {
             (Some(Some(command)), _) => format!("the command `{command}`"),
@@ -356,18 +338,10 @@ fn prompt_stage(stage: &str) -> Result<Stage, CodedError> {
         })
 }
 
-fn backend_of(input: &RepoSettingsInput) -> Result<Option<SandboxBackend>, CodedError> {
-    match input.sandbox_backend.as_deref() {
-        Some(text) => Ok(Some(SandboxBackend::parse(text.trim()).ok_or_else(
-            || invalid_input(format!("unknown backend {text:?}: docker, e2b or local")),
-        )?)),
-        None => Ok(None),
-    }
-}
-
 /// Saves a change of settings. A change that [`confirmation_needed`] names is refused
-/// (with the code `needs_confirmation`) unless the owner confirmed it in a dialog of the
-/// shell's own (`confirmed_outside_the_page`).
+/// (with the code `needs_confirmation`) unless the owner confirmed it outside the page
+/// (`confirmed_outside_the_page`: a dialog of the shell's own, or the command line's
+/// `--confirm-no-isolation`). The input is read whole first: a bad field saves nothing.
 pub async fn save_repo_settings(
     core: &AppCore,
     full_name: &str,
@@ -375,100 +349,37 @@ pub async fn save_repo_settings(
     confirmed_outside_the_page: bool,
 ) -> Result<RepoSettingsView, CodedError> {
     let repo = core.store.repo_by_name(&parse_name(full_name)?).await?;
-    let backend = backend_of(input)?;
+    let settings = read_settings(input)?;
     if let Some(question) = confirmation_needed(core, full_name, input).await? {
-        if !confirmed_outside_the_page {
-            return Err(CodedError {
-                code: ErrorCode::NeedsConfirmation,
-                message: format!("not saved: {question}"),
-            });
-        }
+        refuse_unconfirmed(&question, confirmed_outside_the_page)?;
     }
-    let network_mode = match input.network_mode.as_deref() {
-        Some(text) => Some(
-            text.parse::<NetworkMode>()
-                .map_err(|error| invalid_input(error.to_string()))?,
-        ),
-        None => None,
-    };
-    let allowed_hosts = match input.allowed_hosts.as_deref() {
-        Some(text) => {
-            Some(parse_allowed_hosts(text).map_err(|error| invalid_input(error.to_string()))?)
-        }
-        None => None,
-    };
-    if let Some(preset) = input.agent_preset.as_deref() {
-        if preset != "custom" && preset_named(preset).is_none() {
-            return Err(invalid_input(format!(
-                "unknown agent {preset:?}: opencode, claude, aider, codex or custom"
-            )));
-        }
-    }
-    let change = RepoSettingsChange {
-        default_branch: input.default_branch.as_deref().map(|b| b.trim().to_owned()),
-        feedback_label: input
-            .feedback_label
-            .as_deref()
-            .map(|label| label.trim().to_owned())
-            .filter(|label| !label.is_empty()),
-        custom_instructions: input.custom_instructions.clone(),
-        monthly_run_quota: input.monthly_run_quota,
-        sandbox_backend: backend,
-        agent_preset: input.agent_preset.clone(),
-        agent_command: input.agent_command.as_deref().map(blank_is_none),
-        docker_image: input.docker_image.as_deref().map(blank_is_none),
-        run_timeout_seconds: None,
-        e2b_template: input.e2b_template.as_deref().map(blank_is_none),
-        network_mode,
-        allowed_hosts,
-        draft_pull_requests: input.draft_pull_requests,
-        file_test_issues: input.file_test_issues,
-        run_slots: match input.run_slots.as_deref().map(str::trim) {
-            None => None,
-            Some("") => Some(None),
-            Some(text) => Some(Some(parse_run_slots(text)?)),
-        },
-        overflow_to_e2b: input.overflow_to_e2b,
-        automatic_updates: input.automatic_updates,
-        automatic_attempts_per_day: input
-            .automatic_attempts_per_day
-            .as_deref()
-            .map(parse_automatic_attempts)
-            .transpose()?,
-        pull_request_labels: input
-            .pull_request_labels
-            .as_deref()
-            .map(|text| {
-                parse_labels(text).map_err(|reason| invalid_input(format!("Labels: {reason}")))
-            })
-            .transpose()?,
-        pull_request_reviewers: input
-            .pull_request_reviewers
-            .as_deref()
-            .map(|text| {
-                parse_reviewers(text)
-                    .map_err(|reason| invalid_input(format!("Reviewers: {reason}")))
-            })
-            .transpose()?,
-        push_fork: match input.push_fork.as_deref().map(str::trim) {
-            None => None,
-            Some("") => Some(None),
-            Some(text) => Some(Some(parse_name(text)?)),
-        },
-    };
-    let monthly_budget = match input.monthly_budget.as_deref().map(str::trim) {
-        None => None,
-        Some("") => Some(None),
-        Some(text) => Some(
-            handoff::store::spend::parse_dollars(text)
-                .map_err(|reason| invalid_input(format!("Budget per month: {reason}")))?,
-        ),
-    };
-    core.store.change_repo_settings(repo.id, &change).await?;
-    if let Some(budget) = monthly_budget {
-        core.store.set_monthly_budget(repo.id, budget).await?;
-    }
+    apply_settings(core, repo.id, &settings).await?;
     repo_settings(core, full_name).await
+}
+
+/// Refuses what needs the owner's confirmation, unless it was given.
+fn refuse_unconfirmed(question: &str, confirmed: bool) -> Result<(), CodedError> {
+    if confirmed {
+        return Ok(());
+    }
+    Err(CodedError {
+        code: ErrorCode::NeedsConfirmation,
+        message: format!("not saved: {question}"),
+    })
+}
+
+async fn apply_settings(
+    core: &AppCore,
+    repo: handoff::domain::RepoId,
+    settings: &ReadSettings,
+) -> Result<(), CodedError> {
+    core.store
+        .change_repo_settings(repo, &settings.change)
+        .await?;
+    if let Some(budget) = settings.monthly_budget {
+        core.store.set_monthly_budget(repo, budget).await?;
+    }
+    Ok(())
 }
 
 /// Sets a stage's prompt (`None`: back to the default). On a local repository a change
@@ -485,12 +396,7 @@ pub async fn set_stage_prompt(
     if let Some(question) =
         stage_prompt_confirmation_needed(core, full_name, stage, template).await?
     {
-        if !confirmed_outside_the_page {
-            return Err(CodedError {
-                code: ErrorCode::NeedsConfirmation,
-                message: format!("not saved: {question}"),
-            });
-        }
+        refuse_unconfirmed(&question, confirmed_outside_the_page)?;
     }
     let stage = prompt_stage(stage)?;
     let template = template.filter(|text| !text.trim().is_empty());

@@ -118,7 +118,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Qa(arguments) => qa_command::run(&store, &data_dir, arguments).await,
         Command::Runs(command) => runs_command::run(&store, &data_dir, command).await,
         Command::Queue(command) => queue_command::run(&store, &data_dir, command).await,
-        Command::Secrets(command) => secrets_command::run(&store, command).await,
+        Command::Secrets(command) => secrets_command::run(&store, &data_dir, command).await,
         Command::Config(command) => config_command::run(&store, command).await,
         Command::Auth(command) => auth_command::run(&store, command).await,
         Command::Comment(command) => comment_command::run(&store, command).await,

@@ -7,12 +7,15 @@ use serde::Serialize;
 use super::command_error::CliError;
 use super::output::{dash_if_none, print_json, Table};
 use crate::arguments::{agent_presets, parse_repo_name, prompt_stages, words_of, JsonFlag};
-use handoff::domain::network_policy::parse_allowed_hosts;
 use handoff::domain::{NetworkMode, RepoName, Stage};
-use handoff::domain::{NewRepo, Repo, SandboxBackend};
-use handoff::store::spend::parse_dollars;
-use handoff::store::{QuotaStatus, RepoSettingsChange, Store};
-use handoff_api::agent_forks::{fork_places, fork_where_new_repositories_go, make_agent_fork};
+use handoff::domain::{Repo, SandboxBackend};
+use handoff::error_code::{CodedError, ErrorCode};
+use handoff::store::{QuotaStatus, Store};
+use handoff_api::agent_forks::{fork_places, make_agent_fork};
+use handoff_api::repo_settings_input::{read_settings, RepoSetting};
+use handoff_api::repositories::{
+    connect_repository_with, disconnect_repository, save_repo_settings, RepoSettingsInput,
+};
 use handoff_api::AppCore;
 use std::path::{Path, PathBuf};
 
@@ -24,11 +27,12 @@ struct RepoWithQuota {
 }
 
 pub async fn run(store: &Store, data_dir: &Path, command: RepoCommand) -> Result<(), CliError> {
+    let core = AppCore::new(store.clone(), data_dir);
     match command {
-        RepoCommand::Add { repo, settings } => add(store, data_dir, repo, settings).await,
+        RepoCommand::Add { repo, settings } => add(&core, repo, settings).await,
         RepoCommand::Fork { repo, into } => fork(store, data_dir, repo, into).await,
         RepoCommand::List(output) => list(store, output).await,
-        RepoCommand::Disconnect { repo } => disconnect(store, repo).await,
+        RepoCommand::Disconnect { repo } => disconnect(&core, repo).await,
         RepoCommand::Show { repo, output } => show(store, repo, output).await,
         RepoCommand::Prompt {
             repo,
@@ -36,25 +40,22 @@ pub async fn run(store: &Store, data_dir: &Path, command: RepoCommand) -> Result
             file,
             reset,
         } => prompt(store, repo, stage, file, reset).await,
-        RepoCommand::Set { repo, settings } => set(store, repo, settings).await,
+        RepoCommand::Set { repo, settings } => set(&core, repo, settings).await,
     }
 }
 
 /// `repo add`.
 async fn add(
-    store: &Store,
-    data_dir: &Path,
+    core: &AppCore,
     repo: RepoName,
     settings: RepoSettingsArguments,
 ) -> Result<(), CliError> {
-    let budget = monthly_budget(&settings)?;
-    let fork_named = settings.push_fork.is_some();
-    let change = settings_change(settings, None)?;
-    let added = store.add_repo(&NewRepo::with_defaults(repo)).await?;
-    let mut repo = store.change_repo_settings(added.id, &change).await?;
-    if let Some(budget) = budget {
-        repo = store.set_monthly_budget(repo.id, budget).await?;
-    }
+    let confirmed = settings.confirm_no_isolation;
+    let input = settings.into_input()?;
+    let connected = connect_repository_with(core, &repo.full_name(), &input, confirmed)
+        .await
+        .map_err(with_confirmation_hint)?;
+    let repo = connected.repo;
     println!(
         "connected {} (base {}, label {}, {} runs a month, {} backend)",
         repo.name,
@@ -63,25 +64,31 @@ async fn add(
         dash_if_none(repo.monthly_run_quota),
         repo.sandbox_backend
     );
-    // Once the owner has a place for forks, a new repository gets its own there.
-    if !fork_named && repo.push_fork.is_none() {
-        let core = AppCore::new(store.clone(), data_dir);
-        match fork_where_new_repositories_go(&core, &repo.name.full_name()).await {
-            Ok(Some(fork)) => {
-                println!("agent branches go to the fork {fork}: its PRs run CI without the repository's secrets");
-                return Ok(());
-            }
-            Ok(None) => {}
-            Err(error) => println!(
-                "warning: no fork for the agent's branches was made: {}",
-                error.message
-            ),
-        }
+    if let Some(fork) = connected.fork_made {
+        println!(
+            "agent branches go to the fork {fork}: its PRs run CI without the repository's secrets"
+        );
+        return Ok(());
     }
-    if store.repo(repo.id).await?.push_fork.is_none() {
+    if let Some(reason) = connected.fork_not_made {
+        println!("warning: no fork for the agent's branches was made: {reason}");
+    }
+    if repo.push_fork.is_none() {
         println!("{SAME_REPOSITORY_WARNING}");
     }
     Ok(())
+}
+
+/// The application layer asks for a confirmation the command line gives with a flag.
+fn with_confirmation_hint(error: CodedError) -> CliError {
+    if error.code != ErrorCode::NeedsConfirmation {
+        return error.into();
+    }
+    CliError::Failure(format!(
+        "{}\nhint: add --confirm-no-isolation to go ahead anyway, or choose a sandbox with \
+         --backend docker (or e2b)",
+        error.message
+    ))
 }
 
 /// What the owner is told while agent branches go to the repository itself.
@@ -157,13 +164,9 @@ async fn list(store: &Store, output: JsonFlag) -> Result<(), CliError> {
 }
 
 /// `repo disconnect`.
-async fn disconnect(store: &Store, repo: RepoName) -> Result<(), CliError> {
-    let repo = store.repo_by_name(&repo).await?;
-    store.disconnect_repo(repo.id).await?;
-    println!(
-        "disconnected {}: its history stays; `handoff repo add {}` connects it again",
-        repo.name, repo.name
-    );
+async fn disconnect(core: &AppCore, repo: RepoName) -> Result<(), CliError> {
+    disconnect_repository(core, &repo.full_name()).await?;
+    println!("disconnected {repo}: its history stays; `handoff repo add {repo}` connects it again");
     Ok(())
 }
 
@@ -308,138 +311,91 @@ async fn prompt(
 
 /// `repo set`.
 async fn set(
-    store: &Store,
+    core: &AppCore,
     repo: RepoName,
     settings: RepoSettingsArguments,
 ) -> Result<(), CliError> {
-    let repo = store.repo_by_name(&repo).await?;
-    let budget = monthly_budget(&settings)?;
-    let change = settings_change(settings, Some(repo.sandbox_backend))?;
-    if change == RepoSettingsChange::default() && budget.is_none() {
+    let confirmed = settings.confirm_no_isolation;
+    let input = settings.into_input()?;
+    if input.is_empty() {
         return Err(CliError::Usage(
             "nothing to change: name a setting, for example --quota 30".to_owned(),
         ));
     }
-    let mut repo = store.change_repo_settings(repo.id, &change).await?;
-    if let Some(budget) = budget {
-        repo = store.set_monthly_budget(repo.id, budget).await?;
-    }
-    println!("updated {}", repo.name);
+    let saved = save_repo_settings(core, &repo.full_name(), &input, confirmed)
+        .await
+        .map_err(with_confirmation_hint)?;
+    println!("updated {}", saved.repo.name);
     Ok(())
 }
 
-/// The monthly budget `--monthly-budget` asks for: `Some(None)` removes it.
-fn monthly_budget(arguments: &RepoSettingsArguments) -> Result<Option<Option<f64>>, CliError> {
-    arguments
-        .monthly_budget
-        .as_deref()
-        .map(|text| {
-            parse_dollars(text)
-                .map_err(|reason| CliError::Usage(format!("--monthly-budget: {reason}")))
-        })
-        .transpose()
+impl RepoSettingsArguments {
+    /// The change the flags ask for, as the window would type it: the application layer
+    /// reads both the same way.
+    fn into_input(self) -> Result<RepoSettingsInput, CliError> {
+        let custom_instructions = match (self.instructions, self.instructions_file) {
+            (Some(text), _) => Some(text),
+            (None, Some(path)) => Some(std::fs::read_to_string(&path).map_err(|error| {
+                CliError::Usage(format!("cannot read {}: {error}", path.display()))
+            })?),
+            (None, None) => None,
+        };
+        let input = RepoSettingsInput {
+            default_branch: self.base,
+            feedback_label: self.label,
+            custom_instructions,
+            monthly_run_quota: if self.no_quota {
+                Some(None)
+            } else {
+                self.quota.map(Some)
+            },
+            sandbox_backend: self.backend.map(|backend| backend.to_string()),
+            agent_preset: self.agent,
+            agent_command: self.agent_command,
+            docker_image: self.docker_image,
+            e2b_template: self.e2b_template,
+            run_timeout_minutes: self.timeout_minutes,
+            network_mode: self.network.map(|mode| mode.to_string()),
+            allowed_hosts: self.allowed_hosts,
+            draft_pull_requests: self.draft_prs,
+            file_test_issues: self.test_issues,
+            run_slots: self.run_slots,
+            overflow_to_e2b: self.overflow_to_e2b,
+            automatic_updates: self.automatic_updates,
+            automatic_attempts_per_day: self.automatic_attempts_per_day,
+            pull_request_labels: self.pr_labels,
+            pull_request_reviewers: self.pr_reviewers,
+            push_fork: self.push_fork,
+            monthly_budget: self.monthly_budget,
+        };
+        // Read here as the application layer reads it, so that a refusal names the flag.
+        read_settings(&input).map_err(|refused| {
+            CliError::Usage(format!(
+                "--{}: {}",
+                flag_of(refused.setting),
+                refused.reason
+            ))
+        })?;
+        Ok(input)
+    }
 }
 
-/// The change the arguments ask for. Choosing the local backend (from `current`, the
-/// repository's backend now, or none for a new one) needs `--confirm-no-isolation`.
-fn settings_change(
-    arguments: RepoSettingsArguments,
-    current: Option<SandboxBackend>,
-) -> Result<RepoSettingsChange, CliError> {
-    if arguments.backend == Some(SandboxBackend::Local)
-        && current != Some(SandboxBackend::Local)
-        && !arguments.confirm_no_isolation
-    {
-        return Err(CliError::Failure(
-            "the local backend runs the agent as you, with no isolation: your files, keyring \
-             and network are in its reach\nhint: add --confirm-no-isolation to choose it for \
-             this repository anyway, or use --backend docker"
-                .to_owned(),
-        ));
+/// The flag that sets `setting`.
+fn flag_of(setting: RepoSetting) -> &'static str {
+    match setting {
+        RepoSetting::FeedbackLabel => "label",
+        RepoSetting::Agent => "agent",
+        RepoSetting::Backend => "backend",
+        RepoSetting::RunTimeout => "timeout-minutes",
+        RepoSetting::NetworkMode => "network",
+        RepoSetting::AllowedHosts => "allowed-hosts",
+        RepoSetting::RunSlots => "run-slots",
+        RepoSetting::AutomaticAttemptsPerDay => "automatic-attempts-per-day",
+        RepoSetting::PullRequestLabels => "pr-labels",
+        RepoSetting::PullRequestReviewers => "pr-reviewers",
+        RepoSetting::PushFork => "push-fork",
+        RepoSetting::MonthlyBudget => "monthly-budget",
     }
-    let allowed_hosts = match &arguments.allowed_hosts {
-        Some(text) => {
-            Some(parse_allowed_hosts(text).map_err(|error| CliError::Usage(error.to_string()))?)
-        }
-        None => None,
-    };
-    let instructions = match (arguments.instructions, arguments.instructions_file) {
-        (Some(text), _) => Some(text),
-        (None, Some(path)) => Some(std::fs::read_to_string(&path).map_err(|error| {
-            CliError::Usage(format!("cannot read {}: {error}", path.display()))
-        })?),
-        (None, None) => None,
-    };
-    if let Some(label) = &arguments.label {
-        if label.trim().is_empty() {
-            return Err(CliError::Usage("the feedback label is empty".to_owned()));
-        }
-    }
-    Ok(RepoSettingsChange {
-        default_branch: arguments.base,
-        feedback_label: arguments.label.map(|label| label.trim().to_owned()),
-        custom_instructions: instructions,
-        monthly_run_quota: if arguments.no_quota {
-            Some(None)
-        } else {
-            arguments.quota.map(Some)
-        },
-        sandbox_backend: arguments.backend,
-        agent_preset: arguments.agent,
-        agent_command: arguments
-            .agent_command
-            .map(|command| Some(command).filter(|c| !c.trim().is_empty())),
-        docker_image: arguments
-            .docker_image
-            .map(|image| Some(image).filter(|i| !i.trim().is_empty())),
-        run_timeout_seconds: arguments
-            .timeout_minutes
-            .map(|minutes| minutes.max(1).saturating_mul(60)),
-        e2b_template: arguments
-            .e2b_template
-            .map(|template| Some(template).filter(|t| !t.trim().is_empty())),
-        network_mode: arguments.network,
-        allowed_hosts,
-        draft_pull_requests: arguments.draft_prs,
-        file_test_issues: arguments.test_issues,
-        run_slots: arguments
-            .run_slots
-            .map(|slots| Some(slots).filter(|slots| *slots > 0)),
-        overflow_to_e2b: arguments.overflow_to_e2b,
-        automatic_updates: arguments.automatic_updates,
-        pull_request_labels: arguments
-            .pr_labels
-            .as_deref()
-            .map(|text| {
-                handoff::domain::review_requests::parse_labels(text)
-                    .map_err(|reason| CliError::Usage(format!("--pr-labels: {reason}")))
-            })
-            .transpose()?,
-        pull_request_reviewers: arguments
-            .pr_reviewers
-            .as_deref()
-            .map(|text| {
-                handoff::domain::review_requests::parse_reviewers(text)
-                    .map_err(|reason| CliError::Usage(format!("--pr-reviewers: {reason}")))
-            })
-            .transpose()?,
-        automatic_attempts_per_day: arguments
-            .automatic_attempts_per_day
-            .as_deref()
-            .map(|text| {
-                handoff::domain::automatic_update::parse_attempts_per_day(text).map_err(|reason| {
-                    CliError::Usage(format!("--automatic-attempts-per-day: {reason}"))
-                })
-            })
-            .transpose()?,
-        push_fork: match arguments.push_fork.as_deref().map(str::trim) {
-            None => None,
-            Some("") => Some(None),
-            Some(text) => Some(Some(text.parse().map_err(
-                |error: handoff::domain::RepoNameError| CliError::Usage(error.to_string()),
-            )?)),
-        },
-    })
 }
 
 #[derive(Debug, Subcommand)]
@@ -547,9 +503,9 @@ pub struct RepoSettingsArguments {
     /// The E2B template runs use ("" for E2B's base template).
     #[arg(long, value_name = "TEMPLATE")]
     pub e2b_template: Option<String>,
-    /// Wall-clock limit of one run, in minutes [default: 30].
+    /// Wall-clock limit of one run, in minutes, from 1 to 1440 [default: 30].
     #[arg(long, value_name = "MINUTES")]
-    pub timeout_minutes: Option<u32>,
+    pub timeout_minutes: Option<String>,
     /// What the sandbox may reach: nothing, the agent provider's API and the allowed
     /// hosts only, or any public address (both through the repository's egress gate,
     /// never this machine or its networks) [default: allowlist].
@@ -569,11 +525,11 @@ pub struct RepoSettingsArguments {
     /// failures stay in the results comment) [default: true].
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
     pub test_issues: Option<bool>,
-    /// How many of its runs may go at once, besides the installation's slots
-    /// (`handoff config set queue.slots N`) and the backend's (0 for no slots of its
-    /// own) [default: none of its own].
-    #[arg(long, value_name = "N")]
-    pub run_slots: Option<u32>,
+    /// How many of its runs may go at once (at least 1), besides the installation's
+    /// slots (`handoff config set queue.slots N`) and the backend's (`none` for no slots
+    /// of its own) [default: none of its own].
+    #[arg(long, value_name = "N|none")]
+    pub run_slots: Option<String>,
     /// Whether its Docker runs may go to E2B when Docker's slots are full (E2B's key
     /// must be set) [default: false].
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
@@ -600,7 +556,8 @@ pub struct RepoSettingsArguments {
     #[arg(long, value_name = "FORK")]
     pub push_fork: Option<String>,
     /// Confirms choosing the local backend, which runs the agent as you with no
-    /// isolation (your files, keyring and network in its reach).
+    /// isolation (your files, keyring and network in its reach), and, on a repository
+    /// that runs there, changing its agent, the agent's command or its instructions.
     #[arg(long)]
     pub confirm_no_isolation: bool,
 }

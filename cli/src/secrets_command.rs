@@ -1,78 +1,65 @@
-//! `handoff secrets set|delete|list`: API keys in the OS keyring, never elsewhere.
+//! `handoff secrets set|delete|list`: API keys in the OS keyring, never elsewhere, kept
+//! through the same use cases as the window's Settings → Keys.
 
 use clap::Subcommand;
 use std::io::{IsTerminal as _, Read as _};
+use std::path::Path;
 
 use super::command_error::CliError;
-use handoff::pipeline::PipelineSettings;
-use handoff::secrets::{Secret, SecretName, SecretStore};
 use handoff::store::Store;
+use handoff_api::setup::{key_states, remove_key, set_key, KeyState};
+use handoff_api::AppCore;
 
-/// `e2b` is the E2B key (for the E2B API this installation uses); any other name is an
-/// agent provider's key.
-async fn secret_name(store: &Store, name: &str) -> Result<SecretName, CliError> {
+/// The secret's name as the application layer knows it; the GitHub token is kept by
+/// signing in.
+fn secret_name(name: &str) -> Result<String, CliError> {
     let name = name.trim().to_ascii_lowercase();
-    if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        return Err(CliError::Usage(format!(
-            "bad secret name {name:?}: use e2b, anthropic, claude-plan, openai or another \
-             provider's name"
-        )));
-    }
     if name == "github" {
         return Err(CliError::Usage(
-            "the GitHub token is kept by `handoff auth login`".to_owned(),
+            "the GitHub token is not kept as a secret\nhint: sign in with `handoff auth login`"
+                .to_owned(),
         ));
     }
-    Ok(match name.as_str() {
-        "e2b" => SecretName::E2bApiKey {
-            api_host: PipelineSettings::configured(store).await?.e2b.api_host(),
-        },
-        "claude-plan" => PipelineSettings::configured(store)
-            .await?
-            .claude_plan_token_name(),
-        provider => PipelineSettings::configured(store)
-            .await?
-            .agent_key_name(provider),
-    })
+    Ok(name)
 }
 
-pub async fn run(store: &Store, command: SecretsCommand) -> Result<(), CliError> {
-    let secrets = SecretStore::os();
+fn state_of<'a>(states: &'a [KeyState], name: &str) -> Option<&'a KeyState> {
+    states.iter().find(|state| state.name == name)
+}
+
+fn read_secret(name: &str) -> Result<String, CliError> {
+    if std::io::stdin().is_terminal() {
+        return rpassword::prompt_password(format!("{name} (it is not shown): "))
+            .map_err(|error| CliError::Usage(format!("cannot read the secret: {error}")));
+    }
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(|error| CliError::Usage(format!("cannot read the secret: {error}")))?;
+    Ok(text)
+}
+
+pub async fn run(store: &Store, data_dir: &Path, command: SecretsCommand) -> Result<(), CliError> {
+    let core = AppCore::new(store.clone(), data_dir);
     match command {
         SecretsCommand::Set { name } => {
-            let which = secret_name(store, &name).await?;
-            let text = if std::io::stdin().is_terminal() {
-                rpassword::prompt_password(format!("{name} (it is not shown): "))
-                    .map_err(|error| CliError::Usage(format!("cannot read the secret: {error}")))?
-            } else {
-                let mut text = String::new();
-                std::io::stdin()
-                    .read_to_string(&mut text)
-                    .map_err(|error| CliError::Usage(format!("cannot read the secret: {error}")))?;
-                text
-            };
-            let value = text.trim();
-            if value.is_empty() {
-                return Err(CliError::Usage("no secret given".to_owned()));
-            }
-            handoff_api::setup::check_key_shape(&which, value).map_err(CliError::Usage)?;
-            secrets.set(&which, &Secret::new(value)).await?;
-            match &which {
-                SecretName::AgentApiKey { api_host, .. }
-                | SecretName::E2bApiKey { api_host }
-                | SecretName::ClaudePlanToken { api_host } => {
-                    println!("{name} is kept in the OS keyring, for {api_host} only")
-                }
-                _ => println!("{name} is kept in the OS keyring"),
+            let name = secret_name(&name)?;
+            // An unknown name is refused before the secret is asked for.
+            state_of(&key_states(&core).await?, &name).ok_or_else(|| unknown_secret(&name))?;
+            let states = set_key(&core, &name, &read_secret(&name)?).await?;
+            match state_of(&states, &name).and_then(|state| state.for_host.as_deref()) {
+                Some(host) => println!("{name} is kept in the OS keyring, for {host} only"),
+                None => println!("{name} is kept in the OS keyring"),
             }
             Ok(())
         }
         SecretsCommand::Delete { name } => {
-            if secrets.delete(&secret_name(store, &name).await?).await? {
+            let name = secret_name(&name)?;
+            let was_set = state_of(&key_states(&core).await?, &name)
+                .ok_or_else(|| unknown_secret(&name))?
+                .set;
+            remove_key(&core, &name).await?;
+            if was_set {
                 println!("{name} was removed from the OS keyring");
             } else {
                 println!("no {name} was stored");
@@ -80,29 +67,36 @@ pub async fn run(store: &Store, command: SecretsCommand) -> Result<(), CliError>
             Ok(())
         }
         SecretsCommand::List => {
-            for name in ["e2b", "anthropic", "claude-plan", "openai"] {
-                let stored = secrets
-                    .get(&secret_name(store, name).await?)
-                    .await?
-                    .is_some();
-                println!("{name:<10} {}", if stored { "stored" } else { "-" });
+            for state in key_states(&core).await? {
+                println!(
+                    "{:<10} {}",
+                    state.name,
+                    if state.set { "stored" } else { "-" }
+                );
             }
             Ok(())
         }
     }
 }
 
+fn unknown_secret(name: &str) -> CliError {
+    CliError::Usage(format!(
+        "no secret is called {name:?}: e2b, anthropic, claude-plan or openai (the agents' \
+         providers are Anthropic and OpenAI)"
+    ))
+}
+
 #[derive(Debug, Subcommand)]
 pub enum SecretsCommand {
-    /// Store a secret from standard input or a hidden prompt: e2b, anthropic, openai,
-    /// another provider's name, or claude-plan (the token `claude setup-token` prints,
-    /// which the claude agent then uses instead of the Anthropic key).
+    /// Store a secret from standard input or a hidden prompt: e2b, anthropic, openai, or
+    /// claude-plan (the token `claude setup-token` prints, which the claude agent then
+    /// uses instead of the Anthropic key).
     Set {
         /// Which secret.
         name: String,
     },
     /// Remove a stored secret.
     Delete { name: String },
-    /// Which of the usual secrets are stored (never their values).
+    /// Which secrets are stored (never their values).
     List,
 }

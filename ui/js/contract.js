@@ -438,8 +438,8 @@
  */
 
 /**
- * A change of settings as the window sends it: empty text means "the default".
- * @typedef {{ defaultBranch: string | null, feedbackLabel: string | null, customInstructions: string | null, monthlyRunQuota: number | null | null, sandboxBackend: string | null, agentPreset: string | null, agentCommand: string | null, dockerImage: string | null, e2bTemplate: string | null, networkMode: string | null, allowedHosts: string | null, draftPullRequests: boolean | null, fileTestIssues: boolean | null, runSlots: string | null, overflowToE2b: boolean | null, automaticUpdates: boolean | null, automaticAttemptsPerDay: string | null, pullRequestLabels: string | null, pullRequestReviewers: string | null, pushFork: string | null, monthlyBudget: string | null, }} RepoSettingsInput
+ * A change of settings: `None` leaves a setting as it is.
+ * @typedef {{ defaultBranch: string | null, feedbackLabel: string | null, customInstructions: string | null, monthlyRunQuota: number | null | null, sandboxBackend: string | null, agentPreset: string | null, agentCommand: string | null, dockerImage: string | null, e2bTemplate: string | null, runTimeoutMinutes: string | null, networkMode: string | null, allowedHosts: string | null, draftPullRequests: boolean | null, fileTestIssues: boolean | null, runSlots: string | null, overflowToE2b: boolean | null, automaticUpdates: boolean | null, automaticAttemptsPerDay: string | null, pullRequestLabels: string | null, pullRequestReviewers: string | null, pushFork: string | null, monthlyBudget: string | null, }} RepoSettingsInput
  */
 
 /**

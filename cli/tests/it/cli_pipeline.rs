@@ -390,7 +390,18 @@ async fn the_agent_holds_a_placeholder_and_its_provider_gets_the_key() {
     // The claude preset, with a stand-in `claude` that runs the scripted agent.
     let bin = tempfile::tempdir().unwrap();
     let path = scripted_agent_as_claude(bin.path());
-    ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
+    // A local repository's agent changes only with the owner's confirmation.
+    ok_text(
+        &cli.run(&[
+            "repo",
+            "set",
+            REPO,
+            "--agent",
+            "claude",
+            "--confirm-no-isolation",
+        ])
+        .await,
+    );
     let key = "sk-ant-test-0123456789abcdef";
     let provider = FakeProvider::start().await;
     cli.use_anthropic_stand_in(key, &provider.api_base()).await;
@@ -545,7 +556,18 @@ async fn a_providers_key_is_kept_for_one_address_and_a_changed_address_finds_non
         keyring: &keyring,
     };
     set_up(&fake, &cli, "local").await;
-    ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
+    // A local repository's agent changes only with the owner's confirmation.
+    ok_text(
+        &cli.run(&[
+            "repo",
+            "set",
+            REPO,
+            "--agent",
+            "claude",
+            "--confirm-no-isolation",
+        ])
+        .await,
+    );
     let provider = FakeProvider::start().await;
     ok_text(
         &cli.run(&[

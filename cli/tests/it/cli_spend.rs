@@ -41,7 +41,18 @@ impl World {
             .create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
         let cli = world.cli();
         cli.connect_scripted_repo(&world.fake, "local", &[]).await;
-        ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
+        // A local repository's agent changes only with the owner's confirmation.
+        ok_text(
+            &cli.run(&[
+                "repo",
+                "set",
+                REPO,
+                "--agent",
+                "claude",
+                "--confirm-no-isolation",
+            ])
+            .await,
+        );
         cli.use_anthropic_stand_in(KEY, &world.model.api_base())
             .await;
         world
@@ -407,7 +418,17 @@ async fn a_claude_plans_token_is_for_claude_code_only() {
     let listed = ok_text(&cli.run(&["secrets", "list"]).await);
     assert!(listed.contains("claude-plan stored"), "{listed}");
     ok_text(&cli.run(&["secrets", "delete", "anthropic"]).await);
-    ok_text(&cli.run(&["repo", "set", REPO, "--agent", "opencode"]).await);
+    ok_text(
+        &cli.run(&[
+            "repo",
+            "set",
+            REPO,
+            "--agent",
+            "opencode",
+            "--confirm-no-isolation",
+        ])
+        .await,
+    );
 
     let feedback = cli.add_feedback("Greet the readers").await;
 
@@ -432,7 +453,18 @@ async fn a_claude_plans_token_is_for_claude_code_only() {
         "nothing reached the model"
     );
     // With Claude Code, the token is what pays.
-    ok_text(&cli.run(&["repo", "set", REPO, "--agent", "claude"]).await);
+    // A local repository's agent changes only with the owner's confirmation.
+    ok_text(
+        &cli.run(&[
+            "repo",
+            "set",
+            REPO,
+            "--agent",
+            "claude",
+            "--confirm-no-isolation",
+        ])
+        .await,
+    );
     let doctor = text(&cli.run(&["doctor"]).await);
     assert!(
         doctor.contains(&format!(

@@ -73,8 +73,16 @@ pub async fn connect(
         }
     }
     ok_text(
-        &cli.run(&["repo", "set", REPO, "--agent", agent.name()])
-            .await,
+        // On the local backend the agent changes only with the owner's confirmation.
+        &cli.run(&[
+            "repo",
+            "set",
+            REPO,
+            "--agent",
+            agent.name(),
+            "--confirm-no-isolation",
+        ])
+        .await,
     );
     if agent == RealAgent::Codex {
         // Codex 0.163.0's model has no price in the default table, so each call is

@@ -1,5 +1,5 @@
 //! A repository's settings in the window that the other journeys do not touch: whether
-//! the test stage files an issue per failing scenario.
+//! the test stage files an issue per failing scenario, and the time limit of a run.
 
 use handoff_test_support as support;
 
@@ -37,6 +37,62 @@ async fn the_test_stage_may_keep_its_failures_out_of_issues() {
         )
         .await;
     assert_eq!(unchecked, false, "the form shows what was saved");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_runs_time_limit_is_set_in_minutes_and_a_bad_one_changes_nothing() {
+    let world = GithubWorld::new().await;
+    let repo = connected_repo(&world.fake, &world.store, "").await;
+    let app = world.open_signed_in_window().await;
+    app.click("#open-settings").await;
+    app.wait_for(&format!(".repo-form[data-repo=\"{REPO}\"]"))
+        .await;
+    let shown = app
+        .eventually(
+            "const f = document.querySelector('.repo-form input[name=runTimeoutMinutes]'); return f ? f.value : null;",
+            |value| value.is_string(),
+        )
+        .await;
+    assert_eq!(
+        shown.as_str(),
+        Some((repo.run_timeout_seconds / 60).to_string().as_str()),
+        "the form shows the limit in minutes"
+    );
+
+    app.type_into(".repo-form input[name=runTimeoutMinutes]", "45")
+        .await;
+    app.click(".save-repo").await;
+    app.text_eventually_containing(
+        "return [...document.querySelectorAll('.toast')].map(t => t.textContent).join('|');",
+        &format!("Saved {REPO}"),
+    )
+    .await;
+    assert_eq!(
+        world.store.repo(repo.id).await.unwrap().run_timeout_seconds,
+        45 * 60
+    );
+    // The form is drawn again with what was saved; the field is brought into view.
+    app.eventually(
+        "const f = document.querySelector('.repo-form input[name=runTimeoutMinutes]'); \
+         if (!f || f.value !== '45') return false; f.scrollIntoView({block: 'center'}); return true;",
+        |value| value == true,
+    )
+    .await;
+    app.screenshot("repo-settings-time-limit").await;
+
+    app.type_into(".repo-form input[name=runTimeoutMinutes]", "0")
+        .await;
+    app.click(".save-repo").await;
+    app.text_eventually_containing(
+        "const e = document.querySelector('.repo-form .form-error'); return e && !e.hidden ? e.textContent : '';",
+        "minutes from 1 to 1440",
+    )
+    .await;
+    assert_eq!(
+        world.store.repo(repo.id).await.unwrap().run_timeout_seconds,
+        45 * 60,
+        "nothing changed"
+    );
 }
 
 /// The title of the shell's native no-isolation question.
