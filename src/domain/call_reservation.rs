@@ -3,10 +3,11 @@
 //! against what its run, its repository's month and the day have charged already, and
 //! what it is charged once its answer has been read.
 //!
-//! A call whose worst case does not fit in what every budget has left is refused before
-//! it leaves. Since what is charged never passes what was reserved (an answer whose
-//! usage cannot be read is charged its whole reservation), calls at once and runs at
-//! once together stay within each budget.
+//! A call goes while every budget has something left, counting the calls under way at
+//! their worst case; once one is spent, the next call is refused before it leaves. So
+//! calls at once and runs at once together pass a budget by at most the worst case of
+//! the last call let through (an answer whose usage cannot be read is charged its whole
+//! reservation; one that can is charged what it reported).
 
 use serde::{Deserialize, Serialize};
 

@@ -28,6 +28,11 @@ pub struct TokenUsage {
     pub input: u64,
     /// Input tokens written to the prompt cache (Anthropic's cache creation).
     pub cache_write: u64,
+    /// Of `cache_write`, the tokens written to be kept for an hour (Anthropic's
+    /// `ephemeral_1h_input_tokens`), which cost twice the input price rather than the
+    /// five-minute write's price.
+    #[serde(default)]
+    pub cache_write_hour: u64,
     /// Input tokens read from the prompt cache.
     pub cache_read: u64,
     /// Output tokens, reasoning included.
@@ -50,6 +55,7 @@ impl TokenUsage {
     pub fn add(&mut self, other: &TokenUsage) {
         self.input += other.input;
         self.cache_write += other.cache_write;
+        self.cache_write_hour += other.cache_write_hour;
         self.cache_read += other.cache_read;
         self.output += other.output;
         self.reasoning += other.reasoning;
@@ -69,10 +75,18 @@ impl ModelPrice {
     /// What `usage` costs at this price, in dollars.
     pub fn cost_of(&self, usage: &TokenUsage) -> f64 {
         let per_token = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
+        let hour = usage.cache_write_hour.min(usage.cache_write);
         per_token(usage.input, self.input)
-            + per_token(usage.cache_write, self.cache_write)
+            + per_token(usage.cache_write - hour, self.cache_write)
+            + per_token(hour, self.cache_write_hour())
             + per_token(usage.cache_read, self.cache_read)
             + per_token(usage.output, self.output)
+    }
+
+    /// Dollars per million tokens written to the cache for an hour: twice the input
+    /// price, as Anthropic bills it (never less than a five-minute write).
+    pub fn cache_write_hour(&self) -> f64 {
+        (self.input * 2.0).max(self.cache_write)
     }
 }
 
@@ -338,6 +352,7 @@ mod tests {
         let usage = TokenUsage {
             input: 1_000_000,
             cache_write: 1_000_000,
+            cache_write_hour: 0,
             cache_read: 1_000_000,
             output: 1_000_000,
             reasoning: 500_000,

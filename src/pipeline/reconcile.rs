@@ -12,8 +12,9 @@ use serde::Serialize;
 use super::{Pipeline, PipelineError};
 use crate::domain::run_driver::{DriverLiveness, RunDriver};
 use crate::domain::run_event::RunEventKind;
-use crate::domain::RunFailureCode;
 use crate::domain::{FeedbackId, Run, RunId, RunStatus};
+use crate::domain::{RunFailureCode, SpendSource};
+use crate::store::spend::RunSpend;
 use crate::store::{ActiveRun, RunOutcome, Store, StoreError};
 
 /// A heartbeat older than this means the run's process is gone, where its lock cannot
@@ -199,6 +200,7 @@ impl Pipeline {
             Err(StoreError::RunAlreadyFinished(_)) => return Ok(None),
             Err(error) => return Err(error.into()),
         }
+        self.keep_spend_of_run_left_behind(run).await?;
         self.store
             .record_run_event(
                 run.id,
@@ -211,6 +213,30 @@ impl Pipeline {
             run_id: run.id,
             message,
         }))
+    }
+
+    /// A run its driver left behind keeps what it spent: every model call was written to
+    /// the ledger as it was reserved and settled, so its total is there; a call whose
+    /// answer was never settled is charged all it reserved. Steps, kept in the driver's
+    /// memory, are gone with it.
+    async fn keep_spend_of_run_left_behind(&self, run: &Run) -> Result<(), PipelineError> {
+        let ledger = self.store.close_run_ledger(run.id, Utc::now()).await?;
+        if ledger.calls == 0 || run.spend_source.is_some() {
+            return Ok(());
+        }
+        let source = if ledger.calls > ledger.reported_calls {
+            SpendSource::Metered
+        } else {
+            SpendSource::Reported
+        };
+        let spend = RunSpend {
+            source: Some(source),
+            cost_usd: Some(ledger.charged_usd),
+            ..RunSpend::default()
+        };
+        self.store.record_run_spend(run.id, &spend, &[]).await?;
+        tracing::info!(run_id = %run.id, cost_usd = ledger.charged_usd, calls = ledger.calls, "a run left behind keeps the spend its ledger holds");
+        Ok(())
     }
 }
 

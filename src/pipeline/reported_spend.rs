@@ -90,6 +90,7 @@ impl ReportedSpend {
                 let usage = TokenUsage {
                     input: count(&usage["input_tokens"]),
                     cache_write: count(&usage["cache_creation_input_tokens"]),
+                    cache_write_hour: count(&usage["cache_creation"]["ephemeral_1h_input_tokens"]),
                     cache_read: count(&usage["cache_read_input_tokens"]),
                     output: count(&usage["output_tokens"]),
                     reasoning: 0,
@@ -118,6 +119,7 @@ impl ReportedSpend {
                 let usage = TokenUsage {
                     input: input - cached,
                     cache_write: 0,
+                    cache_write_hour: 0,
                     cache_read: cached,
                     output: count(&usage["output_tokens"]),
                     reasoning: 0,

@@ -7,8 +7,10 @@
 //! Input tokens are counted without the model's tokenizer, on the safe side: one token
 //! for every three bytes of the request's text (English runs near four a token, code
 //! near three), and 1,600 for each image or file sent as data, whatever its size (a
-//! provider counts an image by its pixels, not its bytes). The answer settles the call
-//! with what the provider counted.
+//! provider counts an image by its pixels, not its bytes). Input is priced at the dearest
+//! way the provider may bill it: the cache write's price (an hour's, twice the input,
+//! when the request caches for an hour). The answer settles the call with what the
+//! provider counted.
 
 use serde_json::Value;
 
@@ -34,6 +36,9 @@ pub struct ModelRequest {
     pub max_output_tokens: Option<u64>,
     /// Input tokens at most, counted as the module says.
     pub input_tokens_at_most: u64,
+    /// Whether it asks for part of its input to be cached for an hour (a
+    /// `cache_control` with `"ttl": "1h"`), which costs twice the input price.
+    pub caches_for_an_hour: bool,
     /// The body to send when it must differ from what the agent sent: a Chat
     /// Completions stream that did not ask for its usage is made to.
     pub body_to_send: Option<Vec<u8>>,
@@ -72,6 +77,7 @@ impl ModelRequest {
             max_output_tokens,
             input_tokens_at_most: counted.text_bytes.div_ceil(BYTES_PER_TOKEN)
                 + counted.attachments * TOKENS_PER_ATTACHMENT,
+            caches_for_an_hour: counted.caches_for_an_hour,
             body_to_send,
         })
     }
@@ -90,7 +96,11 @@ impl ModelRequest {
             output,
             ..TokenUsage::default()
         };
-        let input_price = price.input.max(price.cache_write);
+        let input_price = if self.caches_for_an_hour {
+            price.input.max(price.cache_write_hour())
+        } else {
+            price.input.max(price.cache_write)
+        };
         let usd = usage.input as f64 * input_price / 1e6 + usage.output as f64 * price.output / 1e6;
         CallAsk {
             model,
@@ -119,6 +129,7 @@ fn with_usage_asked(mut body: Value) -> Option<Vec<u8>> {
 struct Counted {
     text_bytes: u64,
     attachments: u64,
+    caches_for_an_hour: bool,
 }
 
 impl Counted {
@@ -136,6 +147,9 @@ impl Counted {
             }
             Value::Array(items) => items.iter().for_each(|item| self.add(key, item)),
             Value::Object(fields) => {
+                if key == Some("cache_control") && fields.get("ttl") == Some(&Value::from("1h")) {
+                    self.caches_for_an_hour = true;
+                }
                 for (name, field) in fields {
                     self.text_bytes += name.len() as u64;
                     self.add(Some(name), field);
@@ -174,6 +188,24 @@ mod tests {
         assert!((ask.usd - expected).abs() < 1e-12, "{ask:?}");
         assert_eq!(ask.tokens, request.input_tokens_at_most + 1000);
         assert!(!ask.unpriced);
+    }
+
+    #[test]
+    fn a_request_that_caches_for_an_hour_is_reserved_at_the_hours_price() {
+        let body = serde_json::json!({
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 1000,
+            "system": [{"type": "text", "text": "x".repeat(3000),
+                        "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+            "messages": [{"role": "user", "content": "go"}],
+        });
+        let request =
+            ModelRequest::read(ModelApi::AnthropicMessages, body.to_string().as_bytes()).unwrap();
+        assert!(request.caches_for_an_hour);
+        let ask = request.ask(&PriceTable::default());
+        // Input at twice Sonnet's $3 a million, and 1,000 out at $15.
+        let expected = request.input_tokens_at_most as f64 * 6.0 / 1e6 + 1000.0 * 15.0 / 1e6;
+        assert!((ask.usd - expected).abs() < 1e-12, "{ask:?}");
     }
 
     #[test]

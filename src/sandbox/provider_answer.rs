@@ -49,7 +49,10 @@ pub struct AnswerReading {
     /// The model the answer names, if it names one.
     pub model: Option<String>,
     pub usage: TokenUsage,
-    /// Whether the answer reported its usage at all.
+    /// Whether the answer reported its final usage: the whole body's, or a stream's last
+    /// figures (Messages' `message_delta`, Responses' `response.completed`, Chat
+    /// Completions' usage chunk). A Messages stream cut off after `message_start` has
+    /// told its input but not its output, so it has not.
     pub usage_reported: bool,
     pub tool_calls: Vec<ToolCall>,
     pub text: String,
@@ -157,7 +160,7 @@ impl AnswerReader {
         match self.api {
             ModelApi::AnthropicMessages => {
                 self.name_model(&body["model"]);
-                self.anthropic_usage(&body["usage"]);
+                self.anthropic_usage(&body["usage"], true);
                 for block in body["content"].as_array().into_iter().flatten() {
                     match block["type"].as_str() {
                         Some("text") => self.add_text(&block["text"]),
@@ -223,12 +226,16 @@ impl AnswerReader {
     }
 
     /// Anthropic's usage object: each figure present replaces the one held, since a
-    /// `message_delta` carries running totals.
-    fn anthropic_usage(&mut self, usage: &Value) {
+    /// `message_delta` carries running totals. `last` says whether these are the
+    /// answer's last figures (a body's, or `message_delta`'s), not `message_start`'s,
+    /// whose output is a placeholder.
+    fn anthropic_usage(&mut self, usage: &Value, last: bool) {
         if !usage.is_object() {
             return;
         }
-        self.reading.usage_reported = true;
+        if last {
+            self.reading.usage_reported = true;
+        }
         let usage_now = &mut self.reading.usage;
         for (field, slot) in [
             ("input_tokens", &mut usage_now.input),
@@ -240,13 +247,17 @@ impl AnswerReader {
                 *slot = count;
             }
         }
+        // Of the cache writes, those kept for an hour cost more.
+        if let Some(hour) = usage["cache_creation"]["ephemeral_1h_input_tokens"].as_u64() {
+            usage_now.cache_write_hour = hour;
+        }
     }
 
     fn anthropic_event(&mut self, event: &Value) {
         match event["type"].as_str() {
             Some("message_start") => {
                 self.name_model(&event["message"]["model"]);
-                self.anthropic_usage(&event["message"]["usage"]);
+                self.anthropic_usage(&event["message"]["usage"], false);
             }
             Some("content_block_start") => {
                 let block = &event["content_block"];
@@ -268,7 +279,7 @@ impl AnswerReader {
                     _ => {}
                 }
             }
-            Some("message_delta") => self.anthropic_usage(&event["usage"]),
+            Some("message_delta") => self.anthropic_usage(&event["usage"], true),
             _ => {}
         }
     }
@@ -332,6 +343,7 @@ impl AnswerReader {
         self.reading.usage = TokenUsage {
             input: input - cached,
             cache_write: 0,
+            cache_write_hour: 0,
             cache_read: cached,
             output: usage[output_field].as_u64().unwrap_or(0),
             reasoning: details(output_field)["reasoning_tokens"]

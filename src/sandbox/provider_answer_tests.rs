@@ -55,6 +55,7 @@ fn anthropic_streamed_usage_takes_every_kind_of_token_and_the_running_output_tot
             TokenUsage {
                 input: 25,
                 cache_write: 1000,
+                cache_write_hour: 0,
                 cache_read: 3000,
                 output: 89,
                 reasoning: 0
@@ -126,6 +127,7 @@ fn openai_responses_stream_counts_cached_input_apart_and_keeps_reasoning() {
             TokenUsage {
                 input: 904,
                 cache_write: 0,
+                cache_write_hour: 0,
                 cache_read: 4096,
                 output: 700,
                 reasoning: 512
@@ -169,6 +171,34 @@ fn chat_completions_usage_chunk_and_streamed_tool_calls_are_read() {
     assert_eq!(reading.usage.input, 7);
     assert_eq!(reading.usage.output, 3);
     assert_eq!(reading.text, "hi");
+}
+
+#[test]
+fn cache_writes_kept_for_an_hour_are_read_and_cost_twice_the_input() {
+    let body = r#"{"model":"claude-sonnet-4-5","content":[],"usage":{"input_tokens":10,"cache_creation_input_tokens":3000,"cache_creation":{"ephemeral_5m_input_tokens":1000,"ephemeral_1h_input_tokens":2000},"cache_read_input_tokens":0,"output_tokens":5}}"#;
+    let reading = read(ModelApi::AnthropicMessages, "application/json", body, 7);
+    assert_eq!(reading.usage.cache_write, 3000);
+    assert_eq!(reading.usage.cache_write_hour, 2000);
+    let cost = crate::domain::model_prices::PriceTable::default()
+        .cost_of("claude-sonnet-4-5", &reading.usage)
+        .unwrap();
+    // $3 in, $3.75 a five-minute write, $6 an hour's write, $15 out (a million each).
+    let expected = (10.0 * 3.0 + 1000.0 * 3.75 + 2000.0 * 6.0 + 5.0 * 15.0) / 1e6;
+    assert!((cost - expected).abs() < 1e-12, "{cost} {expected}");
+}
+
+#[test]
+fn a_messages_stream_cut_off_before_its_last_usage_has_not_reported_it() {
+    // The provider's connection ends after the text: `message_start` told the input and
+    // a placeholder output of 1, never the output written.
+    let cut = ANTHROPIC_STREAM
+        .split("event: message_delta")
+        .next()
+        .expect("the stream up to its last usage");
+    let reading = read(ModelApi::AnthropicMessages, "text/event-stream", cut, 64);
+    assert!(!reading.usage_reported, "{reading:?}");
+    assert_eq!(reading.usage.input, 25, "what it did say is kept");
+    assert_eq!(reading.text, "I'll write the file.");
 }
 
 #[test]

@@ -331,6 +331,9 @@ impl Store {
                         cache_read: count("cache_read_tokens")?,
                         output: count("output_tokens")?,
                         reasoning: count("reasoning_tokens")?,
+                        // Which cache writes were an hour's is not kept: the step's cost,
+                        // worked out when it was metered, is.
+                        cache_write_hour: 0,
                     },
                     cost_usd: row.try_get("cost_usd")?,
                     tool_calls: serde_json::from_str::<Vec<ToolCall>>(&tool_calls)

@@ -6,7 +6,8 @@
 //!
 //! The cases: a Chat Completions stream that does not ask for its usage; Responses and
 //! Messages streams the agent hangs up on before their usage; twenty calls at once
-//! against a budget that holds three; a compressed answer; an answer with no usage;
+//! against a budget that holds three; a compressed answer; an answer with no usage; a
+//! Messages stream the provider cuts off before its last usage;
 //! a body that is not JSON; bodies past the providers' size, declared and chunked, and
 //! six large ones at once; a path that is no model call; two requests pipelined on one
 //! connection.
@@ -84,6 +85,15 @@ async fn provide(State(provider): State<Arc<Provider>>, request: Request) -> Res
             .unwrap()
     };
     match scenario.as_str() {
+        "anthropic-cut-off" => stream_of(move |mut events| {
+            async move {
+                // The provider's side ends before the figures of what was written.
+                send(&mut events, serde_json::json!({"type": "message_start", "message": {"model": model, "usage": {"input_tokens": 100_000, "output_tokens": 1}}})).await;
+                send(&mut events, serde_json::json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})).await;
+                send(&mut events, serde_json::json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Done."}})).await;
+            }
+            .boxed()
+        }),
         "anthropic-hang-up" | "held" => {
             if scenario == "held" {
                 provider.release.acquire().await.unwrap().forget();
@@ -409,7 +419,7 @@ async fn an_answer_the_meter_cannot_read_is_charged_all_it_reserved() {
     let plain = serde_json::json!({"model": "claude-sonnet-4-5", "max_tokens": 1000,
                                    "messages": [{"role": "user", "content": "go"}]})
     .to_string();
-    for scenario in ["gzip", "no-usage"] {
+    for scenario in ["gzip", "no-usage", "anthropic-cut-off"] {
         let answer = corpus
             .messages(scenario, plain.clone())
             .send()
@@ -418,11 +428,11 @@ async fn an_answer_the_meter_cannot_read_is_charged_all_it_reserved() {
         assert_eq!(answer.status(), 200, "{scenario}");
         answer.bytes().await.unwrap();
     }
-    corpus.anthropic.meter.wait_until_settled(2).await;
+    corpus.anthropic.meter.wait_until_settled(3).await;
     let spend = corpus.anthropic.meter.spend();
-    assert_eq!(spend.unread_calls, 2, "{spend:?}");
+    assert_eq!(spend.unread_calls, 3, "{spend:?}");
     // At least the 1,000 tokens each may write at $15 a million.
-    assert!(spend.charged_usd >= 2.0 * 0.015, "{spend:?}");
+    assert!(spend.charged_usd >= 3.0 * 0.015, "{spend:?}");
     assert!(corpus
         .anthropic
         .meter

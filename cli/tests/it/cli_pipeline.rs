@@ -103,6 +103,11 @@ async fn an_e2b_run_is_ended_once_its_agents_reported_spend_reaches_its_budget()
         logs.contains("budget reached as the agent reported its spend"),
         "{logs}"
     );
+    // No forwarder of Handoff's stands there, so the log never claims calls are refused.
+    assert!(
+        logs.contains("counted as the agent reports it") && !logs.contains("refused once a"),
+        "{logs}"
+    );
     // The month counts it as the run goes: the next run is refused before it starts.
     ok_text(
         &cli.run(&["repo", "set", REPO, "--monthly-budget", "1"])

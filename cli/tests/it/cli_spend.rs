@@ -473,3 +473,86 @@ async fn a_claude_plans_token_is_for_claude_code_only() {
         "{doctor}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_timed_out_run_keeps_what_it_spent() {
+    let world = World::start(Vec::new()).await;
+    // A time limit the run outlasts: it makes its two calls, then waits.
+    let store = handoff::Store::open_in(world.dir.path()).await.unwrap();
+    let repo = store.repo_by_name(&REPO.parse().unwrap()).await.unwrap();
+    store
+        .change_repo_settings(
+            repo.id,
+            &handoff::store::RepoSettingsChange {
+                run_timeout_seconds: Some(8),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    store.close().await;
+    let feedback = world
+        .cli()
+        .add_feedback("Spend, then wait\n@@calls 2 claude-sonnet-4-5\n@@sleep 600")
+        .await;
+
+    let ended = world.handoff(&["run", &feedback, "--quiet"]).await;
+
+    assert!(!ended.status.success());
+    let shown = world.json(&["runs", "show", "1", "--json"]).await;
+    assert_eq!(shown["run"]["failure_code"], "timed_out", "{shown}");
+    assert_eq!(shown["run"]["spend_source"], "metered", "{shown}");
+    assert!(
+        close_to(&shown["run"]["llm_cost_usd"], 2.0 * SONNET_CALL_USD),
+        "{shown}"
+    );
+    let steps = world.json(&["runs", "steps", "1", "--json"]).await;
+    assert_eq!(steps.as_array().unwrap().len(), 2, "{steps}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_runs_spend_is_what_its_ledger_holds() {
+    let world = World::start(Vec::new()).await;
+    let feedback = world
+        .cli()
+        .add_feedback("Spend, then wait\n@@calls 2 claude-sonnet-4-5\n@@sleep 600")
+        .await;
+    let path = scripted_agent_as_claude(world.bin.path());
+    let mut running = world
+        .cli()
+        .command(&["run", &feedback, "--quiet"])
+        .env("PATH", &path)
+        .spawn()
+        .unwrap();
+    world.model.wait_for_model_calls(2).await;
+
+    // SIGKILL: the process that drove the run says nothing more; what the run spent is
+    // in the ledger, written as each call was reserved and settled.
+    std::process::Command::new("kill")
+        .args(["-KILL", &running.id().unwrap().to_string()])
+        .status()
+        .unwrap();
+    running.wait().await.unwrap();
+    // What the ledger holds of the run: both calls, each at what it was charged, or at
+    // all it reserved where the kill came before its answer was settled.
+    let store = handoff::Store::open_in(world.dir.path()).await.unwrap();
+    let ledger = store.run_ledger(handoff::domain::RunId(1)).await.unwrap();
+    store.close().await;
+    assert_eq!(ledger.calls, 2, "{ledger:?}");
+    assert!(ledger.charged_usd > 0.0, "{ledger:?}");
+
+    // The next Handoff ends the run its driver left behind.
+    ok_text(&world.handoff(&["queue", "run"]).await);
+
+    let shown = world.json(&["runs", "show", "1", "--json"]).await;
+    assert_eq!(shown["run"]["status"], "failed", "{shown}");
+    assert_eq!(shown["run"]["spend_source"], "metered", "{shown}");
+    let cost = shown["run"]["llm_cost_usd"].as_f64().unwrap_or_default();
+    assert!(
+        close_to(&shown["run"]["llm_cost_usd"], ledger.charged_usd),
+        "{shown}"
+    );
+    // The month's figures count it as the run's row does.
+    let month = world.json(&["spend", "--repo", REPO, "--json"]).await;
+    assert!(close_to(&month["cost_usd"], cost), "{month}");
+}

@@ -1,7 +1,8 @@
 //! Spend in the window: the month drawn as a chart with its budget line and the items
 //! that cost most, the budgets set in Settings → Spend, a run's steps as a timeline in
-//! the detail panel, the notice when a repository's month reaches 80% of its budget, and
-//! the owner's Claude plan against its monthly credit.
+//! the detail panel, the notice when a repository's month reaches 80% of its budget, the
+//! owner's Claude plan against its monthly credit, and each run saying whether its spend
+//! was metered outside the agent or is the agent's own account.
 
 use handoff_test_support as support;
 
@@ -463,6 +464,82 @@ async fn the_owners_claude_plan_is_named_and_its_credit_drawn_is_shown() {
         )
         .await;
     assert!(spend.contains("from the Claude plan's credit"), "{spend}");
+    app.close().await;
+    world.store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_runs_row_says_whether_its_spend_was_metered_or_as_the_agent_reported() {
+    let world = GithubWorld::new().await;
+    let store = &world.store;
+    connected_repo(&world.fake, store, "").await;
+    let metered = seed::add_feedback(store, REPO, "Sticky header", "Keep it on top.").await;
+    spent_run(
+        store,
+        metered.id,
+        &[step("Read", r#"{"file_path":"src/a.css"}"#, 30_000, 0.75)],
+    )
+    .await;
+    // A run on E2B, whose egress rule adds the key: no forwarder of Handoff's saw its
+    // calls, so its spend is what the agent reported.
+    let reported = seed::add_feedback(store, REPO, "Footer links", "Fix them.").await;
+    let started = store
+        .start_code_run(&CodeRunRequest {
+            feedback_id: reported.id,
+            backend: SandboxBackend::E2b,
+            agent_preset: "claude".to_owned(),
+            instructions: None,
+        })
+        .await
+        .unwrap();
+    store
+        .record_run_spend(
+            started.run.id,
+            &RunSpend {
+                source: Some(SpendSource::Reported),
+                cost_usd: Some(0.42),
+                tokens_in: Some(12_000),
+                tokens_out: Some(900),
+                unpriced_tokens: None,
+            },
+            &[],
+        )
+        .await
+        .unwrap();
+    store
+        .finish_run(
+            started.run.id,
+            &RunOutcome::Failed {
+                failure_code: RunFailureCode::NoChanges,
+                message: "the agent changed nothing".to_owned(),
+                exit_code: Some(0),
+            },
+        )
+        .await
+        .unwrap();
+    let app = world.open_signed_in_window().await;
+
+    open_card(&app, metered.id.0).await;
+    let spend = app
+        .text_eventually_containing(
+            "const s = document.querySelector('#detail .run .run-spend'); return s ? s.textContent : '';",
+            "$0.75",
+        )
+        .await;
+    assert!(spend.contains("metered"), "{spend}");
+    assert!(!spend.contains("as reported"), "{spend}");
+
+    open_card(&app, reported.id.0).await;
+    let spend = app
+        .text_eventually_containing(
+            "const s = document.querySelector('#detail .run .run-spend'); return s ? s.textContent : '';",
+            "$0.42",
+        )
+        .await;
+    assert!(spend.contains("as reported by the agent"), "{spend}");
+    assert!(!spend.contains("metered"), "{spend}");
+    app.show_for_picture("#detail .run").await;
+    app.screenshot("run-spend-reported").await;
     app.close().await;
     world.store.close().await;
 }

@@ -12,7 +12,7 @@ use crate::domain::agent_step::AgentStep;
 use crate::domain::budgets::{dollars, Budgets};
 use crate::domain::call_reservation::{CallBudgets, PlanBudget};
 use crate::domain::model_prices::PriceTable;
-use crate::domain::{FeedbackId, PaidWith, RunFailureCode, SpendSource, Stage};
+use crate::domain::{FeedbackId, PaidWith, RunFailureCode, SandboxBackend, SpendSource, Stage};
 use crate::pipeline::spend_ledger::StoreLedger;
 use crate::pipeline::Pipeline;
 use crate::sandbox::key_forwarding::ForwardedKey;
@@ -92,13 +92,21 @@ impl Pipeline {
             .agent_key
             .as_ref()
             .map(|key| key.renewed_with(budgets.run, prices.clone(), Some(ledger)));
-        if key.is_some() {
+        // Only a forwarder of Handoff's sees a call before it leaves; on E2B the sandbox's
+        // egress rule adds the key, and calls are counted once the agent reports them.
+        let on_e2b = job.setup.sandbox.backend() == SandboxBackend::E2b;
+        if key.is_some() || on_e2b {
             let left = budgets.limit_for_run(before);
+            let how = if on_e2b {
+                "each model call is counted as the agent reports it, and the sandbox is \
+                 ended once a budget is spent"
+            } else {
+                "each model call is reserved at its worst case first, and refused once a \
+                 budget is spent"
+            };
             job.log
                 .say(&format!(
-                    "budget of this run: {}, with {} left this month and today (each model \
-                     call is reserved at its worst case first, and refused when a budget \
-                     cannot hold it)",
+                    "budget of this run: {}, with {} left this month and today ({how})",
                     budgets.run.describe(),
                     left.usd.map_or_else(|| "no limit".to_owned(), dollars)
                 ))
