@@ -162,7 +162,7 @@ async fn main() {
     let forwarder = KeyForwarder::start(Ipv4Addr::LOCALHOST.into(), &key)
         .await
         .expect("the forwarder starts");
-    let http = reqwest::Client::new();
+    let http = handoff::http_client::default_client();
     let direct_url = format!("http://{provider_address}/v1/messages");
     let forwarded_url = format!("http://{}/v1/messages", forwarder.address());
 

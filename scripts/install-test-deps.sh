@@ -4,7 +4,7 @@
 # tests, debootstrap for the test image, imagemagick and xdotool for screenshots and
 # native dialogs, mold (a faster linker), emoji fonts, a French locale, squashfs-tools
 # for the AppImage, pip and venv for the real agents and the workflow checkers,
-# cargo-nextest, axe-core, the real agent programs, and zizmor and check-jsonschema for
+# cargo-nextest, cargo-deny, axe-core, the real agent programs, and zizmor and check-jsonschema for
 # checking the GitHub workflows. Stops with a clear word when no Docker engine answers,
 # since many tests need one. Safe to run again: it only installs what is missing.
 set -euo pipefail
@@ -50,6 +50,13 @@ fi
 if ! cargo nextest --version >/dev/null 2>&1; then
   echo "install-test-deps: installing cargo-nextest (cargo install, a few minutes)"
   cargo install cargo-nextest --locked --quiet
+fi
+
+# cargo-deny, which the test suite runs on the dependency graph (duplicates, licenses,
+# where crates come from), from crates.io at a pinned version.
+if ! cargo deny --version 2>/dev/null | grep -q '^cargo-deny 0\.20\.2$'; then
+  echo "install-test-deps: installing cargo-deny (cargo install, a few minutes)"
+  cargo install cargo-deny --version '=0.20.2' --locked --quiet
 fi
 
 # axe-core, the accessibility checker the window tests run in the real window. It ships

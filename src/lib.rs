@@ -18,7 +18,8 @@
 //!   an approval lets through, with what the rendered view hides marked;
 //!   [`comment_diff`]: two versions of a comment compared.
 //! - [`log_file`]: the log file both front ends write; [`data_dir`]: where the data lives.
-//! - [`error_code`]: the codes front ends act on instead of message text.
+//! - [`error_code`]: the codes front ends act on instead of message text;
+//!   [`http_client`]: the one HTTP client setup (rustls on ring).
 //!
 //! What the front ends ask of the core, in their shapes, is the `handoff-api` crate.
 
@@ -31,6 +32,7 @@ pub mod egress;
 pub mod error_code;
 pub mod file_lock;
 pub mod github;
+pub mod http_client;
 pub mod log_file;
 pub mod markdown;
 pub mod pipeline;

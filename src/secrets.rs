@@ -265,6 +265,13 @@ fn keyring_error(error: keyring::Error) -> SecretError {
         keyring::Error::PlatformFailure(inner) | keyring::Error::NoStorageAccess(inner) => {
             SecretError::Unavailable(inner.to_string())
         }
+        // The process's keyring could not be opened when it was first used; why is kept.
+        keyring::Error::NoDefaultStore => {
+            SecretError::Unavailable(match keyring::Entry::store_status() {
+                Err(why) => why.to_string(),
+                Ok(()) => "no keyring is open".to_owned(),
+            })
+        }
         other => SecretError::Refused(other.to_string()),
     }
 }

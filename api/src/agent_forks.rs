@@ -15,7 +15,8 @@ use handoff::github::GithubClient;
 use handoff::store::{RepoSettingsChange, SettingKey};
 
 /// An organization the owner belongs to, as a place for forks.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ForkPlaceRecord {
     pub login: String,
@@ -24,7 +25,8 @@ pub struct ForkPlaceRecord {
 }
 
 /// Where a fork for the agent's branches may go.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ForkPlacesView {
     /// The signed-in account: never a place for its own repositories' forks.

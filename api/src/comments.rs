@@ -23,12 +23,16 @@ use handoff::secrets::SecretStore;
 use handoff::store::Store;
 
 /// A comment opened for editing.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CommentEditor {
     pub repo: String,
     pub pr_number: u64,
-    #[ts(as = "crate::page_contract::CommentKindWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::CommentKindWords")
+    )]
     pub kind: CommentKind,
     pub header: &'static str,
     /// The version the editor starts from (the one an edit is based on).
@@ -45,7 +49,8 @@ pub struct CommentEditor {
 }
 
 /// Where an editor's text came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum EditorSource {
     /// Read from GitHub just now.
@@ -55,7 +60,8 @@ pub enum EditorSource {
 }
 
 /// How a save ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum SaveOutcome {
     /// GitHub holds the new text.
@@ -69,7 +75,8 @@ pub enum SaveOutcome {
 }
 
 /// What a save did.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SaveResult {
     pub outcome: SaveOutcome,
@@ -78,7 +85,8 @@ pub struct SaveResult {
 }
 
 /// Both texts of a conflict.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ConflictView {
     pub entry_id: i64,
@@ -244,7 +252,8 @@ pub async fn open_comment(
 
 /// A pane's text being edited: its preview, and its changes against the agent's
 /// original (when there is one).
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct EditPreview {
     pub html: String,
@@ -261,12 +270,16 @@ pub fn preview_edit(text: &str, agent_original: Option<&str>) -> EditPreview {
 }
 
 /// One version in a comment's history.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryEntry {
     pub version_id: i64,
     pub number: u32,
-    #[ts(as = "crate::page_contract::VersionOriginWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::VersionOriginWords")
+    )]
     pub origin: VersionOrigin,
     /// "the agent", "you", or "@login".
     pub written_by: String,
@@ -322,7 +335,8 @@ pub async fn comment_history(
 }
 
 /// Two versions side by side.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct VersionComparison {
     pub older: CommentVersionRecord,

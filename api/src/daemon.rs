@@ -29,14 +29,15 @@ const SERVE_LOCK: &str = "serve.lock";
 const SERVE_STATE: &str = "serve.json";
 
 /// What the daemon is doing, as `serve.json` keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct DaemonState {
     pub pid: u32,
-    #[ts(type = "string")]
+    #[cfg_attr(feature = "page-contract", ts(type = "string"))]
     pub started_at: DateTime<Utc>,
     /// When it last synced, and how that went.
-    #[ts(type = "string | null")]
+    #[cfg_attr(feature = "page-contract", ts(type = "string | null"))]
     pub last_sync_at: Option<DateTime<Utc>>,
     pub last_sync: Option<String>,
     /// Runs it drives now.

@@ -21,19 +21,29 @@ use handoff::revealed_text::{reveal_hidden_parts, RevealedText};
 use handoff::store::{NewFeedback, QuotaStatus, RunFilter, Store};
 
 /// One message of the thread.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadEntry {
     pub id: i64,
-    #[ts(as = "crate::page_contract::FollowUpSourceWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::FollowUpSourceWords")
+    )]
     pub source: FollowUpSource,
     pub author: Option<String>,
     pub created_at: chrono::DateTime<Utc>,
     pub body_html: String,
     /// The body as a prompt gets it once included, with what the view hides marked.
-    #[ts(as = "crate::page_contract::RevealedTextShape")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::RevealedTextShape")
+    )]
     pub body_raw: RevealedText,
-    #[ts(as = "crate::page_contract::FollowUpOriginWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::FollowUpOriginWords")
+    )]
     pub origin: FollowUpOrigin,
     /// Taken from the PR: in no prompt until the owner includes it.
     pub candidate: bool,
@@ -43,16 +53,23 @@ pub struct ThreadEntry {
 }
 
 /// A reason the item's PR had to update by itself, and what became of it.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AutomaticUpdateRecord {
     pub id: i64,
-    #[ts(as = "crate::page_contract::AutomaticTriggerWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::AutomaticTriggerWords")
+    )]
     pub trigger: AutomaticTrigger,
     /// The check's name, or the reviewer's login.
     pub subject: String,
     pub pr_number: u64,
-    #[ts(as = "crate::page_contract::AutomaticDecisionWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::AutomaticDecisionWords")
+    )]
     pub decision: AutomaticDecision,
     /// Why the run started, or why none did.
     pub reason: Option<String>,
@@ -76,14 +93,21 @@ impl From<AutomaticUpdate> for AutomaticUpdateRecord {
 }
 
 /// A managed comment of the item's PR, as the panel lists it.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CommentSummary {
-    #[ts(as = "crate::page_contract::CommentKindWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::CommentKindWords")
+    )]
     pub kind: CommentKind,
     pub version: u32,
     pub version_id: i64,
-    #[ts(as = "crate::page_contract::VersionOriginWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::VersionOriginWords")
+    )]
     pub origin: VersionOrigin,
     /// "the agent", "you", or "@login".
     pub written_by: String,
@@ -92,13 +116,17 @@ pub struct CommentSummary {
     pub awaits_approval: bool,
     pub content_html: String,
     /// The content as the next stage gets it, with what the rendered view hides marked.
-    #[ts(as = "crate::page_contract::RevealedTextShape")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::RevealedTextShape")
+    )]
     pub content_raw: RevealedText,
     pub missing: bool,
 }
 
 /// What the run button does now.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct NextRun {
     pub kind: NextRunKind,
@@ -110,7 +138,8 @@ pub struct NextRun {
 }
 
 /// Which run the run button starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum NextRunKind {
     /// The first run: a new branch and a new PR.
@@ -134,7 +163,8 @@ impl From<CodeRunKind> for NextRunKind {
 }
 
 /// The owner's lessons one run's prompt carried.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RunLessonsRecord {
     pub run_id: i64,
@@ -143,14 +173,18 @@ pub struct RunLessonsRecord {
 }
 
 /// An item with its thread, its runs and its PR's comments.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct FeedbackDetail {
     pub feedback: FeedbackRecord,
     pub body_html: String,
     /// The title and body as the agent gets them, with what the rendered view hides
     /// marked (what approving a visitor's item lets through).
-    #[ts(as = "crate::page_contract::RevealedTextShape")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::RevealedTextShape")
+    )]
     pub body_raw: RevealedText,
     pub thread: Vec<ThreadEntry>,
     pub runs: Vec<RunRecord>,
@@ -171,7 +205,8 @@ pub struct FeedbackDetail {
 }
 
 /// Where one queued run stands in the run queue (place 0: its turn came, it starts).
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct QueuePlaceRecord {
     pub run_id: i64,
@@ -357,7 +392,8 @@ pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, C
 }
 
 /// A new feedback item from the app's form.
-#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct NewFeedbackInput {
     pub repo: String,

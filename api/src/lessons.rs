@@ -24,7 +24,8 @@ use handoff::revealed_text::{reveal_hidden_parts, RevealedText};
 use handoff::store::{LessonDecision, LessonEdit, LessonSettings};
 
 /// One line of a correction's diff.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CorrectionLine {
     /// "same", "added" (the owner's) or "removed" (the agent's).
@@ -33,7 +34,8 @@ pub struct CorrectionLine {
 }
 
 /// A correction of the owner's, as a lesson's source.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CorrectionRecord {
     /// `edit-12` or `follow-up-7`.
@@ -91,7 +93,8 @@ impl From<&Correction> for CorrectionRecord {
 }
 
 /// A lesson as the window shows it.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LessonRecord {
     pub id: i64,
@@ -118,12 +121,16 @@ pub struct LessonRecord {
     pub sources: Vec<CorrectionRecord>,
     /// The lesson as every later prompt gets it (its rule and paths), with what a
     /// rendered view would hide marked: what accepting it lets through.
-    #[ts(as = "crate::page_contract::RevealedTextShape")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::RevealedTextShape")
+    )]
     pub rule_raw: RevealedText,
 }
 
 /// A repository's lessons.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LessonsView {
     pub repo: String,
@@ -145,7 +152,8 @@ pub struct LessonsView {
 }
 
 /// How "Write to AGENTS.md" ended.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LessonsFileRecord {
     /// "opened", "updated" or "in_step".
@@ -307,7 +315,8 @@ pub async fn suggest_lessons(core: &AppCore, repo: &str) -> Result<i64, CodedErr
 }
 
 /// What the owner decides, as the page sends it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum LessonDecisionWord {
     Accept,
@@ -336,7 +345,8 @@ pub async fn decide_lesson(
 
 /// The owner's words for a lesson, as the page sends them (a field left out stays as it
 /// is).
-#[derive(Debug, Clone, Default, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(default, rename_all = "camelCase")]
 pub struct LessonEditInput {
     pub rule: Option<String>,
@@ -394,7 +404,8 @@ pub async fn edit_lesson(
 }
 
 /// A repository's lesson settings, as the page sends them.
-#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LessonSettingsInput {
     /// After how many new corrections a lessons run starts by itself; none: on demand.

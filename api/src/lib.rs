@@ -30,7 +30,8 @@
 //! - [`lessons`]: a repository's lessons, their sources and the owner's decisions;
 //! - [`log`]: the log file's folder, level and last lines;
 //! - [`updates`]: the update feed, and a newer version it offers;
-//! - [`page_contract`]: all of the above written out as JSDoc typedefs for the page.
+//! - [`page_contract`]: all of the above written out as JSDoc typedefs for the page (only
+//!   with the `page-contract` feature, which the tests turn on: no program carries it).
 
 pub mod agent_forks;
 pub mod archive;
@@ -41,6 +42,7 @@ pub mod lessons;
 pub mod log;
 pub mod mirror_following;
 pub mod outbox;
+#[cfg(feature = "page-contract")]
 pub mod page_contract;
 pub mod pull_request_workspace;
 pub mod pull_requests;
@@ -136,12 +138,16 @@ where
 }
 
 /// The dashboard's filter as the UI sends it: an empty repository or status means "all".
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(default, rename_all = "camelCase")]
 pub struct DashboardQuery {
     pub repo: String,
     #[serde(deserialize_with = "choice_or_all")]
-    #[ts(as = "Option<crate::page_contract::FeedbackStatusWords>")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "Option<crate::page_contract::FeedbackStatusWords>")
+    )]
     pub status: Option<FeedbackStatus>,
     pub search: String,
     /// The most cards a column gets (the most recently changed); none: every card.
@@ -222,7 +228,8 @@ pub fn checked_link(url: &str) -> Result<String, CodedError> {
 }
 
 /// Where the app keeps its data, for the About box and error screens.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AppInfo {
     pub version: &'static str,

@@ -12,13 +12,17 @@ use handoff::store::SettingKey;
 pub const SHOWN_LINES: usize = 200;
 
 /// The log as the settings show it.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LogView {
     /// The folder that holds the log files.
     pub folder: String,
     /// The stored level (the default when none is stored).
-    #[ts(as = "crate::page_contract::LogLevelWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::LogLevelWords")
+    )]
     pub level: LogLevel,
     /// The filter the environment sets instead, when it does (the setting then waits).
     pub environment_filter: Option<String>,

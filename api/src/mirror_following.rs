@@ -27,7 +27,8 @@ pub trait MirrorListener: Send + Sync {
 }
 
 /// Whether the window follows the mirror's changes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct MirrorFollowing {
     pub following: bool,

@@ -12,15 +12,22 @@ use handoff::github::owner_edits::send_outbox_entry_now;
 use handoff::github::ReadBack;
 
 /// One waiting edit.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct OutboxItem {
     pub entry_id: i64,
-    #[ts(as = "crate::page_contract::OutboxStateWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::OutboxStateWords")
+    )]
     pub state: OutboxState,
     pub repo: String,
     pub pr_number: u64,
-    #[ts(as = "crate::page_contract::CommentKindWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::CommentKindWords")
+    )]
     pub kind: CommentKind,
     pub version_number: Option<u32>,
     pub attempts: u32,

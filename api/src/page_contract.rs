@@ -85,7 +85,7 @@ words_of_the_core! {
 
 /// `owner/name` of a repository.
 #[derive(Debug, TS)]
-#[ts(rename = "RepoName")]
+#[cfg_attr(feature = "page-contract", ts(rename = "RepoName"))]
 pub struct RepoNameShape {
     pub owner: String,
     pub name: String,
@@ -94,7 +94,10 @@ pub struct RepoNameShape {
 /// A text as the agent would get it: escaped, with the parts the rendered view hides
 /// marked.
 #[derive(Debug, TS)]
-#[ts(rename = "RevealedText", rename_all = "camelCase")]
+#[cfg_attr(
+    feature = "page-contract",
+    ts(rename = "RevealedText", rename_all = "camelCase")
+)]
 pub struct RevealedTextShape {
     pub html: String,
     pub hidden_parts: Vec<String>,
@@ -102,7 +105,10 @@ pub struct RevealedTextShape {
 
 /// Where a QA stage stands.
 #[derive(Debug, TS)]
-#[ts(rename = "StageState", rename_all = "snake_case")]
+#[cfg_attr(
+    feature = "page-contract",
+    ts(rename = "StageState", rename_all = "snake_case")
+)]
 pub enum StageStateShape {
     Running,
     Failed,
@@ -114,7 +120,10 @@ pub enum StageStateShape {
 
 /// How one check of Check setup came out.
 #[derive(Debug, TS)]
-#[ts(rename = "SetupCheckStatus", rename_all = "snake_case")]
+#[cfg_attr(
+    feature = "page-contract",
+    ts(rename = "SetupCheckStatus", rename_all = "snake_case")
+)]
 pub enum SetupCheckStatusShape {
     Ok,
     Warning,
@@ -123,7 +132,10 @@ pub enum SetupCheckStatusShape {
 
 /// What fixes a check that is not ok (the window makes it a button).
 #[derive(Debug, TS)]
-#[ts(rename = "Fix", tag = "kind", rename_all = "snake_case")]
+#[cfg_attr(
+    feature = "page-contract",
+    ts(rename = "Fix", tag = "kind", rename_all = "snake_case")
+)]
 pub enum FixShape {
     SignIn,
     GetWriteAccess { repo: String },

@@ -25,12 +25,16 @@ use handoff::pull_request_workspace::{
 use handoff::store::{QuotaStatus, StoreError};
 
 /// One card of the stage strip.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct StageCardView {
-    #[ts(as = "crate::page_contract::StageWords")]
+    #[cfg_attr(feature = "page-contract", ts(as = "crate::page_contract::StageWords"))]
     pub stage: Stage,
-    #[ts(as = "crate::page_contract::StageStateShape")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::StageStateShape")
+    )]
     pub state: StageState,
     /// The state in words: "not run", "running", "done", "failed", "edited by you",
     /// "out of date".
@@ -51,26 +55,37 @@ pub struct StageCardView {
 }
 
 /// An edit of a pane waiting in the outbox.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct UnsentEdit {
     pub entry_id: i64,
-    #[ts(as = "crate::page_contract::OutboxStateWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::OutboxStateWords")
+    )]
     pub state: OutboxState,
     pub attempts: u32,
     pub last_error: Option<String>,
 }
 
 /// One stage's comment as an editable pane.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CommentPane {
-    #[ts(as = "crate::page_contract::CommentKindWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::CommentKindWords")
+    )]
     pub kind: CommentKind,
     /// The stage that writes it, and the one that reads it next.
-    #[ts(as = "crate::page_contract::StageWords")]
+    #[cfg_attr(feature = "page-contract", ts(as = "crate::page_contract::StageWords"))]
     pub written_by_stage: Stage,
-    #[ts(as = "Option<crate::page_contract::StageWords>")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "Option<crate::page_contract::StageWords>")
+    )]
     pub read_by_stage: Option<Stage>,
     pub header: &'static str,
     pub version: Option<CommentVersionRecord>,
@@ -88,7 +103,8 @@ pub struct CommentPane {
 }
 
 /// One scenario of the latest test run.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TestResultRow {
     pub name: String,
@@ -98,7 +114,8 @@ pub struct TestResultRow {
     pub issue_url: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TestResultsView {
     pub run_id: i64,
@@ -108,7 +125,8 @@ pub struct TestResultsView {
 }
 
 /// Everything the workspace shows.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceView {
     pub repo: String,
@@ -124,7 +142,8 @@ pub struct WorkspaceView {
 }
 
 /// Where a workspace's comments were read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum WorkspaceSource {
     /// Just read from GitHub.

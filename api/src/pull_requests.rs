@@ -11,7 +11,8 @@ use handoff::error_code::CodedError;
 use handoff::store::PullRequestFilter;
 
 /// Whom a pull request was opened for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum PullRequestOrigin {
     /// Opened by a run for a feedback item.
@@ -36,20 +37,25 @@ impl std::str::FromStr for PullRequestOrigin {
 
 /// The list's filter as the UI sends it: an empty repository, checks or origin means
 /// "all".
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(default, rename_all = "camelCase")]
 pub struct PullRequestQuery {
     pub repo: String,
     pub search: String,
     #[serde(deserialize_with = "choice_or_all")]
-    #[ts(as = "Option<crate::page_contract::CheckStatusWords>")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "Option<crate::page_contract::CheckStatusWords>")
+    )]
     pub checks: Option<CheckStatus>,
     #[serde(deserialize_with = "choice_or_all")]
     pub origin: Option<PullRequestOrigin>,
 }
 
 /// One row of the list.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PullRequestRow {
     #[serde(flatten)]

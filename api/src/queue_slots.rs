@@ -10,7 +10,8 @@ use handoff::error_code::CodedError;
 use handoff::store::{parse_slot_count, SettingKey, Store};
 
 /// The slots as they hold now.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct QueueSlotsRecord {
     /// Runs at once on this installation.
@@ -25,7 +26,8 @@ pub struct QueueSlotsRecord {
 
 /// The slots as typed; empty means the default (the installation) or none of its own
 /// (a backend).
-#[derive(Debug, Clone, Default, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct QueueSlotsInput {
     pub installation: String,

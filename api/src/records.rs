@@ -18,31 +18,47 @@ use handoff::domain::{
 use handoff::store::{MirrorChanges, QuotaStatus};
 
 /// A feedback item.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct FeedbackRecord {
     pub id: i64,
     pub repo_id: i64,
-    #[ts(as = "crate::page_contract::RepoNameShape")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::RepoNameShape")
+    )]
     pub repo: RepoName,
     pub public_id: String,
     pub title: String,
     pub body: String,
-    #[ts(as = "crate::page_contract::FeedbackSourceWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::FeedbackSourceWords")
+    )]
     pub source: FeedbackSource,
     pub github_issue_number: Option<u64>,
     pub github_issue_author: Option<String>,
-    #[ts(as = "crate::page_contract::FeedbackStatusWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::FeedbackStatusWords")
+    )]
     pub status: FeedbackStatus,
     pub head_branch: String,
     pub pr_number: Option<u64>,
     pub pr_url: Option<String>,
-    #[ts(as = "Option<crate::page_contract::PullRequestStateWords>")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "Option<crate::page_contract::PullRequestStateWords>")
+    )]
     pub pr_state: Option<PullRequestState>,
     pub opened_by_visitor: bool,
     pub approved_at: Option<DateTime<Utc>>,
     /// Why it is off the board (closed on GitHub, dismissed, archived); none while on it.
-    #[ts(as = "Option<crate::page_contract::ArchiveStateWords>")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "Option<crate::page_contract::ArchiveStateWords>")
+    )]
     pub archived_as: Option<ArchiveState>,
     pub archived_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
@@ -77,7 +93,8 @@ impl From<Feedback> for FeedbackRecord {
 }
 
 /// An agent run, without what only the pipeline needs (sandbox id, commit ids).
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RunRecord {
     pub id: i64,
@@ -85,21 +102,33 @@ pub struct RunRecord {
     pub feedback_id: Option<i64>,
     pub pr_number: Option<u64>,
     pub parent_run_id: Option<i64>,
-    #[ts(as = "crate::page_contract::StageWords")]
+    #[cfg_attr(feature = "page-contract", ts(as = "crate::page_contract::StageWords"))]
     pub stage: Stage,
-    #[ts(as = "Option<crate::page_contract::CodeRunKindWords>")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "Option<crate::page_contract::CodeRunKindWords>")
+    )]
     pub code_run_kind: Option<CodeRunKind>,
-    #[ts(as = "crate::page_contract::SandboxBackendWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::SandboxBackendWords")
+    )]
     pub backend: SandboxBackend,
     pub agent_preset: String,
-    #[ts(as = "crate::page_contract::RunStatusWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::RunStatusWords")
+    )]
     pub status: RunStatus,
     pub instructions: Option<String>,
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
     pub exit_code: Option<i64>,
-    #[ts(as = "Option<crate::page_contract::RunFailureCodeWords>")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "Option<crate::page_contract::RunFailureCodeWords>")
+    )]
     pub failure_code: Option<RunFailureCode>,
     pub failure_message: Option<String>,
     pub notes: Vec<String>,
@@ -108,10 +137,16 @@ pub struct RunRecord {
     pub tokens_out: Option<i64>,
     /// Where the tokens and cost come from: measured at the key forwarder, or as the
     /// agent reported them.
-    #[ts(as = "Option<crate::page_contract::SpendSourceWords>")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "Option<crate::page_contract::SpendSourceWords>")
+    )]
     pub spend_source: Option<SpendSource>,
     /// What paid for its model calls: the API key, or the owner's Claude plan.
-    #[ts(as = "Option<crate::page_contract::PaidWithWords>")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "Option<crate::page_contract::PaidWithWords>")
+    )]
     pub paid_with: Option<PaidWith>,
     /// Tokens of calls whose model has no price (the cost leaves them out).
     pub unpriced_tokens: Option<i64>,
@@ -154,11 +189,15 @@ impl From<Run> for RunRecord {
 }
 
 /// A connected (or disconnected) repository and its settings.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RepoRecord {
     pub id: i64,
-    #[ts(as = "crate::page_contract::RepoNameShape")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::RepoNameShape")
+    )]
     pub name: RepoName,
     pub default_branch: String,
     pub feedback_label: String,
@@ -166,14 +205,20 @@ pub struct RepoRecord {
     pub monthly_run_quota: Option<u32>,
     /// Dollars its runs may spend per calendar month; `None`: no limit.
     pub monthly_budget_usd: Option<f64>,
-    #[ts(as = "crate::page_contract::SandboxBackendWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::SandboxBackendWords")
+    )]
     pub sandbox_backend: SandboxBackend,
     pub agent_preset: String,
     pub agent_command: Option<String>,
     pub docker_image: Option<String>,
     pub run_timeout_seconds: u32,
     pub e2b_template: Option<String>,
-    #[ts(as = "crate::page_contract::NetworkModeWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::NetworkModeWords")
+    )]
     pub network_mode: NetworkMode,
     /// The owner's hosts, one entry each (`host`, `host:port`, `*.domain`).
     pub allowed_hosts: Vec<String>,
@@ -236,7 +281,8 @@ impl From<Repo> for RepoRecord {
 }
 
 /// A repository's monthly run quota: `None` means no limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct QuotaRecord {
     pub quota: Option<u32>,
@@ -257,12 +303,16 @@ impl From<QuotaStatus> for QuotaRecord {
 }
 
 /// A piece of a run's live log.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LogChunkRecord {
     pub run_id: i64,
     pub seq: i64,
-    #[ts(as = "crate::page_contract::LogStreamWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::LogStreamWords")
+    )]
     pub stream: LogStream,
     pub at: DateTime<Utc>,
     pub text: String,
@@ -281,7 +331,8 @@ impl From<LogChunk> for LogChunkRecord {
 }
 
 /// The board: feedback cards grouped by status.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct BoardView {
     pub groups: Vec<BoardGroup>,
@@ -289,10 +340,14 @@ pub struct BoardView {
 }
 
 /// One status column of the board.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct BoardGroup {
-    #[ts(as = "crate::page_contract::FeedbackStatusWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::FeedbackStatusWords")
+    )]
     pub status: FeedbackStatus,
     pub label: &'static str,
     pub cards: Vec<BoardCard>,
@@ -301,21 +356,31 @@ pub struct BoardGroup {
 }
 
 /// One feedback card.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct BoardCard {
     pub feedback_id: i64,
     pub public_id: String,
     pub title: String,
     pub repo: String,
-    #[ts(as = "crate::page_contract::FeedbackStatusWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::FeedbackStatusWords")
+    )]
     pub status: FeedbackStatus,
-    #[ts(as = "crate::page_contract::FeedbackSourceWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::FeedbackSourceWords")
+    )]
     pub source: FeedbackSource,
     pub head_branch: String,
     pub pr_number: Option<u64>,
     pub pr_url: Option<String>,
-    #[ts(as = "Option<crate::page_contract::PullRequestStateWords>")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "Option<crate::page_contract::PullRequestStateWords>")
+    )]
     pub pr_state: Option<PullRequestState>,
     pub owner_follow_up_count: u32,
     pub visitor_follow_up_count: u32,
@@ -323,7 +388,10 @@ pub struct BoardCard {
     pub total_cost_usd: f64,
     pub last_run: Option<LastRunRecord>,
     /// Why it is off the board, when the board shows those.
-    #[ts(as = "Option<crate::page_contract::ArchiveStateWords>")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "Option<crate::page_contract::ArchiveStateWords>")
+    )]
     pub archived_as: Option<ArchiveState>,
     /// Its PR conflicts with its base branch (an Update PR does not rebase).
     pub conflicts_with_base: bool,
@@ -335,24 +403,34 @@ pub struct BoardCard {
 }
 
 /// The latest run of a card.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LastRunRecord {
     pub id: i64,
-    #[ts(as = "crate::page_contract::StageWords")]
+    #[cfg_attr(feature = "page-contract", ts(as = "crate::page_contract::StageWords"))]
     pub stage: Stage,
-    #[ts(as = "crate::page_contract::RunStatusWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::RunStatusWords")
+    )]
     pub status: RunStatus,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
     /// A queued run's place in the run queue (0: its turn came, it is starting).
     pub queue_place: Option<u32>,
     /// Where it ran.
-    #[ts(as = "crate::page_contract::SandboxBackendWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::SandboxBackendWords")
+    )]
     pub backend: SandboxBackend,
     /// The repository's own backend, when the run went elsewhere (to E2B because
     /// Docker's slots were full, or sent elsewhere by hand).
-    #[ts(as = "Option<crate::page_contract::SandboxBackendWords>")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "Option<crate::page_contract::SandboxBackendWords>")
+    )]
     pub instead_of: Option<SandboxBackend>,
 }
 
@@ -419,11 +497,15 @@ impl From<LastRunSummary> for LastRunRecord {
 }
 
 /// A pull request as the last sync mirrored it.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PullRequestRecord {
     pub repo_id: i64,
-    #[ts(as = "crate::page_contract::RepoNameShape")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::RepoNameShape")
+    )]
     pub repo: RepoName,
     pub number: u64,
     pub title: String,
@@ -432,10 +514,16 @@ pub struct PullRequestRecord {
     pub head_repo: Option<String>,
     pub head_sha: String,
     pub base_ref: String,
-    #[ts(as = "crate::page_contract::PullRequestStateWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::PullRequestStateWords")
+    )]
     pub state: PullRequestState,
     pub draft: bool,
-    #[ts(as = "crate::page_contract::CheckStatusWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::CheckStatusWords")
+    )]
     pub checks: CheckStatus,
     pub github_updated_at: DateTime<Utc>,
     pub synced_at: DateTime<Utc>,
@@ -465,7 +553,8 @@ impl From<PullRequest> for PullRequestRecord {
 }
 
 /// One version of a managed comment.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CommentVersionRecord {
     pub id: i64,
@@ -474,7 +563,10 @@ pub struct CommentVersionRecord {
     pub body: String,
     pub content: String,
     pub full_content: Option<String>,
-    #[ts(as = "crate::page_contract::VersionOriginWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::VersionOriginWords")
+    )]
     pub origin: VersionOrigin,
     pub author_login: Option<String>,
     pub run_id: Option<i64>,
@@ -505,13 +597,17 @@ impl From<CommentVersion> for CommentVersionRecord {
 }
 
 /// Something that happened to a run, as a notification shows it.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RunEventRecord {
     pub id: i64,
     pub run_id: i64,
     pub feedback_id: Option<i64>,
-    #[ts(as = "crate::page_contract::RunEventKindWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::RunEventKindWords")
+    )]
     pub kind: RunEventKind,
     pub message: String,
     pub created_at: DateTime<Utc>,
@@ -531,10 +627,14 @@ impl From<RunEvent> for RunEventRecord {
 }
 
 /// One line of a comparison between two texts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChangedLineRecord {
-    #[ts(as = "crate::page_contract::LineChangeWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::LineChangeWords")
+    )]
     pub change: LineChange,
     pub text: String,
 }
@@ -552,7 +652,8 @@ pub fn changed_lines(lines: Vec<DiffLine>) -> Vec<ChangedLineRecord> {
 
 /// What changed in the mirror, sent with the window's "mirror changed" event so that the
 /// page draws again only the cards, panel and lists it touches.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct MirrorChangesRecord {
     /// Items whose card or detail may look different (the item, its thread, its runs).
@@ -566,7 +667,8 @@ pub struct MirrorChangesRecord {
 }
 
 /// A pull request named by its repository's id and its number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PullRequestKeyRecord {
     pub repo_id: i64,

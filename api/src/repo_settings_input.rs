@@ -15,7 +15,8 @@ use handoff::error_code::CodedError;
 use handoff::store::RepoSettingsChange;
 
 /// A change of settings: `None` leaves a setting as it is.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(default, rename_all = "camelCase")]
 pub struct RepoSettingsInput {
     pub default_branch: Option<String>,

@@ -20,7 +20,8 @@ use handoff::error_code::{CodedError, ErrorCode};
 use handoff::github::user_repositories::GithubRepository;
 
 /// A repository the signed-in account can see, for the "Connect" list.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RepositoryChoice {
     pub full_name: String,
@@ -33,10 +34,11 @@ pub struct RepositoryChoice {
 }
 
 /// One stage's prompt: the repository's own, or the default.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct StagePromptView {
-    #[ts(as = "crate::page_contract::StageWords")]
+    #[cfg_attr(feature = "page-contract", ts(as = "crate::page_contract::StageWords"))]
     pub stage: Stage,
     pub template: String,
     pub default_template: String,
@@ -44,7 +46,8 @@ pub struct StagePromptView {
 }
 
 /// An agent the settings offer.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentOption {
     pub name: &'static str,
@@ -54,7 +57,8 @@ pub struct AgentOption {
 }
 
 /// A repository's settings as the window shows them.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RepoSettingsView {
     pub repo: RepoRecord,

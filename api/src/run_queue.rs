@@ -45,7 +45,8 @@ pub async fn place_queued_cards(store: &Store, board: &mut BoardView) -> Result<
 }
 
 /// One item's run, queued.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct QueuedItemRecord {
     pub feedback_id: i64,
@@ -53,17 +54,22 @@ pub struct QueuedItemRecord {
 }
 
 /// One item that was not queued, and why.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RefusedItemRecord {
     pub feedback_id: i64,
-    #[ts(as = "crate::page_contract::ErrorCodeWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::ErrorCodeWords")
+    )]
     pub code: ErrorCode,
     pub message: String,
 }
 
 /// What asking for runs of several items did: each item queued or refused.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct BulkRunRecord {
     pub queued: Vec<QueuedItemRecord>,
@@ -129,7 +135,8 @@ fn drive(pipeline: &Pipeline, item: FeedbackId, begun: BegunCodeRun) -> QueuedIt
 }
 
 /// How many new items a repository holds, for "Run all new".
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct NewItemsRecord {
     pub repo: String,

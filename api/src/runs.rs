@@ -64,7 +64,8 @@ pub async fn follow_log(core: AppCore, run_id: i64, deliver: impl Fn(LogChunkRec
 }
 
 /// A CI entry point a held run's commits change, and why it is one.
-#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CiEntryPointRecord {
     pub path: String,
@@ -72,7 +73,8 @@ pub struct CiEntryPointRecord {
 }
 
 /// What a held run would push, as the page shows it before the owner approves.
-#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct HeldCommitsRecord {
     pub run_id: i64,
@@ -86,7 +88,8 @@ pub struct HeldCommitsRecord {
 }
 
 /// What pushing a held run did.
-#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct HeldPushRecord {
     pub pr_number: u64,

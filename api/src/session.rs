@@ -14,7 +14,8 @@ use handoff::pipeline::reconcile::{Reconciled, RunsLeftBehind};
 use handoff::pipeline::spawned_run::spawn_watched_run;
 use handoff::store::spend::BUDGET_NOTE;
 
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStatus {
     pub signed_in: bool,
@@ -98,11 +99,15 @@ pub async fn sync_now(core: &AppCore) -> Result<SyncSummary, CodedError> {
 
 /// What a sync decided about one reason to update a PR by itself, for a toast or a
 /// notification.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AutomaticUpdateNote {
     pub feedback_id: i64,
-    #[ts(as = "crate::page_contract::AutomaticDecisionWords")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::AutomaticDecisionWords")
+    )]
     pub decision: AutomaticDecision,
     /// Why the run started, or why none did.
     pub reason: String,
@@ -130,7 +135,8 @@ impl AutomaticUpdateNote {
 }
 
 /// What a sync found, in counts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SyncSummary {
     pub repos: u32,
@@ -175,7 +181,8 @@ impl From<SyncReport> for SyncSummary {
 }
 
 /// What clicking a notification opens.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum NotificationTarget {
     /// The workspace of a PR (a QA stage ended on it).
@@ -187,7 +194,8 @@ pub enum NotificationTarget {
 }
 
 /// A run event as a notification: its title, its text, and what a click opens.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RunNotice {
     #[serde(flatten)]

@@ -38,7 +38,8 @@ struct PendingSignIn {
 }
 
 /// What the window shows while the owner signs in on GitHub.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct DeviceSignIn {
     pub flow_id: u64,
@@ -186,7 +187,8 @@ pub async fn sign_in_with_pasted_token(
 }
 
 /// A key the window offers: whether it is set, never its value.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct KeyState {
     /// `e2b`, or an agent provider (`anthropic`, `openai`).
@@ -324,25 +326,36 @@ pub async fn check_setup(core: &AppCore) -> Result<SetupView, CodedError> {
 }
 
 /// Check setup's answer: a line per check.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SetupView {
     pub lines: Vec<SetupLine>,
     /// The worst status of all the lines.
-    #[ts(as = "crate::page_contract::SetupCheckStatusShape")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::SetupCheckStatusShape")
+    )]
     pub status: CheckStatus,
 }
 
 /// One check: what was checked, how it stands, and what fixes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SetupLine {
     pub id: String,
     pub subject: String,
-    #[ts(as = "crate::page_contract::SetupCheckStatusShape")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "crate::page_contract::SetupCheckStatusShape")
+    )]
     pub status: CheckStatus,
     pub detail: String,
-    #[ts(as = "Option<crate::page_contract::FixShape>")]
+    #[cfg_attr(
+        feature = "page-contract",
+        ts(as = "Option<crate::page_contract::FixShape>")
+    )]
     pub fix: Option<Fix>,
     pub fix_sentence: Option<String>,
 }

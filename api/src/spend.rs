@@ -18,10 +18,11 @@ use handoff::store::spend::{parse_dollars, MonthSpend};
 use handoff::store::SettingKey;
 
 /// One day of the month.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct DaySpendRecord {
-    #[ts(as = "String")]
+    #[cfg_attr(feature = "page-contract", ts(as = "String"))]
     pub day: NaiveDate,
     pub cost_usd: f64,
     pub tokens: i64,
@@ -29,7 +30,8 @@ pub struct DaySpendRecord {
 }
 
 /// One of the items that cost most.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ItemSpendRecord {
     pub repo: String,
@@ -42,7 +44,8 @@ pub struct ItemSpendRecord {
 }
 
 /// A model's or a stage's share.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PartSpendRecord {
     pub name: String,
@@ -51,7 +54,8 @@ pub struct PartSpendRecord {
 }
 
 /// A month's spend.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct MonthSpendRecord {
     pub month: String,
@@ -117,7 +121,8 @@ impl From<MonthSpend> for MonthSpendRecord {
 }
 
 /// One row of the price table.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PriceRecord {
     pub model: String,
@@ -131,7 +136,8 @@ pub struct PriceRecord {
 
 /// The budgets and prices as the window edits them: amounts as typed, empty for no
 /// limit.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct BudgetSettingsView {
     pub run_usd: String,
@@ -150,7 +156,8 @@ pub struct BudgetSettingsView {
 
 /// The owner's Claude plan this month: what the runs it paid for drew from its credit,
 /// in API-equivalent dollars, on every repository (the credit is the account's).
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PlanMonthRecord {
     /// "Claude Max 5x".
@@ -165,7 +172,8 @@ pub struct PlanMonthRecord {
 }
 
 /// The Spend tab: a month of one repository or of all, and the settings.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SpendView {
     pub month: MonthSpendRecord,
@@ -177,7 +185,8 @@ pub struct SpendView {
 
 /// The budgets as the window sends them: empty text is no limit, except for the run,
 /// where it is the default ($5) and `none` is no limit.
-#[derive(Debug, Clone, Default, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(default, rename_all = "camelCase")]
 pub struct BudgetSettingsInput {
     pub run_usd: String,
@@ -191,7 +200,8 @@ pub struct BudgetSettingsInput {
 }
 
 /// A tool call of a step.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCallRecord {
     pub name: String,
@@ -199,7 +209,8 @@ pub struct ToolCallRecord {
 }
 
 /// One model call of a run.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentStepRecord {
     pub model: String,

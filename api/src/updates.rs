@@ -13,7 +13,8 @@ use handoff::service_address::check_secret_address;
 use handoff::store::SettingKey;
 
 /// How the running app was installed, which says how an update is installed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum InstalledAs {
     /// An AppImage: the update replaces the file.
@@ -32,7 +33,8 @@ pub const DEVELOPMENT_UPDATE_PUBLIC_KEY: &str = "dW50cnVzdGVkIGNvbW1lbnQ6IG1pbml
 
 /// The key a build installs updates with: its minisign key id, and whether it is the
 /// development key (anyone may sign with it: never a release's).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateKeyRecord {
     /// The key id as minisign prints it (`79E33A81F764EF85`), or `unreadable`.
@@ -67,7 +69,8 @@ pub fn update_key_of(public_key: &str) -> UpdateKeyRecord {
 }
 
 /// The Updates tab of Settings.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateSettings {
     pub current_version: String,
@@ -79,7 +82,8 @@ pub struct UpdateSettings {
 }
 
 /// A newer version the feed offers.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AvailableUpdate {
     pub version: String,
@@ -90,7 +94,8 @@ pub struct AvailableUpdate {
 }
 
 /// What asking the feed found.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateCheck {
     pub current_version: String,

@@ -324,7 +324,7 @@ pub fn forwarding_router(
 ) -> std::io::Result<axum::Router> {
     // A provider's answer may stream for minutes; only silence is cut short. No
     // redirect is followed: the key goes to the provider's address and nowhere else.
-    let http = reqwest::Client::builder()
+    let http = crate::http_client::client_builder()
         .connect_timeout(Duration::from_secs(30))
         .read_timeout(Duration::from_secs(600))
         .redirect(reqwest::redirect::Policy::none())

@@ -330,5 +330,5 @@ pub fn e2b_description(file: &str) -> Value {
     let path = format!("{}/specs/e2b/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|error| panic!("cannot read {path}: {error}"));
-    serde_yaml::from_str(&text).expect("the description is YAML")
+    serde_saphyr::from_str(&text).expect("the description is YAML")
 }

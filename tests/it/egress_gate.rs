@@ -408,7 +408,7 @@ async fn the_key_forwarder_follows_no_redirect_and_passes_only_model_calls() {
         .await
         .unwrap();
     let base = format!("http://{}", forwarder.address());
-    let client = reqwest::Client::builder()
+    let client = handoff::http_client::client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();
@@ -474,7 +474,7 @@ async fn a_gate_forwards_only_while_it_holds_a_runs_key_and_refuses_a_bad_list_w
         key: KeyForTheGate::of(&key, &provider, Duration::from_secs(60)),
     });
     assert!(answer.ok, "{answer:?}");
-    let client = reqwest::Client::new();
+    let client = handoff::http_client::default_client();
     let call = || {
         client
             .post(format!("{base}/v1/messages"))

@@ -6,6 +6,7 @@ mod agent_preset_flags;
 mod archived_items;
 mod automatic_updates;
 mod base_conflicts;
+mod dependency_graph;
 mod egress_gate;
 mod fake_github_conformance;
 mod fault_matrix;

@@ -247,7 +247,7 @@ impl Corpus {
             anthropic,
             openai,
             _forwarders: vec![anthropic_forwarder, openai_forwarder],
-            http: reqwest::Client::new(),
+            http: handoff::http_client::default_client(),
         }
     }
 
@@ -468,7 +468,7 @@ async fn requests_that_cannot_be_metered_never_reach_the_provider() {
     }
     // No model call (on a new connection: the forwarder closed those whose bodies it
     // would not read).
-    let answer = reqwest::Client::new()
+    let answer = handoff::http_client::default_client()
         .post(format!("{}/v1/files", corpus.anthropic_at))
         .header("x-api-key", &corpus.anthropic.placeholder)
         .body("{}")

@@ -52,7 +52,7 @@ async fn six_huge_bodies_at_once_leave_the_real_gate_serving_and_metering() {
         "http://{gate_address}:{}/v1/messages",
         handoff::egress::FORWARDER_PORT
     );
-    let http = reqwest::Client::new();
+    let http = handoff::http_client::default_client();
     let call = |body: reqwest::Body| {
         http.post(&url)
             .header("x-api-key", &key.placeholder)

@@ -39,7 +39,7 @@ fn events(body: &str) -> Vec<(Option<String>, String)> {
 }
 
 async fn post(server: &ModelServer, path: &str, body: Value) -> (u16, String) {
-    let answer = reqwest::Client::new()
+    let answer = handoff::http_client::default_client()
         .post(format!("{}{path}", server.api_base()))
         .json(&body)
         .send()

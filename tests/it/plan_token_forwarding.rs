@@ -35,7 +35,7 @@ async fn call(
     user_agent: &str,
     beta: Option<&str>,
 ) -> u16 {
-    let mut request = reqwest::Client::new()
+    let mut request = handoff::http_client::default_client()
         .post(format!("http://{}/v1/messages", forwarder.address()))
         .header("authorization", format!("Bearer {}", key.placeholder))
         .header("user-agent", user_agent)
@@ -116,7 +116,7 @@ async fn a_plans_token_is_never_sent_for_another_program() {
 async fn the_stand_in_refuses_an_api_key_where_the_account_pays_with_a_plan() {
     let model = ModelServer::start(vec![ModelTurn::Text("Hi.".to_owned())]).await;
     model.take_plan_token_only(TOKEN);
-    let client = reqwest::Client::new();
+    let client = handoff::http_client::default_client();
     let messages = format!("{}/v1/messages", model.api_base());
     let body = serde_json::json!({"model": "claude-sonnet-5-5", "max_tokens": 10, "messages": []});
 

@@ -100,13 +100,13 @@ impl E2bSandbox {
         // No request may hang: connecting gives up after 30 s, and an answer that sends
         // nothing for two minutes is dropped (the process stream's keepalives come more
         // often than that).
-        let http = reqwest::Client::builder()
+        let http = crate::http_client::client_builder()
             .connect_timeout(Duration::from_secs(30))
             .read_timeout(Duration::from_secs(120))
             .build()
             .unwrap_or_else(|error| {
                 tracing::warn!(%error, "the HTTP client for E2B could not be set up with its time limits; using the defaults");
-                reqwest::Client::new()
+                crate::http_client::default_client()
             });
         E2bSandbox {
             http,

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use zbus::OwnedVariant;
+use zbus::zvariant::OwnedValue;
 
 const PATH: &str = "/org/freedesktop/Notifications";
 const INTERFACE: &str = "org.freedesktop.Notifications";
@@ -43,7 +43,7 @@ impl Notifications {
         summary: String,
         body: String,
         actions: Vec<String>,
-        _hints: HashMap<String, OwnedVariant>,
+        _hints: HashMap<String, OwnedValue>,
         _expire_timeout: i32,
     ) -> u32 {
         let mut received = self.received.lock().expect("notifications");
@@ -85,13 +85,16 @@ impl NotificationService {
     pub async fn start(address: &str) -> NotificationService {
         let received = Arc::new(Mutex::new(Received::default()));
         let connection = zbus::connection::Builder::address(address)
+            .expect("a D-Bus address")
             .name(INTERFACE)
+            .expect("the service's well-known name")
             .serve_at(
                 PATH,
                 Notifications {
                     received: received.clone(),
                 },
             )
+            .expect("the service is served at its path")
             .build()
             .await
             .expect("the notification service joins the bus");
