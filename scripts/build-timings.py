@@ -22,7 +22,7 @@ if not match:
     print("build-timings: the report holds no unit data")
     sys.exit(0)
 units = json.loads(match.group(1))
-own = {"handoff", "handoff-api", "handoff-cli", "handoff-desktop", "handoff-test-support"}
+own = {unit["name"] for unit in units if unit["name"] == "handoff" or unit["name"].startswith("handoff-")}
 wall = max((unit["start"] + unit["duration"] for unit in units), default=0.0)
 total = sum(unit["duration"] for unit in units)
 own_time = sum(unit["duration"] for unit in units if unit["name"] in own)

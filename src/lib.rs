@@ -23,13 +23,14 @@
 //!
 //! What the front ends ask of the core, in their shapes, is the `handoff-api` crate.
 
+// The domain's crate, under the names the rest of the core and its callers know it by.
+pub use handoff_domain as domain;
+pub use handoff_domain::{dashboard, error_code, service_address, stored_text_enum};
+
 pub mod agent_image;
 pub mod comment_diff;
-pub mod dashboard;
 pub mod data_dir;
-pub mod domain;
 pub mod egress;
-pub mod error_code;
 pub mod file_lock;
 pub mod github;
 pub mod http_client;
@@ -41,7 +42,6 @@ pub mod pull_request_workspace;
 pub mod revealed_text;
 pub mod sandbox;
 pub mod secrets;
-pub mod service_address;
 pub mod setup_check;
 pub mod store;
 

@@ -2,7 +2,10 @@
 //!
 //! Everything here is pure: no I/O, no clock, no database. The store and the pipeline
 //! call these rules so that a status transition, an iterate refusal or a branch name is
-//! decided in exactly one place.
+//! decided in exactly one place. Beside the product's words: [`error_code`], the codes
+//! the front ends act on instead of message text; [`secret`], a secret's value and its
+//! scrubbing out of text; [`service_address`], where a secret may be sent; and
+//! [`dashboard`], the board's cards as both front ends show them.
 
 pub mod address_reach;
 pub mod agent_presets;
@@ -42,6 +45,11 @@ pub mod stage_prompts;
 pub mod stored_text;
 pub mod test_results;
 pub mod untrusted_text;
+
+pub mod dashboard;
+pub mod error_code;
+pub mod secret;
+pub mod service_address;
 
 pub use address_reach::AddressReach;
 pub use archive_state::{ArchiveActor, ArchiveChange, ArchiveState};

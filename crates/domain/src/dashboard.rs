@@ -4,8 +4,8 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::domain::feedback::PullRequestState;
-use crate::domain::{
+use crate::feedback::PullRequestState;
+use crate::{
     ArchiveState, FeedbackId, FeedbackSource, FeedbackStatus, RunId, RunStatus, SandboxBackend,
     Stage,
 };

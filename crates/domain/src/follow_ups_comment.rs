@@ -59,7 +59,7 @@ pub fn follow_ups_comment_content(follow_ups: &[FollowUp]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{FeedbackId, FollowUpId};
+    use crate::{FeedbackId, FollowUpId};
 
     #[test]
     fn the_thread_is_numbered_in_order_and_visitors_are_marked() {
@@ -70,7 +70,7 @@ mod tests {
             body: body.to_owned(),
             source,
             author_login: Some("mallory".to_owned()),
-            origin: crate::domain::FollowUpOrigin::Thread,
+            origin: crate::FollowUpOrigin::Thread,
             candidate: false,
             included_in_prompts: included,
             automatic: false,

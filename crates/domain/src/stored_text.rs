@@ -50,10 +50,10 @@ macro_rules! stored_text_enum {
         }
 
         impl std::str::FromStr for $name {
-            type Err = $crate::domain::stored_text::UnknownWord;
+            type Err = $crate::stored_text::UnknownWord;
 
             fn from_str(text: &str) -> Result<Self, Self::Err> {
-                $name::parse(text.trim()).ok_or_else(|| $crate::domain::stored_text::UnknownWord {
+                $name::parse(text.trim()).ok_or_else(|| $crate::stored_text::UnknownWord {
                     kind: $kind,
                     text: text.to_owned(),
                     expected: &[ $( $text ),+ ],

@@ -88,7 +88,7 @@ fn in_someone_elses_tree_every_preset_starts_with_the_trees_configuration_off() 
 
 #[test]
 fn the_image_recipe_pins_the_same_versions() {
-    let recipe = include_str!("../../agent-images/install-agent.sh");
+    let recipe = include_str!("../../../agent-images/install-agent.sh");
     for preset in PRESETS {
         let pinned = preset.package.split(' ').next().unwrap();
         assert!(

@@ -218,7 +218,7 @@ pub fn code_commit_message(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{
+    use crate::{
         FeedbackId, FeedbackSource, FeedbackStatus, FollowUpId, PublicFeedbackId, RepoId, RunId,
     };
     use chrono::TimeZone as _;

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::domain::Stage;
+use crate::Stage;
 
 /// A known agent: how it runs with no one at the keyboard, the key it needs, and the
 /// image recipe it is installed by (`agent-images/`, at the version pinned there).
