@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 
 if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
-  cargo build --release --locked --quiet --package handoff-cli --package handoff --bins
+  cargo build --release --locked --quiet --package handoff-cli --package handoff-egress
   handoff=target/release/handoff
   cat <<TEXT
 No display here, so the desktop window cannot open. The same core runs as a command
@@ -27,5 +27,5 @@ TEXT
 fi
 
 cargo build --release --locked --quiet --package handoff-desktop --package handoff-cli \
-  --package handoff --bins
+  --package handoff-egress
 exec target/release/handoff-desktop

@@ -26,14 +26,15 @@
 // The domain's crate, under the names the rest of the core and its callers know it by.
 pub use handoff_domain as domain;
 pub use handoff_domain::{dashboard, error_code, service_address, stored_text_enum};
+// The egress gate's crate, with the key forwarder and its meter, and the HTTP client.
+pub use handoff_egress as egress;
+pub use handoff_egress::http_client;
 
 pub mod agent_image;
 pub mod comment_diff;
 pub mod data_dir;
-pub mod egress;
 pub mod file_lock;
 pub mod github;
-pub mod http_client;
 pub mod log_file;
 pub mod markdown;
 pub mod pipeline;

@@ -15,22 +15,22 @@
 //!   whose traffic leaves through its repository's egress gate ([`docker_gate`]).
 //! - [`e2b`]: a cloud sandbox through E2B's REST API and its in-sandbox API.
 
-pub mod call_ledger;
 pub mod connect_stream;
 pub mod docker;
 pub mod docker_engine;
 pub mod docker_gate;
 pub mod docker_labels;
 pub mod e2b;
-pub mod key_forwarding;
 pub mod local_process;
-pub mod model_request;
 pub mod output_limits;
-pub mod plan_token_rules;
-pub mod provider_answer;
-pub mod request_memory;
-pub mod run_meter;
 pub mod tar_transfer;
+
+// The key forwarder and its meter live in the egress crate, which the gate's program and
+// the local backend share; here under the names the pipeline knows them by.
+pub use handoff_egress::{
+    call_ledger, key_forwarding, model_request, plan_token_rules, provider_answer, request_memory,
+    run_meter,
+};
 
 use key_forwarding::ForwardedKey;
 use output_limits::OutputLimits;

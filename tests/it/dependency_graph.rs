@@ -1,9 +1,10 @@
 //! The dependency graph, as `deny.toml` says it may be: `cargo deny check bans licenses
 //! sources`, offline, finds no second version of a crate it does not list (with why),
 //! no license outside the allowed ones and no crate from anywhere but crates.io; that it
-//! refuses a duplicate it was not told of is shown with the list cut by one. And what
-//! only the tests need never reaches a program: ts-rs, which writes the page's contract,
-//! is linked into neither the command line nor the desktop app.
+//! refuses a duplicate it was not told of is shown with the list cut by one. What only
+//! the tests need never reaches a program: ts-rs, which writes the page's contract, is
+//! linked into neither the command line nor the desktop app. And the egress gate's
+//! program, which runs beside the agent, carries no database and no GitHub client.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -113,5 +114,20 @@ fn no_program_links_what_only_the_tests_need() {
                 "{package} links {test_only}"
             );
         }
+    }
+}
+
+#[test]
+fn the_egress_gate_links_no_database_and_no_github_client() {
+    let linked = linked_crates("handoff-egress");
+    assert!(
+        linked.iter().any(|name| name == "handoff-domain"),
+        "{linked:?}"
+    );
+    for kept_out in ["sqlx", "octocrab", "keyring", "bollard", "handoff"] {
+        assert!(
+            !linked.iter().any(|name| name == kept_out),
+            "the gate links {kept_out}"
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! charged what they used or, when unread, all they reserved.
 
 use super::*;
-use crate::domain::agent_step::ToolCall;
+use handoff_domain::agent_step::ToolCall;
 
 fn step(model: &str, input: u64, output: u64, prices: &PriceTable) -> AgentStep {
     let usage = TokenUsage {

@@ -5,8 +5,8 @@
 
 use futures::future::BoxFuture;
 
-use crate::domain::agent_step::AgentStep;
-use crate::domain::call_reservation::{CallAsk, CallCharge, CallRefusal};
+use handoff_domain::agent_step::AgentStep;
+use handoff_domain::call_reservation::{CallAsk, CallCharge, CallRefusal};
 
 /// A reservation's place in the ledger.
 pub type LedgerEntry = i64;

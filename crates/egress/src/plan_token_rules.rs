@@ -11,7 +11,7 @@
 use axum::http::{HeaderMap, HeaderValue};
 use serde::{Deserialize, Serialize};
 
-use crate::domain::claude_plan::{CLAUDE_CODE_USER_AGENT, PLAN_TOKEN_BETA};
+use handoff_domain::claude_plan::{CLAUDE_CODE_USER_AGENT, PLAN_TOKEN_BETA};
 
 /// The rules of a plan's token.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,14 +13,14 @@ use std::time::Duration;
 use super::gate_control::{policy_of, GateAnswer, GateCommand, MeterReport};
 use super::proxy::{EgressRules, SharedRules};
 use super::GateActivity;
-use crate::sandbox::key_forwarding::ForwardingTable;
+use crate::key_forwarding::ForwardingTable;
 
 // Serving the gate and talking to its control socket need Unix sockets: the gate runs
 // only in a Linux container, so on other hosts only its state and commands are built.
 #[cfg(unix)]
 use super::proxy::{serve_proxy, system_resolver};
 #[cfg(unix)]
-use crate::sandbox::key_forwarding::forwarding_router;
+use crate::key_forwarding::forwarding_router;
 #[cfg(unix)]
 use std::{path::Path, sync::RwLock};
 #[cfg(unix)]

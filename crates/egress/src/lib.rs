@@ -3,13 +3,17 @@
 //!
 //! The gate is the `handoff-egress` program (`src/bin/handoff-egress.rs`), run in a
 //! container of its own beside a repository's sandboxes (see
-//! [`crate::sandbox::docker_gate`]), which the agent can reach only by its ports:
+//! [`crate::docker_gate`]), which the agent can reach only by its ports:
 //! - the allow-list proxy ([`proxy`]): `CONNECT` and plain http, names read strictly
 //!   ([`request_target`]), addresses judged after resolving
-//!   ([`crate::domain::network_policy`]), TLS handshakes that name another server
+//!   ([`handoff_domain::network_policy`]), TLS handshakes that name another server
 //!   closed ([`client_hello`]);
-//! - the key forwarder ([`crate::sandbox::key_forwarding`]) for the runs whose keys
-//!   Handoff gave it.
+//! - the key forwarder ([`key_forwarding`]) for the runs whose keys Handoff gave it:
+//!   each model call read before it leaves ([`model_request`]), reserved in the
+//!   installation's ledger ([`call_ledger`]), its answer read as it passes
+//!   ([`provider_answer`]) and metered ([`run_meter`]), requests held within a share of
+//!   memory ([`request_memory`]), a Claude plan's token only for Claude Code
+//!   ([`plan_token_rules`]).
 //!
 //! Handoff sets the rules and hands over and takes back keys through the gate's
 //! control socket ([`gate_control`]), by running `handoff-egress configure` inside the
@@ -19,12 +23,20 @@
 //! ledger of the Handoff that runs it, and the key goes when it closes. [`gate`] puts
 //! the parts together.
 
+pub mod call_ledger;
 pub mod client_hello;
 pub mod gate;
 pub mod gate_control;
+pub mod http_client;
+pub mod key_forwarding;
 pub mod key_link;
+pub mod model_request;
+pub mod plan_token_rules;
+pub mod provider_answer;
 pub mod proxy;
+pub mod request_memory;
 pub mod request_target;
+pub mod run_meter;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

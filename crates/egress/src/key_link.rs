@@ -21,10 +21,10 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::gate::GateState;
 use super::gate_control::{GateAnswer, KeyForTheGate, LinkMessage, LinkReply};
-use crate::domain::agent_step::AgentStep;
-use crate::domain::budgets::SpendLimit;
-use crate::domain::call_reservation::{CallAsk, CallCharge};
-use crate::sandbox::call_ledger::{CallLedger, LedgerEntry, LedgerRefusal};
+use crate::call_ledger::{CallLedger, LedgerEntry, LedgerRefusal};
+use handoff_domain::agent_step::AgentStep;
+use handoff_domain::budgets::SpendLimit;
+use handoff_domain::call_reservation::{CallAsk, CallCharge};
 
 /// How long a call waits for Handoff to answer its reservation.
 const RESERVATION_WAIT: Duration = Duration::from_secs(60);

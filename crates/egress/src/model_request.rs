@@ -15,8 +15,8 @@
 use serde_json::Value;
 
 use super::provider_answer::ModelApi;
-use crate::domain::call_reservation::CallAsk;
-use crate::domain::model_prices::{PriceTable, TokenUsage};
+use handoff_domain::call_reservation::CallAsk;
+use handoff_domain::model_prices::{PriceTable, TokenUsage};
 
 /// What an image or a file sent as data counts for, in tokens, at most.
 const TOKENS_PER_ATTACHMENT: u64 = 1_600;

@@ -10,15 +10,15 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::agent_step::AgentStep;
-use crate::domain::call_reservation::CallAsk;
-use crate::domain::model_prices::PriceTable;
-use crate::domain::network_policy::{parse_allowed_hosts, NetworkPolicy};
-use crate::domain::NetworkMode;
-use crate::sandbox::call_ledger::{CallLedger, LedgerEntry, LedgerRefusal};
-use crate::sandbox::key_forwarding::{ForwardedKey, ModelEndpoint};
-use crate::sandbox::run_meter::{RunMeter, SpendLimit};
-use crate::secrets::Secret;
+use crate::call_ledger::{CallLedger, LedgerEntry, LedgerRefusal};
+use crate::key_forwarding::{ForwardedKey, ModelEndpoint};
+use crate::run_meter::{RunMeter, SpendLimit};
+use handoff_domain::agent_step::AgentStep;
+use handoff_domain::call_reservation::CallAsk;
+use handoff_domain::model_prices::PriceTable;
+use handoff_domain::network_policy::{parse_allowed_hosts, NetworkPolicy};
+use handoff_domain::secret::Secret;
+use handoff_domain::NetworkMode;
 
 /// One command to the gate.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -114,7 +114,7 @@ pub struct KeyForTheGate {
     pub prices: Option<PriceTable>,
     /// The rules of a Claude plan's token, when the key is one.
     #[serde(default)]
-    pub plan_token: Option<crate::sandbox::plan_token_rules::PlanTokenRules>,
+    pub plan_token: Option<crate::plan_token_rules::PlanTokenRules>,
 }
 
 impl std::fmt::Debug for KeyForTheGate {

@@ -13,7 +13,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::domain::network_policy::Destination;
+use handoff_domain::network_policy::Destination;
 
 /// The largest request head the proxy reads.
 pub const LARGEST_HEAD_BYTES: usize = 64 * 1024;

@@ -30,9 +30,9 @@ use super::plan_token_rules::PlanTokenRules;
 use super::provider_answer::ModelApi;
 use super::request_memory::{RequestMemory, RequestRefusal};
 use super::run_meter::{provider_error, RunMeter, SpendLimit};
-use crate::domain::model_prices::PriceTable;
-use crate::egress::GateActivity;
-use crate::secrets::Secret;
+use crate::GateActivity;
+use handoff_domain::model_prices::PriceTable;
+use handoff_domain::secret::Secret;
 
 /// Headers that belong to one connection, never passed on.
 const CONNECTION_HEADERS: &[&str] = &[
@@ -536,8 +536,8 @@ fn unanswered_step(
     request: &ModelRequest,
     began_at: chrono::DateTime<chrono::Utc>,
     maybe_served: bool,
-) -> crate::domain::agent_step::AgentStep {
-    crate::domain::agent_step::AgentStep {
+) -> handoff_domain::agent_step::AgentStep {
+    handoff_domain::agent_step::AgentStep {
         model: request
             .model
             .clone()
@@ -545,7 +545,7 @@ fn unanswered_step(
         began_at,
         duration_ms: 0,
         status: 502,
-        usage: crate::domain::model_prices::TokenUsage::default(),
+        usage: handoff_domain::model_prices::TokenUsage::default(),
         cost_usd: None,
         tool_calls: Vec::new(),
         text: String::new(),

@@ -28,10 +28,10 @@ use serde::{Deserialize, Serialize};
 
 use super::call_ledger::{CallLedger, LedgerEntry, LedgerRefusal};
 use super::provider_answer::{AnswerReader, ModelApi};
-use crate::domain::agent_step::{AgentStep, STEPS_KEPT_BYTES_PER_RUN};
-pub use crate::domain::budgets::SpendLimit;
-use crate::domain::call_reservation::{CallAsk, CallBudgets, CallCharge, Committed};
-use crate::domain::model_prices::{PriceTable, TokenUsage};
+use handoff_domain::agent_step::{AgentStep, STEPS_KEPT_BYTES_PER_RUN};
+pub use handoff_domain::budgets::SpendLimit;
+use handoff_domain::call_reservation::{CallAsk, CallBudgets, CallCharge, Committed};
+use handoff_domain::model_prices::{PriceTable, TokenUsage};
 
 /// How long, and how much, an answer the agent stopped reading is read on for its usage.
 pub const DRAIN_AT_MOST: (Duration, usize) = (Duration::from_secs(10 * 60), 64 * 1024 * 1024);

@@ -12,8 +12,8 @@
 
 use serde_json::Value;
 
-use crate::domain::agent_step::{cut_text, ToolCall, STEP_TEXT_KEPT_BYTES, TOOL_INPUT_KEPT_BYTES};
-use crate::domain::model_prices::TokenUsage;
+use handoff_domain::agent_step::{cut_text, ToolCall, STEP_TEXT_KEPT_BYTES, TOOL_INPUT_KEPT_BYTES};
+use handoff_domain::model_prices::TokenUsage;
 
 /// The largest plain (not streamed) answer read whole; a larger one passes unread.
 const LARGEST_READ_ANSWER_BYTES: usize = 16 * 1024 * 1024;

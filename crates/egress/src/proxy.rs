@@ -22,7 +22,7 @@ use tokio::net::{TcpListener, TcpStream};
 use super::client_hello::{first_message, FirstMessage, LARGEST_CLIENT_HELLO_BYTES};
 use super::request_target::{parse_request_head, RequestKind, LARGEST_HEAD_BYTES};
 use super::GateActivity;
-use crate::domain::network_policy::{Destination, EgressRefusal, NetworkPolicy};
+use handoff_domain::network_policy::{Destination, EgressRefusal, NetworkPolicy};
 
 /// How long a client has to send its request head, or its first TLS message.
 const CLIENT_WAIT: Duration = Duration::from_secs(30);

@@ -179,7 +179,7 @@ fn cache_writes_kept_for_an_hour_are_read_and_cost_twice_the_input() {
     let reading = read(ModelApi::AnthropicMessages, "application/json", body, 7);
     assert_eq!(reading.usage.cache_write, 3000);
     assert_eq!(reading.usage.cache_write_hour, 2000);
-    let cost = crate::domain::model_prices::PriceTable::default()
+    let cost = handoff_domain::model_prices::PriceTable::default()
         .cost_of("claude-sonnet-4-5", &reading.usage)
         .unwrap();
     // $3 in, $3.75 a five-minute write, $6 an hour's write, $15 out (a million each).

@@ -1,5 +1,5 @@
 //! `handoff-egress`: the egress gate that runs in a container beside a repository's
-//! Docker sandboxes (see `handoff::egress`). Not meant to be run by hand.
+//! Docker sandboxes (see `handoff_egress`). Not meant to be run by hand.
 //!
 //! - `handoff-egress serve [--proxy ADDR] [--forwarder ADDR] [--control PATH]
 //!   [--idle-exit SECONDS]`: the proxy, the key forwarder and the control socket.
@@ -72,10 +72,10 @@ fn serve(arguments: &[String], control: PathBuf, runtime: &tokio::runtime::Runti
             .map_err(|error| format!("{flag} {text}: {error}")),
         None => Ok(std::net::SocketAddr::from(([0, 0, 0, 0], default))),
     };
-    let options = (|| -> Result<handoff::egress::gate::GateOptions, String> {
-        Ok(handoff::egress::gate::GateOptions {
-            proxy: address("--proxy", handoff::egress::PROXY_PORT)?,
-            forwarder: address("--forwarder", handoff::egress::FORWARDER_PORT)?,
+    let options = (|| -> Result<handoff_egress::gate::GateOptions, String> {
+        Ok(handoff_egress::gate::GateOptions {
+            proxy: address("--proxy", handoff_egress::PROXY_PORT)?,
+            forwarder: address("--forwarder", handoff_egress::FORWARDER_PORT)?,
             control,
             idle_exit: match value_of(arguments, "--idle-exit") {
                 Some(seconds) => {
@@ -94,7 +94,7 @@ fn serve(arguments: &[String], control: PathBuf, runtime: &tokio::runtime::Runti
             return ExitCode::from(2);
         }
     };
-    match runtime.block_on(handoff::egress::gate::serve_gate(options)) {
+    match runtime.block_on(handoff_egress::gate::serve_gate(options)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("handoff-egress: the gate stopped: {error}");
@@ -105,7 +105,7 @@ fn serve(arguments: &[String], control: PathBuf, runtime: &tokio::runtime::Runti
 
 #[cfg(unix)]
 fn configure(control: PathBuf, runtime: &tokio::runtime::Runtime) -> ExitCode {
-    let sent = runtime.block_on(handoff::egress::gate::configure(
+    let sent = runtime.block_on(handoff_egress::gate::configure(
         &control,
         tokio::io::stdin(),
         tokio::io::stdout(),
@@ -126,7 +126,7 @@ fn configure(control: PathBuf, runtime: &tokio::runtime::Runtime) -> ExitCode {
 
 #[cfg(unix)]
 fn hold_key(control: PathBuf, runtime: &tokio::runtime::Runtime) -> ExitCode {
-    let linked = runtime.block_on(handoff::egress::gate::relay(
+    let linked = runtime.block_on(handoff_egress::gate::relay(
         &control,
         tokio::io::stdin(),
         tokio::io::stdout(),
