@@ -29,11 +29,12 @@ pub use handoff_domain::{dashboard, error_code, service_address, stored_text_enu
 // The egress gate's crate, with the key forwarder and its meter, and the HTTP client.
 pub use handoff_egress as egress;
 pub use handoff_egress::http_client;
+// What Handoff keeps: the mirror, the keyring, the data folder and its locks.
+pub use handoff_store as store;
+pub use handoff_store::{data_dir, file_lock, secrets};
 
 pub mod agent_image;
 pub mod comment_diff;
-pub mod data_dir;
-pub mod file_lock;
 pub mod github;
 pub mod log_file;
 pub mod markdown;
@@ -42,8 +43,6 @@ pub mod pipeline_settings;
 pub mod pull_request_workspace;
 pub mod revealed_text;
 pub mod sandbox;
-pub mod secrets;
 pub mod setup_check;
-pub mod store;
 
 pub use store::{Store, StoreError};
