@@ -32,10 +32,11 @@ pub use handoff_egress::http_client;
 // What Handoff keeps: the mirror, the keyring, the data folder and its locks.
 pub use handoff_store as store;
 pub use handoff_store::{data_dir, file_lock, secrets};
+// Everything Handoff does with GitHub.
+pub use handoff_github as github;
 
 pub mod agent_image;
 pub mod comment_diff;
-pub mod github;
 pub mod log_file;
 pub mod markdown;
 pub mod pipeline;
