@@ -34,8 +34,10 @@ pub use handoff_store as store;
 pub use handoff_store::{data_dir, file_lock, secrets};
 // Everything Handoff does with GitHub.
 pub use handoff_github as github;
+// Where the agent runs, and the images it runs in.
+pub use handoff_sandbox as sandbox;
+pub use handoff_sandbox::agent_image;
 
-pub mod agent_image;
 pub mod comment_diff;
 pub mod log_file;
 pub mod markdown;
@@ -43,7 +45,6 @@ pub mod pipeline;
 pub mod pipeline_settings;
 pub mod pull_request_workspace;
 pub mod revealed_text;
-pub mod sandbox;
 pub mod setup_check;
 
 pub use store::{Store, StoreError};

@@ -2,9 +2,9 @@
 //! them, a provider on this machine's loopback as the gate reaches it, and this
 //! machine's own addresses, which no sandbox traffic may reach.
 
-use crate::egress::{FORWARDER_PORT, PROXY_PORT};
-use crate::sandbox::SandboxError;
+use crate::SandboxError;
 use bollard::Docker;
+use handoff_egress::{FORWARDER_PORT, PROXY_PORT};
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::OnceLock;
 

@@ -10,7 +10,7 @@
 //!   container) is the only place that takes writes besides `/tmp`, a size-capped tmpfs
 //!   that is also the agent's home; a feedback item's code run mounts the item's kept
 //!   working copy as `repo/`, a volume of that item's alone that outlives the container
-//!   (see [`crate::pipeline::kept_copy`]);
+//!   (see the pipeline's `kept_copy`);
 //! - memory with no swap beyond it, CPUs, processes, and a cap on the size of any one
 //!   file it writes (the engine caps the volume's total only where its storage driver
 //!   can, which is not assumed);
@@ -42,8 +42,8 @@ use super::docker_gate::{self, EgressGate, HeldKey};
 use super::docker_labels::{AGENT_USER_LABEL, INSTALLATION_LABEL, KEPT_COPY_LABEL, RUN_LABEL};
 use super::tar_transfer::{pack_dir_owned_by, unpack_into};
 use super::{JobControl, OutputStream, SandboxEnd, SandboxError, SandboxEvent, SandboxJob};
-use crate::domain::{FeedbackId, NetworkMode, NetworkPolicy, RepoId, RunId, SandboxBackend};
-use crate::egress::gate_control::{set_rules, KeyForTheGate};
+use handoff_domain::{FeedbackId, NetworkMode, NetworkPolicy, RepoId, RunId, SandboxBackend};
+use handoff_egress::gate_control::{set_rules, KeyForTheGate};
 
 /// The volume mounted in the container; the workspace is a folder in it, so that the
 /// folder itself belongs to the agent's user.
@@ -92,7 +92,7 @@ impl DockerSandbox {
     /// Connects to this machine's engine (found as the `docker` command finds it), for
     /// the installation `installation` (its containers carry that label).
     pub fn connect(image: &str, installation: &str) -> Result<Self, SandboxError> {
-        let engine = crate::sandbox::docker_engine::this_machines_engine();
+        let engine = crate::docker_engine::this_machines_engine();
         let docker = Docker::connect_with_host(&engine.address).map_err(|error| {
             unavailable(format!(
                 "cannot reach the Docker engine at {}: {error}",

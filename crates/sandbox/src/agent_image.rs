@@ -15,15 +15,15 @@ use futures::StreamExt as _;
 use serde::Serialize;
 use sha2::{Digest as _, Sha256};
 
-use crate::domain::agent_presets::{
+use crate::docker_labels::AGENT_USER_LABEL;
+use handoff_domain::agent_presets::{
     default_image, default_image_base, preset_named, CUSTOM_IMAGE_PRESET,
 };
-use crate::sandbox::docker_labels::AGENT_USER_LABEL;
 
-const DOCKERFILE: &str = include_str!("../agent-images/Dockerfile");
-const INSTALL_SCRIPT: &str = include_str!("../agent-images/install-agent.sh");
-const WHEEL_PROGRAM_SCRIPT: &str = include_str!("../agent-images/wheel-program.sh");
-const AIDER_REQUIREMENTS: &str = include_str!("../agent-images/aider-requirements.txt");
+const DOCKERFILE: &str = include_str!("../../../agent-images/Dockerfile");
+const INSTALL_SCRIPT: &str = include_str!("../../../agent-images/install-agent.sh");
+const WHEEL_PROGRAM_SCRIPT: &str = include_str!("../../../agent-images/wheel-program.sh");
+const AIDER_REQUIREMENTS: &str = include_str!("../../../agent-images/aider-requirements.txt");
 
 /// The label holding the hash of the recipe an image was built from.
 pub const RECIPE_LABEL: &str = "dev.handoff.agent-recipe";
@@ -50,7 +50,7 @@ pub fn recipe_hash() -> String {
 
 /// The recipes there are: one per preset, and `base` for custom commands.
 pub fn image_presets() -> Vec<&'static str> {
-    crate::domain::agent_presets::PRESETS
+    handoff_domain::agent_presets::PRESETS
         .iter()
         .map(|preset| preset.name)
         .chain([CUSTOM_IMAGE_PRESET])
@@ -116,7 +116,7 @@ pub enum AgentImageError {
 /// This machine's Docker engine (found as the `docker` command finds it), which builds
 /// and holds agent images.
 pub fn local_engine() -> Result<Docker, AgentImageError> {
-    crate::sandbox::docker_engine::connect_to_engine()
+    crate::docker_engine::connect_to_engine()
         .map(|(docker, _)| docker)
         .map_err(|error| AgentImageError::Engine(error.to_string()))
 }

@@ -2,11 +2,9 @@
 //! streamed process (Connect framing, keepalives proving it is alive, its life bounded),
 //! its output passed to the run's log, and `out/` downloaded back within the caps.
 
-use crate::sandbox::connect_stream::{encode_envelope, EnvelopeDecoder};
-use crate::sandbox::tar_transfer::{pack_dir, unpack_into};
-use crate::sandbox::{
-    JobControl, OutputStream, SandboxEnd, SandboxError, SandboxEvent, SandboxJob,
-};
+use crate::connect_stream::{encode_envelope, EnvelopeDecoder};
+use crate::tar_transfer::{pack_dir, unpack_into};
+use crate::{JobControl, OutputStream, SandboxEnd, SandboxError, SandboxEvent, SandboxJob};
 use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::json;

@@ -2,9 +2,9 @@
 //! egress rules a network policy makes, the agent's key set by a rule outside the
 //! sandbox), its timeout set, killed; and the requests to its in-sandbox API.
 
-use crate::domain::{NetworkMode, NetworkPolicy};
-use crate::sandbox::key_forwarding::ForwardedKey;
-use crate::sandbox::{SandboxError, SandboxJob};
+use crate::key_forwarding::ForwardedKey;
+use crate::{SandboxError, SandboxJob};
+use handoff_domain::{NetworkMode, NetworkPolicy};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -72,7 +72,7 @@ pub fn network_settings(
 pub(super) fn creation_request(
     template: &str,
     timeout_seconds: u64,
-    run_id: crate::domain::RunId,
+    run_id: handoff_domain::RunId,
     network: &NetworkPolicy,
     agent_key: Option<&ForwardedKey>,
 ) -> serde_json::Value {
@@ -203,7 +203,7 @@ impl E2bSandbox {
             }
             Err(error) => tracing::warn!(
                 sandbox = sandbox_id,
-                error = %crate::secrets::redact(&error.to_string(), key),
+                error = %handoff_domain::secret::redact(&error.to_string(), key),
                 "E2B could not be asked to kill the sandbox"
             ),
         }

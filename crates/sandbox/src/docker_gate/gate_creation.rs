@@ -2,12 +2,12 @@
 //! on the engine's default network (a name another process took at the same moment is
 //! the other process's gate, used as it is); and removing gates with their networks.
 
-use crate::domain::RepoId;
-use crate::sandbox::docker_labels::{GATE_LABEL, INSTALLATION_LABEL};
-use crate::sandbox::SandboxError;
+use crate::docker_labels::{GATE_LABEL, INSTALLATION_LABEL};
+use crate::SandboxError;
 use bollard::models::{ContainerCreateBody, EndpointSettings, HostConfig, NetworkConnectRequest};
 use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
 use bollard::Docker;
+use handoff_domain::RepoId;
 use std::collections::HashMap;
 
 use super::*;

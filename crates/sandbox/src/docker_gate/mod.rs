@@ -7,7 +7,7 @@
 //! sandbox can be reached from it. The one other thing on that network is the gate
 //! (`handoff-gate` there), a container on the internal network and on the engine's
 //! default network that runs Handoff's own `handoff-egress` program (see
-//! [`crate::egress`]): the allow-list proxy on port 3128 and the agent's key forwarder
+//! [`handoff_egress`]): the allow-list proxy on port 3128 and the agent's key forwarder
 //! on port 3129. The gate runs from the repository's image with no capabilities, a
 //! read-only root and an unprivileged user; its program is copied in through the engine,
 //! so a remote engine runs it too.
@@ -66,8 +66,8 @@ use tokio::io::AsyncWriteExt as _;
 
 use super::docker_labels::{GATE_LABEL, INSTALLATION_LABEL};
 use super::SandboxError;
-use crate::domain::{RepoId, SandboxBackend};
-use crate::egress::gate_control::{GateAnswer, GateCommand};
+use handoff_domain::{RepoId, SandboxBackend};
+use handoff_egress::gate_control::{GateAnswer, GateCommand};
 
 /// The label telling which program a gate runs (its size and time), so a gate of an
 /// older program is made anew.
@@ -130,15 +130,14 @@ impl EgressGate {
         let lock_path = std::env::temp_dir()
             .join("handoff-egress-gates")
             .join(format!("{name}.lock"));
-        let _made_by_one_at_a_time =
-            crate::file_lock::FileLock::take(&lock_path)
-                .await
-                .map_err(|error| {
-                    unavailable(format!(
-                        "cannot take the egress gate's lock {}: {error}",
-                        lock_path.display()
-                    ))
-                })?;
+        let _made_by_one_at_a_time = handoff_store::file_lock::FileLock::take(&lock_path)
+            .await
+            .map_err(|error| {
+                unavailable(format!(
+                    "cannot take the egress gate's lock {}: {error}",
+                    lock_path.display()
+                ))
+            })?;
         ensure_network(docker, &network, &labels).await?;
         for _ in 0..3 {
             match docker

@@ -15,6 +15,7 @@
 //!   whose traffic leaves through its repository's egress gate ([`docker_gate`]).
 //! - [`e2b`]: a cloud sandbox through E2B's REST API and its in-sandbox API.
 
+pub mod agent_image;
 pub mod connect_stream;
 pub mod docker;
 pub mod docker_engine;
@@ -39,9 +40,9 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 
-use crate::domain::{FeedbackId, RunId, SandboxBackend};
-use crate::error_code::ErrorCode;
-use crate::secrets::Secret;
+use handoff_domain::error_code::ErrorCode;
+use handoff_domain::secret::Secret;
+use handoff_domain::{FeedbackId, RunId, SandboxBackend};
 
 /// Resource limits of a sandbox (enforced by Docker; E2B sizes come from its template).
 #[derive(Debug, Clone, Copy, PartialEq)]

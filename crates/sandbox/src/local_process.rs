@@ -12,7 +12,7 @@ use tokio::io::AsyncReadExt as _;
 
 use super::key_forwarding::KeyForwarder;
 use super::{JobControl, OutputStream, SandboxEnd, SandboxError, SandboxEvent, SandboxJob};
-use crate::domain::SandboxBackend;
+use handoff_domain::SandboxBackend;
 
 #[derive(Debug, Clone, Default)]
 pub struct LocalSandbox;
@@ -376,7 +376,7 @@ mod tests {
         )
         .unwrap();
         let job = SandboxJob {
-            run_id: crate::domain::RunId(7),
+            run_id: handoff_domain::RunId(7),
             workspace: workspace.path().to_owned(),
             kept_copy: None,
             agent_key: None,

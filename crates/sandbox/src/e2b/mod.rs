@@ -18,9 +18,9 @@ pub use sandbox_lifecycle::network_settings;
 use std::time::Duration;
 
 use super::{JobControl, SandboxEnd, SandboxError, SandboxEvent, SandboxJob};
-use crate::domain::{NetworkPolicy, SandboxBackend};
-use crate::secrets::{redact, Secret};
-use crate::service_address::check_secret_address;
+use handoff_domain::secret::{redact, Secret};
+use handoff_domain::service_address::check_secret_address;
+use handoff_domain::{NetworkPolicy, SandboxBackend};
 
 pub const DEFAULT_API_BASE: &str = "https://api.e2b.app";
 /// envd's address; `{sandbox_id}`, `{port}` and `{domain}` are filled in.
@@ -100,13 +100,13 @@ impl E2bSandbox {
         // No request may hang: connecting gives up after 30 s, and an answer that sends
         // nothing for two minutes is dropped (the process stream's keepalives come more
         // often than that).
-        let http = crate::http_client::client_builder()
+        let http = handoff_egress::http_client::client_builder()
             .connect_timeout(Duration::from_secs(30))
             .read_timeout(Duration::from_secs(120))
             .build()
             .unwrap_or_else(|error| {
                 tracing::warn!(%error, "the HTTP client for E2B could not be set up with its time limits; using the defaults");
-                crate::http_client::default_client()
+                handoff_egress::http_client::default_client()
             });
         E2bSandbox {
             http,

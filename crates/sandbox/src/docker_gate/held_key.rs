@@ -1,6 +1,6 @@
 //! A run's key held by the repository's gate on a link of its own: a `handoff-egress
 //! hold-key` run in the gate through the engine, open for the whole run (see
-//! [`crate::egress::key_link`] for the gate's side).
+//! [`handoff_egress::key_link`] for the gate's side).
 //!
 //! Over the link the gate asks for each model call's reservation, answered from the
 //! run's meter here (and so from the spend ledger every run shares), and reports each
@@ -17,9 +17,11 @@ use tokio::io::AsyncWriteExt as _;
 use tokio::sync::Mutex;
 
 use super::{unavailable, AttachedInput, AttachedOutput, EgressGate};
-use crate::egress::gate_control::{GateAnswer, GateCommand, KeyForTheGate, LinkMessage, LinkReply};
-use crate::sandbox::run_meter::RunMeter;
-use crate::sandbox::SandboxError;
+use crate::run_meter::RunMeter;
+use crate::SandboxError;
+use handoff_egress::gate_control::{
+    GateAnswer, GateCommand, KeyForTheGate, LinkMessage, LinkReply,
+};
 
 /// How long the gate may take to settle the calls under way once the key is given back.
 const RELEASE_WAIT: Duration = Duration::from_secs(45);
@@ -197,8 +199,8 @@ impl HeldKey {
         let mut lost = self.lost.clone();
         tokio::spawn(async move {
             tokio::select! {
-                () = crate::sandbox::until_cancelled(&mut owner_cancel) => {}
-                () = crate::sandbox::until_cancelled(&mut lost) => {}
+                () = crate::until_cancelled(&mut owner_cancel) => {}
+                () = crate::until_cancelled(&mut lost) => {}
                 () = stop.closed() => return,
             }
             stop.send_replace(true);
