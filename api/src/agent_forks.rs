@@ -6,7 +6,6 @@
 
 use serde::Serialize;
 
-use super::repositories::{repo_settings, RepoSettingsView};
 use super::{invalid_input, AppCore};
 use handoff::domain::RepoName;
 use handoff::error_code::CodedError;
@@ -60,11 +59,12 @@ pub async fn fork_places(core: &AppCore) -> Result<ForkPlacesView, CodedError> {
 /// that made the fork itself), waits until GitHub has it ready, sends the repository's
 /// agent branches there from now on, and makes `place` where new repositories get
 /// theirs.
+/// Returns the fork (`owner/name`).
 pub async fn make_agent_fork(
     core: &AppCore,
     full_name: &str,
     place: &str,
-) -> Result<RepoSettingsView, CodedError> {
+) -> Result<String, CodedError> {
     let name = full_name
         .parse::<RepoName>()
         .map_err(|error| invalid_input(error.to_string()))?;
@@ -87,7 +87,7 @@ pub async fn make_agent_fork(
         )
         .await?;
     tracing::info!(repo = %repo.name, fork = %fork, "the agent's branches go to a fork");
-    repo_settings(core, full_name).await
+    Ok(fork.full_name())
 }
 
 /// The fork of `repo` in `place`, made or found, and ready.
@@ -115,6 +115,5 @@ pub async fn fork_where_new_repositories_go(
     let Some(place) = core.store.setting(SettingKey::AgentForkPlace).await? else {
         return Ok(None);
     };
-    let settings = make_agent_fork(core, full_name, &place).await?;
-    Ok(settings.repo.push_fork)
+    make_agent_fork(core, full_name, &place).await.map(Some)
 }

@@ -12,39 +12,17 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use chrono::Utc;
 use tokio::sync::watch;
 
+pub use crate::daemon_status::{daemon_serving, DaemonState};
+use crate::daemon_status::{read_state, SERVE_LOCK, SERVE_STATE};
 use crate::mirror_following::end_runs_nothing_drives;
 use crate::session::{AutomaticUpdateNote, SyncSummary};
 use crate::timed_sync::{sync_on_a_timer, SyncListener, TimedSyncer};
 use crate::AppCore;
 use handoff::domain::{RunId, RunStatus};
-use handoff::file_lock::{self, FileLock};
-
-/// The lock the daemon holds while it lives, in the data folder.
-const SERVE_LOCK: &str = "serve.lock";
-/// What the daemon is doing, in the data folder.
-const SERVE_STATE: &str = "serve.json";
-
-/// What the daemon is doing, as `serve.json` keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase")]
-pub struct DaemonState {
-    pub pid: u32,
-    #[cfg_attr(feature = "page-contract", ts(type = "string"))]
-    pub started_at: DateTime<Utc>,
-    /// When it last synced, and how that went.
-    #[cfg_attr(feature = "page-contract", ts(type = "string | null"))]
-    pub last_sync_at: Option<DateTime<Utc>>,
-    pub last_sync: Option<String>,
-    /// Runs it drives now.
-    pub driving: Vec<i64>,
-    /// It was told to stop and waits for its runs under way.
-    pub stopping: bool,
-}
+use handoff::file_lock::FileLock;
 
 /// How the daemon works.
 #[derive(Debug, Clone, Copy)]
@@ -150,23 +128,6 @@ impl Daemon {
             tracing::warn!(file = %self.inner.state_file.display(), %error, "what the daemon is doing could not be written down");
         }
     }
-}
-
-/// The daemon that serves `data_dir` now, if one does (its lock is held).
-pub fn daemon_serving(data_dir: &Path) -> Option<DaemonState> {
-    match file_lock::is_held(&data_dir.join(SERVE_LOCK)) {
-        Ok(Some(true)) => read_state(data_dir),
-        Ok(_) => None,
-        Err(error) => {
-            tracing::debug!(%error, "whether a daemon serves the data folder cannot be told");
-            None
-        }
-    }
-}
-
-fn read_state(data_dir: &Path) -> Option<DaemonState> {
-    let text = std::fs::read(data_dir.join(SERVE_STATE)).ok()?;
-    serde_json::from_slice(&text).ok()
 }
 
 /// Serves until `stop` resolves, then stops cleanly (see the module's text).

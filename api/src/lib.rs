@@ -23,6 +23,7 @@
 //!   nothing drives any more;
 //! - [`timed_sync`]: syncing with GitHub on a timer, for the window and the daemon;
 //! - [`daemon`]: `handoff serve`, the window's own work kept going with no window;
+//!   [`daemon_status`]: whether one serves the data folder, and what it is doing;
 //! - [`setup`]: device-flow sign-in, keys, Check setup, building agent images;
 //! - [`repositories`]: connecting repositories and their settings;
 //! - [`repo_settings_input`]: a change of settings as either front end types it, read
@@ -37,6 +38,7 @@ pub mod agent_forks;
 pub mod archive;
 pub mod comments;
 pub mod daemon;
+pub mod daemon_status;
 pub mod feedback_view;
 pub mod lessons;
 pub mod log;

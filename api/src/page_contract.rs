@@ -232,7 +232,7 @@ fn visit_every_root(collector: &mut Collector) {
     collector.visit::<pull_request_workspace::WorkspaceView>();
     collector.visit::<outbox::OutboxItem>();
     collector.visit::<session::SessionStatus>();
-    collector.visit::<crate::daemon::DaemonState>();
+    collector.visit::<crate::daemon_status::DaemonState>();
     collector.visit::<session::SyncSummary>();
     collector.visit::<session::RunNotice>();
     collector.visit::<setup::KeyState>();

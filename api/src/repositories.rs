@@ -200,6 +200,17 @@ fn no_isolation_question(full_name: &str) -> String {
     )
 }
 
+/// Makes (or finds) the repository's fork in `place` for its agent branches (see
+/// [`super::agent_forks::make_agent_fork`]); the repository's settings as they are then.
+pub async fn make_agent_fork(
+    core: &AppCore,
+    full_name: &str,
+    place: &str,
+) -> Result<RepoSettingsView, CodedError> {
+    super::agent_forks::make_agent_fork(core, full_name, place).await?;
+    repo_settings(core, full_name).await
+}
+
 /// A repository's settings.
 pub async fn repo_settings(
     core: &AppCore,

@@ -86,7 +86,7 @@ pub async fn sync_on_a_timer(
             return;
         }
         let daemon = match syncer {
-            TimedSyncer::Window => crate::daemon::daemon_serving(&core.data_dir),
+            TimedSyncer::Window => crate::daemon_status::daemon_serving(&core.data_dir),
             TimedSyncer::Daemon => None,
         };
         match daemon {

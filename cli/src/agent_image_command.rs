@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::command_error::CliError;
 use super::output::print_json;
-use crate::arguments::JsonFlag;
+use crate::shared_arguments::JsonFlag;
 use handoff::agent_image::{build_image, image_presets, image_state, ImageBuild, ImageState};
 use handoff::domain::agent_presets::AgentChoice;
 use handoff::pipeline::PipelineSettings;
@@ -137,7 +137,7 @@ pub enum AgentImageCommand {
     Build {
         /// The recipe: an agent preset, or base (git only, for custom commands)
         /// [default: the recipes the connected repositories use].
-        #[arg(long, value_parser = crate::arguments::image_presets())]
+        #[arg(long, value_parser = crate::shared_arguments::image_presets())]
         preset: Option<String>,
         /// The image to start from [default: the preset's: node:22-bookworm-slim for
         /// opencode, python:3.12-slim-bookworm for claude and codex,

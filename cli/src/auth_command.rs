@@ -5,7 +5,7 @@ use std::io::{IsTerminal as _, Read as _};
 
 use super::command_error::CliError;
 use super::output::print_json;
-use crate::arguments::JsonFlag;
+use crate::shared_arguments::JsonFlag;
 use handoff::github::endpoints::GithubEndpoints;
 use handoff::github::sign_in::{
     auth_status, finish_device_flow, sign_in_with_token, sign_out, start_device_flow,

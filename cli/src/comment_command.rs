@@ -7,7 +7,7 @@ use super::command_error::CliError;
 use super::output::{dash_if_none, one_line, print_json, short_time, Table};
 use super::terminal_text::printable;
 use super::text_input::read_text;
-use crate::arguments::{parse_repo_name, words_of, JsonFlag};
+use crate::shared_arguments::{parse_repo_name, words_of, JsonFlag};
 use handoff::comment_diff::{unified_diff, version_label};
 use handoff::domain::{CommentKind, RepoName};
 use handoff::domain::{CommentVersion, ManagedComment, OutboxState, Repo};

@@ -1,8 +1,8 @@
 //! `handoff config get|set|unset`: this installation's settings (not secrets).
 
-use super::arguments::EDITABLE_SETTINGS;
 use super::command_error::CliError;
-use crate::arguments::setting_names;
+use crate::shared_arguments::setting_names;
+use crate::shared_arguments::EDITABLE_SETTINGS;
 use clap::Subcommand;
 use handoff::service_address::check_secret_address;
 use handoff::store::{SettingKey, Store};

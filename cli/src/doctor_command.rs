@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use super::arguments::JsonFlag;
 use super::command_error::{fix_command, CliError};
 use super::output::print_json;
+use crate::shared_arguments::JsonFlag;
 use handoff::pipeline::PipelineSettings;
 use handoff::secrets::SecretStore;
 use handoff::setup_check::{CheckLine, CheckStatus, SetupCheck};

@@ -7,7 +7,7 @@ use super::command_error::CliError;
 use super::output::{dash_if_none, print_json, short_time, Table};
 use super::terminal_text::printable;
 use super::text_input::read_text;
-use crate::arguments::{feedback_statuses, parse_repo_name, JsonFlag};
+use crate::shared_arguments::{feedback_statuses, parse_repo_name, JsonFlag};
 use handoff::domain::{
     ArchiveActor, ArchiveChange, ArchiveState, Feedback, FeedbackId, FeedbackSource, FollowUp, Run,
     StatusChange,

@@ -4,7 +4,7 @@ use super::command_error::CliError;
 use super::output::{print_json, short_time};
 use super::terminal_text::printable;
 use super::text_input::read_text;
-use crate::arguments::JsonFlag;
+use crate::shared_arguments::JsonFlag;
 use clap::Subcommand;
 use handoff::domain::{FeedbackId, FollowUpId, FollowUpOrigin, FollowUpSource};
 use handoff::store::Store;

@@ -11,7 +11,7 @@ use super::foreground_run::{drive_in_foreground, print_log, reconcile, timeout_f
 use super::output::{print_json, Table};
 use super::run_command::{pipeline, RunOptions};
 use super::terminal_text::printable;
-use crate::arguments::parse_repo_name;
+use crate::shared_arguments::parse_repo_name;
 use handoff::domain::lesson::LessonId;
 use handoff::domain::RepoName;
 use handoff::pipeline::lessons_file::LessonsFileAction;

@@ -28,6 +28,7 @@ mod run_command;
 mod runs_command;
 mod secrets_command;
 mod serve_command;
+mod shared_arguments;
 mod spend_command;
 mod status_command;
 mod sync_command;

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::command_error::CliError;
 use super::output::{dash_if_none, print_json, short_time, Table};
-use crate::arguments::JsonFlag;
+use crate::shared_arguments::JsonFlag;
 use handoff::domain::OutboxEntry;
 use handoff::domain::OutboxEntryId;
 use handoff::github::client::RequestPolicy;

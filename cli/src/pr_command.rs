@@ -4,7 +4,7 @@
 use super::command_error::CliError;
 use super::output::{dash_if_none, print_json, short_time, Table};
 use super::terminal_text::printable;
-use crate::arguments::{parse_repo_name, words_of, JsonFlag};
+use crate::shared_arguments::{parse_repo_name, words_of, JsonFlag};
 use clap::Subcommand;
 use handoff::domain::{CheckStatus, RepoName};
 use handoff::pull_request_workspace::pull_request_workspace;

@@ -11,7 +11,7 @@ use futures::stream::{FuturesUnordered, StreamExt as _};
 use super::command_error::CliError;
 use super::output::{dash_if_none, one_line, print_json, Table};
 use super::run_command::pipeline;
-use crate::arguments::JsonFlag;
+use crate::shared_arguments::JsonFlag;
 use handoff::domain::run_driver::RunDriver;
 use handoff::domain::{FeedbackId, RepoName, RunId, RunStatus};
 use handoff::pipeline::reconcile::{Reconciled, WaitingOnDriver};

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::command_error::CliError;
 use super::output::{dash_if_none, print_json, Table};
-use crate::arguments::{agent_presets, parse_repo_name, prompt_stages, words_of, JsonFlag};
+use crate::shared_arguments::{agent_presets, parse_repo_name, prompt_stages, words_of, JsonFlag};
 use handoff::domain::{NetworkMode, RepoName, Stage};
 use handoff::domain::{Repo, SandboxBackend};
 use handoff::error_code::{CodedError, ErrorCode};
@@ -129,11 +129,10 @@ async fn fork(
         }
     };
     println!("making (or finding) the fork of {repo} in {place}; GitHub may take a moment");
-    let settings = make_agent_fork(&core, &repo.full_name(), &place).await?;
+    let fork = make_agent_fork(&core, &repo.full_name(), &place).await?;
     println!(
-        "agent branches of {repo} go to the fork {}: its PRs run CI without the repository's \
-         secrets; repositories connected from now on get their fork in {place} too",
-        settings.repo.push_fork.unwrap_or_default()
+        "agent branches of {repo} go to the fork {fork}: its PRs run CI without the \
+         repository's secrets; repositories connected from now on get their fork in {place} too"
     );
     Ok(())
 }

@@ -8,7 +8,7 @@ use super::command_error::CliError;
 use super::foreground_run::{drive_in_foreground, print_log, reconcile, timeout_from_minutes};
 use super::output::print_json;
 use super::text_input::read_text;
-use crate::arguments::words_of;
+use crate::shared_arguments::words_of;
 use handoff::domain::FeedbackId;
 use handoff::domain::SandboxBackend;
 use handoff::github::client::RequestPolicy;

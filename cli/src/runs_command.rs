@@ -4,7 +4,7 @@
 use super::command_error::CliError;
 use super::output::{dash_if_none, print_json, short_time, Table};
 use super::terminal_text::printable;
-use crate::arguments::JsonFlag;
+use crate::shared_arguments::JsonFlag;
 use crate::spend_command::{run_spend, steps_table};
 use clap::Subcommand;
 use handoff::domain::{FeedbackId, LogChunk, LogStream, Run, RunId};

@@ -38,7 +38,13 @@ pub async fn run(
     arguments: ServeArguments,
 ) -> Result<(), CliError> {
     if arguments.install {
-        return crate::systemd_unit::install(data_dir, &arguments);
+        return crate::systemd_unit::install(
+            data_dir,
+            &crate::systemd_unit::DaemonTimings {
+                sync_seconds: arguments.sync_seconds,
+                grace_seconds: arguments.grace_seconds,
+            },
+        );
     }
     let daemon = Daemon::take(data_dir).map_err(|error| match error {
         DaemonError::AlreadyServing { .. } | DaemonError::AlreadyServingUnknown(_) => {

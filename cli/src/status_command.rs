@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::command_error::CliError;
 use super::output::print_json;
-use crate::arguments::JsonFlag;
+use crate::shared_arguments::JsonFlag;
 use handoff::domain::RunStatus;
 use handoff::store::Store;
 use handoff_api::daemon::{daemon_serving, DaemonState};

@@ -10,7 +10,7 @@ use super::command_error::CliError;
 use super::output::print_json;
 use super::queue_command::{drive, drive_all, say_runs_ended};
 use super::run_command::pipeline_signed_in;
-use crate::arguments::{parse_repo_name, JsonFlag};
+use crate::shared_arguments::{parse_repo_name, JsonFlag};
 use clap::Args;
 use futures::stream::{FuturesUnordered, StreamExt as _};
 use handoff::domain::RepoName;

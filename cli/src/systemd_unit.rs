@@ -6,13 +6,19 @@
 use std::path::{Path, PathBuf};
 
 use super::command_error::CliError;
-use super::serve_command::ServeArguments;
 
 /// The unit's file name.
 const UNIT: &str = "handoff.service";
 
+/// The daemon's timings the unit passes on (each `None`: the daemon's default).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DaemonTimings {
+    pub sync_seconds: Option<u64>,
+    pub grace_seconds: Option<u64>,
+}
+
 /// The unit for `program` serving `data_dir`.
-pub fn unit_text(program: &Path, data_dir: &Path, arguments: &ServeArguments) -> String {
+pub fn unit_text(program: &Path, data_dir: &Path, arguments: &DaemonTimings) -> String {
     let mut command = format!(
         "{} --data-dir {} serve",
         quoted(&program.display().to_string()),
@@ -71,7 +77,7 @@ fn unit_folder() -> Result<PathBuf, CliError> {
 }
 
 /// Writes the unit, then asks systemd to load, enable and start it.
-pub fn install(data_dir: &Path, arguments: &ServeArguments) -> Result<(), CliError> {
+pub fn install(data_dir: &Path, arguments: &DaemonTimings) -> Result<(), CliError> {
     if !cfg!(target_os = "linux") {
         return Err(CliError::Failure(
             "`handoff serve --install` writes a systemd unit, which only Linux has\nhint: start `handoff serve` at login with launchd (macOS) or the Task Scheduler (Windows)".to_owned(),
@@ -118,8 +124,7 @@ mod tests {
         let unit = unit_text(
             Path::new("/usr/bin/handoff"),
             Path::new("/home/me/My Data"),
-            &ServeArguments {
-                install: true,
+            &DaemonTimings {
                 sync_seconds: Some(60),
                 grace_seconds: None,
             },
@@ -130,6 +135,5 @@ mod tests {
         );
         assert!(unit.contains("TimeoutStopSec=165\n"), "{unit}");
         assert!(unit.contains("WantedBy=default.target"), "{unit}");
-        assert!(!unit.contains("--install"), "{unit}");
     }
 }

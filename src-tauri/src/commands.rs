@@ -438,7 +438,7 @@ pub async fn make_agent_fork(
     full_name: String,
     place: String,
 ) -> Answer<RepoSettingsView> {
-    agent_forks::make_agent_fork(state.core()?, &full_name, &place).await
+    repositories::make_agent_fork(state.core()?, &full_name, &place).await
 }
 
 #[tauri::command]

@@ -19,9 +19,9 @@ use super::agent_job::{
     unless_cancelled, AgentJob, AgentSetup, CopyStart, JobFiles, Stop, WorkingCopy,
 };
 use super::agent_push::{PushTo, PushedCommits};
+use super::queue_wait::QueueWaitEnd;
 use super::reconcile::end_a_run_whose_driving_failed;
 use super::run_log::RunLog;
-use super::run_queue::QueueWaitEnd;
 use super::run_supervision::supervise;
 use super::{Pipeline, PipelineError};
 use crate::domain::code_prompt::{code_commit_message, code_prompt, CodePromptParts};

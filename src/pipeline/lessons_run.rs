@@ -15,9 +15,9 @@ use tokio::sync::watch;
 use tracing::Instrument as _;
 
 use super::agent_job::{AgentJob, AgentSetup, CopyStart, JobFiles, Stop};
+use super::queue_wait::QueueWaitEnd;
 use super::reconcile::end_a_run_whose_driving_failed;
 use super::run_log::RunLog;
-use super::run_queue::QueueWaitEnd;
 use super::run_supervision::supervise;
 use super::{Pipeline, PipelineError};
 use crate::domain::lesson::{read_lesson_proposals, Correction, LessonId, LessonState};

@@ -13,7 +13,8 @@
 //! - [`run_log`], [`run_supervision`]: live logs, heartbeat and cancel.
 //! - [`reconcile`]: runs nothing drives any more (a crash, a panic), ended.
 //! - [`bulk_runs`]: several code runs asked for at once (selected items, all new).
-//! - [`run_queue`]: every run waits for a slot (installation, backend, repository);
+//! - [`queue_wait`]: every run waits for a slot (installation, backend, repository);
+//!   [`run_queue`]: the queued runs a gone process left behind, taken over;
 //!   queued runs outlive their process.
 //! - [`spawned_run`]: runs driven in the background, watched.
 //! - [`sandbox_choice`]: which sandbox a run gets.
@@ -41,6 +42,7 @@ pub mod kept_copy;
 pub mod lessons_file;
 pub mod lessons_run;
 pub mod qa_run;
+pub mod queue_wait;
 pub mod reconcile;
 pub mod reported_spend;
 pub mod run_log;

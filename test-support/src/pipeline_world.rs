@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use handoff::domain::run_event::RunEventKind;
-use handoff::domain::{Feedback, FeedbackStatus, Repo, RunId, SandboxBackend};
+use handoff::domain::{Feedback, FeedbackSource, FeedbackStatus, Repo, RunId, SandboxBackend};
 use handoff::github::{GithubClient, GithubEndpoints, RequestPolicy};
 use handoff::pipeline::{
     CodeRunOptions, CodeRunReport, CodeRunResult, Pipeline, PipelineError, PipelineSettings,
@@ -14,15 +14,14 @@ use handoff::pipeline::{
 use handoff::sandbox::e2b::E2bSettings;
 use handoff::sandbox::ResourceLimits;
 use handoff::secrets::{Secret, SecretStore};
-use handoff::store::RepoSettingsChange;
+use handoff::store::{NewFeedback, RepoSettingsChange};
 use handoff::Store;
 
 use crate::docker_images::GatesRemovedOnDrop;
 use crate::fake_github::{FakeGithub, OWNER};
 
 pub const REPO: &str = "octocat/hello-world";
-pub const SCRIPTED_AGENT: &str = include_str!("scripted_agent.sh");
-pub const TEST_IMAGE: &str = "handoff-test-agent:bookworm";
+pub use crate::scripted_repository::{SCRIPTED_AGENT, TEST_IMAGE};
 
 pub struct PipelineWorld {
     pub fake: FakeGithub,
@@ -593,5 +592,32 @@ pub fn succeeded_stage(report: &handoff::pipeline::qa_run::QaReport) -> handoff:
             report.stages[0].run.clone().expect("a run")
         }
         other => panic!("the stage did not succeed: {other:?}"),
+    }
+}
+
+/// A second repository on a world's fake GitHub, for the tests that need two (the run
+/// queue's fairness, runs across repositories), and feedback on either.
+impl PipelineWorld {
+    /// Makes repository `name` on the fake and connects it the same way as the first.
+    pub async fn connect_another_repo(&self, name: &str) -> Repo {
+        self.fake
+            .create_repo_with_files(name, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
+        crate::scripted_repository::connect_scripted(&self.store, name, self.repo.sandbox_backend)
+            .await
+    }
+
+    /// A new feedback item on repository `repo` (any connected one).
+    pub async fn feedback_in(&self, repo: &Repo, title: &str, body: &str) -> Feedback {
+        self.store
+            .add_feedback(&NewFeedback {
+                repo: repo.name.clone(),
+                title: Some(title.to_owned()),
+                body: body.to_owned(),
+                source: FeedbackSource::App,
+                github_issue: None,
+                opened_by_visitor: false,
+            })
+            .await
+            .expect("feedback")
     }
 }

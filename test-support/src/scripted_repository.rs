@@ -1,13 +1,15 @@
 //! A repository connected to run the scripted agent (the custom preset running
 //! `.handoff/agent.sh`, the test image, a two-minute limit, no quota), for every world
-//! that runs it; and a second such repository on a world's fake GitHub, for the tests
-//! that need two (the run queue's fairness, runs across repositories).
+//! that runs it.
 
-use handoff::domain::{Feedback, FeedbackSource, NewRepo, Repo, SandboxBackend};
-use handoff::store::{NewFeedback, RepoSettingsChange};
+use handoff::domain::{NewRepo, Repo, SandboxBackend};
+use handoff::store::RepoSettingsChange;
 use handoff::Store;
 
-use crate::pipeline_world::{PipelineWorld, SCRIPTED_AGENT, TEST_IMAGE};
+/// The scripted agent every such repository holds as `.handoff/agent.sh`.
+pub const SCRIPTED_AGENT: &str = include_str!("scripted_agent.sh");
+/// The image the tests build for Docker runs (`scripts/build-test-image.sh`).
+pub const TEST_IMAGE: &str = "handoff-test-agent:bookworm";
 
 /// Connects repository `name` (already on the fake, with the scripted agent in it) to
 /// `store`, to run the scripted agent on `backend`.
@@ -33,28 +35,4 @@ pub async fn connect_scripted(store: &Store, name: &str, backend: SandboxBackend
         )
         .await
         .expect("the repository's settings")
-}
-
-impl PipelineWorld {
-    /// Makes repository `name` on the fake and connects it the same way as the first.
-    pub async fn connect_another_repo(&self, name: &str) -> Repo {
-        self.fake
-            .create_repo_with_files(name, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
-        connect_scripted(&self.store, name, self.repo.sandbox_backend).await
-    }
-
-    /// A new feedback item on repository `repo` (any connected one).
-    pub async fn feedback_in(&self, repo: &Repo, title: &str, body: &str) -> Feedback {
-        self.store
-            .add_feedback(&NewFeedback {
-                repo: repo.name.clone(),
-                title: Some(title.to_owned()),
-                body: body.to_owned(),
-                source: FeedbackSource::App,
-                github_issue: None,
-                opened_by_visitor: false,
-            })
-            .await
-            .expect("feedback")
-    }
 }

@@ -11,7 +11,7 @@
 //! -p`, which is how Handoff runs it) draws on a monthly credit of its own, priced at
 //! API rates: the plan's credit is a budget in the same dollars as every other.
 
-use super::agent_presets::{AgentKey, KeyHeader, ANTHROPIC_MODEL_ENDPOINTS};
+use super::agent_key::{AgentKey, KeyHeader, ANTHROPIC_MODEL_ENDPOINTS};
 
 /// How every plan token starts (`claude setup-token`'s long-lived OAuth token).
 pub const PLAN_TOKEN_PREFIX: &str = "sk-ant-oat01-";

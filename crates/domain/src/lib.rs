@@ -8,6 +8,7 @@
 //! [`dashboard`], the board's cards as both front ends show them.
 
 pub mod address_reach;
+pub mod agent_key;
 pub mod agent_presets;
 pub mod agent_step;
 pub mod archive_state;

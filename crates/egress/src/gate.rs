@@ -7,13 +7,13 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use super::gate_control::{policy_of, GateAnswer, GateCommand, MeterReport};
-use super::proxy::{EgressRules, SharedRules};
-use super::GateActivity;
-use crate::key_forwarding::ForwardingTable;
+#[cfg(unix)]
+use super::gate_control::{GateAnswer, GateCommand};
+pub use super::gate_state::GateState;
+#[cfg(unix)]
+use super::proxy::EgressRules;
 
 // Serving the gate and talking to its control socket need Unix sockets: the gate runs
 // only in a Linux container, so on other hosts only its state and commands are built.
@@ -22,7 +22,10 @@ use super::proxy::{serve_proxy, system_resolver};
 #[cfg(unix)]
 use crate::key_forwarding::forwarding_router;
 #[cfg(unix)]
-use std::{path::Path, sync::RwLock};
+use std::{
+    path::Path,
+    sync::{Arc, RwLock},
+};
 #[cfg(unix)]
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWriteExt as _, BufReader};
 
@@ -37,66 +40,6 @@ pub struct GateOptions {
     pub control: PathBuf,
     /// Stop after this long with no key held and nothing served; `None`: never.
     pub idle_exit: Option<Duration>,
-}
-
-/// Everything the gate holds while it runs.
-#[derive(Debug, Clone, Default)]
-pub struct GateState {
-    pub rules: SharedRules,
-    pub keys: Arc<ForwardingTable>,
-    pub activity: GateActivity,
-}
-
-impl GateState {
-    /// Carries out one command.
-    pub fn apply(&self, command: GateCommand) -> GateAnswer {
-        self.activity.touch();
-        match command {
-            GateCommand::SetRules {
-                mode,
-                allowed,
-                this_machine,
-            } => match policy_of(&mode, &allowed) {
-                Ok(policy) => {
-                    tracing::info!(
-                        mode = %policy.mode,
-                        entries = policy.allowed.len(),
-                        "egress: rules set"
-                    );
-                    *self
-                        .rules
-                        .write()
-                        .unwrap_or_else(|poisoned| poisoned.into_inner()) = EgressRules {
-                        policy,
-                        this_machine,
-                    };
-                    GateAnswer::done()
-                }
-                Err(refusal) => GateAnswer::failed(refusal),
-            },
-            GateCommand::HoldKey { .. } => GateAnswer::failed(
-                "a key is held only on a connection of its own (`handoff-egress hold-key`)",
-            ),
-            GateCommand::AddKey { key } => {
-                tracing::info!(host = %key.api_host, "egress: forwarding for a run");
-                let until = std::time::Instant::now()
-                    .checked_add(Duration::from_secs(key.valid_for_seconds));
-                self.keys.add_until(key.into_forwarded(None), until);
-                GateAnswer::done()
-            }
-            GateCommand::RemoveKey { placeholder } => {
-                let mut answer = GateAnswer::done();
-                if let Some(key) = self.keys.remove(&placeholder) {
-                    tracing::info!("egress: a run's key given back");
-                    answer.meter = Some(MeterReport {
-                        steps: key.meter.steps(),
-                        refused_calls: key.meter.spend().refused_calls,
-                    });
-                }
-                answer
-            }
-        }
-    }
 }
 
 /// Serves until the gate has been idle for `idle_exit`.

@@ -19,8 +19,8 @@ use futures::FutureExt as _;
 use tokio::io::{AsyncWrite, AsyncWriteExt as _};
 use tokio::sync::{mpsc, oneshot};
 
-use super::gate::GateState;
 use super::gate_control::{GateAnswer, KeyForTheGate, LinkMessage, LinkReply};
+use super::gate_state::GateState;
 use crate::call_ledger::{CallLedger, LedgerEntry, LedgerRefusal};
 use handoff_domain::agent_step::AgentStep;
 use handoff_domain::budgets::SpendLimit;

@@ -27,6 +27,7 @@ pub mod call_ledger;
 pub mod client_hello;
 pub mod gate;
 pub mod gate_control;
+pub mod gate_state;
 pub mod http_client;
 pub mod key_forwarding;
 pub mod key_link;

@@ -41,9 +41,9 @@ use tokio::sync::watch;
 use tracing::Instrument as _;
 
 use super::agent_job::{AgentSetup, Stop};
+use super::queue_wait::QueueWaitEnd;
 use super::reconcile::end_a_run_whose_driving_failed;
 use super::run_log::RunLog;
-use super::run_queue::QueueWaitEnd;
 use super::run_supervision::supervise;
 use super::{Pipeline, PipelineError};
 use crate::domain::run_event::RunEventKind;
