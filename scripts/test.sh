@@ -31,6 +31,9 @@ phase "install what is missing (Debian packages, tauri-driver, cargo-nextest, th
 bash scripts/install-deps.sh
 bash scripts/install-test-deps.sh
 bash scripts/build-test-image.sh
+# Every crate the lock file names, for every platform: the dependency-graph test reads
+# them offline (cargo deny), and a build for Linux fetches only Linux's.
+cargo fetch --locked --quiet
 
 export CARGO_TARGET_DIR="${HANDOFF_CI_TARGET:-$HOME/.cache/handoff/ci-target}"
 mkdir -p "$CARGO_TARGET_DIR"
@@ -65,8 +68,11 @@ cargo fmt --all -- --check
 phase "build every test and program, with clippy's lints as errors"
 cargo nextest run --workspace --locked --no-run --timings
 python3 scripts/build-timings.py "$CARGO_TARGET_DIR"
-phase "build the benchmarks (in the test profile), with clippy's lints as errors"
-cargo build --workspace --locked --benches --profile dev
+# The programs too: the tests build only their own package's, and the egress gate's
+# program (its own package, with no tests that start it) is started by the core's tests
+# and packaged beside the others.
+phase "build the programs and the benchmarks, with clippy's lints as errors"
+cargo build --workspace --locked --bins --benches --profile dev
 
 phase "package the test build (.deb and AppImage)"
 # The test build trusts the development update key (its secret half is what the update
