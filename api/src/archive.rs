@@ -3,16 +3,17 @@
 
 use super::invalid_input;
 use super::records::FeedbackRecord;
+use super::AppCore;
 use handoff::domain::{ArchiveActor, ArchiveState, FeedbackId};
 use handoff::error_code::CodedError;
-use handoff::store::Store;
 
 /// Takes item `feedback_id` off the board as `how` (`dismissed` or `archived`).
 pub async fn archive_item(
-    store: &Store,
+    core: &AppCore,
     feedback_id: i64,
     how: &str,
 ) -> Result<FeedbackRecord, CodedError> {
+    let store = &core.store;
     let state = match ArchiveState::parse(how) {
         Some(state @ (ArchiveState::Dismissed | ArchiveState::Archived)) => state,
         _ => {
@@ -29,7 +30,8 @@ pub async fn archive_item(
 }
 
 /// Puts item `feedback_id` back on the board.
-pub async fn restore_item(store: &Store, feedback_id: i64) -> Result<FeedbackRecord, CodedError> {
+pub async fn restore_item(core: &AppCore, feedback_id: i64) -> Result<FeedbackRecord, CodedError> {
+    let store = &core.store;
     Ok(store
         .set_archive_state(FeedbackId(feedback_id), None, ArchiveActor::Owner)
         .await?

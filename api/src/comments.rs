@@ -19,8 +19,6 @@ use handoff::github::owner_edits::{
 };
 use handoff::github::sign_in::connect;
 use handoff::markdown::render_markdown;
-use handoff::secrets::SecretStore;
-use handoff::store::Store;
 
 /// A comment opened for editing.
 #[derive(Debug, Clone, Serialize)]
@@ -129,12 +127,12 @@ pub struct CommentAsItStands {
 
 /// `kind`'s comment on `repo`'s PR `pr_number` as it stands (see [`CommentAsItStands`]).
 pub async fn comment_as_it_stands(
-    store: &Store,
-    secrets: &SecretStore,
+    core: &AppCore,
     repo: &Repo,
     pr_number: u64,
     kind: CommentKind,
 ) -> Result<CommentAsItStands, CodedError> {
+    let (store, secrets) = (&core.store, &core.secrets);
     let place = CommentPlace {
         repo,
         pr_number,
@@ -196,11 +194,13 @@ pub async fn comment_as_it_stands(
         .ok_or_else(|| CodedError {
             code: ErrorCode::NotFound,
             message: format!("no {kind} comment is known on #{pr_number}"),
+            fix: None,
         })?;
     let history = store.comment_versions(comment.id).await?;
     let version = history.last().cloned().ok_or_else(|| CodedError {
         code: ErrorCode::NotFound,
         message: format!("the {kind} comment has no text yet"),
+        fix: None,
     })?;
     Ok(CommentAsItStands {
         content: read_content.unwrap_or_else(|| version.content.clone()),
@@ -222,7 +222,7 @@ pub async fn open_comment(
 ) -> Result<CommentEditor, CodedError> {
     let repo = repo(core, repo_name).await?;
     let kind = kind(kind_name)?;
-    let stands = comment_as_it_stands(&core.store, &core.secrets, &repo, pr_number, kind).await?;
+    let stands = comment_as_it_stands(core, &repo, pr_number, kind).await?;
     let version = stands.version;
     let history = stands.history;
     let agent = history
@@ -412,21 +412,36 @@ pub async fn save_comment(
     based_on: i64,
 ) -> Result<SaveResult, CodedError> {
     let repo = repo(core, repo_name).await?;
-    let place = CommentPlace {
-        repo: &repo,
+    let outcome = save_owner_text(
+        core,
+        &repo,
         pr_number,
-        kind: kind(kind_name)?,
-    };
-    let github = signed_in_client(core).await;
-    let outcome = save_owner_edit(
-        github.as_ref(),
-        &core.store,
-        place,
+        kind(kind_name)?,
         content,
         CommentVersionId(based_on),
     )
     .await?;
     Ok(save_result(outcome))
+}
+
+/// Saves the owner's `content` as a new version based on `based_on`, and sends it to
+/// GitHub when signed in (else it waits in the outbox); a newer edit on GitHub is never
+/// overwritten: the outcome is then a conflict for the owner to settle.
+pub async fn save_owner_text(
+    core: &AppCore,
+    repo: &Repo,
+    pr_number: u64,
+    kind: CommentKind,
+    content: &str,
+    based_on: CommentVersionId,
+) -> Result<EditOutcome, CodedError> {
+    let place = CommentPlace {
+        repo,
+        pr_number,
+        kind,
+    };
+    let github = signed_in_client(core).await;
+    Ok(save_owner_edit(github.as_ref(), &core.store, place, content, based_on).await?)
 }
 
 /// Settles a conflict: keep mine (put it on GitHub) or take GitHub's.
@@ -435,20 +450,24 @@ pub async fn resolve_comment_conflict(
     entry_id: i64,
     keep_mine: bool,
 ) -> Result<SaveResult, CodedError> {
+    let outcome = settle_conflict(core, OutboxEntryId(entry_id), keep_mine).await?;
+    Ok(save_result(outcome))
+}
+
+/// Settles the conflict waiting in outbox entry `entry`: keep mine (put it on GitHub) or
+/// take GitHub's.
+pub async fn settle_conflict(
+    core: &AppCore,
+    entry: OutboxEntryId,
+    keep_mine: bool,
+) -> Result<EditOutcome, CodedError> {
     let github = signed_in_client(core).await;
     let choice = if keep_mine {
         ConflictChoice::KeepMine
     } else {
         ConflictChoice::TakeGithub
     };
-    let outcome = resolve_conflict(
-        github.as_ref(),
-        &core.store,
-        OutboxEntryId(entry_id),
-        choice,
-    )
-    .await?;
-    Ok(save_result(outcome))
+    Ok(resolve_conflict(github.as_ref(), &core.store, entry, choice).await?)
 }
 
 /// The GitHub client when signed in; without one an edit waits in the outbox.

@@ -7,8 +7,8 @@
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
-use super::invalid_input;
 use super::records::{FeedbackRecord, QuotaRecord, RunRecord};
+use super::{invalid_input, AppCore};
 use handoff::domain::managed_comment::CommentKind;
 use handoff::domain::{
     code_run_kind, AutomaticDecision, AutomaticTrigger, AutomaticUpdate, CodeRunKind, Feedback,
@@ -18,7 +18,7 @@ use handoff::domain::{
 use handoff::error_code::CodedError;
 use handoff::markdown::render_markdown;
 use handoff::revealed_text::{reveal_hidden_parts, RevealedText};
-use handoff::store::{NewFeedback, QuotaStatus, RunFilter, Store};
+use handoff::store::{NewFeedback, QuotaStatus, RunFilter};
 
 /// One message of the thread.
 #[derive(Debug, Clone, Serialize)]
@@ -275,7 +275,8 @@ fn next_run(feedback: &Feedback, quota: QuotaStatus) -> NextRun {
 }
 
 /// Everything the detail panel shows about `id`.
-pub async fn feedback_detail(store: &Store, id: i64) -> Result<FeedbackDetail, CodedError> {
+pub async fn feedback_detail(core: &AppCore, id: i64) -> Result<FeedbackDetail, CodedError> {
+    let store = &core.store;
     let id = FeedbackId(id);
     let feedback = store.feedback(id).await?;
     let thread = store
@@ -403,9 +404,10 @@ pub struct NewFeedbackInput {
 }
 
 pub async fn add_feedback(
-    store: &Store,
+    core: &AppCore,
     input: &NewFeedbackInput,
 ) -> Result<FeedbackRecord, CodedError> {
+    let store = &core.store;
     let repo: RepoName = input
         .repo
         .parse()
@@ -423,7 +425,8 @@ pub async fn add_feedback(
         .into())
 }
 
-pub async fn add_follow_up(store: &Store, feedback_id: i64, text: &str) -> Result<(), CodedError> {
+pub async fn add_follow_up(core: &AppCore, feedback_id: i64, text: &str) -> Result<(), CodedError> {
+    let store = &core.store;
     store
         .add_owner_follow_up(FeedbackId(feedback_id), text)
         .await?;
@@ -431,20 +434,23 @@ pub async fn add_follow_up(store: &Store, feedback_id: i64, text: &str) -> Resul
 }
 
 /// The owner lets the agent run on an item a visitor opened.
-pub async fn approve_feedback(store: &Store, feedback_id: i64) -> Result<(), CodedError> {
+pub async fn approve_feedback(core: &AppCore, feedback_id: i64) -> Result<(), CodedError> {
+    let store = &core.store;
     store.approve_feedback(FeedbackId(feedback_id)).await?;
     Ok(())
 }
 
 /// The owner lets a comment version someone else edited reach the next stage's prompt.
-pub async fn approve_comment_version(store: &Store, version_id: i64) -> Result<(), CodedError> {
+pub async fn approve_comment_version(core: &AppCore, version_id: i64) -> Result<(), CodedError> {
+    let store = &core.store;
     store
         .approve_comment_version(handoff::domain::CommentVersionId(version_id))
         .await?;
     Ok(())
 }
 
-pub async fn include_follow_up(store: &Store, follow_up_id: i64) -> Result<(), CodedError> {
+pub async fn include_follow_up(core: &AppCore, follow_up_id: i64) -> Result<(), CodedError> {
+    let store = &core.store;
     store.include_follow_up(FollowUpId(follow_up_id)).await?;
     Ok(())
 }

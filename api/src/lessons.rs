@@ -7,6 +7,7 @@
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
+use super::runs_to_drive::LessonsToDrive;
 use super::{invalid_input, AppCore};
 use handoff::comment_diff::{text_line_changes, LineChange};
 use handoff::domain::lesson::prompt_line;
@@ -17,9 +18,8 @@ use handoff::domain::lesson::{
 use handoff::domain::RepoName;
 use handoff::error_code::CodedError;
 use handoff::github::endpoints::GithubEndpoints;
-use handoff::pipeline::lessons_file::LessonsFileAction;
+use handoff::pipeline::lessons_file::{LessonsFileAction, LessonsFileReport};
 use handoff::pipeline::lessons_run::LessonsOptions;
-use handoff::pipeline::spawned_run::spawn_watched_run;
 use handoff::revealed_text::{reveal_hidden_parts, RevealedText};
 use handoff::store::{LessonDecision, LessonEdit, LessonSettings};
 
@@ -171,12 +171,7 @@ pub async fn write_lessons_file(
     repo: &str,
     replace_edits: bool,
 ) -> Result<LessonsFileRecord, CodedError> {
-    let repo = repo_name(repo)?;
-    let report = core
-        .pipeline()
-        .await?
-        .write_lessons_file(&repo, replace_edits)
-        .await?;
+    let report = write_lessons_file_of(core, &repo_name(repo)?, replace_edits).await?;
     Ok(LessonsFileRecord {
         action: match report.action {
             LessonsFileAction::Opened => "opened",
@@ -304,14 +299,37 @@ pub async fn lessons_view(core: &AppCore, repo: &str) -> Result<LessonsView, Cod
 
 /// Starts a lessons run on `repo` and drives it in the background; returns its id.
 pub async fn suggest_lessons(core: &AppCore, repo: &str) -> Result<i64, CodedError> {
-    let repo = repo_name(repo)?;
-    let pipeline = core.pipeline().await?;
-    let begun = pipeline
-        .begin_lessons(&repo, LessonsOptions::default())
-        .await?;
+    let begun = begin_lessons(core, &repo_name(repo)?, LessonsOptions::default()).await?;
     let run_id = begun.run_id();
-    spawn_watched_run(pipeline, run_id, "a lessons run", begun.drive());
-    Ok(run_id.0)
+    begun.drive_in_background();
+    Ok(run_id)
+}
+
+/// Begins a lessons run on `repo` for the caller to drive: it reads the owner's
+/// corrections since the last one and proposes rules; refused before anything is spent
+/// when there is nothing new to learn from.
+pub async fn begin_lessons(
+    core: &AppCore,
+    repo: &RepoName,
+    options: LessonsOptions,
+) -> Result<LessonsToDrive, CodedError> {
+    let pipeline = core.pipeline().await?;
+    let begun = pipeline.begin_lessons(repo, options).await?;
+    Ok(LessonsToDrive::new(begun, &pipeline))
+}
+
+/// Brings `repo`'s lessons file in step with its accepted lessons through a PR (see
+/// [`write_lessons_file`]); what was done, as the pipeline reports it.
+pub async fn write_lessons_file_of(
+    core: &AppCore,
+    repo: &RepoName,
+    replace_edits: bool,
+) -> Result<LessonsFileReport, CodedError> {
+    Ok(core
+        .pipeline()
+        .await?
+        .write_lessons_file(repo, replace_edits)
+        .await?)
 }
 
 /// What the owner decides, as the page sends it.

@@ -3,11 +3,14 @@
 //! serialize in the page's casing, untrusted text already rendered to sanitized HTML,
 //! errors as [`CodedError`]). The Tauri commands in `src-tauri` are one-line calls into
 //! this crate, and the `handoff` command line calls it for the same use cases, so each
-//! is written once. The core (`handoff`) knows nothing of either front end.
+//! is written once: neither front end depends on the core (`handoff`), which knows
+//! nothing of either.
 //!
 //! - this file: the dashboard, and [`AppCore`], what the app holds for its lifetime;
 //! - [`records`]: the mirror's records (feedback, runs, repositories, the board) in the
 //!   page's casing;
+//! - [`feedback_items`]: items as both front ends ask for them (add, the board, an
+//!   item's history, approve, put away);
 //! - [`feedback_view`]: one item with its thread, runs and comments; new feedback;
 //! - [`runs`]: starting, cancelling and following runs;
 //! - [`archive`]: dismissing, archiving and restoring items;
@@ -17,6 +20,8 @@
 //! - [`pull_request_workspace`]: a PR's stage strip, comment panes and test results, and
 //!   starting a stage;
 //! - [`comments`]: previewing, saving and comparing managed comments, their history;
+//! - [`comment_versions`]: a comment's versions as the command line lists, compares and
+//!   approves them, and the conflict waiting in the outbox;
 //! - [`outbox`]: edits waiting to reach GitHub;
 //! - [`session`]: sign-in, sync and the events that become notifications;
 //! - [`mirror_following`]: telling an open window what changed, and ending runs
@@ -25,21 +30,33 @@
 //! - [`daemon`]: `handoff serve`, the window's own work kept going with no window;
 //!   [`daemon_status`]: whether one serves the data folder, and what it is doing;
 //! - [`setup`]: device-flow sign-in, keys, Check setup, building agent images;
+//! - [`agent_images`]: the agent images on the local engine, built and listed;
 //! - [`repositories`]: connecting repositories and their settings;
 //! - [`repo_settings_input`]: a change of settings as either front end types it, read
 //!   one way for both;
+//! - [`installation_settings`]: this installation's settings, each checked before it is
+//!   kept;
 //! - [`lessons`]: a repository's lessons, their sources and the owner's decisions;
 //! - [`log`]: the log file's folder, level and last lines;
 //! - [`updates`]: the update feed, and a newer version it offers;
+//! - [`core_types`]: the core's types the front ends name (ids, records, options,
+//!   reports, error codes), so that neither depends on the core itself;
+//! - [`runs_to_drive`]: a run begun by a use case, for the caller to drive in the
+//!   foreground or leave going in the background;
 //! - [`page_contract`]: all of the above written out as JSDoc typedefs for the page (only
 //!   with the `page-contract` feature, which the tests turn on: no program carries it).
 
 pub mod agent_forks;
+pub mod agent_images;
 pub mod archive;
+pub mod comment_versions;
 pub mod comments;
+pub mod core_types;
 pub mod daemon;
 pub mod daemon_status;
+pub mod feedback_items;
 pub mod feedback_view;
+pub mod installation_settings;
 pub mod lessons;
 pub mod log;
 pub mod mirror_following;
@@ -54,6 +71,7 @@ pub mod repo_settings_input;
 pub mod repositories;
 pub mod run_queue;
 pub mod runs;
+pub mod runs_to_drive;
 pub mod session;
 pub mod setup;
 pub mod spend;
@@ -78,7 +96,8 @@ use records::{BoardView, RepoRecord};
 /// and the device-flow sign-ins waiting for the owner.
 #[derive(Debug, Clone)]
 pub struct AppCore {
-    pub store: Store,
+    /// The mirror. Only the use cases here reach it: the front ends call them.
+    pub(crate) store: Store,
     pub data_dir: PathBuf,
     pub secrets: SecretStore,
     pub sign_ins: setup::PendingSignIns,
@@ -92,6 +111,23 @@ impl AppCore {
             secrets: SecretStore::os(),
             sign_ins: setup::PendingSignIns::default(),
         }
+    }
+
+    /// Opens the mirror in `data_dir` (made, or brought up to this version's schema, as
+    /// needed).
+    pub async fn open(data_dir: &Path) -> Result<Self, CodedError> {
+        let store = Store::open_in(data_dir).await?;
+        Ok(AppCore::new(store, data_dir))
+    }
+
+    /// The mirror's database file.
+    pub fn database_path(&self) -> &Path {
+        self.store.path()
+    }
+
+    /// Closes the mirror, waiting for its last writes.
+    pub async fn close(&self) {
+        self.store.clone().close().await;
     }
 
     /// A GitHub client with the token from the keyring.
@@ -117,10 +153,22 @@ impl AppCore {
     }
 }
 
+/// The version of the mirror's schema this build reads and writes.
+pub fn schema_version() -> i64 {
+    handoff::store::supported_schema_version()
+}
+
+/// Where this user's Handoff data lives, unless a front end is told another folder.
+pub fn data_folder() -> Result<PathBuf, CodedError> {
+    handoff::data_dir::data_dir()
+        .map_err(|error| CodedError::new(ErrorCode::DataFolder, error.to_string()))
+}
+
 fn invalid_input(message: String) -> CodedError {
     CodedError {
         code: ErrorCode::InvalidInput,
         message,
+        fix: None,
     }
 }
 
@@ -180,7 +228,8 @@ impl DashboardQuery {
 }
 
 /// The dashboard for `query`.
-pub async fn dashboard(store: &Store, query: &DashboardQuery) -> Result<BoardView, CodedError> {
+pub async fn dashboard(core: &AppCore, query: &DashboardQuery) -> Result<BoardView, CodedError> {
+    let store = &core.store;
     let mut board: BoardView = store
         .dashboard_limited(&query.to_filter()?, query.cards_per_column)
         .await?
@@ -190,7 +239,8 @@ pub async fn dashboard(store: &Store, query: &DashboardQuery) -> Result<BoardVie
 }
 
 /// Connected repositories, for the filter menu.
-pub async fn repos(store: &Store) -> Result<Vec<RepoRecord>, CodedError> {
+pub async fn repos(core: &AppCore) -> Result<Vec<RepoRecord>, CodedError> {
+    let store = &core.store;
     Ok(store
         .repos()
         .await?
@@ -201,7 +251,8 @@ pub async fn repos(store: &Store) -> Result<Vec<RepoRecord>, CodedError> {
 
 /// The web address of a feedback item's PR, checked to be an https URL before anything
 /// opens it.
-pub async fn pull_request_url(store: &Store, feedback_id: i64) -> Result<String, CodedError> {
+pub async fn pull_request_url(core: &AppCore, feedback_id: i64) -> Result<String, CodedError> {
+    let store = &core.store;
     let feedback = store.feedback(FeedbackId(feedback_id)).await?;
     match feedback.pr_url {
         Some(url) if url.starts_with("https://") && !url.contains(char::is_whitespace) => Ok(url),
@@ -211,6 +262,7 @@ pub async fn pull_request_url(store: &Store, feedback_id: i64) -> Result<String,
         None => Err(CodedError {
             code: ErrorCode::NotFound,
             message: format!("feedback {feedback_id} has no pull request yet"),
+            fix: None,
         }),
     }
 }

@@ -1,11 +1,17 @@
-//! The log in the window: where the log files are, the level, the last lines, and
-//! changing the level (the shell applies it to the running process).
+//! The log: starting a process's log file, where the log files are, the level, the last
+//! lines, following new ones as they are written, and changing the level (the shell
+//! applies it to the running process).
 
 use serde::Serialize;
 
 use super::AppCore;
 use handoff::error_code::CodedError;
-use handoff::log_file::{last_lines, level_from_environment, log_folder, LogLevel};
+use std::path::{Path, PathBuf};
+
+use handoff::error_code::ErrorCode;
+use handoff::log_file::{
+    install, last_lines, level_from_environment, LogFileError, LogFollower, LogHandle, LogLevel,
+};
 use handoff::store::SettingKey;
 
 /// How many of the last lines the window shows.
@@ -30,12 +36,51 @@ pub struct LogView {
     pub lines: Vec<String>,
 }
 
+/// Starts this process's log in `data_dir` (lines tagged with `process`, such as `app`
+/// or `cli`; also on standard error when `echo_to_stderr`). The stored level is applied
+/// once the mirror is open ([`stored_log_level`]).
+pub fn start_log(
+    data_dir: &Path,
+    process: &'static str,
+    echo_to_stderr: bool,
+) -> Result<LogHandle, CodedError> {
+    install(data_dir, process, None, echo_to_stderr).map_err(log_error)
+}
+
+/// The folder that holds the log files of `data_dir`.
+pub fn log_folder(data_dir: &Path) -> PathBuf {
+    handoff::log_file::log_folder(data_dir)
+}
+
+/// The last `count` lines of the log, oldest first. Read without the mirror: the log is
+/// most wanted when the database will not open.
+pub fn last_log_lines(data_dir: &Path, count: usize) -> Result<Vec<String>, CodedError> {
+    last_lines(data_dir, count).map_err(log_error)
+}
+
+/// The lines written to the log from now on, as they come.
+#[derive(Debug)]
+pub struct NewLogLines(LogFollower);
+
+impl NewLogLines {
+    /// Starts at the log's end: only lines written after this are given.
+    pub fn from_now(data_dir: &Path) -> Self {
+        NewLogLines(LogFollower::from_end(data_dir))
+    }
+
+    /// The lines written since the last call (across a file's rollover).
+    pub fn take(&mut self) -> Result<Vec<String>, CodedError> {
+        self.0.new_lines().map_err(log_error)
+    }
+}
+
+fn log_error(error: LogFileError) -> CodedError {
+    CodedError::new(ErrorCode::DataFolder, error.to_string())
+}
+
 pub async fn log_view(core: &AppCore) -> Result<LogView, CodedError> {
     let level = stored_log_level(core).await?;
-    let lines = last_lines(&core.data_dir, SHOWN_LINES).map_err(|error| CodedError {
-        code: handoff::error_code::ErrorCode::DataFolder,
-        message: error.to_string(),
-    })?;
+    let lines = last_log_lines(&core.data_dir, SHOWN_LINES)?;
     Ok(LogView {
         folder: log_folder(&core.data_dir).display().to_string(),
         level: level.unwrap_or(LogLevel::DEFAULT),

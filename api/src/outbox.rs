@@ -6,10 +6,11 @@ use serde::Serialize;
 
 use super::comments::{save_result, SaveResult};
 use super::AppCore;
-use handoff::domain::{CommentKind, OutboxEntryId, OutboxState};
+use handoff::domain::{CommentKind, OutboxEntry, OutboxEntryId, OutboxState, RepoName};
 use handoff::error_code::CodedError;
-use handoff::github::owner_edits::send_outbox_entry_now;
+use handoff::github::owner_edits::{send_outbox, send_outbox_entry_now, OutboxPass};
 use handoff::github::ReadBack;
+use handoff::github::{EditOutcome, OutboxReport};
 
 /// One waiting edit.
 #[derive(Debug, Clone, Serialize)]
@@ -36,53 +37,92 @@ pub struct OutboxItem {
     pub next_attempt_at: chrono::DateTime<chrono::Utc>,
 }
 
-/// Every edit waiting in the outbox, oldest first.
-pub async fn outbox(core: &AppCore) -> Result<Vec<OutboxItem>, CodedError> {
-    let mut items = Vec::new();
+/// One write waiting in the outbox, with the comment it edits (when it edits one) and
+/// the version it would send.
+#[derive(Debug, Clone)]
+pub struct WaitingWrite {
+    pub entry: OutboxEntry,
+    /// The comment: its repository, PR and kind.
+    pub comment: Option<(RepoName, u64, CommentKind)>,
+    pub version_number: Option<u32>,
+}
+
+/// Every write waiting in the outbox, oldest first.
+pub async fn waiting_writes(core: &AppCore) -> Result<Vec<WaitingWrite>, CodedError> {
+    let mut writes = Vec::new();
     for entry in core.store.unsent_outbox_entries().await? {
-        let Some(comment_id) = entry.managed_comment_id else {
-            continue;
+        let comment = match entry.managed_comment_id {
+            Some(comment_id) => {
+                let comment = core.store.managed_comment_by_id(comment_id).await?;
+                Some((comment.repo, comment.pr_number, comment.kind))
+            }
+            None => None,
         };
-        let comment = core.store.managed_comment_by_id(comment_id).await?;
         let version_number = match entry.comment_version_id {
             Some(version) => Some(core.store.comment_version(version).await?.number),
             None => None,
         };
-        items.push(OutboxItem {
-            entry_id: entry.id.0,
-            state: entry.state,
-            repo: comment.repo.full_name(),
-            pr_number: comment.pr_number,
-            kind: comment.kind,
+        writes.push(WaitingWrite {
+            entry,
+            comment,
             version_number,
-            attempts: entry.attempts,
-            last_error: entry.last_error,
-            saved_at: entry.created_at,
-            next_attempt_at: entry.next_attempt_at,
         });
     }
-    Ok(items)
+    Ok(writes)
 }
 
-/// Sends one waiting edit now (and the earlier edits of its comment first).
-pub async fn send_outbox_entry(core: &AppCore, entry_id: i64) -> Result<SaveResult, CodedError> {
+/// Every edit of a comment waiting in the outbox, oldest first, as the page shows it.
+pub async fn outbox(core: &AppCore) -> Result<Vec<OutboxItem>, CodedError> {
+    Ok(waiting_writes(core)
+        .await?
+        .into_iter()
+        .filter_map(|write| {
+            let (repo, pr_number, kind) = write.comment?;
+            Some(OutboxItem {
+                entry_id: write.entry.id.0,
+                state: write.entry.state,
+                repo: repo.full_name(),
+                pr_number,
+                kind,
+                version_number: write.version_number,
+                attempts: write.entry.attempts,
+                last_error: write.entry.last_error,
+                saved_at: write.entry.created_at,
+                next_attempt_at: write.entry.next_attempt_at,
+            })
+        })
+        .collect())
+}
+
+/// Sends one waiting write now (and the earlier edits of its comment first).
+pub async fn send_waiting_write(core: &AppCore, entry_id: i64) -> Result<EditOutcome, CodedError> {
     let github = core.github().await?;
-    let outcome = send_outbox_entry_now(&github, &core.store, OutboxEntryId(entry_id)).await?;
-    Ok(save_result(outcome))
+    Ok(send_outbox_entry_now(&github, &core.store, OutboxEntryId(entry_id)).await?)
+}
+
+/// [`send_waiting_write`], as the page shows what came of it.
+pub async fn send_outbox_entry(core: &AppCore, entry_id: i64) -> Result<SaveResult, CodedError> {
+    Ok(save_result(send_waiting_write(core, entry_id).await?))
+}
+
+/// Sends every waiting write now, without waiting for its backoff.
+pub async fn send_every_waiting_write(core: &AppCore) -> Result<OutboxReport, CodedError> {
+    let github = core.github().await?;
+    Ok(send_outbox(&github, &core.store, OutboxPass::Everything).await?)
 }
 
 /// Discards a waiting edit: it is never sent, and its text stays in the history. When
 /// GitHub can be read, the comment's text there is read back at once, so the workspace
-/// shows what is on GitHub again.
-pub async fn discard_outbox_entry(core: &AppCore, entry_id: i64) -> Result<(), CodedError> {
+/// shows what is on GitHub again. False: it was sent or discarded already.
+pub async fn discard_outbox_entry(core: &AppCore, entry_id: i64) -> Result<bool, CodedError> {
     let id = OutboxEntryId(entry_id);
     let entry = core.store.outbox_entry(id).await?;
-    core.store.discard_outbox_entry(id).await?;
-    let Some(comment_id) = entry.managed_comment_id else {
-        return Ok(());
+    let discarded = core.store.discard_outbox_entry(id).await?;
+    let Some(comment_id) = entry.managed_comment_id.filter(|_| discarded) else {
+        return Ok(discarded);
     };
     let Ok(github) = core.github().await else {
-        return Ok(());
+        return Ok(discarded);
     };
     let comment = core.store.managed_comment_by_id(comment_id).await?;
     let repo = core.store.repo(comment.repo_id).await?;
@@ -97,5 +137,5 @@ pub async fn discard_outbox_entry(core: &AppCore, entry_id: i64) -> Result<(), C
             tracing::warn!(entry = entry_id, %error, "GitHub's text could not be read back after a discard");
         }
     }
-    Ok(())
+    Ok(discarded)
 }

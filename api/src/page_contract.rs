@@ -130,7 +130,8 @@ pub enum SetupCheckStatusShape {
     Failure,
 }
 
-/// What fixes a check that is not ok (the window makes it a button).
+/// What gets the owner past a check that is not ok or an error (the window makes it a
+/// button).
 #[derive(Debug, TS)]
 #[cfg_attr(
     feature = "page-contract",
@@ -154,6 +155,38 @@ pub enum FixShape {
     InstallEgressGate,
     GrantTokenPermission { permission: String, repo: String },
     MakeAgentFork { repo: String, place: Option<String> },
+    ConnectRepository { repo: String },
+    RaiseQuota { repo: String },
+    RaiseMonthlyBudget { repo: String },
+    RaiseDayBudget,
+    RunStagesOneAtATime { repo: String },
+    InstallNewerHandoff,
+    SetDamagedDatabaseAside,
+    TryAgainLater,
+    LookUpItems,
+    LookUpRuns,
+    LookUpLessons,
+    AcceptLesson { id: i64 },
+    SyncPullRequests,
+    ApproveFeedback { feedback_id: i64 },
+    ApproveCommentVersion { comment: String },
+    ReplaceOwnerEdit { comment: String },
+    RunAsCodeRun,
+    ReplaceLessonsFileEdits,
+    CorrectTheAgentFirst,
+    ConfirmLocalBackend { repo: String },
+    UseASandbox,
+    ShowRun { run: i64 },
+}
+
+/// An error as every command of the page may throw it: the code to act on, the message
+/// to show, and the step past it, if there is one.
+#[derive(Debug, TS)]
+#[cfg_attr(feature = "page-contract", ts(rename = "CodedError"))]
+pub struct CodedErrorShape {
+    pub code: ErrorCodeWords,
+    pub message: String,
+    pub fix: Option<FixShape>,
 }
 
 /// The TypeScript of `T` inline (for the test that holds shapes to serializations).
@@ -256,6 +289,7 @@ fn visit_every_root(collector: &mut Collector) {
     collector.visit::<lessons::LessonSettingsInput>();
     collector.visit::<lessons::LessonsFileRecord>();
     collector.visit::<ErrorCodeWords>();
+    collector.visit::<CodedErrorShape>();
 }
 
 /// `ui/js/contract.js` as it should read.
@@ -271,7 +305,7 @@ pub fn page_contract_file() -> String {
          // `cargo nextest run -p handoff-api page_contract_file` (which rewrites this file\n\
          // when it is stale): do not edit by hand.\n\
          //\n\
-         // Errors always arrive as {code: ErrorCode, message: string}.\n\n",
+         // Errors always arrive as a CodedError: {code, message, fix}.\n\n",
     );
     for typedef in typedefs {
         file.push_str("/**\n");

@@ -10,17 +10,19 @@ use super::records::{
     changed_lines, ChangedLineRecord, CommentVersionRecord, PullRequestRecord, QuotaRecord,
     RunRecord,
 };
+use super::runs_to_drive::QaToDrive;
 use super::{invalid_input, AppCore};
 use handoff::comment_diff::line_changes;
-use handoff::domain::{CommentKind, CommentVersion, OutboxState, Repo, RepoName, Stage};
+use handoff::domain::{
+    CommentKind, CommentVersion, OutboxState, Repo, RepoName, Run, RunId, Stage,
+};
 use handoff::error_code::{CodedError, ErrorCode};
 use handoff::github::comment_publishing::{read_back, CommentPlace};
 use handoff::github::GithubEndpoints;
 use handoff::markdown::render_markdown;
 use handoff::pipeline::qa_run::{QaOptions, QaStage};
-use handoff::pipeline::spawned_run::spawn_watched_run;
 use handoff::pull_request_workspace::{
-    pull_request_workspace, CommentState, StageCard, StageState,
+    pull_request_workspace, CommentState, PullRequestWorkspace, StageCard, StageState,
 };
 use handoff::store::{QuotaStatus, StoreError};
 
@@ -206,15 +208,7 @@ pub async fn open_workspace(
     } else {
         None
     };
-    let pull = core
-        .store
-        .pull_request(repo.id, number)
-        .await?
-        .ok_or_else(|| StoreError::PullRequestNotFound {
-            repo: repo.name.full_name(),
-            number,
-        })?;
-    let workspace = pull_request_workspace(&core.store, &repo, pull).await?;
+    let workspace = mirrored_workspace(core, &repo, number).await?;
     let web_base = GithubEndpoints::configured(&core.store)
         .await
         .map(|endpoints| endpoints.web_base)
@@ -430,22 +424,71 @@ pub async fn start_qa_stage(
         return Err(CodedError {
             code: ErrorCode::InvalidInput,
             message: format!("{stage} is not a QA stage"),
+            fix: None,
         });
     }
     let repo = repo_named(core, repo_name).await?;
-    let pipeline = core.pipeline().await?;
-    let begun = pipeline
-        .begin_qa(
-            &repo.name,
-            number,
-            stage,
-            QaOptions {
-                force,
-                ..QaOptions::default()
-            },
-        )
-        .await?;
+    let begun = begin_qa(
+        core,
+        &repo.name,
+        number,
+        stage,
+        QaOptions {
+            force,
+            ..QaOptions::default()
+        },
+    )
+    .await?;
     let run_id = begun.run_id();
-    spawn_watched_run(pipeline, run_id, "a QA run", begun.drive());
-    Ok(run_id.0)
+    begun.drive_in_background();
+    Ok(run_id)
+}
+
+/// PR `number` of `repo` with its QA stages, its comments and its test results, as the
+/// mirror holds them (the last sync's, or the window's last read).
+async fn mirrored_workspace(
+    core: &AppCore,
+    repo: &Repo,
+    number: u64,
+) -> Result<PullRequestWorkspace, CodedError> {
+    let pull = core
+        .store
+        .pull_request(repo.id, number)
+        .await?
+        .ok_or_else(|| StoreError::PullRequestNotFound {
+            repo: repo.name.full_name(),
+            number,
+        })?;
+    Ok(pull_request_workspace(&core.store, repo, pull).await?)
+}
+
+/// PR `number` of repository `repo` with its QA stages, as the mirror holds it.
+pub async fn workspace_in_the_mirror(
+    core: &AppCore,
+    repo: &RepoName,
+    number: u64,
+) -> Result<PullRequestWorkspace, CodedError> {
+    let repo = core.store.repo_by_name(repo).await?;
+    mirrored_workspace(core, &repo, number).await
+}
+
+/// Begins QA stage `stage` (or the chain of them, `full-auto`) on PR `number` of `repo`
+/// for the caller to drive: refused before anything is spent when the PR is not open,
+/// the stage would replace the owner's edit of its comment (unless `options.force`),
+/// or someone else's code would run without a sandbox.
+pub async fn begin_qa(
+    core: &AppCore,
+    repo: &RepoName,
+    number: u64,
+    stage: Stage,
+    options: QaOptions,
+) -> Result<QaToDrive, CodedError> {
+    let pipeline = core.pipeline().await?;
+    let begun = pipeline.begin_qa(repo, number, stage, options).await?;
+    Ok(QaToDrive::new(begun, &pipeline))
+}
+
+/// The runs of the stages of chain `run_id` (full auto), in order.
+pub async fn stage_runs_of_chain(core: &AppCore, run_id: i64) -> Result<Vec<Run>, CodedError> {
+    Ok(core.store.child_runs(RunId(run_id)).await?)
 }

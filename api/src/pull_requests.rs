@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::records::*;
 use super::{choice_or_all, invalid_input, AppCore};
-use handoff::domain::{CheckStatus, RepoName};
+use handoff::domain::{CheckStatus, PullRequest, RepoId, RepoName};
 use handoff::error_code::CodedError;
 use handoff::store::PullRequestFilter;
 
@@ -106,4 +106,20 @@ pub async fn pull_request_list(
             pull: pull.into(),
         })
         .collect())
+}
+
+/// The open PRs the last sync mirrored that `filter` picks (of repository `repo`, or
+/// of all), the most recently updated first, and the repositories whose checks the
+/// token may not read (their PRs' checks say nothing).
+pub async fn open_pull_requests(
+    core: &AppCore,
+    repo: Option<&RepoName>,
+    mut filter: PullRequestFilter,
+) -> Result<(Vec<PullRequest>, Vec<RepoId>), CodedError> {
+    if let Some(name) = repo {
+        filter.repo_id = Some(core.store.repo_by_name(name).await?.id);
+    }
+    let pulls = core.store.open_pull_requests(&filter).await?;
+    let unreadable = core.store.repos_with_unreadable_checks().await?;
+    Ok((pulls, unreadable))
 }

@@ -5,9 +5,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::invalid_input;
+use super::AppCore;
 use handoff::domain::run_queue::SlotLimits;
 use handoff::error_code::CodedError;
-use handoff::store::{parse_slot_count, SettingKey, Store};
+use handoff::store::{parse_slot_count, SettingKey};
 
 /// The slots as they hold now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -36,7 +37,8 @@ pub struct QueueSlotsInput {
     pub local: String,
 }
 
-pub async fn queue_slots(store: &Store) -> Result<QueueSlotsRecord, CodedError> {
+pub async fn queue_slots(core: &AppCore) -> Result<QueueSlotsRecord, CodedError> {
+    let store = &core.store;
     let limits = store.slot_limits().await?;
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     Ok(QueueSlotsRecord {
@@ -50,9 +52,10 @@ pub async fn queue_slots(store: &Store) -> Result<QueueSlotsRecord, CodedError> 
 
 /// Checks every number first, then saves them all: a bad one changes nothing.
 pub async fn set_queue_slots(
-    store: &Store,
+    core: &AppCore,
     input: &QueueSlotsInput,
 ) -> Result<QueueSlotsRecord, CodedError> {
+    let store = &core.store;
     let fields = [
         (SettingKey::QueueSlots, "Runs at once", &input.installation),
         (SettingKey::QueueSlotsDocker, "Docker", &input.docker),
@@ -76,5 +79,5 @@ pub async fn set_queue_slots(
             None => store.remove_setting(key).await?,
         }
     }
-    queue_slots(store).await
+    queue_slots(core).await
 }

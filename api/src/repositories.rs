@@ -15,9 +15,10 @@ use super::repo_settings_input::{
 use super::{invalid_input, AppCore};
 use handoff::domain::agent_presets::PRESETS;
 use handoff::domain::stage_prompts::default_stage_template;
-use handoff::domain::{NewRepo, Repo, SandboxBackend, Stage};
+use handoff::domain::{NewRepo, Repo, RepoName, SandboxBackend, Stage};
 use handoff::error_code::{CodedError, ErrorCode};
 use handoff::github::user_repositories::GithubRepository;
+use handoff::store::QuotaStatus;
 
 /// A repository the signed-in account can see, for the "Connect" list.
 #[derive(Debug, Clone, Serialize)]
@@ -380,6 +381,7 @@ fn refuse_unconfirmed(question: &str, confirmed: bool) -> Result<(), CodedError>
     Err(CodedError {
         code: ErrorCode::NeedsConfirmation,
         message: format!("not saved: {question}"),
+        fix: None,
     })
 }
 
@@ -419,6 +421,49 @@ pub async fn set_stage_prompt(
         .set_stage_prompt(repo.id, stage, template)
         .await?;
     repo_settings(core, full_name).await
+}
+
+/// The connected repositories, with every setting.
+pub async fn connected_repositories(core: &AppCore) -> Result<Vec<Repo>, CodedError> {
+    Ok(core.store.repos().await?)
+}
+
+/// One connected repository with every setting.
+pub async fn repository(core: &AppCore, name: &RepoName) -> Result<Repo, CodedError> {
+    Ok(core.store.repo_by_name(name).await?)
+}
+
+/// One connected repository with every setting, and its run quota this month.
+pub async fn repository_and_quota(
+    core: &AppCore,
+    name: &RepoName,
+) -> Result<(Repo, QuotaStatus), CodedError> {
+    let repo = core.store.repo_by_name(name).await?;
+    let quota = core.store.quota_status(repo.id, Utc::now()).await?;
+    Ok((repo, quota))
+}
+
+/// A stage's prompt template for a repository: its own, if it has one, and the one a run
+/// of that stage reads (its own, else the built-in one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StagePromptText {
+    pub own: Option<String>,
+    pub read_by_runs: String,
+}
+
+pub async fn stage_prompt_text(
+    core: &AppCore,
+    name: &RepoName,
+    stage: &str,
+) -> Result<StagePromptText, CodedError> {
+    let stage = prompt_stage(stage)?;
+    let repo = core.store.repo_by_name(name).await?;
+    let own = core.store.stage_prompt(repo.id, stage).await?;
+    let read_by_runs = own
+        .clone()
+        .or_else(|| default_stage_template(stage).map(str::to_owned))
+        .unwrap_or_default();
+    Ok(StagePromptText { own, read_by_runs })
 }
 
 /// Disconnects a repository; its feedback, runs and comments stay in the mirror.

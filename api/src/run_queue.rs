@@ -1,18 +1,77 @@
-//! The run queue in the window: where each queued run stands (on its card and in its
-//! item's panel), runs of several items at once (the cards the owner picked, or every
-//! new item of a repository), and how many new items each repository holds.
+//! The run queue: where each queued run stands (on its card and in its item's panel, or
+//! in `handoff queue list`), runs of several items at once (the cards the owner picked,
+//! or every new item of a repository), queued for the window to drive in the background
+//! or for the command line to drive here as their slots come, and how many new items
+//! each repository holds.
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 
 use super::records::BoardView;
+pub use super::runs_to_drive::RunToDrive;
 use super::{invalid_input, AppCore};
+use handoff::domain::run_queue::SlotLimits;
 use handoff::domain::{FeedbackId, RepoName, RunId, RunStatus};
 use handoff::error_code::{CodedError, ErrorCode};
+use handoff::pipeline::run_queue::AdoptedRun;
 use handoff::pipeline::spawned_run::spawn_watched_run;
 use handoff::pipeline::{BegunCodeRun, CodeRunOptions, Pipeline};
-use handoff::store::Store;
+use handoff::store::{QueueEntry, Store};
+
+/// The queue as the owner sees it (the runs going, then the waiting ones by place), and
+/// the slots. Signed out, it is still read; only where E2B's overflow would send a
+/// Docker run is then unknown.
+/// How many runs are going and how many wait in the queue, on every repository.
+pub async fn runs_going_and_waiting(core: &AppCore) -> Result<(usize, usize), CodedError> {
+    let active = core.store.active_runs_and_drivers().await?;
+    let count = |status| active.iter().filter(|run| run.run.status == status).count();
+    Ok((count(RunStatus::Running), count(RunStatus::Queued)))
+}
+
+pub async fn queue(core: &AppCore) -> Result<(Vec<QueueEntry>, SlotLimits), CodedError> {
+    let entries = match core.pipeline().await {
+        Ok(pipeline) => pipeline.queue().await?,
+        Err(error) => {
+            tracing::debug!(message = %error.message, "the queue is read without the pipeline");
+            core.store.queue(false).await?
+        }
+    };
+    Ok((entries, core.store.slot_limits().await?))
+}
+
+/// The new items of repository `repo` (oldest first; items that wait for the owner's
+/// approval are left out).
+pub async fn new_items_of(core: &AppCore, repo: &RepoName) -> Result<Vec<i64>, CodedError> {
+    Ok(core
+        .store
+        .new_items_of(repo)
+        .await?
+        .into_iter()
+        .map(|item| item.0)
+        .collect())
+}
+
+/// Queues a code run of each of `feedback_ids`, for the caller to drive here; each
+/// item's run, or why it was refused (one refused item does not stop the others).
+pub async fn queue_code_runs_to_drive(
+    core: &AppCore,
+    feedback_ids: &[i64],
+) -> Result<Vec<(i64, Result<RunToDrive, CodedError>)>, CodedError> {
+    let pipeline = core.pipeline().await?;
+    let items: Vec<FeedbackId> = feedback_ids.iter().copied().map(FeedbackId).collect();
+    Ok(pipeline
+        .begin_code_runs(&items, &CodeRunOptions::default())
+        .await
+        .into_iter()
+        .map(|(item, begun)| {
+            let begun = begun
+                .map(|begun| RunToDrive::new(AdoptedRun::Code(Box::new(begun)), &pipeline))
+                .map_err(CodedError::from);
+            (item.0, begun)
+        })
+        .collect())
+}
 
 /// The places of the queued runs, as the page reads them: Docker runs that would go to
 /// E2B are counted as waiting until they go (the board asks often; the key is not read
@@ -144,7 +203,8 @@ pub struct NewItemsRecord {
 }
 
 /// Every connected repository with new items to run, and how many.
-pub async fn new_items_by_repo(store: &Store) -> Result<Vec<NewItemsRecord>, CodedError> {
+pub async fn new_items_by_repo(core: &AppCore) -> Result<Vec<NewItemsRecord>, CodedError> {
+    let store = &core.store;
     let mut counts = Vec::new();
     for repo in store.repos().await? {
         let count = store.new_items_of(&repo.name).await?.len();

@@ -1,17 +1,19 @@
-//! The app's session with GitHub: who is signed in, a sync now or on the timer, and the
-//! run events that become notifications. (Signing in and out is in [`super::setup`].)
+//! The session with GitHub: who is signed in, a sync now or on the timer with the work
+//! it begins (due lessons, automatic updates, the owner's `@handoff` commands), the runs
+//! a gone process left behind, and the run events that become notifications. (Signing
+//! in and out is in [`super::setup`].)
 
 use serde::Serialize;
 
 use super::records::*;
 use super::AppCore;
+use crate::runs_to_drive::{CodeRunToDrive, CommandRunToDrive, LessonsToDrive, RunToDrive};
 use handoff::domain::run_event::RunEventKind;
-use handoff::domain::{AutomaticDecision, AutomaticUpdate, Stage};
+use handoff::domain::{AutomaticDecision, AutomaticUpdate, GithubCommand, RepoName, Stage};
 use handoff::error_code::CodedError;
 use handoff::github::sign_in::auth_status;
 use handoff::github::sync::{sync, SyncReport};
-use handoff::pipeline::reconcile::{Reconciled, RunsLeftBehind};
-use handoff::pipeline::spawned_run::spawn_watched_run;
+use handoff::pipeline::reconcile::{Reconciled, RunsLeftBehind, WaitingOnDriver};
 use handoff::store::spend::BUDGET_NOTE;
 
 #[derive(Debug, Clone, Serialize)]
@@ -28,6 +30,9 @@ pub struct SessionStatus {
     /// What the owner should know about the token's scopes (the `workflow` scope lets
     /// pushed commits change workflows), as GitHub said at sign-in.
     pub token_warning: Option<String>,
+    /// Whether the token has the `workflow` scope (a token without it makes GitHub
+    /// refuse pushes that change workflows).
+    pub token_may_change_workflows: bool,
 }
 
 pub async fn session_status(core: &AppCore) -> Result<SessionStatus, CodedError> {
@@ -47,54 +52,90 @@ pub async fn session_status(core: &AppCore) -> Result<SessionStatus, CodedError>
         } else {
             None
         },
+        token_may_change_workflows: status.token_stored
+            && handoff::github::sign_in::stored_token_may_change_workflows(&core.store).await?,
     })
 }
 
-/// One sync with GitHub.
+/// One sync with GitHub, then what it starts, each driven in the background: the
+/// lessons runs that are due, the automatic updates of failing checks, and the runs of
+/// the owner's `@handoff` commands.
 pub async fn sync_now(core: &AppCore) -> Result<SyncSummary, CodedError> {
-    let github = core.github().await?;
-    let mut summary: SyncSummary = sync(&github, &core.store, None).await?.into();
-    // Repositories that draw lessons by themselves after N corrections start them now.
-    let pipeline = core.pipeline_signed_in(github).await?;
-    for begun in pipeline.begin_due_lessons().await? {
-        summary.lessons_runs_started.push(begun.run_id().0);
-        spawn_watched_run(
-            pipeline.clone(),
-            begun.run_id(),
-            "a lessons run",
-            begun.drive(),
-        );
+    let mut summary: SyncSummary = sync_with_github(core, None).await?.into();
+    for lessons in begin_due_lessons(core).await? {
+        summary.lessons_runs_started.push(lessons.run_id());
+        lessons.drive_in_background();
     }
-    // Failing checks the repositories let come back as work.
-    let automatic = pipeline.begin_automatic_updates().await?;
-    for update in &automatic.decided {
+    let work = begin_work_from_github(core).await?;
+    for update in &work.automatic_updates {
         summary
             .automatic_updates
             .push(AutomaticUpdateNote::of(update));
     }
-    for begun in automatic.runs {
-        let run_id = begun.run_id();
-        spawn_watched_run(
-            pipeline.clone(),
-            run_id,
-            "an automatic update",
-            begun.drive(),
-        );
+    for run in work.automatic_runs {
+        run.drive_in_background();
     }
-    // The owner's `@handoff` comments on GitHub, claimed so that one installation takes
-    // each; their answers are written when their runs end.
-    let commands = pipeline.begin_github_commands().await?;
-    summary.commands_taken = u32::try_from(commands.runs.len()).unwrap_or(u32::MAX);
-    for begun in commands.runs {
-        let run_id = begun.run_id();
-        spawn_watched_run(
-            pipeline.clone(),
-            run_id,
-            "a @handoff command's run",
-            begun.drive(),
-        );
+    summary.commands_taken = u32::try_from(work.command_runs.len()).unwrap_or(u32::MAX);
+    for run in work.command_runs {
+        run.drive_in_background();
     }
     Ok(summary)
+}
+
+/// Mirrors GitHub into the local store once: every connected repository, or `repo`.
+pub async fn sync_with_github(
+    core: &AppCore,
+    repo: Option<&RepoName>,
+) -> Result<SyncReport, CodedError> {
+    let github = core.github().await?;
+    Ok(sync(&github, &core.store, repo).await?)
+}
+
+/// Begins the lessons runs that are due: of each repository that draws lessons by
+/// itself after N corrections and has reached its number.
+pub async fn begin_due_lessons(core: &AppCore) -> Result<Vec<LessonsToDrive>, CodedError> {
+    let pipeline = core.pipeline().await?;
+    Ok(pipeline
+        .begin_due_lessons()
+        .await?
+        .into_iter()
+        .map(|begun| LessonsToDrive::new(begun, &pipeline))
+        .collect())
+}
+
+/// The work the last sync found on GitHub, decided and begun for the caller to drive.
+#[derive(Debug, Default)]
+pub struct WorkFromGithub {
+    /// What was decided about each failing check that may update its PR by itself.
+    pub automatic_updates: Vec<AutomaticUpdate>,
+    /// The automatic Update PR runs those decisions began.
+    pub automatic_runs: Vec<CodeRunToDrive>,
+    /// The owner's `@handoff` commands decided: taken, taken elsewhere, refused.
+    pub commands: Vec<GithubCommand>,
+    /// The runs those commands began; driving each answers its command on GitHub.
+    pub command_runs: Vec<CommandRunToDrive>,
+}
+
+/// Decides the failing checks that may update their PRs by themselves, and claims and
+/// carries out the owner's `@handoff` commands (one installation takes each).
+pub async fn begin_work_from_github(core: &AppCore) -> Result<WorkFromGithub, CodedError> {
+    let pipeline = core.pipeline().await?;
+    let automatic = pipeline.begin_automatic_updates().await?;
+    let commands = pipeline.begin_github_commands().await?;
+    Ok(WorkFromGithub {
+        automatic_updates: automatic.decided,
+        automatic_runs: automatic
+            .runs
+            .into_iter()
+            .map(|begun| CodeRunToDrive::new(begun, &pipeline))
+            .collect(),
+        commands: commands.decided,
+        command_runs: commands
+            .runs
+            .into_iter()
+            .map(|begun| CommandRunToDrive::new(begun, &pipeline))
+            .collect(),
+    })
 }
 
 /// What a sync decided about one reason to update a PR by itself, for a toast or a
@@ -308,25 +349,51 @@ pub struct RunsPickedUp {
     pub taken_over: Vec<i64>,
 }
 
-/// Ends the runs whose process is gone (a crash, a killed command) or silent, so that
-/// they hold no slot, and takes over the queued runs whose process is gone, driving
-/// them here. Used when the app starts and every few seconds after.
-pub async fn pick_up_runs_left_behind(core: &AppCore) -> Result<RunsPickedUp, CodedError> {
+/// The runs a gone process left behind, as this process finds them: those ended (their
+/// process gone or silent, so that they hold no slot), the queued ones taken over for
+/// this process to drive, and the queued ones that wait for a process that may still
+/// live.
+#[derive(Debug, Default)]
+pub struct RunsLeftBehindHere {
+    pub ended: Vec<Reconciled>,
+    pub taken_over: Vec<RunToDrive>,
+    pub waiting_on_others: Vec<WaitingOnDriver>,
+}
+
+/// Ends the runs whose process is gone (a crash, a killed command) or silent, and takes
+/// over the queued runs whose process is gone, for the caller to drive. Needs the
+/// pipeline (and so a sign-in) only when there is something to do.
+pub async fn take_over_runs_left_behind(core: &AppCore) -> Result<RunsLeftBehindHere, CodedError> {
     let stale_before = handoff::pipeline::reconcile::silent_since();
-    // Ending and taking over runs needs the pipeline (and so a sign-in) only when there
-    // is something to do.
-    if !RunsLeftBehind::find(&core.store, stale_before)
-        .await?
-        .has_work()
-    {
-        return Ok(RunsPickedUp::default());
+    let left = RunsLeftBehind::find(&core.store, stale_before).await?;
+    if !left.has_work() {
+        return Ok(RunsLeftBehindHere {
+            waiting_on_others: left.waiting_on_others,
+            ..RunsLeftBehindHere::default()
+        });
     }
     let pipeline = core.pipeline().await?;
     let picked = pipeline.pick_up_runs_left_behind(stale_before).await?;
+    Ok(RunsLeftBehindHere {
+        ended: picked.ended,
+        taken_over: picked
+            .taken_over
+            .into_iter()
+            .map(|run| RunToDrive::new(run, &pipeline))
+            .collect(),
+        waiting_on_others: picked.waiting_on_others,
+    })
+}
+
+/// Ends the runs whose process is gone (a crash, a killed command) or silent, so that
+/// they hold no slot, and takes over the queued runs whose process is gone, driving
+/// them here in the background. Used when the app starts and every few seconds after.
+pub async fn pick_up_runs_left_behind(core: &AppCore) -> Result<RunsPickedUp, CodedError> {
+    let picked = take_over_runs_left_behind(core).await?;
     let mut taken_over = Vec::new();
-    for adopted in picked.taken_over {
-        taken_over.push(adopted.run_id().0);
-        adopted.drive_in_background(pipeline.clone());
+    for run in picked.taken_over {
+        taken_over.push(run.run_id());
+        run.drive_in_background();
     }
     Ok(RunsPickedUp {
         ended: picked.ended,

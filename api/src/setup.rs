@@ -9,13 +9,14 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use tokio::sync::watch;
 
+use super::agent_images::{build_agent_images, AgentImageRequest};
 use super::session::{session_status, SessionStatus};
 use super::{invalid_input, AppCore};
-use handoff::agent_image::{build_image, ImageBuild};
 use handoff::error_code::{CodedError, ErrorCode};
 use handoff::github::endpoints::GithubEndpoints;
 use handoff::github::sign_in::{
-    finish_device_flow, sign_in_with_token, sign_out as forget_token, start_device_flow, DeviceCode,
+    auth_status, finish_device_flow, sign_in_with_token, sign_out as forget_token,
+    start_device_flow, AuthStatus, DeviceCode,
 };
 use handoff::pipeline::PipelineSettings;
 use handoff::secrets::{Secret, SecretName};
@@ -83,6 +84,7 @@ pub async fn start_device_sign_in(
                           with the device flow turned on (GitHub → Settings → Developer \
                           settings → OAuth Apps)"
                     .to_owned(),
+                fix: None,
             })?,
     };
     let code = start_device_flow(&endpoints, &client_id).await?;
@@ -141,6 +143,7 @@ pub async fn finish_device_sign_in(
         return Err(CodedError {
             code: ErrorCode::Cancelled,
             message: "sign-in cancelled".to_owned(),
+            fix: None,
         });
     };
     sign_in_with_token(&core.store, &core.secrets, pending.endpoints, token?).await?;
@@ -162,8 +165,22 @@ pub fn cancel_device_sign_in(core: &AppCore, flow_id: u64) {
 
 /// Forgets the token (and who was signed in).
 pub async fn sign_out(core: &AppCore) -> Result<SessionStatus, CodedError> {
-    forget_token(&core.store, &core.secrets).await?;
+    forget_github_token(core).await?;
     session_status(core).await
+}
+
+/// Forgets the token (and who was signed in); whether there was one to forget.
+pub async fn forget_github_token(core: &AppCore) -> Result<bool, CodedError> {
+    Ok(forget_token(&core.store, &core.secrets).await?)
+}
+
+/// Who is signed in to which GitHub, and, when `ask_github`, whether GitHub accepts the
+/// token now.
+pub async fn github_sign_in_state(
+    core: &AppCore,
+    ask_github: bool,
+) -> Result<AuthStatus, CodedError> {
+    Ok(auth_status(&core.store, &core.secrets, ask_github).await?)
 }
 
 /// Signs in with a pasted token (checked with GitHub first).
@@ -311,8 +328,13 @@ pub async fn remove_key(core: &AppCore, name: &str) -> Result<Vec<KeyState>, Cod
     key_states(core).await
 }
 
-/// Check setup.
+/// Check setup, as the window shows it.
 pub async fn check_setup(core: &AppCore) -> Result<SetupView, CodedError> {
+    Ok(setup_report(core).await?.into())
+}
+
+/// Check setup: a line per check, each with the step that fixes it when it is not ok.
+pub async fn setup_report(core: &AppCore) -> Result<SetupReport, CodedError> {
     let settings = PipelineSettings::configured(&core.store).await?;
     Ok(SetupCheck {
         store: &core.store,
@@ -321,8 +343,7 @@ pub async fn check_setup(core: &AppCore) -> Result<SetupView, CodedError> {
         settings: &settings,
     }
     .run()
-    .await?
-    .into())
+    .await?)
 }
 
 /// Check setup's answer: a line per check.
@@ -383,32 +404,20 @@ impl From<CheckLine> for SetupLine {
 }
 
 /// Builds the agent image of `preset` with the engine, passing the build's output to
-/// `progress` line by line.
+/// `progress` line by line; the image's name.
 pub async fn build_agent_image(
     core: &AppCore,
     preset: &str,
     progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<String, CodedError> {
-    let settings = PipelineSettings::configured(&core.store).await?;
-    let mut build = ImageBuild::of(preset).map_err(|error| invalid_input(error.to_string()))?;
-    build.tag = settings.docker_image_for(preset);
-    if let Some(base) = core.store.setting(SettingKey::AgentImageBase).await? {
-        build.base = base;
-    }
-    if let Some(path) = core.store.setting(SettingKey::AgentImageStandIn).await? {
-        build.stand_in = Some(std::fs::read(&path).map_err(|error| {
-            invalid_input(format!("cannot read the stand-in agent {path}: {error}"))
-        })?);
-    }
-    let docker = handoff::agent_image::local_engine().map_err(|error| CodedError {
-        code: ErrorCode::SandboxUnavailable,
-        message: error.to_string(),
-    })?;
-    build_image(&docker, &build, progress)
-        .await
-        .map_err(|error| CodedError {
-            code: ErrorCode::SandboxFailed,
-            message: error.to_string(),
-        })?;
-    Ok(build.tag)
+    let request = AgentImageRequest {
+        preset: Some(preset.to_owned()),
+        ..AgentImageRequest::default()
+    };
+    let built = build_agent_images(core, &request, progress).await?;
+    Ok(built
+        .into_iter()
+        .map(|(tag, _)| tag)
+        .next()
+        .unwrap_or_default())
 }

@@ -9,12 +9,13 @@ use serde::{Deserialize, Serialize};
 use super::{invalid_input, AppCore};
 use handoff::domain::agent_step::AgentStep;
 use handoff::domain::budgets::DEFAULT_RUN_BUDGET_USD;
-use handoff::domain::claude_plan::{ClaudePlan, PastTheCredit};
+use handoff::domain::claude_plan::{ClaudePlan, PastTheCredit, PlanCredit};
 use handoff::domain::model_prices::{PriceTable, DEFAULT_PRICES_CHECKED};
 use handoff::domain::{RepoName, RunId};
 use handoff::error_code::CodedError;
 use handoff::pipeline::PipelineSettings;
 use handoff::store::spend::{parse_dollars, MonthSpend};
+
 use handoff::store::SettingKey;
 
 /// One day of the month.
@@ -339,7 +340,9 @@ pub async fn spend_view(core: &AppCore, repo: Option<String>) -> Result<SpendVie
         }
         None => None,
     };
-    let month = store.month_spend(repo.as_ref(), Utc::now()).await?;
+    let month = month_spent(core, repo.as_ref().map(|repo| &repo.name), Utc::now())
+        .await?
+        .0;
     let repos = store
         .repos()
         .await?
@@ -352,6 +355,21 @@ pub async fn spend_view(core: &AppCore, repo: Option<String>) -> Result<SpendVie
         repos,
         settings: budget_settings(core).await?,
     })
+}
+
+/// What the month holding `at` spent, for repository `repo` (or all), and the Claude
+/// plan the owner named, if any.
+pub async fn month_spent(
+    core: &AppCore,
+    repo: Option<&RepoName>,
+    at: chrono::DateTime<Utc>,
+) -> Result<(MonthSpend, Option<PlanCredit>), CodedError> {
+    let repo = match repo {
+        Some(name) => Some(core.store.repo_by_name(name).await?),
+        None => None,
+    };
+    let month = core.store.month_spend(repo.as_ref(), at).await?;
+    Ok((month, core.store.claude_plan().await?))
 }
 
 /// Saves the budgets and the owner's prices; nothing is saved when one does not read.

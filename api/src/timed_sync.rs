@@ -37,8 +37,9 @@ pub fn parse_sync_interval(text: &str) -> Result<Duration, String> {
 }
 
 /// How often to sync: the owner's setting, or [`SYNC_INTERVAL`].
-pub async fn sync_interval(store: &handoff::store::Store) -> Duration {
-    match store
+pub async fn sync_interval(core: &AppCore) -> Duration {
+    match core
+        .store
         .setting(handoff::store::SettingKey::SyncIntervalSeconds)
         .await
     {
@@ -100,7 +101,7 @@ pub async fn sync_on_a_timer(
         }
         let interval = match interval {
             Some(interval) => interval,
-            None => sync_interval(&core.store).await,
+            None => sync_interval(&core).await,
         };
         match &mut stop {
             Some(stop) => {

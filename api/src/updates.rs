@@ -145,6 +145,7 @@ pub async fn set_update_feed(core: &AppCore, address: &str) -> Result<(), CodedE
     check_secret_address(address).map_err(|refusal| CodedError {
         code: ErrorCode::InvalidInput,
         message: format!("the update feed {address:?} is refused: {refusal}"),
+        fix: None,
     })?;
     core.store
         .set_setting(SettingKey::UpdateFeed, address)

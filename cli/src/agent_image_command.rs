@@ -2,26 +2,16 @@
 //! engine from the recipe Handoff carries, with the build's output printed as it comes.
 
 use clap::Subcommand;
-use serde::Serialize;
 
 use super::command_error::CliError;
 use super::output::print_json;
 use crate::shared_arguments::JsonFlag;
-use handoff::agent_image::{build_image, image_presets, image_state, ImageBuild, ImageState};
-use handoff::domain::agent_presets::AgentChoice;
-use handoff::pipeline::PipelineSettings;
-use handoff::store::Store;
+use handoff_api::agent_images::{agent_images, build_agent_images, AgentImageRequest};
+use handoff_api::core_types::ImageState;
+use handoff_api::AppCore;
 use std::path::PathBuf;
 
-#[derive(Debug, Serialize)]
-struct ListedImage {
-    preset: &'static str,
-    image: String,
-    state: ImageState,
-}
-
-pub async fn run(store: &Store, command: AgentImageCommand) -> Result<(), CliError> {
-    let settings = PipelineSettings::configured(store).await?;
+pub async fn run(core: &AppCore, command: AgentImageCommand) -> Result<(), CliError> {
     match command {
         AgentImageCommand::Build {
             preset,
@@ -29,63 +19,20 @@ pub async fn run(store: &Store, command: AgentImageCommand) -> Result<(), CliErr
             agent_from,
             tag,
         } => {
-            let presets = match preset {
-                Some(preset) => vec![preset],
-                None => presets_in_use(store).await?,
+            let request = AgentImageRequest {
+                preset,
+                base,
+                agent_from,
+                tag,
             };
-            let agent_from = match agent_from {
-                Some(path) => Some(path),
-                None => store
-                    .setting(handoff::store::SettingKey::AgentImageStandIn)
-                    .await?
-                    .map(std::path::PathBuf::from),
-            };
-            let base = match base {
-                Some(base) => Some(base),
-                None => {
-                    store
-                        .setting(handoff::store::SettingKey::AgentImageBase)
-                        .await?
-                }
-            };
-            let stand_in = match &agent_from {
-                Some(path) => Some(std::fs::read(path).map_err(|error| {
-                    CliError::Usage(format!("cannot read {}: {error}", path.display()))
-                })?),
-                None => None,
-            };
-            let docker = handoff::agent_image::local_engine()?;
-            for preset in presets {
-                let mut build =
-                    ImageBuild::of(&preset).map_err(|error| CliError::Usage(error.to_string()))?;
-                build.tag = tag
-                    .clone()
-                    .unwrap_or_else(|| settings.docker_image_for(&preset));
-                if let Some(base) = &base {
-                    build.base = base.clone();
-                }
-                build.stand_in = stand_in.clone();
-                build_image(&docker, &build, &mut |line| eprintln!("{line}"))
-                    .await
-                    .map_err(|error| CliError::Failure(error.to_string()))?;
-                println!("built {} ({preset})", build.tag);
+            let built = build_agent_images(core, &request, &mut |line| eprintln!("{line}")).await?;
+            for (tag, preset) in built {
+                println!("built {tag} ({preset})");
             }
             Ok(())
         }
         AgentImageCommand::List(output) => {
-            let docker = handoff::agent_image::local_engine()?;
-            let mut listed = Vec::new();
-            for preset in image_presets() {
-                let image = settings.docker_image_for(preset);
-                let state = image_state(&docker, &image)
-                    .await
-                    .map_err(|error| CliError::Failure(error.to_string()))?;
-                listed.push(ListedImage {
-                    preset,
-                    image,
-                    state,
-                });
-            }
+            let listed = agent_images(core).await?;
             if output.json {
                 return print_json(&listed);
             }
@@ -101,31 +48,6 @@ pub async fn run(store: &Store, command: AgentImageCommand) -> Result<(), CliErr
             Ok(())
         }
     }
-}
-
-/// The recipes the connected repositories need (for Docker runs), or `base` when none.
-async fn presets_in_use(store: &Store) -> Result<Vec<String>, CliError> {
-    let mut presets = Vec::new();
-    for repo in store.repos().await? {
-        if repo.sandbox_backend != handoff::domain::SandboxBackend::Docker
-            || repo
-                .docker_image
-                .as_ref()
-                .is_some_and(|image| !image.trim().is_empty())
-        {
-            continue;
-        }
-        if let Ok(agent) = AgentChoice::of(&repo.agent_preset, repo.agent_command.as_deref()) {
-            let preset = agent.image_preset().to_owned();
-            if !presets.contains(&preset) {
-                presets.push(preset);
-            }
-        }
-    }
-    if presets.is_empty() {
-        presets.push(handoff::domain::agent_presets::CUSTOM_IMAGE_PRESET.to_owned());
-    }
-    Ok(presets)
 }
 
 #[derive(Debug, Subcommand)]

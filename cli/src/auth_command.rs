@@ -6,15 +6,13 @@ use std::io::{IsTerminal as _, Read as _};
 use super::command_error::CliError;
 use super::output::print_json;
 use crate::shared_arguments::JsonFlag;
-use handoff::github::endpoints::GithubEndpoints;
-use handoff::github::sign_in::{
-    auth_status, finish_device_flow, sign_in_with_token, sign_out, start_device_flow,
+use handoff_api::setup::{
+    finish_device_sign_in, forget_github_token, github_sign_in_state, sign_in_with_pasted_token,
+    start_device_sign_in,
 };
-use handoff::secrets::{Secret, SecretStore};
-use handoff::store::{SettingKey, Store};
+use handoff_api::AppCore;
 
-pub async fn run(store: &Store, command: AuthCommand) -> Result<(), CliError> {
-    let secrets = SecretStore::os();
+pub async fn run(core: &AppCore, command: AuthCommand) -> Result<(), CliError> {
     match command {
         AuthCommand::Login {
             with_token,
@@ -22,51 +20,35 @@ pub async fn run(store: &Store, command: AuthCommand) -> Result<(), CliError> {
             client_id,
             api_base,
         } => {
-            let endpoints = match api_base {
-                Some(api) => GithubEndpoints::new(&api)?,
-                None => GithubEndpoints::configured(store).await?,
-            };
-            let token = if device {
-                let client_id = match client_id {
-                    Some(id) => id,
-                    None => store.setting(SettingKey::GithubDeviceClientId).await?.ok_or_else(|| {
-                        CliError::Usage(
-                            "--device needs the client id of a GitHub OAuth app: --client-id ID (or HANDOFF_GITHUB_CLIENT_ID)"
-                                .to_owned(),
-                        )
-                    })?,
-                };
-                let code = start_device_flow(&endpoints, &client_id).await?;
+            let signed_in = if device {
+                let sign_in =
+                    start_device_sign_in(core, api_base.as_deref(), client_id.as_deref()).await?;
                 eprintln!(
                     "Open {} and enter the code {} (it expires in {} minutes).",
-                    code.verification_uri,
-                    code.user_code,
-                    code.expires_in.div_ceil(60)
+                    sign_in.verification_uri,
+                    sign_in.user_code,
+                    sign_in.expires_in_seconds.div_ceil(60)
                 );
-                let token = finish_device_flow(&endpoints, &client_id, &code).await?;
-                store
-                    .set_setting(SettingKey::GithubDeviceClientId, &client_id)
-                    .await?;
-                token
+                finish_device_sign_in(core, sign_in.flow_id).await?
             } else {
-                read_token(with_token)?
+                let token = read_token(with_token)?;
+                sign_in_with_pasted_token(core, &token, api_base.as_deref()).await?
             };
-            let api_base = endpoints.api_base.clone();
-            let signed_in = sign_in_with_token(store, &secrets, endpoints, token).await?;
             println!(
-                "signed in to {api_base} as {}; the token is kept in the OS keyring",
-                signed_in.login
+                "signed in to {} as {}; the token is kept in the OS keyring",
+                signed_in.api_base,
+                signed_in.login.as_deref().unwrap_or("?")
             );
-            if let Some(warning) = signed_in.token_warning() {
+            if let Some(warning) = &signed_in.token_warning {
                 eprintln!("note: {warning}");
-                if signed_in.scopes.can_change_workflows() == Some(true) {
+                if signed_in.token_may_change_workflows {
                     eprintln!("hint: make a token without the `workflow` scope and sign in with it: `handoff auth login --with-token`");
                 }
             }
             Ok(())
         }
         AuthCommand::Status { offline, output } => {
-            let status = auth_status(store, &secrets, !offline).await?;
+            let status = github_sign_in_state(core, !offline).await?;
             if output.json {
                 print_json(&status)?;
             } else {
@@ -93,7 +75,7 @@ pub async fn run(store: &Store, command: AuthCommand) -> Result<(), CliError> {
             Ok(())
         }
         AuthCommand::Logout => {
-            if sign_out(store, &secrets).await? {
+            if forget_github_token(core).await? {
                 println!("signed out: the token was removed from the OS keyring");
             } else {
                 println!("no token was stored");
@@ -104,7 +86,7 @@ pub async fn run(store: &Store, command: AuthCommand) -> Result<(), CliError> {
 }
 
 /// The token from stdin (scripts, `--with-token`) or typed at a hidden prompt.
-fn read_token(from_stdin: bool) -> Result<Secret, CliError> {
+fn read_token(from_stdin: bool) -> Result<String, CliError> {
     let text = if from_stdin || !std::io::stdin().is_terminal() {
         let mut text = String::new();
         std::io::stdin()
@@ -124,7 +106,7 @@ fn read_token(from_stdin: bool) -> Result<Secret, CliError> {
     if token.is_empty() {
         return Err(CliError::Usage("no token given".to_owned()));
     }
-    Ok(Secret::new(token))
+    Ok(token.to_owned())
 }
 
 #[derive(Debug, Subcommand)]

@@ -2,12 +2,7 @@
 //! adds (what to type next: the core names no command or flag), and an exit code that
 //! tells usage errors (2) from failures and refusals (1).
 
-use handoff::domain::budgets::BudgetRefusal;
-use handoff::error_code::ErrorCode;
-use handoff::github::GithubError;
-use handoff::pipeline::PipelineError;
-use handoff::setup_check::Fix;
-use handoff::store::StoreError;
+use handoff_api::core_types::{CodedError, ErrorCode, Fix};
 
 /// Exit code of a command that was understood but failed or was refused.
 pub const EXIT_FAILURE: u8 = 1;
@@ -48,153 +43,101 @@ impl CliError {
     }
 }
 
-/// What to type after a GitHub error.
-fn github_hint(error: &GithubError) -> Option<String> {
-    match error {
-        GithubError::NotSignedIn { .. } => Some("sign in with `handoff auth login`".to_owned()),
-        GithubError::Unauthorized { .. } => {
-            Some("sign in again with `handoff auth login`".to_owned())
-        }
-        GithubError::Store(error) => store_hint(error),
-        _ => None,
+/// What to type to get past an error, for the step its `fix` names; the core names no
+/// command or flag, so this command line words each step as its own commands.
+fn hint_for(code: ErrorCode, fix: &Fix) -> Option<String> {
+    // Check setup's lines: the one command, and where to check the rest.
+    if code == ErrorCode::SetupIncomplete {
+        return fix_command(fix)
+            .map(|command| format!("`{command}`; `handoff doctor` checks everything a run needs"));
     }
-}
-
-/// What to type after a store error.
-fn store_hint(error: &StoreError) -> Option<String> {
-    match error {
-        StoreError::RepoNotFound(repo) => Some(format!("connect it with `handoff repo add {repo}`")),
-        StoreError::QuotaExhausted { repo, .. } => Some(format!(
+    Some(match fix {
+        Fix::SignIn => "sign in with `handoff auth login`".to_owned(),
+        Fix::ConnectRepository { repo } => format!("connect it with `handoff repo add {repo}`"),
+        Fix::RaiseQuota { repo } => format!(
             "raise it with `handoff repo set {repo} --quota N`, or lift it with --no-quota"
-        )),
-        StoreError::BudgetSpent(BudgetRefusal::RepoMonthSpent { repo, .. }) => Some(format!(
+        ),
+        Fix::RaiseMonthlyBudget { repo } => format!(
             "raise it with `handoff repo set {repo} --monthly-budget DOLLARS` (or `none`); \
              `handoff spend --repo {repo}` shows where it went"
-        )),
-        StoreError::BudgetSpent(BudgetRefusal::ChainNeedsMore { repo, .. }) => Some(format!(
+        ),
+        Fix::RunStagesOneAtATime { repo } => format!(
             "run the stages one at a time, lower `budget.run_usd`, or raise the budget with \
              `handoff repo set {repo} --monthly-budget DOLLARS` or `handoff config set budget.day_usd DOLLARS`"
-        )),
-        StoreError::BudgetSpent(BudgetRefusal::DaySpent { .. }) => Some(
-            "raise it with `handoff config set budget.day_usd DOLLARS` (or `none`); \
-             `handoff spend` shows where it went"
-                .to_owned(),
         ),
-        StoreError::NewerVersion { .. } => Some(
-            "install the newer Handoff, or use another data folder (--data-dir or HANDOFF_DATA_DIR)"
-                .to_owned(),
-        ),
-        StoreError::Damaged { .. } => Some(
-            "move the file away or restore a backup, or use another data folder (--data-dir)"
-                .to_owned(),
-        ),
-        StoreError::FeedbackNotFound(_) => Some("`handoff feedback list` shows the ids".to_owned()),
-        StoreError::Locked { .. } => Some(
-            "nothing was changed; try again once the other process is done (the app and \
-             commands take turns on their own)"
-                .to_owned(),
-        ),
-        StoreError::RunNotFound(_) => Some("`handoff runs list` shows the ids".to_owned()),
-        StoreError::LessonNotFound(_) => {
-            Some("`handoff lessons list OWNER/NAME` shows the ids".to_owned())
-        }
-        StoreError::LessonNotAccepted { id, .. } => {
-            Some(format!("accept it first with `handoff lessons accept {id}`"))
-        }
-        StoreError::PullRequestNotFound { .. } => {
-            Some("mirror the open PRs with `handoff sync`".to_owned())
-        }
-        _ => None,
-    }
-}
-
-/// What to type after a pipeline error.
-fn pipeline_hint(error: &PipelineError) -> Option<String> {
-    match error {
-        PipelineError::Store(error) => store_hint(error),
-        PipelineError::Github(error) => github_hint(error),
-        PipelineError::FeedbackAwaitsApproval { feedback_id, .. } => Some(format!(
+        Fix::RaiseDayBudget => "raise it with `handoff config set budget.day_usd DOLLARS` (or \
+             `none`); `handoff spend` shows where it went"
+            .to_owned(),
+        Fix::InstallNewerHandoff => "install the newer Handoff, or use another data folder \
+             (--data-dir or HANDOFF_DATA_DIR)"
+            .to_owned(),
+        Fix::SetDamagedDatabaseAside => "move the file away or restore a backup, or use \
+             another data folder (--data-dir)"
+            .to_owned(),
+        Fix::LookUpItems => "`handoff feedback list` shows the ids".to_owned(),
+        Fix::TryAgainLater => "nothing was changed; try again once the other process is done \
+             (the app and commands take turns on their own)"
+            .to_owned(),
+        Fix::LookUpRuns => "`handoff runs list` shows the ids".to_owned(),
+        Fix::LookUpLessons => "`handoff lessons list OWNER/NAME` shows the ids".to_owned(),
+        Fix::AcceptLesson { id } => format!("accept it first with `handoff lessons accept {id}`"),
+        Fix::SyncPullRequests => "mirror the open PRs with `handoff sync`".to_owned(),
+        Fix::ApproveFeedback { feedback_id } => format!(
             "read it (`handoff feedback show {feedback_id}`), then approve it with \
              `handoff feedback approve {feedback_id}`"
-        )),
-        PipelineError::SetupIncomplete(line) => {
-            line.fix.as_ref().and_then(fix_command).map(|command| {
-                format!("`{command}`; `handoff doctor` checks everything a run needs")
-            })
-        }
-        PipelineError::EditAwaitsApproval { kind, .. } => Some(format!(
-            "read that version (`handoff comment history OWNER/NAME PR {kind}`), then approve \
-             it with `handoff comment approve OWNER/NAME PR {kind}`"
-        )),
-        PipelineError::OwnerEdits { kind, .. } => Some(format!(
-            "read your edit (`handoff comment history OWNER/NAME PR {kind}`); run again with \
+        ),
+        Fix::ApproveCommentVersion { comment } => format!(
+            "read that version (`handoff comment history OWNER/NAME PR {comment}`), then approve \
+             it with `handoff comment approve OWNER/NAME PR {comment}`"
+        ),
+        Fix::ReplaceOwnerEdit { comment } => format!(
+            "read your edit (`handoff comment history OWNER/NAME PR {comment}`); run again with \
              --force to replace it"
-        )),
-        PipelineError::NotAQaStage => Some("the code stage runs with `handoff run`".to_owned()),
-        PipelineError::LessonsFileEdited { .. } => Some(
+        ),
+        Fix::RunAsCodeRun => "the code stage runs with `handoff run`".to_owned(),
+        Fix::ReplaceLessonsFileEdits => {
             "read it on GitHub; `handoff lessons write OWNER/NAME --replace-edits` replaces it"
-                .to_owned(),
-        ),
-        PipelineError::NoNewCorrections { .. } => Some(
-            "edit the agent's review, plan or results on a PR, or send a follow-up on a feedback PR, then ask again"
-                .to_owned(),
-        ),
-        PipelineError::LocalNotConfirmed { repo } => Some(format!(
+                .to_owned()
+        }
+        Fix::CorrectTheAgentFirst => "edit the agent's review, plan or results on a PR, or send \
+             a follow-up on a feedback PR, then ask again"
+            .to_owned(),
+        Fix::ConfirmLocalBackend { repo } => format!(
             "run it in a sandbox (--backend docker or e2b), or choose local for the repository \
              with `handoff repo set {repo} --backend local --confirm-no-isolation`"
-        )),
-        PipelineError::StrangersCodeNeedsSandbox { .. } => Some(
-            "run it in a sandbox: add --backend docker (or e2b), or set the repository's \
-             backend with `handoff repo set OWNER/NAME --backend docker`"
+        ),
+        Fix::UseASandbox => "run it in a sandbox: add --backend docker (or e2b), or set the \
+             repository's backend with `handoff repo set OWNER/NAME --backend docker`"
+            .to_owned(),
+        Fix::ShowRun { run } => format!(
+            "`handoff runs show {run}` shows how it ended; `handoff runs list --feedback ID` the \
+             item's later runs"
+        ),
+        other => return fix_command(other).map(|command| format!("`{command}`")),
+    })
+}
+
+impl From<CodedError> for CliError {
+    /// An error of the core or the application API: its code decides usage error or
+    /// failure, its fix the hint.
+    fn from(error: CodedError) -> Self {
+        let hint = match &error.fix {
+            Some(fix) => hint_for(error.code, fix),
+            None => hint_for_code(error.code),
+        };
+        CliError::coded(error.code, error.message, hint)
+    }
+}
+
+/// What to type next for an error that names no step of its own.
+fn hint_for_code(code: ErrorCode) -> Option<String> {
+    match code {
+        ErrorCode::NeedsClientId => Some(
+            "name the OAuth app: `handoff auth login --device --client-id ID` (or set \
+             HANDOFF_GITHUB_CLIENT_ID)"
                 .to_owned(),
         ),
-        PipelineError::NotHeld { run, .. } => Some(format!(
-            "`handoff runs show {run}` shows how it ended; `handoff runs list --feedback ID` the item's later runs"
-        )),
-        PipelineError::RepoDisconnected(repo) => {
-            Some(format!("connect it again with `handoff repo add {repo}`"))
-        }
         _ => None,
-    }
-}
-
-impl From<GithubError> for CliError {
-    fn from(error: GithubError) -> Self {
-        let hint = github_hint(&error);
-        CliError::coded(error.code(), error.to_string(), hint)
-    }
-}
-
-impl From<PipelineError> for CliError {
-    fn from(error: PipelineError) -> Self {
-        let hint = pipeline_hint(&error);
-        CliError::coded(error.code(), error.to_string(), hint)
-    }
-}
-
-impl From<handoff::agent_image::AgentImageError> for CliError {
-    fn from(error: handoff::agent_image::AgentImageError) -> Self {
-        CliError::Failure(error.to_string())
-    }
-}
-
-impl From<handoff::secrets::SecretError> for CliError {
-    fn from(error: handoff::secrets::SecretError) -> Self {
-        CliError::Failure(error.to_string())
-    }
-}
-
-impl From<handoff::error_code::CodedError> for CliError {
-    /// An error of the application API: its code decides usage error or failure.
-    fn from(error: handoff::error_code::CodedError) -> Self {
-        CliError::coded(error.code, error.message, None)
-    }
-}
-
-impl From<StoreError> for CliError {
-    fn from(error: StoreError) -> Self {
-        let hint = store_hint(&error);
-        CliError::coded(error.code(), error.to_string(), hint)
     }
 }
 
@@ -223,5 +166,7 @@ pub fn fix_command(fix: &Fix) -> Option<String> {
         | Fix::LoadImage { .. }
         | Fix::FreeDisk { .. }
         | Fix::InstallEgressGate => return None,
+        // Steps past an error: `hint_for` words them.
+        _ => return None,
     })
 }

@@ -8,34 +8,14 @@ use super::output::{dash_if_none, one_line, print_json, short_time, Table};
 use super::terminal_text::printable;
 use super::text_input::read_text;
 use crate::shared_arguments::{parse_repo_name, words_of, JsonFlag};
-use handoff::comment_diff::{unified_diff, version_label};
-use handoff::domain::{CommentKind, RepoName};
-use handoff::domain::{CommentVersion, ManagedComment, OutboxState, Repo};
-use handoff::github::client::{GithubClient, RequestPolicy};
-use handoff::github::comment_publishing::CommentPlace;
-use handoff::github::owner_edits::{
-    resolve_conflict, save_owner_edit, ConflictChoice, EditOutcome,
+use handoff_api::comment_versions::{
+    approve_version, known_comment, unified_diff, version_label, waiting_conflict, KnownComment,
 };
-use handoff::github::sign_in::connect;
-use handoff::github::GithubError;
-use handoff::secrets::SecretStore;
-use handoff::store::Store;
-use handoff_api::comments::{comment_as_it_stands, EditorSource};
+use handoff_api::comments::{comment_as_it_stands, save_owner_text, settle_conflict, EditorSource};
+use handoff_api::core_types::{CommentKind, CommentVersion, EditOutcome, Repo, RepoName};
+use handoff_api::repositories::repository;
+use handoff_api::AppCore;
 use std::path::PathBuf;
-
-/// A client when signed in; `None` (with the reason) when not, so reading and editing
-/// still work offline.
-async fn client_if_signed_in(
-    store: &Store,
-) -> Result<(Option<GithubClient>, Option<String>), CliError> {
-    match connect(store, &SecretStore::os(), RequestPolicy::default()).await {
-        Ok(client) => Ok((Some(client), None)),
-        Err(error @ (GithubError::NotSignedIn { .. } | GithubError::Secrets(_))) => {
-            Ok((None, Some(error.to_string())))
-        }
-        Err(error) => Err(error.into()),
-    }
-}
 
 #[derive(Debug, Serialize)]
 struct Shown {
@@ -52,9 +32,8 @@ struct Shown {
 /// The comment as it stands, as the window shows it too (the application API's one use
 /// case): read back from GitHub when possible, else the newest local version with a
 /// note saying why.
-async fn current(store: &Store, repo: &Repo, address: &CommentAddress) -> Result<Shown, CliError> {
-    let stands =
-        comment_as_it_stands(store, &SecretStore::os(), repo, address.pr, address.kind).await?;
+async fn current(core: &AppCore, repo: &Repo, address: &CommentAddress) -> Result<Shown, CliError> {
+    let stands = comment_as_it_stands(core, repo, address.pr, address.kind).await?;
     Ok(Shown {
         source: match stands.source {
             EditorSource::Github => "github",
@@ -68,33 +47,14 @@ async fn current(store: &Store, repo: &Repo, address: &CommentAddress) -> Result
     })
 }
 
-async fn repo_of(store: &Store, address: &CommentAddress) -> Result<Repo, CliError> {
-    Ok(store.repo_by_name(&address.repo).await?)
+async fn repo_of(core: &AppCore, address: &CommentAddress) -> Result<Repo, CliError> {
+    Ok(repository(core, &address.repo).await?)
 }
 
 /// The comment at `address` as the local history knows it, or a clear error.
-async fn known_comment(
-    store: &Store,
-    repo: &Repo,
-    address: &CommentAddress,
-) -> Result<ManagedComment, CliError> {
-    store
-        .managed_comment(repo.id, address.pr, address.kind)
-        .await?
-        .ok_or_else(|| {
-            CliError::Failure(format!(
-                "no {} comment is known on {} #{}",
-                address.kind, repo.name, address.pr
-            ))
-        })
-}
-
-fn place<'a>(repo: &'a Repo, address: &CommentAddress) -> CommentPlace<'a> {
-    CommentPlace {
-        repo,
-        pr_number: address.pr,
-        kind: address.kind,
-    }
+async fn known(core: &AppCore, address: &CommentAddress) -> Result<KnownComment, CliError> {
+    let repo = repo_of(core, address).await?;
+    Ok(known_comment(core, &repo, address.pr, address.kind).await?)
 }
 
 /// Opens `content` in $VISUAL or $EDITOR and returns what the owner saved.
@@ -127,34 +87,34 @@ fn edit_in_editor(content: &str) -> Result<String, CliError> {
         .map_err(|error| CliError::Failure(format!("cannot read the edited file: {error}")))
 }
 
-pub async fn run(store: &Store, command: CommentCommand) -> Result<(), CliError> {
+pub async fn run(core: &AppCore, command: CommentCommand) -> Result<(), CliError> {
     match command {
         CommentCommand::Show {
             address,
             raw,
             output,
-        } => show(store, address, raw, output).await,
-        CommentCommand::Edit { address, file } => edit(store, address, file).await,
-        CommentCommand::History { address, output } => history(store, address, output).await,
-        CommentCommand::Diff { address, from, to } => diff(store, address, from, to).await,
-        CommentCommand::Approve { address, version } => approve(store, address, version).await,
+        } => show(core, address, raw, output).await,
+        CommentCommand::Edit { address, file } => edit(core, address, file).await,
+        CommentCommand::History { address, output } => history(core, address, output).await,
+        CommentCommand::Diff { address, from, to } => diff(core, address, from, to).await,
+        CommentCommand::Approve { address, version } => approve(core, address, version).await,
         CommentCommand::Resolve {
             address,
             keep_mine,
             take_github: _,
-        } => resolve(store, address, keep_mine).await,
+        } => resolve(core, address, keep_mine).await,
     }
 }
 
 /// `comment show`.
 async fn show(
-    store: &Store,
+    core: &AppCore,
     address: CommentAddress,
     raw: bool,
     output: JsonFlag,
 ) -> Result<(), CliError> {
-    let repo = repo_of(store, &address).await?;
-    let shown = current(store, &repo, &address).await?;
+    let repo = repo_of(core, &address).await?;
+    let shown = current(core, &repo, &address).await?;
     if output.json {
         return print_json(&shown);
     }
@@ -194,13 +154,12 @@ async fn show(
 
 /// `comment edit`.
 async fn edit(
-    store: &Store,
+    core: &AppCore,
     address: CommentAddress,
     file: Option<PathBuf>,
 ) -> Result<(), CliError> {
-    let repo = repo_of(store, &address).await?;
-    let (client, _offline) = client_if_signed_in(store).await?;
-    let base = current(store, &repo, &address).await?;
+    let repo = repo_of(core, &address).await?;
+    let base = current(core, &repo, &address).await?;
     let new_content = match file {
         Some(path) if path.as_os_str() == "-" => read_text(Some("-".to_owned()), None)?,
         Some(path) => read_text(None, Some(path))?,
@@ -210,10 +169,11 @@ async fn edit(
         println!("no change: nothing saved");
         return Ok(());
     }
-    let outcome = save_owner_edit(
-        client.as_ref(),
-        store,
-        place(&repo, &address),
+    let outcome = save_owner_text(
+        core,
+        &repo,
+        address.pr,
+        address.kind,
         &new_content,
         base.version.id,
     )
@@ -222,14 +182,19 @@ async fn edit(
 }
 
 /// `comment history`.
-async fn history(store: &Store, address: CommentAddress, output: JsonFlag) -> Result<(), CliError> {
-    let repo = repo_of(store, &address).await?;
-    let comment = known_comment(store, &repo, &address).await?;
-    let versions = store.comment_versions(comment.id).await?;
+async fn history(
+    core: &AppCore,
+    address: CommentAddress,
+    output: JsonFlag,
+) -> Result<(), CliError> {
+    let KnownComment {
+        comment,
+        versions,
+        discarded,
+    } = known(core, &address).await?;
     if output.json {
         return print_json(&versions);
     }
-    let discarded = store.discarded_comment_versions(comment.id).await?;
     let mut table = Table::new(&[
         "VERSION",
         "BY",
@@ -283,14 +248,12 @@ async fn history(store: &Store, address: CommentAddress, output: JsonFlag) -> Re
 
 /// `comment diff`.
 async fn diff(
-    store: &Store,
+    core: &AppCore,
     address: CommentAddress,
     from: Option<u32>,
     to: Option<u32>,
 ) -> Result<(), CliError> {
-    let repo = repo_of(store, &address).await?;
-    let comment = known_comment(store, &repo, &address).await?;
-    let versions = store.comment_versions(comment.id).await?;
+    let versions = known(core, &address).await?.versions;
     let newest = versions.last().map(|v| v.number).unwrap_or(0);
     let to = to.unwrap_or(newest);
     let from = from.unwrap_or(to.saturating_sub(1).max(1));
@@ -317,13 +280,11 @@ async fn diff(
 
 /// `comment approve`.
 async fn approve(
-    store: &Store,
+    core: &AppCore,
     address: CommentAddress,
     version: Option<u32>,
 ) -> Result<(), CliError> {
-    let repo = repo_of(store, &address).await?;
-    let comment = known_comment(store, &repo, &address).await?;
-    let versions = store.comment_versions(comment.id).await?;
+    let versions = known(core, &address).await?.versions;
     let newest = versions.last().map(|v| v.number).unwrap_or(0);
     let number = version.unwrap_or(newest);
     let chosen = versions
@@ -341,7 +302,7 @@ async fn approve(
         );
         return Ok(());
     }
-    store.approve_comment_version(chosen.id).await?;
+    approve_version(core, chosen.id).await?;
     println!(
         "approved version {number} (by {}): the next stage may read it",
         chosen.written_by()
@@ -356,27 +317,15 @@ async fn approve(
 }
 
 /// `comment resolve`.
-async fn resolve(store: &Store, address: CommentAddress, keep_mine: bool) -> Result<(), CliError> {
-    let repo = repo_of(store, &address).await?;
-    let comment = known_comment(store, &repo, &address).await?;
-    let conflict = store
-        .unsent_outbox_entries_of_comment(comment.id)
-        .await?
-        .into_iter()
-        .find(|entry| entry.state == OutboxState::Conflict)
-        .ok_or_else(|| {
-            CliError::Failure(format!(
-                "the {} comment has no conflict to settle",
-                address.kind
-            ))
-        })?;
-    let (client, _) = client_if_signed_in(store).await?;
-    let choice = if keep_mine {
-        ConflictChoice::KeepMine
-    } else {
-        ConflictChoice::TakeGithub
-    };
-    let outcome = resolve_conflict(client.as_ref(), store, conflict.id, choice).await?;
+async fn resolve(core: &AppCore, address: CommentAddress, keep_mine: bool) -> Result<(), CliError> {
+    let comment = known(core, &address).await?.comment;
+    let conflict = waiting_conflict(core, &comment).await?.ok_or_else(|| {
+        CliError::Failure(format!(
+            "the {} comment has no conflict to settle",
+            address.kind
+        ))
+    })?;
+    let outcome = settle_conflict(core, conflict.id, keep_mine).await?;
     report_edit(outcome, &address)
 }
 

@@ -1,15 +1,12 @@
 //! `handoff doctor`: Check setup on the command line — each line with what was found
 //! and, when it is not ok, the command that fixes it.
 
-use std::path::Path;
-
 use super::command_error::{fix_command, CliError};
 use super::output::print_json;
 use crate::shared_arguments::JsonFlag;
-use handoff::pipeline::PipelineSettings;
-use handoff::secrets::SecretStore;
-use handoff::setup_check::{CheckLine, CheckStatus, SetupCheck};
-use handoff::store::Store;
+use handoff_api::core_types::{CheckLine, SetupCheckStatus as CheckStatus};
+use handoff_api::setup::setup_report;
+use handoff_api::AppCore;
 
 /// A line as the command line says it: the sentence, and the command that fixes it.
 pub fn line_with_hint(line: &CheckLine) -> String {
@@ -19,17 +16,8 @@ pub fn line_with_hint(line: &CheckLine) -> String {
     }
 }
 
-pub async fn run(store: &Store, data_dir: &Path, arguments: JsonFlag) -> Result<(), CliError> {
-    let settings = PipelineSettings::configured(store).await?;
-    let secrets = SecretStore::os();
-    let report = SetupCheck {
-        store,
-        secrets: &secrets,
-        data_dir,
-        settings: &settings,
-    }
-    .run()
-    .await?;
+pub async fn run(core: &AppCore, arguments: JsonFlag) -> Result<(), CliError> {
+    let report = setup_report(core).await?;
     if arguments.json {
         print_json(&report)?;
     } else {

@@ -1,32 +1,20 @@
 //! `handoff feedback add|list|show|approve|dismiss|archive|restore`.
 
 use clap::Subcommand;
-use serde::Serialize;
 
 use super::command_error::CliError;
 use super::output::{dash_if_none, print_json, short_time, Table};
 use super::terminal_text::printable;
 use super::text_input::read_text;
 use crate::shared_arguments::{feedback_statuses, parse_repo_name, JsonFlag};
-use handoff::domain::{
-    ArchiveActor, ArchiveChange, ArchiveState, Feedback, FeedbackId, FeedbackSource, FollowUp, Run,
-    StatusChange,
-};
-use handoff::domain::{AutomaticUpdate, FeedbackStatus, RepoName};
-use handoff::store::{FeedbackFilter, NewFeedback, RunFilter, Store};
+use handoff_api::core_types::{ArchiveState, FeedbackSource};
+use handoff_api::core_types::{FeedbackFilter, NewFeedback};
+use handoff_api::core_types::{FeedbackStatus, RepoName};
+use handoff_api::feedback_items::{self, ItemHistory};
+use handoff_api::AppCore;
 use std::path::PathBuf;
 
-#[derive(Debug, Serialize)]
-struct FeedbackDetail {
-    feedback: Feedback,
-    status_history: Vec<StatusChange>,
-    archive_history: Vec<ArchiveChange>,
-    follow_ups: Vec<FollowUp>,
-    runs: Vec<Run>,
-    automatic_updates: Vec<AutomaticUpdate>,
-}
-
-pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError> {
+pub async fn run(core: &AppCore, command: FeedbackCommand) -> Result<(), CliError> {
     match command {
         FeedbackCommand::Add {
             repo,
@@ -36,16 +24,18 @@ pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError
             output,
         } => {
             let body = read_text(body, file)?;
-            let feedback = store
-                .add_feedback(&NewFeedback {
+            let feedback = feedback_items::add_item(
+                core,
+                &NewFeedback {
                     repo,
                     title,
                     body,
                     source: FeedbackSource::Cli,
                     github_issue: None,
                     opened_by_visitor: false,
-                })
-                .await?;
+                },
+            )
+            .await?;
             if output.json {
                 return print_json(&feedback);
             }
@@ -62,14 +52,16 @@ pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError
             archived,
             output,
         } => {
-            let dashboard = store
-                .dashboard(&FeedbackFilter {
+            let dashboard = feedback_items::board(
+                core,
+                &FeedbackFilter {
                     repo,
                     status,
                     search,
                     archived: Some(archived),
-                })
-                .await?;
+                },
+            )
+            .await?;
             if output.json {
                 return print_json(&dashboard);
             }
@@ -125,7 +117,7 @@ pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError
             Ok(())
         }
         FeedbackCommand::Approve { id } => {
-            let feedback = store.approve_feedback(FeedbackId(id)).await?;
+            let feedback = feedback_items::approve_item(core, id).await?;
             if feedback.opened_by_visitor {
                 println!(
                     "approved feedback {}: the agent may run on it; its text stays marked as \
@@ -137,24 +129,11 @@ pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError
             }
             Ok(())
         }
-        FeedbackCommand::Dismiss { id } => put_away(store, id, Some(ArchiveState::Dismissed)).await,
-        FeedbackCommand::Archive { id } => put_away(store, id, Some(ArchiveState::Archived)).await,
-        FeedbackCommand::Restore { id } => put_away(store, id, None).await,
+        FeedbackCommand::Dismiss { id } => put_away(core, id, Some(ArchiveState::Dismissed)).await,
+        FeedbackCommand::Archive { id } => put_away(core, id, Some(ArchiveState::Archived)).await,
+        FeedbackCommand::Restore { id } => put_away(core, id, None).await,
         FeedbackCommand::Show { id, output } => {
-            let id = FeedbackId(id);
-            let detail = FeedbackDetail {
-                feedback: store.feedback(id).await?,
-                status_history: store.status_history(id).await?,
-                archive_history: store.archive_history(id).await?,
-                follow_ups: store.follow_ups(id).await?,
-                automatic_updates: store.automatic_updates_of(id).await?,
-                runs: store
-                    .runs(&RunFilter {
-                        feedback_id: Some(id),
-                        ..RunFilter::default()
-                    })
-                    .await?,
-            };
+            let detail = feedback_items::item_history(core, id).await?;
             if output.json {
                 return print_json(&detail);
             }
@@ -165,10 +144,8 @@ pub async fn run(store: &Store, command: FeedbackCommand) -> Result<(), CliError
 }
 
 /// `feedback dismiss|archive|restore`.
-async fn put_away(store: &Store, id: i64, state: Option<ArchiveState>) -> Result<(), CliError> {
-    let (item, changed) = store
-        .set_archive_state(FeedbackId(id), state, ArchiveActor::Owner)
-        .await?;
+async fn put_away(core: &AppCore, id: i64, state: Option<ArchiveState>) -> Result<(), CliError> {
+    let (item, changed) = feedback_items::put_item_away(core, id, state).await?;
     match (changed, item.archived_as) {
         (false, Some(state)) => println!("feedback {id} was already {}", state.label()),
         (false, None) => println!("feedback {id} is on the board already"),
@@ -182,7 +159,7 @@ async fn put_away(store: &Store, id: i64, state: Option<ArchiveState>) -> Result
     Ok(())
 }
 
-fn print_detail(detail: &FeedbackDetail) {
+fn print_detail(detail: &ItemHistory) {
     let feedback = &detail.feedback;
     println!(
         "feedback {} · {} · {}",

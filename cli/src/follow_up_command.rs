@@ -6,11 +6,12 @@ use super::terminal_text::printable;
 use super::text_input::read_text;
 use crate::shared_arguments::JsonFlag;
 use clap::Subcommand;
-use handoff::domain::{FeedbackId, FollowUpId, FollowUpOrigin, FollowUpSource};
-use handoff::store::Store;
+use handoff_api::core_types::{FollowUpOrigin, FollowUpSource};
+use handoff_api::feedback_items;
+use handoff_api::AppCore;
 use std::path::PathBuf;
 
-pub async fn run(store: &Store, command: FollowUpCommand) -> Result<(), CliError> {
+pub async fn run(core: &AppCore, command: FollowUpCommand) -> Result<(), CliError> {
     match command {
         FollowUpCommand::Add {
             feedback,
@@ -19,20 +20,18 @@ pub async fn run(store: &Store, command: FollowUpCommand) -> Result<(), CliError
             output,
         } => {
             let message = read_text(message, file)?;
-            let follow_up = store
-                .add_owner_follow_up(FeedbackId(feedback), &message)
-                .await?;
+            let (follow_up, count) =
+                feedback_items::add_follow_up(core, feedback, &message).await?;
             if output.json {
                 return print_json(&follow_up);
             }
-            let count = store.follow_ups(FeedbackId(feedback)).await?.len();
             println!(
                 "added follow-up {count} to feedback {feedback}; the next run (Update PR) includes it"
             );
             Ok(())
         }
         FollowUpCommand::Include { follow_up } => {
-            let included = store.include_follow_up(FollowUpId(follow_up)).await?;
+            let included = feedback_items::include_follow_up(core, follow_up).await?;
             if included.source == FollowUpSource::Owner && !included.candidate {
                 println!("follow-up {follow_up} is the owner's: it is always in the prompt");
             } else if included.source == FollowUpSource::Owner {
@@ -49,7 +48,7 @@ pub async fn run(store: &Store, command: FollowUpCommand) -> Result<(), CliError
             Ok(())
         }
         FollowUpCommand::List { feedback, output } => {
-            let follow_ups = store.follow_ups(FeedbackId(feedback)).await?;
+            let follow_ups = feedback_items::follow_ups(core, feedback).await?;
             if output.json {
                 return print_json(&follow_ups);
             }

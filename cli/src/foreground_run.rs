@@ -10,20 +10,26 @@ use futures::StreamExt as _;
 
 use super::command_error::CliError;
 use super::terminal_text::printable;
-use handoff::domain::{LogStream, RunId};
-use handoff::pipeline::run_log::follow_run_log;
-use handoff::pipeline::{Pipeline, PipelineError};
-use handoff::store::Store;
+use handoff_api::core_types::CodedError;
+use handoff_api::core_types::LogStream;
+use handoff_api::core_types::Reconciled;
+use handoff_api::runs;
+use handoff_api::AppCore;
 
 /// Ends runs a crash left behind, saying so.
-pub async fn reconcile(pipeline: &Pipeline) -> Result<(), CliError> {
-    for reconciled in pipeline.reconcile_silent_runs().await? {
+pub async fn reconcile(core: &AppCore) -> Result<(), CliError> {
+    say_runs_ended(&runs::end_runs_left_behind(core).await?);
+    Ok(())
+}
+
+/// Says which runs a crash left behind were ended.
+pub fn say_runs_ended(ended: &[Reconciled]) {
+    for reconciled in ended {
         eprintln!(
             "note: run {} was ended: {}",
             reconciled.run_id, reconciled.message
         );
     }
-    Ok(())
 }
 
 /// `--timeout-minutes` as a duration (at least a minute).
@@ -32,17 +38,14 @@ pub fn timeout_from_minutes(minutes: Option<u64>) -> Option<Duration> {
 }
 
 /// Prints the log of `run_id` as it is written, until the run ends.
-pub async fn print_log(store: &Store, run_id: RunId) {
-    let mut log = Box::pin(follow_run_log(
-        store.clone(),
-        run_id,
-        Duration::from_millis(200),
-    ));
+pub async fn print_log(core: &AppCore, run_id: i64) {
+    let mut log = Box::pin(runs::log_as_it_comes(core, run_id));
     while let Some(next) = log.next().await {
         let chunk = match next {
             Ok(chunk) => chunk,
             Err(error) => {
-                tracing::warn!(run = %run_id, %error, "the run's log could not be read further");
+                let error = error.message;
+                tracing::warn!(run = run_id, %error, "the run's log could not be read further");
                 eprintln!("» the log of run {run_id} cannot be read further ({error}); the run goes on: see `handoff runs show {run_id}` and `handoff runs logs {run_id} --follow`");
                 return;
             }
@@ -58,9 +61,9 @@ pub async fn print_log(store: &Store, run_id: RunId) {
 /// Drives `driving` (the run `run_id`) to its end while `printing` shows it; Ctrl-C
 /// asks the run to cancel and keeps waiting for its end.
 pub async fn drive_in_foreground<Report>(
-    store: &Store,
-    run_id: RunId,
-    driving: impl Future<Output = Result<Report, PipelineError>> + Send + 'static,
+    core: &AppCore,
+    run_id: i64,
+    driving: impl Future<Output = Result<Report, CodedError>> + Send + 'static,
     printing: impl Future<Output = ()>,
 ) -> Result<Report, CliError>
 where
@@ -70,9 +73,10 @@ where
     let cancel_on_interrupt = async {
         if tokio::signal::ctrl_c().await.is_ok() {
             eprintln!("\ncancelling run {run_id}…");
-            if let Err(error) = store.request_cancel(run_id).await {
+            if let Err(error) = runs::ask_run_to_stop(core, run_id).await {
+                let error = error.message;
                 eprintln!("cannot cancel run {run_id}: {error}");
-                tracing::warn!(%run_id, %error, "cancelling on Ctrl-C failed");
+                tracing::warn!(run_id, %error, "cancelling on Ctrl-C failed");
             }
         }
         std::future::pending::<()>().await;

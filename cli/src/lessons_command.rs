@@ -2,24 +2,21 @@
 //! lessons drawn from the owner's corrections, which every later run of the repository
 //! carries once accepted.
 
-use std::path::Path;
-
 use clap::{Args, Subcommand};
 
 use super::command_error::CliError;
 use super::foreground_run::{drive_in_foreground, print_log, reconcile, timeout_from_minutes};
 use super::output::{print_json, Table};
-use super::run_command::{pipeline, RunOptions};
+use super::run_command::RunOptions;
 use super::terminal_text::printable;
 use crate::shared_arguments::parse_repo_name;
-use handoff::domain::lesson::LessonId;
-use handoff::domain::RepoName;
-use handoff::pipeline::lessons_file::LessonsFileAction;
-use handoff::pipeline::lessons_run::LessonsOptions;
-use handoff::store::{LessonDecision, Store};
+use handoff_api::core_types::LessonsFileAction;
+use handoff_api::core_types::LessonsOptions;
+use handoff_api::core_types::RepoName;
 use handoff_api::lessons::{
-    edit_lesson, lesson_record, lessons_view, set_lesson_settings, CorrectionRecord,
-    LessonEditInput, LessonRecord, LessonSettingsInput,
+    begin_lessons, decide_lesson, edit_lesson, lessons_view, set_lesson_settings,
+    write_lessons_file_of, CorrectionRecord, LessonDecisionWord, LessonEditInput, LessonRecord,
+    LessonSettingsInput,
 };
 use handoff_api::AppCore;
 
@@ -104,31 +101,26 @@ pub enum LessonsAction {
     },
 }
 
-pub async fn run(
-    store: &Store,
-    data_dir: &Path,
-    arguments: LessonsArguments,
-) -> Result<(), CliError> {
-    let core = AppCore::new(store.clone(), data_dir);
+pub async fn run(core: &AppCore, arguments: LessonsArguments) -> Result<(), CliError> {
     match arguments.action {
         LessonsAction::List {
             repo,
             sources,
             json,
-        } => list(&core, &repo, sources, json).await,
-        LessonsAction::Suggest { repo, options } => suggest(store, data_dir, &repo, options).await,
-        LessonsAction::Accept { id } => decide(&core, id, LessonDecision::Accept).await,
-        LessonsAction::Reject { id } => decide(&core, id, LessonDecision::Reject).await,
-        LessonsAction::Enable { id } => decide(&core, id, LessonDecision::Enable(true)).await,
-        LessonsAction::Disable { id } => decide(&core, id, LessonDecision::Enable(false)).await,
-        LessonsAction::Keep { id } => decide(&core, id, LessonDecision::Keep).await,
+        } => list(core, &repo, sources, json).await,
+        LessonsAction::Suggest { repo, options } => suggest(core, &repo, options).await,
+        LessonsAction::Accept { id } => decide(core, id, LessonDecisionWord::Accept).await,
+        LessonsAction::Reject { id } => decide(core, id, LessonDecisionWord::Reject).await,
+        LessonsAction::Enable { id } => decide(core, id, LessonDecisionWord::Enable).await,
+        LessonsAction::Disable { id } => decide(core, id, LessonDecisionWord::Disable).await,
+        LessonsAction::Keep { id } => decide(core, id, LessonDecisionWord::Keep).await,
         LessonsAction::Edit {
             id,
             rule,
             why,
             paths,
         } => {
-            let lesson = edit_lesson(&core, id, &LessonEditInput { rule, why, paths }).await?;
+            let lesson = edit_lesson(core, id, &LessonEditInput { rule, why, paths }).await?;
             println!("lesson {id}: {}", describe(&lesson));
             Ok(())
         }
@@ -136,8 +128,7 @@ pub async fn run(
             repo,
             replace_edits,
         } => {
-            let pipeline = pipeline(store, data_dir).await?;
-            let report = pipeline.write_lessons_file(&repo, replace_edits).await?;
+            let report = write_lessons_file_of(core, &repo, replace_edits).await?;
             match (report.action, report.pr_number) {
                 (LessonsFileAction::InStep, None) => {
                     println!("{} already holds the lessons as they are", report.path)
@@ -168,10 +159,10 @@ pub async fn run(
             after_corrections,
             file,
         } => {
-            let view = lessons_view(&core, &repo.full_name()).await?;
+            let view = lessons_view(core, &repo.full_name()).await?;
             if after_corrections.is_some() || file.is_some() {
                 set_lesson_settings(
-                    &core,
+                    core,
                     &repo.full_name(),
                     &LessonSettingsInput {
                         after_corrections: match after_corrections {
@@ -184,7 +175,7 @@ pub async fn run(
                 )
                 .await?;
             }
-            let view = lessons_view(&core, &repo.full_name()).await?;
+            let view = lessons_view(core, &repo.full_name()).await?;
             println!(
                 "lessons of {}: {}; file {}",
                 view.repo,
@@ -199,10 +190,8 @@ pub async fn run(
     }
 }
 
-async fn decide(core: &AppCore, id: i64, decision: LessonDecision) -> Result<(), CliError> {
-    // The store is asked directly, so that its refusals carry this command line's hints.
-    let lesson = core.store.decide_lesson(LessonId(id), decision).await?;
-    let lesson = lesson_record(core, &lesson).await?;
+async fn decide(core: &AppCore, id: i64, decision: LessonDecisionWord) -> Result<(), CliError> {
+    let lesson = decide_lesson(core, id, decision).await?;
     println!("lesson {id}: {}", describe(&lesson));
     Ok(())
 }
@@ -309,41 +298,35 @@ fn print_correction(lesson: i64, source: &CorrectionRecord) {
     }
 }
 
-async fn suggest(
-    store: &Store,
-    data_dir: &Path,
-    repo: &RepoName,
-    options: RunOptions,
-) -> Result<(), CliError> {
-    let pipeline = pipeline(store, data_dir).await?;
-    reconcile(&pipeline).await?;
+async fn suggest(core: &AppCore, repo: &RepoName, options: RunOptions) -> Result<(), CliError> {
+    reconcile(core).await?;
     let quiet = options.quiet || options.json;
-    let begun = pipeline
-        .begin_lessons(
-            repo,
-            LessonsOptions {
-                backend: options.backend,
-                timeout: timeout_from_minutes(options.timeout_minutes),
-            },
-        )
-        .await?;
+    let begun = begin_lessons(
+        core,
+        repo,
+        LessonsOptions {
+            backend: options.backend,
+            timeout: timeout_from_minutes(options.timeout_minutes),
+        },
+    )
+    .await?;
     let run_id = begun.run_id();
     if !quiet {
         eprintln!(
             "run {run_id} started: lessons on {repo} ({}); Ctrl-C cancels",
-            begun.run.backend
+            begun.run().backend
         );
     }
     let printing = async {
         if !quiet {
-            print_log(store, run_id).await;
+            print_log(core, run_id).await;
         }
     };
-    let report = drive_in_foreground(store, run_id, begun.drive(), printing).await?;
+    let report = drive_in_foreground(core, run_id, begun.drive(), printing).await?;
     if options.json {
         return print_json(&report);
     }
-    if report.run.status != handoff::domain::RunStatus::Succeeded {
+    if report.run.status != handoff_api::core_types::RunStatus::Succeeded {
         return Err(CliError::Failure(format!(
             "lessons run {run_id} did not succeed: {}",
             report
@@ -353,8 +336,7 @@ async fn suggest(
                 .unwrap_or("see its log")
         )));
     }
-    let core = AppCore::new(store.clone(), data_dir);
-    let view = lessons_view(&core, &repo.full_name()).await?;
+    let view = lessons_view(core, &repo.full_name()).await?;
     let proposed: Vec<&LessonRecord> = view
         .proposals
         .iter()

@@ -5,7 +5,7 @@ use clap::Args;
 use std::path::Path;
 use std::time::Duration;
 
-use handoff::log_file::{last_lines, log_folder, LogFollower};
+use handoff_api::log::{last_log_lines, log_folder, NewLogLines};
 
 use super::command_error::CliError;
 
@@ -19,8 +19,8 @@ pub async fn run(data_dir: &Path, arguments: LogArguments) -> Result<(), CliErro
     }
     // Where following starts is taken before the last lines are read, so a line
     // written in between is printed once by one or the other, not lost.
-    let mut follower = arguments.follow.then(|| LogFollower::from_end(data_dir));
-    let lines = last_lines(data_dir, arguments.lines).map_err(failure)?;
+    let mut follower = arguments.follow.then(|| NewLogLines::from_now(data_dir));
+    let lines = last_log_lines(data_dir, arguments.lines)?;
     if lines.is_empty() && !arguments.follow {
         eprintln!("the log in {} is empty", log_folder(data_dir).display());
     }
@@ -30,20 +30,20 @@ pub async fn run(data_dir: &Path, arguments: LogArguments) -> Result<(), CliErro
     let Some(follower) = follower.as_mut() else {
         return Ok(());
     };
+    eprintln!(
+        "following the log in {} (Ctrl-C stops)",
+        log_folder(data_dir).display()
+    );
     loop {
         tokio::select! {
             _ = tokio::signal::ctrl_c() => return Ok(()),
             _ = tokio::time::sleep(FOLLOW_INTERVAL) => {
-                for line in follower.new_lines().map_err(failure)? {
+                for line in follower.take()? {
                     println!("{line}");
                 }
             }
         }
     }
-}
-
-fn failure(error: handoff::log_file::LogFileError) -> CliError {
-    CliError::Failure(error.to_string())
 }
 
 #[derive(Debug, Args)]

@@ -43,10 +43,8 @@ use clap::Parser as _;
 pub use arguments::{Cli, Command};
 pub use command_error::{CliError, EXIT_FAILURE, EXIT_USAGE};
 
-use handoff::data_dir::data_dir;
-use handoff::log_file::{self, LogLevel};
-use handoff::store::SettingKey;
-use handoff::store::Store;
+use handoff_api::log::{start_log, stored_log_level};
+use handoff_api::{data_folder, AppCore};
 
 /// Runs the command line with the process's arguments and returns its exit code.
 pub fn main() -> ExitCode {
@@ -84,12 +82,15 @@ pub fn main() -> ExitCode {
 pub async fn run(cli: Cli) -> Result<(), CliError> {
     let data_dir = match cli.data_dir {
         Some(dir) => dir,
-        None => data_dir().map_err(|error| CliError::Failure(error.to_string()))?,
+        None => data_folder()?,
     };
-    let log = match log_file::install(&data_dir, "cli", None, false) {
+    let log = match start_log(&data_dir, "cli", false) {
         Ok(log) => Some(log),
         Err(error) => {
-            eprintln!("warning: {error}; this command leaves no line in the log");
+            eprintln!(
+                "warning: {}; this command leaves no line in the log",
+                error.message
+            );
             None
         }
     };
@@ -99,56 +100,51 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Log(arguments) => return log_command::run(&data_dir, arguments).await,
         command => command,
     };
-    let store = match Store::open_in(&data_dir).await {
-        Ok(store) => store,
+    let core = match AppCore::open(&data_dir).await {
+        Ok(core) => core,
         Err(error) => {
-            tracing::error!(command = command_name, %error, "the database could not be opened");
+            tracing::error!(command = command_name, code = %error.code, message = %error.message, "the database could not be opened");
             return Err(error.into());
         }
     };
     if let Some(log) = &log {
-        log.apply_setting(stored_log_level(&store).await);
+        // An unreadable setting is the default level.
+        match stored_log_level(&core).await {
+            Ok(level) => log.apply_setting(level),
+            Err(error) => {
+                tracing::warn!(message = %error.message, "the log level setting could not be read")
+            }
+        }
     }
     tracing::debug!(command = command_name, "command started");
     let result = match command {
-        Command::Repo(command) => repo_command::run(&store, &data_dir, command).await,
-        Command::Feedback(command) => feedback_command::run(&store, command).await,
-        Command::Followup(command) => follow_up_command::run(&store, command).await,
-        Command::Run(arguments) => run_command::run(&store, &data_dir, arguments).await,
-        Command::Iterate(arguments) => run_command::iterate(&store, &data_dir, arguments).await,
-        Command::Qa(arguments) => qa_command::run(&store, &data_dir, arguments).await,
-        Command::Runs(command) => runs_command::run(&store, &data_dir, command).await,
-        Command::Queue(command) => queue_command::run(&store, &data_dir, command).await,
-        Command::Secrets(command) => secrets_command::run(&store, &data_dir, command).await,
-        Command::Config(command) => config_command::run(&store, command).await,
-        Command::Auth(command) => auth_command::run(&store, command).await,
-        Command::Comment(command) => comment_command::run(&store, command).await,
-        Command::Sync(arguments) => sync_command::run(&store, &data_dir, arguments).await,
-        Command::Outbox(arguments) => outbox_command::run(&store, arguments).await,
-        Command::Pr(command) => pr_command::run(&store, command).await,
-        Command::Doctor(arguments) => doctor_command::run(&store, &data_dir, arguments).await,
-        Command::AgentImage(command) => agent_image_command::run(&store, command).await,
-        Command::Spend(arguments) => spend_command::run(&store, arguments).await,
-        Command::Lessons(arguments) => lessons_command::run(&store, &data_dir, arguments).await,
-        Command::Info(arguments) => output::print_info(&store, &data_dir, arguments.json),
+        Command::Repo(command) => repo_command::run(&core, command).await,
+        Command::Feedback(command) => feedback_command::run(&core, command).await,
+        Command::Followup(command) => follow_up_command::run(&core, command).await,
+        Command::Run(arguments) => run_command::run(&core, arguments).await,
+        Command::Iterate(arguments) => run_command::iterate(&core, arguments).await,
+        Command::Qa(arguments) => qa_command::run(&core, arguments).await,
+        Command::Runs(command) => runs_command::run(&core, command).await,
+        Command::Queue(command) => queue_command::run(&core, command).await,
+        Command::Secrets(command) => secrets_command::run(&core, command).await,
+        Command::Config(command) => config_command::run(&core, command).await,
+        Command::Auth(command) => auth_command::run(&core, command).await,
+        Command::Comment(command) => comment_command::run(&core, command).await,
+        Command::Sync(arguments) => sync_command::run(&core, arguments).await,
+        Command::Outbox(arguments) => outbox_command::run(&core, arguments).await,
+        Command::Pr(command) => pr_command::run(&core, command).await,
+        Command::Doctor(arguments) => doctor_command::run(&core, arguments).await,
+        Command::AgentImage(command) => agent_image_command::run(&core, command).await,
+        Command::Spend(arguments) => spend_command::run(&core, arguments).await,
+        Command::Lessons(arguments) => lessons_command::run(&core, arguments).await,
+        Command::Info(arguments) => output::print_info(&core, arguments.json),
         Command::Log(arguments) => log_command::run(&data_dir, arguments).await,
-        Command::Serve(arguments) => serve_command::run(&store, &data_dir, arguments).await,
-        Command::Status(arguments) => status_command::run(&store, &data_dir, arguments).await,
+        Command::Serve(arguments) => serve_command::run(&core, arguments).await,
+        Command::Status(arguments) => status_command::run(&core, arguments).await,
     };
     if let Err(error) = &result {
         tracing::warn!(command = command_name, %error, "the command failed");
     }
-    store.close().await;
+    core.close().await;
     result
-}
-
-/// The log level setting, when it names one; an unreadable setting is the default.
-async fn stored_log_level(store: &Store) -> Option<LogLevel> {
-    match store.setting(SettingKey::LogLevel).await {
-        Ok(value) => value.as_deref().and_then(LogLevel::parse),
-        Err(error) => {
-            tracing::warn!(%error, "the log level setting could not be read");
-            None
-        }
-    }
 }

@@ -7,13 +7,10 @@ use serde::Serialize;
 use super::command_error::CliError;
 use super::output::{dash_if_none, print_json, short_time, Table};
 use crate::shared_arguments::JsonFlag;
-use handoff::domain::OutboxEntry;
-use handoff::domain::OutboxEntryId;
-use handoff::github::client::RequestPolicy;
-use handoff::github::owner_edits::{send_outbox, send_outbox_entry_now, EditOutcome, OutboxPass};
-use handoff::github::sign_in::connect;
-use handoff::secrets::SecretStore;
-use handoff::store::Store;
+use handoff_api::core_types::EditOutcome;
+use handoff_api::core_types::OutboxEntry;
+use handoff_api::outbox;
+use handoff_api::AppCore;
 
 #[derive(Debug, Serialize)]
 struct OutboxLine {
@@ -22,11 +19,10 @@ struct OutboxLine {
     target: String,
 }
 
-pub async fn run(store: &Store, arguments: OutboxArguments) -> Result<(), CliError> {
+pub async fn run(core: &AppCore, arguments: OutboxArguments) -> Result<(), CliError> {
     match arguments.action {
         Some(OutboxAction::Send { id: Some(id) }) => {
-            let client = connect(store, &SecretStore::os(), RequestPolicy::default()).await?;
-            let outcome = send_outbox_entry_now(&client, store, OutboxEntryId(id)).await?;
+            let outcome = outbox::send_waiting_write(core, id).await?;
             match outcome {
                 EditOutcome::Sent { version } => {
                     println!("sent: version {} is on GitHub", version.number);
@@ -44,7 +40,7 @@ pub async fn run(store: &Store, arguments: OutboxArguments) -> Result<(), CliErr
             }
         }
         Some(OutboxAction::Discard { id }) => {
-            if store.discard_outbox_entry(OutboxEntryId(id)).await? {
+            if outbox::discard_outbox_entry(core, id).await? {
                 println!("discarded: entry {id} will not be sent; its text stays in the history");
             } else {
                 println!("entry {id} was already sent or discarded");
@@ -52,8 +48,7 @@ pub async fn run(store: &Store, arguments: OutboxArguments) -> Result<(), CliErr
             Ok(())
         }
         Some(OutboxAction::Send { id: None }) => {
-            let client = connect(store, &SecretStore::os(), RequestPolicy::default()).await?;
-            let report = send_outbox(&client, store, OutboxPass::Everything).await?;
+            let report = outbox::send_every_waiting_write(core).await?;
             if arguments.output.json {
                 return print_json(&report);
             }
@@ -67,20 +62,19 @@ pub async fn run(store: &Store, arguments: OutboxArguments) -> Result<(), CliErr
             Ok(())
         }
         None => {
-            let mut lines = Vec::new();
-            for entry in store.unsent_outbox_entries().await? {
-                let target = match entry.managed_comment_id {
-                    Some(comment) => {
-                        let comment = store.managed_comment_by_id(comment).await?;
-                        format!(
-                            "{} #{} {} comment",
-                            comment.repo, comment.pr_number, comment.kind
-                        )
-                    }
-                    None => "-".to_owned(),
-                };
-                lines.push(OutboxLine { entry, target });
-            }
+            let lines: Vec<OutboxLine> = outbox::waiting_writes(core)
+                .await?
+                .into_iter()
+                .map(|write| OutboxLine {
+                    target: match write.comment {
+                        Some((repo, pr_number, kind)) => {
+                            format!("{repo} #{pr_number} {kind} comment")
+                        }
+                        None => "-".to_owned(),
+                    },
+                    entry: write.entry,
+                })
+                .collect();
             if arguments.output.json {
                 return print_json(&lines);
             }

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::command_error::CliError;
-use handoff::store::{supported_schema_version, Store};
+use handoff_api::{schema_version, AppCore};
 
 /// Prints `value` as pretty JSON on stdout.
 pub fn print_json<T: Serialize + ?Sized>(value: &T) -> Result<(), CliError> {
@@ -115,11 +115,11 @@ struct Info<'a> {
     version: &'static str,
 }
 
-pub fn print_info(store: &Store, data_dir: &Path, json: bool) -> Result<(), CliError> {
+pub fn print_info(core: &AppCore, json: bool) -> Result<(), CliError> {
     let info = Info {
-        data_dir,
-        database: store.path(),
-        schema_version: supported_schema_version(),
+        data_dir: &core.data_dir,
+        database: core.database_path(),
+        schema_version: schema_version(),
         version: env!("CARGO_PKG_VERSION"),
     };
     if json {

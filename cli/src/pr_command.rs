@@ -6,11 +6,13 @@ use super::output::{dash_if_none, print_json, short_time, Table};
 use super::terminal_text::printable;
 use crate::shared_arguments::{parse_repo_name, words_of, JsonFlag};
 use clap::Subcommand;
-use handoff::domain::{CheckStatus, RepoName};
-use handoff::pull_request_workspace::pull_request_workspace;
-use handoff::store::{PullRequestFilter, Store, StoreError};
+use handoff_api::core_types::PullRequestFilter;
+use handoff_api::core_types::{CheckStatus, RepoName};
+use handoff_api::pull_request_workspace::workspace_in_the_mirror;
+use handoff_api::pull_requests::open_pull_requests;
+use handoff_api::AppCore;
 
-pub async fn run(store: &Store, command: PrCommand) -> Result<(), CliError> {
+pub async fn run(core: &AppCore, command: PrCommand) -> Result<(), CliError> {
     match command {
         PrCommand::List {
             repo,
@@ -18,18 +20,17 @@ pub async fn run(store: &Store, command: PrCommand) -> Result<(), CliError> {
             checks,
             output,
         } => {
-            let repo_id = match repo {
-                Some(name) => Some(store.repo_by_name(&name).await?.id),
-                None => None,
-            };
-            let pulls = store
-                .open_pull_requests(&PullRequestFilter {
-                    repo_id,
+            let (pulls, unreadable) = open_pull_requests(
+                core,
+                repo.as_ref(),
+                PullRequestFilter {
+                    repo_id: None,
                     search,
                     checks,
                     feedback: None,
-                })
-                .await?;
+                },
+            )
+            .await?;
             if output.json {
                 return print_json(&pulls);
             }
@@ -38,7 +39,6 @@ pub async fn run(store: &Store, command: PrCommand) -> Result<(), CliError> {
                 return Ok(());
             }
             // Checks the token may not read say so, rather than "none".
-            let unreadable = store.repos_with_unreadable_checks().await?;
             let mut table = Table::new(&[
                 "REPO", "PR", "CHECKS", "UPDATED", "AUTHOR", "BRANCH", "FEEDBACK", "TITLE",
             ]);
@@ -65,14 +65,7 @@ pub async fn run(store: &Store, command: PrCommand) -> Result<(), CliError> {
             Ok(())
         }
         PrCommand::Show { repo, pr, output } => {
-            let repo = store.repo_by_name(&repo).await?;
-            let pull = store.pull_request(repo.id, pr).await?.ok_or_else(|| {
-                StoreError::PullRequestNotFound {
-                    repo: repo.name.full_name(),
-                    number: pr,
-                }
-            })?;
-            let workspace = pull_request_workspace(store, &repo, pull).await?;
+            let workspace = workspace_in_the_mirror(core, &repo, pr).await?;
             if output.json {
                 return print_json(&workspace);
             }

@@ -2,40 +2,41 @@
 //! foreground, with the log printed as it goes; Ctrl-C cancels.
 
 use clap::Args;
-use std::path::Path;
 
 use super::command_error::CliError;
 use super::foreground_run::{drive_in_foreground, print_log, reconcile, timeout_from_minutes};
 use super::output::print_json;
-use super::run_command::pipeline;
 use crate::run_command::RunOptions;
 use crate::shared_arguments::{parse_repo_name, qa_stages};
-use handoff::domain::{RepoName, Stage};
-use handoff::pipeline::qa_run::{QaOptions, QaResult};
-use handoff::store::Store;
+use handoff_api::core_types::{QaOptions, QaResult};
+use handoff_api::core_types::{RepoName, Stage};
+use handoff_api::pull_request_workspace::{begin_qa, stage_runs_of_chain};
+use handoff_api::AppCore;
 
-pub async fn run(store: &Store, data_dir: &Path, arguments: QaArguments) -> Result<(), CliError> {
-    let pipeline = pipeline(store, data_dir).await?;
-    reconcile(&pipeline).await?;
+pub async fn run(core: &AppCore, arguments: QaArguments) -> Result<(), CliError> {
+    reconcile(core).await?;
     let options = arguments.options;
     let quiet = options.quiet || options.json;
-    let begun = pipeline
-        .begin_qa(
-            &arguments.repo,
-            arguments.pr,
-            arguments.stage,
-            QaOptions {
-                backend: options.backend,
-                timeout: timeout_from_minutes(options.timeout_minutes),
-                force: arguments.force,
-            },
-        )
-        .await?;
+    let begun = begin_qa(
+        core,
+        &arguments.repo,
+        arguments.pr,
+        arguments.stage,
+        QaOptions {
+            backend: options.backend,
+            timeout: timeout_from_minutes(options.timeout_minutes),
+            force: arguments.force,
+        },
+    )
+    .await?;
     let top = begun.run_id();
     if !quiet {
         eprintln!(
             "run {top} started: {} on {} #{} ({}); Ctrl-C cancels",
-            arguments.stage, arguments.repo, arguments.pr, begun.run.backend
+            arguments.stage,
+            arguments.repo,
+            arguments.pr,
+            begun.run().backend
         );
     }
     let printing = async {
@@ -43,20 +44,21 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: QaArguments) -> Resu
             return;
         }
         // The chain's own log, then each stage's.
-        print_log(store, top).await;
-        match store.child_runs(top).await {
+        print_log(core, top).await;
+        match stage_runs_of_chain(core, top).await {
             Ok(children) => {
                 for child in children {
-                    print_log(store, child.id).await;
+                    print_log(core, child.id.0).await;
                 }
             }
             Err(error) => {
+                let error = error.message;
                 eprintln!("the stages' logs cannot be read: {error}");
-                tracing::warn!(run = %top, %error, "reading the chain's stage runs");
+                tracing::warn!(run = top, %error, "reading the chain's stage runs");
             }
         }
     };
-    let report = drive_in_foreground(store, top, begun.drive(), printing).await?;
+    let report = drive_in_foreground(core, top, begun.drive(), printing).await?;
     if options.json {
         print_json(&report)?;
     } else {

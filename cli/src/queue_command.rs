@@ -10,14 +10,13 @@ use futures::stream::{FuturesUnordered, StreamExt as _};
 
 use super::command_error::CliError;
 use super::output::{dash_if_none, one_line, print_json, Table};
-use super::run_command::pipeline;
 use crate::shared_arguments::JsonFlag;
-use handoff::domain::run_driver::RunDriver;
-use handoff::domain::{FeedbackId, RepoName, RunId, RunStatus};
-use handoff::pipeline::reconcile::{Reconciled, WaitingOnDriver};
-use handoff::pipeline::run_queue::AdoptedRun;
-use handoff::pipeline::{CodeRunOptions, Pipeline};
-use handoff::store::{QueueEntry, Store};
+use handoff_api::core_types::QueueEntry;
+use handoff_api::core_types::RunDriver;
+use handoff_api::core_types::{Reconciled, WaitingOnDriver};
+use handoff_api::core_types::{RepoName, RunStatus};
+use handoff_api::run_queue;
+use handoff_api::AppCore;
 
 #[derive(Debug, Subcommand)]
 pub enum QueueCommand {
@@ -45,29 +44,18 @@ pub enum QueueCommand {
     Run,
 }
 
-pub async fn run(
-    store: &Store,
-    data_dir: &std::path::Path,
-    command: QueueCommand,
-) -> Result<(), CliError> {
+pub async fn run(core: &AppCore, command: QueueCommand) -> Result<(), CliError> {
     match command {
-        QueueCommand::List(output) => list(store, data_dir, output).await,
-        QueueCommand::Cancel { run } => cancel(store, data_dir, run).await,
-        QueueCommand::Add { feedback, all_new } => add(store, data_dir, feedback, all_new).await,
-        QueueCommand::Run => take_over(store, data_dir).await,
+        QueueCommand::List(output) => list(core, output).await,
+        QueueCommand::Cancel { run } => cancel(core, run).await,
+        QueueCommand::Add { feedback, all_new } => add(core, feedback, all_new).await,
+        QueueCommand::Run => take_over(core).await,
     }
 }
 
 /// `queue list`.
-async fn list(store: &Store, data_dir: &std::path::Path, output: JsonFlag) -> Result<(), CliError> {
-    // Without a sign-in the queue is still shown; only E2B's overflow is then unknown.
-    let entries = match pipeline(store, data_dir).await {
-        Ok(pipeline) => pipeline.queue().await?,
-        Err(error) => {
-            tracing::debug!(%error, "the queue is read without the pipeline");
-            store.queue(false).await?
-        }
-    };
+async fn list(core: &AppCore, output: JsonFlag) -> Result<(), CliError> {
+    let (entries, limits) = run_queue::queue(core).await?;
     if output.json {
         return print_json(&entries);
     }
@@ -75,7 +63,6 @@ async fn list(store: &Store, data_dir: &std::path::Path, output: JsonFlag) -> Re
         println!("The run queue is empty.");
         return Ok(());
     }
-    let limits = store.slot_limits().await?;
     let mut table = Table::new(&["RUN", "STATE", "REPOSITORY", "WHAT", "BACKEND"]);
     for entry in &entries {
         table.row(vec![
@@ -117,9 +104,8 @@ fn what_of(entry: &QueueEntry) -> String {
 }
 
 /// `queue cancel`.
-async fn cancel(store: &Store, data_dir: &std::path::Path, run: i64) -> Result<(), CliError> {
-    let pipeline = pipeline(store, data_dir).await?;
-    let run = pipeline.cancel_run(RunId(run)).await?;
+async fn cancel(core: &AppCore, run: i64) -> Result<(), CliError> {
+    let run = handoff_api::runs::cancel_run(core, run).await?.run;
     match run.status {
         RunStatus::Cancelled => println!("run {} left the queue", run.id),
         _ => println!(
@@ -132,15 +118,13 @@ async fn cancel(store: &Store, data_dir: &std::path::Path, run: i64) -> Result<(
 
 /// `queue add`.
 async fn add(
-    store: &Store,
-    data_dir: &std::path::Path,
+    core: &AppCore,
     feedback: Vec<i64>,
     all_new: Option<RepoName>,
 ) -> Result<(), CliError> {
-    let pipeline = pipeline(store, data_dir).await?;
     let items = match &all_new {
-        Some(repo) => store.new_items_of(repo).await?,
-        None => feedback.into_iter().map(FeedbackId).collect(),
+        Some(repo) => run_queue::new_items_of(core, repo).await?,
+        None => feedback,
     };
     if items.is_empty() {
         println!("No new item to run.");
@@ -148,31 +132,25 @@ async fn add(
     }
     let mut refused = 0;
     let driving = FuturesUnordered::new();
-    for (item, begun) in pipeline
-        .begin_code_runs(&items, &CodeRunOptions::default())
-        .await
-    {
+    for (item, begun) in run_queue::queue_code_runs_to_drive(core, &items).await? {
         match begun {
             Ok(begun) => {
                 println!("feedback {item}: run {} queued", begun.run_id());
-                driving.push(drive(AdoptedRun::Code(Box::new(begun))));
+                driving.push(begun.drive());
             }
             Err(error) => {
                 refused += 1;
-                println!("feedback {item}: refused: {error}");
+                println!("feedback {item}: refused: {}", error.message);
             }
         }
     }
-    let failed = drive_all(&pipeline, driving).await?;
+    let failed = drive_all(core, driving).await?;
     finish(refused + failed)
 }
 
 /// `queue run`.
-async fn take_over(store: &Store, data_dir: &std::path::Path) -> Result<(), CliError> {
-    let pipeline = pipeline(store, data_dir).await?;
-    let picked = pipeline
-        .pick_up_runs_left_behind(handoff::pipeline::reconcile::silent_since())
-        .await?;
+async fn take_over(core: &AppCore) -> Result<(), CliError> {
+    let picked = handoff_api::session::take_over_runs_left_behind(core).await?;
     say_runs_ended(&picked.ended);
     if picked.taken_over.is_empty() {
         let waiting = waiting_lines(&picked.waiting_on_others);
@@ -187,9 +165,9 @@ async fn take_over(store: &Store, data_dir: &std::path::Path) -> Result<(), CliE
     let driving = FuturesUnordered::new();
     for run in picked.taken_over {
         println!("run {}: taken over", run.run_id());
-        driving.push(drive(run));
+        driving.push(run.drive());
     }
-    let failed = drive_all(&pipeline, driving).await?;
+    let failed = drive_all(core, driving).await?;
     finish(failed)
 }
 
@@ -246,22 +224,14 @@ fn waiting_lines(waiting: &[WaitingOnDriver]) -> Vec<String> {
         .collect()
 }
 
-pub async fn drive(run: AdoptedRun) -> RunId {
-    let run_id = run.run_id();
-    if let Err(error) = run.drive().await {
-        tracing::error!(run = %run_id, %error, "a queued run ended with an error");
-    }
-    run_id
-}
-
 /// Drives every run to its end, printing a line as each ends; how many did not succeed.
 pub async fn drive_all(
-    pipeline: &Pipeline,
-    mut driving: FuturesUnordered<impl std::future::Future<Output = RunId>>,
+    core: &AppCore,
+    mut driving: FuturesUnordered<impl std::future::Future<Output = i64>>,
 ) -> Result<usize, CliError> {
     let mut failed = 0;
     while let Some(run_id) = driving.next().await {
-        let run = pipeline.store.run(run_id).await?;
+        let run = handoff_api::runs::run(core, run_id).await?;
         if run.status != RunStatus::Succeeded {
             failed += 1;
         }

@@ -1,23 +1,21 @@
 //! `handoff repo add|list|show|set|fork|prompt|disconnect`.
 
-use chrono::Utc;
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use super::command_error::CliError;
 use super::output::{dash_if_none, print_json, Table};
 use crate::shared_arguments::{agent_presets, parse_repo_name, prompt_stages, words_of, JsonFlag};
-use handoff::domain::{NetworkMode, RepoName, Stage};
-use handoff::domain::{Repo, SandboxBackend};
-use handoff::error_code::{CodedError, ErrorCode};
-use handoff::store::{QuotaStatus, Store};
 use handoff_api::agent_forks::{fork_places, make_agent_fork};
+use handoff_api::core_types::{CodedError, ErrorCode, NetworkMode, RepoName, Stage};
+use handoff_api::core_types::{QuotaStatus, Repo, SandboxBackend};
 use handoff_api::repo_settings_input::{read_settings, RepoSetting};
 use handoff_api::repositories::{
-    connect_repository_with, disconnect_repository, save_repo_settings, RepoSettingsInput,
+    connect_repository_with, connected_repositories, disconnect_repository, repository_and_quota,
+    save_repo_settings, set_stage_prompt, stage_prompt_text, RepoSettingsInput,
 };
 use handoff_api::AppCore;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, Serialize)]
 struct RepoWithQuota {
@@ -26,21 +24,21 @@ struct RepoWithQuota {
     quota_this_month: QuotaStatus,
 }
 
-pub async fn run(store: &Store, data_dir: &Path, command: RepoCommand) -> Result<(), CliError> {
-    let core = AppCore::new(store.clone(), data_dir);
+pub async fn run(core: &AppCore, command: RepoCommand) -> Result<(), CliError> {
     match command {
-        RepoCommand::Add { repo, settings } => add(&core, repo, settings).await,
-        RepoCommand::Fork { repo, into } => fork(store, data_dir, repo, into).await,
-        RepoCommand::List(output) => list(store, output).await,
-        RepoCommand::Disconnect { repo } => disconnect(&core, repo).await,
-        RepoCommand::Show { repo, output } => show(store, repo, output).await,
+        RepoCommand::Add { repo, settings } => add(core, repo, settings).await,
+        RepoCommand::Fork { repo, into } => fork(core, repo, into).await,
+        RepoCommand::List(output) => list(core, output).await,
+        RepoCommand::Disconnect { repo } => disconnect(core, repo).await,
+        RepoCommand::Show { repo, output } => show(core, repo, output).await,
         RepoCommand::Prompt {
             repo,
             stage,
             file,
             reset,
-        } => prompt(store, repo, stage, file, reset).await,
-        RepoCommand::Set { repo, settings } => set(&core, repo, settings).await,
+            confirm_no_isolation,
+        } => prompt(core, repo, stage, file, reset, confirm_no_isolation).await,
+        RepoCommand::Set { repo, settings } => set(core, repo, settings).await,
     }
 }
 
@@ -97,14 +95,8 @@ so CI runs the agent's code with the repository's secrets; `handoff repo fork OW
 --into ORG` sends them to a fork, whose PRs run CI without them";
 
 /// `repo fork`.
-async fn fork(
-    store: &Store,
-    data_dir: &Path,
-    repo: RepoName,
-    into: Option<String>,
-) -> Result<(), CliError> {
-    let core = AppCore::new(store.clone(), data_dir);
-    let places = fork_places(&core).await?;
+async fn fork(core: &AppCore, repo: RepoName, into: Option<String>) -> Result<(), CliError> {
+    let places = fork_places(core).await?;
     let place = match into.or(places.default_place.clone()) {
         Some(place) => place,
         None => {
@@ -129,7 +121,7 @@ async fn fork(
         }
     };
     println!("making (or finding) the fork of {repo} in {place}; GitHub may take a moment");
-    let fork = make_agent_fork(&core, &repo.full_name(), &place).await?;
+    let fork = make_agent_fork(core, &repo.full_name(), &place).await?;
     println!(
         "agent branches of {repo} go to the fork {fork}: its PRs run CI without the \
          repository's secrets; repositories connected from now on get their fork in {place} too"
@@ -138,8 +130,8 @@ async fn fork(
 }
 
 /// `repo list`.
-async fn list(store: &Store, output: JsonFlag) -> Result<(), CliError> {
-    let repos = store.repos().await?;
+async fn list(core: &AppCore, output: JsonFlag) -> Result<(), CliError> {
+    let repos = connected_repositories(core).await?;
     if output.json {
         return print_json(&repos);
     }
@@ -170,9 +162,8 @@ async fn disconnect(core: &AppCore, repo: RepoName) -> Result<(), CliError> {
 }
 
 /// `repo show`.
-async fn show(store: &Store, repo: RepoName, output: JsonFlag) -> Result<(), CliError> {
-    let repo = store.repo_by_name(&repo).await?;
-    let quota = store.quota_status(repo.id, Utc::now()).await?;
+async fn show(core: &AppCore, repo: RepoName, output: JsonFlag) -> Result<(), CliError> {
+    let (repo, quota) = repository_and_quota(core, &repo).await?;
     if output.json {
         return print_json(&RepoWithQuota {
             repo,
@@ -263,24 +254,24 @@ async fn show(store: &Store, repo: RepoName, output: JsonFlag) -> Result<(), Cli
 
 /// `repo prompt`.
 async fn prompt(
-    store: &Store,
+    core: &AppCore,
     repo: RepoName,
     stage: Stage,
     file: Option<PathBuf>,
     reset: bool,
+    confirmed: bool,
 ) -> Result<(), CliError> {
-    let repo = store.repo_by_name(&repo).await?;
-    if stage == handoff::domain::Stage::FullAuto || stage == handoff::domain::Stage::Code {
+    if stage == Stage::FullAuto || stage == Stage::Code {
         return Err(CliError::Usage(
             "prompts are per stage: review, plan, test, fix or lessons".to_owned(),
         ));
     }
+    let stage_word = stage.to_string();
     if reset {
-        store.set_stage_prompt(repo.id, stage, None).await?;
-        println!(
-            "the {stage} prompt of {} is the built-in one again",
-            repo.name
-        );
+        set_stage_prompt(core, &repo.full_name(), &stage_word, None, confirmed)
+            .await
+            .map_err(with_confirmation_hint)?;
+        println!("the {stage} prompt of {repo} is the built-in one again");
         return Ok(());
     }
     if let Some(path) = file {
@@ -288,23 +279,23 @@ async fn prompt(
         if template.trim().is_empty() {
             return Err(CliError::Usage("the template is empty".to_owned()));
         }
-        store
-            .set_stage_prompt(repo.id, stage, Some(&template))
-            .await?;
-        println!("the {stage} prompt of {} is replaced", repo.name);
+        set_stage_prompt(
+            core,
+            &repo.full_name(),
+            &stage_word,
+            Some(&template),
+            confirmed,
+        )
+        .await
+        .map_err(with_confirmation_hint)?;
+        println!("the {stage} prompt of {repo} is replaced");
         return Ok(());
     }
-    let own = store.stage_prompt(repo.id, stage).await?;
-    let shown = own
-        .clone()
-        .or_else(|| {
-            handoff::domain::stage_prompts::default_stage_template(stage).map(str::to_owned)
-        })
-        .unwrap_or_default();
-    if own.is_none() {
+    let text = stage_prompt_text(core, &repo, &stage_word).await?;
+    if text.own.is_none() {
         eprintln!("(the built-in {stage} prompt)");
     }
-    print!("{shown}");
+    print!("{}", text.read_by_runs);
     Ok(())
 }
 
@@ -431,6 +422,10 @@ pub enum RepoCommand {
         /// Go back to the built-in template.
         #[arg(long)]
         reset: bool,
+        /// Go ahead on a repository whose runs have no isolation (the `local` backend),
+        /// where a prompt is read by an agent that runs on this machine.
+        #[arg(long)]
+        confirm_no_isolation: bool,
     },
     /// Change a repository's settings.
     Set {

@@ -2,48 +2,21 @@
 //! it goes, Ctrl-C to cancel.
 
 use clap::Args;
-use std::path::Path;
 
 use super::command_error::CliError;
 use super::foreground_run::{drive_in_foreground, print_log, reconcile, timeout_from_minutes};
 use super::output::print_json;
 use super::text_input::read_text;
 use crate::shared_arguments::words_of;
-use handoff::domain::FeedbackId;
-use handoff::domain::SandboxBackend;
-use handoff::github::client::RequestPolicy;
-use handoff::github::sign_in::connect;
-use handoff::github::GithubClient;
-use handoff::pipeline::{CodeRunOptions, CodeRunResult, Pipeline, PipelineSettings};
-use handoff::secrets::SecretStore;
-use handoff::store::Store;
+use handoff_api::core_types::PullRequestAction;
+use handoff_api::core_types::SandboxBackend;
+use handoff_api::core_types::{CodeRunOptions, CodeRunResult};
+use handoff_api::AppCore;
 use std::path::PathBuf;
 
-/// The pipeline for this installation (signed in to GitHub).
-pub async fn pipeline(store: &Store, data_dir: &Path) -> Result<Pipeline, CliError> {
-    let github = connect(store, &SecretStore::os(), RequestPolicy::default()).await?;
-    pipeline_signed_in(store, data_dir, github).await
-}
-
-/// The pipeline, with a GitHub client already signed in.
-pub async fn pipeline_signed_in(
-    store: &Store,
-    data_dir: &Path,
-    github: GithubClient,
-) -> Result<Pipeline, CliError> {
-    Ok(Pipeline {
-        store: store.clone(),
-        github,
-        secrets: SecretStore::os(),
-        data_dir: data_dir.to_owned(),
-        settings: PipelineSettings::configured(store).await?,
-    })
-}
-
-pub async fn run(store: &Store, data_dir: &Path, arguments: RunArguments) -> Result<(), CliError> {
+pub async fn run(core: &AppCore, arguments: RunArguments) -> Result<(), CliError> {
     execute(
-        store,
-        data_dir,
+        core,
         arguments.feedback,
         arguments.message,
         arguments.options,
@@ -51,62 +24,50 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: RunArguments) -> Res
     .await
 }
 
-pub async fn iterate(
-    store: &Store,
-    data_dir: &Path,
-    arguments: IterateArguments,
-) -> Result<(), CliError> {
+pub async fn iterate(core: &AppCore, arguments: IterateArguments) -> Result<(), CliError> {
     let message = read_text(arguments.message, arguments.file)?;
-    execute(
-        store,
-        data_dir,
-        arguments.feedback,
-        Some(message),
-        arguments.options,
-    )
-    .await
+    execute(core, arguments.feedback, Some(message), arguments.options).await
 }
 
 async fn execute(
-    store: &Store,
-    data_dir: &Path,
+    core: &AppCore,
     feedback: i64,
     instructions: Option<String>,
     options: RunOptions,
 ) -> Result<(), CliError> {
-    let pipeline = pipeline(store, data_dir).await?;
-    reconcile(&pipeline).await?;
+    reconcile(core).await?;
     let quiet = options.quiet || options.json;
-    let begun = pipeline
-        .begin_code_run(
-            FeedbackId(feedback),
-            CodeRunOptions {
-                backend: options.backend,
-                instructions,
-                timeout: timeout_from_minutes(options.timeout_minutes),
-                automatic: None,
-            },
-        )
-        .await?;
+    let begun = handoff_api::runs::begin_code_run(
+        core,
+        feedback,
+        CodeRunOptions {
+            backend: options.backend,
+            instructions,
+            timeout: timeout_from_minutes(options.timeout_minutes),
+            automatic: None,
+        },
+    )
+    .await?;
     let run_id = begun.run_id();
     if !quiet {
-        let quota = &begun.started.quota;
+        let started = begun.started();
+        let quota = &started.quota;
         let left = match quota.left {
             Some(left) => format!("{left} runs left this month"),
             None => "no run limit".to_owned(),
         };
         eprintln!(
             "run {run_id} queued: {} of feedback {feedback} on {} ({left}); Ctrl-C cancels",
-            begun.started.kind, begun.started.run.backend
+            started.kind, started.run.backend
         );
     }
 
     let printing = async {
         if !quiet {
-            print_log(store, run_id).await;
+            print_log(core, run_id).await;
         }
     };
-    let report = drive_in_foreground(store, run_id, begun.drive(), printing).await?;
+    let report = drive_in_foreground(core, run_id, begun.drive(), printing).await?;
     if options.json {
         print_json(&report)?;
     }
@@ -121,14 +82,10 @@ async fn execute(
                 println!(
                     "run {run_id} succeeded: {commits} commit(s); PR #{pr_number} {} — {pr_url}",
                     match action {
-                        handoff::github::feedback_pull_request::PullRequestAction::Opened =>
-                            "opened",
-                        handoff::github::feedback_pull_request::PullRequestAction::Kept =>
-                            "updated",
-                        handoff::github::feedback_pull_request::PullRequestAction::Reopened =>
-                            "reopened",
-                        handoff::github::feedback_pull_request::PullRequestAction::Replaced =>
-                            "opened (the old one could not be reopened)",
+                        PullRequestAction::Opened => "opened",
+                        PullRequestAction::Kept => "updated",
+                        PullRequestAction::Reopened => "reopened",
+                        PullRequestAction::Replaced => "opened (the old one could not be reopened)",
                     }
                 );
             }

@@ -7,8 +7,11 @@ use super::terminal_text::printable;
 use crate::shared_arguments::JsonFlag;
 use crate::spend_command::{run_spend, steps_table};
 use clap::Subcommand;
-use handoff::domain::{FeedbackId, LogChunk, LogStream, Run, RunId};
-use handoff::store::{RunFilter, RunTexts, Store};
+use futures::StreamExt as _;
+use handoff_api::core_types::{FeedbackId, LogChunk, LogStream, Run};
+use handoff_api::core_types::{RunFilter, RunTexts};
+use handoff_api::runs;
+use handoff_api::AppCore;
 
 #[derive(Debug, serde::Serialize)]
 struct RunDetail {
@@ -19,47 +22,38 @@ struct RunDetail {
     lessons_carried: Vec<i64>,
 }
 
-pub async fn run(
-    store: &Store,
-    data_dir: &std::path::Path,
-    command: RunsCommand,
-) -> Result<(), CliError> {
+pub async fn run(core: &AppCore, command: RunsCommand) -> Result<(), CliError> {
     match command {
-        RunsCommand::Logs { run, follow } => logs(store, run, follow).await,
-        RunsCommand::Cancel { run } => cancel(store, data_dir, run).await,
+        RunsCommand::Logs { run, follow } => logs(core, run, follow).await,
+        RunsCommand::Cancel { run } => cancel(core, run).await,
         RunsCommand::Show {
             run,
             output,
             format,
-        } => show(store, run, output, format).await,
-        RunsCommand::Steps { run, output } => steps(store, run, output).await,
-        RunsCommand::Held { run, output } => held(store, data_dir, run, output).await,
-        RunsCommand::ApprovePush { run, end } => approve_push(store, data_dir, run, end).await,
+        } => show(core, run, output, format).await,
+        RunsCommand::Steps { run, output } => steps(core, run, output).await,
+        RunsCommand::Held { run, output } => held(core, run, output).await,
+        RunsCommand::ApprovePush { run, end } => approve_push(core, run, end).await,
         RunsCommand::List {
             feedback,
             active,
             limit,
             output,
-        } => list(store, feedback, active, limit, output).await,
+        } => list(core, feedback, active, limit, output).await,
     }
 }
 
 /// `runs logs`.
-async fn logs(store: &Store, run: i64, follow: bool) -> Result<(), CliError> {
-    let run_id = RunId(run);
+async fn logs(core: &AppCore, run: i64, follow: bool) -> Result<(), CliError> {
     if follow {
-        let mut log = Box::pin(handoff::pipeline::run_log::follow_run_log(
-            store.clone(),
-            run_id,
-            std::time::Duration::from_millis(200),
-        ));
-        while let Some(chunk) = futures::StreamExt::next(&mut log).await {
+        let mut log = Box::pin(runs::log_as_it_comes(core, run));
+        while let Some(chunk) = log.next().await {
             print_chunk(&chunk?);
         }
-        let run = store.run(run_id).await?;
+        let run = runs::run(core, run).await?;
         eprintln!("run {} ended: {}", run.id, run.status);
     } else {
-        for chunk in store.run_log(run_id, 0).await? {
+        for chunk in runs::run_log(core, run).await? {
             print_chunk(&chunk);
         }
     }
@@ -67,39 +61,28 @@ async fn logs(store: &Store, run: i64, follow: bool) -> Result<(), CliError> {
 }
 
 /// `runs cancel`.
-async fn cancel(store: &Store, data_dir: &std::path::Path, run: i64) -> Result<(), CliError> {
-    // A queued run whose process is gone, or a running one, cannot hear the cancel
-    // without the pipeline: it ends them now.
-    match super::run_command::pipeline(store, data_dir).await {
-        Ok(pipeline) => {
-            let run = pipeline.cancel_run(RunId(run)).await?;
-            if run.status.is_active() {
-                println!(
-                    "cancel asked for run {}: its sandbox is being stopped",
-                    run.id
-                );
-            } else {
-                println!("run {} was cancelled", run.id);
-            }
-            super::foreground_run::reconcile(&pipeline).await?;
-        }
-        Err(error) => {
-            tracing::info!(run, %error, "abandoned runs are not looked for without the pipeline");
-            let run = store.request_cancel(RunId(run)).await?;
-            println!(
-                "cancel asked for run {}: its sandbox is being stopped",
-                run.id
-            );
-        }
+async fn cancel(core: &AppCore, run: i64) -> Result<(), CliError> {
+    let cancelled = runs::cancel_run(core, run).await?;
+    let run = cancelled.run;
+    if run.status.is_active() {
+        println!(
+            "cancel asked for run {}: its sandbox is being stopped",
+            run.id
+        );
+    } else {
+        println!("run {} was cancelled", run.id);
     }
+    super::foreground_run::say_runs_ended(&cancelled.runs_ended);
     Ok(())
 }
 
 /// `runs show`.
-async fn show(store: &Store, run: i64, output: bool, format: JsonFlag) -> Result<(), CliError> {
-    let run = store.run(RunId(run)).await?;
-    let texts = store.run_texts(run.id).await?;
-    let lessons = store.lessons_carried_by(run.id).await?;
+async fn show(core: &AppCore, run: i64, output: bool, format: JsonFlag) -> Result<(), CliError> {
+    let runs::RunDetails {
+        run,
+        texts,
+        lessons_carried: lessons,
+    } = runs::run_details(core, run).await?;
     if format.json {
         return print_json(&RunDetail {
             run,
@@ -159,8 +142,8 @@ async fn show(store: &Store, run: i64, output: bool, format: JsonFlag) -> Result
 }
 
 /// `runs steps`.
-async fn steps(store: &Store, run: i64, output: JsonFlag) -> Result<(), CliError> {
-    let steps = store.agent_steps(RunId(run)).await?;
+async fn steps(core: &AppCore, run: i64, output: JsonFlag) -> Result<(), CliError> {
+    let steps = runs::run_steps(core, run).await?;
     if output.json {
         return print_json(&steps);
     }
@@ -179,14 +162,8 @@ async fn steps(store: &Store, run: i64, output: JsonFlag) -> Result<(), CliError
 }
 
 /// `runs held`.
-async fn held(
-    store: &Store,
-    data_dir: &std::path::Path,
-    run: i64,
-    output: JsonFlag,
-) -> Result<(), CliError> {
-    let pipeline = super::run_command::pipeline(store, data_dir).await?;
-    let held = pipeline.held_commits(RunId(run)).await?;
+async fn held(core: &AppCore, run: i64, output: JsonFlag) -> Result<(), CliError> {
+    let held = runs::held_commits_of(core, run).await?;
     if output.json {
         return print_json(&held);
     }
@@ -211,14 +188,8 @@ async fn held(
 }
 
 /// `runs approve-push`.
-async fn approve_push(
-    store: &Store,
-    data_dir: &std::path::Path,
-    run: i64,
-    end: String,
-) -> Result<(), CliError> {
-    let pipeline = super::run_command::pipeline(store, data_dir).await?;
-    let report = pipeline.push_held_run(RunId(run), end.trim()).await?;
+async fn approve_push(core: &AppCore, run: i64, end: String) -> Result<(), CliError> {
+    let report = runs::push_held_run(core, run, &end).await?;
     println!(
         "pushed run {}'s {} commit(s): PR #{} {}",
         report.run_id, report.commits, report.pr_number, report.pr_url
@@ -228,19 +199,21 @@ async fn approve_push(
 
 /// `runs list`.
 async fn list(
-    store: &Store,
+    core: &AppCore,
     feedback: Option<i64>,
     active: bool,
     limit: Option<u32>,
     output: JsonFlag,
 ) -> Result<(), CliError> {
-    let runs = store
-        .runs(&RunFilter {
+    let runs = runs::runs(
+        core,
+        &RunFilter {
             feedback_id: feedback.map(FeedbackId),
             active_only: active,
             limit,
-        })
-        .await?;
+        },
+    )
+    .await?;
     if output.json {
         return print_json(&runs);
     }

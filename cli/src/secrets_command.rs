@@ -3,10 +3,8 @@
 
 use clap::Subcommand;
 use std::io::{IsTerminal as _, Read as _};
-use std::path::Path;
 
 use super::command_error::CliError;
-use handoff::store::Store;
 use handoff_api::setup::{key_states, remove_key, set_key, KeyState};
 use handoff_api::AppCore;
 
@@ -39,14 +37,13 @@ fn read_secret(name: &str) -> Result<String, CliError> {
     Ok(text)
 }
 
-pub async fn run(store: &Store, data_dir: &Path, command: SecretsCommand) -> Result<(), CliError> {
-    let core = AppCore::new(store.clone(), data_dir);
+pub async fn run(core: &AppCore, command: SecretsCommand) -> Result<(), CliError> {
     match command {
         SecretsCommand::Set { name } => {
             let name = secret_name(&name)?;
             // An unknown name is refused before the secret is asked for.
-            state_of(&key_states(&core).await?, &name).ok_or_else(|| unknown_secret(&name))?;
-            let states = set_key(&core, &name, &read_secret(&name)?).await?;
+            state_of(&key_states(core).await?, &name).ok_or_else(|| unknown_secret(&name))?;
+            let states = set_key(core, &name, &read_secret(&name)?).await?;
             match state_of(&states, &name).and_then(|state| state.for_host.as_deref()) {
                 Some(host) => println!("{name} is kept in the OS keyring, for {host} only"),
                 None => println!("{name} is kept in the OS keyring"),
@@ -55,10 +52,10 @@ pub async fn run(store: &Store, data_dir: &Path, command: SecretsCommand) -> Res
         }
         SecretsCommand::Delete { name } => {
             let name = secret_name(&name)?;
-            let was_set = state_of(&key_states(&core).await?, &name)
+            let was_set = state_of(&key_states(core).await?, &name)
                 .ok_or_else(|| unknown_secret(&name))?
                 .set;
-            remove_key(&core, &name).await?;
+            remove_key(core, &name).await?;
             if was_set {
                 println!("{name} was removed from the OS keyring");
             } else {
@@ -67,7 +64,7 @@ pub async fn run(store: &Store, data_dir: &Path, command: SecretsCommand) -> Res
             Ok(())
         }
         SecretsCommand::List => {
-            for state in key_states(&core).await? {
+            for state in key_states(core).await? {
                 println!(
                     "{:<10} {}",
                     state.name,

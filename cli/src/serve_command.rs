@@ -6,13 +6,11 @@
 //! them), and leaves its queued runs to the next process. `--install` writes a systemd
 //! user unit that starts it at login, and starts it now.
 
-use std::path::Path;
 use std::time::Duration;
 
 use clap::Args;
 
 use super::command_error::CliError;
-use handoff::store::Store;
 use handoff_api::daemon::{serve, Daemon, DaemonError, ServeSettings};
 use handoff_api::AppCore;
 
@@ -32,11 +30,8 @@ pub struct ServeArguments {
     pub grace_seconds: Option<u64>,
 }
 
-pub async fn run(
-    store: &Store,
-    data_dir: &Path,
-    arguments: ServeArguments,
-) -> Result<(), CliError> {
+pub async fn run(core: &AppCore, arguments: ServeArguments) -> Result<(), CliError> {
+    let data_dir = core.data_dir.as_path();
     if arguments.install {
         return crate::systemd_unit::install(
             data_dir,
@@ -72,12 +67,11 @@ pub async fn run(
         settings.queue_interval.as_secs(),
         match settings.sync_interval {
             Some(interval) => interval,
-            None => handoff_api::timed_sync::sync_interval(store).await,
+            None => handoff_api::timed_sync::sync_interval(core).await,
         }
         .as_secs(),
     );
-    let core = AppCore::new(store.clone(), data_dir);
-    serve(core, daemon, settings, told_to_stop()).await;
+    serve(core.clone(), daemon, settings, told_to_stop()).await;
     eprintln!("handoff serve: stopped");
     Ok(())
 }

@@ -4,8 +4,7 @@
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
 
-use handoff::domain::{FeedbackStatus, RepoName, Stage};
-use handoff::store::SettingKey;
+use handoff_api::core_types::{FeedbackStatus, RepoName, Stage, PRESETS};
 
 #[derive(Debug, Args)]
 pub struct JsonFlag {
@@ -83,50 +82,19 @@ pub(crate) fn prompt_stages() -> impl TypedValueParser<Value = Stage> {
 
 /// The agent presets, and `custom` (a command of the repository's own).
 pub(crate) fn agent_presets() -> PossibleValuesParser {
-    PossibleValuesParser::new(
-        handoff::domain::agent_presets::PRESETS
-            .iter()
-            .map(|preset| preset.name)
-            .chain(["custom"]),
-    )
+    PossibleValuesParser::new(PRESETS.iter().map(|preset| preset.name).chain(["custom"]))
 }
 
 /// The recipes an agent image can be built from.
 pub(crate) fn image_presets() -> PossibleValuesParser {
-    PossibleValuesParser::new(handoff::agent_image::image_presets())
+    PossibleValuesParser::new(handoff_api::agent_images::image_presets())
 }
-
-/// The settings a person may change here (the others are kept by other commands).
-pub const EDITABLE_SETTINGS: &[SettingKey] = &[
-    SettingKey::GithubApiBase,
-    SettingKey::GithubDeviceClientId,
-    SettingKey::AgentGitName,
-    SettingKey::AgentGitEmail,
-    SettingKey::DockerDefaultImage,
-    SettingKey::E2bApiBase,
-    SettingKey::E2bEnvdUrl,
-    SettingKey::AgentImageBase,
-    SettingKey::AgentImageStandIn,
-    SettingKey::AnthropicApiBase,
-    SettingKey::OpenaiApiBase,
-    SettingKey::LogLevel,
-    SettingKey::KeptCopyDays,
-    SettingKey::UpdateFeed,
-    SettingKey::BudgetRunUsd,
-    SettingKey::BudgetRunTokens,
-    SettingKey::BudgetDayUsd,
-    SettingKey::SpendPrices,
-    SettingKey::ClaudePlan,
-    SettingKey::ClaudePlanPastCredit,
-    SettingKey::QueueSlots,
-    SettingKey::QueueSlotsDocker,
-    SettingKey::QueueSlotsE2b,
-    SettingKey::QueueSlotsLocal,
-    SettingKey::AgentForkPlace,
-    SettingKey::SyncIntervalSeconds,
-];
 
 /// The settings `handoff config` reads and changes.
 pub(crate) fn setting_names() -> PossibleValuesParser {
-    PossibleValuesParser::new(EDITABLE_SETTINGS.iter().map(|key| key.as_str()))
+    PossibleValuesParser::new(
+        handoff_api::installation_settings::EDITABLE_SETTINGS
+            .iter()
+            .map(|key| key.as_str()),
+    )
 }

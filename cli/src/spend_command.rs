@@ -7,10 +7,10 @@ use clap::Args;
 use super::command_error::CliError;
 use super::output::{print_json, Table};
 use super::terminal_text::printable;
-use handoff::domain::agent_step::AgentStep;
-use handoff::domain::budgets::dollars;
-use handoff::domain::{PaidWith, RepoName, Run, SpendSource};
-use handoff::store::Store;
+use handoff_api::core_types::dollars;
+use handoff_api::core_types::AgentStep;
+use handoff_api::core_types::{PaidWith, RepoName, Run, SpendSource};
+use handoff_api::AppCore;
 
 /// Show what runs cost this month (or another): per day, the top items, per model
 /// and per stage, against the repository's monthly budget.
@@ -124,16 +124,13 @@ fn month_start(month: &str) -> Result<chrono::DateTime<Utc>, CliError> {
     Ok(Utc.from_utc_datetime(&day.and_hms_opt(0, 0, 0).unwrap_or_default()))
 }
 
-pub async fn run(store: &Store, arguments: SpendArguments) -> Result<(), CliError> {
+pub async fn run(core: &AppCore, arguments: SpendArguments) -> Result<(), CliError> {
     let start = match &arguments.month {
         Some(month) => month_start(month)?,
         None => Utc::now(),
     };
-    let repo = match &arguments.repo {
-        Some(name) => Some(store.repo_by_name(name).await?),
-        None => None,
-    };
-    let month = store.month_spend(repo.as_ref(), start).await?;
+    let (month, plan) =
+        handoff_api::spend::month_spent(core, arguments.repo.as_ref(), start).await?;
     if arguments.json {
         return print_json(&month);
     }
@@ -150,7 +147,7 @@ pub async fn run(store: &Store, arguments: SpendArguments) -> Result<(), CliErro
             }
         );
     }
-    if let Some(plan) = store.claude_plan().await? {
+    if let Some(plan) = plan {
         println!(
             "plan:     {} drew {} of its {} monthly credit, at API prices (every repository){}",
             plan.plan.label(),

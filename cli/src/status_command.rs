@@ -1,16 +1,14 @@
 //! `handoff status`: whether a daemon serves this data folder and what it is doing (when
 //! it last synced and how that went, the runs it drives), and the run queue in one line.
 
-use std::path::Path;
-
 use serde::Serialize;
 
 use super::command_error::CliError;
 use super::output::print_json;
 use crate::shared_arguments::JsonFlag;
-use handoff::domain::RunStatus;
-use handoff::store::Store;
 use handoff_api::daemon::{daemon_serving, DaemonState};
+use handoff_api::run_queue::runs_going_and_waiting;
+use handoff_api::AppCore;
 
 #[derive(Serialize)]
 struct Status {
@@ -19,18 +17,12 @@ struct Status {
     runs_queued: usize,
 }
 
-pub async fn run(store: &Store, data_dir: &Path, output: JsonFlag) -> Result<(), CliError> {
-    let daemon = daemon_serving(data_dir);
-    let active = store.active_runs_and_drivers().await?;
+pub async fn run(core: &AppCore, output: JsonFlag) -> Result<(), CliError> {
+    let daemon = daemon_serving(&core.data_dir);
+    let (runs_going, runs_queued) = runs_going_and_waiting(core).await?;
     let status = Status {
-        runs_going: active
-            .iter()
-            .filter(|run| run.run.status == RunStatus::Running)
-            .count(),
-        runs_queued: active
-            .iter()
-            .filter(|run| run.run.status == RunStatus::Queued)
-            .count(),
+        runs_going,
+        runs_queued,
         daemon,
     };
     if output.json {

@@ -8,50 +8,43 @@
 
 use super::command_error::CliError;
 use super::output::print_json;
-use super::queue_command::{drive, drive_all, say_runs_ended};
-use super::run_command::pipeline_signed_in;
+use super::queue_command::{drive_all, say_runs_ended};
 use crate::shared_arguments::{parse_repo_name, JsonFlag};
 use clap::Args;
 use futures::stream::{FuturesUnordered, StreamExt as _};
-use handoff::domain::RepoName;
-use handoff::github::client::RequestPolicy;
-use handoff::github::sign_in::connect;
-use handoff::github::sync::sync;
-use handoff::pipeline::code_run::CodeRunReport;
-use handoff::secrets::SecretStore;
-use handoff::store::Store;
-use std::path::Path;
+use handoff_api::core_types::CodeRunReport;
+use handoff_api::core_types::RepoName;
+use handoff_api::session::{
+    begin_due_lessons, begin_work_from_github, sync_with_github, take_over_runs_left_behind,
+};
+use handoff_api::AppCore;
 
 /// What `--json` prints: the sync's report, and the lessons runs it started.
 #[derive(serde::Serialize)]
 struct SyncOutput<'a> {
     #[serde(flatten)]
-    report: &'a handoff::github::sync::SyncReport,
-    lessons_runs: &'a [handoff::pipeline::lessons_run::LessonsReport],
+    report: &'a handoff_api::core_types::SyncReport,
+    lessons_runs: &'a [handoff_api::core_types::LessonsReport],
     /// What was decided about failing checks.
-    automatic_updates: &'a [handoff::domain::AutomaticUpdate],
+    automatic_updates: &'a [handoff_api::core_types::AutomaticUpdate],
     /// The automatic Update PR runs, driven to their end.
     automatic_runs: &'a [CodeRunReport],
     /// Runs whose process was gone, ended.
-    ended_runs: &'a [handoff::pipeline::reconcile::Reconciled],
+    ended_runs: &'a [handoff_api::core_types::Reconciled],
     /// Queued runs whose process was gone, taken over and driven to their end.
-    taken_over_runs: &'a [handoff::domain::RunId],
+    taken_over_runs: &'a [i64],
     /// The owner's `@handoff` commands decided: taken, taken elsewhere, refused.
-    commands: &'a [handoff::domain::GithubCommand],
+    commands: &'a [handoff_api::core_types::GithubCommand],
     /// The runs those commands began, driven to their end.
-    command_runs: &'a [handoff::domain::Run],
+    command_runs: &'a [handoff_api::core_types::Run],
 }
 
-pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Result<(), CliError> {
-    let client = connect(store, &SecretStore::os(), RequestPolicy::default()).await?;
-    let report = sync(&client, store, arguments.repo.as_ref()).await?;
-    let pipeline = pipeline_signed_in(store, data_dir, client).await?;
+pub async fn run(core: &AppCore, arguments: SyncArguments) -> Result<(), CliError> {
+    let report = sync_with_github(core, arguments.repo.as_ref()).await?;
     let json = arguments.output.json;
     // Runs a crash left behind hold no slot, and queued ones whose process is gone go
     // on here, beside the automatic updates.
-    let picked = pipeline
-        .pick_up_runs_left_behind(handoff::pipeline::reconcile::silent_since())
-        .await?;
+    let picked = take_over_runs_left_behind(core).await?;
     if !json {
         say_runs_ended(&picked.ended);
     }
@@ -61,10 +54,10 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Re
         if !json {
             println!("run {}: taken over", run.run_id());
         }
-        taken_over.push(drive(run));
+        taken_over.push(run.drive());
     }
     let mut lessons = Vec::new();
-    for begun in pipeline.begin_due_lessons().await? {
+    for begun in begin_due_lessons(core).await? {
         let repo = begun.repo_name().clone();
         if !json {
             println!(
@@ -86,9 +79,12 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Re
         }
         lessons.push(lessons_run);
     }
-    let automatic = pipeline.begin_automatic_updates().await?;
+    // Failing checks that update their PRs by themselves, and the owner's `@handoff`
+    // comments on GitHub (claimed, so that one installation takes each): their runs go
+    // together, each command answered on GitHub at its run's end.
+    let work = begin_work_from_github(core).await?;
     if !json {
-        for update in &automatic.decided {
+        for update in &work.automatic_updates {
             println!(
                 "feedback {}: automatic update {}: {}",
                 update.feedback_id,
@@ -97,11 +93,8 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Re
             );
         }
     }
-    // The owner's `@handoff` comments on GitHub: claimed (one installation takes each),
-    // then their runs go with the automatic ones, each answered on GitHub at its end.
-    let commands = pipeline.begin_github_commands().await?;
     if !json {
-        for command in &commands.decided {
+        for command in &work.commands {
             println!("{}", command_line(command));
         }
     }
@@ -109,19 +102,19 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Re
     // Like the automatic runs, a taken-over run that does not succeed says so in its
     // line; the sync itself did not fail for it.
     let (automatic_runs, taken_over_ends, command_runs) = futures::future::join3(
-        futures::future::join_all(automatic.runs.into_iter().map(|begun| begun.drive())),
+        futures::future::join_all(work.automatic_runs.into_iter().map(|begun| begun.drive())),
         async {
             if json {
                 taken_over.collect::<Vec<_>>().await;
                 Ok(0)
             } else {
-                drive_all(&pipeline, taken_over).await
+                drive_all(core, taken_over).await
             }
         },
-        futures::future::join_all(commands.runs.into_iter().map(|begun| begun.drive())),
+        futures::future::join_all(work.command_runs.into_iter().map(|begun| begun.drive())),
     )
     .await;
-    let command_runs: Vec<handoff::domain::Run> =
+    let command_runs: Vec<handoff_api::core_types::Run> =
         command_runs.into_iter().collect::<Result<_, _>>()?;
     let automatic_runs: Vec<CodeRunReport> =
         automatic_runs.into_iter().collect::<Result<_, _>>()?;
@@ -147,11 +140,11 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Re
         print_json(&SyncOutput {
             report: &report,
             lessons_runs: &lessons,
-            automatic_updates: &automatic.decided,
+            automatic_updates: &work.automatic_updates,
             automatic_runs: &automatic_runs,
             ended_runs: &picked.ended,
             taken_over_runs: &taken_over_runs,
-            commands: &commands.decided,
+            commands: &work.commands,
             command_runs: &command_runs,
         })?;
     } else {
@@ -198,7 +191,7 @@ pub async fn run(store: &Store, data_dir: &Path, arguments: SyncArguments) -> Re
 }
 
 /// A command's line: what it asked and what came of it.
-fn command_line(command: &handoff::domain::GithubCommand) -> String {
+fn command_line(command: &handoff_api::core_types::GithubCommand) -> String {
     let on = if command.on_pull_request {
         "PR"
     } else {

@@ -1,15 +1,16 @@
 //! The commands the page may invoke: each one a call into `handoff_api`.
 
-use handoff::error_code::{CodedError, ErrorCode};
-use handoff::log_file::{log_folder, LogLevel};
 use handoff_api::agent_forks::{self, ForkPlacesView};
 use handoff_api::archive;
 use handoff_api::comments::{self, EditPreview, HistoryEntry, SaveResult, VersionComparison};
+use handoff_api::core_types::LogLevel;
+use handoff_api::core_types::{CodedError, ErrorCode};
 use handoff_api::feedback_view::{self, FeedbackDetail, NewFeedbackInput};
 use handoff_api::lessons::{
     self, LessonDecisionWord, LessonEditInput, LessonRecord, LessonSettingsInput,
     LessonsFileRecord, LessonsView,
 };
+use handoff_api::log::log_folder;
 use handoff_api::log::{self as log_commands, LogView};
 use handoff_api::outbox::{self, OutboxItem};
 use handoff_api::pull_request_workspace::{self, WorkspaceView};
@@ -45,12 +46,12 @@ pub fn window_painted(state: State<'_, DesktopState>) {
 
 #[tauri::command]
 pub async fn dashboard(state: State<'_, DesktopState>, query: DashboardQuery) -> Answer<BoardView> {
-    handoff_api::dashboard(state.store()?, &query).await
+    handoff_api::dashboard(state.core()?, &query).await
 }
 
 #[tauri::command]
 pub async fn repos(state: State<'_, DesktopState>) -> Answer<Vec<RepoRecord>> {
-    handoff_api::repos(state.store()?).await
+    handoff_api::repos(state.core()?).await
 }
 
 #[tauri::command]
@@ -58,7 +59,7 @@ pub async fn feedback_detail(
     state: State<'_, DesktopState>,
     feedback_id: i64,
 ) -> Answer<FeedbackDetail> {
-    feedback_view::feedback_detail(state.store()?, feedback_id).await
+    feedback_view::feedback_detail(state.core()?, feedback_id).await
 }
 
 #[tauri::command]
@@ -66,7 +67,7 @@ pub async fn add_feedback(
     state: State<'_, DesktopState>,
     input: NewFeedbackInput,
 ) -> Answer<FeedbackRecord> {
-    feedback_view::add_feedback(state.store()?, &input).await
+    feedback_view::add_feedback(state.core()?, &input).await
 }
 
 #[tauri::command]
@@ -75,17 +76,17 @@ pub async fn add_follow_up(
     feedback_id: i64,
     text: String,
 ) -> Answer<()> {
-    feedback_view::add_follow_up(state.store()?, feedback_id, &text).await
+    feedback_view::add_follow_up(state.core()?, feedback_id, &text).await
 }
 
 #[tauri::command]
 pub async fn include_follow_up(state: State<'_, DesktopState>, follow_up_id: i64) -> Answer<()> {
-    feedback_view::include_follow_up(state.store()?, follow_up_id).await
+    feedback_view::include_follow_up(state.core()?, follow_up_id).await
 }
 
 #[tauri::command]
 pub async fn approve_feedback(state: State<'_, DesktopState>, feedback_id: i64) -> Answer<()> {
-    feedback_view::approve_feedback(state.store()?, feedback_id).await
+    feedback_view::approve_feedback(state.core()?, feedback_id).await
 }
 
 #[tauri::command]
@@ -93,7 +94,7 @@ pub async fn approve_comment_version(
     state: State<'_, DesktopState>,
     version_id: i64,
 ) -> Answer<()> {
-    feedback_view::approve_comment_version(state.store()?, version_id).await
+    feedback_view::approve_comment_version(state.core()?, version_id).await
 }
 
 #[tauri::command]
@@ -107,7 +108,7 @@ pub async fn start_run(
 
 #[tauri::command]
 pub async fn cancel_run(state: State<'_, DesktopState>, run_id: i64) -> Answer<()> {
-    runs::cancel_run(state.core()?, run_id).await
+    runs::cancel_run(state.core()?, run_id).await.map(|_| ())
 }
 
 #[tauri::command]
@@ -125,12 +126,12 @@ pub async fn run_all_new(state: State<'_, DesktopState>, repo: String) -> Answer
 
 #[tauri::command]
 pub async fn new_items_by_repo(state: State<'_, DesktopState>) -> Answer<Vec<NewItemsRecord>> {
-    run_queue::new_items_by_repo(state.store()?).await
+    run_queue::new_items_by_repo(state.core()?).await
 }
 
 #[tauri::command]
 pub async fn queue_slots(state: State<'_, DesktopState>) -> Answer<QueueSlotsRecord> {
-    queue_slots::queue_slots(state.store()?).await
+    queue_slots::queue_slots(state.core()?).await
 }
 
 #[tauri::command]
@@ -138,7 +139,7 @@ pub async fn set_queue_slots(
     state: State<'_, DesktopState>,
     slots: QueueSlotsInput,
 ) -> Answer<QueueSlotsRecord> {
-    queue_slots::set_queue_slots(state.store()?, &slots).await
+    queue_slots::set_queue_slots(state.core()?, &slots).await
 }
 
 #[tauri::command]
@@ -147,7 +148,7 @@ pub async fn archive_item(
     feedback_id: i64,
     how: String,
 ) -> Answer<FeedbackRecord> {
-    archive::archive_item(state.store()?, feedback_id, &how).await
+    archive::archive_item(state.core()?, feedback_id, &how).await
 }
 
 #[tauri::command]
@@ -155,7 +156,7 @@ pub async fn restore_item(
     state: State<'_, DesktopState>,
     feedback_id: i64,
 ) -> Answer<FeedbackRecord> {
-    archive::restore_item(state.store()?, feedback_id).await
+    archive::restore_item(state.core()?, feedback_id).await
 }
 
 #[tauri::command]
@@ -172,7 +173,7 @@ pub async fn push_held_run(
     run_id: i64,
     end_sha: String,
 ) -> Answer<runs::HeldPushRecord> {
-    runs::push_held_run(state.core()?, run_id, &end_sha).await
+    runs::push_held_run_for_the_page(state.core()?, run_id, &end_sha).await
 }
 
 /// Streams a run's log to the page until the run ends.
@@ -257,7 +258,9 @@ pub async fn send_outbox_entry(
 
 #[tauri::command]
 pub async fn discard_outbox_entry(state: State<'_, DesktopState>, entry_id: i64) -> Answer<()> {
-    outbox::discard_outbox_entry(state.core()?, entry_id).await
+    outbox::discard_outbox_entry(state.core()?, entry_id)
+        .await
+        .map(|_| ())
 }
 
 #[tauri::command]
@@ -461,7 +464,7 @@ pub async fn open_pull_request(
     state: State<'_, DesktopState>,
     feedback_id: i64,
 ) -> Answer<()> {
-    let url = handoff_api::pull_request_url(state.store()?, feedback_id).await?;
+    let url = handoff_api::pull_request_url(state.core()?, feedback_id).await?;
     open_in_browser(&app, url)
 }
 
@@ -489,6 +492,7 @@ fn open_in_browser(app: &tauri::AppHandle, url: String) -> Answer<()> {
         .map_err(|error| CodedError {
             code: ErrorCode::InvalidInput,
             message: format!("cannot open the browser: {error}"),
+            fix: None,
         })
 }
 
@@ -515,6 +519,7 @@ pub fn open_log_folder(app: tauri::AppHandle, state: State<'_, DesktopState>) ->
         .map_err(|error| CodedError {
             code: ErrorCode::DataFolder,
             message: format!("cannot open the log folder {}: {error}", folder.display()),
+            fix: None,
         })
 }
 

@@ -8,11 +8,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use handoff::data_dir::data_dir;
-use handoff::error_code::{CodedError, ErrorCode};
-use handoff::log_file::{self, LogHandle, LogLevel};
-use handoff::Store;
-use handoff_api::AppCore;
+use handoff_api::core_types::{CodedError, LogHandle, LogLevel};
+use handoff_api::log::start_log;
+use handoff_api::{data_folder, AppCore};
 
 pub struct DesktopState {
     pub data_dir: PathBuf,
@@ -26,33 +24,30 @@ pub struct DesktopState {
 
 impl DesktopState {
     pub async fn open(started: Instant) -> DesktopState {
-        let data_dir = match data_dir() {
+        let data_dir = match data_folder() {
             Ok(dir) => dir,
             Err(error) => {
-                eprintln!("Handoff: {error}");
+                eprintln!("Handoff: {}", error.message);
                 return DesktopState {
                     data_dir: PathBuf::new(),
-                    core: Err(CodedError {
-                        code: ErrorCode::DataFolder,
-                        message: error.to_string(),
-                    }),
+                    core: Err(error),
                     log: None,
                     started,
                     first_paint_said: AtomicBool::new(false),
                 };
             }
         };
-        let log = match log_file::install(&data_dir, "app", None, true) {
+        let log = match start_log(&data_dir, "app", true) {
             Ok(log) => Some(log),
             Err(error) => {
-                eprintln!("Handoff: {error}; the app runs without a log file");
+                eprintln!(
+                    "Handoff: {}; the app runs without a log file",
+                    error.message
+                );
                 None
             }
         };
-        let core = Store::open_in(&data_dir)
-            .await
-            .map(|store| AppCore::new(store, &data_dir))
-            .map_err(CodedError::from);
+        let core = AppCore::open(&data_dir).await;
         match &core {
             Ok(core) => {
                 tracing::info!(data_dir = %data_dir.display(), "the app started");
@@ -98,9 +93,5 @@ impl DesktopState {
 
     pub fn core(&self) -> Result<&AppCore, CodedError> {
         self.core.as_ref().map_err(Clone::clone)
-    }
-
-    pub fn store(&self) -> Result<&Store, CodedError> {
-        self.core().map(|core| &core.store)
     }
 }

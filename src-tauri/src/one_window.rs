@@ -14,12 +14,12 @@ use tauri_plugin_window_state::{AppHandleExt as _, StateFlags};
 /// The D-Bus name that stands for the instance running on the data folder in use:
 /// instances on other data folders (a second profile, the tests) run side by side.
 pub fn instance_name() -> String {
-    let folder = match handoff::data_dir::data_dir() {
+    let folder = match handoff_api::data_folder() {
         Ok(dir) => dir.display().to_string(),
         Err(error) => {
             // The window then opens on its own; the data folder's error is shown by
             // the window itself when it opens the store.
-            tracing::warn!(%error, "the data folder cannot be found; the one-window rule is kept under a name for no folder");
+            tracing::warn!(message = %error.message, "the data folder cannot be found; the one-window rule is kept under a name for no folder");
             String::new()
         }
     };

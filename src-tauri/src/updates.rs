@@ -10,7 +10,7 @@
 
 use std::sync::Mutex;
 
-use handoff::error_code::{CodedError, ErrorCode};
+use handoff_api::core_types::{CodedError, ErrorCode};
 use handoff_api::updates::{AvailableUpdate, InstalledAs, UpdateCheck};
 use tauri::AppHandle;
 use tauri_plugin_updater::{Update, UpdaterExt as _};
@@ -26,6 +26,7 @@ fn unavailable(message: String) -> CodedError {
     CodedError {
         code: ErrorCode::UpdateUnavailable,
         message,
+        fix: None,
     }
 }
 
@@ -114,6 +115,7 @@ pub async fn install(pending: &PendingUpdate, version: &str) -> Result<(), Coded
                     ErrorCode::UpdateUnavailable
                 },
                 message: format!("version {version} was not installed: {error}"),
+                fix: None,
             }
         })?;
     tracing::info!(%version, "an update was installed; it runs after a restart");

@@ -58,6 +58,7 @@ use std::path::PathBuf;
 
 use crate::error_code::{CodedError, ErrorCode};
 use crate::github::{GithubClient, GithubError};
+use crate::setup_check::Fix;
 
 use crate::sandbox::SandboxError;
 use crate::secrets::{SecretError, SecretStore};
@@ -188,12 +189,39 @@ impl PipelineError {
     }
 }
 
-/// What the front ends show of it: the code to act on and the message.
+impl PipelineError {
+    /// The step of the owner's that gets past it, if one does.
+    pub fn fix(&self) -> Option<Fix> {
+        Some(match self {
+            PipelineError::Store(error) => return error.fix(),
+            PipelineError::Github(error) => return error.fix(),
+            PipelineError::SetupIncomplete(line) => return line.fix.clone(),
+            PipelineError::FeedbackAwaitsApproval { feedback_id, .. } => Fix::ApproveFeedback {
+                feedback_id: feedback_id.0,
+            },
+            PipelineError::EditAwaitsApproval { kind, .. } => Fix::ApproveCommentVersion {
+                comment: kind.to_string(),
+            },
+            PipelineError::OwnerEdits { kind, .. } => Fix::ReplaceOwnerEdit {
+                comment: kind.to_string(),
+            },
+            PipelineError::NotAQaStage => Fix::RunAsCodeRun,
+            PipelineError::LessonsFileEdited { .. } => Fix::ReplaceLessonsFileEdits,
+            PipelineError::NoNewCorrections { .. } => Fix::CorrectTheAgentFirst,
+            PipelineError::LocalNotConfirmed { repo } => {
+                Fix::ConfirmLocalBackend { repo: repo.clone() }
+            }
+            PipelineError::StrangersCodeNeedsSandbox { .. } => Fix::UseASandbox,
+            PipelineError::NotHeld { run, .. } => Fix::ShowRun { run: run.0 },
+            PipelineError::RepoDisconnected(repo) => Fix::ConnectRepository { repo: repo.clone() },
+            _ => return None,
+        })
+    }
+}
+
+/// What the front ends show of it: the code to act on, the message, the step past it.
 impl From<PipelineError> for CodedError {
     fn from(error: PipelineError) -> Self {
-        CodedError {
-            code: error.code(),
-            message: error.to_string(),
-        }
+        CodedError::new(error.code(), error.to_string()).with_fix(error.fix())
     }
 }

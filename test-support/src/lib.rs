@@ -9,6 +9,7 @@
 pub mod cli_process;
 pub mod docker_images;
 pub mod egress_corpus;
+pub mod eventually;
 pub mod fake_e2b;
 pub mod fake_github;
 pub mod fake_provider;

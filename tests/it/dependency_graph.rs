@@ -3,8 +3,11 @@
 //! no license outside the allowed ones and no crate from anywhere but crates.io; that it
 //! refuses a duplicate it was not told of is shown with the list cut by one. What only
 //! the tests need never reaches a program: ts-rs, which writes the page's contract, is
-//! linked into neither the command line nor the desktop app. And the egress gate's
-//! program, which runs beside the agent, carries no database and no GitHub client.
+//! linked into neither the command line nor the desktop app. Both front ends reach the
+//! core through the application layer alone: neither depends on a core crate, so the
+//! compiler refuses any use of the core beyond the types `handoff_api::core_types`
+//! names. And the egress gate's program, which runs beside the agent, carries no
+//! database and no GitHub client.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -70,11 +73,14 @@ fn a_duplicate_the_list_does_not_name_is_refused() {
     );
 }
 
-/// The crates `package` links into its programs (no tests, no build scripts).
-fn linked_crates(package: &str) -> Vec<String> {
+/// The crates `package` links into its programs (no tests, no build scripts); with
+/// `depth`, only those at most that many steps away (1: its own dependencies).
+fn linked_crates_to(package: &str, depth: Option<u32>) -> Vec<String> {
+    let depth = depth.map(|depth| depth.to_string());
     let output = cargo()
+        .arg("tree")
+        .args(depth.iter().flat_map(|depth| ["--depth", depth.as_str()]))
         .args([
-            "tree",
             "--offline",
             "--locked",
             "-e",
@@ -98,6 +104,40 @@ fn linked_crates(package: &str) -> Vec<String> {
         .filter_map(|line| line.split_whitespace().next())
         .map(str::to_owned)
         .collect()
+}
+
+/// The crates `package` links into its programs (no tests, no build scripts).
+fn linked_crates(package: &str) -> Vec<String> {
+    linked_crates_to(package, None)
+}
+
+#[test]
+fn both_front_ends_depend_on_the_application_layer_and_on_no_core_crate() {
+    let core_crates = [
+        "handoff",
+        "handoff-domain",
+        "handoff-store",
+        "handoff-github",
+        "handoff-sandbox",
+        "handoff-egress",
+    ];
+    for front_end in ["handoff-cli", "handoff-desktop"] {
+        let direct: Vec<String> = linked_crates_to(front_end, Some(1))
+            .into_iter()
+            .filter(|name| name != front_end)
+            .collect();
+        assert!(
+            direct.iter().any(|name| name == "handoff-api"),
+            "{front_end}: {direct:?}"
+        );
+        for core_crate in core_crates {
+            assert!(
+                !direct.iter().any(|name| name == core_crate),
+                "{front_end} depends on {core_crate} itself: it reaches the core through \
+                 handoff-api (its use cases, and the types core_types names) only"
+            );
+        }
+    }
 }
 
 #[test]

@@ -1,18 +1,19 @@
 // @ts-check
 // The one place the page talks to the Rust side. Every call returns data or throws an
-// error object {code, message}; the page acts on codes, never on message text.
+// error object {code, message, fix}; the page acts on codes and fixes, never on message
+// text.
 
 const tauri = window.__TAURI__;
 
 /**
  * @param {unknown} error
- * @returns {{code: string, message: string}}
+ * @returns {import("./contract.js").CodedError}
  */
 function asCodedError(error) {
   if (error && typeof error === "object" && typeof error.code === "string") {
-    return error;
+    return { fix: null, ...error };
   }
-  return { code: "internal", message: String(error) };
+  return { code: "internal", message: String(error), fix: null };
 }
 
 /**

@@ -4,7 +4,7 @@
 // `cargo nextest run -p handoff-api page_contract_file` (which rewrites this file
 // when it is stale): do not edit by hand.
 //
-// Errors always arrive as {code: ErrorCode, message: string}.
+// Errors always arrive as a CodedError: {code, message, fix}.
 
 /**
  * An agent the settings offer.
@@ -100,6 +100,12 @@
  */
 
 /**
+ * An error as every command of the page may throw it: the code to act on, the message
+ * to show, and the step past it, if there is one.
+ * @typedef {{ code: ErrorCode, message: string, fix: Fix | null, }} CodedError
+ */
+
+/**
  * @typedef {"review" | "plan" | "results" | "followups"} CommentKind
  */
 
@@ -182,8 +188,9 @@
  */
 
 /**
- * What fixes a check that is not ok (the window makes it a button).
- * @typedef {{ "kind": "sign_in" } | { "kind": "get_write_access", repo: string, } | { "kind": "turn_on_issues", repo: string, } | { "kind": "start_keyring" } | { "kind": "start_docker" } | { "kind": "build_image", preset: string, image: string, } | { "kind": "load_image", image: string, } | { "kind": "add_key", provider: string, } | { "kind": "add_e2b_key" } | { "kind": "replace_e2b_key" } | { "kind": "use_https_for_e2b" } | { "kind": "use_https_for_provider", provider: string, } | { "kind": "choose_another_agent", repo: string, } | { "kind": "free_disk", path: string, } | { "kind": "install_egress_gate" } | { "kind": "grant_token_permission", permission: string, repo: string, } | { "kind": "make_agent_fork", repo: string, place: string | null, }} Fix
+ * What gets the owner past a check that is not ok or an error (the window makes it a
+ * button).
+ * @typedef {{ "kind": "sign_in" } | { "kind": "get_write_access", repo: string, } | { "kind": "turn_on_issues", repo: string, } | { "kind": "start_keyring" } | { "kind": "start_docker" } | { "kind": "build_image", preset: string, image: string, } | { "kind": "load_image", image: string, } | { "kind": "add_key", provider: string, } | { "kind": "add_e2b_key" } | { "kind": "replace_e2b_key" } | { "kind": "use_https_for_e2b" } | { "kind": "use_https_for_provider", provider: string, } | { "kind": "choose_another_agent", repo: string, } | { "kind": "free_disk", path: string, } | { "kind": "install_egress_gate" } | { "kind": "grant_token_permission", permission: string, repo: string, } | { "kind": "make_agent_fork", repo: string, place: string | null, } | { "kind": "connect_repository", repo: string, } | { "kind": "raise_quota", repo: string, } | { "kind": "raise_monthly_budget", repo: string, } | { "kind": "raise_day_budget" } | { "kind": "run_stages_one_at_a_time", repo: string, } | { "kind": "install_newer_handoff" } | { "kind": "set_damaged_database_aside" } | { "kind": "try_again_later" } | { "kind": "look_up_items" } | { "kind": "look_up_runs" } | { "kind": "look_up_lessons" } | { "kind": "accept_lesson", id: number, } | { "kind": "sync_pull_requests" } | { "kind": "approve_feedback", feedback_id: number, } | { "kind": "approve_comment_version", comment: string, } | { "kind": "replace_owner_edit", comment: string, } | { "kind": "run_as_code_run" } | { "kind": "replace_lessons_file_edits" } | { "kind": "correct_the_agent_first" } | { "kind": "confirm_local_backend", repo: string, } | { "kind": "use_a_sandbox" } | { "kind": "show_run", run: number, }} Fix
  */
 
 /**
@@ -500,7 +507,7 @@
  */
 
 /**
- * @typedef {{ signedIn: boolean, login: string | null, apiBase: string, deviceClientIdSet: boolean, connectedRepos: number, tokenWarning: string | null, }} SessionStatus
+ * @typedef {{ signedIn: boolean, login: string | null, apiBase: string, deviceClientIdSet: boolean, connectedRepos: number, tokenWarning: string | null, tokenMayChangeWorkflows: boolean, }} SessionStatus
  */
 
 /**

@@ -13,6 +13,7 @@ import { openSignIn } from "./sign_in.js";
 import { openSettings, configureSettings, openLessons } from "./settings.js";
 import { renderFirstSteps } from "./first_steps.js";
 import { toast, errorToast, setErrorActions } from "./toasts.js";
+import { configureFixActions } from "./fix_actions.js";
 import { loadPullList, configurePullList, setPullRepos } from "./pull_list.js";
 import { openWorkspace, refreshWorkspace, shownWorkspace, closeWorkspace, configureWorkspace, workspaceShows } from "./workspace.js";
 import { refreshOutboxButton, configureOutbox } from "./outbox.js";
@@ -216,6 +217,12 @@ configureBulkRuns(actions, {
   repoShown: () => repoFilter.value,
 });
 configureSettings({ signIn, changed: () => loadSession().then(reload) });
+configureFixActions({
+  openSettings,
+  signIn,
+  openDetail: (feedbackId) => actions.openDetail(feedbackId),
+  sync: () => document.getElementById("sync-now").click(),
+});
 configurePullList(openPullRequestWorkspace);
 configureWorkspace({
   back: () => {

@@ -2,6 +2,7 @@
 // Short messages in the corner: what happened, and sometimes a button to act on it.
 
 import { el, button } from "./dom.js";
+import { fixAction } from "./fix_actions.js";
 
 const area = document.getElementById("toasts");
 // More than this many at once hide the window: the oldest make way.
@@ -26,14 +27,16 @@ export function toast(message, { kind = "info", action = null, timeout = 6000 } 
   return item;
 }
 
-// What the window offers for an error, by its code (set by main.js): a button to act.
+// What the window offers for an error with no fix of its own, by its code (set by
+// main.js): a button to act.
 let errorActions = {};
 
 export function setErrorActions(actions) {
   errorActions = actions;
 }
 
+/** @param {import("./contract.js").CodedError} error */
 export function errorToast(error) {
-  const action = errorActions[error?.code] ?? null;
+  const action = fixAction(error?.fix) ?? errorActions[error?.code] ?? null;
   return toast(error.message ?? String(error), { kind: "error", timeout: 10000, action });
 }

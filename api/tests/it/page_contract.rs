@@ -41,7 +41,7 @@ async fn the_board_the_detail_and_the_repositories_arrive_in_camel_case() {
     let items = seed::seed_dashboard(&store).await;
     let core = AppCore::new(store.clone(), dir.path());
 
-    let board: BoardView = handoff_api::dashboard(&core.store, &DashboardQuery::default())
+    let board: BoardView = handoff_api::dashboard(&core, &DashboardQuery::default())
         .await
         .unwrap();
     let board = serde_json::to_value(&board).unwrap();
@@ -50,7 +50,7 @@ async fn the_board_the_detail_and_the_repositories_arrive_in_camel_case() {
 
     let mut seen_failure_code = false;
     for item in &items {
-        let detail = feedback_view::feedback_detail(&core.store, item.id.0)
+        let detail = feedback_view::feedback_detail(&core, item.id.0)
             .await
             .unwrap();
         let detail = serde_json::to_value(&detail).unwrap();
@@ -72,7 +72,7 @@ async fn the_board_the_detail_and_the_repositories_arrive_in_camel_case() {
     }
     assert!(seen_failure_code, "the seeded board has a failed run");
 
-    let repos: Vec<RepoRecord> = handoff_api::repos(&core.store).await.unwrap();
+    let repos: Vec<RepoRecord> = handoff_api::repos(&core).await.unwrap();
     let repos = serde_json::to_value(&repos).unwrap();
     assert!(repos[0]["defaultBranch"].is_string(), "{repos:#}");
     assert_eq!(snake_case_keys(&repos), Vec::<String>::new());
@@ -301,7 +301,48 @@ fn the_shapes_match_what_the_core_serializes() {
             repo: text(),
             place: None,
         },
+        Fix::ConnectRepository { repo: text() },
+        Fix::RaiseQuota { repo: text() },
+        Fix::RaiseMonthlyBudget { repo: text() },
+        Fix::RaiseDayBudget,
+        Fix::RunStagesOneAtATime { repo: text() },
+        Fix::InstallNewerHandoff,
+        Fix::SetDamagedDatabaseAside,
+        Fix::TryAgainLater,
+        Fix::LookUpItems,
+        Fix::LookUpRuns,
+        Fix::LookUpLessons,
+        Fix::AcceptLesson { id: 7 },
+        Fix::SyncPullRequests,
+        Fix::ApproveFeedback { feedback_id: 7 },
+        Fix::ApproveCommentVersion { comment: text() },
+        Fix::ReplaceOwnerEdit { comment: text() },
+        Fix::RunAsCodeRun,
+        Fix::ReplaceLessonsFileEdits,
+        Fix::CorrectTheAgentFirst,
+        Fix::ConfirmLocalBackend { repo: text() },
+        Fix::UseASandbox,
+        Fix::ShowRun { run: 7 },
     ];
+    // An error as the page gets it, with and without its step.
+    let refused: handoff::error_code::CodedError =
+        handoff::store::StoreError::RepoNotFound("octocat/hello-world".to_owned()).into();
+    assert_eq!(
+        refused.fix,
+        Some(Fix::ConnectRepository {
+            repo: "octocat/hello-world".to_owned()
+        })
+    );
+    for error in [
+        refused,
+        handoff::error_code::CodedError::new(handoff::error_code::ErrorCode::Cancelled, "x"),
+    ] {
+        assert_described(
+            &serde_json::to_value(&error).unwrap(),
+            &inline_type::<CodedErrorShape>(),
+            "CodedError",
+        );
+    }
     for fix in &fixes {
         match fix {
             Fix::SignIn
@@ -320,7 +361,29 @@ fn the_shapes_match_what_the_core_serializes() {
             | Fix::FreeDisk { .. }
             | Fix::InstallEgressGate
             | Fix::GrantTokenPermission { .. }
-            | Fix::MakeAgentFork { .. } => {}
+            | Fix::MakeAgentFork { .. }
+            | Fix::ConnectRepository { .. }
+            | Fix::RaiseQuota { .. }
+            | Fix::RaiseMonthlyBudget { .. }
+            | Fix::RaiseDayBudget
+            | Fix::RunStagesOneAtATime { .. }
+            | Fix::InstallNewerHandoff
+            | Fix::SetDamagedDatabaseAside
+            | Fix::TryAgainLater
+            | Fix::LookUpItems
+            | Fix::LookUpRuns
+            | Fix::LookUpLessons
+            | Fix::AcceptLesson { .. }
+            | Fix::SyncPullRequests
+            | Fix::ApproveFeedback { .. }
+            | Fix::ApproveCommentVersion { .. }
+            | Fix::ReplaceOwnerEdit { .. }
+            | Fix::RunAsCodeRun
+            | Fix::ReplaceLessonsFileEdits
+            | Fix::CorrectTheAgentFirst
+            | Fix::ConfirmLocalBackend { .. }
+            | Fix::UseASandbox
+            | Fix::ShowRun { .. } => {}
         }
         assert_described(
             &serde_json::to_value(fix).unwrap(),

@@ -6,8 +6,8 @@ use handoff_test_support as support;
 
 use handoff::error_code::ErrorCode;
 use handoff_api::repositories::{
-    connect_repository, connect_repository_with, repo_settings, save_repo_settings,
-    RepoSettingsInput,
+    connect_repository, connect_repository_with, connected_repositories, repo_settings,
+    save_repo_settings, set_stage_prompt, stage_prompt_text, RepoSettingsInput,
 };
 use handoff_api::AppCore;
 use support::temp_store;
@@ -171,7 +171,7 @@ async fn connecting_with_settings_reads_them_all_before_connecting() {
     .expect_err("the metadata address is never allowed");
     assert_eq!(refused.code, ErrorCode::InvalidInput);
     assert!(
-        core.store.repos().await.unwrap().is_empty(),
+        connected_repositories(&core).await.unwrap().is_empty(),
         "nothing connected"
     );
 
@@ -184,7 +184,7 @@ async fn connecting_with_settings_reads_them_all_before_connecting() {
         .expect_err("local is confirmed");
     assert_eq!(refused.code, ErrorCode::NeedsConfirmation);
     assert!(
-        core.store.repos().await.unwrap().is_empty(),
+        connected_repositories(&core).await.unwrap().is_empty(),
         "nothing connected"
     );
 
@@ -204,4 +204,63 @@ async fn connecting_with_settings_reads_them_all_before_connecting() {
     assert_eq!(connected.repo.run_timeout_seconds, 600);
     assert_eq!(connected.repo.sandbox_backend.to_string(), "local");
     assert_eq!(connected.fork_made, None, "not signed in: no fork is made");
+}
+
+#[tokio::test]
+async fn a_local_repositorys_stage_prompt_changes_only_when_confirmed() {
+    let (_dir, core) = core_with_a_repository().await;
+    let name = REPO.parse().unwrap();
+    let built_in = stage_prompt_text(&core, &name, "review").await.unwrap();
+    assert_eq!(built_in.own, None);
+    assert!(
+        !built_in.read_by_runs.is_empty(),
+        "runs read the built-in prompt"
+    );
+
+    // On a sandboxed repository a prompt changes without a question.
+    set_stage_prompt(
+        &core,
+        REPO,
+        "review",
+        Some("Review {{pr_number}} kindly."),
+        false,
+    )
+    .await
+    .unwrap();
+    let own = stage_prompt_text(&core, &name, "review").await.unwrap();
+    assert_eq!(own.own.as_deref(), Some("Review {{pr_number}} kindly."));
+    assert_eq!(own.read_by_runs, "Review {{pr_number}} kindly.");
+
+    // On a local one, what its agent is told changes only when the owner confirmed it,
+    // whichever front end asks.
+    let local = RepoSettingsInput {
+        sandbox_backend: Some("local".to_owned()),
+        ..Default::default()
+    };
+    save_repo_settings(&core, REPO, &local, true).await.unwrap();
+    let refused = set_stage_prompt(&core, REPO, "review", None, false)
+        .await
+        .expect_err("an unconfirmed reset is refused");
+    assert_eq!(refused.code, ErrorCode::NeedsConfirmation);
+    assert_eq!(
+        stage_prompt_text(&core, &name, "review")
+            .await
+            .unwrap()
+            .own
+            .as_deref(),
+        Some("Review {{pr_number}} kindly."),
+        "nothing changed"
+    );
+    set_stage_prompt(&core, REPO, "review", None, true)
+        .await
+        .unwrap();
+    assert_eq!(
+        stage_prompt_text(&core, &name, "review").await.unwrap(),
+        built_in
+    );
+
+    let no_such_stage = stage_prompt_text(&core, &name, "code")
+        .await
+        .expect_err("the code stage has no prompt template");
+    assert_eq!(no_such_stage.code, ErrorCode::InvalidInput);
 }

@@ -5,6 +5,8 @@
 
 use serde::Serialize;
 
+use crate::fix::Fix;
+
 crate::stored_text_enum! {
     /// A stable, machine-readable name for a kind of failure.
     pub enum ErrorCode as "error code" {
@@ -54,9 +56,29 @@ crate::stored_text_enum! {
     }
 }
 
-/// An error as the UI receives it: a code to act on and a message to show.
+/// An error as the front ends receive it: a code to act on, a message to show, and,
+/// where a step of the owner's gets past it, that step ([`Fix`]): the command line says
+/// it as a command, the window offers it as a button.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CodedError {
     pub code: ErrorCode,
     pub message: String,
+    pub fix: Option<Fix>,
+}
+
+impl CodedError {
+    /// An error with no step to get past it.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> CodedError {
+        CodedError {
+            code,
+            message: message.into(),
+            fix: None,
+        }
+    }
+
+    /// The same error, with the step that gets past it.
+    pub fn with_fix(mut self, fix: Option<Fix>) -> CodedError {
+        self.fix = fix;
+        self
+    }
 }

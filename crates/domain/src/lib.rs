@@ -49,6 +49,7 @@ pub mod untrusted_text;
 
 pub mod dashboard;
 pub mod error_code;
+pub mod fix;
 pub mod secret;
 pub mod service_address;
 

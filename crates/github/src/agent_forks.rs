@@ -66,14 +66,17 @@ impl From<AgentForkError> for CodedError {
             AgentForkError::BadPlace(_) => CodedError {
                 code: ErrorCode::InvalidInput,
                 message: error.to_string(),
+                fix: None,
             },
             AgentForkError::NotReady { .. } => CodedError {
                 code: ErrorCode::GithubUnreachable,
                 message: error.to_string(),
+                fix: None,
             },
             other => CodedError {
                 code: ErrorCode::AgentForkRefused,
                 message: other.to_string(),
+                fix: None,
             },
         }
     }

@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use handoff_domain::error_code::{CodedError, ErrorCode};
+use handoff_domain::fix::Fix;
 use handoff_store::secrets::SecretError;
 use handoff_store::StoreError;
 
@@ -83,12 +84,20 @@ impl GithubError {
     }
 }
 
-/// What the front ends show of it: the code to act on and the message.
+impl GithubError {
+    /// The step of the owner's that gets past it, if one does.
+    pub fn fix(&self) -> Option<Fix> {
+        match self {
+            GithubError::NotSignedIn { .. } | GithubError::Unauthorized { .. } => Some(Fix::SignIn),
+            GithubError::Store(error) => error.fix(),
+            _ => None,
+        }
+    }
+}
+
+/// What the front ends show of it: the code to act on, the message, the step past it.
 impl From<GithubError> for CodedError {
     fn from(error: GithubError) -> Self {
-        CodedError {
-            code: error.code(),
-            message: error.to_string(),
-        }
+        CodedError::new(error.code(), error.to_string()).with_fix(error.fix())
     }
 }

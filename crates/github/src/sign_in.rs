@@ -100,6 +100,16 @@ pub async fn stored_token_warning(store: &Store) -> Result<Option<String>, Githu
         .and_then(|stored| TokenScopes::from_stored(&stored).warning()))
 }
 
+/// Whether the token kept at sign-in has the `workflow` scope, as GitHub listed it then.
+pub async fn stored_token_may_change_workflows(store: &Store) -> Result<bool, GithubError> {
+    Ok(store
+        .setting(SettingKey::GithubTokenScopes)
+        .await?
+        .is_some_and(|stored| {
+            TokenScopes::from_stored(&stored).can_change_workflows() == Some(true)
+        }))
+}
+
 /// A client for the configured endpoints with the token from the keyring.
 pub async fn connect(
     store: &Store,

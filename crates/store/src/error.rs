@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use handoff_domain::error_code::{CodedError, ErrorCode};
 use handoff_domain::feedback_status::TransitionError;
+use handoff_domain::fix::Fix;
 use handoff_domain::follow_up::{BodyError, FollowUpOnMergedItem};
 use handoff_domain::lesson::LessonId;
 use handoff_domain::repo::BadBranchName;
@@ -150,12 +151,36 @@ impl StoreError {
     }
 }
 
-/// What the front ends show of it: the code to act on and the message.
+impl StoreError {
+    /// The step of the owner's that gets past it, if one does.
+    pub fn fix(&self) -> Option<Fix> {
+        use handoff_domain::budgets::BudgetRefusal;
+        Some(match self {
+            StoreError::RepoNotFound(repo) => Fix::ConnectRepository { repo: repo.clone() },
+            StoreError::QuotaExhausted { repo, .. } => Fix::RaiseQuota { repo: repo.clone() },
+            StoreError::BudgetSpent(BudgetRefusal::RepoMonthSpent { repo, .. }) => {
+                Fix::RaiseMonthlyBudget { repo: repo.clone() }
+            }
+            StoreError::BudgetSpent(BudgetRefusal::ChainNeedsMore { repo, .. }) => {
+                Fix::RunStagesOneAtATime { repo: repo.clone() }
+            }
+            StoreError::BudgetSpent(BudgetRefusal::DaySpent { .. }) => Fix::RaiseDayBudget,
+            StoreError::NewerVersion { .. } => Fix::InstallNewerHandoff,
+            StoreError::Damaged { .. } => Fix::SetDamagedDatabaseAside,
+            StoreError::FeedbackNotFound(_) => Fix::LookUpItems,
+            StoreError::Locked { .. } => Fix::TryAgainLater,
+            StoreError::RunNotFound(_) => Fix::LookUpRuns,
+            StoreError::LessonNotFound(_) => Fix::LookUpLessons,
+            StoreError::LessonNotAccepted { id, .. } => Fix::AcceptLesson { id: id.0 },
+            StoreError::PullRequestNotFound { .. } => Fix::SyncPullRequests,
+            _ => return None,
+        })
+    }
+}
+
+/// What the front ends show of it: the code to act on, the message, the step past it.
 impl From<StoreError> for CodedError {
     fn from(error: StoreError) -> Self {
-        CodedError {
-            code: error.code(),
-            message: error.to_string(),
-        }
+        CodedError::new(error.code(), error.to_string()).with_fix(error.fix())
     }
 }

@@ -131,12 +131,16 @@ impl SecretStore {
     }
 }
 
-/// What the front ends show of it: the keyring's code and the message.
+/// What the front ends show of it: the keyring's code, the message, and the step past
+/// it where the keyring cannot be reached.
 impl From<SecretError> for handoff_domain::error_code::CodedError {
     fn from(error: SecretError) -> Self {
-        handoff_domain::error_code::CodedError {
-            code: handoff_domain::error_code::ErrorCode::Keyring,
-            message: error.to_string(),
-        }
+        let fix = matches!(error, SecretError::Unavailable(_))
+            .then_some(handoff_domain::fix::Fix::StartKeyring);
+        handoff_domain::error_code::CodedError::new(
+            handoff_domain::error_code::ErrorCode::Keyring,
+            error.to_string(),
+        )
+        .with_fix(fix)
     }
 }

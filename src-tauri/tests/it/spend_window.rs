@@ -6,17 +6,16 @@
 
 use handoff_test_support as support;
 
-use std::time::Duration;
-
 use chrono::Utc;
 use handoff::domain::agent_step::{AgentStep, ToolCall};
 use handoff::domain::model_prices::TokenUsage;
 use handoff::domain::{FeedbackId, PaidWith, RunFailureCode, RunId, SandboxBackend, SpendSource};
 use handoff::store::spend::RunSpend;
 use handoff::store::{CodeRunRequest, RunOutcome, SettingKey, Store};
+use support::eventually::eventually_true;
 use support::seed;
 use support::window::github_world::{connected_repo, open_card, GithubWorld, REPO, RUN_LIMIT};
-use support::window::notification_service::NotificationService;
+use support::window::notification_service::{NotificationService, SentNotification};
 
 fn step(tool: &str, input: &str, input_tokens: u64, cost_usd: f64) -> AgentStep {
     AgentStep {
@@ -327,7 +326,8 @@ async fn a_month_at_eighty_percent_of_its_budget_says_so_once() {
         )
         .await;
     assert!(refused.contains("$0.09 of its $0.09"), "{refused}");
-    // Its button opens the budgets.
+    // Its button does what the command line's hint says (raise this repository's
+    // monthly budget): it opens the budgets, on this repository's month.
     app.click(".toast.error .button.small").await;
     app.eventually(
         "const d = document.getElementById('settings-dialog'); return d.open ? d.dataset.tab : '';",
@@ -335,7 +335,28 @@ async fn a_month_at_eighty_percent_of_its_budget_says_so_once() {
     )
     .await;
     app.wait_for("#spend-panel .spend-chart").await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    app.eventually(
+        "const s = document.querySelector('#spend-panel select.spend-repo'); return s ? s.value : '';",
+        |value| value == REPO,
+    )
+    .await;
+    // Notices are handed out in the order of their runs' events: once a later run's
+    // notice is here, a second budget notice would have come before it.
+    app.click("#settings-close").await;
+    world.store.set_monthly_budget(repo.id, None).await.unwrap();
+    let third = seed::add_feedback(&world.store, REPO, "Last", "@@write c.txt three").await;
+    open_card(&app, third.id.0).await;
+    app.click("#detail .update-button").await;
+    let other_than_budget = |sent: &&SentNotification| sent.summary != "Budget at 80%";
+    eventually_true("the third run's notice is sent", || async {
+        notifications
+            .sent()
+            .iter()
+            .filter(other_than_budget)
+            .count()
+            == 2
+    })
+    .await;
     let budget_notices = notifications
         .sent()
         .into_iter()
