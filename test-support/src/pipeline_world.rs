@@ -226,16 +226,13 @@ impl PipelineWorld {
             .collect()
     }
 
-    /// Waits (up to a minute) until the agent of run `run_id` has started.
+    /// Waits until the agent of run `run_id` has started.
     pub async fn wait_until_the_agent_runs(&self, run_id: RunId) {
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        while !self.log_of(run_id).await.contains("scripted agent:") {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the agent of run {run_id:?} never started"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        crate::eventually::eventually_true(
+            &format!("the agent of run {run_id:?} starts"),
+            || async { self.log_of(run_id).await.contains("scripted agent:") },
+        )
+        .await;
     }
 
     pub async fn status(&self, feedback: &Feedback) -> FeedbackStatus {

@@ -11,6 +11,7 @@ use handoff::domain::{FeedbackStatus, RunStatus, SandboxBackend};
 use handoff::github::sync::sync;
 use handoff::pipeline::{CodeRunOptions, CodeRunResult, PipelineError};
 use handoff::store::{RepoSettingsChange, RunFilter, StoreError};
+use support::eventually::eventually_true;
 use support::pipeline_world::{
     first_run_iterate_and_manual_commit_journey, pr_number, token_never_enters_the_sandbox,
     PipelineWorld, REPO,
@@ -342,8 +343,10 @@ async fn a_push_raced_by_someone_else_is_reported_not_overwritten() {
         )
         .await
         .unwrap();
+    let run_id = begun.run_id();
     let driving = tokio::spawn(begun.drive());
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    // While the agent works (two seconds), someone pushes to the branch.
+    world.wait_until_the_agent_runs(run_id).await;
     let theirs = world.fake.push_commit(
         REPO,
         &feedback.head_branch,
@@ -373,13 +376,10 @@ async fn a_run_left_by_a_crash_is_reconciled() {
         .feedback("Crash", "@@sleep 60\n@@write late.txt x")
         .await;
     let (run_id, driving) = world.start_in_background(&feedback).await;
-    loop {
-        let run = world.store.run(run_id).await.unwrap();
-        if run.sandbox_id.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually_true("the run's sandbox starts", || async {
+        world.store.run(run_id).await.unwrap().sandbox_id.is_some()
+    })
+    .await;
     // The process driving the run dies: nothing finishes the run or removes its sandbox.
     driving.abort();
     let _ = driving.await;
@@ -416,11 +416,10 @@ async fn a_run_left_by_a_crash_is_reconciled() {
         .unwrap()
         .parse()
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(
-        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
-        "the leftover process was killed"
-    );
+    eventually_true("the leftover process is killed", || async {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    })
+    .await;
     // Nothing is stuck: the item takes a new run at once.
     let again = world
         .pipeline
@@ -684,9 +683,10 @@ async fn cancel_works_while_the_repository_is_fetched() {
         .times(5),
     );
     let (run_id, running) = world.start_in_background(&feedback).await;
-    while !world.log_of(run_id).await.contains("fetching") {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually_true("the run fetches", || async {
+        world.log_of(run_id).await.contains("fetching")
+    })
+    .await;
 
     world.store.request_cancel(run_id).await.unwrap();
 
@@ -751,12 +751,17 @@ async fn cancel_during(
 ) {
     let feedback = world.feedback(feedback_title, "@@write a.txt a").await;
     world.fake.inject(slow);
+    let slow_requests = world.fake.faults_to_come();
     let (run_id, running) = world.start_in_background(&feedback).await;
-    while !world.log_of(run_id).await.contains(step) {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    // Let the slow request reach GitHub.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    eventually_true(&format!("the run reaches {step:?}"), || async {
+        world.log_of(run_id).await.contains(step)
+    })
+    .await;
+    // The slow request has reached GitHub (its fault happens as it arrives).
+    eventually_true("the slow request reaches GitHub", || async {
+        world.fake.faults_to_come() < slow_requests
+    })
+    .await;
 
     world.store.request_cancel(run_id).await.unwrap();
 

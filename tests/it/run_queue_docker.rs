@@ -12,6 +12,7 @@ use futures::StreamExt as _;
 use handoff::domain::{FeedbackId, SandboxBackend};
 use handoff::pipeline::CodeRunOptions;
 use handoff::store::SettingKey;
+use support::eventually::eventually_true;
 use support::pipeline_world::{pr_number, PipelineWorld, REPO};
 
 /// When each run's sandbox was up, from the engine's `start` and `die` events of the
@@ -70,9 +71,17 @@ impl SandboxEvents {
         }
     }
 
-    /// Stops following (once the engine has had a moment to tell the last events).
-    async fn stop(self) -> HashMap<String, (i64, i64)> {
-        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    /// Stops following once the engine has told of `sandboxes` sandboxes that started
+    /// and died (its events come a little after the containers' ends).
+    async fn stop(self, sandboxes: usize) -> HashMap<String, (i64, i64)> {
+        eventually_true("the engine tells every sandbox's start and end", || async {
+            let lifetimes = self.lifetimes.lock().expect("lifetimes");
+            lifetimes.len() >= sandboxes
+                && lifetimes
+                    .values()
+                    .all(|(start, end)| *start != i64::MAX && *end != i64::MIN)
+        })
+        .await;
         self.following.abort();
         let lifetimes = self.lifetimes.lock().expect("lifetimes").clone();
         lifetimes
@@ -143,7 +152,7 @@ async fn ten_items_with_two_slots_never_run_more_than_two_sandboxes_and_all_fini
 
     assert_eq!(world.fake.pulls(REPO).len(), 6, "one PR per item");
     assert_eq!(world.fake.pulls("octocat/other").len(), 4);
-    let lifetimes = events.stop().await;
+    let lifetimes = events.stop(10).await;
     assert_eq!(
         lifetimes.len(),
         10,

@@ -172,11 +172,18 @@ async fn a_stream_without_keepalives_is_hung_and_the_sandbox_is_killed() {
 async fn a_cancel_kills_the_sandbox() {
     let fake = FakeE2b::start(KEY).await;
     let dir = workspace("echo started\nsleep 30\n");
-    let (control, _events, cancel) = control();
+    let (control, mut events, cancel) = control();
     let runner = sandbox(&fake, KEY, Duration::from_secs(10));
     let job = job(&dir, Duration::from_secs(60));
     let running = tokio::spawn(async move { runner.run(&job, control).await });
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // The job is under way once it has said so.
+    let mut said = String::new();
+    while !said.contains("started") {
+        let event = events.recv().await.expect("the job says it started");
+        if let SandboxEvent::Output { bytes, .. } = event {
+            said.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
 
     cancel.send(true).unwrap();
 

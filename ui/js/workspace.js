@@ -136,7 +136,8 @@ async function startStage(view, card) {
 }
 
 function stageCard(view, card) {
-  const item = el("li", { class: "stage-card", dataset: { stage: card.stage, state: card.state } }, [
+  const lastRun = card.activeRunId ?? card.lastRun?.id ?? "";
+  const item = el("li", { class: "stage-card", dataset: { stage: card.stage, state: card.state, run: String(lastRun) } }, [
     el("header", { class: "stage-header" }, [
       el("h3", { text: stageTitles[card.stage] ?? card.stage }),
       el("span", { class: "stage-state", dataset: { state: card.state }, text: card.stateWords }),

@@ -83,9 +83,15 @@ fn follow_prints_the_lines_written_after_it_started() {
         .args(["log", "--follow", "--lines", "0"])
         .env("HANDOFF_DATA_DIR", data.path())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // It says when it follows: from then on, what is written reaches it.
+    let mut told = String::new();
+    BufReader::new(follower.stderr.take().unwrap())
+        .read_line(&mut told)
+        .unwrap();
+    assert!(told.starts_with("following the log in "), "{told}");
     let (lines_sender, lines) = std::sync::mpsc::channel();
     let stdout = follower.stdout.take().unwrap();
     std::thread::spawn(move || {
@@ -95,8 +101,6 @@ fn follow_prints_the_lines_written_after_it_started() {
             }
         }
     });
-    // Give the follower a moment to take the end of the file, then fail again.
-    std::thread::sleep(Duration::from_millis(500));
     handoff(data.path(), &["feedback", "show", "2"]);
 
     let deadline = Instant::now() + Duration::from_secs(20);

@@ -7,6 +7,7 @@ use handoff_test_support as support;
 use std::time::Duration;
 
 use support::cli_process::{ok_text, process_alive, scripted_agent_as_claude, text, Cli};
+use support::eventually::{eventually, eventually_asking_every, eventually_true};
 use support::fake_e2b::FakeE2b;
 use support::fake_github::FakeGithub;
 use support::fake_provider::{self, FakeProvider};
@@ -40,14 +41,15 @@ async fn set_up_on_e2b(fake: &FakeGithub, cli: &Cli<'_>, e2b: &FakeE2b) {
 
 /// The id of the first active run, once there is one.
 async fn first_active_run(cli: &Cli<'_>) -> String {
-    loop {
+    eventually("a run is active", || async {
         let listed = ok_text(&cli.run(&["runs", "list", "--active", "--json"]).await);
         let runs: serde_json::Value = serde_json::from_str(&listed).unwrap();
-        if let Some(run) = runs.as_array().unwrap().first() {
-            return run["id"].to_string();
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        runs.as_array()
+            .unwrap()
+            .first()
+            .map(|run| run["id"].to_string())
+    })
+    .await
 }
 
 /// On E2B no forwarder of Handoff's sees the agent's calls: what the agent reports as it
@@ -204,7 +206,10 @@ async fn logs_can_be_followed_and_a_run_cancelled_from_another_process() {
         .command(&["runs", "logs", &run_id, "--follow"])
         .spawn()
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    eventually_true("the agent starts", || async {
+        ok_text(&cli.run(&["runs", "logs", &run_id]).await).contains("scripted agent:")
+    })
+    .await;
 
     let cancelled = ok_text(&cli.run(&["runs", "cancel", &run_id]).await);
     assert!(
@@ -493,9 +498,10 @@ async fn a_run_whose_process_is_killed_is_ended_with_its_reason_and_the_next_run
         .spawn()
         .unwrap();
     let run_id = first_active_run(&cli).await;
-    while !ok_text(&cli.run(&["runs", "logs", &run_id]).await).contains("the agent starts") {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually_true("the agent starts", || async {
+        ok_text(&cli.run(&["runs", "logs", &run_id]).await).contains("the agent starts")
+    })
+    .await;
     assert!(process_alive("sleep 117"), "the agent is at work");
 
     // SIGKILL: nothing of the process gets to say goodbye.
@@ -510,20 +516,21 @@ async fn a_run_whose_process_is_killed_is_ended_with_its_reason_and_the_next_run
 
     // Handoff is started again. Until the run has been silent for its grace period,
     // the item is still coding; then the next run ends it with its reason and goes.
-    let deadline = std::time::Instant::now() + Duration::from_secs(90);
-    let next = loop {
-        let attempt = cli.run(&["run", &feedback, "--quiet"]).await;
-        if attempt.status.success() {
-            break attempt;
-        }
-        assert!(
-            text(&attempt).contains("is CODING: one run at a time"),
-            "refused for another reason: {}",
-            text(&attempt)
-        );
-        assert!(std::time::Instant::now() < deadline, "never reconciled");
-        tokio::time::sleep(Duration::from_secs(3)).await;
-    };
+    // Each ask is a whole `handoff run`: asked every few seconds.
+    let next = eventually_asking_every(
+        Duration::from_secs(3),
+        "the killed run is reconciled and the next one runs",
+        || async {
+            let attempt = cli.run(&["run", &feedback, "--quiet"]).await;
+            assert!(
+                attempt.status.success() || text(&attempt).contains("is CODING: one run at a time"),
+                "refused for another reason: {}",
+                text(&attempt)
+            );
+            attempt.status.success().then_some(attempt)
+        },
+    )
+    .await;
     let shown = ok_text(&cli.run(&["runs", "show", &run_id, "--json"]).await);
     let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
     assert_eq!(shown["run"]["status"], "failed");

@@ -7,9 +7,10 @@
 
 use handoff_test_support as support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use support::cli_process::{ok_text, text, Cli};
+use support::eventually::{eventually, eventually_true};
 use support::fake_github::{FakeGithub, OWNER};
 use support::pipeline_world::{REPO, SCRIPTED_AGENT};
 use support::secret_service::SecretService;
@@ -18,21 +19,17 @@ fn json_of(output: &std::process::Output) -> serde_json::Value {
     serde_json::from_str(&ok_text(output)).unwrap()
 }
 
-/// Asks `handoff status --json` until `accept` likes it (up to 90 s).
+/// Asks `handoff status --json` until `accept` likes it.
 async fn status_until(
     cli: &Cli<'_>,
     what: &str,
     accept: impl Fn(&serde_json::Value) -> bool,
 ) -> serde_json::Value {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
+    eventually(&format!("the status says {what}"), || async {
         let status = json_of(&cli.run(&["status", "--json"]).await);
-        if accept(&status) {
-            return status;
-        }
-        assert!(Instant::now() < deadline, "never {what}: {status}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        accept(&status).then_some(status)
+    })
+    .await
 }
 
 async fn run_of(cli: &Cli<'_>, item: &str) -> serde_json::Value {
@@ -73,18 +70,13 @@ async fn the_daemon_drives_the_queue_alone_and_a_sigterm_loses_nothing() {
         .command(&["queue", "add", "--all-new", REPO])
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    eventually_true("the first run's agent starts", || async {
         let run = run_of(&cli, &killed_item).await;
-        if run["status"] == "running" {
-            let log = ok_text(&cli.run(&["runs", "logs", &run["id"].to_string()]).await);
-            if log.contains("the agent starts") {
-                break;
-            }
-        }
-        assert!(Instant::now() < deadline, "the first run never started");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        run["status"] == "running"
+            && ok_text(&cli.run(&["runs", "logs", &run["id"].to_string()]).await)
+                .contains("the agent starts")
+    })
+    .await;
     adding.start_kill().unwrap();
     adding.wait().await.unwrap();
     let none = ok_text(&cli.run(&["status"]).await);
@@ -127,16 +119,11 @@ async fn the_daemon_drives_the_queue_alone_and_a_sigterm_loses_nothing() {
     assert_eq!(killed["failure_code"], "abandoned", "{killed}");
 
     // SIGTERM while the second run works: it ends with its PR, the third stays queued.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !ok_text(&cli.run(&["runs", "logs", &second_run.to_string()]).await)
-        .contains("the agent starts")
-    {
-        assert!(
-            Instant::now() < deadline,
-            "the second run's agent never started"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    eventually_true("the second run's agent starts", || async {
+        ok_text(&cli.run(&["runs", "logs", &second_run.to_string()]).await)
+            .contains("the agent starts")
+    })
+    .await;
     sigterm(daemon_pid);
     let stopped = tokio::time::timeout(Duration::from_secs(90), daemon.wait_with_output())
         .await
@@ -161,11 +148,10 @@ async fn the_daemon_drives_the_queue_alone_and_a_sigterm_loses_nothing() {
         .command(&["serve", "--sync-seconds", "3600"])
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(90);
-    while run_of(&cli, &third).await["status"] != "succeeded" {
-        assert!(Instant::now() < deadline, "the third run never ran");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    eventually_true("the third run succeeds", || async {
+        run_of(&cli, &third).await["status"] == "succeeded"
+    })
+    .await;
     sigterm(restarted.id().unwrap());
     let stopped = tokio::time::timeout(Duration::from_secs(30), restarted.wait_with_output())
         .await
@@ -216,23 +202,13 @@ async fn the_daemon_alone_turns_the_owners_handoff_comment_on_a_labelled_issue_i
         OWNER,
         "@handoff Start with a greeting file.\n@@write hello.txt hello",
     );
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let answer = loop {
-        let answer = fake
-            .comments(REPO, issue)
+    let answer = eventually("the daemon answers the command", || async {
+        fake.comments(REPO, issue)
             .into_iter()
             .map(|(_, _, body)| body)
-            .find(|body| body.starts_with("<!-- handoff:answer "));
-        if let Some(answer) = answer {
-            break answer;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the daemon never answered: {:?}",
-            fake.comments(REPO, issue)
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+            .find(|body| body.starts_with("<!-- handoff:answer "))
+    })
+    .await;
     assert!(answer.contains("succeeded: PR #"), "{answer}");
     let pulls = fake.pulls(REPO);
     assert_eq!(pulls.len(), 1, "the daemon opened the PR");

@@ -45,19 +45,29 @@ fn card_state(stage: &str) -> String {
     format!("const c = document.querySelector('#pr-workspace .stage-card[data-stage=\"{stage}\"]'); return c ? c.dataset.state : null;")
 }
 
+/// The run a stage's card shows (its active run, else its last), as the card says it.
+fn card_run(stage: &str) -> String {
+    format!("const c = document.querySelector('#pr-workspace .stage-card[data-stage=\"{stage}\"]'); return c ? c.dataset.run : null;")
+}
+
 /// Clicks a stage's button and waits until its card says it is done.
 async fn run_stage(app: &AppSession, stage: &str) {
+    let before = app.eventually(&card_run(stage), |_| true).await;
     app.click(&format!(
         "#pr-workspace .stage-card[data-stage=\"{stage}\"] .run-stage"
     ))
     .await;
-    wait_until_done(app, stage).await;
+    wait_until_done(app, stage, before).await;
 }
 
-async fn wait_until_done(app: &AppSession, stage: &str) {
+/// Waits until the card shows a run other than `before`'s that has ended.
+async fn wait_until_done(app: &AppSession, stage: &str, before: serde_json::Value) {
     // The card is "running" first; "done", "edited by you" or "out of date" once the run
     // ended well, "failed" when not.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let shown = app
+        .eventually_within(RUN_LIMIT, &card_run(stage), |run| *run != before)
+        .await;
+    assert_ne!(shown, before, "{stage}: the card never showed the new run");
     let state = app
         .eventually_within(RUN_LIMIT, &card_state(stage), |value| {
             value
@@ -239,17 +249,20 @@ async fn every_stage_is_run_and_steered_from_the_workspace() {
         "{question}"
     );
     app.click("#question-dialog[open] [data-answer=keep]").await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The answer is handled once the dialog is gone and the button works again; keeping
+    // the edit started nothing.
+    let handled = app
+        .eventually(
+            "const go = document.querySelector('#pr-workspace .stage-card[data-stage=\"review\"] .run-stage'); \
+             return document.querySelector('#question-dialog[open]') === null && go !== null && !go.disabled;",
+            |ready| ready == true,
+        )
+        .await;
+    assert_eq!(handled, true, "the answer was never handled");
     assert_eq!(
         newest_run(&world, number, Stage::Review).await.id,
         reviews_before
     );
-    app.eventually(
-        "const go = document.querySelector('#pr-workspace .stage-card[data-stage=\"review\"] .run-stage'); \
-         return document.querySelector('#question-dialog[open]') === null && go !== null && !go.disabled;",
-        |ready| ready == true,
-    )
-    .await;
     app.click("#pr-workspace .stage-card[data-stage=\"review\"] .run-stage")
         .await;
     app.text_eventually_containing(

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use zbus::zvariant::OwnedValue;
 
@@ -114,18 +114,10 @@ impl NotificationService {
         limit: Duration,
         accept: impl Fn(&SentNotification) -> bool,
     ) -> SentNotification {
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Some(found) = self.sent().into_iter().find(|sent| accept(sent)) {
-                return found;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no such notification; sent: {:#?}",
-                self.sent()
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        crate::eventually::eventually_within(limit, "such a notification is sent", || async {
+            self.sent().into_iter().find(|sent| accept(sent))
+        })
+        .await
     }
 
     /// Clicks notification `id` (its default action), as the desktop reports a click.
