@@ -13,13 +13,7 @@ use tauri::{AppHandle, Emitter as _};
 
 use crate::notifications;
 
-/// The event that tells the page what in the mirror changed.
-pub const MIRROR_CHANGED: &str = "mirror-changed";
-/// The event that tells the page about a run event (it shows it and offers its card).
-pub const RUN_EVENT: &str = "run-event";
-
-/// The event that tells the page whether it follows the mirror's changes.
-pub const MIRROR_FOLLOWING: &str = "mirror-following";
+use crate::page_events::{MIRROR_CHANGED, MIRROR_FOLLOWING, RUN_EVENT};
 
 pub fn spawn_all(app: AppHandle, core: AppCore) {
     let app_for_the_timer = app.clone();
@@ -43,20 +37,20 @@ struct WindowListener(AppHandle);
 
 impl MirrorListener for WindowListener {
     fn mirror_changed(&self, changes: MirrorChangesRecord) {
-        if let Err(error) = self.0.emit(MIRROR_CHANGED, &changes) {
+        if let Err(error) = self.0.emit(MIRROR_CHANGED.name, &changes) {
             tracing::warn!(%error, "telling the page the mirror changed");
         }
     }
 
     fn run_notice(&self, notice: RunNotice) {
         notifications::show(&self.0, &notice);
-        if let Err(error) = self.0.emit(RUN_EVENT, &notice) {
+        if let Err(error) = self.0.emit(RUN_EVENT.name, &notice) {
             tracing::warn!(%error, "telling the page about a run event");
         }
     }
 
     fn following(&self, following: MirrorFollowing) {
-        if let Err(error) = self.0.emit(MIRROR_FOLLOWING, &following) {
+        if let Err(error) = self.0.emit(MIRROR_FOLLOWING.name, &following) {
             tracing::warn!(%error, "telling the page whether it follows the mirror");
         }
     }

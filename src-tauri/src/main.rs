@@ -18,6 +18,7 @@ mod desktop_state;
 mod native_confirmation;
 mod notifications;
 mod one_window;
+mod page_events;
 mod updates;
 
 /// The handler of every command in [`command_names`], each found in [`commands`].

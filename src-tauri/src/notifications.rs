@@ -12,8 +12,7 @@ use handoff_api::session::{AutomaticUpdateNote, NotificationTarget, RunNotice};
 use notify_rust::NotificationResponse;
 use tauri::{AppHandle, Emitter as _};
 
-/// The event that tells the page to open what a notification was about.
-pub const OPEN_TARGET: &str = "open-target";
+use crate::page_events::OPEN_TARGET;
 
 /// The action a click on the notification itself reports: the Desktop Notifications
 /// Specification's default action, which a notification must offer for its clicks to be
@@ -142,7 +141,7 @@ fn ran_from_a_cargo_build(program: &std::path::Path) -> bool {
 /// Brings the window to the front and asks the page to open `target`.
 pub fn open(app: &AppHandle, target: &NotificationTarget) {
     crate::one_window::bring_to_front_quietly(app);
-    if let Err(error) = app.emit(OPEN_TARGET, target) {
+    if let Err(error) = app.emit(OPEN_TARGET.name, target) {
         tracing::warn!(%error, "telling the page to open a notification's target");
     }
 }

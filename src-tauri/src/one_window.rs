@@ -35,7 +35,7 @@ pub fn instance_name() -> String {
 /// What the running instance does when the owner launches Handoff again.
 pub fn bring_to_front<R: Runtime>(app: &AppHandle<R>) {
     bring_to_front_quietly(app);
-    if let Err(error) = app.emit("second-launch", ()) {
+    if let Err(error) = app.emit(crate::page_events::SECOND_LAUNCH.name, ()) {
         tracing::warn!(%error, "telling the page about a second launch");
     }
 }

@@ -2,6 +2,9 @@
 // The one place the page talks to the Rust side. Every call returns data or throws an
 // error object {code, message, fix}; the page acts on codes and fixes, never on message
 // text.
+//
+// Written by src-tauri/tests/it/page_backend.rs from src-tauri/src/commands.rs and
+// src-tauri/src/page_events.rs: do not edit; change those and run the test.
 
 const tauri = window.__TAURI__;
 
@@ -66,7 +69,7 @@ export const backend = {
   queueSlots: () => call("queue_slots"),
   /** @param {import("./contract.js").QueueSlotsInput} slots @returns {Promise<import("./contract.js").QueueSlotsRecord>} */
   setQueueSlots: (slots) => call("set_queue_slots", { slots }),
-  /** @param {number} feedbackId @param {"dismissed" | "archived"} how @returns {Promise<import("./contract.js").FeedbackRecord>} */
+  /** @param {number} feedbackId @param {string} how @returns {Promise<import("./contract.js").FeedbackRecord>} */
   archiveItem: (feedbackId, how) => call("archive_item", { feedbackId, how }),
   /** @param {number} feedbackId @returns {Promise<import("./contract.js").FeedbackRecord>} */
   restoreItem: (feedbackId) => call("restore_item", { feedbackId }),
@@ -98,17 +101,14 @@ export const backend = {
   sendOutboxEntry: (entryId) => call("send_outbox_entry", { entryId }),
   /** @param {number} entryId @returns {Promise<void>} */
   discardOutboxEntry: (entryId) => call("discard_outbox_entry", { entryId }),
-  /** @param {string} repo @param {number} number @returns {Promise<void>} */
-  openWorkspacePullRequest: (repo, number) => call("open_workspace_pull_request", { repo, number }),
   /** @param {string} repo @param {number} prNumber @param {string} kind @param {string} content @param {number} basedOn @returns {Promise<import("./contract.js").SaveResult>} */
-  saveComment: (repo, prNumber, kind, content, basedOn) =>
-    call("save_comment", { repo, prNumber, kind, content, basedOn }),
+  saveComment: (repo, prNumber, kind, content, basedOn) => call("save_comment", { repo, prNumber, kind, content, basedOn }),
   /** @param {number} entryId @param {boolean} keepMine @returns {Promise<import("./contract.js").SaveResult>} */
   resolveCommentConflict: (entryId, keepMine) => call("resolve_comment_conflict", { entryId, keepMine }),
-  /** @returns {Promise<import("./contract.js").SessionStatus>} */
-  sessionStatus: () => call("session_status"),
   /** @returns {Promise<import("./contract.js").DaemonState | null>} */
   daemonStatus: () => call("daemon_status"),
+  /** @returns {Promise<import("./contract.js").SessionStatus>} */
+  sessionStatus: () => call("session_status"),
   /** @param {string} token @param {string | null} apiBase @returns {Promise<import("./contract.js").SessionStatus>} */
   signIn: (token, apiBase) => call("sign_in", { token, apiBase }),
   /** @param {string | null} apiBase @param {string | null} clientId @returns {Promise<import("./contract.js").DeviceSignIn>} */
@@ -153,6 +153,8 @@ export const backend = {
   syncNow: () => call("sync_now"),
   /** @param {number} feedbackId @returns {Promise<void>} */
   openPullRequest: (feedbackId) => call("open_pull_request", { feedbackId }),
+  /** @param {string} repo @param {number} number @returns {Promise<void>} */
+  openWorkspacePullRequest: (repo, number) => call("open_workspace_pull_request", { repo, number }),
   /** @param {string} url @returns {Promise<void>} */
   openLink: (url) => call("open_link", { url }),
   /** @returns {Promise<import("./contract.js").LogView>} */
@@ -169,8 +171,6 @@ export const backend = {
   checkForUpdate: () => call("check_for_update"),
   /** @param {string} version @returns {Promise<void>} */
   installUpdate: (version) => call("install_update", { version }),
-  /** @returns {Promise<void>} */
-  restartApp: () => call("restart_app"),
   /** @param {string | null} repo @returns {Promise<import("./contract.js").SpendView>} */
   spendView: (repo) => call("spend_view", { repo }),
   /** @param {import("./contract.js").BudgetSettingsInput} input @param {string | null} repo @returns {Promise<import("./contract.js").SpendView>} */
@@ -189,14 +189,16 @@ export const backend = {
   writeLessonsFile: (repo, replaceEdits) => call("write_lessons_file", { repo, replaceEdits }),
   /** @param {string} repo @param {import("./contract.js").LessonSettingsInput} input @returns {Promise<void>} */
   setLessonSettings: (repo, input) => call("set_lesson_settings", { repo, input }),
-  /** @param {(event: {payload: import("./contract.js").MirrorChangesRecord}) => void} handler */
-  onMirrorChanged: (handler) => tauri.event.listen("mirror-changed", handler),
-  /** @param {(state: import("./contract.js").MirrorFollowing) => void} handler */
+  /** @returns {Promise<void>} */
+  restartApp: () => call("restart_app"),
+  /** @param {(payload: import("./contract.js").MirrorChangesRecord) => void} handler @returns {Promise<() => void>} */
+  onMirrorChanged: (handler) => tauri.event.listen("mirror-changed", (event) => handler(event.payload)),
+  /** @param {(payload: import("./contract.js").MirrorFollowing) => void} handler @returns {Promise<() => void>} */
   onMirrorFollowing: (handler) => tauri.event.listen("mirror-following", (event) => handler(event.payload)),
-  /** @param {() => void} handler */
-  onSecondLaunch: (handler) => tauri.event.listen("second-launch", handler),
-  /** @param {(notice: import("./contract.js").RunNotice) => void} handler */
+  /** @param {() => void} handler @returns {Promise<() => void>} */
+  onSecondLaunch: (handler) => tauri.event.listen("second-launch", () => handler()),
+  /** @param {(payload: import("./contract.js").RunNotice) => void} handler @returns {Promise<() => void>} */
   onRunEvent: (handler) => tauri.event.listen("run-event", (event) => handler(event.payload)),
-  /** @param {(target: import("./contract.js").NotificationTarget) => void} handler */
+  /** @param {(payload: import("./contract.js").NotificationTarget) => void} handler @returns {Promise<() => void>} */
   onOpenTarget: (handler) => tauri.event.listen("open-target", (event) => handler(event.payload)),
 };

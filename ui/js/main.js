@@ -373,7 +373,7 @@ document.addEventListener("click", (event) => {
 // The mirror changed (this window, the command line or a sync): only what the change
 // touches is asked for again, and on the board only the cards whose data differ are
 // drawn again. A run's heartbeat or log line sends no event at all.
-backend.onMirrorChanged((event) => refreshWhatChanged(event.payload));
+backend.onMirrorChanged((changes) => refreshWhatChanged(changes));
 async function refreshWhatChanged(changed) {
   refreshLessons(changed ?? { everything: true, runIds: [] });
   if (!changed || changed.everything) {

@@ -16,6 +16,7 @@ mod installed_package;
 mod lessons_window;
 mod log_window;
 mod one_window;
+mod page_backend;
 mod page_contract_files;
 mod pr_workspace_window;
 mod queue_window;

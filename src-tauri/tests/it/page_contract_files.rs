@@ -2,17 +2,7 @@
 //! capability grants exactly those, and the page's `backend.js` calls exactly those, so a
 //! command added, renamed or dropped in one place and not the others fails here.
 
-include!("../../src/command_names.rs");
-
-macro_rules! command_name_list {
-    ($($name:ident),* $(,)?) => {
-        vec![$(stringify!($name).to_owned()),*]
-    };
-}
-
-fn desktop_folder() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).to_owned()
-}
+use super::page_backend::{desktop_folder, registered_commands};
 
 fn sorted(mut names: Vec<String>) -> Vec<String> {
     names.sort();
@@ -22,7 +12,7 @@ fn sorted(mut names: Vec<String>) -> Vec<String> {
 
 #[test]
 fn the_capability_grants_exactly_the_registered_commands() {
-    let commands: Vec<String> = with_app_commands!(command_name_list);
+    let commands: Vec<String> = registered_commands();
     let capability: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(desktop_folder().join("capabilities/main-window.json")).unwrap(),
     )
@@ -57,7 +47,7 @@ fn the_capability_grants_exactly_the_registered_commands() {
 
 #[test]
 fn the_page_calls_exactly_the_registered_commands() {
-    let commands: Vec<String> = with_app_commands!(command_name_list);
+    let commands: Vec<String> = registered_commands();
     let backend = std::fs::read_to_string(desktop_folder().join("../ui/js/backend.js")).unwrap();
     let called: Vec<String> = backend
         .split("call(\"")
