@@ -217,16 +217,22 @@ async fn a_merged_items_kept_copy_is_dropped() {
 
 #[tokio::test]
 async fn copies_unused_past_the_retention_go_and_none_are_kept_when_it_is_zero() {
-    // Long enough that the run's own end (which prunes) comes well within it, on a
-    // loaded machine too.
     let mut settings = quick_settings();
-    settings.kept_copy_retention = Some(Duration::from_secs(3));
+    settings.kept_copy_retention = Some(Duration::from_secs(3600));
     let world = world_with(settings).await;
     let feedback = world.feedback("Idle", "@@write a.txt a").await;
     let report = world.run(&feedback, None).await;
     assert_succeeded(&report, &world.log_text(&report).await);
     assert!(kept_repo(&world, &feedback).is_dir());
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // Two hours pass: the copy was last used longer ago than the retention (its record
+    // says when).
+    let record = kept_repo(&world, &feedback).with_file_name("copy.json");
+    std::fs::File::options()
+        .write(true)
+        .open(&record)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(2 * 3600))
+        .unwrap();
     let dropped = world.pipeline.prune_kept_copies().await.unwrap();
     assert_eq!(dropped, [(feedback.id, DropReason::Unused)]);
 

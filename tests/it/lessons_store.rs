@@ -3,10 +3,11 @@
 //! may decide about a lesson, a lessons run one at a time per repository, and the
 //! migration that admits the lessons stage keeping every run whole.
 
-use std::time::Duration;
-
 use handoff_test_support as support;
 
+use std::sync::Arc;
+
+use handoff::domain::clock::SettableClock;
 use handoff::domain::lesson::{CorrectionId, LessonProposal, LessonState};
 use handoff::domain::{SandboxBackend, Stage};
 use handoff::store::{LessonDecision, LessonEdit, StageRunRequest, Store, StoreError};
@@ -36,15 +37,17 @@ fn lessons_run(repo_id: handoff::domain::RepoId) -> StageRunRequest {
 #[tokio::test]
 async fn only_the_owners_follow_ups_after_the_pr_opened_are_corrections() {
     let (_dir, store) = temp_store().await;
+    let clock = SettableClock::at(chrono::Utc::now());
+    let store = store.with_clock(Arc::new(clock.clone()));
     let repo = seed::add_repo(&store, DEMO_REPO).await;
     let item = seed::add_feedback(&store, DEMO_REPO, "Bigger button", "Make it bigger").await;
     let too_early = store
         .add_owner_follow_up(item.id, "Before any run: use 48px")
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    clock.advance(chrono::Duration::seconds(1));
     seed::run_to_end(&store, &item, seed::success(0.01)).await;
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    clock.advance(chrono::Duration::seconds(1));
     let owners = store
         .add_owner_follow_up(item.id, "Never hard-code pixel sizes")
         .await

@@ -1,6 +1,7 @@
 //! The domain: the product's words as types, and the rules that tie them together.
 //!
-//! Everything here is pure: no I/O, no clock, no database. The store and the pipeline
+//! Everything here is pure: no I/O, no database, and no reading of the time but through
+//! [`clock`], the clock the store takes (the system's, or one a test sets). The store and the pipeline
 //! call these rules so that a status transition, an iterate refusal or a branch name is
 //! decided in exactly one place. Beside the product's words: [`error_code`], the codes
 //! the front ends act on instead of message text; [`secret`], a secret's value and its
@@ -17,6 +18,7 @@ pub mod budgets;
 pub mod call_reservation;
 pub mod ci_entry_points;
 pub mod claude_plan;
+pub mod clock;
 pub mod code_prompt;
 pub mod comment_version;
 pub mod feedback;

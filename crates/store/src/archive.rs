@@ -3,7 +3,6 @@
 
 use super::error::StoreError;
 use super::row_mapping::archive_change_from_row;
-use super::time_text::now_text;
 use super::Store;
 use handoff_domain::{
     ArchiveActor, ArchiveChange, ArchiveState, Feedback, FeedbackId, FeedbackStatus,
@@ -28,7 +27,7 @@ impl Store {
         {
             return Err(StoreError::ArchiveWhileRunning(id));
         }
-        let now = now_text();
+        let now = self.now_text();
         let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query(
             "UPDATE feedback SET archived_as = ?, archived_at = ?, updated_at = ? WHERE id = ?",

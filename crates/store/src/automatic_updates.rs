@@ -7,7 +7,7 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::Row as _;
 
 use super::error::StoreError;
-use super::time_text::{now_text, time_text};
+use super::time_text::time_text;
 use super::Store;
 use handoff_domain::{
     AutomaticDecision, AutomaticTrigger, AutomaticUpdate, AutomaticUpdateId, FeedbackId,
@@ -96,7 +96,7 @@ impl Store {
         .bind(new.subject)
         .bind(new.actions_job_id.and_then(|job| i64::try_from(job).ok()))
         .bind(ids)
-        .bind(now_text())
+        .bind(self.now_text())
         .bind(new.feedback_id.0)
         .fetch_optional(&self.pool)
         .await?;
@@ -209,7 +209,7 @@ impl Store {
         .bind(decision.as_str())
         .bind(reason)
         .bind(error_signature)
-        .bind(now_text())
+        .bind(self.now_text())
         .bind(id.0)
         .execute(&self.pool)
         .await?;

@@ -5,7 +5,6 @@ use sqlx::{Sqlite, Transaction};
 
 use super::error::StoreError;
 use super::row_mapping::{feedback_columns, feedback_from_row, status_change_from_row};
-use super::time_text::now_text;
 use super::Store;
 use handoff_domain::feedback::{derive_title, PullRequestState};
 use handoff_domain::feedback_status::next_status;
@@ -96,7 +95,7 @@ impl Store {
             None => PublicFeedbackId::random(),
         };
         let head_branch = head_branch_for(&public_id);
-        let now = now_text();
+        let now = self.now_text();
 
         let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let id: i64 = sqlx::query_scalar(
@@ -213,8 +212,8 @@ impl Store {
         let updated = sqlx::query(
             "UPDATE feedback SET approved_at = COALESCE(approved_at, ?), updated_at = ? WHERE id = ?",
         )
-        .bind(now_text())
-        .bind(now_text())
+        .bind(self.now_text())
+        .bind(self.now_text())
         .bind(id.0)
         .execute(&self.pool)
         .await?;
@@ -238,7 +237,7 @@ impl Store {
         )
         .bind(number as i64)
         .bind(url)
-        .bind(now_text())
+        .bind(self.now_text())
         .bind(id.0)
         .execute(&self.pool)
         .await?;
@@ -281,11 +280,20 @@ impl Store {
         )
         .bind(i64::try_from(number).unwrap_or(i64::MAX))
         .bind(url)
-        .bind(now_text())
+        .bind(self.now_text())
         .bind(id.0)
         .execute(&mut *transaction)
         .await?;
-        change_status(&mut transaction, id, status, next, event, None).await?;
+        change_status(
+            &mut transaction,
+            &self.now_text(),
+            id,
+            status,
+            next,
+            event,
+            None,
+        )
+        .await?;
         transaction.commit().await?;
         Ok(true)
     }
@@ -318,13 +326,22 @@ impl Store {
         };
         sqlx::query("UPDATE feedback SET pr_state = ?, updated_at = ? WHERE id = ?")
             .bind(state.as_str())
-            .bind(now_text())
+            .bind(self.now_text())
             .bind(id.0)
             .execute(&mut *transaction)
             .await?;
         let changed = match next_status(id, status, event) {
             Ok(next) if next != status => {
-                change_status(&mut transaction, id, status, next, event, None).await?;
+                change_status(
+                    &mut transaction,
+                    &self.now_text(),
+                    id,
+                    status,
+                    next,
+                    event,
+                    None,
+                )
+                .await?;
                 true
             }
             // Same status, or an event that does not move this status (a PR closed while
@@ -339,16 +356,16 @@ impl Store {
 /// Writes a status change and its history row inside `transaction`.
 pub(super) async fn change_status(
     transaction: &mut Transaction<'static, Sqlite>,
+    now: &str,
     id: FeedbackId,
     from: FeedbackStatus,
     to: FeedbackStatus,
     event: StatusEvent,
     run_id: Option<RunId>,
 ) -> Result<(), StoreError> {
-    let now = now_text();
     sqlx::query("UPDATE feedback SET status = ?, updated_at = ? WHERE id = ?")
         .bind(to.as_str())
-        .bind(&now)
+        .bind(now)
         .bind(id.0)
         .execute(&mut **transaction)
         .await?;
@@ -361,7 +378,7 @@ pub(super) async fn change_status(
     .bind(to.as_str())
     .bind(event.as_str())
     .bind(run_id.map(|run| run.0))
-    .bind(&now)
+    .bind(now)
     .execute(&mut **transaction)
     .await?;
     Ok(())

@@ -4,7 +4,7 @@
 
 use super::error::StoreError;
 use super::row_mapping::{follow_up_columns, follow_up_from_row};
-use super::time_text::{now_text, time_text};
+use super::time_text::time_text;
 use super::Store;
 use handoff_domain::follow_up::check_owner_follow_up_allowed;
 use handoff_domain::{
@@ -41,7 +41,7 @@ impl Store {
         )
         .bind(feedback_id.0)
         .bind(body.as_str())
-        .bind(now_text())
+        .bind(self.now_text())
         .fetch_one(&self.pool)
         .await?;
         self.follow_up(FollowUpId(id)).await
@@ -66,7 +66,7 @@ impl Store {
         .bind(body.as_str())
         .bind(author_login)
         .bind(github_comment_id as i64)
-        .bind(now_text())
+        .bind(self.now_text())
         .fetch_optional(&self.pool)
         .await?;
         match id {
@@ -114,7 +114,7 @@ impl Store {
                  ON CONFLICT (followup_id) DO NOTHING",
             )
             .bind(id.0)
-            .bind(now_text())
+            .bind(self.now_text())
             .execute(&self.pool)
             .await?;
         }

@@ -8,7 +8,7 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::Row as _;
 
 use super::error::StoreError;
-use super::time_text::{now_text, time_text};
+use super::time_text::time_text;
 use super::Store;
 use handoff_domain::{CommandAsk, CommandState, FeedbackId, GithubCommand, RepoId, RunId};
 
@@ -92,7 +92,7 @@ impl Store {
         .bind(new.ask.word())
         .bind(instructions)
         .bind(&written_at)
-        .bind(now_text())
+        .bind(self.now_text())
         .bind(new.repo_id.0)
         .bind(&connected_by)
         .fetch_optional(&self.pool)

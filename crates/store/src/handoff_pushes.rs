@@ -6,7 +6,6 @@
 //! account is linked to them.
 
 use super::error::StoreError;
-use super::time_text::now_text;
 use super::Store;
 use handoff_domain::head_commits::HandoffPush;
 use handoff_domain::{RepoId, RunId};
@@ -29,7 +28,7 @@ impl Store {
         .bind(run_id.map(|run| run.0))
         .bind(start_sha)
         .bind(end_sha)
-        .bind(now_text())
+        .bind(self.now_text())
         .execute(&self.pool)
         .await?;
         Ok(())

@@ -7,7 +7,6 @@ use chrono::{DateTime, Utc};
 
 use super::error::StoreError;
 use super::feedback::change_status;
-use super::time_text::now_text;
 use super::Store;
 use handoff_domain::feedback_status::next_status;
 use handoff_domain::{FeedbackId, RunId, StatusEvent};
@@ -32,7 +31,7 @@ impl Store {
         )
         .bind(run_id.0)
         .bind(end_sha)
-        .bind(now_text())
+        .bind(self.now_text())
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -88,6 +87,7 @@ impl Store {
         let to = next_status(feedback_id, from, StatusEvent::HeldPushApproved)?;
         change_status(
             &mut transaction,
+            &self.now_text(),
             feedback_id,
             from,
             to,
@@ -102,7 +102,7 @@ impl Store {
             .execute(&mut *transaction)
             .await?;
         sqlx::query("UPDATE held_push_approvals SET pushed_at = ?, pr_number = ? WHERE run_id = ?")
-            .bind(now_text())
+            .bind(self.now_text())
             .bind(pr_number as i64)
             .bind(run_id.0)
             .execute(&mut *transaction)

@@ -2,7 +2,6 @@
 //! with the body, so the next request can be conditional and a 304 costs nothing.
 
 use super::error::StoreError;
-use super::time_text::now_text;
 use super::Store;
 
 /// What was stored of an earlier answer.
@@ -47,7 +46,7 @@ impl Store {
         .bind(&answer.last_modified)
         .bind(&answer.body)
         .bind(&answer.next_page)
-        .bind(now_text())
+        .bind(self.now_text())
         .execute(&self.pool)
         .await?;
         Ok(())

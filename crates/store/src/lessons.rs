@@ -8,7 +8,7 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::Row as _;
 
 use super::row_mapping::{run_columns, run_from_row};
-use super::time_text::{now_text, time_text};
+use super::time_text::time_text;
 use super::{Store, StoreError};
 use handoff_domain::lesson::{
     lesson_paths, Correction, CorrectionId, CorrectionText, Lesson, LessonId, LessonProposal,
@@ -238,7 +238,7 @@ impl Store {
         run_id: RunId,
         proposals: &[LessonProposal],
     ) -> Result<Vec<LessonId>, StoreError> {
-        let now = now_text();
+        let now = self.now_text();
         let mut transaction = self.pool.begin().await?;
         let mut ids = Vec::new();
         for proposal in proposals {
@@ -299,7 +299,7 @@ impl Store {
         decision: LessonDecision,
     ) -> Result<Lesson, StoreError> {
         let lesson = self.lesson(id).await?;
-        let now = now_text();
+        let now = self.now_text();
         let query = match decision {
             LessonDecision::Accept => sqlx::query(
                 "UPDATE lessons SET state = 'accepted', enabled = 1, decided_at = ? WHERE id = ?",
@@ -374,7 +374,7 @@ impl Store {
         run_id: RunId,
         lessons: &[LessonId],
     ) -> Result<(), StoreError> {
-        let now = now_text();
+        let now = self.now_text();
         let mut transaction = self.pool.begin().await?;
         for lesson in lessons {
             sqlx::query("INSERT OR IGNORE INTO run_lessons (run_id, lesson_id) VALUES (?, ?)")

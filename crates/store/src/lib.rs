@@ -87,6 +87,8 @@ pub struct Store {
     driver: std::sync::Arc<std::sync::OnceLock<Option<run_drivers::ThisDriver>>>,
     /// Set once this process is stopping: it starts no more runs.
     stopping: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// What time the store stamps and compares with: the system's, or a test's.
+    clock: std::sync::Arc<dyn handoff_domain::clock::Clock>,
 }
 
 impl Store {
@@ -117,6 +119,7 @@ impl Store {
             path: path.to_owned(),
             driver: Default::default(),
             stopping: Default::default(),
+            clock: handoff_domain::clock::system_clock(),
         };
         // The journal of changes is kept short; a busy database keeps it a while longer.
         if let Err(error) = store.forget_old_mirror_changes().await {
@@ -127,6 +130,23 @@ impl Store {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The same mirror, stamping and comparing times with `clock` (a test's, which it
+    /// moves forward by hand).
+    pub fn with_clock(mut self, clock: std::sync::Arc<dyn handoff_domain::clock::Clock>) -> Store {
+        self.clock = clock;
+        self
+    }
+
+    /// What time it is, by the store's clock.
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.clock.now()
+    }
+
+    /// Now as the store writes it.
+    pub(crate) fn now_text(&self) -> String {
+        time_text::time_text(self.now())
     }
 
     /// The pool, for tests and tools that look at the tables directly.

@@ -6,7 +6,7 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::Row as _;
 
 use super::error::StoreError;
-use super::time_text::{now_text, time_text};
+use super::time_text::time_text;
 use super::Store;
 use handoff_domain::{
     CommentKind, CommentVersion, CommentVersionId, ManagedComment, ManagedCommentId, RepoId,
@@ -90,6 +90,7 @@ fn version_from_row(row: &SqliteRow) -> Result<CommentVersion, StoreError> {
 
 pub(super) async fn insert_version<'c, E>(
     executor: E,
+    now: &str,
     comment: ManagedCommentId,
     version: &NewCommentVersion,
 ) -> Result<CommentVersionId, StoreError>
@@ -109,7 +110,7 @@ where
     .bind(&version.author_login)
     .bind(version.run_id.map(|run| run.0))
     .bind(version.based_on.map(|based| based.0))
-    .bind(now_text())
+    .bind(now)
     .bind(version.edited_by_other)
     .fetch_one(executor)
     .await?;
@@ -217,7 +218,7 @@ impl Store {
             "UPDATE managed_comments SET github_comment_id = NULL, \
              missing_since = COALESCE(missing_since, ?) WHERE id = ?",
         )
-        .bind(now_text())
+        .bind(self.now_text())
         .bind(id.0)
         .execute(&self.pool)
         .await?;
@@ -230,7 +231,7 @@ impl Store {
         comment: ManagedCommentId,
         version: &NewCommentVersion,
     ) -> Result<CommentVersion, StoreError> {
-        let id = insert_version(&self.pool, comment, version).await?;
+        let id = insert_version(&self.pool, &self.now_text(), comment, version).await?;
         self.comment_version(id).await
     }
 
@@ -292,7 +293,7 @@ impl Store {
                  VALUES (?, ?) ON CONFLICT (comment_version_id) DO NOTHING",
             )
             .bind(id.0)
-            .bind(now_text())
+            .bind(self.now_text())
             .execute(&self.pool)
             .await?;
         }

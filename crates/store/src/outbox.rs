@@ -8,7 +8,7 @@ use sqlx::Row as _;
 
 use super::error::StoreError;
 use super::managed_comments::{insert_version, NewCommentVersion};
-use super::time_text::{now_text, time_text};
+use super::time_text::time_text;
 use super::Store;
 use handoff_domain::{
     CommentVersion, CommentVersionId, ManagedCommentId, OutboxEntry, OutboxEntryId,
@@ -69,9 +69,10 @@ impl Store {
         comment: ManagedCommentId,
         version: &NewCommentVersion,
     ) -> Result<(CommentVersion, OutboxEntry), StoreError> {
-        let now = now_text();
+        let now = self.now_text();
         let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let version_id = insert_version(&mut *transaction, comment, version).await?;
+        let version_id =
+            insert_version(&mut *transaction, &self.now_text(), comment, version).await?;
         let entry_id: i64 = sqlx::query_scalar(
             "INSERT INTO outbox (repo_id, operation, managed_comment_id, comment_version_id, state, \
              next_attempt_at, created_at) VALUES (?, 'update_comment', ?, ?, 'pending', ?, ?) RETURNING id",
@@ -158,7 +159,7 @@ impl Store {
              last_error = 'discarded by the owner' WHERE id = ? AND state <> 'sent' \
              AND discarded_at IS NULL",
         )
-        .bind(now_text())
+        .bind(self.now_text())
         .bind(id.0)
         .execute(&self.pool)
         .await?;
@@ -187,7 +188,7 @@ impl Store {
             "UPDATE outbox SET state = 'pending', next_attempt_at = ? \
              WHERE id = ? AND state = 'failed' AND discarded_at IS NULL",
         )
-        .bind(now_text())
+        .bind(self.now_text())
         .bind(id.0)
         .execute(&self.pool)
         .await?;
@@ -197,7 +198,7 @@ impl Store {
     /// Claims pending entry `id` for this process, for [`OUTBOX_CLAIM_LEASE`], unless
     /// another process holds it or it is no longer pending.
     pub async fn claim_outbox_entry(&self, id: OutboxEntryId) -> Result<OutboxClaim, StoreError> {
-        let now = Utc::now();
+        let now = self.now();
         let until = now + chrono::Duration::from_std(OUTBOX_CLAIM_LEASE).unwrap_or_default();
         let claimed = sqlx::query(
             "UPDATE outbox SET claimed_until = ?1 WHERE id = ?2 AND state = 'pending' \
@@ -276,7 +277,7 @@ impl Store {
         state: OutboxState,
         message: Option<&str>,
     ) -> Result<(), StoreError> {
-        let sent_at = (state == OutboxState::Sent).then(now_text);
+        let sent_at = (state == OutboxState::Sent).then(|| self.now_text());
         sqlx::query(
             "UPDATE outbox SET state = ?, last_error = COALESCE(?, last_error), sent_at = COALESCE(?, sent_at), \
              attempts = attempts + 1 WHERE id = ?",

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 
 use super::error::StoreError;
 use super::row_mapping::{pull_request_columns, pull_request_from_row};
-use super::time_text::{now_text, time_text};
+use super::time_text::time_text;
 use super::Store;
 use handoff_domain::{CheckStatus, MirroredPullRequest, PullRequest, RepoId};
 
@@ -41,7 +41,7 @@ impl Store {
         repo_id: RepoId,
         pull: &MirroredPullRequest,
     ) -> Result<PullRequest, StoreError> {
-        bind_pull(sqlx::query(UPSERT), repo_id, pull, &now_text())
+        bind_pull(sqlx::query(UPSERT), repo_id, pull, &self.now_text())
             .execute(&self.pool)
             .await?;
         self.pull_request(repo_id, pull.number)
@@ -56,7 +56,7 @@ impl Store {
         repo_id: RepoId,
         open: &[MirroredPullRequest],
     ) -> Result<(), StoreError> {
-        let now = now_text();
+        let now = self.now_text();
         let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         for pull in open {
             bind_pull(sqlx::query(UPSERT), repo_id, pull, &now)
@@ -92,7 +92,7 @@ impl Store {
              WHERE repo_id = ? AND number = ?",
         )
         .bind(time_text(updated_at))
-        .bind(now_text())
+        .bind(self.now_text())
         .bind(repo_id.0)
         .bind(number as i64)
         .execute(&self.pool)

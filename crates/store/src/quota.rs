@@ -72,7 +72,7 @@ impl Store {
     /// Refuses, before anything is recorded, a run of `repo` that needs `units` when
     /// fewer are left this month.
     pub async fn check_quota_left(&self, repo: &Repo, units: u32) -> Result<(), StoreError> {
-        let quota = self.quota_status(repo.id, Utc::now()).await?;
+        let quota = self.quota_status(repo.id, self.now()).await?;
         match (quota.quota, quota.left) {
             (Some(limit), Some(left)) if left < units => Err(StoreError::QuotaExhausted {
                 repo: repo.name.full_name(),

@@ -2,7 +2,6 @@
 
 use super::error::StoreError;
 use super::row_mapping::{repo_columns, repo_from_row};
-use super::time_text::now_text;
 use super::Store;
 use handoff_domain::repo::check_branch_name;
 use handoff_domain::review_requests::{stored_lines, Reviewer};
@@ -62,7 +61,7 @@ impl Store {
         .bind(new.monthly_run_quota.map(i64::from))
         .bind(new.sandbox_backend.as_str())
         .bind(&new.agent_preset)
-        .bind(now_text())
+        .bind(self.now_text())
         .fetch_one(&self.pool)
         .await;
         match inserted {
@@ -154,7 +153,7 @@ impl Store {
             return Err(StoreError::RepoBusy(repo.name.full_name()));
         }
         sqlx::query("UPDATE repos SET disconnected_at = COALESCE(disconnected_at, ?) WHERE id = ?")
-            .bind(now_text())
+            .bind(self.now_text())
             .bind(id.0)
             .execute(&self.pool)
             .await?;
@@ -181,7 +180,7 @@ impl Store {
              WHERE id = ? AND (checks_unreadable_since IS NULL) = ?",
         )
         .bind(unreadable)
-        .bind(now_text())
+        .bind(self.now_text())
         .bind(id.0)
         .bind(unreadable)
         .execute(&self.pool)

@@ -15,7 +15,7 @@ use sqlx::Row as _;
 
 use super::error::StoreError;
 use super::row_mapping::{run_columns, run_from_row};
-use super::time_text::{now_text, time_text};
+use super::time_text::time_text;
 use super::Store;
 use crate::file_lock::{self, FileLock};
 use handoff_domain::run_driver::{DriverLiveness, RunDriver};
@@ -167,7 +167,7 @@ impl Store {
                driver_started_at = ?, driver_lock = ? \
              WHERE id = ? AND status = 'queued' AND COALESCE(heartbeat_at, created_at) = ?",
         )
-        .bind(now_text())
+        .bind(self.now_text())
         .bind(me.pid)
         .bind(me.machine)
         .bind(me.started_at)
@@ -198,7 +198,7 @@ impl ThisDriver {
             driver: RunDriver {
                 pid,
                 machine: this_machine(),
-                started_at: Utc::now(),
+                started_at: chrono::Utc::now(),
                 lock: name,
             },
             _lock: lock,

@@ -4,7 +4,6 @@
 use sqlx::Row as _;
 
 use super::error::StoreError;
-use super::time_text::now_text;
 use super::Store;
 use handoff_domain::run_event::{RunEvent, RunEventKind};
 use handoff_domain::{FeedbackId, RunId};
@@ -41,7 +40,7 @@ impl Store {
         .bind(feedback_id.map(|id| id.0))
         .bind(kind.as_str())
         .bind(message)
-        .bind(now_text())
+        .bind(self.now_text())
         .fetch_optional(&self.pool)
         .await?;
         row.as_ref().map(event_from_row).transpose()
@@ -65,7 +64,7 @@ impl Store {
             "UPDATE run_events SET seen_at = ? WHERE seen_at IS NULL \
              RETURNING id, run_id, feedback_id, kind, message, created_at, seen_at",
         )
-        .bind(now_text())
+        .bind(self.now_text())
         .fetch_all(&self.pool)
         .await?;
         let mut events: Vec<RunEvent> =

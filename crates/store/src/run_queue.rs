@@ -11,7 +11,6 @@ use sqlx::SqliteConnection;
 use super::error::StoreError;
 use super::row_mapping::{run_columns, run_from_row};
 use super::settings::SettingKey;
-use super::time_text::now_text;
 use super::Store;
 use handoff_domain::run_queue::{queue_turns, QueueTurn, QueuedRun, RunningRun, SlotLimits};
 use handoff_domain::{RepoId, Run, RunId, RunStatus, SandboxBackend};
@@ -133,7 +132,7 @@ impl Store {
                 "run {id} had a turn that went away inside one transaction"
             )));
         };
-        let now = now_text();
+        let now = self.now_text();
         let driver = self.driver_columns();
         sqlx::query(
             "UPDATE runs SET status = 'running', started_at = ?, heartbeat_at = ?, backend = ?, \

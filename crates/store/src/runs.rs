@@ -1,7 +1,6 @@
 //! Runs and their logs: starting a code run (status, quota and the one-active-run
 //! rule in one transaction), recording its progress and result, reading it back.
 
-use chrono::Utc;
 use serde::Serialize;
 use sqlx::Row as _;
 
@@ -10,7 +9,6 @@ use super::error::StoreError;
 use super::feedback::change_status;
 use super::quota::{quota_status_in, QuotaStatus};
 use super::row_mapping::{log_chunk_from_row, run_columns, run_from_row};
-use super::time_text::now_text;
 use super::Store;
 use handoff_domain::feedback_status::next_status;
 use handoff_domain::RunFailureCode;
@@ -120,7 +118,7 @@ impl Store {
             .map(|text| FollowUpBody::parse("follow-up", text))
             .transpose()?;
         let feedback_id = request.feedback_id;
-        let now = Utc::now();
+        let now = self.now();
         let now_text = super::time_text::time_text(now);
         let driver = self.driver_columns();
 
@@ -202,6 +200,7 @@ impl Store {
         let next = next_status(feedback_id, status, StatusEvent::RunStarted)?;
         change_status(
             &mut transaction,
+            &self.now_text(),
             feedback_id,
             status,
             next,
@@ -234,7 +233,7 @@ impl Store {
             "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, ?), \
              sandbox_id = COALESCE(?, sandbox_id) WHERE id = ? AND status IN ('queued', 'running')",
         )
-        .bind(now_text())
+        .bind(self.now_text())
         .bind(sandbox_id)
         .bind(id.0)
         .execute(&self.pool)
@@ -264,7 +263,7 @@ impl Store {
     /// WAITING_FOR_REVIEW on success, FAILED otherwise (unless the PR merged meanwhile:
     /// MERGED stays).
     pub async fn finish_run(&self, id: RunId, outcome: &RunOutcome) -> Result<Run, StoreError> {
-        let now = now_text();
+        let now = self.now_text();
         let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let row =
             sqlx::query("SELECT status, stage, feedback_id, parent_run_id FROM runs WHERE id = ?")
@@ -339,7 +338,16 @@ impl Store {
             };
             if status == FeedbackStatus::Coding {
                 let next = next_status(feedback_id, status, event)?;
-                change_status(&mut transaction, feedback_id, status, next, event, Some(id)).await?;
+                change_status(
+                    &mut transaction,
+                    &self.now_text(),
+                    feedback_id,
+                    status,
+                    next,
+                    event,
+                    Some(id),
+                )
+                .await?;
             }
         }
         transaction.commit().await?;
@@ -420,7 +428,7 @@ impl Store {
         )
         .bind(run_id.0)
         .bind(stream.as_str())
-        .bind(now_text())
+        .bind(self.now_text())
         .bind(text)
         .fetch_one(&self.pool)
         .await
@@ -514,7 +522,7 @@ impl Store {
                driver_started_at = ?, driver_lock = ? \
              WHERE id = ? AND status IN ('queued', 'running') RETURNING cancel_requested_at",
         )
-        .bind(now_text())
+        .bind(self.now_text())
         .bind(driver.pid)
         .bind(driver.machine)
         .bind(driver.started_at)
@@ -532,7 +540,7 @@ impl Store {
             "UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, ?) \
              WHERE id = ? AND status IN ('queued', 'running')",
         )
-        .bind(now_text())
+        .bind(self.now_text())
         .bind(id.0)
         .execute(&self.pool)
         .await?;

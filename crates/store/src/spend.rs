@@ -230,7 +230,7 @@ impl Store {
         chain_runs: Option<u32>,
     ) -> Result<Option<f64>, StoreError> {
         let budgets = self.budgets_for(repo).await?;
-        let spent = self.committed_so_far(repo.id, Utc::now(), None).await?;
+        let spent = self.committed_so_far(repo.id, self.now(), None).await?;
         let name = repo.name.full_name();
         budgets.check_before_run(&name, spent)?;
         Ok(match chain_runs {
@@ -398,7 +398,7 @@ impl Store {
         )
         .bind(scope)
         .bind(period)
-        .bind(time_text(Utc::now()))
+        .bind(time_text(self.now()))
         .execute(&self.pool)
         .await?;
         Ok(inserted.rows_affected() == 1)

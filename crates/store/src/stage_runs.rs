@@ -2,7 +2,6 @@
 //! active run per PR (and per feedback item) guaranteed by the database, a unit of quota
 //! per stage run taken in the same transaction.
 
-use chrono::Utc;
 use serde::Serialize;
 
 use super::error::StoreError;
@@ -53,7 +52,7 @@ impl Store {
     /// Records a stage run (queued), refusing it when the PR or the item already has an
     /// active run or when the quota is used up.
     pub async fn start_stage_run(&self, request: &StageRunRequest) -> Result<Run, StoreError> {
-        let now = Utc::now();
+        let now = self.now();
         let driver = self.driver_columns();
         let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         if request.quota_units > 0 {
@@ -354,7 +353,7 @@ impl Store {
                 .bind(repo_id.0)
                 .bind(stage.as_str())
                 .bind(template)
-                .bind(time_text(Utc::now()))
+                .bind(time_text(self.now()))
                 .execute(&self.pool)
                 .await?;
             }

@@ -8,11 +8,6 @@ pub fn time_text(time: DateTime<Utc>) -> String {
     time.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
-/// The stored text of now.
-pub fn now_text() -> String {
-    time_text(Utc::now())
-}
-
 /// The first instant of the calendar month (UTC) that `time` falls in.
 pub fn start_of_month(time: DateTime<Utc>) -> DateTime<Utc> {
     use chrono::{Datelike as _, TimeZone as _};

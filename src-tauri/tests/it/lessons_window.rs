@@ -6,8 +6,9 @@
 
 use handoff_test_support as support;
 
-use std::time::Duration;
+use std::sync::Arc;
 
+use handoff::domain::clock::SettableClock;
 use handoff::domain::lesson::LessonState;
 use handoff::domain::{CommentKind, VersionOrigin};
 use handoff::store::NewCommentVersion;
@@ -66,8 +67,11 @@ async fn a_proposal_shows_its_sources_and_is_accepted_edited_and_turned_off() {
     // … and told the agent the same on a feedback PR.
     let item = seed::add_feedback(store, REPO, "Login button", "Make it bigger").await;
     seed::run_to_end(store, &item, seed::success(0.02)).await;
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    // The owner writes a second after the run ended.
+    let clock = SettableClock::at(chrono::Utc::now() + chrono::Duration::seconds(1));
     store
+        .clone()
+        .with_clock(Arc::new(clock))
         .add_owner_follow_up(item.id, "48px, please: 44px is too small on phones.")
         .await
         .unwrap();
