@@ -17,6 +17,7 @@ use handoff::domain::{RunFailureCode, RunStatus, SandboxBackend, Stage};
 use handoff::pipeline::qa_run::QaResult;
 use handoff::pipeline::CodeRunResult;
 use handoff::store::RunFilter;
+use support::eventually::eventually_true;
 use support::fake_github::{Fault, FaultRule};
 use support::network_link::NetworkLink;
 use support::pipeline_world::{github_client_at, PipelineWorld, REPO};
@@ -257,14 +258,10 @@ async fn network_lost_cell(step: Option<&Step>) -> String {
     match step {
         // The step's request has reached GitHub and waits for its answer.
         Some(_) => {
-            let deadline = std::time::Instant::now() + Duration::from_secs(60);
-            while world.fake.faults_to_come() > 0 {
-                assert!(
-                    std::time::Instant::now() < deadline,
-                    "{cell_name}: the step was never reached"
-                );
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+            eventually_true(&format!("{cell_name}: the step is reached"), || async {
+                world.fake.faults_to_come() == 0
+            })
+            .await;
         }
         None => world.wait_until_the_agent_runs(run_id).await,
     }

@@ -12,6 +12,7 @@ use handoff::domain::{RunStatus, SandboxBackend};
 use handoff::pipeline::{CodeRunOptions, CodeRunResult, PipelineError};
 use handoff::sandbox::docker::DockerSandbox;
 use handoff::store::{RepoSettingsChange, RunFilter};
+use support::eventually::eventually;
 use support::pipeline_world::{
     first_run_iterate_and_manual_commit_journey, pr_number, token_never_enters_the_sandbox,
     PipelineWorld, TEST_IMAGE,
@@ -56,12 +57,10 @@ async fn the_container_has_limits_and_is_removed_after_success_and_failure() {
         .feedback("Limits", "@@contained\n@@sleep 2\n@@write l.txt ok")
         .await;
     let (run_id, driving) = world.start_in_background(&feedback).await;
-    let container = loop {
-        if let Some(id) = world.store.run(run_id).await.unwrap().sandbox_id {
-            break id;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let container = eventually("the run's container is made", || async {
+        world.store.run(run_id).await.unwrap().sandbox_id
+    })
+    .await;
     let inspected = Docker::connect_with_defaults()
         .unwrap()
         .inspect_container(&container, None)

@@ -12,6 +12,7 @@ use handoff::pipeline::reconcile::{silent_since, RunsLeftBehind};
 use handoff::pipeline::{CodeRunOptions, CodeRunResult, Pipeline};
 use handoff::store::{parse_slot_count, SettingKey};
 use handoff::Store;
+use support::eventually::eventually_true;
 use support::pipeline_world::{pr_number, PipelineWorld};
 use support::store_tampering::make_run_silent_for;
 
@@ -68,18 +69,13 @@ async fn a_begun_run_is_queued_until_its_turn_comes() {
     let (first_run, first_driving) = world.start_in_background(&first).await;
     world.wait_until_the_agent_runs(first_run).await;
     let (second_run, second_driving) = world.start_in_background(&second).await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !world
-        .log_of(second_run)
-        .await
-        .contains("waiting in the run queue: place 1")
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the second run never said its place"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually_true("the second run says its place", || async {
+        world
+            .log_of(second_run)
+            .await
+            .contains("waiting in the run queue: place 1")
+    })
+    .await;
     assert_eq!(
         world.store.run(second_run).await.unwrap().status,
         RunStatus::Queued

@@ -10,6 +10,7 @@ use handoff::domain::run_event::RunEventKind;
 use handoff::domain::{FeedbackStatus, RunFailureCode, RunStatus, SandboxBackend};
 use handoff::pipeline::spawned_run::spawn_watched_run;
 use handoff::pipeline::CodeRunOptions;
+use support::eventually::eventually_true;
 use support::pipeline_world::PipelineWorld;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -30,11 +31,9 @@ async fn a_run_whose_driving_panics_is_ended_at_once_with_its_sandbox_removed() 
     let driving = async move {
         tokio::select! {
             report = begun.drive() => report,
-            () = async {
-                while store.run(run_id).await.unwrap().sandbox_id.is_none() {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-            } => panic!("the step table has no row 7"),
+            () = eventually_true("the run's sandbox is up", || async {
+                store.run(run_id).await.unwrap().sandbox_id.is_some()
+            }) => panic!("the step table has no row 7"),
         }
     };
     let watch = spawn_watched_run(world.pipeline.clone(), run_id, "a code run", driving);
@@ -69,14 +68,11 @@ async fn a_run_whose_driving_panics_is_ended_at_once_with_its_sandbox_removed() 
         .unwrap()
         .parse()
         .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the agent's process {pid} outlived its run"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually_true(
+        &format!("the agent's process {pid} ends with its run"),
+        || async { !std::path::Path::new(&format!("/proc/{pid}")).exists() },
+    )
+    .await;
     // Nothing is stuck: the item takes a new run at once.
     world
         .pipeline

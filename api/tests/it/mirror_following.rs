@@ -14,6 +14,7 @@ use handoff_api::mirror_following::{
 use handoff_api::records::MirrorChangesRecord;
 use handoff_api::session::RunNotice;
 use handoff_api::AppCore;
+use support::eventually::eventually;
 use support::store_tampering::{hide_the_change_journal, restore_the_change_journal};
 use support::{seed, temp_store};
 
@@ -42,18 +43,15 @@ impl MirrorListener for Recorder {
 impl Recorder {
     /// Waits (up to ten seconds) until something heard matches; returns it.
     async fn until(&self, what: &str, matches: impl Fn(&Heard) -> bool) -> Heard {
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(found) = self.0.lock().unwrap().iter().find(|heard| matches(heard)) {
-                return found.clone();
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "never heard {what}; heard {:?}",
-                self.0.lock().unwrap()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        eventually(&format!("{what} is heard"), || async {
+            self.0
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|heard| matches(heard))
+                .cloned()
+        })
+        .await
     }
 
     fn forget(&self) {

@@ -7,6 +7,7 @@ use handoff_test_support as support;
 use std::path::Path;
 
 use support::cli_process::{ok_stdout, text, Cli};
+use support::eventually::eventually;
 use support::fake_github::{FakeGithub, Fault, FaultRule, OWNER};
 use support::secret_service::SecretService;
 
@@ -117,13 +118,11 @@ async fn device_flow_sign_in_waits_for_the_owner_to_approve() {
         ];
         let run = cli.run(&arguments);
         let approve = async {
-            loop {
-                if let Some(code) = fake.device_user_codes().first() {
-                    fake.approve_device(code, OWNER);
-                    break;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
+            let code = eventually("the command asks GitHub for a code", || async {
+                fake.device_user_codes().first().cloned()
+            })
+            .await;
+            fake.approve_device(&code, OWNER);
         };
         let (output, ()) = tokio::join!(run, approve);
         output

@@ -8,6 +8,7 @@ use handoff_test_support as support;
 use std::time::Duration;
 
 use support::cli_process::{ok_text, process_alive, text, Cli};
+use support::eventually::eventually;
 use support::fake_github::FakeGithub;
 use support::pipeline_world::{REPO, SCRIPTED_AGENT};
 use support::secret_service::SecretService;
@@ -39,18 +40,11 @@ async fn queue_add_list_and_cancel_from_the_command_line() {
         .spawn()
         .unwrap();
     // Once the first runs, the other two wait at places 1 and 2.
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let listed = loop {
+    let listed = eventually("one run going and two waiting", || async {
         let listed = ok_text(&cli.run(&["queue", "list"]).await);
-        if listed.contains("running") && listed.contains("queued #2") {
-            break listed;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "never two waiting:\n{listed}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+        (listed.contains("running") && listed.contains("queued #2")).then_some(listed)
+    })
+    .await;
     assert!(listed.contains("queued #1"), "{listed}");
     assert!(listed.contains("1 of 1 slots taken"), "{listed}");
     assert!(listed.contains("code of feedback"), "{listed}");
@@ -160,25 +154,22 @@ async fn a_killed_queue_driver_is_known_gone_at_once_and_queue_run_drives_the_re
         .spawn()
         .unwrap();
     let driver_pid = adding.id().unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let killed_run = loop {
+    let killed_run = eventually("the first run's agent starts", || async {
         let entries = json_of(&cli.run(&["queue", "list", "--json"]).await);
-        let running = entries.as_array().unwrap().iter().find(|entry| {
-            entry["place"].is_null()
-                && entry["run"]["feedback_id"].as_i64() == killed_item.parse::<i64>().ok()
-        });
-        if let Some(running) = running {
-            let run = running["run"]["id"].to_string();
-            if ok_text(&cli.run(&["runs", "logs", &run]).await).contains("the agent starts") {
-                break run;
-            }
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the first run never started"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+        let running = entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|entry| {
+                entry["place"].is_null()
+                    && entry["run"]["feedback_id"].as_i64() == killed_item.parse::<i64>().ok()
+            })
+            .map(|running| running["run"]["id"].to_string())?;
+        ok_text(&cli.run(&["runs", "logs", &running]).await)
+            .contains("the agent starts")
+            .then_some(running)
+    })
+    .await;
 
     // While the driver lives, `queue run` takes nothing and says who has the runs.
     let while_alive = ok_text(&cli.run(&["queue", "run"]).await);

@@ -6,11 +6,10 @@
 
 use handoff_test_support as support;
 
-use std::time::{Duration, Instant};
-
 use handoff::domain::{AutomaticDecision, FeedbackId, FeedbackStatus, RunStatus};
 use handoff::store::RunFilter;
 use handoff::Store;
+use support::eventually::eventually;
 use support::seed;
 use support::window::github_world::{connected_repo, open_card, GithubWorld, REPO};
 use support::window::AppSession;
@@ -29,8 +28,7 @@ async fn runs_ended(
     feedback_id: FeedbackId,
     runs: usize,
 ) -> Vec<handoff::domain::Run> {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
+    eventually(&format!("the item's {runs} runs end"), || async {
         let found = store
             .runs(&RunFilter {
                 feedback_id: Some(feedback_id),
@@ -38,12 +36,9 @@ async fn runs_ended(
             })
             .await
             .unwrap();
-        if found.len() == runs && found.iter().all(|run| !run.status.is_active()) {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "the runs never ended: {found:?}");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+        (found.len() == runs && found.iter().all(|run| !run.status.is_active())).then_some(found)
+    })
+    .await
 }
 
 async fn sync_from_the_window(app: &AppSession) {

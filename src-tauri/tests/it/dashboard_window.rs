@@ -258,8 +258,10 @@ async fn a_heartbeat_draws_nothing_and_a_changed_item_draws_only_its_card() {
     let mut all_titles: Vec<String> = items.iter().map(|item| item.title.clone()).collect();
     all_titles.sort();
 
-    // The coding item's run shows it is alive and writes its log, for three seconds
-    // (four of the window's looks at the mirror): nothing on the board is drawn again.
+    // The coding item's run shows it is alive and writes its log; then another process
+    // adds a follow-up to one item. The window reads the mirror's changes in order, so
+    // once that item's card is drawn again, the heartbeats and log lines before it were
+    // read too: only the one card was drawn again.
     let coding = items
         .iter()
         .find(|item| item.title == seed::CODING_TITLE)
@@ -275,18 +277,7 @@ async fn a_heartbeat_draws_nothing_and_a_changed_item_draws_only_its_card() {
             )
             .await
             .unwrap();
-        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     }
-    assert_eq!(
-        app.client.execute(CARDS_DRAWN, vec![]).await.unwrap(),
-        5,
-        "heartbeats and log lines drew no card"
-    );
-    assert_eq!(
-        app.client.execute(MARKED_CARDS, vec![]).await.unwrap(),
-        serde_json::json!(all_titles),
-        "every card element is the one first drawn"
-    );
 
     // Another process adds a follow-up to one item: only its card is drawn again.
     let new = items
@@ -308,7 +299,11 @@ async fn a_heartbeat_draws_nothing_and_a_changed_item_draws_only_its_card() {
         )
         .await;
     assert_eq!(follow_ups, "1 follow-up");
-    assert_eq!(app.client.execute(CARDS_DRAWN, vec![]).await.unwrap(), 6);
+    assert_eq!(
+        app.client.execute(CARDS_DRAWN, vec![]).await.unwrap(),
+        6,
+        "heartbeats and log lines drew no card; the follow-up drew its own"
+    );
     let others: Vec<&String> = all_titles
         .iter()
         .filter(|title| title.as_str() != seed::NEW_TITLE)

@@ -7,7 +7,7 @@
 
 use handoff_test_support as support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use handoff::domain::{CommentKind, NewRepo};
 use handoff::github::comment_publishing::publish_agent_output;
@@ -15,6 +15,7 @@ use handoff::github::{CommentPlace, GithubClient, GithubEndpoints, RequestPolicy
 use handoff::secrets::Secret;
 use handoff::Store;
 use serde_json::Value;
+use support::eventually::eventually_true;
 use support::fake_github::OWNER;
 use support::seed;
 use support::window::github_world::{connected_repo, open_card, GithubWorld, REPO};
@@ -524,18 +525,12 @@ async fn a_managed_comment_edited_in_its_pane_reaches_github_and_a_conflict_asks
     );
     app.screenshot("comment-conflict").await;
     app.click("#conflict-dialog[open] .keep-mine").await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !fake
-        .comment_body(comment_id)
-        .unwrap()
-        .contains("Mine: the button is too small.")
-    {
-        assert!(
-            Instant::now() < deadline,
-            "the owner's choice never reached GitHub"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually_true("the owner's choice reaches GitHub", || async {
+        fake.comment_body(comment_id)
+            .unwrap()
+            .contains("Mine: the button is too small.")
+    })
+    .await;
     app.close().await;
     world.store.close().await;
 }

@@ -10,6 +10,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use handoff::log_file::log_file;
 use handoff::store::SettingKey;
 use serde_json::Value;
+use support::eventually::eventually;
 use support::fake_github::{Fault, FaultRule};
 use support::window::github_world::{connected_repo, GithubWorld};
 use support::window::AppSession;
@@ -60,14 +61,11 @@ async fn a_failed_background_sync_is_in_the_log_and_the_window_shows_and_opens_i
     assert_eq!(app.wait_until_loaded().await, "true");
 
     let log_path = log_file(world.data_dir.path());
-    let mut log = String::new();
-    for _ in 0..100 {
-        log = std::fs::read_to_string(&log_path).unwrap_or_default();
-        if log.contains("the timed sync failed") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    let log = eventually("the failed sync reaches the log", || async {
+        let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+        log.contains("the timed sync failed").then_some(log)
+    })
+    .await;
     let failure = log
         .lines()
         .find(|line| line.contains("the timed sync failed"))
@@ -112,14 +110,10 @@ async fn a_failed_background_sync_is_in_the_log_and_the_window_shows_and_opens_i
 
     // "Open log folder" hands the folder to the file manager.
     app.click("#log-panel .open-log-folder").await;
-    let mut asked = String::new();
-    for _ in 0..50 {
-        asked = std::fs::read_to_string(&opened).unwrap_or_default();
-        if !asked.is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    let asked = eventually("the file manager is asked to open a folder", || async {
+        Some(std::fs::read_to_string(&opened).unwrap_or_default()).filter(|asked| !asked.is_empty())
+    })
+    .await;
     assert_eq!(
         asked.trim(),
         folder,
@@ -137,24 +131,17 @@ async fn a_failed_background_sync_is_in_the_log_and_the_window_shows_and_opens_i
         .await
         .unwrap();
     assert_eq!(chosen, Value::String("debug".into()));
-    let mut stored = None;
-    for _ in 0..50 {
-        stored = world.store.setting(SettingKey::LogLevel).await.unwrap();
-        if stored.is_some() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert_eq!(stored.as_deref(), Some("debug"));
+    let stored = eventually("the level is stored", || async {
+        world.store.setting(SettingKey::LogLevel).await.unwrap()
+    })
+    .await;
+    assert_eq!(stored, "debug");
     // The change is stored first and logged right after: wait for the line.
-    let mut log = String::new();
-    for _ in 0..50 {
-        log = std::fs::read_to_string(&log_path).unwrap();
-        if log.contains("the log level was changed") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    let log = eventually("the change of level reaches the log", || async {
+        let log = std::fs::read_to_string(&log_path).unwrap();
+        log.contains("the log level was changed").then_some(log)
+    })
+    .await;
     assert!(
         log.contains("the log level was changed level=\"debug\""),
         "{log}"

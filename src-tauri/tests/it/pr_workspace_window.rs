@@ -17,6 +17,7 @@ use handoff::github::comment_publishing::publish_agent_output;
 use handoff::github::{CommentPlace, GithubClient, GithubEndpoints, RequestPolicy};
 use handoff::secrets::Secret;
 use serde_json::{json, Value};
+use support::eventually::eventually_true;
 use support::fake_github::{Fault, FaultRule, OWNER};
 use support::qa_directives::QA_DIRECTIVES;
 use support::window::github_world::{connected_repo, open_workspace, GithubWorld, REPO, RUN_LIMIT};
@@ -576,16 +577,14 @@ async fn an_edit_made_offline_waits_in_the_outbox_and_is_sent_or_discarded() {
     // Back online: Send now puts it on GitHub and empties the outbox.
     world.fake.clear_faults();
     app.click("#outbox-dialog[open] .send-now").await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !world
-        .fake
-        .comment_body(comment_id)
-        .unwrap()
-        .contains("Offline: make it 48px.")
-    {
-        assert!(Instant::now() < deadline, "the edit never reached GitHub");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually_true("the edit reaches GitHub", || async {
+        world
+            .fake
+            .comment_body(comment_id)
+            .unwrap()
+            .contains("Offline: make it 48px.")
+    })
+    .await;
     let hidden = app
         .eventually(
             "return document.getElementById('open-outbox').hidden;",

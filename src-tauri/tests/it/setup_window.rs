@@ -18,6 +18,7 @@ use support::docker_images::{
     unique_image, write_stand_in, EngineImagesHold, GatesRemovedOnDrop, ImageRemovedOnDrop,
     LOCAL_BASE,
 };
+use support::eventually::eventually;
 use support::fake_github::{FakeGithub, OWNER};
 use support::pipeline_world::SCRIPTED_AGENT;
 use support::secret_service::SecretService;
@@ -244,17 +245,14 @@ async fn a_new_owner_gets_to_a_first_pull_request_in_the_window_alone() {
     );
     set_hosts("registry.npmjs.org\n*.pypi.org").await.unwrap();
     app.click(".save-repo").await;
-    let mut stored = Vec::new();
-    for _ in 0..100 {
+    let stored: Vec<String> = eventually("the allowed hosts are stored", || async {
         let mirror = handoff::Store::open_in(data_dir.path()).await.unwrap();
         let repo = mirror.repo_by_name(&REPO.parse().unwrap()).await.unwrap();
-        stored = repo.allowed_hosts.iter().map(ToString::to_string).collect();
         assert_eq!(repo.network_mode, handoff::domain::NetworkMode::Allowlist);
-        if !stored.is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+        let stored: Vec<String> = repo.allowed_hosts.iter().map(ToString::to_string).collect();
+        Some(stored).filter(|stored| !stored.is_empty())
+    })
+    .await;
     assert_eq!(stored, ["registry.npmjs.org", "*.pypi.org"]);
     let shown = app
         .eventually(
