@@ -138,56 +138,7 @@ pub async fn comment_as_it_stands(
         pr_number,
         kind,
     };
-    let mut read_content = None;
-    let mut edited_on_github = false;
-    let mut impostors = Vec::new();
-    let (source, note) = match connect(store, secrets, RequestPolicy::default()).await {
-        Ok(github) => {
-            match read_back(&github, store, place).await {
-                Ok(ReadBack::Present {
-                    content,
-                    edited_on_github: edited,
-                    impostors: found,
-                    ..
-                }) => {
-                    read_content = Some(content);
-                    edited_on_github = edited;
-                    impostors = found
-                        .iter()
-                        .map(|impostor| impostor.describe(kind))
-                        .collect();
-                    (EditorSource::Github, None)
-                }
-                Ok(ReadBack::Missing {
-                    deleted,
-                    impostors: found,
-                }) => {
-                    impostors = found
-                        .iter()
-                        .map(|impostor| impostor.describe(kind))
-                        .collect();
-                    (
-                        EditorSource::Local,
-                        Some(if deleted {
-                            format!("the {kind} comment was deleted on GitHub; its history is kept here")
-                        } else {
-                            format!("there is no {kind} comment on GitHub")
-                        }),
-                    )
-                }
-                Err(error) => (
-                    EditorSource::Local,
-                    Some(format!(
-                        "GitHub could not be read ({error}): showing the local history"
-                    )),
-                ),
-            }
-        }
-        Err(error) => (
-            EditorSource::Local,
-            Some(format!("{error}: showing the local history")),
-        ),
-    };
+    let read = read_back_from_github(store, secrets, place).await;
     let comment = store
         .managed_comment(repo.id, pr_number, kind)
         .await?
@@ -203,14 +154,77 @@ pub async fn comment_as_it_stands(
         fix: None,
     })?;
     Ok(CommentAsItStands {
-        content: read_content.unwrap_or_else(|| version.content.clone()),
+        content: read.content.unwrap_or_else(|| version.content.clone()),
         version,
         history,
-        source,
-        note,
-        edited_on_github,
-        impostors,
+        source: read.source,
+        note: read.note,
+        edited_on_github: read.edited_on_github,
+        impostors: read.impostors,
     })
+}
+
+/// What reading a managed comment back from GitHub found.
+struct ReadFromGithub {
+    /// The content on GitHub; none when it was not read.
+    content: Option<String>,
+    source: EditorSource,
+    note: Option<String>,
+    edited_on_github: bool,
+    impostors: Vec<String>,
+}
+
+/// Reads `place`'s comment back from GitHub when signed in and reachable (an edit made
+/// there becomes a version first); else says why the local history is shown.
+async fn read_back_from_github(
+    store: &handoff::store::Store,
+    secrets: &handoff::secrets::SecretStore,
+    place: CommentPlace<'_>,
+) -> ReadFromGithub {
+    let kind = place.kind;
+    let describe = |found: &[handoff::github::comment_publishing::Impostor]| -> Vec<String> {
+        found
+            .iter()
+            .map(|impostor| impostor.describe(kind))
+            .collect()
+    };
+    let local = |note: String, impostors: Vec<String>| ReadFromGithub {
+        content: None,
+        source: EditorSource::Local,
+        note: Some(note),
+        edited_on_github: false,
+        impostors,
+    };
+    let github = match connect(store, secrets, RequestPolicy::default()).await {
+        Ok(github) => github,
+        Err(error) => return local(format!("{error}: showing the local history"), Vec::new()),
+    };
+    match read_back(&github, store, place).await {
+        Ok(ReadBack::Present {
+            content,
+            edited_on_github,
+            impostors,
+            ..
+        }) => ReadFromGithub {
+            content: Some(content),
+            source: EditorSource::Github,
+            note: None,
+            edited_on_github,
+            impostors: describe(&impostors),
+        },
+        Ok(ReadBack::Missing { deleted, impostors }) => local(
+            if deleted {
+                format!("the {kind} comment was deleted on GitHub; its history is kept here")
+            } else {
+                format!("there is no {kind} comment on GitHub")
+            },
+            describe(&impostors),
+        ),
+        Err(error) => local(
+            format!("GitHub could not be read ({error}): showing the local history"),
+            Vec::new(),
+        ),
+    }
 }
 
 /// The comment as it stands, opened for editing.

@@ -29,6 +29,7 @@ pub use handoff::pipeline::qa_run::{QaOptions, QaResult};
 pub use handoff::pipeline::reconcile::{Reconciled, WaitingOnDriver};
 pub use handoff::pipeline::{CodeRunOptions, CodeRunResult};
 pub use handoff::setup_check::{CheckLine, CheckStatus as SetupCheckStatus, Fix, SetupReport};
+pub use handoff::store::spend::MonthSpend;
 pub use handoff::store::{
     FeedbackFilter, NewFeedback, PullRequestFilter, QueueEntry, QuotaStatus, RunFilter, RunTexts,
 };

@@ -274,6 +274,67 @@ fn next_run(feedback: &Feedback, quota: QuotaStatus) -> NextRun {
     }
 }
 
+/// Which of `runs` had their held commits pushed, and the lessons each carried.
+async fn held_pushes_and_lessons(
+    store: &handoff::store::Store,
+    runs: &[handoff::domain::Run],
+) -> Result<(Vec<i64>, Vec<RunLessonsRecord>), CodedError> {
+    let mut pushed_held_runs = Vec::new();
+    let mut run_lessons = Vec::new();
+    for run in runs {
+        let carried = store.lessons_carried_by(run.id).await?;
+        if !carried.is_empty() {
+            run_lessons.push(RunLessonsRecord {
+                run_id: run.id.0,
+                rules: carried.into_iter().map(|lesson| lesson.rule).collect(),
+            });
+        }
+        if run.failure_code == Some(handoff::domain::RunFailureCode::CiChangeAwaitsApproval) {
+            let pushed = store
+                .held_push_approval(run.id)
+                .await?
+                .is_some_and(|approval| approval.pushed_at.is_some());
+            if pushed {
+                pushed_held_runs.push(run.id.0);
+            }
+        }
+    }
+    Ok((pushed_held_runs, run_lessons))
+}
+
+/// The newest version of each managed comment on the item's PR.
+async fn comment_summaries(
+    store: &handoff::store::Store,
+    feedback: &handoff::domain::Feedback,
+) -> Result<Vec<CommentSummary>, CodedError> {
+    let mut comments = Vec::new();
+    if let Some(pr_number) = feedback.pr_number {
+        for kind in CommentKind::ALL {
+            let Some(comment) = store
+                .managed_comment(feedback.repo_id, pr_number, *kind)
+                .await?
+            else {
+                continue;
+            };
+            let Some(version) = store.latest_comment_version(comment.id).await? else {
+                continue;
+            };
+            comments.push(CommentSummary {
+                kind: *kind,
+                version: version.number,
+                version_id: version.id.0,
+                origin: version.origin,
+                written_by: version.written_by(),
+                awaits_approval: version.awaits_owner_approval(),
+                content_html: render_markdown(&version.content),
+                content_raw: reveal_hidden_parts(&version.content),
+                missing: comment.missing_since.is_some(),
+            });
+        }
+    }
+    Ok(comments)
+}
+
 /// Everything the detail panel shows about `id`.
 pub async fn feedback_detail(core: &AppCore, id: i64) -> Result<FeedbackDetail, CodedError> {
     let store = &core.store;
@@ -302,51 +363,8 @@ pub async fn feedback_detail(core: &AppCore, id: i64) -> Result<FeedbackDetail, 
             ..RunFilter::default()
         })
         .await?;
-    let mut pushed_held_runs = Vec::new();
-    let mut run_lessons = Vec::new();
-    for run in &runs {
-        let carried = store.lessons_carried_by(run.id).await?;
-        if !carried.is_empty() {
-            run_lessons.push(RunLessonsRecord {
-                run_id: run.id.0,
-                rules: carried.into_iter().map(|lesson| lesson.rule).collect(),
-            });
-        }
-        if run.failure_code == Some(handoff::domain::RunFailureCode::CiChangeAwaitsApproval) {
-            let pushed = store
-                .held_push_approval(run.id)
-                .await?
-                .is_some_and(|approval| approval.pushed_at.is_some());
-            if pushed {
-                pushed_held_runs.push(run.id.0);
-            }
-        }
-    }
-    let mut comments = Vec::new();
-    if let Some(pr_number) = feedback.pr_number {
-        for kind in CommentKind::ALL {
-            let Some(comment) = store
-                .managed_comment(feedback.repo_id, pr_number, *kind)
-                .await?
-            else {
-                continue;
-            };
-            let Some(version) = store.latest_comment_version(comment.id).await? else {
-                continue;
-            };
-            comments.push(CommentSummary {
-                kind: *kind,
-                version: version.number,
-                version_id: version.id.0,
-                origin: version.origin,
-                written_by: version.written_by(),
-                awaits_approval: version.awaits_owner_approval(),
-                content_html: render_markdown(&version.content),
-                content_raw: reveal_hidden_parts(&version.content),
-                missing: comment.missing_since.is_some(),
-            });
-        }
-    }
+    let (pushed_held_runs, run_lessons) = held_pushes_and_lessons(store, &runs).await?;
+    let comments = comment_summaries(store, &feedback).await?;
     let quota = store.quota_status(feedback.repo_id, Utc::now()).await?;
     let mut queue_places = Vec::new();
     if runs.iter().any(|run| run.status == RunStatus::Queued) {

@@ -131,6 +131,19 @@ fn refused(setting: RepoSetting) -> impl FnOnce(String) -> RefusedSetting {
     move |reason| RefusedSetting { setting, reason }
 }
 
+/// A field as typed, read by `read` when it is given; a refusal names `setting`.
+fn read_field<T>(
+    typed: &Option<String>,
+    setting: RepoSetting,
+    read: impl FnOnce(&str) -> Result<T, String>,
+) -> Result<Option<T>, RefusedSetting> {
+    typed
+        .as_deref()
+        .map(read)
+        .transpose()
+        .map_err(refused(setting))
+}
+
 /// Reads `input` whole before anything is saved, so that one bad field leaves every
 /// setting as it was.
 pub fn read_settings(input: &RepoSettingsInput) -> Result<ReadSettings, RefusedSetting> {
@@ -146,85 +159,62 @@ pub fn read_settings(input: &RepoSettingsInput) -> Result<ReadSettings, RefusedS
     }
     let change = RepoSettingsChange {
         default_branch: input.default_branch.as_deref().map(|b| b.trim().to_owned()),
-        feedback_label: input
-            .feedback_label
-            .as_deref()
-            .map(read_feedback_label)
-            .transpose()
-            .map_err(refused(RepoSetting::FeedbackLabel))?,
+        feedback_label: read_field(
+            &input.feedback_label,
+            RepoSetting::FeedbackLabel,
+            read_feedback_label,
+        )?,
         custom_instructions: input.custom_instructions.clone(),
         monthly_run_quota: input.monthly_run_quota,
         sandbox_backend: backend_of(input)?,
         agent_preset: input.agent_preset.clone(),
         agent_command: input.agent_command.as_deref().map(blank_is_none),
         docker_image: input.docker_image.as_deref().map(blank_is_none),
-        run_timeout_seconds: input
-            .run_timeout_minutes
-            .as_deref()
-            .map(read_run_timeout)
-            .transpose()
-            .map_err(refused(RepoSetting::RunTimeout))?,
+        run_timeout_seconds: read_field(
+            &input.run_timeout_minutes,
+            RepoSetting::RunTimeout,
+            read_run_timeout,
+        )?,
         e2b_template: input.e2b_template.as_deref().map(blank_is_none),
-        network_mode: input
-            .network_mode
-            .as_deref()
-            .map(|text| {
-                text.trim()
-                    .parse::<NetworkMode>()
-                    .map_err(|error| error.to_string())
-            })
-            .transpose()
-            .map_err(refused(RepoSetting::NetworkMode))?,
-        allowed_hosts: input
-            .allowed_hosts
-            .as_deref()
-            .map(|text| parse_allowed_hosts(text).map_err(|error| error.to_string()))
-            .transpose()
-            .map_err(refused(RepoSetting::AllowedHosts))?,
+        network_mode: read_field(&input.network_mode, RepoSetting::NetworkMode, |text| {
+            text.trim()
+                .parse::<NetworkMode>()
+                .map_err(|error| error.to_string())
+        })?,
+        allowed_hosts: read_field(&input.allowed_hosts, RepoSetting::AllowedHosts, |text| {
+            parse_allowed_hosts(text).map_err(|error| error.to_string())
+        })?,
         draft_pull_requests: input.draft_pull_requests,
         file_test_issues: input.file_test_issues,
-        run_slots: input
-            .run_slots
-            .as_deref()
-            .map(read_run_slots)
-            .transpose()
-            .map_err(refused(RepoSetting::RunSlots))?,
+        run_slots: read_field(&input.run_slots, RepoSetting::RunSlots, read_run_slots)?,
         overflow_to_e2b: input.overflow_to_e2b,
         automatic_updates: input.automatic_updates,
-        automatic_attempts_per_day: input
-            .automatic_attempts_per_day
-            .as_deref()
-            .map(handoff::domain::automatic_update::parse_attempts_per_day)
-            .transpose()
-            .map_err(refused(RepoSetting::AutomaticAttemptsPerDay))?,
-        pull_request_labels: input
-            .pull_request_labels
-            .as_deref()
-            .map(parse_labels)
-            .transpose()
-            .map_err(refused(RepoSetting::PullRequestLabels))?,
-        pull_request_reviewers: input
-            .pull_request_reviewers
-            .as_deref()
-            .map(parse_reviewers)
-            .transpose()
-            .map_err(refused(RepoSetting::PullRequestReviewers))?,
-        push_fork: input
-            .push_fork
-            .as_deref()
-            .map(read_push_fork)
-            .transpose()
-            .map_err(refused(RepoSetting::PushFork))?,
+        automatic_attempts_per_day: read_field(
+            &input.automatic_attempts_per_day,
+            RepoSetting::AutomaticAttemptsPerDay,
+            handoff::domain::automatic_update::parse_attempts_per_day,
+        )?,
+        pull_request_labels: read_field(
+            &input.pull_request_labels,
+            RepoSetting::PullRequestLabels,
+            parse_labels,
+        )?,
+        pull_request_reviewers: read_field(
+            &input.pull_request_reviewers,
+            RepoSetting::PullRequestReviewers,
+            parse_reviewers,
+        )?,
+        push_fork: read_field(&input.push_fork, RepoSetting::PushFork, read_push_fork)?,
     };
-    let monthly_budget = input
-        .monthly_budget
-        .as_deref()
-        .map(|text| match text.trim() {
-            "" => Ok(None),
-            text => handoff::store::spend::parse_dollars(text),
-        })
-        .transpose()
-        .map_err(refused(RepoSetting::MonthlyBudget))?;
+    let monthly_budget =
+        read_field(
+            &input.monthly_budget,
+            RepoSetting::MonthlyBudget,
+            |text| match text.trim() {
+                "" => Ok(None),
+                text => handoff::store::spend::parse_dollars(text),
+            },
+        )?;
     Ok(ReadSettings {
         change,
         monthly_budget,

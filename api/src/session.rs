@@ -9,7 +9,9 @@ use super::records::*;
 use super::AppCore;
 use crate::runs_to_drive::{CodeRunToDrive, CommandRunToDrive, LessonsToDrive, RunToDrive};
 use handoff::domain::run_event::RunEventKind;
-use handoff::domain::{AutomaticDecision, AutomaticUpdate, GithubCommand, RepoName, Stage};
+use handoff::domain::{
+    AutomaticDecision, AutomaticUpdate, FeedbackId, GithubCommand, RepoName, Run, Stage,
+};
 use handoff::error_code::CodedError;
 use handoff::github::sign_in::auth_status;
 use handoff::github::sync::{sync, SyncReport};
@@ -245,62 +247,69 @@ pub struct RunNotice {
     pub target: Option<NotificationTarget>,
 }
 
+/// A run event's notification title, and what a click on it opens.
+async fn notice_title_and_target(
+    core: &AppCore,
+    run: &Run,
+    kind: RunEventKind,
+    feedback_id: Option<FeedbackId>,
+) -> Result<(String, Option<NotificationTarget>), CodedError> {
+    let failed = kind == RunEventKind::RunFailed;
+    Ok(match (run.stage, run.pr_number) {
+        (Stage::Code, _) if run.started_because.is_some() => (
+            match kind {
+                RunEventKind::PullRequestOpened => "PR opened automatically",
+                RunEventKind::PullRequestUpdated => "PR updated automatically",
+                RunEventKind::RunFailed => "Automatic update failed",
+                RunEventKind::RunSucceeded => "Automatic update finished",
+            }
+            .to_owned(),
+            feedback_id.map(|id| NotificationTarget::Feedback { id: id.0 }),
+        ),
+        (Stage::Code, _) => (
+            match kind {
+                RunEventKind::PullRequestOpened => "PR opened",
+                RunEventKind::PullRequestUpdated => "PR updated",
+                RunEventKind::RunFailed => "Run failed",
+                RunEventKind::RunSucceeded => "Run finished",
+            }
+            .to_owned(),
+            feedback_id.map(|id| NotificationTarget::Feedback { id: id.0 }),
+        ),
+        (Stage::Lessons, _) => (
+            if failed {
+                "Lessons run failed"
+            } else {
+                "Lessons proposed"
+            }
+            .to_owned(),
+            Some(NotificationTarget::Lessons {
+                repo: core.store.repo(run.repo_id).await?.name.full_name(),
+            }),
+        ),
+        (stage, pr_number) => {
+            let repo = core.store.repo(run.repo_id).await?;
+            let name = stage.to_string();
+            let mut title = name[..1].to_uppercase() + &name[1..];
+            title.push_str(if failed { " failed" } else { " finished" });
+            (
+                title,
+                pr_number.map(|number| NotificationTarget::PullRequest {
+                    repo: repo.name.full_name(),
+                    number,
+                }),
+            )
+        }
+    })
+}
+
 /// Events not yet shown (each handed out once), as notifications.
 pub async fn take_run_notices(core: &AppCore) -> Result<Vec<RunNotice>, CodedError> {
     let mut notices = Vec::new();
     for event in core.store.take_unseen_run_events().await? {
         let run = core.store.run(event.run_id).await?;
-        let failed = event.kind == RunEventKind::RunFailed;
-        let (title, target) = match (run.stage, run.pr_number) {
-            (Stage::Code, _) if run.started_because.is_some() => (
-                match event.kind {
-                    RunEventKind::PullRequestOpened => "PR opened automatically",
-                    RunEventKind::PullRequestUpdated => "PR updated automatically",
-                    RunEventKind::RunFailed => "Automatic update failed",
-                    RunEventKind::RunSucceeded => "Automatic update finished",
-                }
-                .to_owned(),
-                event
-                    .feedback_id
-                    .map(|id| NotificationTarget::Feedback { id: id.0 }),
-            ),
-            (Stage::Code, _) => (
-                match event.kind {
-                    RunEventKind::PullRequestOpened => "PR opened",
-                    RunEventKind::PullRequestUpdated => "PR updated",
-                    RunEventKind::RunFailed => "Run failed",
-                    RunEventKind::RunSucceeded => "Run finished",
-                }
-                .to_owned(),
-                event
-                    .feedback_id
-                    .map(|id| NotificationTarget::Feedback { id: id.0 }),
-            ),
-            (Stage::Lessons, _) => (
-                if failed {
-                    "Lessons run failed"
-                } else {
-                    "Lessons proposed"
-                }
-                .to_owned(),
-                Some(NotificationTarget::Lessons {
-                    repo: core.store.repo(run.repo_id).await?.name.full_name(),
-                }),
-            ),
-            (stage, pr_number) => {
-                let repo = core.store.repo(run.repo_id).await?;
-                let name = stage.to_string();
-                let mut title = name[..1].to_uppercase() + &name[1..];
-                title.push_str(if failed { " failed" } else { " finished" });
-                (
-                    title,
-                    pr_number.map(|number| NotificationTarget::PullRequest {
-                        repo: repo.name.full_name(),
-                        number,
-                    }),
-                )
-            }
-        };
+        let (title, target) =
+            notice_title_and_target(core, &run, event.kind, event.feedback_id).await?;
         let event: RunEventRecord = event.into();
         // A budget that reached 80% with this run says so once, beside the run's end
         // (each run's one event).

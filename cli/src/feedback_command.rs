@@ -22,29 +22,7 @@ pub async fn run(core: &AppCore, command: FeedbackCommand) -> Result<(), CliErro
             body,
             file,
             output,
-        } => {
-            let body = read_text(body, file)?;
-            let feedback = feedback_items::add_item(
-                core,
-                &NewFeedback {
-                    repo,
-                    title,
-                    body,
-                    source: FeedbackSource::Cli,
-                    github_issue: None,
-                    opened_by_visitor: false,
-                },
-            )
-            .await?;
-            if output.json {
-                return print_json(&feedback);
-            }
-            println!(
-                "added feedback {} to {}: {} (branch {})",
-                feedback.id, feedback.repo, feedback.title, feedback.head_branch
-            );
-            Ok(())
-        }
+        } => add(core, repo, title, read_text(body, file)?, output).await,
         FeedbackCommand::List {
             repo,
             status,
@@ -52,69 +30,13 @@ pub async fn run(core: &AppCore, command: FeedbackCommand) -> Result<(), CliErro
             archived,
             output,
         } => {
-            let dashboard = feedback_items::board(
-                core,
-                &FeedbackFilter {
-                    repo,
-                    status,
-                    search,
-                    archived: Some(archived),
-                },
-            )
-            .await?;
-            if output.json {
-                return print_json(&dashboard);
-            }
-            if dashboard.total == 0 {
-                println!("no feedback matches");
-                return Ok(());
-            }
-            for group in dashboard
-                .groups
-                .iter()
-                .filter(|group| !group.cards.is_empty())
-            {
-                println!("{} ({})", group.label, group.cards.len());
-                let mut table = Table::new(&[
-                    "  ID",
-                    "REPOSITORY",
-                    "PR",
-                    "FOLLOW-UPS",
-                    "LAST RUN",
-                    "TITLE",
-                ]);
-                for card in &group.cards {
-                    let pr = match (card.pr_number, card.pr_state) {
-                        (Some(number), Some(state)) => format!("#{number} {state}"),
-                        (Some(number), None) => format!("#{number}"),
-                        _ => "-".to_owned(),
-                    };
-                    let last_run = card
-                        .last_run
-                        .as_ref()
-                        .map(|run| match run.instead_of {
-                            // Not in the repository's own sandbox: say where it went.
-                            Some(_) => format!("{} {} on {}", run.stage, run.status, run.backend),
-                            None => format!("{} {}", run.stage, run.status),
-                        })
-                        .unwrap_or_else(|| "-".to_owned());
-                    let title = match card.archived_as {
-                        Some(state) => format!("[{}] {}", state.label(), card.title),
-                        None => card.title.clone(),
-                    };
-                    table.row(vec![
-                        format!("  {}", card.feedback_id),
-                        card.repo.clone(),
-                        pr,
-                        card.follow_up_count().to_string(),
-                        last_run,
-                        title,
-                    ]);
-                }
-                print!("{}", table.render());
-                println!();
-            }
-            Ok(())
+            let filter = FeedbackFilter {
+                repo,
+                status,
+                search,
+                archived: Some(archived),
+            };
+            list(core, &filter, output).await
         }
         FeedbackCommand::Approve { id } => {
             let feedback = feedback_items::approve_item(core, id).await?;
@@ -141,6 +63,94 @@ pub async fn run(core: &AppCore, command: FeedbackCommand) -> Result<(), CliErro
             Ok(())
         }
     }
+}
+
+/// `feedback add`.
+async fn add(
+    core: &AppCore,
+    repo: RepoName,
+    title: Option<String>,
+    body: String,
+    output: JsonFlag,
+) -> Result<(), CliError> {
+    let feedback = feedback_items::add_item(
+        core,
+        &NewFeedback {
+            repo,
+            title,
+            body,
+            source: FeedbackSource::Cli,
+            github_issue: None,
+            opened_by_visitor: false,
+        },
+    )
+    .await?;
+    if output.json {
+        return print_json(&feedback);
+    }
+    println!(
+        "added feedback {} to {}: {} (branch {})",
+        feedback.id, feedback.repo, feedback.title, feedback.head_branch
+    );
+    Ok(())
+}
+
+/// `feedback list`: the board's groups, each a table.
+async fn list(core: &AppCore, filter: &FeedbackFilter, output: JsonFlag) -> Result<(), CliError> {
+    let dashboard = feedback_items::board(core, filter).await?;
+    if output.json {
+        return print_json(&dashboard);
+    }
+    if dashboard.total == 0 {
+        println!("no feedback matches");
+        return Ok(());
+    }
+    for group in dashboard
+        .groups
+        .iter()
+        .filter(|group| !group.cards.is_empty())
+    {
+        println!("{} ({})", group.label, group.cards.len());
+        let mut table = Table::new(&[
+            "  ID",
+            "REPOSITORY",
+            "PR",
+            "FOLLOW-UPS",
+            "LAST RUN",
+            "TITLE",
+        ]);
+        for card in &group.cards {
+            let pr = match (card.pr_number, card.pr_state) {
+                (Some(number), Some(state)) => format!("#{number} {state}"),
+                (Some(number), None) => format!("#{number}"),
+                _ => "-".to_owned(),
+            };
+            let last_run = card
+                .last_run
+                .as_ref()
+                .map(|run| match run.instead_of {
+                    // Not in the repository's own sandbox: say where it went.
+                    Some(_) => format!("{} {} on {}", run.stage, run.status, run.backend),
+                    None => format!("{} {}", run.stage, run.status),
+                })
+                .unwrap_or_else(|| "-".to_owned());
+            let title = match card.archived_as {
+                Some(state) => format!("[{}] {}", state.label(), card.title),
+                None => card.title.clone(),
+            };
+            table.row(vec![
+                format!("  {}", card.feedback_id),
+                card.repo.clone(),
+                pr,
+                card.follow_up_count().to_string(),
+                last_run,
+                title,
+            ]);
+        }
+        print!("{}", table.render());
+        println!();
+    }
+    Ok(())
 }
 
 /// `feedback dismiss|archive|restore`.
@@ -192,6 +202,13 @@ fn print_detail(detail: &ItemHistory) {
         println!("    {line}");
     }
     println!();
+    print_history(detail);
+    print_follow_ups(detail);
+    print_runs(detail);
+}
+
+/// The item's status and archive history.
+fn print_history(detail: &ItemHistory) {
     println!("history:");
     for change in &detail.status_history {
         let from = change.from.map(|s| s.to_string()).unwrap_or_default();
@@ -222,6 +239,10 @@ fn print_detail(detail: &ItemHistory) {
             change.changed_by
         );
     }
+}
+
+/// The item's follow-ups, each with who wrote it and whether prompts read it.
+fn print_follow_ups(detail: &ItemHistory) {
     println!();
     if detail.follow_ups.is_empty() {
         println!("follow-ups: none");
@@ -244,6 +265,10 @@ fn print_detail(detail: &ItemHistory) {
             }
         }
     }
+}
+
+/// The item's runs and automatic updates.
+fn print_runs(detail: &ItemHistory) {
     println!();
     if detail.runs.is_empty() {
         println!("runs: none");

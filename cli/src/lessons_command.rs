@@ -127,67 +127,78 @@ pub async fn run(core: &AppCore, arguments: LessonsArguments) -> Result<(), CliE
         LessonsAction::Write {
             repo,
             replace_edits,
-        } => {
-            let report = write_lessons_file_of(core, &repo, replace_edits).await?;
-            match (report.action, report.pr_number) {
-                (LessonsFileAction::InStep, None) => {
-                    println!("{} already holds the lessons as they are", report.path)
-                }
-                (LessonsFileAction::InStep, Some(number)) => println!(
-                    "{} already holds the lessons as they are (PR #{number})",
-                    report.path
-                ),
-                (LessonsFileAction::Opened, number) => println!(
-                    "opened PR #{}: {} carries the lessons{}",
-                    number.unwrap_or_default(),
-                    report.path,
-                    report
-                        .pr_url
-                        .map(|url| format!(" ({url})"))
-                        .unwrap_or_default()
-                ),
-                (LessonsFileAction::Updated, number) => println!(
-                    "updated PR #{}: {} carries the lessons",
-                    number.unwrap_or_default(),
-                    report.path
-                ),
-            }
-            Ok(())
-        }
+        } => write(core, &repo, replace_edits).await,
         LessonsAction::Settings {
             repo,
             after_corrections,
             file,
-        } => {
-            let view = lessons_view(core, &repo.full_name()).await?;
-            if after_corrections.is_some() || file.is_some() {
-                set_lesson_settings(
-                    core,
-                    &repo.full_name(),
-                    &LessonSettingsInput {
-                        after_corrections: match after_corrections {
-                            Some(0) => None,
-                            Some(n) => Some(n),
-                            None => view.after_corrections,
-                        },
-                        lessons_file: file.unwrap_or(view.lessons_file),
-                    },
-                )
-                .await?;
-            }
-            let view = lessons_view(core, &repo.full_name()).await?;
-            println!(
-                "lessons of {}: {}; file {}",
-                view.repo,
-                match view.after_corrections {
-                    Some(n) => format!("a lessons run starts by itself after {n} new corrections"),
-                    None => "lessons runs start only when you ask".to_owned(),
-                },
-                view.lessons_file
-            );
-            Ok(())
-        }
+        } => settings(core, &repo, after_corrections, file).await,
     }
+}
+
+/// `lessons write`.
+async fn write(core: &AppCore, repo: &RepoName, replace_edits: bool) -> Result<(), CliError> {
+    let report = write_lessons_file_of(core, repo, replace_edits).await?;
+    match (report.action, report.pr_number) {
+        (LessonsFileAction::InStep, None) => {
+            println!("{} already holds the lessons as they are", report.path)
+        }
+        (LessonsFileAction::InStep, Some(number)) => println!(
+            "{} already holds the lessons as they are (PR #{number})",
+            report.path
+        ),
+        (LessonsFileAction::Opened, number) => println!(
+            "opened PR #{}: {} carries the lessons{}",
+            number.unwrap_or_default(),
+            report.path,
+            report
+                .pr_url
+                .map(|url| format!(" ({url})"))
+                .unwrap_or_default()
+        ),
+        (LessonsFileAction::Updated, number) => println!(
+            "updated PR #{}: {} carries the lessons",
+            number.unwrap_or_default(),
+            report.path
+        ),
+    }
+    Ok(())
+}
+
+/// `lessons settings`.
+async fn settings(
+    core: &AppCore,
+    repo: &RepoName,
+    after_corrections: Option<u32>,
+    file: Option<String>,
+) -> Result<(), CliError> {
+    let view = lessons_view(core, &repo.full_name()).await?;
+    if after_corrections.is_some() || file.is_some() {
+        set_lesson_settings(
+            core,
+            &repo.full_name(),
+            &LessonSettingsInput {
+                after_corrections: match after_corrections {
+                    Some(0) => None,
+                    Some(n) => Some(n),
+                    None => view.after_corrections,
+                },
+                lessons_file: file.unwrap_or(view.lessons_file),
+            },
+        )
+        .await?;
+    }
+    let view = lessons_view(core, &repo.full_name()).await?;
+    println!(
+        "lessons of {}: {}; file {}",
+        view.repo,
+        match view.after_corrections {
+            Some(n) => format!("a lessons run starts by itself after {n} new corrections"),
+            None => "lessons runs start only when you ask".to_owned(),
+        },
+        view.lessons_file
+    );
+    Ok(())
 }
 
 async fn decide(core: &AppCore, id: i64, decision: LessonDecisionWord) -> Result<(), CliError> {

@@ -61,51 +61,54 @@ pub async fn run(core: &AppCore, arguments: OutboxArguments) -> Result<(), CliEr
             }
             Ok(())
         }
-        None => {
-            let lines: Vec<OutboxLine> = outbox::waiting_writes(core)
-                .await?
-                .into_iter()
-                .map(|write| OutboxLine {
-                    target: match write.comment {
-                        Some((repo, pr_number, kind)) => {
-                            format!("{repo} #{pr_number} {kind} comment")
-                        }
-                        None => "-".to_owned(),
-                    },
-                    entry: write.entry,
-                })
-                .collect();
-            if arguments.output.json {
-                return print_json(&lines);
-            }
-            if lines.is_empty() {
-                println!("the outbox is empty: everything is on GitHub");
-                return Ok(());
-            }
-            let mut table = Table::new(&[
-                "ID",
-                "STATE",
-                "WHAT",
-                "SAVED",
-                "TRIES",
-                "NEXT TRY",
-                "LAST ERROR",
-            ]);
-            for line in lines {
-                table.row(vec![
-                    line.entry.id.0.to_string(),
-                    line.entry.state.to_string(),
-                    line.target,
-                    short_time(&line.entry.created_at),
-                    line.entry.attempts.to_string(),
-                    short_time(&line.entry.next_attempt_at),
-                    dash_if_none(line.entry.last_error),
-                ]);
-            }
-            print!("{}", table.render());
-            Ok(())
-        }
+        None => list(core, arguments.output).await,
     }
+}
+
+/// The outbox: each write waiting for GitHub, with its tries and last error.
+async fn list(core: &AppCore, output: JsonFlag) -> Result<(), CliError> {
+    let lines: Vec<OutboxLine> = outbox::waiting_writes(core)
+        .await?
+        .into_iter()
+        .map(|write| OutboxLine {
+            target: match write.comment {
+                Some((repo, pr_number, kind)) => {
+                    format!("{repo} #{pr_number} {kind} comment")
+                }
+                None => "-".to_owned(),
+            },
+            entry: write.entry,
+        })
+        .collect();
+    if output.json {
+        return print_json(&lines);
+    }
+    if lines.is_empty() {
+        println!("the outbox is empty: everything is on GitHub");
+        return Ok(());
+    }
+    let mut table = Table::new(&[
+        "ID",
+        "STATE",
+        "WHAT",
+        "SAVED",
+        "TRIES",
+        "NEXT TRY",
+        "LAST ERROR",
+    ]);
+    for line in lines {
+        table.row(vec![
+            line.entry.id.0.to_string(),
+            line.entry.state.to_string(),
+            line.target,
+            short_time(&line.entry.created_at),
+            line.entry.attempts.to_string(),
+            short_time(&line.entry.next_attempt_at),
+            dash_if_none(line.entry.last_error),
+        ]);
+    }
+    print!("{}", table.render());
+    Ok(())
 }
 
 #[derive(Debug, Args)]

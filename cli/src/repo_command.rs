@@ -228,6 +228,12 @@ async fn show(core: &AppCore, repo: RepoName, output: JsonFlag) -> Result<(), Cl
         let hosts: Vec<String> = repo.allowed_hosts.iter().map(ToString::to_string).collect();
         println!("  allowed hosts: {}", hosts.join(", "));
     }
+    print_limits(&repo, &quota);
+    Ok(())
+}
+
+/// A repository's quota, budget and instructions, for `repo show`.
+fn print_limits(repo: &Repo, quota: &QuotaStatus) {
     match (quota.quota, quota.left) {
         (Some(limit), Some(left)) => {
             println!("  quota:         {left} of {limit} runs left this month")
@@ -249,7 +255,6 @@ async fn show(core: &AppCore, repo: RepoName, output: JsonFlag) -> Result<(), Cl
             println!("    {line}");
         }
     }
-    Ok(())
 }
 
 /// `repo prompt`.

@@ -7,8 +7,8 @@ use clap::Args;
 use super::command_error::CliError;
 use super::output::{print_json, Table};
 use super::terminal_text::printable;
-use handoff_api::core_types::dollars;
 use handoff_api::core_types::AgentStep;
+use handoff_api::core_types::{dollars, MonthSpend};
 use handoff_api::core_types::{PaidWith, RepoName, Run, SpendSource};
 use handoff_api::AppCore;
 
@@ -124,6 +124,58 @@ fn month_start(month: &str) -> Result<chrono::DateTime<Utc>, CliError> {
     Ok(Utc.from_utc_datetime(&day.and_hms_opt(0, 0, 0).unwrap_or_default()))
 }
 
+/// The month's days, its costliest items, and its spend per model and per stage.
+fn print_tables(month: &MonthSpend) {
+    let spent_days: Vec<_> = month.days.iter().filter(|day| day.runs > 0).collect();
+    if !spent_days.is_empty() {
+        let mut table = Table::new(&["DAY", "RUNS", "TOKENS", "COST"]);
+        for day in spent_days {
+            table.row(vec![
+                day.day.to_string(),
+                day.runs.to_string(),
+                token_count(day.tokens),
+                dollars(day.cost_usd),
+            ]);
+        }
+        println!("\n{}", table.render().trim_end());
+    }
+    if !month.top_items.is_empty() {
+        let mut table = Table::new(&["ITEM", "RUNS", "TOKENS", "COST", "TITLE"]);
+        for item in &month.top_items {
+            let name = match (item.feedback_id, item.pr_number) {
+                (Some(id), _) => format!("{} feedback {id}", item.repo),
+                (None, Some(number)) => format!("{} PR #{number}", item.repo),
+                (None, None) => item.repo.clone(),
+            };
+            table.row(vec![
+                name,
+                item.runs.to_string(),
+                token_count(item.tokens),
+                dollars(item.cost_usd),
+                printable(item.title.as_deref().unwrap_or("")),
+            ]);
+        }
+        println!("\ntop items\n{}", table.render().trim_end());
+    }
+    for (title, parts) in [
+        ("per model", &month.by_model),
+        ("per stage", &month.by_stage),
+    ] {
+        if parts.is_empty() {
+            continue;
+        }
+        let mut table = Table::new(&["NAME", "TOKENS", "COST"]);
+        for part in parts {
+            table.row(vec![
+                printable(&part.name),
+                token_count(part.tokens),
+                dollars(part.cost_usd),
+            ]);
+        }
+        println!("\n{title}\n{}", table.render().trim_end());
+    }
+}
+
 pub async fn run(core: &AppCore, arguments: SpendArguments) -> Result<(), CliError> {
     let start = match &arguments.month {
         Some(month) => month_start(month)?,
@@ -173,53 +225,6 @@ pub async fn run(core: &AppCore, arguments: SpendArguments) -> Result<(), CliErr
             month.runs_without_cost
         );
     }
-    let spent_days: Vec<_> = month.days.iter().filter(|day| day.runs > 0).collect();
-    if !spent_days.is_empty() {
-        let mut table = Table::new(&["DAY", "RUNS", "TOKENS", "COST"]);
-        for day in spent_days {
-            table.row(vec![
-                day.day.to_string(),
-                day.runs.to_string(),
-                token_count(day.tokens),
-                dollars(day.cost_usd),
-            ]);
-        }
-        println!("\n{}", table.render().trim_end());
-    }
-    if !month.top_items.is_empty() {
-        let mut table = Table::new(&["ITEM", "RUNS", "TOKENS", "COST", "TITLE"]);
-        for item in &month.top_items {
-            let name = match (item.feedback_id, item.pr_number) {
-                (Some(id), _) => format!("{} feedback {id}", item.repo),
-                (None, Some(number)) => format!("{} PR #{number}", item.repo),
-                (None, None) => item.repo.clone(),
-            };
-            table.row(vec![
-                name,
-                item.runs.to_string(),
-                token_count(item.tokens),
-                dollars(item.cost_usd),
-                printable(item.title.as_deref().unwrap_or("")),
-            ]);
-        }
-        println!("\ntop items\n{}", table.render().trim_end());
-    }
-    for (title, parts) in [
-        ("per model", &month.by_model),
-        ("per stage", &month.by_stage),
-    ] {
-        if parts.is_empty() {
-            continue;
-        }
-        let mut table = Table::new(&["NAME", "TOKENS", "COST"]);
-        for part in parts {
-            table.row(vec![
-                printable(&part.name),
-                token_count(part.tokens),
-                dollars(part.cost_usd),
-            ]);
-        }
-        println!("\n{title}\n{}", table.render().trim_end());
-    }
+    print_tables(&month);
     Ok(())
 }

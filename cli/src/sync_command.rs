@@ -56,6 +56,69 @@ pub async fn run(core: &AppCore, arguments: SyncArguments) -> Result<(), CliErro
         }
         taken_over.push(run.drive());
     }
+    let lessons = run_due_lessons(core, json).await?;
+    // Failing checks that update their PRs by themselves, and the owner's `@handoff`
+    // comments on GitHub (claimed, so that one installation takes each): their runs go
+    // together, each command answered on GitHub at its run's end.
+    let work = begin_work_from_github(core).await?;
+    if !json {
+        say_work_from_github(&work.automatic_updates, &work.commands);
+    }
+    // The automatic runs go at once, as many as the queue's slots let.
+    // Like the automatic runs, a taken-over run that does not succeed says so in its
+    // line; the sync itself did not fail for it.
+    let (automatic_runs, taken_over_ends, command_runs) = futures::future::join3(
+        futures::future::join_all(work.automatic_runs.into_iter().map(|begun| begun.drive())),
+        async {
+            if json {
+                taken_over.collect::<Vec<_>>().await;
+                Ok(0)
+            } else {
+                drive_all(core, taken_over).await
+            }
+        },
+        futures::future::join_all(work.command_runs.into_iter().map(|begun| begun.drive())),
+    )
+    .await;
+    let command_runs: Vec<handoff_api::core_types::Run> =
+        command_runs.into_iter().collect::<Result<_, _>>()?;
+    let automatic_runs: Vec<CodeRunReport> =
+        automatic_runs.into_iter().collect::<Result<_, _>>()?;
+    taken_over_ends?;
+    if json {
+        print_json(&SyncOutput {
+            report: &report,
+            lessons_runs: &lessons,
+            automatic_updates: &work.automatic_updates,
+            automatic_runs: &automatic_runs,
+            ended_runs: &picked.ended,
+            taken_over_runs: &taken_over_runs,
+            commands: &work.commands,
+            command_runs: &command_runs,
+        })?;
+    } else {
+        say_runs_from_github(&automatic_runs, &command_runs);
+        say_report(&report);
+    }
+    if report.errors.is_empty() {
+        Ok(())
+    } else {
+        for error in &report.errors {
+            eprintln!("error: {error}");
+        }
+        Err(CliError::Failure(format!(
+            "{} of {} repositories could not be synced",
+            report.errors.len(),
+            report.repos
+        )))
+    }
+}
+
+/// Runs Suggest lessons in the foreground on each repository whose lessons are due.
+async fn run_due_lessons(
+    core: &AppCore,
+    json: bool,
+) -> Result<Vec<handoff_api::core_types::LessonsReport>, CliError> {
     let mut lessons = Vec::new();
     for begun in begin_due_lessons(core).await? {
         let repo = begun.repo_name().clone();
@@ -79,115 +142,76 @@ pub async fn run(core: &AppCore, arguments: SyncArguments) -> Result<(), CliErro
         }
         lessons.push(lessons_run);
     }
-    // Failing checks that update their PRs by themselves, and the owner's `@handoff`
-    // comments on GitHub (claimed, so that one installation takes each): their runs go
-    // together, each command answered on GitHub at its run's end.
-    let work = begin_work_from_github(core).await?;
-    if !json {
-        for update in &work.automatic_updates {
-            println!(
-                "feedback {}: automatic update {}: {}",
-                update.feedback_id,
-                update.decision,
-                update.reason.as_deref().unwrap_or_default()
-            );
-        }
-    }
-    if !json {
-        for command in &work.commands {
-            println!("{}", command_line(command));
-        }
-    }
-    // The automatic runs go at once, as many as the queue's slots let.
-    // Like the automatic runs, a taken-over run that does not succeed says so in its
-    // line; the sync itself did not fail for it.
-    let (automatic_runs, taken_over_ends, command_runs) = futures::future::join3(
-        futures::future::join_all(work.automatic_runs.into_iter().map(|begun| begun.drive())),
-        async {
-            if json {
-                taken_over.collect::<Vec<_>>().await;
-                Ok(0)
-            } else {
-                drive_all(core, taken_over).await
-            }
-        },
-        futures::future::join_all(work.command_runs.into_iter().map(|begun| begun.drive())),
-    )
-    .await;
-    let command_runs: Vec<handoff_api::core_types::Run> =
-        command_runs.into_iter().collect::<Result<_, _>>()?;
-    let automatic_runs: Vec<CodeRunReport> =
-        automatic_runs.into_iter().collect::<Result<_, _>>()?;
-    taken_over_ends?;
-    if !json {
-        for report in &automatic_runs {
-            let run = &report.run;
-            match &run.failure_message {
-                Some(failure) => println!("automatic update run {} failed: {failure}", run.id),
-                None => println!("automatic update run {} {}", run.id, run.status),
-            }
-        }
-    }
-    if !json {
-        for run in &command_runs {
-            match &run.failure_message {
-                Some(failure) => println!("@handoff run {} failed: {failure}", run.id),
-                None => println!("@handoff run {} {}", run.id, run.status),
-            }
-        }
-    }
-    if json {
-        print_json(&SyncOutput {
-            report: &report,
-            lessons_runs: &lessons,
-            automatic_updates: &work.automatic_updates,
-            automatic_runs: &automatic_runs,
-            ended_runs: &picked.ended,
-            taken_over_runs: &taken_over_runs,
-            commands: &work.commands,
-            command_runs: &command_runs,
-        })?;
-    } else {
+    Ok(lessons)
+}
+
+/// What was decided about failing checks, and about the owner's `@handoff` commands.
+fn say_work_from_github(
+    automatic_updates: &[handoff_api::core_types::AutomaticUpdate],
+    commands: &[handoff_api::core_types::GithubCommand],
+) {
+    for update in automatic_updates {
         println!(
-            "synced {} {}: {} new feedback, {} visitor follow-ups, {} status changes, {} comment edits found on GitHub, {} comments missing",
-            report.repos,
-            if report.repos == 1 { "repository" } else { "repositories" },
-            report.new_feedback.len(),
-            report.new_visitor_follow_ups,
-            report.status_changes.len(),
-            report.comment_edits_found,
-            report.comments_missing,
-        );
-        for change in &report.status_changes {
-            println!(
-                "  feedback {}: {} → {}",
-                change.feedback_id, change.from, change.to
-            );
-        }
-        let outbox = &report.outbox;
-        if outbox.sent + outbox.conflicts + outbox.postponed + outbox.failed > 0 {
-            println!(
-                "outbox: {} sent, {} in conflict, {} waiting, {} failed",
-                outbox.sent, outbox.conflicts, outbox.postponed, outbox.failed
-            );
-        }
-        println!(
-            "requests: {} sent, {} answered 304 (free)",
-            report.requests.sent, report.requests.not_modified
+            "feedback {}: automatic update {}: {}",
+            update.feedback_id,
+            update.decision,
+            update.reason.as_deref().unwrap_or_default()
         );
     }
-    if report.errors.is_empty() {
-        Ok(())
-    } else {
-        for error in &report.errors {
-            eprintln!("error: {error}");
-        }
-        Err(CliError::Failure(format!(
-            "{} of {} repositories could not be synced",
-            report.errors.len(),
-            report.repos
-        )))
+    for command in commands {
+        println!("{}", command_line(command));
     }
+}
+
+/// How the automatic update runs and the commands' runs ended.
+fn say_runs_from_github(
+    automatic_runs: &[CodeRunReport],
+    command_runs: &[handoff_api::core_types::Run],
+) {
+    for report in automatic_runs {
+        let run = &report.run;
+        match &run.failure_message {
+            Some(failure) => println!("automatic update run {} failed: {failure}", run.id),
+            None => println!("automatic update run {} {}", run.id, run.status),
+        }
+    }
+    for run in command_runs {
+        match &run.failure_message {
+            Some(failure) => println!("@handoff run {} failed: {failure}", run.id),
+            None => println!("@handoff run {} {}", run.id, run.status),
+        }
+    }
+}
+
+/// The sync's report: what it found, the outbox, the requests it cost.
+fn say_report(report: &handoff_api::core_types::SyncReport) {
+    println!(
+        "synced {} {}: {} new feedback, {} visitor follow-ups, {} status changes, {} comment edits found on GitHub, {} comments missing",
+        report.repos,
+        if report.repos == 1 { "repository" } else { "repositories" },
+        report.new_feedback.len(),
+        report.new_visitor_follow_ups,
+        report.status_changes.len(),
+        report.comment_edits_found,
+        report.comments_missing,
+    );
+    for change in &report.status_changes {
+        println!(
+            "  feedback {}: {} → {}",
+            change.feedback_id, change.from, change.to
+        );
+    }
+    let outbox = &report.outbox;
+    if outbox.sent + outbox.conflicts + outbox.postponed + outbox.failed > 0 {
+        println!(
+            "outbox: {} sent, {} in conflict, {} waiting, {} failed",
+            outbox.sent, outbox.conflicts, outbox.postponed, outbox.failed
+        );
+    }
+    println!(
+        "requests: {} sent, {} answered 304 (free)",
+        report.requests.sent, report.requests.not_modified
+    );
 }
 
 /// A command's line: what it asked and what came of it.

@@ -10,6 +10,7 @@ mod dependency_graph;
 mod egress_gate;
 mod fake_github_conformance;
 mod fault_matrix;
+mod function_length;
 mod github_commands;
 mod github_commands_installations;
 mod github_managed_comments;

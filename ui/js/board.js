@@ -103,6 +103,22 @@ function cardElement(card, actions) {
   // Said plainly: the agent's code runs in CI with the repository's secrets.
   if (card.ciRunsWithSecrets) element.querySelector(".secrets-badge").hidden = false;
 
+  showLastRun(element, card);
+  // The card's title is its button (Enter and Space open it, and a screen reader says
+  // what it opens); a click anywhere else on the card opens it too.
+  const open = () => actions.openDetail(card.feedbackId);
+  element.addEventListener("click", open);
+  element.querySelector(".card-open").setAttribute("aria-label", `${card.title}: open its details`);
+  if (actions.selected === card.feedbackId) element.classList.add("selected");
+  return element;
+}
+
+/**
+ * A card's place in the run queue and its last run: which, where, and when.
+ * @param {HTMLElement} element
+ * @param {import("./contract.js").BoardCard} card
+ */
+function showLastRun(element, card) {
   const place = card.lastRun?.status === "queued" ? card.lastRun.queuePlace : null;
   if (place != null) {
     const badge = element.querySelector(".queue-place");
@@ -131,13 +147,6 @@ function cardElement(card, actions) {
   } else {
     lastRun.replaceChildren(timeSpan(card.createdAt, "Created "));
   }
-  // The card's title is its button (Enter and Space open it, and a screen reader says
-  // what it opens); a click anywhere else on the card opens it too.
-  const open = () => actions.openDetail(card.feedbackId);
-  element.addEventListener("click", open);
-  element.querySelector(".card-open").setAttribute("aria-label", `${card.title}: open its details`);
-  if (actions.selected === card.feedbackId) element.classList.add("selected");
-  return element;
 }
 
 // The card's element: the one on the board when its data did not change.

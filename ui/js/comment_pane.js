@@ -112,6 +112,42 @@ function showConflict(conflict, message, refresh) {
   conflictDialog.showModal();
 }
 
+/**
+ * A pane's editor: its markdown, its preview and its changes against the agent's
+ * original, drawn again as the owner types.
+ * @param {import("./contract.js").CommentPane} pane
+ * @param {HTMLElement} section
+ */
+function paneEditor(pane, section) {
+  const text = el("textarea", { class: "pane-text", attrs: { spellcheck: "true", "aria-label": `Markdown of the ${pane.kind}` } });
+  text.value = pane.content;
+  const preview = trustedHtml(el("div", { class: "markdown pane-preview", attrs: { "aria-label": `Preview of the ${pane.kind}` } }), pane.contentHtml);
+  const changes = el("div", { class: "pane-changes" }, [diffView(pane.changesFromAgent)]);
+  scrollTogether(text, preview);
+  const status = el("p", { class: "hint pane-status" });
+  let timer = null;
+  // Each preview asked for gets a number; an answer that comes back after a newer one
+  // was asked for is dropped, so a slow answer never paints over newer words.
+  let previewsAsked = 0;
+  text.addEventListener("input", () => {
+    status.textContent = text.value !== pane.content ? "Not saved yet." : "";
+    section.dataset.dirty = String(text.value !== pane.content);
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      const asked = ++previewsAsked;
+      try {
+        const shown = await backend.previewEdit(text.value, pane.agentOriginal);
+        if (asked !== previewsAsked) return;
+        trustedHtml(preview, shown.html);
+        changes.replaceChildren(diffView(shown.changesFromAgent));
+      } catch (error) {
+        errorToast(error);
+      }
+    }, 150);
+  });
+  return { text, preview, changes, status };
+}
+
 // The pane of `pane` (a CommentPane from the workspace) on `workspace`'s PR.
 export function commentPane(workspace, pane, refresh) {
   const key = `${workspace.repo}#${workspace.pull.number}:${pane.kind}`;
@@ -135,34 +171,8 @@ export function commentPane(workspace, pane, refresh) {
     return section;
   }
 
-  const text = el("textarea", { class: "pane-text", attrs: { spellcheck: "true", "aria-label": `Markdown of the ${pane.kind}` } });
-  text.value = pane.content;
-  const preview = trustedHtml(el("div", { class: "markdown pane-preview", attrs: { "aria-label": `Preview of the ${pane.kind}` } }), pane.contentHtml);
-  const changes = el("div", { class: "pane-changes" }, [diffView(pane.changesFromAgent)]);
-  scrollTogether(text, preview);
-  const status = el("p", { class: "hint pane-status" });
+  const { text, preview, changes, status } = paneEditor(pane, section);
   const basedOn = pane.version.id;
-
-  let timer = null;
-  // Each preview asked for gets a number; an answer that comes back after a newer one
-  // was asked for is dropped, so a slow answer never paints over newer words.
-  let previewsAsked = 0;
-  text.addEventListener("input", () => {
-    status.textContent = text.value !== pane.content ? "Not saved yet." : "";
-    section.dataset.dirty = String(text.value !== pane.content);
-    clearTimeout(timer);
-    timer = setTimeout(async () => {
-      const asked = ++previewsAsked;
-      try {
-        const shown = await backend.previewEdit(text.value, pane.agentOriginal);
-        if (asked !== previewsAsked) return;
-        trustedHtml(preview, shown.html);
-        changes.replaceChildren(diffView(shown.changesFromAgent));
-      } catch (error) {
-        errorToast(error);
-      }
-    }, 150);
-  });
 
   const save = button("Save to GitHub", async () => {
     save.disabled = true;

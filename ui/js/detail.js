@@ -298,6 +298,29 @@ function renderThread(detail) {
   return section;
 }
 
+/**
+ * The button that shows and hides a metered run's steps.
+ * @param {import("./contract.js").RunRecord} run
+ * @param {HTMLElement} steps
+ */
+function stepsToggle(run, steps) {
+  const toggle = button("Show steps", async () => {
+    if (!steps.hidden) {
+      steps.hidden = true;
+      toggle.textContent = "Show steps";
+      return;
+    }
+    try {
+      await showSteps(run.id, steps);
+      steps.hidden = false;
+      toggle.textContent = "Hide steps";
+    } catch (error) {
+      errorToast(error);
+    }
+  }, "button small show-steps");
+  return toggle;
+}
+
 function runRow(run, heldAndPushed = false, lessons = [], queuePlace = null) {
   const active = run.status === "queued" || run.status === "running";
   const when = relativeTime(run.finishedAt ?? run.startedAt ?? run.createdAt);
@@ -344,23 +367,7 @@ function runRow(run, heldAndPushed = false, lessons = [], queuePlace = null) {
   // What the agent paid for, call by call, as the key forwarder measured it.
   const steps = el("div", { class: "run-steps" });
   steps.hidden = true;
-  if (run.spendSource === "metered") {
-    const stepsToggle = button("Show steps", async () => {
-      if (!steps.hidden) {
-        steps.hidden = true;
-        stepsToggle.textContent = "Show steps";
-        return;
-      }
-      try {
-        await showSteps(run.id, steps);
-        steps.hidden = false;
-        stepsToggle.textContent = "Hide steps";
-      } catch (error) {
-        errorToast(error);
-      }
-    }, "button small show-steps");
-    actions.append(stepsToggle);
-  }
+  if (run.spendSource === "metered") actions.append(stepsToggle(run, steps));
   if (active) {
     actions.append(button("Cancel", async () => {
       try {

@@ -218,11 +218,35 @@ async function renderRepoSettings(fullName) {
   const view = await backend.repoSettings(fullName);
   const detail = document.getElementById("repo-settings");
   if (!detail) return;
-  const repo = view.repo;
   for (const row of panels.repositories.querySelectorAll(".repo-row")) row.classList.toggle("selected", row.dataset.repo === fullName);
 
-  const quota = view.quota;
-  const form = el("form", { class: "repo-form", dataset: { repo: fullName } });
+  const lessons = el("section", { class: "lessons", attrs: { id: "lessons", "aria-label": `Lessons of ${fullName}` } });
+  const agentBranches = el("section", { class: "agent-branches", attrs: { id: "agent-branches", "aria-label": `Where ${fullName}'s agent branches go` } });
+  detail.replaceChildren(
+    el("div", { class: "repo-settings-header" }, [el("h3", { class: "mono", text: fullName }), disconnectControl(fullName)]),
+    agentBranches,
+    repoSettingsForm(view, fullName),
+    lessons,
+    el("h3", { text: "Stage prompts" }),
+    el("p", { class: "hint", text: "What the review, plan, test, fix and lessons stages ask the agent. Placeholders: {{pr_number}} {{pr_title}} {{branch}} {{base}} {{review}} {{plan}} {{failures}} {{instructions}}." }),
+    stagePromptBoxes(view, fullName),
+  );
+  await Promise.all([
+    renderAgentBranches(agentBranches, fullName, view.repo, async () => {
+      await renderRepositories(fullName);
+      hooks.changed();
+    }),
+    renderLessons(lessons, fullName),
+  ]);
+}
+
+/**
+ * The controls of a repository's settings form that its save reads or its fields show
+ * and hide.
+ * @param {import("./contract.js").RepoSettingsView} view
+ */
+function repoFormControls(view) {
+  const repo = view.repo;
   const agent = select("agentPreset", [...view.agents.map((a) => [a.name, a.name]), ["custom", "custom command"]], repo.agentPreset);
   const command = input("agentCommand", repo.agentCommand, { placeholder: "sh run-my-agent.sh" });
   const commandField = field("Custom command", command, "(runs in the working copy; the prompt is in $HANDOFF_PROMPT_FILE)");
@@ -250,8 +274,148 @@ async function renderRepoSettings(fullName) {
     allowedHosts.disabled = networkSelect.value !== "allowlist";
   };
   networkSelect.addEventListener("change", showNetwork);
-  const quotaInput = input("monthlyRunQuota", repo.monthlyRunQuota ?? "", { type: "number", min: "0", placeholder: "no limit" });
-  const budgetInput = input("monthlyBudget", repo.monthlyBudgetUsd ?? "", { placeholder: "no limit" });
+  const checkbox = (name, checked) => {
+    const box = el("input", { attrs: { type: "checkbox", name } });
+    box.checked = Boolean(checked);
+    return box;
+  };
+  const instructions = el("textarea", { attrs: { name: "customInstructions", rows: "3" } });
+  instructions.value = repo.customInstructions;
+  return {
+    agent,
+    commandField,
+    agentNote,
+    showAgent,
+    backendSelect,
+    networkSelect,
+    allowedHosts,
+    showNetwork,
+    quotaInput: input("monthlyRunQuota", repo.monthlyRunQuota ?? "", { type: "number", min: "0", placeholder: "no limit" }),
+    budgetInput: input("monthlyBudget", repo.monthlyBudgetUsd ?? "", { placeholder: "no limit" }),
+    draft: checkbox("draftPullRequests", repo.draftPullRequests),
+    testIssues: checkbox("fileTestIssues", repo.fileTestIssues),
+    overflow: checkbox("overflowToE2b", repo.overflowToE2b),
+    automatic: checkbox("automaticUpdates", repo.automaticUpdates),
+    instructions,
+  };
+}
+
+/**
+ * What a repository's settings form says, as the application layer reads a change.
+ * @param {HTMLFormElement} form
+ * @param {ReturnType<typeof repoFormControls>} controls
+ * @returns {import("./contract.js").RepoSettingsInput}
+ */
+function readRepoForm(form, controls) {
+  const data = new FormData(form);
+  const text = (name) => String(data.get(name) ?? "");
+  const quotaText = text("monthlyRunQuota").trim();
+  return {
+    defaultBranch: text("defaultBranch"),
+    feedbackLabel: text("feedbackLabel"),
+    customInstructions: text("customInstructions"),
+    monthlyRunQuota: quotaText === "" ? null : Number(quotaText),
+    sandboxBackend: text("sandboxBackend"),
+    agentPreset: text("agentPreset"),
+    agentCommand: text("agentCommand"),
+    dockerImage: text("dockerImage"),
+    e2bTemplate: text("e2bTemplate"),
+    runTimeoutMinutes: text("runTimeoutMinutes"),
+    networkMode: String(data.get("networkMode") ?? "allowlist"),
+    allowedHosts: controls.allowedHosts.value,
+    draftPullRequests: controls.draft.checked,
+    fileTestIssues: controls.testIssues.checked,
+    runSlots: text("runSlots"),
+    overflowToE2b: controls.overflow.checked,
+    automaticUpdates: controls.automatic.checked,
+    automaticAttemptsPerDay: text("automaticAttemptsPerDay"),
+    pullRequestLabels: text("pullRequestLabels"),
+    pullRequestReviewers: text("pullRequestReviewers"),
+    pushFork: text("pushFork"),
+    monthlyBudget: text("monthlyBudget"),
+  };
+}
+
+/**
+ * The settings form's fields, in the order the owner reads them.
+ * @param {import("./contract.js").RepoSettingsView} view
+ * @param {ReturnType<typeof repoFormControls>} c
+ */
+function repoFormGrid(view, c) {
+  const repo = view.repo;
+  const quota = view.quota;
+  return el("div", { class: "form-grid" }, [
+    field("Base branch", input("defaultBranch", repo.defaultBranch)),
+    field("Feedback label", input("feedbackLabel", repo.feedbackLabel)),
+    field("Runs per month", c.quotaInput, quota.quota == null ? `(${quota.used} used, no limit)` : `(${quota.used} used, ${quota.left} left)`),
+    field("Budget per month ($)", c.budgetInput, "(runs are refused once it is spent)"),
+    field("Sandbox", c.backendSelect),
+    field("Runs at once", input("runSlots", repo.runSlots ?? "", { type: "number", placeholder: "no limit of its own" }), "(its own slots in the run queue; the installation's hold too)"),
+    el("label", { class: "check-field" }, [c.overflow, el("span", { text: "Send runs to E2B when Docker is full" }), el("span", { class: "hint", text: "needs the E2B key; the run's record says where it went" })]),
+    field("Agent", c.agent),
+    c.commandField,
+    field("Docker image", input("dockerImage", repo.dockerImage, { placeholder: view.defaultDockerImage }), "(empty: Handoff's own)"),
+    field("E2B template", input("e2bTemplate", repo.e2bTemplate, { placeholder: "base" })),
+    field("Time limit of a run (minutes)", input("runTimeoutMinutes", String(Math.round(repo.runTimeoutSeconds / 60)), { type: "number" }), "(a run still going then is stopped, keeping its spend)"),
+    field("Network in the sandbox", c.networkSelect),
+    field("Allowed hosts", c.allowedHosts, "(one per line: host, host:port, *.domain, or an address of your own network)"),
+    el("label", { class: "check-field" }, [c.draft, el("span", { text: "Open PRs as drafts" }), el("span", { class: "hint", text: "so neither people nor CI take the agent's work as ready" })]),
+    el("label", { class: "check-field" }, [c.automatic, el("span", { text: "Update PRs by themselves" }), el("span", { class: "hint", text: "when a check of a feedback PR fails; never a fork's, a bot's or a draft you marked (a @handoff comment asks for more)" })]),
+    field("Automatic updates a day", input("automaticAttemptsPerDay", repo.automaticAttemptsPerDay, { type: "number" }), "(per PR; the same failure twice in a row stops them)"),
+    el("label", { class: "check-field" }, [c.testIssues, el("span", { text: "File an issue per failing test" }), el("span", { class: "hint", text: "off: the test stage's failures stay in its results comment" })]),
+    field("Labels on its PRs", input("pullRequestLabels", repo.pullRequestLabels.join(", "), { placeholder: "comma-separated" }), "(put on each PR Handoff opens)"),
+    field("Reviewers to request", input("pullRequestReviewers", repo.pullRequestReviewers.join(", "), { placeholder: "login, org/team" }), "(asked to review each PR Handoff opens)"),
+    field("Push branches to a fork", input("pushFork", repo.pushFork, { placeholder: "owner/name (empty: this repository)" }), "(one you may push to: its PRs run CI without the repository's secrets)"),
+  ]);
+}
+
+/**
+ * A repository's settings form, saved whole.
+ * @param {import("./contract.js").RepoSettingsView} view
+ * @param {string} fullName
+ */
+function repoSettingsForm(view, fullName) {
+  const form = el("form", { class: "repo-form", dataset: { repo: fullName } });
+  const controls = repoFormControls(view);
+  const errorLine = el("p", { class: "form-error" });
+  errorLine.hidden = true;
+  // Choosing the local backend (or changing what it runs) is confirmed in a dialog the
+  // operating system draws, which the Rust side shows; the page only hears the outcome.
+  const save = async () => {
+    errorLine.hidden = true;
+    try {
+      await backend.saveRepoSettings(fullName, readRepoForm(form, controls));
+      toast(`Saved ${fullName}`, { kind: "success" });
+      await renderRepositories(fullName);
+      hooks.changed();
+    } catch (error) {
+      if (error.code === "needs_confirmation") controls.backendSelect.value = view.repo.sandboxBackend;
+      errorLine.hidden = false;
+      errorLine.textContent = error.message;
+    }
+  };
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    save();
+  });
+  form.append(
+    repoFormGrid(view, controls),
+    controls.agentNote,
+    field("Instructions for the agent (every run)", controls.instructions),
+    errorLine,
+    el("div", { class: "modal-actions" }, [el("button", { type: "submit", class: "button primary save-repo", text: "Save settings" })]),
+  );
+  controls.showAgent();
+  controls.showNetwork();
+  return form;
+}
+
+/**
+ * A repository's stage prompts, each with its Save and Reset.
+ * @param {import("./contract.js").RepoSettingsView} view
+ * @param {string} fullName
+ */
+function stagePromptBoxes(view, fullName) {
   const prompts = el("div", { class: "stage-prompts" });
   for (const prompt of view.stagePrompts) {
     const text = el("textarea", {
@@ -288,99 +452,11 @@ async function renderRepoSettings(fullName) {
       text,
     ]));
   }
-  const errorLine = el("p", { class: "form-error" });
-  errorLine.hidden = true;
-  const draft = el("input", { attrs: { type: "checkbox", name: "draftPullRequests" } });
-  draft.checked = Boolean(repo.draftPullRequests);
-  const testIssues = el("input", { attrs: { type: "checkbox", name: "fileTestIssues" } });
-  testIssues.checked = Boolean(repo.fileTestIssues);
-  const overflow = el("input", { attrs: { type: "checkbox", name: "overflowToE2b" } });
-  overflow.checked = Boolean(repo.overflowToE2b);
-  const automatic = el("input", { attrs: { type: "checkbox", name: "automaticUpdates" } });
-  automatic.checked = Boolean(repo.automaticUpdates);
+  return prompts;
+}
 
-  const collect = () => {
-    const data = new FormData(form);
-    const quotaText = String(data.get("monthlyRunQuota") ?? "").trim();
-    return {
-      defaultBranch: String(data.get("defaultBranch") ?? ""),
-      feedbackLabel: String(data.get("feedbackLabel") ?? ""),
-      customInstructions: String(data.get("customInstructions") ?? ""),
-      monthlyRunQuota: quotaText === "" ? null : Number(quotaText),
-      sandboxBackend: String(data.get("sandboxBackend") ?? ""),
-      agentPreset: String(data.get("agentPreset") ?? ""),
-      agentCommand: String(data.get("agentCommand") ?? ""),
-      dockerImage: String(data.get("dockerImage") ?? ""),
-      e2bTemplate: String(data.get("e2bTemplate") ?? ""),
-      runTimeoutMinutes: String(data.get("runTimeoutMinutes") ?? ""),
-      networkMode: String(data.get("networkMode") ?? "allowlist"),
-      allowedHosts: allowedHosts.value,
-      draftPullRequests: draft.checked,
-      fileTestIssues: testIssues.checked,
-      runSlots: String(data.get("runSlots") ?? ""),
-      overflowToE2b: overflow.checked,
-      automaticUpdates: automatic.checked,
-      automaticAttemptsPerDay: String(data.get("automaticAttemptsPerDay") ?? ""),
-      pullRequestLabels: String(data.get("pullRequestLabels") ?? ""),
-      pullRequestReviewers: String(data.get("pullRequestReviewers") ?? ""),
-      pushFork: String(data.get("pushFork") ?? ""),
-      monthlyBudget: String(data.get("monthlyBudget") ?? ""),
-    };
-  };
-  // Choosing the local backend (or changing what it runs) is confirmed in a dialog the
-  // operating system draws, which the Rust side shows; the page only hears the outcome.
-  const save = async () => {
-    errorLine.hidden = true;
-    try {
-      await backend.saveRepoSettings(fullName, collect());
-      toast(`Saved ${fullName}`, { kind: "success" });
-      await renderRepositories(fullName);
-      hooks.changed();
-    } catch (error) {
-      if (error.code === "needs_confirmation") backendSelect.value = repo.sandboxBackend;
-      errorLine.hidden = false;
-      errorLine.textContent = error.message;
-    }
-  };
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    save();
-  });
-
-  const instructions = el("textarea", { attrs: { name: "customInstructions", rows: "3" } });
-  instructions.value = repo.customInstructions;
-  form.append(
-    el("div", { class: "form-grid" }, [
-      field("Base branch", input("defaultBranch", repo.defaultBranch)),
-      field("Feedback label", input("feedbackLabel", repo.feedbackLabel)),
-      field("Runs per month", quotaInput, quota.quota == null ? `(${quota.used} used, no limit)` : `(${quota.used} used, ${quota.left} left)`),
-      field("Budget per month ($)", budgetInput, "(runs are refused once it is spent)"),
-      field("Sandbox", backendSelect),
-      field("Runs at once", input("runSlots", repo.runSlots ?? "", { type: "number", placeholder: "no limit of its own" }), "(its own slots in the run queue; the installation's hold too)"),
-      el("label", { class: "check-field" }, [overflow, el("span", { text: "Send runs to E2B when Docker is full" }), el("span", { class: "hint", text: "needs the E2B key; the run's record says where it went" })]),
-      field("Agent", agent),
-      commandField,
-      field("Docker image", input("dockerImage", repo.dockerImage, { placeholder: view.defaultDockerImage }), "(empty: Handoff's own)"),
-      field("E2B template", input("e2bTemplate", repo.e2bTemplate, { placeholder: "base" })),
-      field("Time limit of a run (minutes)", input("runTimeoutMinutes", String(Math.round(repo.runTimeoutSeconds / 60)), { type: "number" }), "(a run still going then is stopped, keeping its spend)"),
-      field("Network in the sandbox", networkSelect),
-      field("Allowed hosts", allowedHosts, "(one per line: host, host:port, *.domain, or an address of your own network)"),
-      el("label", { class: "check-field" }, [draft, el("span", { text: "Open PRs as drafts" }), el("span", { class: "hint", text: "so neither people nor CI take the agent's work as ready" })]),
-      el("label", { class: "check-field" }, [automatic, el("span", { text: "Update PRs by themselves" }), el("span", { class: "hint", text: "when a check of a feedback PR fails; never a fork's, a bot's or a draft you marked (a @handoff comment asks for more)" })]),
-      field("Automatic updates a day", input("automaticAttemptsPerDay", repo.automaticAttemptsPerDay, { type: "number" }), "(per PR; the same failure twice in a row stops them)"),
-      el("label", { class: "check-field" }, [testIssues, el("span", { text: "File an issue per failing test" }), el("span", { class: "hint", text: "off: the test stage's failures stay in its results comment" })]),
-      field("Labels on its PRs", input("pullRequestLabels", repo.pullRequestLabels.join(", "), { placeholder: "comma-separated" }), "(put on each PR Handoff opens)"),
-      field("Reviewers to request", input("pullRequestReviewers", repo.pullRequestReviewers.join(", "), { placeholder: "login, org/team" }), "(asked to review each PR Handoff opens)"),
-      field("Push branches to a fork", input("pushFork", repo.pushFork, { placeholder: "owner/name (empty: this repository)" }), "(one you may push to: its PRs run CI without the repository's secrets)"),
-    ]),
-    agentNote,
-    field("Instructions for the agent (every run)", instructions),
-    errorLine,
-    el("div", { class: "modal-actions" }, [el("button", { type: "submit", class: "button primary save-repo", text: "Save settings" })]),
-  );
-  showAgent();
-  showNetwork();
-
+/** A repository's "Disconnect…", asked before it is done. @param {string} fullName */
+function disconnectControl(fullName) {
   const disconnectBox = el("div", { class: "disconnect" });
   const askDisconnect = button("Disconnect…", () => {
     disconnectBox.replaceChildren(
@@ -400,25 +476,7 @@ async function renderRepoSettings(fullName) {
     );
   }, "button small quiet danger-text");
   disconnectBox.append(askDisconnect);
-
-  const lessons = el("section", { class: "lessons", attrs: { id: "lessons", "aria-label": `Lessons of ${fullName}` } });
-  const agentBranches = el("section", { class: "agent-branches", attrs: { id: "agent-branches", "aria-label": `Where ${fullName}'s agent branches go` } });
-  detail.replaceChildren(
-    el("div", { class: "repo-settings-header" }, [el("h3", { class: "mono", text: fullName }), disconnectBox]),
-    agentBranches,
-    form,
-    lessons,
-    el("h3", { text: "Stage prompts" }),
-    el("p", { class: "hint", text: "What the review, plan, test, fix and lessons stages ask the agent. Placeholders: {{pr_number}} {{pr_title}} {{branch}} {{base}} {{review}} {{plan}} {{failures}} {{instructions}}." }),
-    prompts,
-  );
-  await Promise.all([
-    renderAgentBranches(agentBranches, fullName, repo, async () => {
-      await renderRepositories(fullName);
-      hooks.changed();
-    }),
-    renderLessons(lessons, fullName),
-  ]);
+  return disconnectBox;
 }
 
 /** Opens a repository's settings at its lessons. @param {string} fullName */

@@ -1,0 +1,216 @@
+//! No function of the product grows past eighty lines. A long function is split at its
+//! own comments into functions named after what each part does; those not split yet
+//! are listed here, and the list only shrinks: a function that grew past the limit
+//! fails the test, and so does one on the list that is short now (take it off).
+//!
+//! Counted: every `fn` of the Rust sources of the programs and their libraries (not
+//! their `#[cfg(test)]` modules, not the tests) and every `function` of the page's
+//! modules, from the line that names it to its closing brace.
+
+use std::path::{Path, PathBuf};
+
+const LONGEST: usize = 80;
+
+/// The functions still over the limit, as `file::name`; only ever shortened.
+const NOT_SPLIT_YET: &[&str] = &[
+    "crates/domain/src/ci_entry_points.rs::ci_entry_point",
+    "crates/domain/src/code_prompt.rs::code_prompt",
+    "crates/domain/src/fix.rs::fmt",
+    "crates/egress/src/key_forwarding.rs::forward",
+    "crates/egress/src/request_target.rs::parse_request_head",
+    "crates/github/src/owner_edits.rs::send_claimed_entry",
+    "crates/github/src/sync.rs::complete_pass",
+    "crates/github/src/sync_changes.rs::sync_changes",
+    "crates/sandbox/src/docker_gate/gate_creation.rs::create_gate",
+    "crates/sandbox/src/docker_gate/mod.rs::ensure",
+    "crates/sandbox/src/e2b/job_process.rs::run_in",
+    "crates/sandbox/src/local_process.rs::run",
+    "crates/sandbox/src/tar_transfer.rs::unpack_into",
+    "crates/store/src/lessons.rs::corrections_of",
+    "crates/store/src/month_spend.rs::month_spend",
+    "crates/store/src/repos.rs::change_repo_settings",
+    "crates/store/src/runs.rs::finish_run",
+    "crates/store/src/runs.rs::start_code_run_as",
+    "src/pipeline/agent_events.rs::shown_line",
+    "src/pipeline/agent_job/job_spend.rs::record_job_spend",
+    "src/pipeline/agent_job/mod.rs::agent_setup",
+    "src/pipeline/agent_job/running.rs::run_agent",
+    "src/pipeline/agent_job/working_copy.rs::prepare_working_copy",
+    "src/pipeline/agent_job/working_copy.rs::ready_kept_copy",
+    "src/pipeline/agent_push.rs::push_agent_commits",
+    "src/pipeline/agent_usage.rs::json_lines",
+    "src/pipeline/automatic_updates.rs::check_guardrails",
+    "src/pipeline/automatic_updates.rs::decide_for_item",
+    "src/pipeline/code_run.rs::drive_to_the_end",
+    "src/pipeline/code_run.rs::execute",
+    "src/pipeline/github_commands.rs::begin_github_commands",
+    "src/pipeline/held_push.rs::push_held_run",
+    "src/pipeline/kept_copy.rs::prune_kept_copies",
+    "src/pipeline/lessons_file.rs::write_lessons_file",
+    "src/pipeline/lessons_run.rs::propose",
+    "src/pipeline/qa_run/beginning.rs::begin_qa",
+    "src/pipeline/qa_run/fix.rs::fix",
+    "src/pipeline/qa_run/test.rs::test",
+];
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The files counted, each with whether it is Rust (else the page's JavaScript).
+fn counted_files() -> Vec<(PathBuf, bool)> {
+    let mut folders = vec![
+        workspace().join("src"),
+        workspace().join("api/src"),
+        workspace().join("cli/src"),
+        workspace().join("src-tauri/src"),
+        workspace().join("ui/js"),
+    ];
+    for entry in std::fs::read_dir(workspace().join("crates")).unwrap() {
+        folders.push(entry.unwrap().path().join("src"));
+    }
+    let mut files = Vec::new();
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|extension| extension == "rs") {
+                files.push((path, true));
+            } else if path.extension().is_some_and(|extension| extension == "js")
+                && path.file_name().is_some_and(|name| name != "contract.js")
+            {
+                files.push((path, false));
+            }
+        }
+    }
+    files
+}
+
+/// The name of the function a line starts, if it starts one.
+fn function_named(line: &str, rust: bool) -> Option<String> {
+    let mut rest = line.trim_start();
+    let prefixes: &[&str] = if rust {
+        &[
+            "pub(crate) ",
+            "pub(super) ",
+            "pub ",
+            "async ",
+            "const ",
+            "unsafe ",
+        ]
+    } else {
+        &["export ", "async "]
+    };
+    loop {
+        let before = rest;
+        for prefix in prefixes {
+            rest = rest.strip_prefix(prefix).unwrap_or(rest);
+        }
+        if rest == before {
+            break;
+        }
+    }
+    let rest = rest.strip_prefix(if rust { "fn " } else { "function " })?;
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// The functions of one file over the limit, as `file::name` with their lengths.
+fn long_functions_of(path: &Path, rust: bool) -> Vec<(String, usize)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let relative = path
+        .strip_prefix(workspace())
+        .unwrap_or(path)
+        .display()
+        .to_string();
+    let mut found = Vec::new();
+    let mut index = 0;
+    while index < lines.len() {
+        if rust && lines[index].trim_start().starts_with("#[cfg(test)]") {
+            break;
+        }
+        let Some(name) = function_named(lines[index], rust) else {
+            index += 1;
+            continue;
+        };
+        let mut depth = 0i32;
+        let mut opened = false;
+        let mut end = index;
+        while end < lines.len() {
+            for c in lines[end].chars() {
+                match c {
+                    '{' => {
+                        depth += 1;
+                        opened = true;
+                    }
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            if (opened && depth <= 0) || (!opened && lines[end].trim_end().ends_with(';')) {
+                break;
+            }
+            end += 1;
+        }
+        let length = end - index + 1;
+        if opened && length > LONGEST {
+            found.push((format!("{relative}::{name}"), length));
+        }
+        index = if opened { end + 1 } else { index + 1 };
+    }
+    found
+}
+
+fn long_functions() -> Vec<(String, usize)> {
+    let mut found: Vec<(String, usize)> = counted_files()
+        .iter()
+        .flat_map(|(path, rust)| long_functions_of(path, *rust))
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn no_function_grows_past_eighty_lines_and_the_list_of_long_ones_only_shrinks() {
+    let found = long_functions();
+    let grown: Vec<&(String, usize)> = found
+        .iter()
+        .filter(|(name, _)| !NOT_SPLIT_YET.contains(&name.as_str()))
+        .collect();
+    assert!(
+        grown.is_empty(),
+        "over {LONGEST} lines: {grown:?}; split each at its own comments into functions named \
+         after what each part does"
+    );
+    let split: Vec<&&str> = NOT_SPLIT_YET
+        .iter()
+        .filter(|listed| !found.iter().any(|(name, _)| name == **listed))
+        .collect();
+    assert!(
+        split.is_empty(),
+        "no longer over {LONGEST} lines (or gone): {split:?}; take them off NOT_SPLIT_YET"
+    );
+}
+
+#[test]
+fn a_long_function_is_found_by_its_name_and_length() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("long.rs");
+    let body: String = (0..90)
+        .map(|line| format!("    let _{line} = {line};\n"))
+        .collect();
+    std::fs::write(
+        &path,
+        format!("pub(crate) async fn long_one() {{\n{body}}}\nfn short() {{}}\n"),
+    )
+    .unwrap();
+    let found = long_functions_of(&path, true);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].0.ends_with("long.rs::long_one"), "{found:?}");
+    assert_eq!(found[0].1, 92);
+}
