@@ -6,3 +6,4 @@ mod keys;
 mod mirror_following;
 mod page_contract;
 mod repository_settings;
+mod use_cases;
