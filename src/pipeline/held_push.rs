@@ -165,38 +165,7 @@ impl Pipeline {
         }
         let (_, feedback, repo) = self.held_run(run_id).await?;
         self.store.approve_held_push(run_id, &held.end_sha).await?;
-        let git = self.host_git();
-        let cache = self.cache_of(&repo);
-        let run_ref = format!("refs/handoff/runs/{run_id}");
-        {
-            let (_lock, _) = CacheLock::acquire(&self.cache_root(), &repo.name, async {})
-                .await
-                .map_err(|error| {
-                    not_held(
-                        run_id,
-                        format!("its repository's cache cannot be locked: {error}"),
-                    )
-                })?;
-            if let Some(guard) = self
-                .github
-                .branch_guard(&self.store, repo.head_repository(), &feedback.head_branch)
-                .await?
-            {
-                return Err(not_held(
-                    run_id,
-                    format!("Handoff does not push to {}: {guard}", feedback.head_branch),
-                ));
-            }
-            git.push(
-                &cache,
-                repo.head_repository(),
-                &run_ref,
-                &feedback.head_branch,
-                &[repo.default_branch.as_str()],
-            )
-            .await
-            .map_err(|error| not_held(run_id, error.to_string()))?;
-        }
+        self.push_held_commits(run_id, &repo, &feedback).await?;
         let ci: Vec<(String, &'static str)> = ci_entry_points(&held.changed_paths);
         let (pull, action) =
             ensure_feedback_pull_request(&self.github, &self.store, &repo, &feedback, &ci).await?;
@@ -230,5 +199,46 @@ impl Pipeline {
             pr_url: pull.html_url,
             commits: held.commits,
         })
+    }
+
+    /// Pushes run `run_id`'s commits (kept under its ref in the repository's cache) to the
+    /// item's branch, with the cache locked and the branch's guard asked first.
+    async fn push_held_commits(
+        &self,
+        run_id: RunId,
+        repo: &Repo,
+        feedback: &Feedback,
+    ) -> Result<(), PipelineError> {
+        let git = self.host_git();
+        let cache = self.cache_of(repo);
+        let run_ref = format!("refs/handoff/runs/{run_id}");
+        let (_lock, _) = CacheLock::acquire(&self.cache_root(), &repo.name, async {})
+            .await
+            .map_err(|error| {
+                not_held(
+                    run_id,
+                    format!("its repository's cache cannot be locked: {error}"),
+                )
+            })?;
+        if let Some(guard) = self
+            .github
+            .branch_guard(&self.store, repo.head_repository(), &feedback.head_branch)
+            .await?
+        {
+            return Err(not_held(
+                run_id,
+                format!("Handoff does not push to {}: {guard}", feedback.head_branch),
+            ));
+        }
+        git.push(
+            &cache,
+            repo.head_repository(),
+            &run_ref,
+            &feedback.head_branch,
+            &[repo.default_branch.as_str()],
+        )
+        .await
+        .map_err(|error| not_held(run_id, error.to_string()))?;
+        Ok(())
     }
 }

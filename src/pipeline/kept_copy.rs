@@ -280,7 +280,13 @@ impl Pipeline {
                 None => kept_ids.push(kept.feedback_id),
             }
         }
-        // Docker volumes whose record is gone (dropped while the engine was away).
+        self.remove_volumes_without_a_record(&kept_ids).await;
+        Ok(dropped)
+    }
+
+    /// Removes the Docker volumes of kept copies whose record is gone (dropped while the
+    /// engine was away), leaving those of `kept_ids`.
+    async fn remove_volumes_without_a_record(&self, kept_ids: &[FeedbackId]) {
         if let Ok(Sandbox::Docker(docker)) = self.sandbox_for(SandboxBackend::Docker, None).await {
             match docker.kept_copies().await {
                 Ok(volumes) => {
@@ -301,7 +307,6 @@ impl Pipeline {
                 }
             }
         }
-        Ok(dropped)
     }
 }
 

@@ -117,6 +117,18 @@ impl Store {
         since: Option<DateTime<Utc>>,
     ) -> Result<Vec<Correction>, StoreError> {
         let since = since.map(time_text).unwrap_or_default();
+        let mut corrections = self.comment_edit_corrections(repo_id, &since).await?;
+        corrections.extend(self.follow_up_corrections(repo_id, &since).await?);
+        corrections.sort_by_key(|correction| correction.created_at);
+        Ok(corrections)
+    }
+
+    /// The owner's edits of the agent's comments since `since`, as corrections.
+    async fn comment_edit_corrections(
+        &self,
+        repo_id: RepoId,
+        since: &str,
+    ) -> Result<Vec<Correction>, StoreError> {
         let edits = sqlx::query(
             "SELECT owner.id, owner.content, owner.full_content, owner.created_at, mc.pr_number, mc.kind, \
                     agent.content AS agent_content, agent.full_content AS agent_full_content, \
@@ -135,7 +147,7 @@ impl Store {
              ORDER BY owner.created_at, owner.id",
         )
         .bind(repo_id.0)
-        .bind(&since)
+        .bind(since)
         .fetch_all(&self.pool)
         .await?;
         let mut corrections = Vec::new();
@@ -166,6 +178,16 @@ impl Store {
                 created_at: row.try_get("created_at")?,
             });
         }
+        Ok(corrections)
+    }
+
+    /// The owner's follow-ups since `since` on items whose PR was open, as corrections.
+    async fn follow_up_corrections(
+        &self,
+        repo_id: RepoId,
+        since: &str,
+    ) -> Result<Vec<Correction>, StoreError> {
+        let mut corrections = Vec::new();
         let follow_ups = sqlx::query(
             "SELECT f.id, f.body, f.created_at, fb.public_id, fb.pr_number FROM followups f \
              JOIN feedback fb ON fb.id = f.feedback_id \
@@ -176,7 +198,7 @@ impl Store {
              ORDER BY f.created_at, f.id",
         )
         .bind(repo_id.0)
-        .bind(&since)
+        .bind(since)
         .fetch_all(&self.pool)
         .await?;
         for row in &follow_ups {
@@ -191,7 +213,6 @@ impl Store {
                 created_at: row.try_get("created_at")?,
             });
         }
-        corrections.sort_by_key(|correction| correction.created_at);
         Ok(corrections)
     }
 

@@ -280,31 +280,13 @@ impl Store {
         let parent_run_id: Option<i64> = row.try_get("parent_run_id")?;
 
         // What the run spent is recorded when its agent ends (`Store::record_run_spend`).
-        let (exit_code, end_sha, output, failure_code, failure_message) = match outcome {
-            RunOutcome::Succeeded {
-                exit_code,
-                end_sha,
-                output,
-            } => (*exit_code, end_sha.clone(), output.clone(), None, None),
-            RunOutcome::Failed {
-                failure_code,
-                message,
-                exit_code,
-            } => (
-                *exit_code,
-                None,
-                None,
-                Some(failure_code.as_str().to_owned()),
-                Some(message.clone()),
-            ),
-            RunOutcome::Cancelled { reason } => (
-                None,
-                None,
-                None,
-                Some(RunFailureCode::Cancelled.as_str().to_owned()),
-                Some(reason.clone()),
-            ),
-        };
+        let EndingColumns {
+            exit_code,
+            end_sha,
+            output,
+            failure_code,
+            failure_message,
+        } = ending_columns(outcome);
         sqlx::query(
             "UPDATE runs SET status = ?, finished_at = ?, started_at = COALESCE(started_at, ?), \
              exit_code = ?, end_sha = COALESCE(?, end_sha), output = COALESCE(?, output), \
@@ -563,5 +545,50 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(run_from_row).collect()
+    }
+}
+
+/// The columns a run's ending writes.
+struct EndingColumns {
+    exit_code: Option<i64>,
+    /// The commit it ended on.
+    end_sha: Option<String>,
+    output: Option<String>,
+    failure_code: Option<String>,
+    failure_message: Option<String>,
+}
+
+fn ending_columns(outcome: &RunOutcome) -> EndingColumns {
+    let (exit_code, end_sha, output, failure_code, failure_message) = match outcome {
+        RunOutcome::Succeeded {
+            exit_code,
+            end_sha,
+            output,
+        } => (*exit_code, end_sha.clone(), output.clone(), None, None),
+        RunOutcome::Failed {
+            failure_code,
+            message,
+            exit_code,
+        } => (
+            *exit_code,
+            None,
+            None,
+            Some(failure_code.as_str().to_owned()),
+            Some(message.clone()),
+        ),
+        RunOutcome::Cancelled { reason } => (
+            None,
+            None,
+            None,
+            Some(RunFailureCode::Cancelled.as_str().to_owned()),
+            Some(reason.clone()),
+        ),
+    };
+    EndingColumns {
+        exit_code,
+        end_sha,
+        output,
+        failure_code,
+        failure_message,
     }
 }
