@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use handoff::Store;
 use serde_json::Value;
+use support::eventually::eventually_true;
 use support::secret_service::SecretService;
 use support::window::AppSession;
 
@@ -84,21 +85,13 @@ async fn the_window_keeps_its_size_between_launches() {
         .join("dev.handoff.desktop/.window-state.json");
     // The size is kept once the window has stopped changing; the second launch reads
     // what the first one wrote.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let kept = std::fs::read_to_string(&state_file)
+    eventually_true("the window's new size is kept", || async {
+        std::fs::read_to_string(&state_file)
             .ok()
-            .and_then(|text| serde_json::from_str::<Value>(&text).ok());
-        if kept.is_some_and(|kept| kept["main"]["width"] == 1040 && kept["main"]["height"] == 700) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the window's new size was never kept: {:?}",
-            std::fs::read_to_string(&state_file)
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .is_some_and(|kept| kept["main"]["width"] == 1040 && kept["main"]["height"] == 700)
+    })
+    .await;
     first.close().await;
 
     let second = AppSession::start_with_env(data_dir.path(), &environment).await;

@@ -11,6 +11,7 @@ use std::time::Duration;
 use handoff::domain::{FeedbackId, RunStatus};
 use handoff::store::{RunFilter, SettingKey};
 use serde_json::Value;
+use support::eventually::eventually_within;
 use support::seed;
 use support::window::github_world::{connected_repo, open_card, GithubWorld, REPO, RUN_LIMIT};
 
@@ -134,27 +135,20 @@ async fn picked_cards_wait_in_the_queue_show_their_place_and_can_be_cancelled() 
         .await;
 
     // Everything queued ends, one PR per item that ran.
-    let deadline = std::time::Instant::now() + RUN_LIMIT * 2;
-    loop {
+    let runs = eventually_within(RUN_LIMIT * 2, "the queue empties", || async {
         let runs = world.store.runs(&RunFilter::default()).await.unwrap();
-        if runs.len() == 7 && runs.iter().all(|run| !run.status.is_active()) {
-            let statuses: Vec<_> = runs.iter().map(|run| run.status).collect();
-            assert_eq!(
-                statuses
-                    .iter()
-                    .filter(|status| **status == RunStatus::Succeeded)
-                    .count(),
-                6,
-                "{statuses:?}"
-            );
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the queue never emptied: {runs:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+        (runs.len() == 7 && runs.iter().all(|run| !run.status.is_active())).then_some(runs)
+    })
+    .await;
+    let statuses: Vec<_> = runs.iter().map(|run| run.status).collect();
+    assert_eq!(
+        statuses
+            .iter()
+            .filter(|status| **status == RunStatus::Succeeded)
+            .count(),
+        6,
+        "{statuses:?}"
+    );
     assert_eq!(world.fake.pulls(REPO).len(), 6);
     let cancelled_run = world
         .store

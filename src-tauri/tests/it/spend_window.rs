@@ -326,6 +326,9 @@ async fn a_month_at_eighty_percent_of_its_budget_says_so_once() {
         )
         .await;
     assert!(refused.contains("$0.09 of its $0.09"), "{refused}");
+    let button = app.texts(".toast.error .button.small").await;
+    assert_eq!(button, ["Budgets"], "the refusal offers the step past it");
+    app.screenshot("refusal-with-its-fix").await;
     // Its button does what the command line's hint says (raise this repository's
     // monthly budget): it opens the budgets, on this repository's month.
     app.click(".toast.error .button.small").await;

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use handoff::Store;
 use support::cli_process::{ok_text, Cli};
+use support::eventually::eventually;
 use support::seed;
 use support::store_tampering::{
     hide_the_change_journal, make_run_silent_for, restore_the_change_journal,
@@ -170,8 +171,7 @@ async fn first_run_whose_agent_started(
     store: &Store,
     item: handoff::domain::FeedbackId,
 ) -> handoff::domain::Run {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
+    eventually("the first run's agent starts", || async {
         let runs = store
             .runs(&handoff::store::RunFilter {
                 feedback_id: Some(item),
@@ -180,21 +180,13 @@ async fn first_run_whose_agent_started(
             })
             .await
             .unwrap();
-        if let Some(run) = runs.into_iter().next() {
-            let log = store.run_log(run.id, 0).await.unwrap();
-            if log
-                .iter()
-                .any(|chunk| chunk.text.contains("the agent starts"))
-            {
-                return run;
-            }
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the first run's agent never started"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        let run = runs.into_iter().next()?;
+        let log = store.run_log(run.id, 0).await.unwrap();
+        log.iter()
+            .any(|chunk| chunk.text.contains("the agent starts"))
+            .then_some(run)
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -185,19 +185,22 @@ impl AppSession {
 
     /// Waits until the page has loaded the dashboard (or shown an error).
     pub async fn wait_until_loaded(&self) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let loaded = self
-                .client
-                .execute("return document.body.dataset.loaded || '';", vec![])
-                .await
-                .expect("script runs");
-            if let Some(state) = loaded.as_str().filter(|state| !state.is_empty()) {
-                return state.to_owned();
-            }
-            assert!(Instant::now() < deadline, "the dashboard never loaded");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        crate::eventually::eventually_within(
+            Duration::from_secs(20),
+            "the dashboard loads",
+            || async {
+                let loaded = self
+                    .client
+                    .execute("return document.body.dataset.loaded || '';", vec![])
+                    .await
+                    .expect("script runs");
+                loaded
+                    .as_str()
+                    .filter(|state| !state.is_empty())
+                    .map(str::to_owned)
+            },
+        )
+        .await
     }
 
     /// Evaluates `script` (a function body returning JSON) until `accept` likes its

@@ -3,7 +3,7 @@
 //! resize waits for an answer from a window manager that the test display does not run,
 //! and on a loaded machine that answer never comes.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::AppSession;
 
@@ -11,21 +11,21 @@ impl AppSession {
     /// The X window of the app on this session's display: the one mapped window titled
     /// "Handoff". Waits up to 20 s for it.
     async fn app_window_on_the_display(&self) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
+        let what = format!(
+            "a window titled Handoff is shown on display {}",
+            self.display
+        );
+        crate::eventually::eventually_within(Duration::from_secs(20), &what, || async {
             let found = self
                 .xdotool(&["search", "--onlyvisible", "--name", "^Handoff$"])
                 .await;
-            if let Some(id) = found.lines().map(str::trim).find(|id| !id.is_empty()) {
-                return id.to_owned();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no window titled Handoff is shown on display {}",
-                self.display
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+            found
+                .lines()
+                .map(str::trim)
+                .find(|id| !id.is_empty())
+                .map(str::to_owned)
+        })
+        .await
     }
 
     /// Resizes the app window to `width` × `height` through the X server.
