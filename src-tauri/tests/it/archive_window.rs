@@ -7,6 +7,7 @@ use handoff_test_support as support;
 use handoff::domain::ArchiveState;
 use handoff::Store;
 use serde_json::Value;
+use support::eventually::eventually_true;
 use support::seed;
 use support::window::github_world::open_card;
 use support::window::AppSession;
@@ -105,13 +106,23 @@ async fn dismiss_and_archive_take_items_off_the_board_and_a_filter_finds_them() 
     )
     .await;
     app.click("#detail .restore-item").await;
+    // The restore is done once the mirror says so; only then is the board asked for
+    // again (before, the off-the-board board still on screen holds the card too).
+    eventually_true("the item is back on the board in the mirror", || async {
+        archived_as(&store, new).await.is_none()
+    })
+    .await;
     choose_status(&app, "").await;
+    // The board on screen is the one on the board (the coding item is on it, not off it),
+    // and the restored item is on it.
+    let both_shown = format!(
+        "return document.querySelector('.card[data-feedback-id=\"{new}\"]') !== null \
+         && document.querySelector('.card[data-feedback-id=\"{coding}\"]') !== null;"
+    );
     assert_eq!(
-        app.eventually(&card_shown(new), |value| value == true)
-            .await,
+        app.eventually(&both_shown, |value| value == true).await,
         true
     );
-    assert_eq!(archived_as(&store, new).await, None);
     assert_eq!(
         store
             .archive_history(handoff::domain::FeedbackId(new))
