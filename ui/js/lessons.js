@@ -15,6 +15,8 @@ import { ask } from "./question.js";
 
 /** The section of the repository shown now, redrawn when its lessons or runs change. */
 let shown = null;
+/** How many draws began: a draw whose answer comes after a later one began draws nothing. */
+let draws = 0;
 
 /**
  * @param {HTMLElement} container @param {string} repo
@@ -23,8 +25,9 @@ let shown = null;
  */
 export async function renderLessons(container, repo, { keepAnEdit = false } = {}) {
   shown = { container, repo };
+  const draw = ++draws;
   const view = await backend.lessonsView(repo);
-  if (shown?.container !== container || shown.repo !== repo) return;
+  if (draw !== draws || shown?.container !== container || shown.repo !== repo) return;
   if (keepAnEdit && container.querySelector(".lesson-edit")) return;
   container.replaceChildren(...[
     el("div", { class: "lessons-head" }, [

@@ -28,11 +28,16 @@ export function configureSettings(withHooks) {
   hooks = { ...hooks, ...withHooks };
 }
 
+/**
+ * Opens the settings at `tab`; resolves once the repositories tab is drawn.
+ * @param {string} [tab] @param {{ repo?: string, focus?: string }} [options]
+ */
 export function openSettings(tab = "repositories", options = {}) {
   if (!dialog.open) dialog.showModal();
-  showTab(tab, options);
+  return showTab(tab, options);
 }
 
+/** Shows `tab`; resolves once the repositories tab is drawn (the others draw on). */
 function showTab(tab, options = {}) {
   for (const [name, panel] of Object.entries(panels)) panel.hidden = name !== tab;
   for (const button of dialog.querySelectorAll(".tab")) {
@@ -43,12 +48,13 @@ function showTab(tab, options = {}) {
     button.tabIndex = current ? 0 : -1;
   }
   dialog.dataset.tab = tab;
-  if (tab === "repositories") renderRepositories(options.repo ?? shownRepo).catch(errorToast);
+  if (tab === "repositories") return renderRepositories(options.repo ?? shownRepo).catch(errorToast);
   if (tab === "keys") renderKeys(options.focus).catch(errorToast);
   if (tab === "spend") renderSpend(panels.spend, options.repo ?? null).catch(errorToast);
   if (tab === "setup") renderSetup().catch(errorToast);
   if (tab === "log") renderLog().catch(errorToast);
   if (tab === "updates") renderUpdates(panels.updates).catch(errorToast);
+  return Promise.resolve();
 }
 
 const tabButtons = [...dialog.querySelectorAll(".tab")];
@@ -86,8 +92,14 @@ function select(name, options, chosen) {
 
 // --- Repositories -------------------------------------------------------------------
 
+/** How many draws of the repositories tab and of one repository's settings began: a draw
+ * whose answers come after a later one began draws nothing. */
+let repositoryDraws = 0;
+let repoSettingsDraws = 0;
+
 async function renderRepositories(focusRepo) {
   const panel = panels.repositories;
+  const draw = ++repositoryDraws;
   const repos = await backend.repos();
   const list = el("ul", { class: "repo-list" });
   for (const repo of repos) {
@@ -101,6 +113,7 @@ async function renderRepositories(focusRepo) {
   }
   const connectPanel = renderConnect(repos);
   const slotsPanel = await renderQueueSlots();
+  if (draw !== repositoryDraws) return;
   const detail = el("div", { class: "repo-settings", attrs: { id: "repo-settings" } });
   panel.replaceChildren(
     el("div", { class: "settings-columns" }, [
@@ -215,9 +228,10 @@ async function connect(fullName) {
 
 async function renderRepoSettings(fullName) {
   shownRepo = fullName;
+  const draw = ++repoSettingsDraws;
   const view = await backend.repoSettings(fullName);
   const detail = document.getElementById("repo-settings");
-  if (!detail) return;
+  if (!detail || draw !== repoSettingsDraws) return;
   for (const row of panels.repositories.querySelectorAll(".repo-row")) row.classList.toggle("selected", row.dataset.repo === fullName);
 
   const lessons = el("section", { class: "lessons", attrs: { id: "lessons", "aria-label": `Lessons of ${fullName}` } });
@@ -481,8 +495,7 @@ function disconnectControl(fullName) {
 
 /** Opens a repository's settings at its lessons. @param {string} fullName */
 export async function openLessons(fullName) {
-  openSettings("repositories", { repo: fullName });
-  await renderRepoSettings(fullName);
+  await openSettings("repositories", { repo: fullName });
   document.getElementById("lessons")?.scrollIntoView({ block: "start" });
 }
 
