@@ -4,7 +4,7 @@
 
 use handoff_test_support as support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use handoff::Store;
 use serde_json::Value;
@@ -30,7 +30,7 @@ async fn a_second_launch_brings_the_running_window_to_the_front() {
     .await;
     assert_eq!(app.wait_until_loaded().await, "true");
 
-    let mut second = std::process::Command::new(env!("CARGO_BIN_EXE_handoff-desktop"))
+    let mut second = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff-desktop"))
         .env("DISPLAY", &app.display)
         .env("HANDOFF_DATA_DIR", data_dir.path())
         .env("DBUS_SESSION_BUS_ADDRESS", bus.bus_address())
@@ -38,19 +38,13 @@ async fn a_second_launch_brings_the_running_window_to_the_front() {
         .env_remove("WAYLAND_DISPLAY")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let exit = loop {
-        if let Some(status) = second.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = second.kill();
-            panic!("the second launch kept running: it opened a window of its own");
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let exit = tokio::time::timeout(Duration::from_secs(20), second.wait())
+        .await
+        .expect("the second launch kept running: it opened a window of its own")
+        .unwrap();
     assert!(exit.success(), "the second launch ended with {exit}");
     let told = app
         .eventually(

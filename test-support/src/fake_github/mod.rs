@@ -1232,6 +1232,18 @@ impl FakeGithub {
             .collect()
     }
 
+    /// How often the device holding `user_code` asked for its token so far, and how many
+    /// of those asks were given it.
+    pub fn device_polls(&self, user_code: &str) -> (u32, u32) {
+        let state = self.shared.state.lock().expect("state");
+        state
+            .device_codes
+            .values()
+            .find(|entry| entry.user_code == user_code)
+            .map(|entry| (entry.polls, entry.tokens_given))
+            .expect("a device code")
+    }
+
     /// Forgets every injected fault that has not happened yet.
     pub fn clear_faults(&self) {
         self.shared.faults.lock().expect("faults").clear();

@@ -1092,6 +1092,8 @@ fn device_flow(shared: &Shared, path: &str, body: &Value) -> Answer {
                     user_code: user_code.clone(),
                     approved_token: None,
                     denied: false,
+                    polls: 0,
+                    tokens_given: 0,
                 },
             );
             answer(
@@ -1110,9 +1112,11 @@ fn device_flow(shared: &Shared, path: &str, body: &Value) -> Answer {
                 .get("device_code")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            match state.device_codes.get(code) {
+            match state.device_codes.get_mut(code) {
                 Some(entry) if entry.client_id == client_id => {
-                    if let Some(token) = &entry.approved_token {
+                    entry.polls += 1;
+                    if let Some(token) = entry.approved_token.clone() {
+                        entry.tokens_given += 1;
                         answer(
                             StatusCode::OK,
                             json!({ "access_token": token, "token_type": "bearer", "scope": "repo" }),

@@ -193,6 +193,10 @@ pub struct DeviceCodeState {
     /// The token the device gets once the owner approved it.
     pub approved_token: Option<String>,
     pub denied: bool,
+    /// How many times the device asked for its token.
+    pub polls: u32,
+    /// How many times the device was given the token (after approval).
+    pub tokens_given: u32,
 }
 
 #[derive(Debug, Default)]

@@ -79,17 +79,17 @@ fn find_program(name: &str) -> PathBuf {
 }
 
 async fn wait_for_port(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("tauri-driver did not listen on port {port}");
+    crate::eventually::eventually_within(
+        Duration::from_secs(20),
+        &format!("tauri-driver listens on port {port}"),
+        || async move {
+            tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .ok()
+                .map(|_| ())
+        },
+    )
+    .await
 }
 
 impl AppSession {
@@ -320,29 +320,42 @@ impl AppSession {
     /// decline), as a person at the keyboard would. The page cannot reach such a dialog;
     /// the test reaches it through the X server.
     pub async fn answer_native_dialog(&self, title: &str, picture: &str, key: &str) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let window = loop {
-            let found = tokio::process::Command::new("xdotool")
-                .args(["search", "--name", title])
-                .env("DISPLAY", &self.display)
-                .output()
-                .await
-                .expect("xdotool runs");
-            let ids = String::from_utf8_lossy(&found.stdout).trim().to_owned();
-            if let Some(id) = ids.lines().next().filter(|id| !id.is_empty()) {
-                break id.to_owned();
+        // xdotool waits for the window itself; the limit bounds a dialog that never comes.
+        let search = tokio::process::Command::new("xdotool")
+            .args(["search", "--sync", "--name", title])
+            .env("DISPLAY", &self.display)
+            .kill_on_drop(true)
+            .output();
+        let window = match tokio::time::timeout(Duration::from_secs(20), search).await {
+            Ok(found) => {
+                let found = found.expect("xdotool runs");
+                let ids = String::from_utf8_lossy(&found.stdout).into_owned();
+                ids.lines().next().unwrap_or_default().trim().to_owned()
             }
-            if Instant::now() >= deadline {
+            Err(_) => {
                 let shot = self.screenshot("no-native-dialog").await;
                 panic!(
                     "no native dialog titled {title:?} appeared; the window is in {}",
                     shot.display()
                 );
             }
-            tokio::time::sleep(Duration::from_millis(150)).await;
         };
-        // Let it be drawn before the picture.
-        tokio::time::sleep(Duration::from_millis(600)).await;
+        // Drawn once two pictures of it in a row are alike.
+        let last_picture = std::sync::Mutex::new(Vec::new());
+        let (last_picture, display, dialog) = (&last_picture, &self.display, &window);
+        crate::eventually::eventually("the native dialog is drawn", move || async move {
+            let taken = tokio::process::Command::new("import")
+                .args(["-window", dialog, "ppm:-"])
+                .env("DISPLAY", display)
+                .output()
+                .await
+                .expect("import runs");
+            let mut last = last_picture.lock().expect("the last picture");
+            let alike = taken.status.success() && !taken.stdout.is_empty() && *last == taken.stdout;
+            *last = taken.stdout;
+            alike.then_some(())
+        })
+        .await;
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots");
         std::fs::create_dir_all(&dir).expect("screenshot folder");
         let shot = dir.join(format!("{picture}.png"));
@@ -432,18 +445,32 @@ impl AppSession {
         }
     }
 
+    /// Waits until what the page shows has had its chance to load and run: every image
+    /// has loaded or failed (its handlers have fired), then two frames were drawn.
+    pub async fn settled(&self) {
+        self.client
+            .execute_async(
+                "const done = arguments[arguments.length - 1]; \
+                 const pending = [...document.images].filter((image) => !image.complete) \
+                   .map((image) => new Promise((resolve) => { \
+                     image.addEventListener('load', resolve, { once: true }); \
+                     image.addEventListener('error', resolve, { once: true }); })); \
+                 Promise.all(pending).then(() => \
+                   requestAnimationFrame(() => requestAnimationFrame(() => done(true))));",
+                vec![],
+            )
+            .await
+            .expect("the page settles");
+    }
+
     /// The first element matching `css`, once it is there.
     pub async fn wait_for(&self, css: &str) -> fantoccini::elements::Element {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            match self.client.find(fantoccini::Locator::Css(css)).await {
-                Ok(element) => return element,
-                Err(error) => {
-                    assert!(Instant::now() < deadline, "{css} never appeared: {error}");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            }
-        }
+        crate::eventually::eventually_within(
+            Duration::from_secs(10),
+            &format!("{css} appears"),
+            || async { self.client.find(fantoccini::Locator::Css(css)).await.ok() },
+        )
+        .await
     }
 
     /// Puts the messages in the corner away and scrolls the first element matching
