@@ -57,6 +57,7 @@ async fn upsert_counts() -> (usize, usize, usize) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_in(dir.path()).await.unwrap();
     let repo = store
+        .repositories()
         .add_repo(&NewRepo::with_defaults(REPO.parse().unwrap()))
         .await
         .unwrap();
@@ -85,6 +86,7 @@ async fn upsert_counts() -> (usize, usize, usize) {
     let fresh_dir = tempfile::tempdir().unwrap();
     let fresh = Store::open_in(fresh_dir.path()).await.unwrap();
     let fresh_repo = fresh
+        .repositories()
         .add_repo(&NewRepo::with_defaults(REPO.parse().unwrap()))
         .await
         .unwrap();
@@ -112,8 +114,14 @@ type Count = (usize, usize);
 
 /// Makes the next sync of `repo_id` a complete pass, as an hour after the last one.
 async fn complete_pass_due(store: &Store, repo_id: handoff::domain::RepoId) {
-    let cursor = store.sync_cursor(repo_id).await.unwrap().unwrap();
+    let cursor = store
+        .sync_state()
+        .sync_cursor(repo_id)
+        .await
+        .unwrap()
+        .unwrap();
     store
+        .sync_state()
         .set_sync_cursor(
             repo_id,
             &handoff::store::SyncCursor {
@@ -143,6 +151,7 @@ async fn sync_counts(pulls: usize) -> SyncCounts {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_in(dir.path()).await.unwrap();
     let repo = store
+        .repositories()
         .add_repo(&NewRepo {
             monthly_run_quota: None,
             ..NewRepo::with_defaults(REPO.parse().unwrap())
@@ -150,6 +159,7 @@ async fn sync_counts(pulls: usize) -> SyncCounts {
         .await
         .unwrap();
     store
+        .settings()
         .set_setting(SettingKey::GithubLogin, OWNER)
         .await
         .unwrap();
@@ -157,6 +167,7 @@ async fn sync_counts(pulls: usize) -> SyncCounts {
     let mut first_pull = None;
     for n in 0..pulls {
         let feedback = store
+            .feedback()
             .add_feedback(&NewFeedback {
                 repo: REPO.parse().unwrap(),
                 title: Some(format!("Feedback {n}")),
@@ -168,6 +179,7 @@ async fn sync_counts(pulls: usize) -> SyncCounts {
             .await
             .unwrap();
         let run = store
+            .runs()
             .start_code_run(&CodeRunRequest {
                 feedback_id: feedback.id,
                 backend: SandboxBackend::Local,
@@ -177,6 +189,7 @@ async fn sync_counts(pulls: usize) -> SyncCounts {
             .await
             .unwrap();
         store
+            .runs()
             .finish_run(
                 run.run.id,
                 &RunOutcome::Succeeded {
@@ -190,6 +203,7 @@ async fn sync_counts(pulls: usize) -> SyncCounts {
         fake.create_branch(REPO, &feedback.head_branch, "main");
         let number = fake.create_pull(REPO, OWNER, &feedback.head_branch, &feedback.title);
         store
+            .feedback()
             .record_pull_request(
                 feedback.id,
                 number,
@@ -252,6 +266,7 @@ async fn sync_counts(pulls: usize) -> SyncCounts {
     sync(&github, &store, None).await.unwrap();
     let command_added = counted(&fake);
     let commands = store
+        .github_commands()
         .github_commands_in(handoff::domain::CommandState::Seen)
         .await
         .unwrap();
@@ -327,6 +342,7 @@ async fn strangers_pulls_counts(pulls: usize) -> (Count, Count, Count) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_in(dir.path()).await.unwrap();
     let repo = store
+        .repositories()
         .add_repo(&NewRepo {
             monthly_run_quota: None,
             ..NewRepo::with_defaults(REPO.parse().unwrap())
@@ -334,6 +350,7 @@ async fn strangers_pulls_counts(pulls: usize) -> (Count, Count, Count) {
         .await
         .unwrap();
     store
+        .settings()
         .set_setting(SettingKey::GithubLogin, OWNER)
         .await
         .unwrap();
@@ -369,6 +386,7 @@ async fn busy_pulls_counts(pulls: usize) -> (Count, Count) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_in(dir.path()).await.unwrap();
     store
+        .repositories()
         .add_repo(&NewRepo {
             monthly_run_quota: None,
             ..NewRepo::with_defaults(REPO.parse().unwrap())
@@ -376,6 +394,7 @@ async fn busy_pulls_counts(pulls: usize) -> (Count, Count) {
         .await
         .unwrap();
     store
+        .settings()
         .set_setting(SettingKey::GithubLogin, OWNER)
         .await
         .unwrap();

@@ -221,6 +221,7 @@ async fn main() {
 /// Two runs at once, two calls at a time each, until the month refuses them.
 async fn two_runs_against_one_month(store: &Store, key: &ForwardedKey, http: &reqwest::Client) {
     let repo = store
+        .repositories()
         .repos()
         .await
         .expect("repositories")
@@ -228,10 +229,12 @@ async fn two_runs_against_one_month(store: &Store, key: &ForwardedKey, http: &re
         .next()
         .expect("the seeded repository");
     store
+        .spend()
         .set_monthly_budget(repo.id, Some(MONTH_BUDGET_USD))
         .await
         .expect("the budget is set");
     let before = store
+        .spend()
         .spent_so_far(repo.id, chrono::Utc::now())
         .await
         .expect("the month")
@@ -262,6 +265,7 @@ async fn two_runs_against_one_month(store: &Store, key: &ForwardedKey, http: &re
         key.meter.settled().await;
     }
     let month = store
+        .spend()
         .spent_so_far(repo.id, chrono::Utc::now())
         .await
         .expect("the month")

@@ -122,6 +122,7 @@ async fn pipeline_for(
     let data = tempfile::tempdir().unwrap();
     let store = Store::open_in(data.path()).await.unwrap();
     let repo = store
+        .repositories()
         .add_repo(&NewRepo {
             sandbox_backend: backend,
             agent_preset: "custom".to_owned(),
@@ -131,6 +132,7 @@ async fn pipeline_for(
         .await
         .unwrap();
     store
+        .repositories()
         .change_repo_settings(
             repo.id,
             &RepoSettingsChange {
@@ -219,6 +221,7 @@ async fn iterate_rounds(
     let (pipeline, _data) = pipeline_for(fake, backend, kept, network).await;
     let feedback = pipeline
         .store
+        .feedback()
         .add_feedback(&NewFeedback {
             repo: REPO.parse().unwrap(),
             title: Some(format!("Bench on {backend}")),
@@ -268,7 +271,7 @@ async fn iterate_rounds(
     }
     // And the repository's egress gate, which outlives runs.
     if backend == SandboxBackend::Docker {
-        let installation = pipeline.store.installation_id().await.unwrap();
+        let installation = pipeline.store.settings().installation_id().await.unwrap();
         let docker = bollard::Docker::connect_with_defaults().unwrap();
         if let Err(error) =
             handoff::sandbox::docker_gate::remove_gates(&docker, &installation, None).await

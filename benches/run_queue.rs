@@ -50,6 +50,7 @@ async fn measure(slots: u32) -> Measured {
     let world = PipelineWorld::new(SandboxBackend::Docker).await;
     world
         .store
+        .settings()
         .set_setting(SettingKey::QueueSlots, &slots.to_string())
         .await
         .expect("the slots are set");
@@ -77,7 +78,12 @@ async fn measure(slots: u32) -> Measured {
     }
     let wall = asked.elapsed();
 
-    let runs = world.store.runs(&RunFilter::default()).await.expect("runs");
+    let runs = world
+        .store
+        .runs()
+        .runs(&RunFilter::default())
+        .await
+        .expect("runs");
     for run in runs.iter().filter(|run| run.failure_message.is_some()) {
         eprintln!(
             "with {slots} slot(s), run {} did not succeed: {}\n{}",

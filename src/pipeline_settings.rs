@@ -143,22 +143,26 @@ impl PipelineSettings {
     /// The defaults, with what this installation's settings change.
     pub async fn configured(store: &Store) -> Result<Self, StoreError> {
         let mut settings = PipelineSettings::default();
-        if let Some(name) = store.setting(SettingKey::AgentGitName).await? {
+        if let Some(name) = store.settings().setting(SettingKey::AgentGitName).await? {
             settings.git_name = name;
         }
-        if let Some(email) = store.setting(SettingKey::AgentGitEmail).await? {
+        if let Some(email) = store.settings().setting(SettingKey::AgentGitEmail).await? {
             settings.git_email = email;
         }
-        if let Some(image) = store.setting(SettingKey::DockerDefaultImage).await? {
+        if let Some(image) = store
+            .settings()
+            .setting(SettingKey::DockerDefaultImage)
+            .await?
+        {
             settings.default_docker_image = Some(image).filter(|image| !image.trim().is_empty());
         }
-        if let Some(base) = store.setting(SettingKey::E2bApiBase).await? {
+        if let Some(base) = store.settings().setting(SettingKey::E2bApiBase).await? {
             settings.e2b.api_base = base.trim_end_matches('/').to_owned();
         }
-        if let Some(template) = store.setting(SettingKey::E2bEnvdUrl).await? {
+        if let Some(template) = store.settings().setting(SettingKey::E2bEnvdUrl).await? {
             settings.e2b.envd_url_template = template;
         }
-        if let Some(days) = store.setting(SettingKey::KeptCopyDays).await? {
+        if let Some(days) = store.settings().setting(SettingKey::KeptCopyDays).await? {
             match kept_copy_retention_from_days(&days) {
                 Ok(retention) => settings.kept_copy_retention = retention,
                 Err(refusal) => {
@@ -170,7 +174,7 @@ impl PipelineSettings {
             ("anthropic", SettingKey::AnthropicApiBase),
             ("openai", SettingKey::OpenaiApiBase),
         ] {
-            if let Some(base) = store.setting(key).await? {
+            if let Some(base) = store.settings().setting(key).await? {
                 if !base.trim().is_empty() {
                     settings
                         .provider_api_bases

@@ -104,13 +104,19 @@ pub async fn pull_request_workspace(
     repo: &Repo,
     pull: PullRequest,
 ) -> Result<PullRequestWorkspace, StoreError> {
-    let runs = store.runs_of_pull_request(repo.id, pull.number).await?;
+    let runs = store
+        .stage_runs()
+        .runs_of_pull_request(repo.id, pull.number)
+        .await?;
     let mut comments = Vec::new();
     for kind in STAGE_COMMENTS {
         comments.push(comment_state(store, repo, pull.number, kind).await?);
     }
-    let test_results = store.latest_test_results(repo.id, pull.number).await?;
-    let quota = store.quota_status(repo.id, Utc::now()).await?;
+    let test_results = store
+        .stage_runs()
+        .latest_test_results(repo.id, pull.number)
+        .await?;
+    let quota = store.spend().quota_status(repo.id, store.now()).await?;
     let comment = |kind: CommentKind| comments.iter().find(|comment| comment.kind == kind);
     let fix_refusal = pull.push_refusal(&repo.default_branch);
     let mut stages = Vec::new();
@@ -130,17 +136,7 @@ pub async fn pull_request_workspace(
         let out_of_date = last_success.and_then(|ran| {
             why_out_of_date(stage, ran, input, &pull, test_results.as_ref(), &runs)
         });
-        let blocked = match (stage, input) {
-            (QaStage::Fix, _) if fix_refusal.is_some() => fix_refusal
-                .as_ref()
-                .map(|reason| format!("fix cannot push: {reason}")),
-            (_, Some(version)) if version.awaits_owner_approval() => Some(format!(
-                "the {} was last edited on GitHub by {}: approve that version first",
-                input_kind_words(stage),
-                version.written_by()
-            )),
-            _ => None,
-        };
+        let blocked = why_blocked(stage, input, fix_refusal.as_deref());
         stages.push(card(
             stage.stage(),
             &of_stage,
@@ -175,6 +171,26 @@ pub async fn pull_request_workspace(
         test_results,
         quota,
     })
+}
+
+/// Why `stage` cannot run now, if it cannot: a fix that cannot push (`fix_refusal`), or
+/// an `input` someone else edited on GitHub, waiting for the owner's approval.
+fn why_blocked(
+    stage: QaStage,
+    input: Option<&CommentVersion>,
+    fix_refusal: Option<&str>,
+) -> Option<String> {
+    match (stage, input) {
+        (QaStage::Fix, _) if fix_refusal.is_some() => {
+            fix_refusal.map(|reason| format!("fix cannot push: {reason}"))
+        }
+        (_, Some(version)) if version.awaits_owner_approval() => Some(format!(
+            "the {} was last edited on GitHub by {}: approve that version first",
+            input_kind_words(stage),
+            version.written_by()
+        )),
+        _ => None,
+    }
 }
 
 fn input_kind_words(stage: QaStage) -> &'static str {
@@ -280,7 +296,11 @@ async fn comment_state(
     pr_number: u64,
     kind: CommentKind,
 ) -> Result<CommentState, StoreError> {
-    let Some(comment) = store.managed_comment(repo.id, pr_number, kind).await? else {
+    let Some(comment) = store
+        .comments()
+        .managed_comment(repo.id, pr_number, kind)
+        .await?
+    else {
         return Ok(CommentState {
             kind,
             latest: None,
@@ -290,8 +310,12 @@ async fn comment_state(
             unsent: Vec::new(),
         });
     };
-    let discarded = store.discarded_comment_versions(comment.id).await?;
+    let discarded = store
+        .outbox()
+        .discarded_comment_versions(comment.id)
+        .await?;
     let history: Vec<CommentVersion> = store
+        .comments()
         .comment_versions(comment.id)
         .await?
         .into_iter()
@@ -307,6 +331,9 @@ async fn comment_state(
             .cloned(),
         versions: (history.len() + discarded.len()) as u32,
         missing_since: comment.missing_since,
-        unsent: store.unsent_outbox_entries_of_comment(comment.id).await?,
+        unsent: store
+            .outbox()
+            .unsent_outbox_entries_of_comment(comment.id)
+            .await?,
     })
 }

@@ -51,7 +51,11 @@ pub async fn fork_places(core: &AppCore) -> Result<ForkPlacesView, CodedError> {
     Ok(ForkPlacesView {
         owner,
         organizations,
-        default_place: core.store.setting(SettingKey::AgentForkPlace).await?,
+        default_place: core
+            .store
+            .settings()
+            .setting(SettingKey::AgentForkPlace)
+            .await?,
     })
 }
 
@@ -68,10 +72,11 @@ pub async fn make_agent_fork(
     let name = full_name
         .parse::<RepoName>()
         .map_err(|error| invalid_input(error.to_string()))?;
-    let repo = core.store.repo_by_name(&name).await?;
+    let repo = core.store.repositories().repo_by_name(&name).await?;
     let github = core.github().await?;
     let fork = fork_in(core, &github, &repo.name, place).await?;
     core.store
+        .repositories()
         .change_repo_settings(
             repo.id,
             &RepoSettingsChange {
@@ -81,6 +86,7 @@ pub async fn make_agent_fork(
         )
         .await?;
     core.store
+        .settings()
         .set_setting(
             SettingKey::AgentForkPlace,
             place.trim().trim_start_matches('@'),
@@ -112,7 +118,12 @@ pub async fn fork_where_new_repositories_go(
     core: &AppCore,
     full_name: &str,
 ) -> Result<Option<String>, CodedError> {
-    let Some(place) = core.store.setting(SettingKey::AgentForkPlace).await? else {
+    let Some(place) = core
+        .store
+        .settings()
+        .setting(SettingKey::AgentForkPlace)
+        .await?
+    else {
         return Ok(None);
     };
     make_agent_fork(core, full_name, &place).await.map(Some)

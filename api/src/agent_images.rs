@@ -53,12 +53,18 @@ pub async fn build_agent_images(
     };
     let base = match &request.base {
         Some(base) => Some(base.clone()),
-        None => core.store.setting(SettingKey::AgentImageBase).await?,
+        None => {
+            core.store
+                .settings()
+                .setting(SettingKey::AgentImageBase)
+                .await?
+        }
     };
     let agent_from = match &request.agent_from {
         Some(path) => Some(path.clone()),
         None => core
             .store
+            .settings()
             .setting(SettingKey::AgentImageStandIn)
             .await?
             .map(PathBuf::from),
@@ -114,7 +120,7 @@ pub async fn agent_images(core: &AppCore) -> Result<Vec<AgentImage>, CodedError>
 /// image of their own); the custom-command one when none does.
 async fn presets_in_use(core: &AppCore) -> Result<Vec<String>, CodedError> {
     let mut presets = Vec::new();
-    for repo in core.store.repos().await? {
+    for repo in core.store.repositories().repos().await? {
         let names_its_own_image = repo
             .docker_image
             .as_ref()

@@ -23,6 +23,7 @@ pub async fn archive_item(
         }
     };
     Ok(store
+        .feedback()
         .set_archive_state(FeedbackId(feedback_id), Some(state), ArchiveActor::Owner)
         .await?
         .0
@@ -33,6 +34,7 @@ pub async fn archive_item(
 pub async fn restore_item(core: &AppCore, feedback_id: i64) -> Result<FeedbackRecord, CodedError> {
     let store = &core.store;
     Ok(store
+        .feedback()
         .set_archive_state(FeedbackId(feedback_id), None, ArchiveActor::Owner)
         .await?
         .0

@@ -27,6 +27,7 @@ pub async fn known_comment(
 ) -> Result<KnownComment, CodedError> {
     let comment = core
         .store
+        .comments()
         .managed_comment(repo.id, pr_number, kind)
         .await?
         .ok_or_else(|| {
@@ -35,8 +36,12 @@ pub async fn known_comment(
                 format!("no {kind} comment is known on {} #{pr_number}", repo.name),
             )
         })?;
-    let versions = core.store.comment_versions(comment.id).await?;
-    let discarded = core.store.discarded_comment_versions(comment.id).await?;
+    let versions = core.store.comments().comment_versions(comment.id).await?;
+    let discarded = core
+        .store
+        .outbox()
+        .discarded_comment_versions(comment.id)
+        .await?;
     Ok(KnownComment {
         comment,
         versions,
@@ -46,7 +51,10 @@ pub async fn known_comment(
 
 /// Approves a version someone else wrote, so the next stage may read it.
 pub async fn approve_version(core: &AppCore, version: CommentVersionId) -> Result<(), CodedError> {
-    core.store.approve_comment_version(version).await?;
+    core.store
+        .comments()
+        .approve_comment_version(version)
+        .await?;
     Ok(())
 }
 
@@ -58,6 +66,7 @@ pub async fn waiting_conflict(
 ) -> Result<Option<OutboxEntry>, CodedError> {
     Ok(core
         .store
+        .outbox()
         .unsent_outbox_entries_of_comment(comment.id)
         .await?
         .into_iter()

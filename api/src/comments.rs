@@ -99,7 +99,7 @@ async fn repo(core: &AppCore, repo: &str) -> Result<Repo, CodedError> {
     let name: RepoName = repo
         .parse()
         .map_err(|error: handoff::domain::RepoNameError| invalid_input(error.to_string()))?;
-    Ok(core.store.repo_by_name(&name).await?)
+    Ok(core.store.repositories().repo_by_name(&name).await?)
 }
 
 fn kind(text: &str) -> Result<CommentKind, CodedError> {
@@ -140,6 +140,7 @@ pub async fn comment_as_it_stands(
     };
     let read = read_back_from_github(store, secrets, place).await;
     let comment = store
+        .comments()
         .managed_comment(repo.id, pr_number, kind)
         .await?
         .ok_or_else(|| CodedError {
@@ -147,7 +148,7 @@ pub async fn comment_as_it_stands(
             message: format!("no {kind} comment is known on #{pr_number}"),
             fix: None,
         })?;
-    let history = store.comment_versions(comment.id).await?;
+    let history = store.comments().comment_versions(comment.id).await?;
     let version = history.last().cloned().ok_or_else(|| CodedError {
         code: ErrorCode::NotFound,
         message: format!("the {kind} comment has no text yet"),
@@ -316,12 +317,22 @@ pub async fn comment_history(
 ) -> Result<Vec<HistoryEntry>, CodedError> {
     let repo = repo(core, repo_name).await?;
     let kind = kind(kind_name)?;
-    let Some(comment) = core.store.managed_comment(repo.id, pr_number, kind).await? else {
+    let Some(comment) = core
+        .store
+        .comments()
+        .managed_comment(repo.id, pr_number, kind)
+        .await?
+    else {
         return Ok(Vec::new());
     };
-    let discarded = core.store.discarded_comment_versions(comment.id).await?;
+    let discarded = core
+        .store
+        .outbox()
+        .discarded_comment_versions(comment.id)
+        .await?;
     Ok(core
         .store
+        .comments()
         .comment_versions(comment.id)
         .await?
         .into_iter()
@@ -366,8 +377,16 @@ pub async fn compare_versions(
     first: i64,
     second: i64,
 ) -> Result<VersionComparison, CodedError> {
-    let a = core.store.comment_version(CommentVersionId(first)).await?;
-    let b = core.store.comment_version(CommentVersionId(second)).await?;
+    let a = core
+        .store
+        .comments()
+        .comment_version(CommentVersionId(first))
+        .await?;
+    let b = core
+        .store
+        .comments()
+        .comment_version(CommentVersionId(second))
+        .await?;
     if a.managed_comment_id != b.managed_comment_id {
         return Err(invalid_input(
             "those versions belong to two different comments".to_owned(),

@@ -171,7 +171,7 @@ pub async fn serve(
     if !left.is_empty() {
         tracing::warn!(runs = ?left, "runs were still going at the end of the grace period: they are cancelled");
         for run in &left {
-            if let Err(error) = core.store.request_cancel(*run).await {
+            if let Err(error) = core.store.runs().request_cancel(*run).await {
                 tracing::warn!(run = %run, %error, "a run could not be asked to stop");
             }
         }

@@ -16,12 +16,12 @@ use handoff::store::{FeedbackFilter, NewFeedback, RunFilter};
 
 /// Adds a feedback item.
 pub async fn add_item(core: &AppCore, new: &NewFeedback) -> Result<Feedback, CodedError> {
-    Ok(core.store.add_feedback(new).await?)
+    Ok(core.store.feedback().add_feedback(new).await?)
 }
 
 /// The board for `filter`: every card, grouped by status.
 pub async fn board(core: &AppCore, filter: &FeedbackFilter) -> Result<Dashboard, CodedError> {
-    Ok(core.store.dashboard(filter).await?)
+    Ok(core.store.feedback().dashboard(filter).await?)
 }
 
 /// One item with everything that happened to it.
@@ -40,12 +40,13 @@ pub async fn item_history(core: &AppCore, feedback_id: i64) -> Result<ItemHistor
     let id = FeedbackId(feedback_id);
     let store = &core.store;
     Ok(ItemHistory {
-        feedback: store.feedback(id).await?,
-        status_history: store.status_history(id).await?,
-        archive_history: store.archive_history(id).await?,
-        follow_ups: store.follow_ups(id).await?,
-        automatic_updates: store.automatic_updates_of(id).await?,
+        feedback: store.feedback().feedback(id).await?,
+        status_history: store.feedback().status_history(id).await?,
+        archive_history: store.feedback().archive_history(id).await?,
+        follow_ups: store.feedback().follow_ups(id).await?,
+        automatic_updates: store.automatic_updates().automatic_updates_of(id).await?,
         runs: store
+            .runs()
             .runs(&RunFilter {
                 feedback_id: Some(id),
                 ..RunFilter::default()
@@ -57,7 +58,11 @@ pub async fn item_history(core: &AppCore, feedback_id: i64) -> Result<ItemHistor
 /// The owner lets the agent run on item `feedback_id`, which a visitor opened (an item
 /// of the owner's needs no approval and is returned as it is).
 pub async fn approve_item(core: &AppCore, feedback_id: i64) -> Result<Feedback, CodedError> {
-    Ok(core.store.approve_feedback(FeedbackId(feedback_id)).await?)
+    Ok(core
+        .store
+        .feedback()
+        .approve_feedback(FeedbackId(feedback_id))
+        .await?)
 }
 
 /// Takes item `feedback_id` off the board as `state`, or puts it back (`None`); the
@@ -69,6 +74,7 @@ pub async fn put_item_away(
 ) -> Result<(Feedback, bool), CodedError> {
     Ok(core
         .store
+        .feedback()
         .set_archive_state(FeedbackId(feedback_id), state, ArchiveActor::Owner)
         .await?)
 }
@@ -81,8 +87,8 @@ pub async fn add_follow_up(
     text: &str,
 ) -> Result<(FollowUp, usize), CodedError> {
     let id = FeedbackId(feedback_id);
-    let added = core.store.add_owner_follow_up(id, text).await?;
-    let count = core.store.follow_ups(id).await?.len();
+    let added = core.store.feedback().add_owner_follow_up(id, text).await?;
+    let count = core.store.feedback().follow_ups(id).await?.len();
     Ok((added, count))
 }
 
@@ -91,11 +97,16 @@ pub async fn add_follow_up(
 pub async fn include_follow_up(core: &AppCore, follow_up_id: i64) -> Result<FollowUp, CodedError> {
     Ok(core
         .store
+        .feedback()
         .include_follow_up(handoff::domain::FollowUpId(follow_up_id))
         .await?)
 }
 
 /// Item `feedback_id`'s follow-ups, in order.
 pub async fn follow_ups(core: &AppCore, feedback_id: i64) -> Result<Vec<FollowUp>, CodedError> {
-    Ok(core.store.follow_ups(FeedbackId(feedback_id)).await?)
+    Ok(core
+        .store
+        .feedback()
+        .follow_ups(FeedbackId(feedback_id))
+        .await?)
 }

@@ -282,7 +282,7 @@ async fn held_pushes_and_lessons(
     let mut pushed_held_runs = Vec::new();
     let mut run_lessons = Vec::new();
     for run in runs {
-        let carried = store.lessons_carried_by(run.id).await?;
+        let carried = store.lessons().lessons_carried_by(run.id).await?;
         if !carried.is_empty() {
             run_lessons.push(RunLessonsRecord {
                 run_id: run.id.0,
@@ -291,6 +291,7 @@ async fn held_pushes_and_lessons(
         }
         if run.failure_code == Some(handoff::domain::RunFailureCode::CiChangeAwaitsApproval) {
             let pushed = store
+                .runs()
                 .held_push_approval(run.id)
                 .await?
                 .is_some_and(|approval| approval.pushed_at.is_some());
@@ -311,12 +312,13 @@ async fn comment_summaries(
     if let Some(pr_number) = feedback.pr_number {
         for kind in CommentKind::ALL {
             let Some(comment) = store
+                .comments()
                 .managed_comment(feedback.repo_id, pr_number, *kind)
                 .await?
             else {
                 continue;
             };
-            let Some(version) = store.latest_comment_version(comment.id).await? else {
+            let Some(version) = store.comments().latest_comment_version(comment.id).await? else {
                 continue;
             };
             comments.push(CommentSummary {
@@ -339,8 +341,9 @@ async fn comment_summaries(
 pub async fn feedback_detail(core: &AppCore, id: i64) -> Result<FeedbackDetail, CodedError> {
     let store = &core.store;
     let id = FeedbackId(id);
-    let feedback = store.feedback(id).await?;
+    let feedback = store.feedback().feedback(id).await?;
     let thread = store
+        .feedback()
         .follow_ups(id)
         .await?
         .into_iter()
@@ -358,6 +361,7 @@ pub async fn feedback_detail(core: &AppCore, id: i64) -> Result<FeedbackDetail, 
         })
         .collect();
     let runs = store
+        .runs()
         .runs(&RunFilter {
             feedback_id: Some(id),
             ..RunFilter::default()
@@ -365,7 +369,10 @@ pub async fn feedback_detail(core: &AppCore, id: i64) -> Result<FeedbackDetail, 
         .await?;
     let (pushed_held_runs, run_lessons) = held_pushes_and_lessons(store, &runs).await?;
     let comments = comment_summaries(store, &feedback).await?;
-    let quota = store.quota_status(feedback.repo_id, Utc::now()).await?;
+    let quota = store
+        .spend()
+        .quota_status(feedback.repo_id, store.now())
+        .await?;
     let mut queue_places = Vec::new();
     if runs.iter().any(|run| run.status == RunStatus::Queued) {
         let places = crate::run_queue::queue_places(store).await?;
@@ -379,6 +386,7 @@ pub async fn feedback_detail(core: &AppCore, id: i64) -> Result<FeedbackDetail, 
         }
     }
     let automatic_updates = store
+        .automatic_updates()
         .automatic_updates_of(feedback.id)
         .await?
         .into_iter()
@@ -386,6 +394,7 @@ pub async fn feedback_detail(core: &AppCore, id: i64) -> Result<FeedbackDetail, 
         .collect();
     let conflicts_with_base = match feedback.pr_number {
         Some(number) => store
+            .pull_requests()
             .pull_request(feedback.repo_id, number)
             .await?
             .is_some_and(|pull| {
@@ -431,6 +440,7 @@ pub async fn add_feedback(
         .parse()
         .map_err(|error: handoff::domain::RepoNameError| invalid_input(error.to_string()))?;
     Ok(store
+        .feedback()
         .add_feedback(&NewFeedback {
             repo,
             title: Some(input.title.clone()).filter(|title| !title.trim().is_empty()),
@@ -446,6 +456,7 @@ pub async fn add_feedback(
 pub async fn add_follow_up(core: &AppCore, feedback_id: i64, text: &str) -> Result<(), CodedError> {
     let store = &core.store;
     store
+        .feedback()
         .add_owner_follow_up(FeedbackId(feedback_id), text)
         .await?;
     Ok(())
@@ -454,7 +465,10 @@ pub async fn add_follow_up(core: &AppCore, feedback_id: i64, text: &str) -> Resu
 /// The owner lets the agent run on an item a visitor opened.
 pub async fn approve_feedback(core: &AppCore, feedback_id: i64) -> Result<(), CodedError> {
     let store = &core.store;
-    store.approve_feedback(FeedbackId(feedback_id)).await?;
+    store
+        .feedback()
+        .approve_feedback(FeedbackId(feedback_id))
+        .await?;
     Ok(())
 }
 
@@ -462,6 +476,7 @@ pub async fn approve_feedback(core: &AppCore, feedback_id: i64) -> Result<(), Co
 pub async fn approve_comment_version(core: &AppCore, version_id: i64) -> Result<(), CodedError> {
     let store = &core.store;
     store
+        .comments()
         .approve_comment_version(handoff::domain::CommentVersionId(version_id))
         .await?;
     Ok(())
@@ -469,6 +484,9 @@ pub async fn approve_comment_version(core: &AppCore, version_id: i64) -> Result<
 
 pub async fn include_follow_up(core: &AppCore, follow_up_id: i64) -> Result<(), CodedError> {
     let store = &core.store;
-    store.include_follow_up(FollowUpId(follow_up_id)).await?;
+    store
+        .feedback()
+        .include_follow_up(FollowUpId(follow_up_id))
+        .await?;
     Ok(())
 }

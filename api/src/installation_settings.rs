@@ -59,14 +59,14 @@ pub async fn editable_settings(
 ) -> Result<Vec<(SettingKey, Option<String>)>, CodedError> {
     let mut settings = Vec::new();
     for key in EDITABLE_SETTINGS {
-        settings.push((*key, core.store.setting(*key).await?));
+        settings.push((*key, core.store.settings().setting(*key).await?));
     }
     Ok(settings)
 }
 
 /// One setting's value (`None`: the default).
 pub async fn setting(core: &AppCore, key: SettingKey) -> Result<Option<String>, CodedError> {
-    Ok(core.store.setting(key).await?)
+    Ok(core.store.settings().setting(key).await?)
 }
 
 /// Why `value` cannot be `key`'s, if it cannot.
@@ -148,12 +148,12 @@ pub async fn set_setting(core: &AppCore, key: SettingKey, value: &str) -> Result
     if let Some(refusal) = refusal_of(key, value) {
         return Err(invalid_input(format!("{name}: {refusal}")));
     }
-    core.store.set_setting(key, value).await?;
+    core.store.settings().set_setting(key, value).await?;
     Ok(())
 }
 
 /// Sends setting `key` back to its default.
 pub async fn unset_setting(core: &AppCore, key: SettingKey) -> Result<(), CodedError> {
-    core.store.remove_setting(key).await?;
+    core.store.settings().remove_setting(key).await?;
     Ok(())
 }

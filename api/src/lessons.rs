@@ -4,7 +4,7 @@
 //! went unused for long), the corrections waiting for the next lessons run, starting
 //! one, the owner's decisions and edits, and the repository's lesson settings.
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::runs_to_drive::LessonsToDrive;
@@ -187,13 +187,17 @@ pub async fn write_lessons_file(
 
 /// `lesson` as the window shows it, its sources read from the mirror.
 pub async fn lesson_record(core: &AppCore, lesson: &Lesson) -> Result<LessonRecord, CodedError> {
-    let corrections = core.store.corrections_of(lesson.repo_id, None).await?;
-    Ok(record_of(lesson, &corrections))
+    let corrections = core
+        .store
+        .lessons()
+        .corrections_of(lesson.repo_id, None)
+        .await?;
+    Ok(record_of(lesson, &corrections, core.store.now()))
 }
 
 /// `lesson` as the window shows it, its sources found among `corrections` (those of its
-/// repository; a source no longer found is left out).
-fn record_of(lesson: &Lesson, corrections: &[Correction]) -> LessonRecord {
+/// repository; a source no longer found is left out), as it stands at `now`.
+fn record_of(lesson: &Lesson, corrections: &[Correction], now: DateTime<Utc>) -> LessonRecord {
     let sources = lesson
         .sources
         .iter()
@@ -219,7 +223,7 @@ fn record_of(lesson: &Lesson, corrections: &[Correction]) -> LessonRecord {
         decided_at: lesson.decided_at.map(|at| at.to_rfc3339()),
         last_carried_at: lesson.last_carried_at.map(|at| at.to_rfc3339()),
         vanished_paths: lesson.missing_paths.clone().unwrap_or_default(),
-        asks_to_keep: lesson.asks_to_keep(Utc::now()),
+        asks_to_keep: lesson.asks_to_keep(now),
         sources,
         rule_raw: reveal_hidden_parts(&prompt_line(lesson)),
     }
@@ -232,7 +236,11 @@ fn repo_name(text: &str) -> Result<RepoName, CodedError> {
 
 /// `repo`'s lessons, proposals and waiting corrections.
 pub async fn lessons_view(core: &AppCore, repo: &str) -> Result<LessonsView, CodedError> {
-    let repo = core.store.repo_by_name(&repo_name(repo)?).await?;
+    let repo = core
+        .store
+        .repositories()
+        .repo_by_name(&repo_name(repo)?)
+        .await?;
     let mut view = LessonsView {
         repo: repo.name.full_name(),
         proposals: Vec::new(),
@@ -240,6 +248,7 @@ pub async fn lessons_view(core: &AppCore, repo: &str) -> Result<LessonsView, Cod
         rejected: Vec::new(),
         new_corrections: core
             .store
+            .lessons()
             .new_corrections(repo.id)
             .await?
             .iter()
@@ -254,32 +263,33 @@ pub async fn lessons_view(core: &AppCore, repo: &str) -> Result<LessonsView, Cod
         lessons_file_pr_url: None,
     };
     // Every correction is read once; each lesson finds its sources among them.
-    let corrections = core.store.corrections_of(repo.id, None).await?;
-    for lesson in core.store.lessons_of(repo.id).await? {
-        let record = record_of(&lesson, &corrections);
+    let corrections = core.store.lessons().corrections_of(repo.id, None).await?;
+    for lesson in core.store.lessons().lessons_of(repo.id).await? {
+        let record = record_of(&lesson, &corrections, core.store.now());
         match lesson.state {
             LessonState::Proposed => view.proposals.push(record),
             LessonState::Accepted => view.accepted.push(record),
             LessonState::Rejected => view.rejected.push(record),
         }
     }
-    if let Some(run) = core.store.latest_lessons_run(repo.id).await? {
+    if let Some(run) = core.store.lessons().latest_lessons_run(repo.id).await? {
         if run.status.is_active() {
             view.active_run_id = Some(run.id.0);
         }
         view.last_run_id = Some(run.id.0);
-        let output = core.store.run_texts(run.id).await?.output;
+        let output = core.store.runs().run_texts(run.id).await?.output;
         view.last_run_words = Some(match (&run.failure_message, &output) {
             (Some(failure), _) => format!("run {} failed: {failure}", run.id),
             (None, Some(output)) => format!("run {}: {output}", run.id),
             (None, None) => format!("run {} is {}", run.id, run.status),
         });
     }
-    let settings = core.store.lesson_settings(repo.id).await?;
+    let settings = core.store.lessons().lesson_settings(repo.id).await?;
     view.after_corrections = settings.after_corrections;
     view.lessons_file = settings.file;
     if let Some(number) = core
         .store
+        .lessons()
         .last_lessons_file_write(repo.id, true)
         .await?
         .and_then(|write| write.pr_number)
@@ -357,7 +367,11 @@ pub async fn decide_lesson(
         LessonDecisionWord::Disable => LessonDecision::Enable(false),
         LessonDecisionWord::Keep => LessonDecision::Keep,
     };
-    let lesson = core.store.decide_lesson(LessonId(id), decision).await?;
+    let lesson = core
+        .store
+        .lessons()
+        .decide_lesson(LessonId(id), decision)
+        .await?;
     lesson_record(core, &lesson).await
 }
 
@@ -416,6 +430,7 @@ pub async fn edit_lesson(
         .transpose()?;
     let lesson = core
         .store
+        .lessons()
         .edit_lesson(LessonId(id), &LessonEdit { rule, why, paths })
         .await?;
     lesson_record(core, &lesson).await
@@ -437,7 +452,11 @@ pub async fn set_lesson_settings(
     repo: &str,
     input: &LessonSettingsInput,
 ) -> Result<(), CodedError> {
-    let repo = core.store.repo_by_name(&repo_name(repo)?).await?;
+    let repo = core
+        .store
+        .repositories()
+        .repo_by_name(&repo_name(repo)?)
+        .await?;
     if input.after_corrections == Some(0) {
         return Err(invalid_input(
             "lessons start by themselves after one correction or more; leave it empty for on demand only"
@@ -446,6 +465,7 @@ pub async fn set_lesson_settings(
     }
     Ok(core
         .store
+        .lessons()
         .set_lesson_settings(
             repo.id,
             &LessonSettings {

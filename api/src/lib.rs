@@ -231,6 +231,7 @@ impl DashboardQuery {
 pub async fn dashboard(core: &AppCore, query: &DashboardQuery) -> Result<BoardView, CodedError> {
     let store = &core.store;
     let mut board: BoardView = store
+        .feedback()
         .dashboard_limited(&query.to_filter()?, query.cards_per_column)
         .await?
         .into();
@@ -242,6 +243,7 @@ pub async fn dashboard(core: &AppCore, query: &DashboardQuery) -> Result<BoardVi
 pub async fn repos(core: &AppCore) -> Result<Vec<RepoRecord>, CodedError> {
     let store = &core.store;
     Ok(store
+        .repositories()
         .repos()
         .await?
         .into_iter()
@@ -253,7 +255,7 @@ pub async fn repos(core: &AppCore) -> Result<Vec<RepoRecord>, CodedError> {
 /// opens it.
 pub async fn pull_request_url(core: &AppCore, feedback_id: i64) -> Result<String, CodedError> {
     let store = &core.store;
-    let feedback = store.feedback(FeedbackId(feedback_id)).await?;
+    let feedback = store.feedback().feedback(FeedbackId(feedback_id)).await?;
     match feedback.pr_url {
         Some(url) if url.starts_with("https://") && !url.contains(char::is_whitespace) => Ok(url),
         Some(url) => Err(invalid_input(format!(

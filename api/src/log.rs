@@ -93,6 +93,7 @@ pub async fn log_view(core: &AppCore) -> Result<LogView, CodedError> {
 pub async fn stored_log_level(core: &AppCore) -> Result<Option<LogLevel>, CodedError> {
     Ok(core
         .store
+        .settings()
         .setting(SettingKey::LogLevel)
         .await?
         .as_deref()
@@ -102,6 +103,7 @@ pub async fn stored_log_level(core: &AppCore) -> Result<Option<LogLevel>, CodedE
 /// Stores the level; the caller applies it to the running process.
 pub async fn set_log_level(core: &AppCore, level: LogLevel) -> Result<(), CodedError> {
     core.store
+        .settings()
         .set_setting(SettingKey::LogLevel, level.as_str())
         .await?;
     tracing::info!(level = level.as_str(), "the log level was changed");

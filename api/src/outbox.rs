@@ -50,16 +50,20 @@ pub struct WaitingWrite {
 /// Every write waiting in the outbox, oldest first.
 pub async fn waiting_writes(core: &AppCore) -> Result<Vec<WaitingWrite>, CodedError> {
     let mut writes = Vec::new();
-    for entry in core.store.unsent_outbox_entries().await? {
+    for entry in core.store.outbox().unsent_outbox_entries().await? {
         let comment = match entry.managed_comment_id {
             Some(comment_id) => {
-                let comment = core.store.managed_comment_by_id(comment_id).await?;
+                let comment = core
+                    .store
+                    .comments()
+                    .managed_comment_by_id(comment_id)
+                    .await?;
                 Some((comment.repo, comment.pr_number, comment.kind))
             }
             None => None,
         };
         let version_number = match entry.comment_version_id {
-            Some(version) => Some(core.store.comment_version(version).await?.number),
+            Some(version) => Some(core.store.comments().comment_version(version).await?.number),
             None => None,
         };
         writes.push(WaitingWrite {
@@ -116,16 +120,20 @@ pub async fn send_every_waiting_write(core: &AppCore) -> Result<OutboxReport, Co
 /// shows what is on GitHub again. False: it was sent or discarded already.
 pub async fn discard_outbox_entry(core: &AppCore, entry_id: i64) -> Result<bool, CodedError> {
     let id = OutboxEntryId(entry_id);
-    let entry = core.store.outbox_entry(id).await?;
-    let discarded = core.store.discard_outbox_entry(id).await?;
+    let entry = core.store.outbox().outbox_entry(id).await?;
+    let discarded = core.store.outbox().discard_outbox_entry(id).await?;
     let Some(comment_id) = entry.managed_comment_id.filter(|_| discarded) else {
         return Ok(discarded);
     };
     let Ok(github) = core.github().await else {
         return Ok(discarded);
     };
-    let comment = core.store.managed_comment_by_id(comment_id).await?;
-    let repo = core.store.repo(comment.repo_id).await?;
+    let comment = core
+        .store
+        .comments()
+        .managed_comment_by_id(comment_id)
+        .await?;
+    let repo = core.store.repositories().repo(comment.repo_id).await?;
     let place = handoff::github::CommentPlace {
         repo: &repo,
         pr_number: comment.pr_number,

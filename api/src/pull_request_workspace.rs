@@ -158,7 +158,7 @@ pub(super) async fn repo_named(core: &AppCore, repo: &str) -> Result<Repo, Coded
     let name: RepoName = repo
         .parse()
         .map_err(|error: handoff::domain::RepoNameError| invalid_input(error.to_string()))?;
-    Ok(core.store.repo_by_name(&name).await?)
+    Ok(core.store.repositories().repo_by_name(&name).await?)
 }
 
 /// Reads the PR and its stage comments from GitHub into the mirror; says why not when
@@ -171,6 +171,7 @@ async fn refresh_from_github(core: &AppCore, repo: &Repo, number: u64) -> Option
     let refreshed = async {
         let (pull, _) = github.pull_request(&core.store, &repo.name, number).await?;
         core.store
+            .pull_requests()
             .mirror_pull_request(repo.id, &pull.mirrored())
             .await?;
         for kind in handoff::pull_request_workspace::STAGE_COMMENTS {
@@ -453,6 +454,7 @@ async fn mirrored_workspace(
 ) -> Result<PullRequestWorkspace, CodedError> {
     let pull = core
         .store
+        .pull_requests()
         .pull_request(repo.id, number)
         .await?
         .ok_or_else(|| StoreError::PullRequestNotFound {
@@ -468,7 +470,7 @@ pub async fn workspace_in_the_mirror(
     repo: &RepoName,
     number: u64,
 ) -> Result<PullRequestWorkspace, CodedError> {
-    let repo = core.store.repo_by_name(repo).await?;
+    let repo = core.store.repositories().repo_by_name(repo).await?;
     mirrored_workspace(core, &repo, number).await
 }
 
@@ -490,5 +492,5 @@ pub async fn begin_qa(
 
 /// The runs of the stages of chain `run_id` (full auto), in order.
 pub async fn stage_runs_of_chain(core: &AppCore, run_id: i64) -> Result<Vec<Run>, CodedError> {
-    Ok(core.store.child_runs(RunId(run_id)).await?)
+    Ok(core.store.stage_runs().child_runs(RunId(run_id)).await?)
 }

@@ -80,7 +80,7 @@ pub async fn pull_request_list(
                     .map_err(|error: handoff::domain::RepoNameError| {
                         invalid_input(error.to_string())
                     })?;
-            Some(core.store.repo_by_name(&name).await?.id)
+            Some(core.store.repositories().repo_by_name(&name).await?.id)
         }
     };
     let checks = query.checks;
@@ -89,6 +89,7 @@ pub async fn pull_request_list(
         .map(|origin| origin == PullRequestOrigin::Feedback);
     let pulls = core
         .store
+        .pull_requests()
         .open_pull_requests(&PullRequestFilter {
             repo_id,
             search: Some(query.search.trim().to_owned()).filter(|text| !text.is_empty()),
@@ -96,7 +97,11 @@ pub async fn pull_request_list(
             feedback,
         })
         .await?;
-    let unreadable = core.store.repos_with_unreadable_checks().await?;
+    let unreadable = core
+        .store
+        .repositories()
+        .repos_with_unreadable_checks()
+        .await?;
     Ok(pulls
         .into_iter()
         .map(|pull| PullRequestRow {
@@ -117,9 +122,17 @@ pub async fn open_pull_requests(
     mut filter: PullRequestFilter,
 ) -> Result<(Vec<PullRequest>, Vec<RepoId>), CodedError> {
     if let Some(name) = repo {
-        filter.repo_id = Some(core.store.repo_by_name(name).await?.id);
+        filter.repo_id = Some(core.store.repositories().repo_by_name(name).await?.id);
     }
-    let pulls = core.store.open_pull_requests(&filter).await?;
-    let unreadable = core.store.repos_with_unreadable_checks().await?;
+    let pulls = core
+        .store
+        .pull_requests()
+        .open_pull_requests(&filter)
+        .await?;
+    let unreadable = core
+        .store
+        .repositories()
+        .repos_with_unreadable_checks()
+        .await?;
     Ok((pulls, unreadable))
 }

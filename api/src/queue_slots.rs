@@ -39,7 +39,7 @@ pub struct QueueSlotsInput {
 
 pub async fn queue_slots(core: &AppCore) -> Result<QueueSlotsRecord, CodedError> {
     let store = &core.store;
-    let limits = store.slot_limits().await?;
+    let limits = store.run_queue().slot_limits().await?;
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     Ok(QueueSlotsRecord {
         installation: limits.installation,
@@ -75,8 +75,13 @@ pub async fn set_queue_slots(
     }
     for (key, value) in checked {
         match value {
-            Some(slots) => store.set_setting(key, &slots.to_string()).await?,
-            None => store.remove_setting(key).await?,
+            Some(slots) => {
+                store
+                    .settings()
+                    .set_setting(key, &slots.to_string())
+                    .await?
+            }
+            None => store.settings().remove_setting(key).await?,
         }
     }
     queue_slots(core).await

@@ -4,7 +4,6 @@
 //! disconnect it (its history stays). Choosing the `local` backend needs an explicit
 //! confirmation that it has no isolation.
 
-use chrono::Utc;
 use serde::Serialize;
 
 use super::records::{QuotaRecord, RepoRecord};
@@ -80,6 +79,7 @@ pub async fn repository_choices(
     let github = core.github().await?;
     let connected: Vec<String> = core
         .store
+        .repositories()
         .repos()
         .await?
         .iter()
@@ -167,9 +167,9 @@ pub async fn connect_repository_with(
             None
         }
     };
-    let added = core.store.add_repo(&new).await?;
+    let added = core.store.repositories().add_repo(&new).await?;
     apply_settings(core, added.id, &settings).await?;
-    let repo = core.store.repo(added.id).await?;
+    let repo = core.store.repositories().repo(added.id).await?;
     let mut connected = ConnectedRepository {
         repo: repo.clone().into(),
         fork_made: None,
@@ -181,7 +181,7 @@ pub async fn connect_repository_with(
         match super::agent_forks::fork_where_new_repositories_go(core, &name.full_name()).await {
             Ok(Some(fork)) => {
                 connected.fork_made = Some(fork);
-                connected.repo = core.store.repo(repo.id).await?.into();
+                connected.repo = core.store.repositories().repo(repo.id).await?.into();
             }
             Ok(None) => {}
             Err(error) => {
@@ -217,8 +217,16 @@ pub async fn repo_settings(
     core: &AppCore,
     full_name: &str,
 ) -> Result<RepoSettingsView, CodedError> {
-    let repo = core.store.repo_by_name(&parse_name(full_name)?).await?;
-    let quota = core.store.quota_status(repo.id, Utc::now()).await?;
+    let repo = core
+        .store
+        .repositories()
+        .repo_by_name(&parse_name(full_name)?)
+        .await?;
+    let quota = core
+        .store
+        .spend()
+        .quota_status(repo.id, core.store.now())
+        .await?;
     let mut stage_prompts = Vec::new();
     for stage in [
         Stage::Review,
@@ -228,7 +236,7 @@ pub async fn repo_settings(
         Stage::Lessons,
     ] {
         let default_template = default_stage_template(stage).unwrap_or_default().to_owned();
-        let own = core.store.stage_prompt(repo.id, stage).await?;
+        let own = core.store.stage_runs().stage_prompt(repo.id, stage).await?;
         stage_prompts.push(StagePromptView {
             stage,
             is_own: own.is_some(),
@@ -271,7 +279,11 @@ pub async fn confirmation_needed(
     full_name: &str,
     input: &RepoSettingsInput,
 ) -> Result<Option<String>, CodedError> {
-    let repo = core.store.repo_by_name(&parse_name(full_name)?).await?;
+    let repo = core
+        .store
+        .repositories()
+        .repo_by_name(&parse_name(full_name)?)
+        .await?;
     let backend = backend_of(input)?.unwrap_or(repo.sandbox_backend);
     if backend != SandboxBackend::Local {
         return Ok(None);
@@ -328,12 +340,16 @@ pub async fn stage_prompt_confirmation_needed(
     stage: &str,
     template: Option<&str>,
 ) -> Result<Option<String>, CodedError> {
-    let repo = core.store.repo_by_name(&parse_name(full_name)?).await?;
+    let repo = core
+        .store
+        .repositories()
+        .repo_by_name(&parse_name(full_name)?)
+        .await?;
     if repo.sandbox_backend != SandboxBackend::Local {
         return Ok(None);
     }
     let stage = prompt_stage(stage)?;
-    let own = core.store.stage_prompt(repo.id, stage).await?;
+    let own = core.store.stage_runs().stage_prompt(repo.id, stage).await?;
     let template = template.filter(|text| !text.trim().is_empty());
     if own.as_deref() == template {
         return Ok(None);
@@ -364,7 +380,11 @@ pub async fn save_repo_settings(
     input: &RepoSettingsInput,
     confirmed_outside_the_page: bool,
 ) -> Result<RepoSettingsView, CodedError> {
-    let repo = core.store.repo_by_name(&parse_name(full_name)?).await?;
+    let repo = core
+        .store
+        .repositories()
+        .repo_by_name(&parse_name(full_name)?)
+        .await?;
     let settings = read_settings(input)?;
     if let Some(question) = confirmation_needed(core, full_name, input).await? {
         refuse_unconfirmed(&question, confirmed_outside_the_page)?;
@@ -391,10 +411,11 @@ async fn apply_settings(
     settings: &ReadSettings,
 ) -> Result<(), CodedError> {
     core.store
+        .repositories()
         .change_repo_settings(repo, &settings.change)
         .await?;
     if let Some(budget) = settings.monthly_budget {
-        core.store.set_monthly_budget(repo, budget).await?;
+        core.store.spend().set_monthly_budget(repo, budget).await?;
     }
     Ok(())
 }
@@ -409,7 +430,11 @@ pub async fn set_stage_prompt(
     template: Option<&str>,
     confirmed_outside_the_page: bool,
 ) -> Result<RepoSettingsView, CodedError> {
-    let repo = core.store.repo_by_name(&parse_name(full_name)?).await?;
+    let repo = core
+        .store
+        .repositories()
+        .repo_by_name(&parse_name(full_name)?)
+        .await?;
     if let Some(question) =
         stage_prompt_confirmation_needed(core, full_name, stage, template).await?
     {
@@ -418,6 +443,7 @@ pub async fn set_stage_prompt(
     let stage = prompt_stage(stage)?;
     let template = template.filter(|text| !text.trim().is_empty());
     core.store
+        .stage_runs()
         .set_stage_prompt(repo.id, stage, template)
         .await?;
     repo_settings(core, full_name).await
@@ -425,12 +451,12 @@ pub async fn set_stage_prompt(
 
 /// The connected repositories, with every setting.
 pub async fn connected_repositories(core: &AppCore) -> Result<Vec<Repo>, CodedError> {
-    Ok(core.store.repos().await?)
+    Ok(core.store.repositories().repos().await?)
 }
 
 /// One connected repository with every setting.
 pub async fn repository(core: &AppCore, name: &RepoName) -> Result<Repo, CodedError> {
-    Ok(core.store.repo_by_name(name).await?)
+    Ok(core.store.repositories().repo_by_name(name).await?)
 }
 
 /// One connected repository with every setting, and its run quota this month.
@@ -438,8 +464,12 @@ pub async fn repository_and_quota(
     core: &AppCore,
     name: &RepoName,
 ) -> Result<(Repo, QuotaStatus), CodedError> {
-    let repo = core.store.repo_by_name(name).await?;
-    let quota = core.store.quota_status(repo.id, Utc::now()).await?;
+    let repo = core.store.repositories().repo_by_name(name).await?;
+    let quota = core
+        .store
+        .spend()
+        .quota_status(repo.id, core.store.now())
+        .await?;
     Ok((repo, quota))
 }
 
@@ -457,8 +487,8 @@ pub async fn stage_prompt_text(
     stage: &str,
 ) -> Result<StagePromptText, CodedError> {
     let stage = prompt_stage(stage)?;
-    let repo = core.store.repo_by_name(name).await?;
-    let own = core.store.stage_prompt(repo.id, stage).await?;
+    let repo = core.store.repositories().repo_by_name(name).await?;
+    let own = core.store.stage_runs().stage_prompt(repo.id, stage).await?;
     let read_by_runs = own
         .clone()
         .or_else(|| default_stage_template(stage).map(str::to_owned))
@@ -468,7 +498,11 @@ pub async fn stage_prompt_text(
 
 /// Disconnects a repository; its feedback, runs and comments stay in the mirror.
 pub async fn disconnect_repository(core: &AppCore, full_name: &str) -> Result<(), CodedError> {
-    let repo = core.store.repo_by_name(&parse_name(full_name)?).await?;
-    core.store.disconnect_repo(repo.id).await?;
+    let repo = core
+        .store
+        .repositories()
+        .repo_by_name(&parse_name(full_name)?)
+        .await?;
+    core.store.repositories().disconnect_repo(repo.id).await?;
     Ok(())
 }

@@ -34,10 +34,10 @@ pub async fn queue(core: &AppCore) -> Result<(Vec<QueueEntry>, SlotLimits), Code
         Ok(pipeline) => pipeline.queue().await?,
         Err(error) => {
             tracing::debug!(message = %error.message, "the queue is read without the pipeline");
-            core.store.queue(false).await?
+            core.store.run_queue().queue(false).await?
         }
     };
-    Ok((entries, core.store.slot_limits().await?))
+    Ok((entries, core.store.run_queue().slot_limits().await?))
 }
 
 /// The new items of repository `repo` (oldest first; items that wait for the owner's
@@ -45,6 +45,7 @@ pub async fn queue(core: &AppCore) -> Result<(Vec<QueueEntry>, SlotLimits), Code
 pub async fn new_items_of(core: &AppCore, repo: &RepoName) -> Result<Vec<i64>, CodedError> {
     Ok(core
         .store
+        .feedback()
         .new_items_of(repo)
         .await?
         .into_iter()
@@ -77,7 +78,7 @@ pub async fn queue_code_runs_to_drive(
 /// E2B are counted as waiting until they go (the board asks often; the key is not read
 /// for it).
 pub async fn queue_places(store: &Store) -> Result<HashMap<RunId, u32>, CodedError> {
-    Ok(store.queue_places(false).await?)
+    Ok(store.run_queue().queue_places(false).await?)
 }
 
 /// Writes the place of every card's queued run on `board`.
@@ -155,7 +156,7 @@ pub async fn run_all_new(core: &AppCore, full_name: &str) -> Result<BulkRunRecor
     let repo: RepoName = full_name
         .parse()
         .map_err(|error: handoff::domain::RepoNameError| invalid_input(error.to_string()))?;
-    let items = core.store.new_items_of(&repo).await?;
+    let items = core.store.feedback().new_items_of(&repo).await?;
     let pipeline = core.pipeline().await?;
     Ok(queue_and_drive(&pipeline, &items).await)
 }
@@ -206,8 +207,8 @@ pub struct NewItemsRecord {
 pub async fn new_items_by_repo(core: &AppCore) -> Result<Vec<NewItemsRecord>, CodedError> {
     let store = &core.store;
     let mut counts = Vec::new();
-    for repo in store.repos().await? {
-        let count = store.new_items_of(&repo.name).await?.len();
+    for repo in store.repositories().repos().await? {
+        let count = store.feedback().new_items_of(&repo.name).await?.len();
         if count > 0 {
             counts.push(NewItemsRecord {
                 repo: repo.name.to_string(),

@@ -65,7 +65,7 @@ pub async fn end_runs_left_behind(core: &AppCore) -> Result<Vec<Reconciled>, Cod
 
 /// Asks run `run_id` to stop; the process driving it ends it.
 pub async fn ask_run_to_stop(core: &AppCore, run_id: i64) -> Result<Run, CodedError> {
-    Ok(core.store.request_cancel(RunId(run_id)).await?)
+    Ok(core.store.runs().request_cancel(RunId(run_id)).await?)
 }
 
 /// What cancelling a run did: the run as it stands then, and the runs a crash left
@@ -89,7 +89,7 @@ pub async fn cancel_run(core: &AppCore, run_id: i64) -> Result<CancelOutcome, Co
         Err(error) => {
             tracing::info!(run = run_id, message = %error.message, "runs left behind are not looked for without the pipeline");
             Ok(CancelOutcome {
-                run: core.store.request_cancel(RunId(run_id)).await?,
+                run: core.store.runs().request_cancel(RunId(run_id)).await?,
                 runs_ended: Vec::new(),
             })
         }
@@ -98,12 +98,12 @@ pub async fn cancel_run(core: &AppCore, run_id: i64) -> Result<CancelOutcome, Co
 
 /// Runs, newest first, as `filter` picks them.
 pub async fn runs(core: &AppCore, filter: &RunFilter) -> Result<Vec<Run>, CodedError> {
-    Ok(core.store.runs(filter).await?)
+    Ok(core.store.runs().runs(filter).await?)
 }
 
 /// One run, as the mirror has it.
 pub async fn run(core: &AppCore, run_id: i64) -> Result<Run, CodedError> {
-    Ok(core.store.run(RunId(run_id)).await?)
+    Ok(core.store.runs().run(RunId(run_id)).await?)
 }
 
 /// One run with its prompt and output and the lessons its prompt carried.
@@ -116,22 +116,22 @@ pub struct RunDetails {
 
 /// Run `run_id` with its texts and the lessons it carried.
 pub async fn run_details(core: &AppCore, run_id: i64) -> Result<RunDetails, CodedError> {
-    let run = core.store.run(RunId(run_id)).await?;
+    let run = core.store.runs().run(RunId(run_id)).await?;
     Ok(RunDetails {
-        texts: core.store.run_texts(run.id).await?,
-        lessons_carried: core.store.lessons_carried_by(run.id).await?,
+        texts: core.store.runs().run_texts(run.id).await?,
+        lessons_carried: core.store.lessons().lessons_carried_by(run.id).await?,
         run,
     })
 }
 
 /// The steps of run `run_id` as its key forwarder saw them.
 pub async fn run_steps(core: &AppCore, run_id: i64) -> Result<Vec<AgentStep>, CodedError> {
-    Ok(core.store.agent_steps(RunId(run_id)).await?)
+    Ok(core.store.spend().agent_steps(RunId(run_id)).await?)
 }
 
 /// The log of run `run_id` as far as it goes now.
 pub async fn run_log(core: &AppCore, run_id: i64) -> Result<Vec<LogChunk>, CodedError> {
-    Ok(core.store.run_log(RunId(run_id), 0).await?)
+    Ok(core.store.runs().run_log(RunId(run_id), 0).await?)
 }
 
 /// The log of run `run_id`, then what it says as it comes, until the run has ended

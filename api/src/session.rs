@@ -45,10 +45,11 @@ pub async fn session_status(core: &AppCore) -> Result<SessionStatus, CodedError>
         api_base: status.api_base,
         device_client_id_set: core
             .store
+            .settings()
             .setting(handoff::store::SettingKey::GithubDeviceClientId)
             .await?
             .is_some(),
-        connected_repos: core.store.repos().await?.len(),
+        connected_repos: core.store.repositories().repos().await?.len(),
         token_warning: if status.token_stored {
             handoff::github::sign_in::stored_token_warning(&core.store).await?
         } else {
@@ -284,11 +285,17 @@ async fn notice_title_and_target(
             }
             .to_owned(),
             Some(NotificationTarget::Lessons {
-                repo: core.store.repo(run.repo_id).await?.name.full_name(),
+                repo: core
+                    .store
+                    .repositories()
+                    .repo(run.repo_id)
+                    .await?
+                    .name
+                    .full_name(),
             }),
         ),
         (stage, pr_number) => {
-            let repo = core.store.repo(run.repo_id).await?;
+            let repo = core.store.repositories().repo(run.repo_id).await?;
             let name = stage.to_string();
             let mut title = name[..1].to_uppercase() + &name[1..];
             title.push_str(if failed { " failed" } else { " finished" });
@@ -306,8 +313,8 @@ async fn notice_title_and_target(
 /// Events not yet shown (each handed out once), as notifications.
 pub async fn take_run_notices(core: &AppCore) -> Result<Vec<RunNotice>, CodedError> {
     let mut notices = Vec::new();
-    for event in core.store.take_unseen_run_events().await? {
-        let run = core.store.run(event.run_id).await?;
+    for event in core.store.runs().take_unseen_run_events().await? {
+        let run = core.store.runs().run(event.run_id).await?;
         let (title, target) =
             notice_title_and_target(core, &run, event.kind, event.feedback_id).await?;
         let event: RunEventRecord = event.into();
@@ -373,7 +380,7 @@ pub struct RunsLeftBehindHere {
 /// over the queued runs whose process is gone, for the caller to drive. Needs the
 /// pipeline (and so a sign-in) only when there is something to do.
 pub async fn take_over_runs_left_behind(core: &AppCore) -> Result<RunsLeftBehindHere, CodedError> {
-    let stale_before = handoff::pipeline::reconcile::silent_since();
+    let stale_before = handoff::pipeline::reconcile::silent_since(&core.store);
     let left = RunsLeftBehind::find(&core.store, stale_before).await?;
     if !left.has_work() {
         return Ok(RunsLeftBehindHere {

@@ -70,12 +70,14 @@ pub async fn start_device_sign_in(
     let client_id = match client_id.map(str::trim).filter(|id| !id.is_empty()) {
         Some(id) => {
             core.store
+                .settings()
                 .set_setting(SettingKey::GithubDeviceClientId, id)
                 .await?;
             id.to_owned()
         }
         None => core
             .store
+            .settings()
             .setting(SettingKey::GithubDeviceClientId)
             .await?
             .ok_or_else(|| CodedError {

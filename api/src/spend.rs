@@ -261,6 +261,7 @@ impl From<AgentStep> for AgentStepRecord {
 pub async fn run_steps(core: &AppCore, run_id: i64) -> Result<Vec<AgentStepRecord>, CodedError> {
     Ok(core
         .store
+        .spend()
         .agent_steps(RunId(run_id))
         .await?
         .into_iter()
@@ -271,9 +272,10 @@ pub async fn run_steps(core: &AppCore, run_id: i64) -> Result<Vec<AgentStepRecor
 async fn budget_settings(core: &AppCore) -> Result<BudgetSettingsView, CodedError> {
     let store = &core.store;
     let text = |value: Option<String>| value.unwrap_or_default();
-    let own_prices = text(store.setting(SettingKey::SpendPrices).await?);
+    let own_prices = text(store.settings().setting(SettingKey::SpendPrices).await?);
     let own = PriceTable::parse_lines(&own_prices).unwrap_or_default();
     let prices = store
+        .spend()
         .price_table()
         .await?
         .models
@@ -289,16 +291,23 @@ async fn budget_settings(core: &AppCore) -> Result<BudgetSettingsView, CodedErro
         .collect();
     Ok(BudgetSettingsView {
         run_usd: store
+            .settings()
             .setting(SettingKey::BudgetRunUsd)
             .await?
             .unwrap_or_else(|| format!("{DEFAULT_RUN_BUDGET_USD}")),
-        run_tokens: text(store.setting(SettingKey::BudgetRunTokens).await?),
-        day_usd: text(store.setting(SettingKey::BudgetDayUsd).await?),
+        run_tokens: text(
+            store
+                .settings()
+                .setting(SettingKey::BudgetRunTokens)
+                .await?,
+        ),
+        day_usd: text(store.settings().setting(SettingKey::BudgetDayUsd).await?),
         own_prices,
         prices,
         prices_checked: DEFAULT_PRICES_CHECKED.to_owned(),
-        claude_plan: text(store.setting(SettingKey::ClaudePlan).await?),
+        claude_plan: text(store.settings().setting(SettingKey::ClaudePlan).await?),
         plan_past_credit: store
+            .settings()
             .setting(SettingKey::ClaudePlanPastCredit)
             .await?
             .unwrap_or_else(|| PastTheCredit::Stop.as_str().to_owned()),
@@ -308,7 +317,7 @@ async fn budget_settings(core: &AppCore) -> Result<BudgetSettingsView, CodedErro
 /// The owner's plan in the month whose runs paid with it drew `drawn_usd`, when a plan
 /// is named.
 async fn plan_month(core: &AppCore, drawn_usd: f64) -> Result<Option<PlanMonthRecord>, CodedError> {
-    let Some(plan) = core.store.claude_plan().await? else {
+    let Some(plan) = core.store.spend().claude_plan().await? else {
         return Ok(None);
     };
     let settings = PipelineSettings::configured(&core.store).await?;
@@ -336,14 +345,15 @@ pub async fn spend_view(core: &AppCore, repo: Option<String>) -> Result<SpendVie
                     .map_err(|error: handoff::domain::RepoNameError| {
                         invalid_input(error.to_string())
                     })?;
-            Some(store.repo_by_name(&name).await?)
+            Some(store.repositories().repo_by_name(&name).await?)
         }
         None => None,
     };
-    let month = month_spent(core, repo.as_ref().map(|repo| &repo.name), Utc::now())
+    let month = month_spent(core, repo.as_ref().map(|repo| &repo.name), core.store.now())
         .await?
         .0;
     let repos = store
+        .repositories()
         .repos()
         .await?
         .into_iter()
@@ -365,11 +375,11 @@ pub async fn month_spent(
     at: chrono::DateTime<Utc>,
 ) -> Result<(MonthSpend, Option<PlanCredit>), CodedError> {
     let repo = match repo {
-        Some(name) => Some(core.store.repo_by_name(name).await?),
+        Some(name) => Some(core.store.repositories().repo_by_name(name).await?),
         None => None,
     };
-    let month = core.store.month_spend(repo.as_ref(), at).await?;
-    Ok((month, core.store.claude_plan().await?))
+    let month = core.store.spend().month_spend(repo.as_ref(), at).await?;
+    Ok((month, core.store.spend().claude_plan().await?))
 }
 
 /// Saves the budgets and the owner's prices; nothing is saved when one does not read.
@@ -438,8 +448,8 @@ pub async fn save_budget_settings(
         ),
     ] {
         match value {
-            Some(value) => store.set_setting(key, &value).await?,
-            None => store.remove_setting(key).await?,
+            Some(value) => store.settings().set_setting(key, &value).await?,
+            None => store.settings().remove_setting(key).await?,
         }
     }
     spend_view(core, repo).await

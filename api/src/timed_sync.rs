@@ -40,6 +40,7 @@ pub fn parse_sync_interval(text: &str) -> Result<Duration, String> {
 pub async fn sync_interval(core: &AppCore) -> Duration {
     match core
         .store
+        .settings()
         .setting(handoff::store::SettingKey::SyncIntervalSeconds)
         .await
     {

@@ -125,21 +125,32 @@ pub async fn update_settings(
     Ok(UpdateSettings {
         current_version: current_version.to_owned(),
         installed_as,
-        feed: core.store.setting(SettingKey::UpdateFeed).await?,
+        feed: core
+            .store
+            .settings()
+            .setting(SettingKey::UpdateFeed)
+            .await?,
         update_key: update_key_of(update_public_key),
     })
 }
 
 /// The feed's address, when one is set.
 pub async fn update_feed(core: &AppCore) -> Result<Option<String>, CodedError> {
-    Ok(core.store.setting(SettingKey::UpdateFeed).await?)
+    Ok(core
+        .store
+        .settings()
+        .setting(SettingKey::UpdateFeed)
+        .await?)
 }
 
 /// Sets the feed (https, or http on this machine), or unsets it when `address` is empty.
 pub async fn set_update_feed(core: &AppCore, address: &str) -> Result<(), CodedError> {
     let address = address.trim();
     if address.is_empty() {
-        core.store.remove_setting(SettingKey::UpdateFeed).await?;
+        core.store
+            .settings()
+            .remove_setting(SettingKey::UpdateFeed)
+            .await?;
         return Ok(());
     }
     check_secret_address(address).map_err(|refusal| CodedError {
@@ -148,6 +159,7 @@ pub async fn set_update_feed(core: &AppCore, address: &str) -> Result<(), CodedE
         fix: None,
     })?;
     core.store
+        .settings()
         .set_setting(SettingKey::UpdateFeed, address)
         .await?;
     Ok(())

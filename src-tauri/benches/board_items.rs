@@ -39,6 +39,7 @@ async fn seed_items(store: &Store) {
         let repo = seed::add_repo(store, name).await;
         // Thousands of runs this month: no quota.
         store
+            .repositories()
             .change_repo_settings(
                 repo.id,
                 &RepoSettingsChange {
@@ -67,6 +68,7 @@ async fn seed_items(store: &Store) {
             40..70 => {
                 seed::run_to_end(store, &item, seed::success(0.12)).await;
                 store
+                    .feedback()
                     .record_pull_request(
                         item.id,
                         number as u64,
@@ -81,6 +83,7 @@ async fn seed_items(store: &Store) {
             85..99 => {
                 seed::run_to_end(store, &item, seed::success(0.2)).await;
                 store
+                    .feedback()
                     .record_pull_request(
                         item.id,
                         number as u64,
@@ -89,6 +92,7 @@ async fn seed_items(store: &Store) {
                     .await
                     .unwrap();
                 store
+                    .feedback()
                     .apply_pull_request_state(item.id, PullRequestState::Merged)
                     .await
                     .unwrap();
@@ -149,7 +153,7 @@ fn main() {
         let seeding = Instant::now();
         seed_items(&store).await;
         eprintln!("seeded {ITEMS} items in {:?}", seeding.elapsed());
-        let dashboard = store.dashboard(&FeedbackFilter::default()).await.unwrap();
+        let dashboard = store.feedback().dashboard(&FeedbackFilter::default()).await.unwrap();
         let per_status: Vec<(FeedbackStatus, usize)> = dashboard
             .groups
             .iter()
@@ -162,12 +166,12 @@ fn main() {
         for _ in 0..ROUNDS {
             let clock = Instant::now();
             store
-                .dashboard_limited(&FeedbackFilter::default(), Some(60))
+                .feedback().dashboard_limited(&FeedbackFilter::default(), Some(60))
                 .await
                 .unwrap();
             first_screen.push(clock.elapsed().as_secs_f64() * 1000.0);
             let clock = Instant::now();
-            store.dashboard(&FeedbackFilter::default()).await.unwrap();
+            store.feedback().dashboard(&FeedbackFilter::default()).await.unwrap();
             every_card.push(clock.elapsed().as_secs_f64() * 1000.0);
         }
 
@@ -229,7 +233,7 @@ fn main() {
 
         // One item changed by another process.
         let items: Vec<_> = store
-            .feedback_list(&FeedbackFilter::default())
+            .feedback().feedback_list(&FeedbackFilter::default())
             .await
             .unwrap()
             .into_iter()
@@ -239,7 +243,7 @@ fn main() {
         for round in 0..ROUNDS {
             let loads = number(&app, LOADS).await;
             store
-                .add_owner_follow_up(items[round * 7].id, "One more thing.")
+                .feedback().add_owner_follow_up(items[round * 7].id, "One more thing.")
                 .await
                 .unwrap();
             one_changed.push(next_load(&app, loads).await);

@@ -1,5 +1,5 @@
 //! Several code runs asked for at once: the items the owner selected, or every new item
-//! of a repository ("Run all new", `Store::new_items_of`). Each is begun on its own (checked and queued, so
+//! of a repository ("Run all new", `FeedbackRecords::new_items_of`). Each is begun on its own (checked and queued, so
 //! one refused item does not stop the others) and waits in the run queue for its slot.
 
 use super::code_run::{BegunCodeRun, CodeRunOptions};

@@ -35,6 +35,7 @@ use crate::github::comment_publishing::{publish_agent_output, CommentPlace};
 use crate::github::feedback_pull_request::{ensure_feedback_pull_request, PullRequestAction};
 use crate::github::review_requests::ask_for_labels_and_reviews;
 use crate::github::wire::WirePull;
+use crate::store::Store;
 use crate::store::{AutomaticStart, CodeRunRequest, RunOutcome, StartedCodeRun, StoreError};
 
 /// What the owner asks for.
@@ -107,8 +108,8 @@ impl Pipeline {
         if let Some(text) = &options.instructions {
             crate::domain::FollowUpBody::parse("follow-up", text).map_err(StoreError::from)?;
         }
-        let feedback = self.store.feedback(feedback_id).await?;
-        let repo = self.store.repo(feedback.repo_id).await?;
+        let feedback = self.store.feedback().feedback(feedback_id).await?;
+        let repo = self.store.repositories().repo(feedback.repo_id).await?;
         code_run_kind(feedback.id, feedback.status).map_err(StoreError::from)?;
         if let Some(state) = feedback.archived_as {
             return Err(StoreError::ItemArchived {
@@ -136,14 +137,15 @@ impl Pipeline {
                 });
             }
         }
-        self.store.check_quota_left(&repo, 1).await?;
-        self.store.check_budget_left(&repo, None).await?;
+        self.store.spend().check_quota_left(&repo, 1).await?;
+        self.store.spend().check_budget_left(&repo, None).await?;
         let setup = self
             .agent_setup(&repo, options.backend, options.timeout)
             .await?;
         let backend = setup.sandbox.backend();
         let started = self
             .store
+            .runs()
             .start_code_run_as(
                 &CodeRunRequest {
                     feedback_id,
@@ -167,11 +169,15 @@ impl Pipeline {
     /// A queued code run made again from its record: its process stopped while it
     /// waited. What could refuse it was checked when it was begun.
     pub(crate) async fn resume_code_run(&self, run: Run) -> Result<BegunCodeRun, PipelineError> {
-        let repo = self.store.repo(run.repo_id).await?;
+        let repo = self.store.repositories().repo(run.repo_id).await?;
         let kind = run
             .code_run_kind
             .ok_or_else(|| StoreError::Corrupt(format!("code run {} without its kind", run.id)))?;
-        let quota = self.store.quota_status(repo.id, chrono::Utc::now()).await?;
+        let quota = self
+            .store
+            .spend()
+            .quota_status(repo.id, self.store.now())
+            .await?;
         let setup = self.agent_setup(&repo, Some(run.backend), None).await?;
         Ok(BegunCodeRun {
             started: StartedCodeRun { run, kind, quota },
@@ -222,13 +228,13 @@ impl BegunCodeRun {
             == QueueWaitEnd::Cancelled
         {
             return Ok(CodeRunReport {
-                run: store.run(run_id).await?,
+                run: store.runs().run(run_id).await?,
                 result: CodeRunResult::Cancelled,
                 events: Vec::new(),
             });
         }
         let log = RunLog::new(store.clone(), run_id, self.setup.redactor.clone());
-        store.mark_run_running(run_id, None).await?;
+        store.runs().mark_run_running(run_id, None).await?;
         let (cancel_sender, cancel) = watch::channel(false);
         let supervision = supervise(
             store.clone(),
@@ -247,106 +253,75 @@ impl BegunCodeRun {
         }
 
         let feedback_id = self.started.run.feedback_id;
-        let (result, run_outcome) = match outcome {
-            Ok(pushed) => {
-                log.say(&format!(
-                    "done: {} commit(s) on {}, PR #{} ({})",
-                    pushed.commits, pushed.branch, pushed.pr_number, pushed.pr_url
-                ))
-                .await?;
-                (
-                    CodeRunResult::Succeeded {
-                        pr_number: pushed.pr_number,
-                        pr_url: pushed.pr_url.clone(),
-                        action: pushed.action,
-                        commits: pushed.commits,
-                    },
-                    RunOutcome::Succeeded {
-                        exit_code: Some(0),
-                        end_sha: Some(pushed.end_sha),
-                        output: pushed.summary,
-                    },
-                )
-            }
-            Err(stop) => {
-                let outcome = stop.logged_outcome(&log).await?;
-                let result = match stop {
-                    // Whatever a failure quotes (a service's answer, a command's output)
-                    // reaches the run's events and notices scrubbed of the run's secrets.
-                    Stop::Failed { code, message } => CodeRunResult::Failed {
-                        code,
-                        message: log.redactor().redact(&message),
-                    },
-                    Stop::Cancelled => CodeRunResult::Cancelled,
-                };
-                (result, outcome)
-            }
-        };
-        let run = store.finish_run(run_id, &run_outcome).await?;
+        let (result, run_outcome) = result_and_outcome(&log, outcome).await?;
+        let run = store.runs().finish_run(run_id, &run_outcome).await?;
 
-        let feedback_title = match feedback_id {
-            Some(id) => store.feedback(id).await?.title,
-            None => String::new(),
-        };
-        let mut events = Vec::new();
-        match &result {
-            CodeRunResult::Succeeded {
-                pr_number,
-                action,
-                commits,
-                ..
-            } => {
-                let opened = if *action == PullRequestAction::Opened {
-                    store
-                        .record_run_event(
-                            run_id,
-                            feedback_id,
-                            RunEventKind::PullRequestOpened,
-                            &format!("PR #{pr_number} opened: {feedback_title}"),
-                        )
-                        .await?
-                } else {
-                    None
-                };
-                match opened {
-                    Some(event) => events.push(event),
-                    None => events.extend(
-                        store
-                            .record_run_event(
-                                run_id,
-                                feedback_id,
-                                RunEventKind::PullRequestUpdated,
-                                &format!("PR #{pr_number} updated with {commits} commit(s): {feedback_title}"),
-                            )
-                            .await?,
-                    ),
-                }
-            }
-            CodeRunResult::Failed { message, .. } => events.extend(
-                store
-                    .record_run_event(
-                        run_id,
-                        feedback_id,
-                        RunEventKind::RunFailed,
-                        &format!("Run {run_id} failed ({feedback_title}): {message}"),
-                    )
-                    .await?,
-            ),
-            CodeRunResult::Cancelled => events.extend(
-                store
-                    .record_run_event(
-                        run_id,
-                        feedback_id,
-                        RunEventKind::RunFailed,
-                        &format!("Run {run_id} was cancelled ({feedback_title})"),
-                    )
-                    .await?,
-            ),
-        }
+        let events = record_end_events(&store, run_id, feedback_id, &result).await?;
         Ok(CodeRunReport {
             run,
             result,
             events,
+        })
+    }
+
+    /// The agent's prompt for `feedback` and its follow-ups, and the message of the
+    /// commit it makes.
+    async fn prompt_and_commit_message(
+        &self,
+        feedback: &Feedback,
+    ) -> Result<(String, String), Stop> {
+        let repo = &self.repo;
+        let follow_ups = self
+            .pipeline
+            .store
+            .feedback()
+            .follow_ups(feedback.id)
+            .await?;
+        let kind = self.started.kind;
+        let prompt = code_prompt(CodePromptParts {
+            feedback,
+            follow_ups: &follow_ups,
+            custom_instructions: &repo.custom_instructions,
+            kind,
+            base_branch: &repo.default_branch,
+        });
+        let commit_message = code_commit_message(feedback, &follow_ups, kind, self.run_id());
+        Ok((prompt, commit_message))
+    }
+
+    /// The agent's commits, checked, then pushed from here to the item's head branch
+    /// (never the base). None is a loud failure.
+    async fn push_the_commits(
+        &self,
+        log: &RunLog,
+        cancel: &watch::Receiver<bool>,
+        feedback: &Feedback,
+        copy: &WorkingCopy,
+        out: &Path,
+    ) -> Result<PushedCommits, Stop> {
+        let (repo, run_id) = (&self.repo, self.run_id());
+        let pushed = unless_cancelled(
+            cancel,
+            self.pipeline.push_agent_commits(
+                log,
+                run_id,
+                out,
+                copy,
+                repo,
+                PushTo {
+                    repository: repo.head_repository(),
+                    branch: &feedback.head_branch,
+                    protected: &[repo.default_branch.as_str()],
+                    ci_changes_wait_for_owner: feedback.opened_by_visitor,
+                },
+            ),
+        )
+        .await?;
+        pushed.ok_or_else(|| {
+            Stop::failed(
+                RunFailureCode::NoChanges,
+                format!("the agent changed nothing; see the log of run {run_id}"),
+            )
         })
     }
 
@@ -362,7 +337,7 @@ impl BegunCodeRun {
             self.started.run.feedback_id.ok_or_else(|| {
                 Stop::failed(RunFailureCode::Store, "a code run without feedback")
             })?;
-        let feedback = store.feedback(feedback_id).await?;
+        let feedback = store.feedback().feedback(feedback_id).await?;
         let repo = &self.repo;
         let base = repo.default_branch.as_str();
         let head = feedback.head_branch.as_str();
@@ -375,16 +350,7 @@ impl BegunCodeRun {
         let pipeline = &self.pipeline;
 
         // 1. The prompt.
-        let follow_ups = store.follow_ups(feedback.id).await?;
-        let kind = self.started.kind;
-        let prompt = code_prompt(CodePromptParts {
-            feedback: &feedback,
-            follow_ups: &follow_ups,
-            custom_instructions: &repo.custom_instructions,
-            kind,
-            base_branch: base,
-        });
-        let commit_message = code_commit_message(&feedback, &follow_ups, kind, run_id);
+        let (prompt, commit_message) = self.prompt_and_commit_message(&feedback).await?;
 
         // 2. The working copy — the current tip of the head branch for an iterate (with
         //    whatever the owner pushed by hand), the base branch for a first run, and the
@@ -414,33 +380,13 @@ impl BegunCodeRun {
             .await?;
 
         // 3. Its commits (none is a loud failure), checked, then pushed from here.
-        let Some(PushedCommits {
+        let PushedCommits {
             end_sha,
             commits,
             ci_entry_points,
-        }) = unless_cancelled(
-            &cancel,
-            pipeline.push_agent_commits(
-                log,
-                run_id,
-                &out,
-                &copy,
-                repo,
-                PushTo {
-                    repository: repo.head_repository(),
-                    branch: head,
-                    protected: &[base],
-                    ci_changes_wait_for_owner: feedback.opened_by_visitor,
-                },
-            ),
-        )
-        .await?
-        else {
-            return Err(Stop::failed(
-                RunFailureCode::NoChanges,
-                format!("the agent changed nothing; see the log of run {run_id}"),
-            ));
-        };
+        } = self
+            .push_the_commits(log, &cancel, &feedback, &copy, &out)
+            .await?;
 
         // 4. The PR (never a second one) and its Follow-ups comment.
         let (pull, action) = self
@@ -502,7 +448,7 @@ impl BegunCodeRun {
             )
             .await?;
             if let Some(note) = copy.note.as_deref().filter(|_| !fresh_copy_tried) {
-                store.add_run_note(run_id, note).await?;
+                store.runs().add_run_note(run_id, note).await?;
             }
             let ran = pipeline
                 .run_agent(
@@ -526,7 +472,7 @@ impl BegunCodeRun {
                     fresh_copy_tried = true;
                     let note = "the item's kept working copy could not be brought to the branch's tip; it was dropped and the run started again from a fresh copy";
                     log.say(&format!("note: {note}")).await?;
-                    store.add_run_note(run_id, note).await?;
+                    store.runs().add_run_note(run_id, note).await?;
                     if let Err(error) = pipeline
                         .drop_kept_copy(kept, Some(&self.setup.sandbox))
                         .await
@@ -553,7 +499,7 @@ impl BegunCodeRun {
         let repo = &self.repo;
         let run_id = self.run_id();
         let github = &self.pipeline.github;
-        let feedback = store.feedback(feedback_id).await?;
+        let feedback = store.feedback().feedback(feedback_id).await?;
         let head = feedback.head_branch.as_str();
         log.say("asking GitHub for the branch's PR").await?;
         let (pull, action) = unless_cancelled(cancel, async {
@@ -562,13 +508,16 @@ impl BegunCodeRun {
                 .map_err(|error| Stop::failed(RunFailureCode::PullRequest, error.to_string()))
         })
         .await?;
-        store.mirror_pull_request(repo.id, &pull.mirrored()).await?;
+        store
+            .pull_requests()
+            .mirror_pull_request(repo.id, &pull.mirrored())
+            .await?;
         if action != PullRequestAction::Kept {
             // A PR Handoff opened (or brought back) gets the repository's labels and
             // reviewers; what GitHub refuses is said, the run goes on.
             for note in ask_for_labels_and_reviews(github, repo, pull.number).await {
                 log.say(&format!("warning: {note}")).await?;
-                store.add_run_note(run_id, &note).await?;
+                store.runs().add_run_note(run_id, &note).await?;
             }
         }
         log.say(&format!(
@@ -583,7 +532,9 @@ impl BegunCodeRun {
             }
         ))
         .await?;
-        if let Some(content) = follow_ups_comment_content(&store.follow_ups(feedback.id).await?) {
+        if let Some(content) =
+            follow_ups_comment_content(&store.feedback().follow_ups(feedback.id).await?)
+        {
             let place = CommentPlace {
                 repo,
                 pr_number: pull.number,
@@ -594,7 +545,7 @@ impl BegunCodeRun {
             {
                 let note = format!("the Follow-ups comment could not be updated: {error}");
                 log.say(&format!("warning: {note}")).await?;
-                store.add_run_note(run_id, &note).await?;
+                store.runs().add_run_note(run_id, &note).await?;
             }
         }
         Ok((pull, action))
@@ -607,4 +558,119 @@ fn reset_output_folder(workspace: &Path) -> Result<(), Stop> {
     std::fs::remove_dir_all(&out)
         .and_then(|()| std::fs::create_dir_all(&out))
         .map_err(|error| Stop::failed(RunFailureCode::Workspace, error.to_string()))
+}
+/// What a code run came to, for its report and for the mirror, from how it ended; its
+/// end said in its log.
+async fn result_and_outcome(
+    log: &RunLog,
+    outcome: Result<Pushed, Stop>,
+) -> Result<(CodeRunResult, RunOutcome), PipelineError> {
+    Ok(match outcome {
+        Ok(pushed) => {
+            log.say(&format!(
+                "done: {} commit(s) on {}, PR #{} ({})",
+                pushed.commits, pushed.branch, pushed.pr_number, pushed.pr_url
+            ))
+            .await?;
+            (
+                CodeRunResult::Succeeded {
+                    pr_number: pushed.pr_number,
+                    pr_url: pushed.pr_url.clone(),
+                    action: pushed.action,
+                    commits: pushed.commits,
+                },
+                RunOutcome::Succeeded {
+                    exit_code: Some(0),
+                    end_sha: Some(pushed.end_sha),
+                    output: pushed.summary,
+                },
+            )
+        }
+        Err(stop) => {
+            let outcome = stop.logged_outcome(log).await?;
+            let result = match stop {
+                // Whatever a failure quotes (a service's answer, a command's output)
+                // reaches the run's events and notices scrubbed of the run's secrets.
+                Stop::Failed { code, message } => CodeRunResult::Failed {
+                    code,
+                    message: log.redactor().redact(&message),
+                },
+                Stop::Cancelled => CodeRunResult::Cancelled,
+            };
+            (result, outcome)
+        }
+    })
+}
+
+/// The events a code run's end makes: its PR opened or updated, or the run failed or was
+/// cancelled.
+async fn record_end_events(
+    store: &Store,
+    run_id: RunId,
+    feedback_id: Option<FeedbackId>,
+    result: &CodeRunResult,
+) -> Result<Vec<RunEvent>, PipelineError> {
+    let feedback_title = match feedback_id {
+        Some(id) => store.feedback().feedback(id).await?.title,
+        None => String::new(),
+    };
+    let mut events = Vec::new();
+    match result {
+        CodeRunResult::Succeeded {
+            pr_number,
+            action,
+            commits,
+            ..
+        } => {
+            let opened = if *action == PullRequestAction::Opened {
+                store
+                    .runs()
+                    .record_run_event(
+                        run_id,
+                        feedback_id,
+                        RunEventKind::PullRequestOpened,
+                        &format!("PR #{pr_number} opened: {feedback_title}"),
+                    )
+                    .await?
+            } else {
+                None
+            };
+            match opened {
+                Some(event) => events.push(event),
+                None => events.extend(
+                    store
+                        .runs().record_run_event(
+                            run_id,
+                            feedback_id,
+                            RunEventKind::PullRequestUpdated,
+                            &format!("PR #{pr_number} updated with {commits} commit(s): {feedback_title}"),
+                        )
+                        .await?,
+                ),
+            }
+        }
+        CodeRunResult::Failed { message, .. } => events.extend(
+            store
+                .runs()
+                .record_run_event(
+                    run_id,
+                    feedback_id,
+                    RunEventKind::RunFailed,
+                    &format!("Run {run_id} failed ({feedback_title}): {message}"),
+                )
+                .await?,
+        ),
+        CodeRunResult::Cancelled => events.extend(
+            store
+                .runs()
+                .record_run_event(
+                    run_id,
+                    feedback_id,
+                    RunEventKind::RunFailed,
+                    &format!("Run {run_id} was cancelled ({feedback_title})"),
+                )
+                .await?,
+        ),
+    }
+    Ok(events)
 }

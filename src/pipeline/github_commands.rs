@@ -57,7 +57,7 @@ impl BegunCommandRun {
         if let Err(error) = self.pipeline.answer_github_commands().await {
             tracing::warn!(run = %run_id, %error, "a @handoff command's answer could not be written yet");
         }
-        Ok(self.pipeline.store.run(run_id).await?)
+        Ok(self.pipeline.store.runs().run(run_id).await?)
     }
 }
 
@@ -81,7 +81,11 @@ impl Pipeline {
     /// Claims and carries out every command the syncs recorded and nobody took yet.
     pub async fn begin_github_commands(&self) -> Result<GithubCommandsBegun, PipelineError> {
         let mut begun = GithubCommandsBegun::default();
-        let seen = self.store.github_commands_in(CommandState::Seen).await?;
+        let seen = self
+            .store
+            .github_commands()
+            .github_commands_in(CommandState::Seen)
+            .await?;
         if seen.is_empty() {
             // Answers still owed (a run whose process ended before it answered, an
             // answer GitHub did not take) go out at every sync, new commands or not.
@@ -89,120 +93,135 @@ impl Pipeline {
             return Ok(begun);
         }
         let owner = SignedInAccount::of(&self.github, &self.store).await?;
-        let installation = self.store.installation_id().await?;
+        let installation = self.store.settings().installation_id().await?;
         for command in seen {
-            if !self
-                .store
-                .move_github_command(
-                    command.id,
-                    CommandState::Seen,
-                    CommandState::Claiming,
-                    None,
-                    None,
-                )
+            if self
+                .claim_here(&command, &owner, &installation, &mut begun)
                 .await?
             {
-                continue;
-            }
-            match self.claim(&command, &owner, &installation).await {
-                Ok(None) => {}
-                Ok(Some(outcome)) => {
-                    tracing::info!(command = command.comment_id, %outcome, "a @handoff command was taken elsewhere");
-                    self.store
-                        .move_github_command(
-                            command.id,
-                            CommandState::Claiming,
-                            CommandState::TakenElsewhere,
-                            Some(&outcome),
-                            None,
-                        )
-                        .await?;
-                    begun
-                        .decided
-                        .push(self.store.github_command(command.id).await?);
-                    continue;
-                }
-                Err(error) => {
-                    // Tried again at the next sync.
-                    tracing::warn!(command = command.comment_id, %error, "a @handoff command could not be claimed");
-                    self.store
-                        .move_github_command(
-                            command.id,
-                            CommandState::Claiming,
-                            CommandState::Seen,
-                            None,
-                            None,
-                        )
-                        .await?;
-                    continue;
-                }
-            }
-            let repo = self.store.repo(command.repo_id).await?;
-            if let Err(error) = self
-                .github
-                .react_to_issue_comment(&repo.name, command.comment_id, TAKEN_REACTION)
-                .await
-            {
-                tracing::warn!(command = command.comment_id, %error, "the taken reaction could not be added");
-            }
-            match self.carry_out(&command).await {
-                Ok(Carried::Run(run)) => {
-                    let run_id = match &run {
-                        CommandRun::Code(run) => run.run_id(),
-                        CommandRun::Qa(run) => run.run_id(),
-                    };
-                    tracing::info!(command = command.comment_id, run = %run_id, ask = command.ask.word(), "a @handoff command began a run");
-                    self.store
-                        .move_github_command(
-                            command.id,
-                            CommandState::Claiming,
-                            CommandState::Taken,
-                            None,
-                            Some(run_id),
-                        )
-                        .await?;
-                    let command = self.store.github_command(command.id).await?;
-                    begun.decided.push(command.clone());
-                    begun.runs.push(BegunCommandRun {
-                        pipeline: self.clone(),
-                        command,
-                        run,
-                    });
-                }
-                Ok(Carried::Done(said)) => {
-                    self.store
-                        .move_github_command(
-                            command.id,
-                            CommandState::Claiming,
-                            CommandState::Taken,
-                            Some(&said),
-                            None,
-                        )
-                        .await?;
-                    begun
-                        .decided
-                        .push(self.store.github_command(command.id).await?);
-                }
-                Err(error) => {
-                    let refusal = format!("Handoff could not do this: {error}");
-                    tracing::info!(command = command.comment_id, %refusal, "a @handoff command was refused");
-                    self.store
-                        .move_github_command(
-                            command.id,
-                            CommandState::Claiming,
-                            CommandState::Refused,
-                            Some(&refusal),
-                            None,
-                        )
-                        .await?;
-                    begun
-                        .decided
-                        .push(self.store.github_command(command.id).await?);
-                }
+                self.take_claimed(&command, &mut begun).await?;
             }
         }
         self.answer_github_commands().await?;
         Ok(begun)
+    }
+
+    /// Claims `command` for this installation. False when it is not this one's to carry
+    /// out: claimed already, taken elsewhere (decided so), or not claimable now (tried
+    /// again at the next sync).
+    async fn claim_here(
+        &self,
+        command: &GithubCommand,
+        owner: &SignedInAccount,
+        installation: &str,
+        begun: &mut GithubCommandsBegun,
+    ) -> Result<bool, PipelineError> {
+        if !self
+            .store
+            .github_commands()
+            .move_github_command(
+                command.id,
+                CommandState::Seen,
+                CommandState::Claiming,
+                None,
+                None,
+            )
+            .await?
+        {
+            return Ok(false);
+        }
+        match self.claim(command, owner, installation).await {
+            Ok(None) => Ok(true),
+            Ok(Some(outcome)) => {
+                tracing::info!(command = command.comment_id, %outcome, "a @handoff command was taken elsewhere");
+                let settled = self
+                    .settle(command, CommandState::TakenElsewhere, Some(&outcome), None)
+                    .await?;
+                begun.decided.push(settled);
+                Ok(false)
+            }
+            Err(error) => {
+                // Tried again at the next sync.
+                tracing::warn!(command = command.comment_id, %error, "a @handoff command could not be claimed");
+                self.store
+                    .github_commands()
+                    .move_github_command(
+                        command.id,
+                        CommandState::Claiming,
+                        CommandState::Seen,
+                        None,
+                        None,
+                    )
+                    .await?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Moves a claimed `command` to `state`, with what was said and the run it began,
+    /// and returns it as it is now.
+    async fn settle(
+        &self,
+        command: &GithubCommand,
+        state: CommandState,
+        said: Option<&str>,
+        run_id: Option<RunId>,
+    ) -> Result<GithubCommand, PipelineError> {
+        let commands = self.store.github_commands();
+        commands
+            .move_github_command(command.id, CommandState::Claiming, state, said, run_id)
+            .await?;
+        Ok(commands.github_command(command.id).await?)
+    }
+
+    /// Carries out a claimed `command`: a run begun, a thing done, or a refusal, each
+    /// recorded with the command.
+    async fn take_claimed(
+        &self,
+        command: &GithubCommand,
+        begun: &mut GithubCommandsBegun,
+    ) -> Result<(), PipelineError> {
+        let repo = self.store.repositories().repo(command.repo_id).await?;
+        if let Err(error) = self
+            .github
+            .react_to_issue_comment(&repo.name, command.comment_id, TAKEN_REACTION)
+            .await
+        {
+            tracing::warn!(command = command.comment_id, %error, "the taken reaction could not be added");
+        }
+        match self.carry_out(command).await {
+            Ok(Carried::Run(run)) => {
+                let run_id = match &run {
+                    CommandRun::Code(run) => run.run_id(),
+                    CommandRun::Qa(run) => run.run_id(),
+                };
+                tracing::info!(command = command.comment_id, run = %run_id, ask = command.ask.word(), "a @handoff command began a run");
+                let command = self
+                    .settle(command, CommandState::Taken, None, Some(run_id))
+                    .await?;
+                begun.decided.push(command.clone());
+                begun.runs.push(BegunCommandRun {
+                    pipeline: self.clone(),
+                    command,
+                    run,
+                });
+            }
+            Ok(Carried::Done(said)) => {
+                let settled = self
+                    .settle(command, CommandState::Taken, Some(&said), None)
+                    .await?;
+                begun.decided.push(settled);
+            }
+            Err(error) => {
+                let refusal = format!("Handoff could not do this: {error}");
+                tracing::info!(command = command.comment_id, %refusal, "a @handoff command was refused");
+                let settled = self
+                    .settle(command, CommandState::Refused, Some(&refusal), None)
+                    .await?;
+                begun.decided.push(settled);
+            }
+        }
+        Ok(())
     }
 
     /// Claims `command` on GitHub for this installation (see `command_claims`): `None`
@@ -213,7 +232,7 @@ impl Pipeline {
         owner: &SignedInAccount,
         installation: &str,
     ) -> Result<Option<String>, PipelineError> {
-        let repo = self.store.repo(command.repo_id).await?;
+        let repo = self.store.repositories().repo(command.repo_id).await?;
         match claim_on_thread(&self.github, &self.store, owner, &repo.name, command).await? {
             Some((_, earlier)) if earlier.installation != installation => {
                 return Ok(Some(format!(
@@ -224,6 +243,7 @@ impl Pipeline {
             // This installation claimed it before, and stopped before it went on.
             Some((claim, _)) => {
                 self.store
+                    .github_commands()
                     .set_github_command_claim(command.id, Some(claim))
                     .await?;
                 return Ok(None);
@@ -248,6 +268,7 @@ impl Pipeline {
         )
         .await?;
         self.store
+            .github_commands()
             .set_github_command_claim(command.id, Some(claim))
             .await?;
         let settled = settle_claim(
@@ -272,6 +293,7 @@ impl Pipeline {
     async fn active_run_of(&self, feedback_id: FeedbackId) -> Result<Option<Run>, PipelineError> {
         Ok(self
             .store
+            .runs()
             .runs(&RunFilter {
                 feedback_id: Some(feedback_id),
                 active_only: true,
@@ -283,7 +305,7 @@ impl Pipeline {
     }
 
     async fn carry_out(&self, command: &GithubCommand) -> Result<Carried, PipelineError> {
-        let item = self.store.feedback(command.feedback_id).await?;
+        let item = self.store.feedback().feedback(command.feedback_id).await?;
         match &command.ask {
             CommandAsk::Stop => match self.active_run_of(item.id).await? {
                 Some(run) => {
@@ -313,7 +335,7 @@ impl Pipeline {
                 let Some(pr_number) = item.pr_number else {
                     return Err(PipelineError::CommandNeedsPullRequest { stage: *stage });
                 };
-                let repo = self.store.repo(item.repo_id).await?;
+                let repo = self.store.repositories().repo(item.repo_id).await?;
                 let run = self
                     .begin_qa(&repo.name, pr_number, *stage, QaOptions::default())
                     .await?;
@@ -328,9 +350,14 @@ impl Pipeline {
     pub async fn answer_github_commands(&self) -> Result<u32, PipelineError> {
         let mut answered = 0;
         let waiting = [CommandState::Taken, CommandState::Refused];
-        let installation = self.store.installation_id().await?;
+        let installation = self.store.settings().installation_id().await?;
         for from in waiting {
-            for command in self.store.github_commands_in(from).await? {
+            for command in self
+                .store
+                .github_commands()
+                .github_commands_in(from)
+                .await?
+            {
                 let mut answer = CommandAnswer {
                     command_comment_id: command.comment_id,
                     installation: installation.clone(),
@@ -339,7 +366,7 @@ impl Pipeline {
                 };
                 let text = match (from, command.run_id) {
                     (CommandState::Taken, Some(run_id)) => {
-                        let run = self.store.run(run_id).await?;
+                        let run = self.store.runs().run(run_id).await?;
                         if run.status.is_active() {
                             continue;
                         }
@@ -352,12 +379,13 @@ impl Pipeline {
                 };
                 if !self
                     .store
+                    .github_commands()
                     .move_github_command(command.id, from, CommandState::Answered, None, None)
                     .await?
                 {
                     continue;
                 }
-                let repo = self.store.repo(command.repo_id).await?;
+                let repo = self.store.repositories().repo(command.repo_id).await?;
                 match post_answer(
                     &self.github,
                     &repo.name,
@@ -372,6 +400,7 @@ impl Pipeline {
                     Err(error) => {
                         tracing::warn!(command = command.comment_id, %error, "a @handoff command's answer could not be posted");
                         self.store
+                            .github_commands()
                             .move_github_command(
                                 command.id,
                                 CommandState::Answered,
@@ -393,6 +422,7 @@ impl Pipeline {
         if run.stage == Stage::FullAuto {
             let stages = self
                 .store
+                .runs()
                 .runs(&RunFilter {
                     feedback_id: run.feedback_id,
                     active_only: false,
@@ -413,7 +443,7 @@ impl Pipeline {
         // A first run's PR is known from its item once the run opened it.
         let pr_number = match (run.pr_number, run.feedback_id) {
             (Some(number), _) => Some(number),
-            (None, Some(item)) => self.store.feedback(item).await?.pr_number,
+            (None, Some(item)) => self.store.feedback().feedback(item).await?.pr_number,
             (None, None) => None,
         };
         let how = match run.status {

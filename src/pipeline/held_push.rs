@@ -58,7 +58,7 @@ impl Pipeline {
     /// The held run `run_id`, its item and repository; refused unless its commits still
     /// wait (no later code run of the item came after it).
     async fn held_run(&self, run_id: RunId) -> Result<(Run, Feedback, Repo), PipelineError> {
-        let run = self.store.run(run_id).await?;
+        let run = self.store.runs().run(run_id).await?;
         let held = run.stage == Stage::Code
             && run.status == RunStatus::Failed
             && run.failure_code == Some(RunFailureCode::CiChangeAwaitsApproval);
@@ -70,6 +70,7 @@ impl Pipeline {
         };
         let later = self
             .store
+            .runs()
             .runs(&RunFilter {
                 feedback_id: Some(feedback_id),
                 ..RunFilter::default()
@@ -83,13 +84,13 @@ impl Pipeline {
                 "a later run of its item came after it; its commits no longer wait",
             ));
         }
-        if let Some(approval) = self.store.held_push_approval(run_id).await? {
+        if let Some(approval) = self.store.runs().held_push_approval(run_id).await? {
             if approval.pushed_at.is_some() {
                 return Err(not_held(run_id, "its commits were pushed already"));
             }
         }
-        let feedback = self.store.feedback(feedback_id).await?;
-        let repo = self.store.repo(feedback.repo_id).await?;
+        let feedback = self.store.feedback().feedback(feedback_id).await?;
+        let repo = self.store.repositories().repo(feedback.repo_id).await?;
         Ok((run, feedback, repo))
     }
 
@@ -164,23 +165,29 @@ impl Pipeline {
             ));
         }
         let (_, feedback, repo) = self.held_run(run_id).await?;
-        self.store.approve_held_push(run_id, &held.end_sha).await?;
+        self.store
+            .runs()
+            .approve_held_push(run_id, &held.end_sha)
+            .await?;
         self.push_held_commits(run_id, &repo, &feedback).await?;
         let ci: Vec<(String, &'static str)> = ci_entry_points(&held.changed_paths);
         let (pull, action) =
             ensure_feedback_pull_request(&self.github, &self.store, &repo, &feedback, &ci).await?;
         self.store
+            .pull_requests()
             .mirror_pull_request(repo.id, &pull.mirrored())
             .await?;
         if action != PullRequestAction::Kept {
             for note in ask_for_labels_and_reviews(&self.github, &repo, pull.number).await {
-                self.store.add_run_note(run_id, &note).await?;
+                self.store.runs().add_run_note(run_id, &note).await?;
             }
         }
         self.store
+            .runs()
             .finish_held_push(run_id, feedback.id, pull.number, &pull.html_url)
             .await?;
         self.store
+            .runs()
             .record_run_event(
                 run_id,
                 Some(feedback.id),

@@ -134,6 +134,22 @@ pub enum CopySteps {
     RefreshKept { bundle_ref: Option<String> },
 }
 
+impl CopySteps {
+    /// How the working copy was made, in the run's log.
+    pub fn words(&self) -> &'static str {
+        match self {
+            CopySteps::MadeOnHost => "made here",
+            CopySteps::FromBundle { .. } => "made in the sandbox from a bundle",
+            CopySteps::RefreshKept { bundle_ref: None } => {
+                "the item's kept copy, which holds it already"
+            }
+            CopySteps::RefreshKept {
+                bundle_ref: Some(_),
+            } => "the item's kept copy, sent only the commits it lacks",
+        }
+    }
+}
+
 /// Why an item's kept copy was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DropReason {
@@ -245,6 +261,7 @@ impl Pipeline {
             // long it sat before: runs of other items end, and prune, while it runs.
             let in_use = !self
                 .store
+                .runs()
                 .runs(&RunFilter {
                     feedback_id: Some(kept.feedback_id),
                     active_only: true,
@@ -256,7 +273,7 @@ impl Pipeline {
                 kept_ids.push(kept.feedback_id);
                 continue;
             }
-            let reason = match self.store.feedback(kept.feedback_id).await {
+            let reason = match self.store.feedback().feedback(kept.feedback_id).await {
                 Ok(item) if item.status == FeedbackStatus::Merged => Some(DropReason::Merged),
                 Ok(_) => match self.kept_copy_retention() {
                     None => Some(DropReason::NotKept),

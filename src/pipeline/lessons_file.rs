@@ -13,10 +13,12 @@ use super::cache_lock::CacheLock;
 use super::{Pipeline, PipelineError};
 use crate::domain::lesson::lesson_paths;
 use crate::domain::lessons_file::{lessons_section, section_of, with_section};
-use crate::domain::{PullRequestState, RepoName};
+use crate::domain::{PullRequestState, Repo, RepoName};
 use crate::github::lessons_pull_request::open_lessons_pull_request;
+use crate::github::wire::WirePull;
 use crate::pipeline::host_git::pull_head_ref;
 use crate::store::LessonsFileWrite;
+use std::path::Path;
 
 /// What became of the lessons file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -56,28 +58,20 @@ impl Pipeline {
         repo: &RepoName,
         replace_edits: bool,
     ) -> Result<LessonsFileReport, PipelineError> {
-        let repo = self.store.repo_by_name(repo).await?;
-        let settings = self.store.lesson_settings(repo.id).await?;
+        let repo = self.store.repositories().repo_by_name(repo).await?;
+        let settings = self.store.lessons().lesson_settings(repo.id).await?;
         let path = lesson_paths(std::slice::from_ref(&settings.file))
             .ok()
             .and_then(|paths| paths.into_iter().next())
             .ok_or_else(|| failed(&settings.file, "it is not a path inside the repository"))?;
-        let section = lessons_section(&self.store.lessons_of(repo.id).await?);
-        let last = self.store.last_lessons_file_write(repo.id, true).await?;
+        let section = lessons_section(&self.store.lessons().lessons_of(repo.id).await?);
+        let last = self
+            .store
+            .lessons()
+            .last_lessons_file_write(repo.id, true)
+            .await?;
 
-        // The open PR this file went out in, if it is still open.
-        let mut open_pull = None;
-        if let Some(number) = last.as_ref().and_then(|write| write.pr_number) {
-            if let Some(pull) = self
-                .github
-                .pull_request_if_any(&self.store, &repo.name, number)
-                .await?
-            {
-                if pull.state() == PullRequestState::Open {
-                    open_pull = Some(pull);
-                }
-            }
-        }
+        let open_pull = self.pull_request_still_open(&repo, last.as_ref()).await?;
 
         let git = self.host_git();
         let cache_root = self.cache_root();
@@ -96,7 +90,7 @@ impl Pipeline {
             None => (
                 format!(
                     "handoff/lessons-{}",
-                    chrono::Utc::now().format("%Y%m%d-%H%M%S")
+                    self.store.now().format("%Y%m%d-%H%M%S")
                 ),
                 format!("refs/heads/{}", repo.default_branch),
             ),
@@ -115,23 +109,8 @@ impl Pipeline {
         };
         if edited {
             let found = found.clone().unwrap_or_default();
-            let known = self.store.last_lessons_file_write(repo.id, false).await?;
-            if known.is_none_or(|known| known.by_handoff || known.section != found) {
-                self.store
-                    .record_lessons_file_write(
-                        repo.id,
-                        &LessonsFileWrite {
-                            path: path.clone(),
-                            section: found,
-                            by_handoff: false,
-                            pr_number: open_pull.as_ref().map(|pull| pull.number),
-                            branch: open_pull.as_ref().map(|pull| pull.head.name.clone()),
-                            commit_sha: None,
-                            written_at: chrono::Utc::now(),
-                        },
-                    )
-                    .await?;
-            }
+            self.keep_owners_section(&repo, &path, found, open_pull.as_ref())
+                .await?;
             if !replace_edits {
                 return Err(PipelineError::LessonsFileEdited { path });
             }
@@ -147,82 +126,33 @@ impl Pipeline {
                 commit: None,
             });
         }
-        let workspace = self.data_dir.join("workspaces").join(format!(
-            "lessons-file-{}-{}",
-            repo.id.0,
-            std::process::id()
-        ));
-        if workspace.exists() {
-            std::fs::remove_dir_all(&workspace).map_err(|error| failed(&path, error))?;
-        }
-        std::fs::create_dir_all(self.data_dir.join("workspaces"))
-            .map_err(|error| failed(&path, error))?;
-        // The repository, or the fork its agent branches go to (so that CI runs the
-        // branch without the repository's secrets there too).
-        let repository = repo.head_repository();
-        let committed = async {
-            git.make_working_copy(&cache, &workspace, &start, &branch)
-                .await
-                .map_err(|error| failed(&path, error))?;
-            let message = format!(
-                "Lessons for agents in {path}\n\nThe lessons the owner accepted in Handoff, in \
-                 the marked section of {path}.\n"
-            );
-            let commit = git
-                .commit_one_file(
-                    &workspace,
-                    &path,
-                    &new_text,
-                    &message,
-                    (&self.settings.git_name, &self.settings.git_email),
-                )
-                .await
-                .map_err(|error| failed(&path, error))?;
-            // GitHub's word on the branch first (its default branch, protection,
-            // rulesets), as for every push: a guarded branch is not pushed to.
-            if let Some(guard) = self
-                .github
-                .branch_guard(&self.store, repository, &branch)
-                .await
-                .map_err(|error| {
-                    failed(
-                        &path,
-                        format!("GitHub could not say whether {branch} may be pushed to ({error})"),
-                    )
-                })?
-            {
-                return Err(failed(
-                    &path,
-                    format!("Handoff does not push to {branch}: {guard}; nothing was pushed"),
-                ));
-            }
-            self.store
-                .record_handoff_push(repo.id, None, None, &commit)
-                .await?;
-            git.push(
-                &workspace,
-                repository,
-                "HEAD",
-                &branch,
-                &[repo.default_branch.as_str()],
-            )
+        let commit = self
+            .commit_and_push(&repo, &cache, &start, &branch, &path, &new_text)
+            .await?;
+        self.open_or_update_pull_request(&repo, path, section, branch, commit, open_pull)
             .await
-            .map_err(|error| failed(&path, error))?;
-            Ok(commit)
-        }
-        .await;
-        if let Err(error) = std::fs::remove_dir_all(&workspace) {
-            tracing::warn!(%error, "the lessons file's working copy could not be removed");
-        }
-        let commit = committed?;
+    }
+
+    /// The lessons PR, opened unless `open_pull` is one already, and Handoff's write
+    /// of the file recorded.
+    async fn open_or_update_pull_request(
+        &self,
+        repo: &Repo,
+        path: String,
+        section: String,
+        branch: String,
+        commit: String,
+        open_pull: Option<WirePull>,
+    ) -> Result<LessonsFileReport, PipelineError> {
         let (pull, action) = match open_pull {
             Some(pull) => (pull, LessonsFileAction::Updated),
             None => (
-                open_lessons_pull_request(&self.github, &repo, &branch, &path).await?,
+                open_lessons_pull_request(&self.github, repo, &branch, &path).await?,
                 LessonsFileAction::Opened,
             ),
         };
         self.store
+            .lessons()
             .record_lessons_file_write(
                 repo.id,
                 &LessonsFileWrite {
@@ -232,7 +162,7 @@ impl Pipeline {
                     pr_number: Some(pull.number),
                     branch: Some(branch),
                     commit_sha: Some(commit.clone()),
-                    written_at: chrono::Utc::now(),
+                    written_at: self.store.now(),
                 },
             )
             .await?;
@@ -243,5 +173,139 @@ impl Pipeline {
             pr_url: Some(pull.html_url),
             commit: Some(commit),
         })
+    }
+
+    /// The open PR the file last went out in, if it is still open.
+    async fn pull_request_still_open(
+        &self,
+        repo: &Repo,
+        last: Option<&LessonsFileWrite>,
+    ) -> Result<Option<WirePull>, PipelineError> {
+        let Some(number) = last.and_then(|write| write.pr_number) else {
+            return Ok(None);
+        };
+        Ok(self
+            .github
+            .pull_request_if_any(&self.store, &repo.name, number)
+            .await?
+            .filter(|pull| pull.state() == PullRequestState::Open))
+    }
+
+    /// Keeps the owner's own edit of the section (`found`) as a write of theirs, once.
+    async fn keep_owners_section(
+        &self,
+        repo: &Repo,
+        path: &str,
+        found: String,
+        open_pull: Option<&WirePull>,
+    ) -> Result<(), PipelineError> {
+        let known = self
+            .store
+            .lessons()
+            .last_lessons_file_write(repo.id, false)
+            .await?;
+        if known.is_none_or(|known| known.by_handoff || known.section != found) {
+            self.store
+                .lessons()
+                .record_lessons_file_write(
+                    repo.id,
+                    &LessonsFileWrite {
+                        path: path.to_owned(),
+                        section: found,
+                        by_handoff: false,
+                        pr_number: open_pull.map(|pull| pull.number),
+                        branch: open_pull.map(|pull| pull.head.name.clone()),
+                        commit_sha: None,
+                        written_at: self.store.now(),
+                    },
+                )
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Commits `new_text` as `path` on `branch` (from `start`) in a working copy of its
+    /// own, and pushes it: to the repository, or the fork its agent branches go to (so
+    /// that CI runs the branch without the repository's secrets there too). Returns the
+    /// commit.
+    async fn commit_and_push(
+        &self,
+        repo: &Repo,
+        cache: &Path,
+        start: &str,
+        branch: &str,
+        path: &str,
+        new_text: &str,
+    ) -> Result<String, PipelineError> {
+        let git = self.host_git();
+        let workspace = self.data_dir.join("workspaces").join(format!(
+            "lessons-file-{}-{}",
+            repo.id.0,
+            std::process::id()
+        ));
+        if workspace.exists() {
+            std::fs::remove_dir_all(&workspace).map_err(|error| failed(path, error))?;
+        }
+        std::fs::create_dir_all(self.data_dir.join("workspaces"))
+            .map_err(|error| failed(path, error))?;
+        // The repository, or the fork its agent branches go to (so that CI runs the
+        // branch without the repository's secrets there too).
+        let repository = repo.head_repository();
+        let committed = async {
+            git.make_working_copy(cache, &workspace, start, branch)
+                .await
+                .map_err(|error| failed(path, error))?;
+            let message = format!(
+                "Lessons for agents in {path}\n\nThe lessons the owner accepted in Handoff, in \
+                 the marked section of {path}.\n"
+            );
+            let commit = git
+                .commit_one_file(
+                    &workspace,
+                    path,
+                    new_text,
+                    &message,
+                    (&self.settings.git_name, &self.settings.git_email),
+                )
+                .await
+                .map_err(|error| failed(path, error))?;
+            // GitHub's word on the branch first (its default branch, protection,
+            // rulesets), as for every push: a guarded branch is not pushed to.
+            if let Some(guard) = self
+                .github
+                .branch_guard(&self.store, repository, branch)
+                .await
+                .map_err(|error| {
+                    failed(
+                        path,
+                        format!("GitHub could not say whether {branch} may be pushed to ({error})"),
+                    )
+                })?
+            {
+                return Err(failed(
+                    path,
+                    format!("Handoff does not push to {branch}: {guard}; nothing was pushed"),
+                ));
+            }
+            self.store
+                .runs()
+                .record_handoff_push(repo.id, None, None, &commit)
+                .await?;
+            git.push(
+                &workspace,
+                repository,
+                "HEAD",
+                branch,
+                &[repo.default_branch.as_str()],
+            )
+            .await
+            .map_err(|error| failed(path, error))?;
+            Ok(commit)
+        }
+        .await;
+        if let Err(error) = std::fs::remove_dir_all(&workspace) {
+            tracing::warn!(%error, "the lessons file's working copy could not be removed");
+        }
+        committed
     }
 }

@@ -61,20 +61,21 @@ impl Pipeline {
         repo: &RepoName,
         options: LessonsOptions,
     ) -> Result<BegunLessons, PipelineError> {
-        let repo = self.store.repo_by_name(repo).await?;
-        let corrections = self.store.new_corrections(repo.id).await?;
+        let repo = self.store.repositories().repo_by_name(repo).await?;
+        let corrections = self.store.lessons().new_corrections(repo.id).await?;
         if corrections.is_empty() {
             return Err(PipelineError::NoNewCorrections {
                 repo: repo.name.full_name(),
             });
         }
-        self.store.check_quota_left(&repo, 1).await?;
-        self.store.check_budget_left(&repo, None).await?;
+        self.store.spend().check_quota_left(&repo, 1).await?;
+        self.store.spend().check_budget_left(&repo, None).await?;
         let setup = self
             .agent_setup(&repo, options.backend, options.timeout)
             .await?;
         let run = self
             .store
+            .stage_runs()
             .start_stage_run(&StageRunRequest {
                 repo_id: repo.id,
                 pr_number: None,
@@ -98,8 +99,8 @@ impl Pipeline {
     /// A queued lessons run made again from its record (its process stopped while it
     /// waited).
     pub(crate) async fn resume_lessons(&self, run: Run) -> Result<BegunLessons, PipelineError> {
-        let repo = self.store.repo(run.repo_id).await?;
-        let corrections = self.store.new_corrections(repo.id).await?;
+        let repo = self.store.repositories().repo(run.repo_id).await?;
+        let corrections = self.store.lessons().new_corrections(repo.id).await?;
         let setup = self.agent_setup(&repo, Some(run.backend), None).await?;
         Ok(BegunLessons {
             pipeline: self.clone(),
@@ -117,19 +118,30 @@ impl Pipeline {
     /// is logged and the repository skipped.
     pub async fn begin_due_lessons(&self) -> Result<Vec<BegunLessons>, PipelineError> {
         let mut begun = Vec::new();
-        for repo in self.store.repos().await? {
+        for repo in self.store.repositories().repos().await? {
             if repo.disconnected_at.is_some() {
                 continue;
             }
-            let Some(after) = self.store.lesson_settings(repo.id).await?.after_corrections else {
+            let Some(after) = self
+                .store
+                .lessons()
+                .lesson_settings(repo.id)
+                .await?
+                .after_corrections
+            else {
                 continue;
             };
-            let latest = self.store.latest_lessons_run(repo.id).await?;
+            let latest = self.store.lessons().latest_lessons_run(repo.id).await?;
             if latest.as_ref().is_some_and(|run| run.status.is_active()) {
                 continue;
             }
             let since = latest.map(|run| run.created_at);
-            let waiting = self.store.corrections_of(repo.id, since).await?.len();
+            let waiting = self
+                .store
+                .lessons()
+                .corrections_of(repo.id, since)
+                .await?
+                .len();
             if waiting < after as usize {
                 continue;
             }
@@ -171,7 +183,7 @@ impl BegunLessons {
                 .await?
             {
                 QueueWaitEnd::Cancelled => Ok(LessonsReport {
-                    run: pipeline.store.run(run_id).await?,
+                    run: pipeline.store.runs().run(run_id).await?,
                     proposed: Vec::new(),
                 }),
                 QueueWaitEnd::Started => self.drive_to_the_end().await,
@@ -188,7 +200,7 @@ impl BegunLessons {
     async fn drive_to_the_end(&self) -> Result<LessonsReport, PipelineError> {
         let store = &self.pipeline.store;
         let run_id = self.run.id;
-        store.mark_run_running(run_id, None).await?;
+        store.runs().mark_run_running(run_id, None).await?;
         let (cancel_sender, cancel) = watch::channel(false);
         let interval = self.pipeline.settings.heartbeat_interval;
         let _supervision = supervise(store.clone(), run_id, interval, Arc::new(cancel_sender));
@@ -239,18 +251,74 @@ impl BegunLessons {
                 (outcome, (RunEventKind::RunFailed, message), Vec::new())
             }
         };
-        store.finish_run(run_id, &outcome).await?;
+        store.runs().finish_run(run_id, &outcome).await?;
         store
+            .runs()
             .record_run_event(run_id, None, event.0, &event.1)
             .await?;
         Ok(LessonsReport {
-            run: store.run(run_id).await?,
+            run: store.runs().run(run_id).await?,
             proposed: ids,
         })
     }
 
     /// The job: a copy of the default branch, the corrections and accepted lessons as
     /// inputs, the agent, its `lessons.json` read and recorded.
+    /// What the agent reads: the corrections since lessons were last drawn, and the
+    /// lessons accepted so far.
+    async fn agent_inputs(&self) -> Result<[(String, String); 2], Stop> {
+        let accepted: Vec<String> = self
+            .pipeline
+            .store
+            .lessons()
+            .lessons_of(self.repo.id)
+            .await?
+            .into_iter()
+            .filter(|lesson| lesson.state == LessonState::Accepted)
+            .map(|lesson| format!("- {}", lesson.rule))
+            .collect();
+        let corrections = self
+            .corrections
+            .iter()
+            .map(Correction::for_prompt)
+            .collect::<Vec<_>>()
+            .join("\n");
+        Ok([
+            ("corrections.md".to_owned(), corrections),
+            (
+                "lessons.md".to_owned(),
+                if accepted.is_empty() {
+                    "No lesson is accepted yet.\n".to_owned()
+                } else {
+                    accepted.join("\n") + "\n"
+                },
+            ),
+        ])
+    }
+
+    /// The lessons stage's prompt: the repository's own, or the default, filled in.
+    async fn prompt(&self, base: &str) -> Result<String, Stop> {
+        let store = &self.pipeline.store;
+        let template = match store
+            .stage_runs()
+            .stage_prompt(self.repo.id, Stage::Lessons)
+            .await?
+        {
+            Some(own) => own,
+            None => default_stage_template(Stage::Lessons)
+                .unwrap_or_default()
+                .to_owned(),
+        };
+        Ok(fill_stage_template(
+            &template,
+            &StagePromptValues {
+                base,
+                instructions: &self.repo.custom_instructions,
+                ..StagePromptValues::default()
+            },
+        ))
+    }
+
     async fn propose(&self, job: &AgentJob<'_>) -> Result<(String, Vec<LessonId>), Stop> {
         let store = &self.pipeline.store;
         let base = self.repo.default_branch.clone();
@@ -268,44 +336,8 @@ impl BegunLessons {
                 None,
             )
             .await?;
-        let accepted: Vec<String> = store
-            .lessons_of(self.repo.id)
-            .await?
-            .into_iter()
-            .filter(|lesson| lesson.state == LessonState::Accepted)
-            .map(|lesson| format!("- {}", lesson.rule))
-            .collect();
-        let corrections = self
-            .corrections
-            .iter()
-            .map(Correction::for_prompt)
-            .collect::<Vec<_>>()
-            .join("\n");
-        let inputs = [
-            ("corrections.md".to_owned(), corrections),
-            (
-                "lessons.md".to_owned(),
-                if accepted.is_empty() {
-                    "No lesson is accepted yet.\n".to_owned()
-                } else {
-                    accepted.join("\n") + "\n"
-                },
-            ),
-        ];
-        let template = match store.stage_prompt(self.repo.id, Stage::Lessons).await? {
-            Some(own) => own,
-            None => default_stage_template(Stage::Lessons)
-                .unwrap_or_default()
-                .to_owned(),
-        };
-        let prompt = fill_stage_template(
-            &template,
-            &StagePromptValues {
-                base: &base,
-                instructions: &self.repo.custom_instructions,
-                ..StagePromptValues::default()
-            },
-        );
+        let inputs = self.agent_inputs().await?;
+        let prompt = self.prompt(&base).await?;
         job.log
             .say(&format!(
                 "{} corrections since lessons were last drawn",
@@ -342,6 +374,7 @@ impl BegunLessons {
             )
         })?;
         let ids = store
+            .lessons()
             .record_lesson_proposals(self.repo.id, job.run_id, &proposals)
             .await?;
         let detail = match ids.len() {

@@ -40,7 +40,11 @@ impl Pipeline {
 
     /// The queue as the owner sees it: the runs going, then the waiting ones by place.
     pub async fn queue(&self) -> Result<Vec<QueueEntry>, PipelineError> {
-        Ok(self.store.queue(self.e2b_usable().await).await?)
+        Ok(self
+            .store
+            .run_queue()
+            .queue(self.e2b_usable().await)
+            .await?)
     }
 
     /// Waits until queued run `run_id` gets a slot (it is then `running`) or is
@@ -57,7 +61,12 @@ impl Pipeline {
         let mut told_place = None;
         let mut last_sign_of_life = Instant::now();
         loop {
-            match self.store.take_queue_turn(run_id, e2b_usable).await? {
+            match self
+                .store
+                .run_queue()
+                .take_queue_turn(run_id, e2b_usable)
+                .await?
+            {
                 TakenTurn::Started { backend } => {
                     if told_place.is_some() {
                         log.say("a slot is free: the run starts").await?;
@@ -68,7 +77,7 @@ impl Pipeline {
                             setup.sandbox.backend()
                         );
                         log.say(&why).await?;
-                        self.store.add_run_note(run_id, &why).await?;
+                        self.store.runs().add_run_note(run_id, &why).await?;
                         *setup = self
                             .agent_setup(repo, Some(backend), Some(setup.timeout))
                             .await?;
@@ -99,7 +108,7 @@ impl Pipeline {
                 }
             }
             if last_sign_of_life.elapsed() >= self.settings.heartbeat_interval {
-                self.store.heartbeat(run_id).await?;
+                self.store.runs().heartbeat(run_id).await?;
                 last_sign_of_life = Instant::now();
             }
             tokio::time::sleep(QUEUE_POLL).await;
@@ -110,6 +119,7 @@ impl Pipeline {
     async fn end_queued_run_cancelled(&self, run_id: RunId) -> Result<Run, PipelineError> {
         let run = self
             .store
+            .runs()
             .finish_run(
                 run_id,
                 &RunOutcome::Cancelled {
@@ -117,16 +127,18 @@ impl Pipeline {
                 },
             )
             .await?;
-        self.store.settle_quota(run_id, 0).await?;
+        self.store.spend().settle_quota(run_id, 0).await?;
         Ok(run)
     }
 
     /// Cancels run `run_id`: a queued run whose process is gone is ended here and now,
     /// any other active run is asked to stop (its process ends it).
     pub async fn cancel_run(&self, run_id: RunId) -> Result<Run, PipelineError> {
-        let run = self.store.request_cancel(run_id).await?;
+        let run = self.store.runs().request_cancel(run_id).await?;
         if run.status == RunStatus::Queued && run.parent_run_id.is_none() {
-            let left = RunsLeftBehind::find(&self.store, super::reconcile::silent_since()).await?;
+            let left =
+                RunsLeftBehind::find(&self.store, super::reconcile::silent_since(&self.store))
+                    .await?;
             if let Some(orphan) = left
                 .orphaned_queued
                 .iter()

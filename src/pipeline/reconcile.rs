@@ -22,8 +22,8 @@ use crate::store::{ActiveRun, RunOutcome, Store, StoreError};
 pub const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The moment before which an active run without a sign of life counts as abandoned.
-pub fn silent_since() -> DateTime<Utc> {
-    Utc::now() - chrono::Duration::from_std(STALE_AFTER).unwrap_or_default()
+pub fn silent_since(store: &Store) -> DateTime<Utc> {
+    store.now() - chrono::Duration::from_std(STALE_AFTER).unwrap_or_default()
 }
 
 /// What was done about one abandoned run.
@@ -126,7 +126,8 @@ fn why_left_behind(active: &ActiveRun, gone: bool) -> String {
 impl Pipeline {
     /// Ends every run under way whose process is gone, or silent for [`STALE_AFTER`].
     pub async fn reconcile_silent_runs(&self) -> Result<Vec<Reconciled>, PipelineError> {
-        self.reconcile_abandoned_runs(silent_since()).await
+        self.reconcile_abandoned_runs(silent_since(&self.store))
+            .await
     }
 
     /// Ends every run under way whose process is gone, or has shown no sign of life
@@ -163,7 +164,7 @@ impl Pipeline {
         code: RunFailureCode,
         why: &str,
     ) -> Result<Option<Reconciled>, PipelineError> {
-        let repo = match self.store.repo(run.repo_id).await {
+        let repo = match self.store.repositories().repo(run.repo_id).await {
             Ok(repo) => Some(repo),
             Err(error) => {
                 tracing::warn!(run_id = %run.id, %error, "the run's repository could not be read; its sandbox is looked for with the defaults");
@@ -186,6 +187,7 @@ impl Pipeline {
         );
         match self
             .store
+            .runs()
             .finish_run(
                 run.id,
                 &RunOutcome::Failed {
@@ -202,6 +204,7 @@ impl Pipeline {
         }
         self.keep_spend_of_run_left_behind(run).await?;
         self.store
+            .runs()
             .record_run_event(
                 run.id,
                 run.feedback_id,
@@ -220,7 +223,11 @@ impl Pipeline {
     /// answer was never settled is charged all it reserved. Steps, kept in the driver's
     /// memory, are gone with it.
     async fn keep_spend_of_run_left_behind(&self, run: &Run) -> Result<(), PipelineError> {
-        let ledger = self.store.close_run_ledger(run.id, Utc::now()).await?;
+        let ledger = self
+            .store
+            .spend()
+            .close_run_ledger(run.id, self.store.now())
+            .await?;
         if ledger.calls == 0 || run.spend_source.is_some() {
             return Ok(());
         }
@@ -234,7 +241,10 @@ impl Pipeline {
             cost_usd: Some(ledger.charged_usd),
             ..RunSpend::default()
         };
-        self.store.record_run_spend(run.id, &spend, &[]).await?;
+        self.store
+            .spend()
+            .record_run_spend(run.id, &spend, &[])
+            .await?;
         tracing::info!(run_id = %run.id, cost_usd = ledger.charged_usd, calls = ledger.calls, "a run left behind keeps the spend its ledger holds");
         Ok(())
     }
@@ -255,10 +265,11 @@ pub(crate) async fn end_a_run_whose_driving_failed(
         message: message.clone(),
         exit_code: None,
     };
-    match store.finish_run(run_id, &outcome).await {
+    match store.runs().finish_run(run_id, &outcome).await {
         Ok(_) => {
             tracing::warn!(run = %run_id, %error, "a run failed while it was driven; it was ended as failed");
             if let Err(event_error) = store
+                .runs()
                 .record_run_event(
                     run_id,
                     feedback_id,

@@ -43,6 +43,7 @@ impl RunLog {
     /// Adds a line from Handoff itself.
     pub async fn say(&self, line: &str) -> Result<(), StoreError> {
         self.store
+            .runs()
             .append_run_log(
                 self.run_id,
                 LogStream::Handoff,
@@ -124,7 +125,7 @@ pub async fn record_sandbox_events(
         };
         match event {
             Some(SandboxEvent::Started { sandbox_id }) => {
-                store.set_run_sandbox(run_id, &sandbox_id).await?;
+                store.runs().set_run_sandbox(run_id, &sandbox_id).await?;
             }
             Some(SandboxEvent::Output { stream, bytes }) => {
                 let stream = match stream {
@@ -143,7 +144,7 @@ pub async fn record_sandbox_events(
     let dropped = recorder.dropped;
     if dropped > 0 {
         store
-            .append_run_log(
+            .runs().append_run_log(
                 run_id,
                 LogStream::Handoff,
                 &format!("[{dropped} more bytes of output were left out: the log keeps {LOG_LIMIT_BYTES} bytes]\n"),
@@ -195,6 +196,7 @@ impl Recorder {
             let text = as_text(&bytes[..take]);
             self.kept += take;
             self.store
+                .runs()
                 .append_run_log(self.run_id, stream, &text)
                 .await?;
         }
@@ -221,11 +223,11 @@ pub fn follow_run_log(
                 if ended {
                     return None;
                 }
-                let active = match store.run(run_id).await {
+                let active = match store.runs().run(run_id).await {
                     Ok(run) => run.status.is_active(),
                     Err(error) => return Some((Err(error), (store, seen, true, queue))),
                 };
-                match store.run_log(run_id, seen).await {
+                match store.runs().run_log(run_id, seen).await {
                     Ok(chunks) => {
                         if let Some(last) = chunks.last() {
                             seen = last.seq;

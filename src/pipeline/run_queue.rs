@@ -130,7 +130,7 @@ impl Pipeline {
                 Err(error) => {
                     tracing::warn!(run = %run_id, %error, "a queued run whose process stopped could not be taken over; it is ended");
                     self.store
-                        .finish_run(
+                        .runs().finish_run(
                             run_id,
                             &RunOutcome::Failed {
                                 failure_code: RunFailureCode::Abandoned,
@@ -141,7 +141,7 @@ impl Pipeline {
                             },
                         )
                         .await?;
-                    self.store.settle_quota(run_id, 0).await?;
+                    self.store.spend().settle_quota(run_id, 0).await?;
                 }
             }
         }

@@ -31,7 +31,7 @@ pub fn supervise(
 ) -> Supervision {
     let task = tokio::spawn(async move {
         loop {
-            match store.heartbeat(run_id).await {
+            match store.runs().heartbeat(run_id).await {
                 Ok(true) => {
                     if cancel.send(true).is_err() {
                         tracing::debug!(%run_id, "cancel asked after the run stopped listening");

@@ -48,7 +48,7 @@ impl Pipeline {
                     Some(repo) => self.docker_image_of(repo).0,
                     None => self.settings.docker_image_for(CUSTOM_IMAGE_PRESET),
                 };
-                let installation = self.store.installation_id().await?;
+                let installation = self.store.settings().installation_id().await?;
                 let sandbox = DockerSandbox::connect(&image, &installation)?;
                 Sandbox::Docker(match repo {
                     Some(repo) => sandbox.for_repository(repo.id, network_policy_of(repo)),

@@ -52,7 +52,7 @@ where
 
 /// Ends `top` and every stage of its chain still active.
 async fn end_the_chain(pipeline: &Pipeline, top: RunId, why: &str) {
-    let active = match pipeline.store.active_runs_of_chain(top).await {
+    let active = match pipeline.store.runs().active_runs_of_chain(top).await {
         Ok(active) => active,
         Err(error) => {
             tracing::error!(%error, "the runs of a run whose driving panicked could not be read; they end at the next check for abandoned runs");

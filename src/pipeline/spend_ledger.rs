@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use chrono::Utc;
 use futures::future::BoxFuture;
 use futures::FutureExt as _;
 
@@ -35,7 +34,7 @@ impl CallLedger for StoreLedger {
         let store = self.store.clone();
         let run = self.run.clone();
         async move {
-            match store.reserve_model_call(&run, &ask, Utc::now()).await {
+            match store.spend().reserve_model_call(&run, &ask, store.now()).await {
                 Ok(Ok(entry)) => Ok(entry),
                 Ok(Err(refusal)) => Err(LedgerRefusal::Budget(refusal)),
                 Err(error) => {
@@ -56,7 +55,7 @@ impl CallLedger for StoreLedger {
         let store = self.store.clone();
         let run_id = self.run.run_id;
         async move {
-            if let Err(error) = store.settle_model_call(entry, &charge, Utc::now()).await {
+            if let Err(error) = store.spend().settle_model_call(entry, &charge, store.now()).await {
                 // The reservation stays held, and is charged whole when the run ends.
                 tracing::warn!(run = %run_id, %error, "a model call's settlement could not be written; it counts its whole reservation");
             }

@@ -21,7 +21,7 @@ impl Pipeline {
         if job.stage == Stage::Lessons {
             return Ok(prompt.to_owned());
         }
-        let lessons = self.store.lessons_of(job.repo.id).await?;
+        let lessons = self.store.lessons().lessons_of(job.repo.id).await?;
         if !lessons.iter().any(|lesson| lesson.is_carried()) {
             return Ok(prompt.to_owned());
         }
@@ -36,7 +36,10 @@ impl Pipeline {
                     .await
                 {
                     Ok(missing) if !missing.is_empty() => {
-                        self.store.flag_vanished_paths(lesson.id, &missing).await?;
+                        self.store
+                            .lessons()
+                            .flag_vanished_paths(lesson.id, &missing)
+                            .await?;
                         let note = format!(
                             "lesson {} was left out: {} no longer on {base} (it waits for you to look)",
                             lesson.id,
@@ -46,7 +49,7 @@ impl Pipeline {
                             }
                         );
                         job.log.say(&format!("note: {note}")).await?;
-                        self.store.add_run_note(job.run_id, &note).await?;
+                        self.store.runs().add_run_note(job.run_id, &note).await?;
                         continue;
                     }
                     Ok(_) => {}
@@ -62,6 +65,7 @@ impl Pipeline {
             return Ok(prompt.to_owned());
         };
         self.store
+            .lessons()
             .record_carried_lessons(job.run_id, &section.carried)
             .await?;
         job.log

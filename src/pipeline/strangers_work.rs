@@ -23,7 +23,7 @@ impl Pipeline {
             .github
             .pull_request_commits(&self.store, &repo.name, number)
             .await?;
-        let pushes = self.store.handoff_pushes(repo.id).await?;
+        let pushes = self.store.runs().handoff_pushes(repo.id).await?;
         Ok(strangers_commits(&commits, &owner.login, &pushes))
     }
 
@@ -32,7 +32,7 @@ impl Pipeline {
         &self,
         item: FeedbackId,
     ) -> Result<Option<String>, PipelineError> {
-        let feedback = self.store.feedback(item).await?;
+        let feedback = self.store.feedback().feedback(item).await?;
         Ok(feedback.opened_by_visitor.then(|| {
             format!(
                 "its feedback was opened by @{}",
@@ -50,9 +50,15 @@ impl Pipeline {
         &self,
         item: FeedbackId,
     ) -> Result<Option<String>, PipelineError> {
-        let included = self.store.follow_ups(item).await?.iter().any(|follow_up| {
-            follow_up.source == FollowUpSource::Visitor && follow_up.included_in_prompts
-        });
+        let included = self
+            .store
+            .feedback()
+            .follow_ups(item)
+            .await?
+            .iter()
+            .any(|follow_up| {
+                follow_up.source == FollowUpSource::Visitor && follow_up.included_in_prompts
+            });
         Ok(included.then(|| "a visitor's follow-up is in its prompts".to_owned()))
     }
 

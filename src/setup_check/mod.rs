@@ -51,7 +51,7 @@ pub const DISK_WARNING_BYTES: u64 = 5 * 1024 * 1024 * 1024;
 impl SetupCheck<'_> {
     /// Runs every check.
     pub async fn run(&self) -> Result<SetupReport, StoreError> {
-        let repos = self.store.repos().await?;
+        let repos = self.store.repositories().repos().await?;
         let mut lines = vec![self.keyring().await];
         let github = connect(self.store, self.secrets, RequestPolicy::default()).await;
         let (line, accepted) = self.github(github.as_ref()).await;
@@ -114,6 +114,7 @@ impl SetupCheck<'_> {
     async fn fork_place(&self, client: &GithubClient) -> Option<String> {
         match self
             .store
+            .settings()
             .setting(crate::store::SettingKey::AgentForkPlace)
             .await
         {

@@ -78,7 +78,11 @@ impl Cli<'_> {
         let store = handoff::Store::open_in(self.data_dir)
             .await
             .expect("the data folder's store");
-        let installation = store.installation_id().await.expect("installation id");
+        let installation = store
+            .settings()
+            .installation_id()
+            .await
+            .expect("installation id");
         store.close().await;
         installation
     }

@@ -62,7 +62,11 @@ pub async fn install(
         data_dir: data.path().to_owned(),
         settings,
     };
-    let installation = store.installation_id().await.expect("installation id");
+    let installation = store
+        .settings()
+        .installation_id()
+        .await
+        .expect("installation id");
     Installation {
         store,
         pipeline,
@@ -137,11 +141,13 @@ impl PipelineWorld {
         .await;
         installation
             .store
+            .repositories()
             .change_repo_settings(
                 installation.repo.id,
                 &RepoSettingsChange {
                     custom_instructions: Some(
                         self.store
+                            .repositories()
                             .repo(self.repo.id)
                             .await
                             .unwrap()
@@ -218,6 +224,7 @@ impl PipelineWorld {
     /// The stored log of run `run_id`, as one text.
     pub async fn log_of(&self, run_id: RunId) -> String {
         self.store
+            .runs()
             .run_log(run_id, 0)
             .await
             .unwrap()
@@ -236,7 +243,12 @@ impl PipelineWorld {
     }
 
     pub async fn status(&self, feedback: &Feedback) -> FeedbackStatus {
-        self.store.feedback(feedback.id).await.unwrap().status
+        self.store
+            .feedback()
+            .feedback(feedback.id)
+            .await
+            .unwrap()
+            .status
     }
 }
 
@@ -375,6 +387,7 @@ pub async fn first_run_iterate_and_manual_commit_journey(world: &PipelineWorld) 
     assert!(managed[0].2.contains("Make it 44px.") && managed[0].2.contains("And a border."));
     let opened = world
         .store
+        .runs()
         .feedback_events(feedback.id)
         .await
         .unwrap()
@@ -400,7 +413,7 @@ pub async fn token_never_enters_the_sandbox(world: &PipelineWorld) {
     assert!(log.contains("handoff/prompt.md"), "the files were listed");
     let token = world.fake.owner_token();
     assert!(!log.contains(token), "the token reached the sandbox");
-    let texts = world.store.run_texts(report.run.id).await.unwrap();
+    let texts = world.store.runs().run_texts(report.run.id).await.unwrap();
     assert!(!texts.prompt.unwrap_or_default().contains(token));
     let _ = OWNER;
 }
@@ -422,6 +435,7 @@ impl PipelineWorld {
             .fake
             .create_pull(REPO, OWNER, "feature/signup", "Signup button");
         self.store
+            .repositories()
             .change_repo_settings(
                 self.repo.id,
                 &RepoSettingsChange {
@@ -437,6 +451,7 @@ impl PipelineWorld {
     /// Sets the repository's custom instructions (the scripted agent's directives).
     pub async fn set_instructions(&self, instructions: &str) {
         self.store
+            .repositories()
             .change_repo_settings(
                 self.repo.id,
                 &RepoSettingsChange {
@@ -451,6 +466,7 @@ impl PipelineWorld {
     /// Sets the repository's monthly run quota.
     pub async fn set_quota(&self, quota: u32) {
         self.store
+            .repositories()
             .change_repo_settings(
                 self.repo.id,
                 &RepoSettingsChange {
@@ -504,6 +520,7 @@ impl PipelineWorld {
     /// The prompt run `run` gave its agent.
     pub async fn prompt_of(&self, run: &handoff::domain::Run) -> String {
         self.store
+            .runs()
             .run_texts(run.id)
             .await
             .unwrap()
@@ -575,7 +592,12 @@ pub async fn full_auto_journey(world: &PipelineWorld) {
         Some(".signup { height: 44px; }\n")
     );
     assert_eq!(report.run.status, handoff::domain::RunStatus::Succeeded);
-    let children = world.store.child_runs(report.run.id).await.unwrap();
+    let children = world
+        .store
+        .stage_runs()
+        .child_runs(report.run.id)
+        .await
+        .unwrap();
     assert_eq!(children.len(), 4);
     assert!(children
         .iter()
@@ -606,6 +628,7 @@ impl PipelineWorld {
     /// A new feedback item on repository `repo` (any connected one).
     pub async fn feedback_in(&self, repo: &Repo, title: &str, body: &str) -> Feedback {
         self.store
+            .feedback()
             .add_feedback(&NewFeedback {
                 repo: repo.name.clone(),
                 title: Some(title.to_owned()),

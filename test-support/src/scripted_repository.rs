@@ -15,6 +15,7 @@ pub const TEST_IMAGE: &str = "handoff-test-agent:bookworm";
 /// `store`, to run the scripted agent on `backend`.
 pub async fn connect_scripted(store: &Store, name: &str, backend: SandboxBackend) -> Repo {
     let added = store
+        .repositories()
         .add_repo(&NewRepo {
             sandbox_backend: backend,
             agent_preset: "custom".to_owned(),
@@ -24,6 +25,7 @@ pub async fn connect_scripted(store: &Store, name: &str, backend: SandboxBackend
         .await
         .expect("the repository is connected");
     store
+        .repositories()
         .change_repo_settings(
             added.id,
             &RepoSettingsChange {

@@ -39,11 +39,13 @@ async fn dismissed_and_archived_items_leave_the_board_with_their_history_and_com
     let archived = seed::add_feedback(&store, REPO, "Done with it", "Old").await;
     let kept = seed::add_feedback(&store, REPO, "Still wanted", "Yes").await;
     store
+        .feedback()
         .add_owner_follow_up(dismissed.id, "A note that stays")
         .await
         .unwrap();
 
     store
+        .feedback()
         .set_archive_state(
             dismissed.id,
             Some(ArchiveState::Dismissed),
@@ -52,6 +54,7 @@ async fn dismissed_and_archived_items_leave_the_board_with_their_history_and_com
         .await
         .unwrap();
     let (item, changed) = store
+        .feedback()
         .set_archive_state(
             archived.id,
             Some(ArchiveState::Archived),
@@ -63,10 +66,10 @@ async fn dismissed_and_archived_items_leave_the_board_with_their_history_and_com
     assert_eq!(item.archived_as, Some(ArchiveState::Archived));
     assert!(item.archived_at.is_some());
 
-    let board = store.dashboard(&on_the_board()).await.unwrap();
+    let board = store.feedback().dashboard(&on_the_board()).await.unwrap();
     assert_eq!(board.total, 1);
     assert_eq!(board.groups[0].cards[0].feedback_id, kept.id);
-    let shelf = store.dashboard(&off_the_board()).await.unwrap();
+    let shelf = store.feedback().dashboard(&off_the_board()).await.unwrap();
     assert_eq!(shelf.total, 2);
     let mut states: Vec<_> = shelf.groups[0]
         .cards
@@ -79,18 +82,36 @@ async fn dismissed_and_archived_items_leave_the_board_with_their_history_and_com
         [Some(ArchiveState::Archived), Some(ArchiveState::Dismissed)]
     );
     assert_eq!(
-        store.follow_ups(dismissed.id).await.unwrap().len(),
+        store
+            .feedback()
+            .follow_ups(dismissed.id)
+            .await
+            .unwrap()
+            .len(),
         1,
         "its thread stays"
     );
 
     // Back on the board, with both changes in its history.
     store
+        .feedback()
         .set_archive_state(dismissed.id, None, ArchiveActor::Owner)
         .await
         .unwrap();
-    assert_eq!(store.dashboard(&on_the_board()).await.unwrap().total, 2);
-    let history = store.archive_history(dismissed.id).await.unwrap();
+    assert_eq!(
+        store
+            .feedback()
+            .dashboard(&on_the_board())
+            .await
+            .unwrap()
+            .total,
+        2
+    );
+    let history = store
+        .feedback()
+        .archive_history(dismissed.id)
+        .await
+        .unwrap();
     let changes: Vec<_> = history
         .iter()
         .map(|change| (change.archived_as, change.changed_by))
@@ -104,11 +125,20 @@ async fn dismissed_and_archived_items_leave_the_board_with_their_history_and_com
     );
     // Asking again for what it already is changes nothing.
     let (_, changed) = store
+        .feedback()
         .set_archive_state(dismissed.id, None, ArchiveActor::Owner)
         .await
         .unwrap();
     assert!(!changed);
-    assert_eq!(store.archive_history(dismissed.id).await.unwrap().len(), 2);
+    assert_eq!(
+        store
+            .feedback()
+            .archive_history(dismissed.id)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
 }
 
 #[tokio::test]
@@ -119,14 +149,28 @@ async fn an_item_with_a_run_going_stays_on_the_board() {
     seed::start_run(&store, &item).await;
 
     let refused = store
+        .feedback()
         .set_archive_state(item.id, Some(ArchiveState::Archived), ArchiveActor::Owner)
         .await
         .unwrap_err();
 
     assert!(matches!(refused, StoreError::ArchiveWhileRunning(id) if id == item.id));
     assert_eq!(refused.code(), ErrorCode::RunActive);
-    assert_eq!(store.feedback(item.id).await.unwrap().archived_as, None);
-    assert!(store.archive_history(item.id).await.unwrap().is_empty());
+    assert_eq!(
+        store
+            .feedback()
+            .feedback(item.id)
+            .await
+            .unwrap()
+            .archived_as,
+        None
+    );
+    assert!(store
+        .feedback()
+        .archive_history(item.id)
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 #[tokio::test]
@@ -135,6 +179,7 @@ async fn no_run_starts_on_an_item_off_the_board() {
     let item = world.feedback("Dismissed", "@@write a.txt a").await;
     world
         .store
+        .feedback()
         .set_archive_state(item.id, Some(ArchiveState::Dismissed), ArchiveActor::Owner)
         .await
         .unwrap();
@@ -149,6 +194,7 @@ async fn no_run_starts_on_an_item_off_the_board() {
     assert!(refused.to_string().contains("dismissed"), "{refused}");
     assert!(world
         .store
+        .runs()
         .runs(&Default::default())
         .await
         .unwrap()
@@ -156,6 +202,7 @@ async fn no_run_starts_on_an_item_off_the_board() {
     // "Run all new" leaves it out too.
     assert!(world
         .store
+        .feedback()
         .new_items_of(&REPO.parse().unwrap())
         .await
         .unwrap()
@@ -169,6 +216,7 @@ fn client(fake: &FakeGithub) -> GithubClient {
 async fn synced_store(dir: &tempfile::TempDir) -> Store {
     let store = Store::open_in(dir.path()).await.unwrap();
     store
+        .repositories()
         .add_repo(&NewRepo::with_defaults(REPO.parse().unwrap()))
         .await
         .unwrap();
@@ -192,6 +240,7 @@ async fn an_issue_closed_on_github_closes_its_item_and_reopening_brings_it_back(
         let store = store.clone();
         async move {
             store
+                .feedback()
                 .feedback_for_issue(&REPO.parse().unwrap(), number)
                 .await
                 .unwrap()
@@ -203,7 +252,15 @@ async fn an_issue_closed_on_github_closes_its_item_and_reopening_brings_it_back(
         Some(ArchiveState::Closed)
     );
     assert_eq!(item_of(open).await.archived_as, None);
-    assert_eq!(store.dashboard(&on_the_board()).await.unwrap().total, 1);
+    assert_eq!(
+        store
+            .feedback()
+            .dashboard(&on_the_board())
+            .await
+            .unwrap()
+            .total,
+        1
+    );
 
     // Closing an open item's issue closes the item, at the next sync.
     fake.set_issue_closed(REPO, open, true);
@@ -211,13 +268,21 @@ async fn an_issue_closed_on_github_closes_its_item_and_reopening_brings_it_back(
     let closed = item_of(open).await;
     assert_eq!(closed.archived_as, Some(ArchiveState::Closed));
     assert_eq!(closed.status, FeedbackStatus::New, "its status is kept");
-    assert_eq!(store.dashboard(&on_the_board()).await.unwrap().total, 0);
+    assert_eq!(
+        store
+            .feedback()
+            .dashboard(&on_the_board())
+            .await
+            .unwrap()
+            .total,
+        0
+    );
 
     // Reopened on GitHub: back on the board; GitHub's part is in its history.
     fake.set_issue_closed(REPO, open, false);
     sync(&github, &store, None).await.unwrap();
     assert_eq!(item_of(open).await.archived_as, None);
-    let history = store.archive_history(closed.id).await.unwrap();
+    let history = store.feedback().archive_history(closed.id).await.unwrap();
     assert!(history
         .iter()
         .all(|change| change.changed_by == ArchiveActor::Github));
@@ -225,6 +290,7 @@ async fn an_issue_closed_on_github_closes_its_item_and_reopening_brings_it_back(
 
     // An item the owner dismissed stays dismissed whatever its issue does.
     store
+        .feedback()
         .set_archive_state(
             closed.id,
             Some(ArchiveState::Dismissed),

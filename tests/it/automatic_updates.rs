@@ -48,6 +48,7 @@ async fn world_updating_by_itself(attempts_per_day: u32) -> PipelineWorld {
     let world = PipelineWorld::new(SandboxBackend::Local).await;
     world
         .store
+        .repositories()
         .change_repo_settings(
             world.repo.id,
             &RepoSettingsChange {
@@ -153,7 +154,13 @@ async fn a_failing_actions_check_comes_back_as_one_update_whose_prompt_carries_t
         .collect();
     assert_eq!(downloads.len(), 1, "the log read once: {downloads:?}");
     assert_eq!(
-        world.store.feedback(feedback.id).await.unwrap().status,
+        world
+            .store
+            .feedback()
+            .feedback(feedback.id)
+            .await
+            .unwrap()
+            .status,
         FeedbackStatus::WaitingForReview
     );
 
@@ -195,7 +202,12 @@ async fn the_same_check_failing_the_same_way_twice_in_a_row_stops_and_says_so() 
             && reason.contains(&format!("stopped updating PR #{number}")),
         "{reason}"
     );
-    let history = world.store.automatic_updates_of(feedback.id).await.unwrap();
+    let history = world
+        .store
+        .automatic_updates()
+        .automatic_updates_of(feedback.id)
+        .await
+        .unwrap();
     let decisions: Vec<_> = history.iter().map(|update| update.decision).collect();
     assert_eq!(
         decisions,
@@ -270,7 +282,13 @@ async fn a_forks_pr_a_bots_pr_and_a_draft_the_owner_marked_are_never_touched() {
     assert!(reason.contains("was marked a draft"), "{reason}");
     for feedback in [&from_fork, &from_bot, &drafted] {
         assert_eq!(
-            world.store.feedback(feedback.id).await.unwrap().status,
+            world
+                .store
+                .feedback()
+                .feedback(feedback.id)
+                .await
+                .unwrap()
+                .status,
             FeedbackStatus::WaitingForReview
         );
     }
@@ -311,6 +329,7 @@ async fn no_review_starts_an_update_and_github_refuses_the_owner_one_requesting_
     );
     let bodies: Vec<String> = world
         .store
+        .feedback()
         .follow_ups(feedback.id)
         .await
         .unwrap()
@@ -323,7 +342,13 @@ async fn no_review_starts_an_update_and_github_refuses_the_owner_one_requesting_
         "both reviews stay candidates for an Update PR: {bodies:?}"
     );
     assert_eq!(
-        world.store.feedback(feedback.id).await.unwrap().status,
+        world
+            .store
+            .feedback()
+            .feedback(feedback.id)
+            .await
+            .unwrap()
+            .status,
         FeedbackStatus::WaitingForReview
     );
 }
@@ -340,12 +365,20 @@ async fn nothing_updates_by_itself_unless_the_repository_turns_it_on() {
     assert!(begun.runs.is_empty() && begun.decided.is_empty());
     assert!(world
         .store
+        .automatic_updates()
         .automatic_updates_of(feedback.id)
         .await
         .unwrap()
         .is_empty());
     assert!(
-        world.store.follow_ups(feedback.id).await.unwrap().len() >= 2,
+        world
+            .store
+            .feedback()
+            .follow_ups(feedback.id)
+            .await
+            .unwrap()
+            .len()
+            >= 2,
         "the failure and the review are still there as candidates for a manual Update PR"
     );
 }

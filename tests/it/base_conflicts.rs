@@ -12,6 +12,7 @@ use support::pipeline_world::{pr_number, PipelineWorld, REPO};
 async fn conflicts_of(world: &PipelineWorld, number: u64) -> Option<bool> {
     world
         .store
+        .pull_requests()
         .pull_request(world.repo.id, number)
         .await
         .unwrap()
@@ -22,6 +23,7 @@ async fn conflicts_of(world: &PipelineWorld, number: u64) -> Option<bool> {
 async fn card_says_conflicts(world: &PipelineWorld) -> bool {
     let board = world
         .store
+        .feedback()
         .dashboard(&FeedbackFilter::default())
         .await
         .unwrap();

@@ -147,8 +147,13 @@ async fn first_run_outcome(
         }
         other => panic!("{cell_name}: {other:?}"),
     };
-    let notes = world.store.run(report.run.id).await.unwrap().notes;
-    let follow_ups = world.store.follow_ups(feedback.id).await.unwrap();
+    let notes = world.store.runs().run(report.run.id).await.unwrap().notes;
+    let follow_ups = world
+        .store
+        .feedback()
+        .follow_ups(feedback.id)
+        .await
+        .unwrap();
     assert!(
         follow_ups
             .iter()
@@ -431,7 +436,13 @@ async fn qa_cell(step: &QaStep, failure: &Failure, fault: Fault) -> String {
     world.fake.inject(rule);
     let cell_name = format!("{} / {}", step.name, failure.name);
 
-    let runs_before = world.store.runs(&RunFilter::default()).await.unwrap().len();
+    let runs_before = world
+        .store
+        .runs()
+        .runs(&RunFilter::default())
+        .await
+        .unwrap()
+        .len();
     let begun = world
         .pipeline
         .begin_qa(
@@ -448,7 +459,13 @@ async fn qa_cell(step: &QaStep, failure: &Failure, fault: Fault) -> String {
         }
         Err(error) => {
             assert_eq!(
-                world.store.runs(&RunFilter::default()).await.unwrap().len(),
+                world
+                    .store
+                    .runs()
+                    .runs(&RunFilter::default())
+                    .await
+                    .unwrap()
+                    .len(),
                 runs_before,
                 "{cell_name}: a refused start recorded a run"
             );

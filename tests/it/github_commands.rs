@@ -88,6 +88,7 @@ async fn the_owners_instruction_on_a_feedback_pr_updates_it_once_with_a_reaction
     assert_eq!(run.pr_number, Some(number), "the same PR, updated");
     let owners_words: Vec<String> = world
         .store
+        .feedback()
         .follow_ups(feedback.id)
         .await
         .unwrap()
@@ -117,7 +118,12 @@ async fn the_owners_instruction_on_a_feedback_pr_updates_it_once_with_a_reaction
     // Seen again by the next sync, it is not taken again.
     let again = sync_and_take(&world.store, &world.pipeline).await;
     assert!(again.runs.is_empty() && again.decided.is_empty());
-    let commands = world.store.github_commands_of(feedback.id).await.unwrap();
+    let commands = world
+        .store
+        .github_commands()
+        .github_commands_of(feedback.id)
+        .await
+        .unwrap();
     assert_eq!(commands.len(), 1);
     assert_eq!(commands[0].state, CommandState::Answered);
 }
@@ -155,6 +161,7 @@ async fn a_visitors_handoff_comment_never_runs_and_becomes_a_candidate() {
     assert!(world.fake.reactions_on(visitors_command).is_empty());
     let visitors: Vec<_> = world
         .store
+        .feedback()
         .follow_ups(feedback.id)
         .await
         .unwrap()
@@ -233,6 +240,7 @@ async fn auto_runs_the_whole_chain_on_the_pr_and_answers_with_its_cost() {
     );
     let stages: Vec<Stage> = world
         .store
+        .stage_runs()
         .child_runs(run.id)
         .await
         .unwrap()
@@ -292,6 +300,7 @@ async fn a_stage_on_an_item_without_a_pr_is_refused_with_an_answer() {
     assert_eq!(
         world
             .store
+            .github_commands()
             .github_command(begun.decided[0].id)
             .await
             .unwrap()
@@ -322,6 +331,7 @@ async fn a_command_written_before_the_repository_was_connected_is_never_run() {
     assert!(begun.runs.is_empty() && begun.decided.is_empty());
     assert!(world
         .store
+        .github_commands()
         .github_commands_of(feedback.id)
         .await
         .unwrap()

@@ -110,6 +110,7 @@ async fn of_two_claims_posted_at_the_same_moment_the_earliest_wins_and_the_other
         .unwrap();
     let command = world
         .store
+        .github_commands()
         .github_commands_of(feedback.id)
         .await
         .unwrap()
@@ -177,6 +178,7 @@ async fn a_pr_another_installation_opened_is_the_items_pr_there_too_and_its_comm
         desktop_and_laptop_with_an_issue("Say hello.\n@@append hello.txt hello").await;
     let desktops_item = world
         .store
+        .feedback()
         .feedback_for_issue(&world.repo.name, issue)
         .await
         .unwrap()
@@ -188,6 +190,7 @@ async fn a_pr_another_installation_opened_is_the_items_pr_there_too_and_its_comm
         .unwrap();
     let laptops_item = laptop
         .store
+        .feedback()
         .feedback_for_issue(&laptop.repo.name, issue)
         .await
         .unwrap()
@@ -257,12 +260,14 @@ async fn a_run_another_installation_made_counts_against_this_installations_month
     let now = chrono::Utc::now();
     let quota = laptop
         .store
+        .spend()
         .quota_status(laptop.repo.id, now)
         .await
         .unwrap();
     assert_eq!(quota.used, 1, "the desktop's run is one of the month's");
     let spent = laptop
         .store
+        .spend()
         .spent_so_far(laptop.repo.id, now)
         .await
         .unwrap();
@@ -281,6 +286,7 @@ async fn a_run_another_installation_made_counts_against_this_installations_month
     assert_eq!(
         laptop
             .store
+            .spend()
             .quota_status(laptop.repo.id, now)
             .await
             .unwrap()
@@ -290,13 +296,19 @@ async fn a_run_another_installation_made_counts_against_this_installations_month
     assert_eq!(
         world
             .store
+            .spend()
             .quota_status(world.repo.id, now)
             .await
             .unwrap()
             .used,
         1
     );
-    let desktop_spent = world.store.spent_so_far(world.repo.id, now).await.unwrap();
+    let desktop_spent = world
+        .store
+        .spend()
+        .spent_so_far(world.repo.id, now)
+        .await
+        .unwrap();
     assert!(
         (desktop_spent.repo_month_usd - 0.25).abs() < 1e-9,
         "{desktop_spent:?}"

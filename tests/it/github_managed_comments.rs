@@ -44,6 +44,7 @@ async fn world() -> World {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_in(dir.path()).await.unwrap();
     let repo = store
+        .repositories()
         .add_repo(&NewRepo::with_defaults(REPO.parse().unwrap()))
         .await
         .unwrap();
@@ -137,6 +138,7 @@ async fn publishing_creates_one_comment_then_updates_it_with_one_request() {
     assert!(comments[0].2.ends_with("\nSecond review"));
     let versions = world
         .store
+        .comments()
         .comment_versions(second.comment.id)
         .await
         .unwrap();
@@ -307,6 +309,7 @@ async fn a_missing_comment_is_reported_as_missing_not_guessed() {
     );
     let comment = world
         .store
+        .comments()
         .managed_comment(world.repo.id, world.pr, CommentKind::Plan)
         .await
         .unwrap()
@@ -315,6 +318,7 @@ async fn a_missing_comment_is_reported_as_missing_not_guessed() {
     assert_eq!(
         world
             .store
+            .comments()
             .comment_versions(comment.id)
             .await
             .unwrap()
@@ -381,6 +385,7 @@ async fn an_owner_edit_based_on_the_current_text_is_sent() {
     );
     assert!(world
         .store
+        .outbox()
         .pending_outbox_entries(None)
         .await
         .unwrap()
@@ -436,6 +441,7 @@ async fn an_edit_over_a_newer_github_edit_is_refused_and_the_owner_chooses() {
         .ends_with("edited in Handoff"));
     let origins: Vec<_> = world
         .store
+        .comments()
         .comment_versions(published.comment.id)
         .await
         .unwrap()
@@ -498,12 +504,14 @@ async fn taking_githubs_text_drops_the_edit_from_the_outbox_but_not_from_history
     assert!(world.fake.comment_body(id).unwrap().ends_with("theirs"));
     assert!(world
         .store
+        .outbox()
         .pending_outbox_entries(None)
         .await
         .unwrap()
         .is_empty());
     let versions = world
         .store
+        .comments()
         .comment_versions(published.comment.id)
         .await
         .unwrap();
@@ -536,6 +544,7 @@ async fn an_edit_made_while_github_is_down_waits_in_the_outbox_and_is_sent_later
     assert_eq!(
         world
             .store
+            .outbox()
             .pending_outbox_entries(None)
             .await
             .unwrap()
@@ -554,6 +563,7 @@ async fn an_edit_made_while_github_is_down_waits_in_the_outbox_and_is_sent_later
     assert_eq!(report.sent, 2, "{report:?}");
     assert_eq!(world.content(CommentKind::Plan).await, "owner v3");
     assert!(reopened
+        .outbox()
         .pending_outbox_entries(None)
         .await
         .unwrap()
@@ -598,6 +608,7 @@ async fn two_processes_sending_the_outbox_at_once_send_an_edit_once() {
     );
     assert!(world
         .store
+        .outbox()
         .pending_outbox_entries(None)
         .await
         .unwrap()
@@ -628,7 +639,12 @@ async fn a_pass_over_the_outbox_waits_for_the_backoff() {
 
     assert_eq!(report.sent, 0, "not due yet");
     assert!(world.fake.requests().is_empty(), "nothing was sent");
-    let entry = &world.store.pending_outbox_entries(None).await.unwrap()[0];
+    let entry = &world
+        .store
+        .outbox()
+        .pending_outbox_entries(None)
+        .await
+        .unwrap()[0];
     assert_eq!(entry.attempts, 1);
     assert!(entry.next_attempt_at > chrono::Utc::now());
     assert!(entry.last_error.as_deref().unwrap().contains("502"));
@@ -682,6 +698,7 @@ async fn html_truncated_and_incomplete_answers_give_clear_errors_and_lose_nothin
     assert_eq!(
         world
             .store
+            .outbox()
             .pending_outbox_entries(None)
             .await
             .unwrap()

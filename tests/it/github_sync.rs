@@ -38,6 +38,7 @@ fn client(fake: &FakeGithub, max_rate_limit_wait: Duration) -> GithubClient {
 async fn store_with_repo(dir: &tempfile::TempDir) -> Store {
     let store = Store::open_in(dir.path()).await.unwrap();
     store
+        .repositories()
         .add_repo(&NewRepo::with_defaults(REPO.parse().unwrap()))
         .await
         .unwrap();
@@ -51,6 +52,7 @@ async fn item_with_pull(
     title: &str,
 ) -> (handoff::domain::Feedback, u64) {
     let feedback = store
+        .feedback()
         .add_feedback(&NewFeedback {
             repo: REPO.parse().unwrap(),
             title: Some(title.to_owned()),
@@ -62,6 +64,7 @@ async fn item_with_pull(
         .await
         .unwrap();
     let started = store
+        .runs()
         .start_code_run(&CodeRunRequest {
             feedback_id: feedback.id,
             backend: SandboxBackend::Local,
@@ -71,6 +74,7 @@ async fn item_with_pull(
         .await
         .unwrap();
     store
+        .runs()
         .finish_run(
             started.run.id,
             &RunOutcome::Succeeded {
@@ -85,6 +89,7 @@ async fn item_with_pull(
     let number = fake.create_pull(REPO, OWNER, &feedback.head_branch, title);
     let url = format!("{}/{REPO}/pull/{number}", fake.web_base());
     let feedback = store
+        .feedback()
         .record_pull_request(feedback.id, number, &url)
         .await
         .unwrap();
@@ -114,6 +119,7 @@ async fn labelled_issues_become_feedback_once() {
     assert_eq!(first.new_feedback.len(), 1);
     assert!(second.new_feedback.is_empty());
     let items = store
+        .feedback()
         .feedback_list(&FeedbackFilter::default())
         .await
         .unwrap();
@@ -157,10 +163,11 @@ async fn visitors_comments_become_untrusted_follow_ups_and_the_owners_do_not() {
     assert_eq!(report.new_visitor_follow_ups, 2);
     assert_eq!(again.new_visitor_follow_ups, 1);
     let item = &store
+        .feedback()
         .feedback_list(&FeedbackFilter::default())
         .await
         .unwrap()[0];
-    let thread = store.follow_ups(item.id).await.unwrap();
+    let thread = store.feedback().follow_ups(item.id).await.unwrap();
     let bodies: Vec<_> = thread
         .iter()
         .map(|f| {
@@ -212,11 +219,11 @@ async fn pr_state_on_github_drives_the_status() {
     let report = sync(&github, &store, None).await.unwrap();
 
     assert_eq!(
-        store.feedback(to_merge.id).await.unwrap().status,
+        store.feedback().feedback(to_merge.id).await.unwrap().status,
         FeedbackStatus::Merged
     );
     assert_eq!(
-        store.feedback(to_close.id).await.unwrap().status,
+        store.feedback().feedback(to_close.id).await.unwrap().status,
         FeedbackStatus::Failed
     );
     assert_eq!(report.status_changes.len(), 2);
@@ -233,7 +240,7 @@ async fn pr_state_on_github_drives_the_status() {
         .unwrap();
     sync(&github, &store, None).await.unwrap();
     assert_eq!(
-        store.feedback(to_close.id).await.unwrap().status,
+        store.feedback().feedback(to_close.id).await.unwrap().status,
         FeedbackStatus::WaitingForReview
     );
 }
@@ -246,7 +253,11 @@ async fn edits_and_deletions_of_managed_comments_on_github_are_noticed() {
     let store = store_with_repo(&dir).await;
     let (_, number) = item_with_pull(&store, &fake, "Reviewed").await;
     let github = client(&fake, Duration::from_secs(5));
-    let repo = store.repo_by_name(&REPO.parse().unwrap()).await.unwrap();
+    let repo = store
+        .repositories()
+        .repo_by_name(&REPO.parse().unwrap())
+        .await
+        .unwrap();
     let place = |kind| CommentPlace {
         repo: &repo,
         pr_number: number,
@@ -281,10 +292,15 @@ async fn edits_and_deletions_of_managed_comments_on_github_are_noticed() {
 
     assert_eq!(report.comment_edits_found, 1);
     assert_eq!(report.comments_missing, 1);
-    let versions = store.comment_versions(review.comment.id).await.unwrap();
+    let versions = store
+        .comments()
+        .comment_versions(review.comment.id)
+        .await
+        .unwrap();
     assert_eq!(versions.last().unwrap().origin, VersionOrigin::EditOnGithub);
     assert_eq!(versions.last().unwrap().content, "review, corrected");
     let plan = store
+        .comments()
         .managed_comment(repo.id, number, CommentKind::Plan)
         .await
         .unwrap()
@@ -299,7 +315,11 @@ async fn an_idle_sync_of_many_prs_costs_nothing_against_the_rate_limit() {
     let dir = tempfile::tempdir().unwrap();
     let store = store_with_repo(&dir).await;
     let github = client(&fake, Duration::from_secs(5));
-    let repo = store.repo_by_name(&REPO.parse().unwrap()).await.unwrap();
+    let repo = store
+        .repositories()
+        .repo_by_name(&REPO.parse().unwrap())
+        .await
+        .unwrap();
     for n in 0..25 {
         let (_, number) = item_with_pull(&store, &fake, &format!("Item {n}")).await;
         publish_agent_output(
@@ -375,6 +395,7 @@ async fn an_idle_sync_of_two_hundred_prs_that_are_not_handoffs_asks_a_few_reques
     assert_eq!(fake.rate_limit_cost(), 0, "{:?}", fake.requests());
     assert_eq!(idle.open_pull_requests, 200);
     let failing = store
+        .pull_requests()
         .open_pull_requests(&handoff::store::PullRequestFilter {
             checks: Some(handoff::domain::CheckStatus::Failure),
             ..Default::default()
@@ -444,7 +465,7 @@ async fn a_rate_limit_too_far_away_is_reported_with_its_reset_time_and_loses_not
         report.errors
     );
     assert_eq!(
-        store.feedback(item.id).await.unwrap().status,
+        store.feedback().feedback(item.id).await.unwrap().status,
         FeedbackStatus::WaitingForReview
     );
 }
@@ -465,6 +486,7 @@ async fn github_failing_for_one_repo_is_reported_and_the_others_still_sync() {
     let dir = tempfile::tempdir().unwrap();
     let store = store_with_repo(&dir).await;
     store
+        .repositories()
         .add_repo(&NewRepo::with_defaults("octocat/docs".parse().unwrap()))
         .await
         .unwrap();
@@ -504,6 +526,7 @@ async fn html_instead_of_json_is_a_clear_error_and_nothing_changes() {
         report.errors
     );
     assert!(store
+        .feedback()
         .feedback_list(&FeedbackFilter::default())
         .await
         .unwrap()
@@ -520,6 +543,7 @@ async fn a_bad_token_stops_the_sync_with_a_sign_in_hint() {
     let dir = tempfile::tempdir().unwrap();
     let store = store_with_repo(&dir).await;
     store
+        .settings()
         .set_setting(SettingKey::GithubLogin, OWNER)
         .await
         .unwrap();
@@ -633,17 +657,32 @@ async fn a_token_that_may_not_read_checks_syncs_the_rest_and_the_repository_says
         )
         .times(2),
     );
-    let repo_id = store.repo_by_name(&REPO.parse().unwrap()).await.unwrap().id;
+    let repo_id = store
+        .repositories()
+        .repo_by_name(&REPO.parse().unwrap())
+        .await
+        .unwrap()
+        .id;
 
     let first = sync(&github, &store, None).await.unwrap();
 
     assert!(first.errors.is_empty(), "{:?}", first.errors);
-    let repo = store.repo(repo_id).await.unwrap();
+    let repo = store.repositories().repo(repo_id).await.unwrap();
     let since = repo.checks_unreadable_since.expect("marked");
-    let pull = store.pull_request(repo_id, number).await.unwrap().unwrap();
+    let pull = store
+        .pull_requests()
+        .pull_request(repo_id, number)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(pull.checks, handoff::domain::CheckStatus::NoChecks);
     assert_eq!(
-        store.feedback(feedback.id).await.unwrap().pr_number,
+        store
+            .feedback()
+            .feedback(feedback.id)
+            .await
+            .unwrap()
+            .pr_number,
         Some(number),
         "the rest synced"
     );
@@ -651,17 +690,32 @@ async fn a_token_that_may_not_read_checks_syncs_the_rest_and_the_repository_says
     let second = sync(&github, &store, None).await.unwrap();
     assert!(second.errors.is_empty(), "{:?}", second.errors);
     assert_eq!(
-        store.repo(repo_id).await.unwrap().checks_unreadable_since,
+        store
+            .repositories()
+            .repo(repo_id)
+            .await
+            .unwrap()
+            .checks_unreadable_since,
         Some(since)
     );
     // Allowed again: the mark goes and the failing check is read.
     let third = sync(&github, &store, None).await.unwrap();
     assert!(third.errors.is_empty(), "{:?}", third.errors);
     assert_eq!(
-        store.repo(repo_id).await.unwrap().checks_unreadable_since,
+        store
+            .repositories()
+            .repo(repo_id)
+            .await
+            .unwrap()
+            .checks_unreadable_since,
         None
     );
-    let pull = store.pull_request(repo_id, number).await.unwrap().unwrap();
+    let pull = store
+        .pull_requests()
+        .pull_request(repo_id, number)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(pull.checks, handoff::domain::CheckStatus::Failure);
 }
 
@@ -705,9 +759,19 @@ async fn the_checks_of_many_busy_prs_come_in_one_query_a_hundred_prs() {
         "busy PRs are asked at every sync, at once"
     );
 
-    let repo_id = store.repo_by_name(&REPO.parse().unwrap()).await.unwrap().id;
+    let repo_id = store
+        .repositories()
+        .repo_by_name(&REPO.parse().unwrap())
+        .await
+        .unwrap()
+        .id;
     for (n, number) in numbers.iter().enumerate() {
-        let pull = store.pull_request(repo_id, *number).await.unwrap().unwrap();
+        let pull = store
+            .pull_requests()
+            .pull_request(repo_id, *number)
+            .await
+            .unwrap()
+            .unwrap();
         let expected = match n % 3 {
             0 => CheckStatus::Success,
             1 => CheckStatus::Failure,
@@ -741,7 +805,11 @@ async fn a_refused_checks_query_falls_back_to_each_commit() {
 
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(report.open_pull_requests, 6);
-    let repo = store.repo_by_name(&REPO.parse().unwrap()).await.unwrap();
+    let repo = store
+        .repositories()
+        .repo_by_name(&REPO.parse().unwrap())
+        .await
+        .unwrap();
     assert!(
         repo.checks_unreadable_since.is_some(),
         "the repository says its checks cannot be read"

@@ -204,6 +204,7 @@ async fn a_merged_items_kept_copy_is_dropped() {
     }
     world
         .store
+        .feedback()
         .apply_pull_request_state(merged.id, PullRequestState::Merged)
         .await
         .unwrap();

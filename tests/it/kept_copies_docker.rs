@@ -19,7 +19,7 @@ async fn each_item_keeps_its_copy_in_a_volume_of_its_own() {
         "Ignore build output",
         &[(".gitignore", "build/\n")],
     );
-    let installation = world.store.installation_id().await.unwrap();
+    let installation = world.store.settings().installation_id().await.unwrap();
     let docker = DockerSandbox::connect(TEST_IMAGE, &installation).unwrap();
     let volumes = || async {
         let mut items = docker.kept_copies().await.unwrap();
@@ -86,6 +86,7 @@ async fn each_item_keeps_its_copy_in_a_volume_of_its_own() {
     // Merged: the first item's volume goes, the second's stays.
     world
         .store
+        .feedback()
         .apply_pull_request_state(first.id, PullRequestState::Merged)
         .await
         .unwrap();
@@ -94,6 +95,7 @@ async fn each_item_keeps_its_copy_in_a_volume_of_its_own() {
     assert_eq!(volumes().await, [second.id]);
     world
         .store
+        .feedback()
         .apply_pull_request_state(second.id, PullRequestState::Merged)
         .await
         .unwrap();

@@ -90,7 +90,12 @@ async fn corrections_become_a_lesson_that_later_runs_carry_until_it_is_turned_of
         .await
         .unwrap();
 
-    let corrections = world.store.new_corrections(world.repo.id).await.unwrap();
+    let corrections = world
+        .store
+        .lessons()
+        .new_corrections(world.repo.id)
+        .await
+        .unwrap();
     assert_eq!(corrections.len(), 2, "{corrections:?}");
     assert!(corrections
         .iter()
@@ -100,7 +105,12 @@ async fn corrections_become_a_lesson_that_later_runs_carry_until_it_is_turned_of
     assert_eq!(report.run.status, RunStatus::Succeeded, "{:?}", report.run);
     assert_eq!(report.run.stage, Stage::Lessons);
     assert_eq!(report.proposed.len(), 1);
-    let lesson = world.store.lesson(report.proposed[0]).await.unwrap();
+    let lesson = world
+        .store
+        .lessons()
+        .lesson(report.proposed[0])
+        .await
+        .unwrap();
     assert_eq!(lesson.rule, RULE);
     assert_eq!(lesson.state, LessonState::Proposed);
     assert_eq!(lesson.paths, ["README.md"]);
@@ -119,6 +129,7 @@ async fn corrections_become_a_lesson_that_later_runs_carry_until_it_is_turned_of
     assert_eq!(
         world
             .store
+            .spend()
             .quota_status(world.repo.id, chrono::Utc::now())
             .await
             .unwrap()
@@ -138,6 +149,7 @@ async fn corrections_become_a_lesson_that_later_runs_carry_until_it_is_turned_of
 
     world
         .store
+        .lessons()
         .decide_lesson(lesson.id, LessonDecision::Accept)
         .await
         .unwrap();
@@ -156,6 +168,7 @@ async fn corrections_become_a_lesson_that_later_runs_carry_until_it_is_turned_of
     assert!(prompt.contains(&carried_line), "{prompt}");
     let recorded = world
         .store
+        .lessons()
         .lessons_carried_by(carried.run.id)
         .await
         .unwrap();
@@ -173,6 +186,7 @@ async fn corrections_become_a_lesson_that_later_runs_carry_until_it_is_turned_of
 
     world
         .store
+        .lessons()
         .decide_lesson(lesson.id, LessonDecision::Enable(false))
         .await
         .unwrap();
@@ -180,6 +194,7 @@ async fn corrections_become_a_lesson_that_later_runs_carry_until_it_is_turned_of
     assert!(!world.prompt_of(&after.run).await.contains(&carried_line));
     assert!(world
         .store
+        .lessons()
         .lessons_carried_by(after.run.id)
         .await
         .unwrap()
@@ -187,7 +202,12 @@ async fn corrections_become_a_lesson_that_later_runs_carry_until_it_is_turned_of
 
     // The follow-ups the owner sent on the open PR are corrections for the next run;
     // the edits already read are not.
-    let next = world.store.new_corrections(world.repo.id).await.unwrap();
+    let next = world
+        .store
+        .lessons()
+        .new_corrections(world.repo.id)
+        .await
+        .unwrap();
     assert_eq!(next.len(), 2, "{next:?}");
     assert!(next
         .iter()
@@ -211,12 +231,14 @@ async fn a_visitors_edit_is_never_a_correction_and_nothing_to_learn_runs_nothing
     // Even approved for the next stage, the visitor's text is theirs, not a correction.
     let review = world
         .store
+        .comments()
         .managed_comment(world.repo.id, first, handoff::domain::CommentKind::Review)
         .await
         .unwrap()
         .unwrap();
     let visitors = world
         .store
+        .comments()
         .comment_versions(review.id)
         .await
         .unwrap()
@@ -225,12 +247,14 @@ async fn a_visitors_edit_is_never_a_correction_and_nothing_to_learn_runs_nothing
     assert!(visitors.edited_by_other, "{visitors:?}");
     world
         .store
+        .comments()
         .approve_comment_version(visitors.id)
         .await
         .unwrap();
 
     assert!(world
         .store
+        .lessons()
         .new_corrections(world.repo.id)
         .await
         .unwrap()
@@ -243,6 +267,7 @@ async fn a_visitors_edit_is_never_a_correction_and_nothing_to_learn_runs_nothing
     assert_eq!(refused.code().as_str(), "nothing_to_learn");
     assert!(world
         .store
+        .lessons()
         .latest_lessons_run(world.repo.id)
         .await
         .unwrap()
@@ -270,11 +295,17 @@ async fn a_lesson_whose_paths_vanished_is_flagged_and_left_out_until_the_owner_l
     for id in &report.proposed {
         world
             .store
+            .lessons()
             .decide_lesson(*id, LessonDecision::Accept)
             .await
             .unwrap();
     }
-    let lessons = world.store.lessons_of(world.repo.id).await.unwrap();
+    let lessons = world
+        .store
+        .lessons()
+        .lessons_of(world.repo.id)
+        .await
+        .unwrap();
     let gone = lessons
         .iter()
         .find(|l| l.rule.starts_with("Follow"))
@@ -289,13 +320,19 @@ async fn a_lesson_whose_paths_vanished_is_flagged_and_left_out_until_the_owner_l
         "{prompt}"
     );
     assert!(!prompt.contains("- Follow the old guide."), "{prompt}");
-    let flagged = world.store.lesson(gone.id).await.unwrap();
+    let flagged = world.store.lessons().lesson(gone.id).await.unwrap();
     assert_eq!(
         flagged.missing_paths,
         Some(vec!["docs/old-guide.md".to_owned()])
     );
     assert!(!flagged.is_carried());
-    assert!(world.store.lesson(kept.id).await.unwrap().is_carried());
+    assert!(world
+        .store
+        .lessons()
+        .lesson(kept.id)
+        .await
+        .unwrap()
+        .is_carried());
     assert!(
         run.run.notes.iter().any(
             |note| note.contains(&format!("lesson {} was left out", gone.id))
@@ -308,6 +345,7 @@ async fn a_lesson_whose_paths_vanished_is_flagged_and_left_out_until_the_owner_l
     // The owner looks, and points it at a path that is there: it is carried again.
     world
         .store
+        .lessons()
         .edit_lesson(
             gone.id,
             &handoff::store::LessonEdit {
@@ -357,6 +395,7 @@ async fn malformed_lessons_output_fails_the_run_loudly_and_records_nothing() {
     assert_eq!(empty.run.failure_code, Some(RunFailureCode::NoOutput));
     assert!(world
         .store
+        .lessons()
         .lessons_of(world.repo.id)
         .await
         .unwrap()
@@ -365,6 +404,7 @@ async fn malformed_lessons_output_fails_the_run_loudly_and_records_nothing() {
     assert_eq!(
         world
             .store
+            .lessons()
             .new_corrections(world.repo.id)
             .await
             .unwrap()
@@ -398,6 +438,7 @@ async fn the_lessons_file_pr_keeps_the_owners_text_is_updated_in_place_and_respe
 
     world
         .store
+        .lessons()
         .decide_lesson(older, LessonDecision::Accept)
         .await
         .unwrap();
@@ -434,6 +475,7 @@ async fn the_lessons_file_pr_keeps_the_owners_text_is_updated_in_place_and_respe
     // A second accept updates the same PR.
     world
         .store
+        .lessons()
         .decide_lesson(newer, LessonDecision::Accept)
         .await
         .unwrap();
@@ -466,6 +508,7 @@ async fn the_lessons_file_pr_keeps_the_owners_text_is_updated_in_place_and_respe
         .push_commit(REPO, &branch, "By hand", &[("AGENTS.md", &by_hand)]);
     world
         .store
+        .lessons()
         .decide_lesson(older, LessonDecision::Enable(false))
         .await
         .unwrap();
@@ -488,6 +531,7 @@ async fn the_lessons_file_pr_keeps_the_owners_text_is_updated_in_place_and_respe
     );
     let edit = world
         .store
+        .lessons()
         .last_lessons_file_write(world.repo.id, false)
         .await
         .unwrap()
@@ -519,6 +563,7 @@ async fn lessons_start_by_themselves_after_the_repositorys_number_of_corrections
     let [first, second] = two_reviewed_pull_requests(&world).await;
     world
         .store
+        .lessons()
         .set_lesson_settings(
             world.repo.id,
             &handoff::store::LessonSettings {
@@ -557,6 +602,7 @@ async fn the_lessons_file_goes_to_the_repositorys_fork_and_never_to_a_guarded_br
     world.fake.add_collaborator(&fork, OWNER);
     world
         .store
+        .repositories()
         .change_repo_settings(
             world.repo.id,
             &handoff::store::RepoSettingsChange {
@@ -582,6 +628,7 @@ async fn the_lessons_file_goes_to_the_repositorys_fork_and_never_to_a_guarded_br
     let repo = REPO.parse().unwrap();
     world
         .store
+        .lessons()
         .decide_lesson(older, LessonDecision::Accept)
         .await
         .unwrap();
@@ -619,6 +666,7 @@ async fn the_lessons_file_goes_to_the_repositorys_fork_and_never_to_a_guarded_br
     let before = world.fake.branch_sha(&fork, &branch);
     world
         .store
+        .lessons()
         .decide_lesson(newer, LessonDecision::Accept)
         .await
         .unwrap();

@@ -42,6 +42,7 @@ async fn only_the_owners_follow_ups_after_the_pr_opened_are_corrections() {
     let repo = seed::add_repo(&store, DEMO_REPO).await;
     let item = seed::add_feedback(&store, DEMO_REPO, "Bigger button", "Make it bigger").await;
     let too_early = store
+        .feedback()
         .add_owner_follow_up(item.id, "Before any run: use 48px")
         .await
         .unwrap();
@@ -49,18 +50,24 @@ async fn only_the_owners_follow_ups_after_the_pr_opened_are_corrections() {
     seed::run_to_end(&store, &item, seed::success(0.01)).await;
     clock.advance(chrono::Duration::seconds(1));
     let owners = store
+        .feedback()
         .add_owner_follow_up(item.id, "Never hard-code pixel sizes")
         .await
         .unwrap();
     let visitors = store
+        .feedback()
         .add_visitor_follow_up(item.id, "Make it pink", "visitor", 7001)
         .await
         .unwrap()
         .unwrap();
     // Included by the owner, a visitor's text reaches prompts, but it is still theirs.
-    store.include_follow_up(visitors.id).await.unwrap();
+    store
+        .feedback()
+        .include_follow_up(visitors.id)
+        .await
+        .unwrap();
 
-    let corrections = store.corrections_of(repo.id, None).await.unwrap();
+    let corrections = store.lessons().corrections_of(repo.id, None).await.unwrap();
     let ids: Vec<CorrectionId> = corrections.iter().map(|c| c.id).collect();
     assert_eq!(ids, [CorrectionId::FollowUp(owners.id)]);
     assert!(!ids.contains(&CorrectionId::FollowUp(too_early.id)));
@@ -73,9 +80,14 @@ async fn only_the_owners_follow_ups_after_the_pr_opened_are_corrections() {
 async fn the_owner_accepts_edits_turns_off_and_rejects_lessons_and_bad_moves_are_refused() {
     let (_dir, store) = temp_store().await;
     let repo = seed::add_repo(&store, DEMO_REPO).await;
-    let run = store.start_stage_run(&lessons_run(repo.id)).await.unwrap();
+    let run = store
+        .stage_runs()
+        .start_stage_run(&lessons_run(repo.id))
+        .await
+        .unwrap();
     // One lessons run at a time per repository.
     let second = store
+        .stage_runs()
         .start_stage_run(&lessons_run(repo.id))
         .await
         .unwrap_err();
@@ -84,6 +96,7 @@ async fn the_owner_accepts_edits_turns_off_and_rejects_lessons_and_bad_moves_are
         "{second}"
     );
     let ids = store
+        .lessons()
         .record_lesson_proposals(
             repo.id,
             run.id,
@@ -107,6 +120,7 @@ async fn the_owner_accepts_edits_turns_off_and_rejects_lessons_and_bad_moves_are
     let [keep, drop] = [ids[0], ids[1]];
 
     let refused = store
+        .lessons()
         .decide_lesson(keep, LessonDecision::Enable(false))
         .await
         .unwrap_err();
@@ -117,12 +131,14 @@ async fn the_owner_accepts_edits_turns_off_and_rejects_lessons_and_bad_moves_are
     assert_eq!(refused.code().as_str(), "illegal_transition");
 
     let accepted = store
+        .lessons()
         .decide_lesson(keep, LessonDecision::Accept)
         .await
         .unwrap();
     assert_eq!(accepted.state, LessonState::Accepted);
     assert!(accepted.is_carried());
     let edited = store
+        .lessons()
         .edit_lesson(
             keep,
             &LessonEdit {
@@ -140,11 +156,13 @@ async fn the_owner_accepts_edits_turns_off_and_rejects_lessons_and_bad_moves_are
         "an edit keeps what it does not change"
     );
     let off = store
+        .lessons()
         .decide_lesson(keep, LessonDecision::Enable(false))
         .await
         .unwrap();
     assert!(!off.is_carried());
     let rejected = store
+        .lessons()
         .decide_lesson(drop, LessonDecision::Reject)
         .await
         .unwrap();
@@ -152,6 +170,7 @@ async fn the_owner_accepts_edits_turns_off_and_rejects_lessons_and_bad_moves_are
     assert!(!rejected.is_carried());
 
     let missing = store
+        .lessons()
         .decide_lesson(
             handoff::domain::lesson::LessonId(999),
             LessonDecision::Accept,
@@ -160,11 +179,12 @@ async fn the_owner_accepts_edits_turns_off_and_rejects_lessons_and_bad_moves_are
         .unwrap_err();
     assert_eq!(missing.code().as_str(), "not_found");
     // Nothing was lost by the refusals.
-    assert_eq!(store.lessons_of(repo.id).await.unwrap().len(), 2);
+    assert_eq!(store.lessons().lessons_of(repo.id).await.unwrap().len(), 2);
 
     // The lessons file is a path inside the repository, or it is refused as typed.
     for outside in ["../AGENTS.md", "/etc/AGENTS.md", "  "] {
         let refused = store
+            .lessons()
             .set_lesson_settings(
                 repo.id,
                 &handoff::store::LessonSettings {
@@ -177,7 +197,7 @@ async fn the_owner_accepts_edits_turns_off_and_rejects_lessons_and_bad_moves_are
         assert_eq!(refused.code().as_str(), "invalid_input", "{outside}");
     }
     assert_eq!(
-        store.lesson_settings(repo.id).await.unwrap().file,
+        store.lessons().lesson_settings(repo.id).await.unwrap().file,
         "AGENTS.md"
     );
 }
@@ -237,13 +257,14 @@ async fn runs_and_every_row_naming_them_survive_the_lessons_migration() {
     pool.close().await;
 
     let store = Store::open_file(&path).await.unwrap();
-    let code = store.run(handoff::domain::RunId(1)).await.unwrap();
+    let code = store.runs().run(handoff::domain::RunId(1)).await.unwrap();
     assert_eq!(code.stage, Stage::Code);
     assert_eq!(code.llm_cost_usd, Some(0.25));
-    let review = store.run(handoff::domain::RunId(3)).await.unwrap();
+    let review = store.runs().run(handoff::domain::RunId(3)).await.unwrap();
     assert_eq!(review.parent_run_id, Some(handoff::domain::RunId(2)));
     // A lessons run is now a run like any other.
     let lessons = store
+        .stage_runs()
         .start_stage_run(&lessons_run(code.repo_id))
         .await
         .unwrap();

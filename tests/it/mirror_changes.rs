@@ -26,8 +26,9 @@ async fn each_change_names_what_it_touched_and_a_heartbeat_touches_nothing() {
         .find(|item| item.title == seed::CODING_TITLE)
         .unwrap();
     let run = seed::active_run(&store, coding).await;
-    store.heartbeat(run.id).await.unwrap();
+    store.runs().heartbeat(run.id).await.unwrap();
     store
+        .runs()
         .append_run_log(run.id, LogStream::Stdout, "working\n")
         .await
         .unwrap();
@@ -36,6 +37,7 @@ async fn each_change_names_what_it_touched_and_a_heartbeat_touches_nothing() {
 
     let new = &items[0];
     store
+        .feedback()
         .add_owner_follow_up(new.id, "Also the login page.")
         .await
         .unwrap();
@@ -47,7 +49,7 @@ async fn each_change_names_what_it_touched_and_a_heartbeat_touches_nothing() {
         })
     );
 
-    store.mark_run_running(run.id, None).await.unwrap();
+    store.runs().mark_run_running(run.id, None).await.unwrap();
     let running = watch.changes().await.unwrap().unwrap();
     assert_eq!(running.feedback_ids, [coding.id].into());
     assert_eq!(running.run_ids, [RunId(run.id.0)].into());
@@ -55,14 +57,17 @@ async fn each_change_names_what_it_touched_and_a_heartbeat_touches_nothing() {
     assert!(!running.everything);
 
     let repo = store
+        .repositories()
         .repo_by_name(&seed::DEMO_REPO.parse().unwrap())
         .await
         .unwrap();
     let comment = store
+        .comments()
         .ensure_managed_comment(repo.id, 7, CommentKind::Review)
         .await
         .unwrap();
     store
+        .comments()
         .add_comment_version(
             comment.id,
             &NewCommentVersion {

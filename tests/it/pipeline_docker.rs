@@ -23,7 +23,7 @@ async fn world() -> PipelineWorld {
 }
 
 async fn containers_of(world: &PipelineWorld, run: handoff::domain::RunId) -> Vec<String> {
-    let installation = world.store.installation_id().await.unwrap();
+    let installation = world.store.settings().installation_id().await.unwrap();
     DockerSandbox::connect(TEST_IMAGE, &installation)
         .unwrap()
         .containers_of(Some(run))
@@ -32,7 +32,7 @@ async fn containers_of(world: &PipelineWorld, run: handoff::domain::RunId) -> Ve
 }
 
 async fn networks_of(world: &PipelineWorld, run: handoff::domain::RunId) -> Vec<String> {
-    let installation = world.store.installation_id().await.unwrap();
+    let installation = world.store.settings().installation_id().await.unwrap();
     DockerSandbox::connect(TEST_IMAGE, &installation)
         .unwrap()
         .networks_of(Some(run))
@@ -58,7 +58,7 @@ async fn the_container_has_limits_and_is_removed_after_success_and_failure() {
         .await;
     let (run_id, driving) = world.start_in_background(&feedback).await;
     let container = eventually("the run's container is made", || async {
-        world.store.run(run_id).await.unwrap().sandbox_id
+        world.store.runs().run(run_id).await.unwrap().sandbox_id
     })
     .await;
     let inspected = Docker::connect_with_defaults()
@@ -78,7 +78,7 @@ async fn the_container_has_limits_and_is_removed_after_success_and_failure() {
     assert_eq!(host.cap_drop, Some(vec!["ALL".to_owned()]));
     assert_eq!(host.readonly_rootfs, Some(true));
     assert!(host.tmpfs.unwrap_or_default().contains_key("/tmp"));
-    let installation = world.store.installation_id().await.unwrap();
+    let installation = world.store.settings().installation_id().await.unwrap();
     assert_eq!(
         host.network_mode,
         Some(format!(
@@ -156,7 +156,7 @@ async fn the_container_is_removed_after_a_timeout_and_a_cancel() {
 
     let (run_id, driving) = world.start_in_background(&slow).await;
     world.wait_until_the_agent_runs(run_id).await;
-    world.store.request_cancel(run_id).await.unwrap();
+    world.store.runs().request_cancel(run_id).await.unwrap();
     let report = tokio::time::timeout(Duration::from_secs(30), driving)
         .await
         .unwrap()
@@ -197,7 +197,7 @@ async fn a_container_left_by_a_crash_is_found_by_its_label_and_removed() {
         "reconcile removed it"
     );
     assert_eq!(
-        world.store.run(run_id).await.unwrap().status,
+        world.store.runs().run(run_id).await.unwrap().status,
         RunStatus::Failed
     );
 }
@@ -207,6 +207,7 @@ async fn a_missing_image_is_refused_before_the_run_is_recorded() {
     let world = world().await;
     world
         .store
+        .repositories()
         .change_repo_settings(
             world.repo.id,
             &RepoSettingsChange {
@@ -240,6 +241,7 @@ async fn a_missing_image_is_refused_before_the_run_is_recorded() {
     );
     assert!(world
         .store
+        .runs()
         .runs(&RunFilter::default())
         .await
         .unwrap()
@@ -276,6 +278,7 @@ async fn a_run_is_refused_before_it_is_recorded_when_the_egress_gate_cannot_run(
     }
     assert!(world
         .store
+        .runs()
         .runs(&RunFilter::default())
         .await
         .unwrap()

@@ -73,6 +73,7 @@ async fn iterate_refused_while_coding() {
     assert!(
         world
             .store
+            .feedback()
             .follow_ups(feedback.id)
             .await
             .unwrap()
@@ -151,7 +152,13 @@ async fn a_pr_that_cannot_be_reopened_is_replaced_from_the_same_branch() {
     let replacement = pr_number(&retry);
     assert_ne!(replacement, number);
     assert_eq!(
-        world.store.feedback(feedback.id).await.unwrap().pr_number,
+        world
+            .store
+            .feedback()
+            .feedback(feedback.id)
+            .await
+            .unwrap()
+            .pr_number,
         Some(replacement)
     );
     let pulls = world.fake.pulls(REPO);
@@ -166,6 +173,7 @@ async fn an_exhausted_quota_is_refused_before_any_sandbox_starts() {
     let world = world().await;
     world
         .store
+        .repositories()
         .change_repo_settings(
             world.repo.id,
             &RepoSettingsChange {
@@ -207,7 +215,12 @@ async fn an_exhausted_quota_is_refused_before_any_sandbox_starts() {
             .contains("quota of octocat/hello-world is used up (1 of 1)"),
         "{refused}"
     );
-    let runs = world.store.runs(&RunFilter::default()).await.unwrap();
+    let runs = world
+        .store
+        .runs()
+        .runs(&RunFilter::default())
+        .await
+        .unwrap();
     assert_eq!(runs.len(), 1, "no run was recorded");
     assert_eq!(
         std::fs::read_dir(&workspaces)
@@ -218,6 +231,7 @@ async fn an_exhausted_quota_is_refused_before_any_sandbox_starts() {
     );
     assert!(world
         .store
+        .feedback()
         .follow_ups(feedback.id)
         .await
         .unwrap()
@@ -300,7 +314,7 @@ async fn a_cancelled_run_stops_its_sandbox_and_is_marked() {
     let (run_id, driving) = world.start_in_background(&feedback).await;
     // Wait until the agent runs, then cancel as another process would: through the store.
     world.wait_until_the_agent_runs(run_id).await;
-    world.store.request_cancel(run_id).await.unwrap();
+    world.store.runs().request_cancel(run_id).await.unwrap();
 
     let report = tokio::time::timeout(Duration::from_secs(20), driving)
         .await
@@ -377,13 +391,20 @@ async fn a_run_left_by_a_crash_is_reconciled() {
         .await;
     let (run_id, driving) = world.start_in_background(&feedback).await;
     eventually_true("the run's sandbox starts", || async {
-        world.store.run(run_id).await.unwrap().sandbox_id.is_some()
+        world
+            .store
+            .runs()
+            .run(run_id)
+            .await
+            .unwrap()
+            .sandbox_id
+            .is_some()
     })
     .await;
     // The process driving the run dies: nothing finishes the run or removes its sandbox.
     driving.abort();
     let _ = driving.await;
-    let left = world.store.run(run_id).await.unwrap();
+    let left = world.store.runs().run(run_id).await.unwrap();
     assert_eq!(left.status, RunStatus::Running);
     assert_eq!(world.status(&feedback).await, FeedbackStatus::Coding);
 
@@ -400,7 +421,7 @@ async fn a_run_left_by_a_crash_is_reconciled() {
         "{}",
         reconciled[0].message
     );
-    let run = world.store.run(run_id).await.unwrap();
+    let run = world.store.runs().run(run_id).await.unwrap();
     assert_eq!(run.status, RunStatus::Failed);
     assert_eq!(
         run.failure_code,
@@ -426,7 +447,12 @@ async fn a_run_left_by_a_crash_is_reconciled() {
         .begin_code_run(feedback.id, CodeRunOptions::default())
         .await
         .expect("a new run starts");
-    world.store.request_cancel(again.run_id()).await.unwrap();
+    world
+        .store
+        .runs()
+        .request_cancel(again.run_id())
+        .await
+        .unwrap();
     assert_eq!(
         again.drive().await.unwrap().result,
         CodeRunResult::Cancelled
@@ -494,6 +520,7 @@ async fn a_visitor_follow_up_enters_the_prompt_only_once_included_and_marked_unt
     pr_number(&world.run(&feedback, None).await);
     let visitor = world
         .store
+        .feedback()
         .add_visitor_follow_up(
             feedback.id,
             "Please also delete the tests.",
@@ -507,6 +534,7 @@ async fn a_visitor_follow_up_enters_the_prompt_only_once_included_and_marked_unt
     let without = world.run(&feedback, Some("@@write v.txt two")).await;
     let prompt = world
         .store
+        .runs()
         .run_texts(without.run.id)
         .await
         .unwrap()
@@ -514,10 +542,16 @@ async fn a_visitor_follow_up_enters_the_prompt_only_once_included_and_marked_unt
         .unwrap();
     assert!(!prompt.contains("delete the tests"), "{prompt}");
 
-    world.store.include_follow_up(visitor.id).await.unwrap();
+    world
+        .store
+        .feedback()
+        .include_follow_up(visitor.id)
+        .await
+        .unwrap();
     let with = world.run(&feedback, Some("@@write v.txt three")).await;
     let prompt = world
         .store
+        .runs()
         .run_texts(with.run.id)
         .await
         .unwrap()
@@ -547,6 +581,7 @@ async fn a_preset_agent_without_its_key_is_refused_before_the_run() {
     let world = world().await;
     world
         .store
+        .repositories()
         .change_repo_settings(
             world.repo.id,
             &RepoSettingsChange {
@@ -584,6 +619,7 @@ async fn a_preset_agent_without_its_key_is_refused_before_the_run() {
     }
     assert!(world
         .store
+        .runs()
         .runs(&RunFilter::default())
         .await
         .unwrap()
@@ -614,7 +650,7 @@ async fn a_run_whose_driving_fails_is_ended_as_failed_at_once() {
     let error = begun.drive().await.unwrap_err();
 
     assert!(error.to_string().contains("the disk is full"), "{error}");
-    let run = world.store.run(run_id).await.unwrap();
+    let run = world.store.runs().run(run_id).await.unwrap();
     assert_eq!(
         run.status,
         RunStatus::Failed,
@@ -631,7 +667,7 @@ async fn a_run_whose_driving_fails_is_ended_as_failed_at_once() {
         "{run:?}"
     );
     assert_eq!(world.status(&feedback).await, FeedbackStatus::Failed);
-    let events = world.store.take_unseen_run_events().await.unwrap();
+    let events = world.store.runs().take_unseen_run_events().await.unwrap();
     assert!(
         events
             .iter()
@@ -688,7 +724,7 @@ async fn cancel_works_while_the_repository_is_fetched() {
     })
     .await;
 
-    world.store.request_cancel(run_id).await.unwrap();
+    world.store.runs().request_cancel(run_id).await.unwrap();
 
     // Well before the fetch could have ended, the run is over.
     let report = tokio::time::timeout(Duration::from_secs(30), running)
@@ -731,6 +767,7 @@ async fn a_single_run_cannot_choose_the_local_backend_for_a_repository_set_other
     assert!(
         world
             .store
+            .runs()
             .runs(&RunFilter::default())
             .await
             .unwrap()
@@ -763,7 +800,7 @@ async fn cancel_during(
     })
     .await;
 
-    world.store.request_cancel(run_id).await.unwrap();
+    world.store.runs().request_cancel(run_id).await.unwrap();
 
     let report = tokio::time::timeout(Duration::from_secs(30), running)
         .await

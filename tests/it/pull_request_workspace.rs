@@ -24,6 +24,7 @@ async fn world() -> PipelineWorld {
 async fn used_quota(world: &PipelineWorld) -> u32 {
     world
         .store
+        .spend()
         .quota_status(world.repo.id, chrono::Utc::now())
         .await
         .unwrap()
@@ -68,6 +69,7 @@ async fn every_open_pull_request_is_mirrored_with_its_checks_and_a_closed_one_le
     assert_eq!(report.open_pull_requests, 2, "{report:?}");
     let pulls = world
         .store
+        .pull_requests()
         .open_pull_requests(&PullRequestFilter::default())
         .await
         .unwrap();
@@ -82,6 +84,7 @@ async fn every_open_pull_request_is_mirrored_with_its_checks_and_a_closed_one_le
 
     let searched = world
         .store
+        .pull_requests()
         .open_pull_requests(&PullRequestFilter {
             search: Some("contributor topic".to_owned()),
             ..PullRequestFilter::default()
@@ -91,6 +94,7 @@ async fn every_open_pull_request_is_mirrored_with_its_checks_and_a_closed_one_le
     assert_eq!(searched.iter().map(|p| p.number).collect::<Vec<_>>(), [b]);
     let failing = world
         .store
+        .pull_requests()
         .open_pull_requests(&PullRequestFilter {
             checks: Some(CheckStatus::Failure),
             ..PullRequestFilter::default()
@@ -106,6 +110,7 @@ async fn every_open_pull_request_is_mirrored_with_its_checks_and_a_closed_one_le
     assert_eq!(again.open_pull_requests, 1);
     let open: Vec<u64> = world
         .store
+        .pull_requests()
         .open_pull_requests(&PullRequestFilter::default())
         .await
         .unwrap()
@@ -115,6 +120,7 @@ async fn every_open_pull_request_is_mirrored_with_its_checks_and_a_closed_one_le
     assert_eq!(open, [a]);
     let closed = world
         .store
+        .pull_requests()
         .pull_request(world.repo.id, b)
         .await
         .unwrap()
@@ -166,7 +172,12 @@ async fn reviews_inline_comments_and_failing_checks_of_a_feedback_pr_become_cand
         .unwrap();
 
     assert_eq!(report.new_follow_up_candidates, 4, "{report:?}");
-    let thread = world.store.follow_ups(feedback.id).await.unwrap();
+    let thread = world
+        .store
+        .feedback()
+        .follow_ups(feedback.id)
+        .await
+        .unwrap();
     let candidates: Vec<_> = thread.iter().filter(|f| f.candidate).collect();
     assert_eq!(candidates.len(), 4);
     assert!(
@@ -214,7 +225,13 @@ async fn reviews_inline_comments_and_failing_checks_of_a_feedback_pr_become_cand
         .unwrap();
     assert_eq!(again.new_follow_up_candidates, 0);
     assert_eq!(
-        world.store.follow_ups(feedback.id).await.unwrap().len(),
+        world
+            .store
+            .feedback()
+            .follow_ups(feedback.id)
+            .await
+            .unwrap()
+            .len(),
         thread.len()
     );
 }
@@ -243,10 +260,20 @@ async fn an_included_review_comment_reaches_the_next_update_pr_and_a_reviewers_i
     sync(&world.pipeline.github, &world.store, None)
         .await
         .unwrap();
-    let thread = world.store.follow_ups(feedback.id).await.unwrap();
+    let thread = world
+        .store
+        .feedback()
+        .follow_ups(feedback.id)
+        .await
+        .unwrap();
     for text in ["Say it in French too.", "Delete the tests"] {
         let candidate = thread.iter().find(|f| f.body.contains(text)).unwrap();
-        let included = world.store.include_follow_up(candidate.id).await.unwrap();
+        let included = world
+            .store
+            .feedback()
+            .include_follow_up(candidate.id)
+            .await
+            .unwrap();
         assert!(included.included_in_prompts);
     }
 
@@ -256,6 +283,7 @@ async fn an_included_review_comment_reaches_the_next_update_pr_and_a_reviewers_i
 
     let prompt = world
         .store
+        .runs()
         .run_texts(update.run.id)
         .await
         .unwrap()
@@ -297,6 +325,7 @@ async fn the_workspace_says_which_stage_is_edited_out_of_date_or_reads_your_edit
     let pull = || async {
         world
             .store
+            .pull_requests()
             .pull_request(world.repo.id, number)
             .await
             .unwrap()
@@ -392,6 +421,7 @@ async fn full_auto_with_three_units_left_is_refused_before_anything_starts() {
     );
     assert!(world
         .store
+        .stage_runs()
         .runs_of_pull_request(world.repo.id, number)
         .await
         .unwrap()
@@ -436,7 +466,12 @@ async fn a_full_auto_chain_whose_stage_fails_is_ended_and_keeps_only_what_ran() 
     let report = world.qa(number, Stage::FullAuto, false).await;
 
     assert_eq!(report.run.status, RunStatus::Failed);
-    let children = world.store.child_runs(report.run.id).await.unwrap();
+    let children = world
+        .store
+        .stage_runs()
+        .child_runs(report.run.id)
+        .await
+        .unwrap();
     assert_eq!(children.len(), 2, "review and plan ran; the chain stopped");
     assert!(children.iter().all(|run| !run.status.is_active()));
     assert_eq!(used_quota(&world).await, 2);

@@ -32,6 +32,7 @@ async fn pull_requests_open_as_drafts_unless_the_repository_says_otherwise() {
 
     world
         .store
+        .repositories()
         .change_repo_settings(
             world.repo.id,
             &RepoSettingsChange {
@@ -58,7 +59,7 @@ async fn commits_that_change_ci_entry_points_are_named_in_the_run_its_log_and_th
     let report = world.run(&feedback, None).await;
     let number = pr_number(&report);
 
-    let run = world.store.run(report.run.id).await.unwrap();
+    let run = world.store.runs().run(report.run.id).await.unwrap();
     let note = run
         .notes
         .iter()
@@ -176,7 +177,13 @@ async fn a_push_githubs_checks_refuse_says_githubs_reason_not_that_someone_pushe
     assert!(!message.contains("someone pushed"), "{message}");
     assert!(message.contains("refs/handoff/runs/"), "{message}");
     assert_eq!(
-        world.store.feedback(feedback.id).await.unwrap().status,
+        world
+            .store
+            .feedback()
+            .feedback(feedback.id)
+            .await
+            .unwrap()
+            .status,
         FeedbackStatus::Failed
     );
 }
@@ -232,6 +239,7 @@ async fn agent_branches_can_go_to_a_fork_the_owner_controls_and_their_prs_come_f
     let fork = world.fake.create_fork(REPO, "octocat-agents");
     world
         .store
+        .repositories()
         .change_repo_settings(
             world.repo.id,
             &RepoSettingsChange {

@@ -20,6 +20,7 @@ async fn world() -> PipelineWorld {
 async fn prompt_of(world: &PipelineWorld, report: &handoff::pipeline::qa_run::QaReport) -> String {
     world
         .store
+        .runs()
         .run_texts(report.run.id)
         .await
         .unwrap()
@@ -149,16 +150,23 @@ async fn rerunning_review_over_an_edited_review_needs_force_and_keeps_the_edit()
     detail(&forced);
     let repo = world
         .store
+        .repositories()
         .repo_by_name(&REPO.parse().unwrap())
         .await
         .unwrap();
     let comment = world
         .store
+        .comments()
         .managed_comment(repo.id, number, CommentKind::Review)
         .await
         .unwrap()
         .unwrap();
-    let history = world.store.comment_versions(comment.id).await.unwrap();
+    let history = world
+        .store
+        .comments()
+        .comment_versions(comment.id)
+        .await
+        .unwrap();
     let origins: Vec<_> = history.iter().map(|v| v.origin).collect();
     assert_eq!(
         origins,
@@ -229,11 +237,13 @@ async fn a_seventy_thousand_character_review_is_cut_and_plan_gets_what_github_sh
     let number = world.qa_pull_request().await;
     let repo = world
         .store
+        .repositories()
         .repo_by_name(&REPO.parse().unwrap())
         .await
         .unwrap();
     world
         .store
+        .repositories()
         .change_repo_settings(
             repo.id,
             &handoff::store::RepoSettingsChange {
@@ -250,7 +260,7 @@ async fn a_seventy_thousand_character_review_is_cut_and_plan_gets_what_github_sh
     let review = world.qa(number, Stage::Review, false).await;
 
     assert!(detail(&review).contains("cut to fit GitHub"));
-    let texts = world.store.run_texts(review.run.id).await.unwrap();
+    let texts = world.store.runs().run_texts(review.run.id).await.unwrap();
     assert!(
         texts.output.as_deref().unwrap().chars().count() >= 70_000,
         "the run keeps it whole"
@@ -307,11 +317,13 @@ async fn test_files_one_issue_per_failure_and_updates_it_on_a_rerun() {
     );
     let repo = world
         .store
+        .repositories()
         .repo_by_name(&REPO.parse().unwrap())
         .await
         .unwrap();
     let stored = world
         .store
+        .stage_runs()
         .latest_test_results(repo.id, number)
         .await
         .unwrap()
@@ -435,11 +447,13 @@ async fn a_stage_that_writes_nothing_fails_loudly() {
     let number = world.qa_pull_request().await;
     let repo = world
         .store
+        .repositories()
         .repo_by_name(&REPO.parse().unwrap())
         .await
         .unwrap();
     world
         .store
+        .repositories()
         .change_repo_settings(
             repo.id,
             &handoff::store::RepoSettingsChange {
@@ -509,6 +523,7 @@ async fn a_repository_may_keep_test_failures_in_the_results_comment_alone() {
     let number = world.qa_pull_request().await;
     world
         .store
+        .repositories()
         .change_repo_settings(
             world.repo.id,
             &handoff::store::RepoSettingsChange {

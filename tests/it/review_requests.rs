@@ -14,6 +14,7 @@ async fn world_asking(labels: &[&str], reviewers: Vec<Reviewer>) -> PipelineWorl
     let world = PipelineWorld::new(SandboxBackend::Local).await;
     world
         .store
+        .repositories()
         .change_repo_settings(
             world.repo.id,
             &RepoSettingsChange {

@@ -112,6 +112,7 @@ async fn ten_items_with_two_slots_never_run_more_than_two_sandboxes_and_all_fini
     let other = world.connect_another_repo("octocat/other").await;
     world
         .store
+        .settings()
         .set_setting(SettingKey::QueueSlots, "2")
         .await
         .unwrap();

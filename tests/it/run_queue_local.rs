@@ -20,6 +20,7 @@ async fn world_with_slots(slots: &str) -> PipelineWorld {
     let world = PipelineWorld::new(SandboxBackend::Local).await;
     world
         .store
+        .settings()
         .set_setting(SettingKey::QueueSlots, slots)
         .await
         .unwrap();
@@ -77,7 +78,7 @@ async fn a_begun_run_is_queued_until_its_turn_comes() {
     })
     .await;
     assert_eq!(
-        world.store.run(second_run).await.unwrap().status,
+        world.store.runs().run(second_run).await.unwrap().status,
         RunStatus::Queued
     );
     let queue = world.pipeline.queue().await.unwrap();
@@ -112,14 +113,14 @@ async fn a_restart_with_runs_queued_starts_them_when_the_queue_next_runs() {
     }
     for run_id in &run_ids {
         assert_eq!(
-            world.store.run(*run_id).await.unwrap().status,
+            world.store.runs().run(*run_id).await.unwrap().status,
             RunStatus::Queued
         );
     }
     // Nothing adopts runs whose process may still be alive.
     assert!(world
         .pipeline
-        .adopt_queued_runs(silent_since())
+        .adopt_queued_runs(silent_since(&world.store))
         .await
         .unwrap()
         .is_empty());
@@ -132,13 +133,16 @@ async fn a_restart_with_runs_queued_starts_them_when_the_queue_next_runs() {
         store: Store::open_in(world.data.path()).await.unwrap(),
         ..world.pipeline.clone()
     };
-    let adopted = restarted.adopt_queued_runs(silent_since()).await.unwrap();
+    let adopted = restarted
+        .adopt_queued_runs(silent_since(&world.store))
+        .await
+        .unwrap();
     let mut adopted_ids: Vec<_> = adopted.iter().map(|run| run.run_id()).collect();
     adopted_ids.sort_by_key(|id| id.0);
     assert_eq!(adopted_ids, run_ids);
     assert!(
         restarted
-            .adopt_queued_runs(silent_since())
+            .adopt_queued_runs(silent_since(&world.store))
             .await
             .unwrap()
             .is_empty(),
@@ -154,7 +158,7 @@ async fn a_restart_with_runs_queued_starts_them_when_the_queue_next_runs() {
 
     let mut runs = Vec::new();
     for run_id in &run_ids {
-        let run = world.store.run(*run_id).await.unwrap();
+        let run = world.store.runs().run(*run_id).await.unwrap();
         assert_eq!(
             run.status,
             RunStatus::Succeeded,
@@ -187,11 +191,11 @@ async fn queued_runs_of_a_process_that_is_gone_are_taken_over_at_once() {
     // While it lives, its runs are its own, and who holds them is known.
     assert!(world
         .pipeline
-        .adopt_queued_runs(silent_since())
+        .adopt_queued_runs(silent_since(&world.store))
         .await
         .unwrap()
         .is_empty());
-    let left = RunsLeftBehind::find(&world.store, silent_since())
+    let left = RunsLeftBehind::find(&world.store, silent_since(&world.store))
         .await
         .unwrap();
     let waiting: Vec<_> = left
@@ -213,7 +217,7 @@ async fn queued_runs_of_a_process_that_is_gone_are_taken_over_at_once() {
     drop(other);
     let adopted = world
         .pipeline
-        .adopt_queued_runs(silent_since())
+        .adopt_queued_runs(silent_since(&world.store))
         .await
         .unwrap();
     let adopted_ids: Vec<_> = adopted.iter().map(|run| run.run_id()).collect();
@@ -223,7 +227,7 @@ async fn queued_runs_of_a_process_that_is_gone_are_taken_over_at_once() {
     }
     for run_id in &run_ids {
         assert_eq!(
-            world.store.run(*run_id).await.unwrap().status,
+            world.store.runs().run(*run_id).await.unwrap().status,
             RunStatus::Succeeded,
             "{}",
             world.log_of(*run_id).await
@@ -241,6 +245,7 @@ async fn cancelling_a_queued_run_ends_it_and_gives_its_quota_back() {
     let (second_run, second_driving) = world.start_in_background(&second).await;
     let used_with_both = world
         .store
+        .spend()
         .quota_status(world.repo.id, chrono::Utc::now())
         .await
         .unwrap()
@@ -263,6 +268,7 @@ async fn cancelling_a_queued_run_ends_it_and_gives_its_quota_back() {
     assert!(second_report.events.is_empty());
     let used = world
         .store
+        .spend()
         .quota_status(world.repo.id, chrono::Utc::now())
         .await
         .unwrap()
@@ -293,7 +299,7 @@ async fn cancelling_a_queued_run_whose_process_stopped_ends_it_at_once() {
     assert_eq!(cancelled.status, RunStatus::Cancelled);
     assert!(world
         .pipeline
-        .adopt_queued_runs(silent_since())
+        .adopt_queued_runs(silent_since(&world.store))
         .await
         .unwrap()
         .is_empty());

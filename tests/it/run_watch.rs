@@ -32,7 +32,7 @@ async fn a_run_whose_driving_panics_is_ended_at_once_with_its_sandbox_removed() 
         tokio::select! {
             report = begun.drive() => report,
             () = eventually_true("the run's sandbox is up", || async {
-                store.run(run_id).await.unwrap().sandbox_id.is_some()
+                store.runs().run(run_id).await.unwrap().sandbox_id.is_some()
             }) => panic!("the step table has no row 7"),
         }
     };
@@ -42,7 +42,7 @@ async fn a_run_whose_driving_panics_is_ended_at_once_with_its_sandbox_removed() 
         .expect("the watch ends the run without waiting for a restart")
         .unwrap();
 
-    let run = world.store.run(run_id).await.unwrap();
+    let run = world.store.runs().run(run_id).await.unwrap();
     assert_eq!(run.status, RunStatus::Failed);
     assert_eq!(run.failure_code, Some(RunFailureCode::DrivingPanicked));
     let message = run.failure_message.clone().unwrap_or_default();
@@ -52,7 +52,7 @@ async fn a_run_whose_driving_panics_is_ended_at_once_with_its_sandbox_removed() 
         "{message}"
     );
     assert_eq!(world.status(&feedback).await, FeedbackStatus::Failed);
-    let events = world.store.run_events(run_id).await.unwrap();
+    let events = world.store.runs().run_events(run_id).await.unwrap();
     assert!(
         events
             .iter()

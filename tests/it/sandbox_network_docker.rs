@@ -78,6 +78,7 @@ async fn world_with_network(mode: NetworkMode, allowed: &str) -> PipelineWorld {
     let world = PipelineWorld::new(SandboxBackend::Docker).await;
     world
         .store
+        .repositories()
         .change_repo_settings(
             world.repo.id,
             &RepoSettingsChange {
@@ -336,6 +337,7 @@ async fn a_repositorys_gate_outlives_its_runs_and_takes_a_new_list_in_place() {
 
     world
         .store
+        .repositories()
         .change_repo_settings(
             world.repo.id,
             &RepoSettingsChange {

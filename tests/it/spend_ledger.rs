@@ -29,6 +29,7 @@ fn thirty_cents() -> CallAsk {
 
 async fn review_run(store: &Store, repo_id: RepoId, pr_number: u64) -> RunId {
     store
+        .stage_runs()
         .start_stage_run(&StageRunRequest {
             repo_id,
             pr_number: Some(pr_number),
@@ -68,6 +69,7 @@ async fn spend_until_refused(store: Store, run: LedgerRun, ask: CallAsk) -> (u32
     let mut calls = 0;
     loop {
         match store
+            .spend()
             .reserve_model_call(&run, &ask, Utc::now())
             .await
             .unwrap()
@@ -77,6 +79,7 @@ async fn spend_until_refused(store: Store, run: LedgerRun, ask: CallAsk) -> (u32
                 // Let the other run in before this call settles.
                 tokio::task::yield_now().await;
                 store
+                    .spend()
                     .settle_model_call(
                         entry,
                         &CallCharge {
@@ -130,6 +133,7 @@ async fn two_runs_in_two_processes_share_one_month_and_never_pass_it() {
         "{refused_two}"
     );
     let month = store
+        .spend()
         .spent_so_far(repo.id, Utc::now())
         .await
         .unwrap()
@@ -147,12 +151,17 @@ async fn a_call_under_way_counts_against_the_month_before_its_run_ends() {
     let repo = seed::add_repo(&store, DEMO_REPO).await;
     let run = review_run(&store, repo.id, 1).await;
     let entry = store
+        .spend()
         .reserve_model_call(&ledger_run(run, repo.id, None), &thirty_cents(), Utc::now())
         .await
         .unwrap()
         .unwrap();
 
-    let month = store.spent_so_far(repo.id, Utc::now()).await.unwrap();
+    let month = store
+        .spend()
+        .spent_so_far(repo.id, Utc::now())
+        .await
+        .unwrap();
     assert!(
         (month.repo_month_usd - 0.30).abs() < 1e-9,
         "held: {month:?}"
@@ -160,6 +169,7 @@ async fn a_call_under_way_counts_against_the_month_before_its_run_ends() {
     assert!((month.day_usd - 0.30).abs() < 1e-9, "{month:?}");
 
     store
+        .spend()
         .settle_model_call(
             entry,
             &CallCharge {
@@ -171,7 +181,11 @@ async fn a_call_under_way_counts_against_the_month_before_its_run_ends() {
         )
         .await
         .unwrap();
-    let month = store.spent_so_far(repo.id, Utc::now()).await.unwrap();
+    let month = store
+        .spend()
+        .spent_so_far(repo.id, Utc::now())
+        .await
+        .unwrap();
     assert!(
         (month.repo_month_usd - 0.05).abs() < 1e-9,
         "settled: {month:?}"
@@ -185,11 +199,13 @@ async fn a_call_never_settled_is_charged_all_it_reserved_when_its_run_ends() {
     let run = review_run(&store, repo.id, 1).await;
     let ledger = ledger_run(run, repo.id, None);
     let settled = store
+        .spend()
         .reserve_model_call(&ledger, &thirty_cents(), Utc::now())
         .await
         .unwrap()
         .unwrap();
     store
+        .spend()
         .settle_model_call(
             settled,
             &CallCharge {
@@ -202,12 +218,17 @@ async fn a_call_never_settled_is_charged_all_it_reserved_when_its_run_ends() {
         .await
         .unwrap();
     store
+        .spend()
         .reserve_model_call(&ledger, &thirty_cents(), Utc::now())
         .await
         .unwrap()
         .unwrap();
 
-    let closed = store.close_run_ledger(run, Utc::now()).await.unwrap();
+    let closed = store
+        .spend()
+        .close_run_ledger(run, Utc::now())
+        .await
+        .unwrap();
 
     assert_eq!(closed.calls, 2);
     assert_eq!(closed.unread_calls, 1);
@@ -254,11 +275,13 @@ async fn runs_on_the_plan_of_two_repositories_share_its_monthly_credit() {
     let by_api_key = review_run(&store, second_repo.id, 3).await;
     for run in [first, second] {
         store
+            .spend()
             .set_run_paid_with(run, PaidWith::ClaudePlan)
             .await
             .unwrap();
     }
     store
+        .spend()
         .set_run_paid_with(by_api_key, PaidWith::ApiKey)
         .await
         .unwrap();
@@ -295,9 +318,10 @@ async fn runs_on_the_plan_of_two_repositories_share_its_monthly_credit() {
             .starts_with("the Claude Pro plan's monthly credit ($20.00) is spent: $24.00"),
         "{refused}"
     );
-    assert!((store.plan_month_charged(Utc::now()).await.unwrap() - 24.0).abs() < 1e-9);
+    assert!((store.spend().plan_month_charged(Utc::now()).await.unwrap() - 24.0).abs() < 1e-9);
     // A run the API key pays for is not held to the plan's credit, nor counted in it.
     let api_key_call = store
+        .spend()
         .reserve_model_call(
             &ledger_run(by_api_key, second_repo.id, None),
             &thirty_cents(),
@@ -306,5 +330,5 @@ async fn runs_on_the_plan_of_two_repositories_share_its_monthly_credit() {
         .await
         .unwrap();
     assert!(api_key_call.is_ok(), "{api_key_call:?}");
-    assert!((store.plan_month_charged(Utc::now()).await.unwrap() - 24.0).abs() < 1e-9);
+    assert!((store.spend().plan_month_charged(Utc::now()).await.unwrap() - 24.0).abs() < 1e-9);
 }

@@ -52,7 +52,11 @@ async fn reopening_keeps_everything() {
     store.close().await;
 
     let store = Store::open_in(dir.path()).await.unwrap();
-    let dashboard = store.dashboard(&FeedbackFilter::default()).await.unwrap();
+    let dashboard = store
+        .feedback()
+        .dashboard(&FeedbackFilter::default())
+        .await
+        .unwrap();
     assert_eq!(dashboard.total, 5);
 }
 
@@ -162,12 +166,12 @@ async fn two_runs_started_at_once_for_one_item_one_is_refused() {
     let first = tokio::spawn({
         let store = store.clone();
         let id = feedback.id;
-        async move { store.start_code_run(&code_run(id)).await }
+        async move { store.runs().start_code_run(&code_run(id)).await }
     });
     let second = tokio::spawn({
         let store = store.clone();
         let id = feedback.id;
-        async move { store.start_code_run(&code_run(id)).await }
+        async move { store.runs().start_code_run(&code_run(id)).await }
     });
     let results = [first.await.unwrap(), second.await.unwrap()];
 
@@ -179,6 +183,7 @@ async fn two_runs_started_at_once_for_one_item_one_is_refused() {
         "{refusal}"
     );
     let runs = store
+        .runs()
         .runs(&RunFilter {
             feedback_id: Some(feedback.id),
             ..RunFilter::default()
@@ -187,6 +192,7 @@ async fn two_runs_started_at_once_for_one_item_one_is_refused() {
         .unwrap();
     assert_eq!(runs.len(), 1);
     let quota = store
+        .spend()
         .quota_status(feedback.repo_id, chrono::Utc::now())
         .await
         .unwrap();
@@ -198,7 +204,11 @@ async fn the_database_itself_refuses_a_second_active_run() {
     let (_dir, store) = temp_store().await;
     seed::add_repo(&store, DEMO_REPO).await;
     let feedback = seed::add_feedback(&store, DEMO_REPO, "Race", "Bypassing the code.").await;
-    store.start_code_run(&code_run(feedback.id)).await.unwrap();
+    store
+        .runs()
+        .start_code_run(&code_run(feedback.id))
+        .await
+        .unwrap();
 
     // Straight past every check in code: only the partial unique index stands in the way.
     let inserted = sqlx::query(
@@ -226,10 +236,10 @@ async fn a_finished_run_frees_the_item_for_an_iterate() {
 
     let mut request = code_run(feedback.id);
     request.instructions = Some("Make it bigger".to_owned());
-    let started = store.start_code_run(&request).await.unwrap();
+    let started = store.runs().start_code_run(&request).await.unwrap();
 
     assert_eq!(started.kind, handoff::domain::CodeRunKind::Iterate);
-    let thread = store.follow_ups(feedback.id).await.unwrap();
+    let thread = store.feedback().follow_ups(feedback.id).await.unwrap();
     assert_eq!(thread.len(), 1);
     assert_eq!(thread[0].body, "Make it bigger");
     assert_eq!(thread[0].source, FollowUpSource::Owner);
@@ -242,6 +252,7 @@ async fn every_status_change_is_stored_with_its_time() {
     let feedback = seed::add_feedback(&store, DEMO_REPO, "History", "Watch it move.").await;
     seed::run_to_end(&store, &feedback, seed::success(0.1)).await;
     store
+        .feedback()
         .record_pull_request(
             feedback.id,
             1,
@@ -250,11 +261,12 @@ async fn every_status_change_is_stored_with_its_time() {
         .await
         .unwrap();
     store
+        .feedback()
         .apply_pull_request_state(feedback.id, PullRequestState::Closed)
         .await
         .unwrap();
 
-    let history = store.status_history(feedback.id).await.unwrap();
+    let history = store.feedback().status_history(feedback.id).await.unwrap();
     let steps: Vec<_> = history.iter().map(|c| (c.from, c.to, c.event)).collect();
     assert_eq!(
         steps,
@@ -298,6 +310,7 @@ async fn merged_is_final_even_for_code_that_writes_the_row_directly() {
     assert!(error.to_string().contains("final"), "{error}");
 
     let refusal = store
+        .runs()
         .start_code_run(&code_run(merged.id))
         .await
         .unwrap_err();
@@ -347,8 +360,16 @@ async fn follow_ups_are_append_only_in_the_database() {
     let (_dir, store) = temp_store().await;
     seed::add_repo(&store, DEMO_REPO).await;
     let feedback = seed::add_feedback(&store, DEMO_REPO, "Thread", "Body.").await;
-    let first = store.add_owner_follow_up(feedback.id, "one").await.unwrap();
-    store.add_owner_follow_up(feedback.id, "two").await.unwrap();
+    let first = store
+        .feedback()
+        .add_owner_follow_up(feedback.id, "one")
+        .await
+        .unwrap();
+    store
+        .feedback()
+        .add_owner_follow_up(feedback.id, "two")
+        .await
+        .unwrap();
 
     let edit = sqlx::query("UPDATE followups SET body = 'changed' WHERE id = ?")
         .bind(first.id.0)
@@ -364,6 +385,7 @@ async fn follow_ups_are_append_only_in_the_database() {
     assert!(edit.to_string().contains("append-only"), "{edit}");
     assert!(removal.to_string().contains("append-only"), "{removal}");
     let bodies: Vec<_> = store
+        .feedback()
         .follow_ups(feedback.id)
         .await
         .unwrap()
@@ -379,6 +401,7 @@ async fn visitor_follow_ups_stay_out_of_prompts_until_the_owner_includes_them() 
     seed::add_repo(&store, DEMO_REPO).await;
     let feedback = seed::add_feedback(&store, DEMO_REPO, "Visitor", "Body.").await;
     let visitor = store
+        .feedback()
         .add_visitor_follow_up(feedback.id, "please also do X", "someone", 77)
         .await
         .unwrap()
@@ -386,14 +409,27 @@ async fn visitor_follow_ups_stay_out_of_prompts_until_the_owner_includes_them() 
     assert!(!visitor.included_in_prompts);
 
     let again = store
+        .feedback()
         .add_visitor_follow_up(feedback.id, "please also do X", "someone", 77)
         .await
         .unwrap();
     assert!(again.is_none(), "a mirrored comment is not added twice");
 
-    let included = store.include_follow_up(visitor.id).await.unwrap();
+    let included = store
+        .feedback()
+        .include_follow_up(visitor.id)
+        .await
+        .unwrap();
     assert!(included.included_in_prompts);
-    assert_eq!(store.follow_ups(feedback.id).await.unwrap().len(), 1);
+    assert_eq!(
+        store
+            .feedback()
+            .follow_ups(feedback.id)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[tokio::test]
@@ -411,6 +447,7 @@ async fn a_candidate_from_the_pr_is_taken_once_and_reaches_prompts_only_when_inc
     };
 
     let taken = store
+        .feedback()
         .add_follow_up_candidate(feedback.id, &candidate)
         .await
         .unwrap()
@@ -421,6 +458,7 @@ async fn a_candidate_from_the_pr_is_taken_once_and_reaches_prompts_only_when_inc
         "even the owner's own review comment waits to be included"
     );
     let again = store
+        .feedback()
         .add_follow_up_candidate(feedback.id, &candidate)
         .await
         .unwrap();
@@ -429,6 +467,7 @@ async fn a_candidate_from_the_pr_is_taken_once_and_reaches_prompts_only_when_inc
         "what was taken from GitHub is not taken twice"
     );
     let blank = store
+        .feedback()
         .add_follow_up_candidate(
             feedback.id,
             &handoff::store::NewFollowUpCandidate {
@@ -440,9 +479,17 @@ async fn a_candidate_from_the_pr_is_taken_once_and_reaches_prompts_only_when_inc
         .await;
     assert!(blank.is_err(), "an empty candidate is refused");
 
-    let included = store.include_follow_up(taken.id).await.unwrap();
+    let included = store.feedback().include_follow_up(taken.id).await.unwrap();
     assert!(included.included_in_prompts);
-    assert_eq!(store.follow_ups(feedback.id).await.unwrap().len(), 1);
+    assert_eq!(
+        store
+            .feedback()
+            .follow_ups(feedback.id)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[tokio::test]
@@ -450,6 +497,7 @@ async fn an_exhausted_quota_refuses_the_run_and_keeps_nothing_of_it() {
     let (_dir, store) = temp_store().await;
     let repo = seed::add_repo(&store, DEMO_REPO).await;
     store
+        .repositories()
         .change_repo_settings(
             repo.id,
             &RepoSettingsChange {
@@ -464,7 +512,7 @@ async fn an_exhausted_quota_refuses_the_run_and_keeps_nothing_of_it() {
 
     let mut request = code_run(feedback.id);
     request.instructions = Some("one more time".to_owned());
-    let error = store.start_code_run(&request).await.unwrap_err();
+    let error = store.runs().start_code_run(&request).await.unwrap_err();
 
     assert!(
         matches!(
@@ -483,10 +531,16 @@ async fn an_exhausted_quota_refuses_the_run_and_keeps_nothing_of_it() {
             .contains("quota of octocat/hello-world is used up"),
         "{error}"
     );
-    let feedback = store.feedback(feedback.id).await.unwrap();
+    let feedback = store.feedback().feedback(feedback.id).await.unwrap();
     assert_eq!(feedback.status, FeedbackStatus::WaitingForReview);
-    assert!(store.follow_ups(feedback.id).await.unwrap().is_empty());
+    assert!(store
+        .feedback()
+        .follow_ups(feedback.id)
+        .await
+        .unwrap()
+        .is_empty());
     let runs = store
+        .runs()
         .runs(&RunFilter {
             feedback_id: Some(feedback.id),
             ..RunFilter::default()
@@ -502,6 +556,7 @@ async fn bad_input_is_refused_with_a_clear_error_and_nothing_stored() {
     seed::add_repo(&store, DEMO_REPO).await;
 
     let empty = store
+        .feedback()
         .add_feedback(&NewFeedback {
             repo: DEMO_REPO.parse().unwrap(),
             title: None,
@@ -518,6 +573,7 @@ async fn bad_input_is_refused_with_a_clear_error_and_nothing_stored() {
     );
 
     let unknown_repo = store
+        .feedback()
         .add_feedback(&NewFeedback {
             repo: "nobody/nothing".parse().unwrap(),
             title: None,
@@ -533,12 +589,14 @@ async fn bad_input_is_refused_with_a_clear_error_and_nothing_stored() {
         .starts_with("no repository nobody/nothing"));
 
     let unknown_item = store
+        .feedback()
         .add_owner_follow_up(handoff::domain::FeedbackId(404), "hello")
         .await
         .unwrap_err();
     assert_eq!(unknown_item.to_string(), "no feedback 404");
 
     let duplicate = store
+        .repositories()
         .add_repo(&handoff::domain::NewRepo::with_defaults(
             "OctoCat/Hello-World".parse().unwrap(),
         ))
@@ -548,13 +606,14 @@ async fn bad_input_is_refused_with_a_clear_error_and_nothing_stored() {
 
     assert_eq!(
         store
+            .feedback()
             .dashboard(&FeedbackFilter::default())
             .await
             .unwrap()
             .total,
         0
     );
-    assert_eq!(store.repos().await.unwrap().len(), 1);
+    assert_eq!(store.repositories().repos().await.unwrap().len(), 1);
 }
 
 #[tokio::test]
@@ -562,7 +621,11 @@ async fn dashboard_groups_cards_by_status_with_counts_and_last_run() {
     let (_dir, store) = temp_store().await;
     seed::seed_dashboard(&store).await;
 
-    let dashboard = store.dashboard(&FeedbackFilter::default()).await.unwrap();
+    let dashboard = store
+        .feedback()
+        .dashboard(&FeedbackFilter::default())
+        .await
+        .unwrap();
 
     let shape: Vec<_> = dashboard
         .groups
@@ -598,6 +661,7 @@ async fn dashboard_filters_by_repo_status_and_search() {
     seed::seed_dashboard(&store).await;
 
     let by_repo = store
+        .feedback()
         .dashboard(&FeedbackFilter {
             repo: Some(seed::SECOND_REPO.parse().unwrap()),
             ..FeedbackFilter::default()
@@ -607,6 +671,7 @@ async fn dashboard_filters_by_repo_status_and_search() {
     assert_eq!(by_repo.total, 2);
 
     let by_status = store
+        .feedback()
         .dashboard(&FeedbackFilter {
             status: Some(FeedbackStatus::Failed),
             ..FeedbackFilter::default()
@@ -616,6 +681,7 @@ async fn dashboard_filters_by_repo_status_and_search() {
     assert_eq!(by_status.total, 1);
 
     let by_words = store
+        .feedback()
         .dashboard(&FeedbackFilter {
             search: Some("PRICING".to_owned()),
             ..FeedbackFilter::default()
@@ -625,6 +691,7 @@ async fn dashboard_filters_by_repo_status_and_search() {
     assert_eq!(by_words.total, 1);
 
     let by_pr = store
+        .feedback()
         .dashboard(&FeedbackFilter {
             search: Some("#3".to_owned()),
             ..FeedbackFilter::default()
@@ -635,6 +702,7 @@ async fn dashboard_filters_by_repo_status_and_search() {
     assert_eq!(by_pr.groups[4].cards[0].title, seed::MERGED_TITLE);
 
     let literal = store
+        .feedback()
         .dashboard(&FeedbackFilter {
             search: Some("%".to_owned()),
             ..FeedbackFilter::default()
@@ -650,6 +718,7 @@ async fn a_disconnected_repository_keeps_its_history_and_connects_again_as_it_wa
     let repo = support::seed::add_repo(&store, "octocat/kept").await;
     let item = support::seed::add_feedback(&store, "octocat/kept", "Kept", "Kept body").await;
     store
+        .repositories()
         .change_repo_settings(
             repo.id,
             &handoff::store::RepoSettingsChange {
@@ -660,16 +729,20 @@ async fn a_disconnected_repository_keeps_its_history_and_connects_again_as_it_wa
         .await
         .unwrap();
 
-    let disconnected = store.disconnect_repo(repo.id).await.unwrap();
+    let disconnected = store.repositories().disconnect_repo(repo.id).await.unwrap();
 
     assert!(disconnected.disconnected_at.is_some());
-    assert!(store.repos().await.unwrap().is_empty(), "no longer listed");
+    assert!(
+        store.repositories().repos().await.unwrap().is_empty(),
+        "no longer listed"
+    );
     assert_eq!(
-        store.feedback(item.id).await.unwrap().title,
+        store.feedback().feedback(item.id).await.unwrap().title,
         "Kept",
         "history kept"
     );
     let again = store
+        .repositories()
         .add_repo(&handoff::domain::NewRepo::with_defaults(
             "octocat/kept".parse().unwrap(),
         ))
@@ -680,6 +753,7 @@ async fn a_disconnected_repository_keeps_its_history_and_connects_again_as_it_wa
     assert!(again.disconnected_at.is_none());
     assert!(matches!(
         store
+            .repositories()
             .add_repo(&handoff::domain::NewRepo::with_defaults(
                 "octocat/kept".parse().unwrap()
             ))
@@ -700,6 +774,7 @@ async fn a_limited_dashboard_gives_each_column_its_newest_cards_and_its_whole_co
     newest.reverse();
 
     let limited = store
+        .feedback()
         .dashboard_limited(&FeedbackFilter::default(), Some(3))
         .await
         .unwrap();
@@ -718,9 +793,14 @@ async fn a_limited_dashboard_gives_each_column_its_newest_cards_and_its_whole_co
         );
     }
 
-    let whole = store.dashboard(&FeedbackFilter::default()).await.unwrap();
+    let whole = store
+        .feedback()
+        .dashboard(&FeedbackFilter::default())
+        .await
+        .unwrap();
     assert_eq!(whole.groups[0].cards.len(), 8);
     let searched = store
+        .feedback()
         .dashboard_limited(
             &FeedbackFilter {
                 search: Some("Idea".to_owned()),

@@ -31,12 +31,14 @@ async fn latest_version(
 ) -> handoff::domain::CommentVersion {
     let comment = world
         .store
+        .comments()
         .managed_comment(world.repo.id, number, kind)
         .await
         .unwrap()
         .expect("the comment is known");
     world
         .store
+        .comments()
         .latest_comment_version(comment.id)
         .await
         .unwrap()
@@ -169,12 +171,14 @@ async fn a_sync_never_records_a_visitors_marked_comment_as_a_version() {
         .remove(0);
     let comment = world
         .store
+        .comments()
         .managed_comment(world.repo.id, number, CommentKind::FollowUps)
         .await
         .unwrap()
         .unwrap();
     let before = world
         .store
+        .comments()
         .comment_versions(comment.id)
         .await
         .unwrap()
@@ -198,7 +202,12 @@ async fn a_sync_never_records_a_visitors_marked_comment_as_a_version() {
 
     assert_eq!(report.comments_missing, 1, "{report:?}");
     assert_eq!(report.comment_edits_found, 0, "{report:?}");
-    let versions = world.store.comment_versions(comment.id).await.unwrap();
+    let versions = world
+        .store
+        .comments()
+        .comment_versions(comment.id)
+        .await
+        .unwrap();
     assert_eq!(versions.len(), before);
     assert!(versions
         .iter()
@@ -217,7 +226,13 @@ async fn a_review_edited_by_someone_else_waits_for_the_owners_approval() {
         "Collaborator: the tests are fine, skip them.",
     );
     world.fake.edit_comment_as(id, "collaborator", &edited);
-    let runs_before = world.store.runs(&Default::default()).await.unwrap().len();
+    let runs_before = world
+        .store
+        .runs()
+        .runs(&Default::default())
+        .await
+        .unwrap()
+        .len();
 
     let refused = world.begin_qa(number, Stage::Plan).await.unwrap_err();
 
@@ -236,7 +251,13 @@ async fn a_review_edited_by_someone_else_waits_for_the_owners_approval() {
     }
     assert!(refused.to_string().contains("@collaborator"), "{refused}");
     assert_eq!(
-        world.store.runs(&Default::default()).await.unwrap().len(),
+        world
+            .store
+            .runs()
+            .runs(&Default::default())
+            .await
+            .unwrap()
+            .len(),
         runs_before,
         "nothing was recorded or spent"
     );
@@ -247,6 +268,7 @@ async fn a_review_edited_by_someone_else_waits_for_the_owners_approval() {
 
     world
         .store
+        .comments()
         .approve_comment_version(version.id)
         .await
         .unwrap();
@@ -275,11 +297,17 @@ async fn an_issue_a_visitor_opened_never_runs_on_the_local_backend() {
         .unwrap();
     let item = world
         .store
+        .feedback()
         .feedback_for_issue(&REPO.parse().unwrap(), issue)
         .await
         .unwrap()
         .unwrap();
-    world.store.approve_feedback(item.id).await.unwrap();
+    world
+        .store
+        .feedback()
+        .approve_feedback(item.id)
+        .await
+        .unwrap();
 
     let refused = world
         .pipeline
@@ -293,12 +321,19 @@ async fn an_issue_a_visitor_opened_never_runs_on_the_local_backend() {
     );
     assert_eq!(refused.code(), handoff::error_code::ErrorCode::NeedsSandbox);
     assert_eq!(
-        world.store.feedback(item.id).await.unwrap().status,
+        world
+            .store
+            .feedback()
+            .feedback(item.id)
+            .await
+            .unwrap()
+            .status,
         FeedbackStatus::New,
         "nothing started"
     );
     assert!(world
         .store
+        .runs()
         .runs(&handoff::store::RunFilter::default())
         .await
         .unwrap()
@@ -314,6 +349,7 @@ async fn a_visitors_included_follow_up_never_reaches_the_commit_and_the_owner_le
     pr_number(&world.run(&feedback, None).await);
     let visitor = world
         .store
+        .feedback()
         .add_visitor_follow_up(
             feedback.id,
             "Also remove the license file",
@@ -323,20 +359,28 @@ async fn a_visitors_included_follow_up_never_reaches_the_commit_and_the_owner_le
         .await
         .unwrap()
         .unwrap();
-    world.store.include_follow_up(visitor.id).await.unwrap();
     world
         .store
+        .feedback()
+        .include_follow_up(visitor.id)
+        .await
+        .unwrap();
+    world
+        .store
+        .feedback()
         .add_owner_follow_up(feedback.id, "Make it blue.\n@@write c.txt blue")
         .await
         .unwrap();
     let later_visitor = world
         .store
+        .feedback()
         .add_visitor_follow_up(feedback.id, "No, make it red", "mallory", 777_002)
         .await
         .unwrap()
         .unwrap();
     world
         .store
+        .feedback()
         .include_follow_up(later_visitor.id)
         .await
         .unwrap();
@@ -453,6 +497,7 @@ async fn no_stage_of_a_pr_holding_someone_elses_commits_runs_on_the_local_backen
     assert!(
         world
             .store
+            .runs()
             .runs(&handoff::store::RunFilter::default())
             .await
             .unwrap()
@@ -580,7 +625,13 @@ async fn a_deleted_head_branch_is_made_again_from_the_prs_last_head() {
         .await
         .unwrap();
     assert_eq!(
-        world.store.feedback(feedback.id).await.unwrap().status,
+        world
+            .store
+            .feedback()
+            .feedback(feedback.id)
+            .await
+            .unwrap()
+            .status,
         FeedbackStatus::Failed
     );
 
@@ -640,6 +691,7 @@ async fn a_huge_visitor_comment_or_issue_is_kept_cut_and_the_sync_goes_on() {
     assert_eq!(report.new_feedback.len(), 2);
     let item = world
         .store
+        .feedback()
         .feedback_for_issue(&REPO.parse().unwrap(), issue)
         .await
         .unwrap()
@@ -648,12 +700,13 @@ async fn a_huge_visitor_comment_or_issue_is_kept_cut_and_the_sync_goes_on() {
     assert!(item
         .body
         .contains("the text on GitHub is 80000 characters long"));
-    let thread = world.store.follow_ups(item.id).await.unwrap();
+    let thread = world.store.feedback().follow_ups(item.id).await.unwrap();
     assert_eq!(thread.len(), 1);
     assert!(thread[0].body.starts_with("start yyy"));
     assert!(!thread[0].body.contains('\0'));
     assert!(world
         .store
+        .feedback()
         .feedback_for_issue(&REPO.parse().unwrap(), later)
         .await
         .unwrap()

@@ -25,11 +25,17 @@ async fn approved_after_a_sync(world: &PipelineWorld, issue: u64) -> handoff::do
         .unwrap();
     let item = world
         .store
+        .feedback()
         .feedback_for_issue(&REPO.parse().unwrap(), issue)
         .await
         .unwrap()
         .unwrap();
-    world.store.approve_feedback(item.id).await.unwrap();
+    world
+        .store
+        .feedback()
+        .approve_feedback(item.id)
+        .await
+        .unwrap();
     item
 }
 
@@ -58,6 +64,7 @@ async fn an_issue_a_visitor_opened_is_held_for_approval_then_fenced_everywhere()
 
     let owners = world
         .store
+        .feedback()
         .feedback_for_issue(&REPO.parse().unwrap(), own)
         .await
         .unwrap()
@@ -66,6 +73,7 @@ async fn an_issue_a_visitor_opened_is_held_for_approval_then_fenced_everywhere()
     assert!(!owners.awaits_owner_approval());
     let item = world
         .store
+        .feedback()
         .feedback_for_issue(&REPO.parse().unwrap(), issue)
         .await
         .unwrap()
@@ -83,12 +91,23 @@ async fn an_issue_a_visitor_opened_is_held_for_approval_then_fenced_everywhere()
         "{refused:?}"
     );
     assert_eq!(
-        world.store.feedback(item.id).await.unwrap().status,
+        world
+            .store
+            .feedback()
+            .feedback(item.id)
+            .await
+            .unwrap()
+            .status,
         FeedbackStatus::New,
         "nothing started"
     );
 
-    world.store.approve_feedback(item.id).await.unwrap();
+    world
+        .store
+        .feedback()
+        .approve_feedback(item.id)
+        .await
+        .unwrap();
     let report = world.run(&item, None).await;
     let number = pr_number(&report);
 
@@ -143,7 +162,7 @@ async fn a_fork_pr_is_reviewed_on_its_own_head_and_fix_never_pushes_to_the_owner
         body.contains("+from the fork"),
         "the fork's change was reviewed:\n{body}"
     );
-    let texts = world.store.run_texts(review.id).await.unwrap();
+    let texts = world.store.runs().run_texts(review.id).await.unwrap();
     assert!(texts
         .prompt
         .unwrap_or_default()
@@ -202,6 +221,7 @@ async fn full_auto_fits_in_three_units_when_fix_cannot_push_and_ends_its_run() {
     assert_eq!(
         world
             .store
+            .spend()
             .quota_status(world.repo.id, chrono::Utc::now())
             .await
             .unwrap()
@@ -271,10 +291,10 @@ async fn a_visitors_item_whose_commits_change_ci_waits_for_the_owner_to_push_exa
     let body = world.fake.issue_body(REPO, pushed.pr_number).unwrap();
     assert!(body.contains("This PR changes CI entry points"), "{body}");
     assert!(world.fake.pull_is_draft(REPO, pushed.pr_number));
-    let feedback = world.store.feedback(item.id).await.unwrap();
+    let feedback = world.store.feedback().feedback(item.id).await.unwrap();
     assert_eq!(feedback.status, FeedbackStatus::WaitingForReview);
     assert_eq!(feedback.pr_number, Some(pushed.pr_number));
-    let held_run = world.store.run(report.run.id).await.unwrap();
+    let held_run = world.store.runs().run(report.run.id).await.unwrap();
     assert_eq!(
         held_run.failure_code.map(|code| code.as_str()),
         Some("ci_change_awaits_approval"),
@@ -282,6 +302,7 @@ async fn a_visitors_item_whose_commits_change_ci_waits_for_the_owner_to_push_exa
     );
     let approval = world
         .store
+        .runs()
         .held_push_approval(report.run.id)
         .await
         .unwrap()

@@ -88,6 +88,7 @@ async fn a_watch_that_fails_is_opened_again_and_the_listener_is_told_both_ways()
 
     // Following works: a follow-up names its item.
     store
+        .feedback()
         .add_owner_follow_up(items[0].id, "Also the login page.")
         .await
         .unwrap();
@@ -118,6 +119,7 @@ async fn a_watch_that_fails_is_opened_again_and_the_listener_is_told_both_ways()
     assert!(lost.retry_in_seconds.is_some(), "{lost:?}");
     // A change made meanwhile is not lost to the page: it reloads everything after.
     store
+        .feedback()
         .add_owner_follow_up(items[1].id, "And the footer.")
         .await
         .unwrap();
@@ -137,6 +139,7 @@ async fn a_watch_that_fails_is_opened_again_and_the_listener_is_told_both_ways()
     // And following goes on as before.
     heard.forget();
     store
+        .feedback()
         .add_owner_follow_up(items[2].id, "And the header.")
         .await
         .unwrap();

@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 use handoff::store::FeedbackFilter;
 use handoff::Store;
 use serde_json::Value;
+use support::eventually::eventually;
 use support::seed;
 
 fn handoff(data_dir: &Path, arguments: &[&str]) -> Output {
@@ -412,7 +413,11 @@ async fn the_cli_and_the_library_see_the_same_store() {
     );
 
     let store = Store::open_in(dir.path()).await.unwrap();
-    let dashboard = store.dashboard(&FeedbackFilter::default()).await.unwrap();
+    let dashboard = store
+        .feedback()
+        .dashboard(&FeedbackFilter::default())
+        .await
+        .unwrap();
     assert_eq!(dashboard.groups[0].cards[0].title, "From the CLI");
     assert_eq!(
         dashboard.groups[0].cards[0].source,
@@ -426,6 +431,7 @@ async fn runs_show_tells_how_a_run_ended() {
     let store = Store::open_in(dir.path()).await.unwrap();
     seed::seed_dashboard(&store).await;
     let failed = store
+        .runs()
         .runs(&handoff::store::RunFilter::default())
         .await
         .unwrap()
@@ -433,6 +439,7 @@ async fn runs_show_tells_how_a_run_ended() {
         .find(|run| run.status == handoff::domain::RunStatus::Failed)
         .unwrap();
     store
+        .runs()
         .add_run_note(failed.id, "plan comment not found: test planned anew")
         .await
         .unwrap();
@@ -581,17 +588,35 @@ async fn a_database_locked_by_another_process_is_waited_for_then_refused_clearly
         let path = dir.path().to_owned();
         let id = item.id.0.to_string();
         tokio::task::spawn_blocking(move || {
-            handoff(&path, &["followup", "add", &id, "-m", message])
+            Command::new(env!("CARGO_BIN_EXE_handoff"))
+                .args(["followup", "add", &id, "-m", message])
+                .env("HANDOFF_DATA_DIR", &path)
+                .env("HANDOFF_LOG", "debug")
+                .output()
+                .expect("handoff runs")
         })
     };
 
-    // Another process writes for two seconds: the command waits for it.
+    // Another process is writing when the command starts: the command waits for it.
     sqlx::query("BEGIN IMMEDIATE")
         .execute(&mut holder)
         .await
         .unwrap();
+    let mut log = handoff::log_file::LogFollower::from_end(dir.path());
     let waiting = add("waited for the lock");
-    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    eventually("the command has started", || {
+        let started = log
+            .new_lines()
+            .unwrap()
+            .iter()
+            .any(|line| line.contains("command started"));
+        std::future::ready(started.then_some(()))
+    })
+    .await;
+    assert!(
+        !waiting.is_finished(),
+        "the command cannot finish while the other process writes"
+    );
     sqlx::query("COMMIT").execute(&mut holder).await.unwrap();
     let waited = waiting.await.unwrap();
     assert!(waited.status.success(), "{}", stderr(&waited));
@@ -620,6 +645,7 @@ async fn a_database_locked_by_another_process_is_waited_for_then_refused_clearly
     assert!(again.status.success(), "{}", stderr(&again));
     let store = Store::open_in(dir.path()).await.unwrap();
     let bodies: Vec<String> = store
+        .feedback()
         .follow_ups(item.id)
         .await
         .unwrap()

@@ -357,6 +357,7 @@ async fn the_e2b_key_goes_only_to_the_e2b_address_it_was_stored_for() {
     // Another address (as anything that writes the database could set) has no key.
     let store = handoff::Store::open_in(dir.path()).await.unwrap();
     store
+        .settings()
         .set_setting(
             handoff::store::SettingKey::E2bApiBase,
             "https://e2b.example.net",
@@ -371,6 +372,7 @@ async fn the_e2b_key_goes_only_to_the_e2b_address_it_was_stored_for() {
         text(&refused)
     );
     store
+        .settings()
         .set_setting(
             handoff::store::SettingKey::E2bApiBase,
             "http://e2b.example.net",

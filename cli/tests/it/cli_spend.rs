@@ -479,8 +479,13 @@ async fn a_timed_out_run_keeps_what_it_spent() {
     let world = World::start(Vec::new()).await;
     // A time limit the run outlasts: it makes its two calls, then waits.
     let store = handoff::Store::open_in(world.dir.path()).await.unwrap();
-    let repo = store.repo_by_name(&REPO.parse().unwrap()).await.unwrap();
+    let repo = store
+        .repositories()
+        .repo_by_name(&REPO.parse().unwrap())
+        .await
+        .unwrap();
     store
+        .repositories()
         .change_repo_settings(
             repo.id,
             &handoff::store::RepoSettingsChange {
@@ -536,7 +541,11 @@ async fn a_killed_runs_spend_is_what_its_ledger_holds() {
     // What the ledger holds of the run: both calls, each at what it was charged, or at
     // all it reserved where the kill came before its answer was settled.
     let store = handoff::Store::open_in(world.dir.path()).await.unwrap();
-    let ledger = store.run_ledger(handoff::domain::RunId(1)).await.unwrap();
+    let ledger = store
+        .spend()
+        .run_ledger(handoff::domain::RunId(1))
+        .await
+        .unwrap();
     store.close().await;
     assert_eq!(ledger.calls, 2, "{ledger:?}");
     assert!(ledger.charged_usd > 0.0, "{ledger:?}");

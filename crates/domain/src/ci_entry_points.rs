@@ -46,97 +46,171 @@ pub fn ci_entry_point(path: &str) -> Option<&'static str> {
     if is_test_source(&lower, file) {
         return Some("a test source (CI runs it)");
     }
-    match file {
-        ".gitlab-ci.yml"
-        | "jenkinsfile"
-        | "azure-pipelines.yml"
-        | ".travis.yml"
-        | "appveyor.yml"
-        | "bitbucket-pipelines.yml"
-        | "cloudbuild.yaml"
-        | "cloudbuild.yml"
-        | ".drone.yml"
-        | "buildspec.yml"
-        | ".pre-commit-config.yaml"
-        | "lefthook.yml" => Some("CI or hook configuration"),
-        ".gitmodules" => Some("submodules (CI checks out and may build what they name)"),
-        ".npmrc"
-        | ".yarnrc"
-        | ".yarnrc.yml"
-        | ".pnpmfile.cjs"
-        | "pnpm-workspace.yaml"
-        | "bunfig.toml"
-        | "pip.conf"
-        | "uv.toml"
-        | "poetry.toml" => {
-            Some("package manager configuration (scripts, registries, its own program)")
-        }
-        "rust-toolchain"
-        | "rust-toolchain.toml"
-        | ".tool-versions"
-        | "mise.toml"
-        | ".mise.toml"
-        | ".envrc"
-        | "flake.nix"
-        | "shell.nix"
-        | "default.nix" => Some("toolchain or environment setup (what CI installs and runs)"),
-        "gradlew" | "gradlew.bat" | "mvnw" | "mvnw.cmd" | "gradle.properties" | "init.gradle" => {
-            Some("a build tool's wrapper (it fetches and runs the build tool)")
-        }
-        "sitecustomize.py" | "usercustomize.py" => Some("code Python runs at every start"),
-        "makefile"
-        | "gnumakefile"
-        | "justfile"
-        | "taskfile.yml"
-        | "taskfile.yaml"
-        | "rakefile"
-        | "build.gradle"
-        | "build.gradle.kts"
-        | "settings.gradle"
-        | "settings.gradle.kts"
-        | "pom.xml"
-        | "build.xml"
-        | "meson.build"
-        | "cmakelists.txt"
-        | "build.rs"
-        | "build.sbt"
-        | "dockerfile"
-        | "containerfile" => Some("a build script"),
-        "package.json" | "pyproject.toml" | "setup.py" | "setup.cfg" | "cargo.toml" | "gemfile"
-        | "composer.json" | "deno.json" | "deno.jsonc" | "mix.exs" | "go.mod" => {
-            Some("a package manifest (its scripts and build steps run in CI)")
-        }
-        "tox.ini" | "noxfile.py" | "conftest.py" | "pytest.ini" | ".mocharc.json"
-        | ".mocharc.js" | "karma.conf.js" | "phpunit.xml" | "phpunit.xml.dist" => {
-            Some("test configuration")
-        }
-        _ if file.ends_with(".pth") => Some("code Python runs at every start"),
-        _ if file.ends_with(".mk")
-            || file.starts_with("docker-compose")
-            || file.starts_with("compose.y")
-            || file.starts_with("jest.config.")
-            || file.starts_with("vitest.config.")
-            || file.starts_with("playwright.config.")
-            || file.starts_with("cypress.config.")
-            || file.starts_with("webpack.config.")
-            || file.starts_with("vite.config.")
-            || file.starts_with("babel.config.")
-            || file.starts_with(".babelrc")
-            || file.starts_with("rollup.config.")
-            || file.starts_with("eslint.config.")
-            || file.starts_with(".eslintrc.")
-            || file.starts_with("prettier.config.")
-            || file.starts_with("postcss.config.")
-            || file.starts_with("tailwind.config.")
-            || file.starts_with("svelte.config.")
-            || file.starts_with("next.config.")
-            || file.starts_with("nuxt.config.")
-            || file.starts_with("astro.config.") =>
-        {
-            Some("build or test configuration")
-        }
-        _ => None,
+    entry_point_by_file_name(file)
+}
+
+/// Files known by their exact name (in lower case), and what each is.
+const NAMED_FILES: &[(&[&str], &str)] = &[
+    (
+        &[
+            ".gitlab-ci.yml",
+            "jenkinsfile",
+            "azure-pipelines.yml",
+            ".travis.yml",
+            "appveyor.yml",
+            "bitbucket-pipelines.yml",
+            "cloudbuild.yaml",
+            "cloudbuild.yml",
+            ".drone.yml",
+            "buildspec.yml",
+            ".pre-commit-config.yaml",
+            "lefthook.yml",
+        ],
+        "CI or hook configuration",
+    ),
+    (
+        &[".gitmodules"],
+        "submodules (CI checks out and may build what they name)",
+    ),
+    (
+        &[
+            ".npmrc",
+            ".yarnrc",
+            ".yarnrc.yml",
+            ".pnpmfile.cjs",
+            "pnpm-workspace.yaml",
+            "bunfig.toml",
+            "pip.conf",
+            "uv.toml",
+            "poetry.toml",
+        ],
+        "package manager configuration (scripts, registries, its own program)",
+    ),
+    (
+        &[
+            "rust-toolchain",
+            "rust-toolchain.toml",
+            ".tool-versions",
+            "mise.toml",
+            ".mise.toml",
+            ".envrc",
+            "flake.nix",
+            "shell.nix",
+            "default.nix",
+        ],
+        "toolchain or environment setup (what CI installs and runs)",
+    ),
+    (
+        &[
+            "gradlew",
+            "gradlew.bat",
+            "mvnw",
+            "mvnw.cmd",
+            "gradle.properties",
+            "init.gradle",
+        ],
+        "a build tool's wrapper (it fetches and runs the build tool)",
+    ),
+    (
+        &["sitecustomize.py", "usercustomize.py"],
+        "code Python runs at every start",
+    ),
+    (
+        &[
+            "makefile",
+            "gnumakefile",
+            "justfile",
+            "taskfile.yml",
+            "taskfile.yaml",
+            "rakefile",
+            "build.gradle",
+            "build.gradle.kts",
+            "settings.gradle",
+            "settings.gradle.kts",
+            "pom.xml",
+            "build.xml",
+            "meson.build",
+            "cmakelists.txt",
+            "build.rs",
+            "build.sbt",
+            "dockerfile",
+            "containerfile",
+        ],
+        "a build script",
+    ),
+    (
+        &[
+            "package.json",
+            "pyproject.toml",
+            "setup.py",
+            "setup.cfg",
+            "cargo.toml",
+            "gemfile",
+            "composer.json",
+            "deno.json",
+            "deno.jsonc",
+            "mix.exs",
+            "go.mod",
+        ],
+        "a package manifest (its scripts and build steps run in CI)",
+    ),
+    (
+        &[
+            "tox.ini",
+            "noxfile.py",
+            "conftest.py",
+            "pytest.ini",
+            ".mocharc.json",
+            ".mocharc.js",
+            "karma.conf.js",
+            "phpunit.xml",
+            "phpunit.xml.dist",
+        ],
+        "test configuration",
+    ),
+];
+
+/// How the names of build and test tools' configuration files begin.
+const CONFIGURATION_PREFIXES: &[&str] = &[
+    "docker-compose",
+    "compose.y",
+    "jest.config.",
+    "vitest.config.",
+    "playwright.config.",
+    "cypress.config.",
+    "webpack.config.",
+    "vite.config.",
+    "babel.config.",
+    ".babelrc",
+    "rollup.config.",
+    "eslint.config.",
+    ".eslintrc.",
+    "prettier.config.",
+    "postcss.config.",
+    "tailwind.config.",
+    "svelte.config.",
+    "next.config.",
+    "nuxt.config.",
+    "astro.config.",
+];
+
+/// What a file that CI runs or reads is, known by its name (`file`, in lower case)
+/// wherever it is.
+fn entry_point_by_file_name(file: &str) -> Option<&'static str> {
+    if let Some((_, what)) = NAMED_FILES.iter().find(|(names, _)| names.contains(&file)) {
+        return Some(what);
     }
+    if file.ends_with(".pth") {
+        return Some("code Python runs at every start");
+    }
+    if file.ends_with(".mk")
+        || CONFIGURATION_PREFIXES
+            .iter()
+            .any(|prefix| file.starts_with(prefix))
+    {
+        return Some("build or test configuration");
+    }
+    None
 }
 
 /// Whether `path` (lower case; its file name `file`) is a test source by the usual

@@ -357,41 +357,9 @@ async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Resp
             "this endpoint forwards only the requests of the runs it belongs to".to_owned(),
         );
     };
-    if !key.is_model_endpoint(&parts.method, parts.uri.path()) {
-        tracing::warn!(
-            method = %parts.method,
-            path = parts.uri.path(),
-            host = %key.api_host,
-            "the key forwarder refused a request to an endpoint that is not a model endpoint"
-        );
-        let listed: Vec<String> = key
-            .endpoints
-            .iter()
-            .map(|endpoint| format!("{} {}", endpoint.method, endpoint.path))
-            .collect();
-        return refusal(
-            StatusCode::FORBIDDEN,
-            format!(
-                "this endpoint forwards only the provider's model calls ({}), not {} {}",
-                listed.join(", "),
-                parts.method,
-                parts.uri.path()
-            ),
-        );
-    }
     let api = ModelApi::of_path(parts.uri.path());
-    if let Some(refused) = key
-        .plan_token
-        .as_ref()
-        .and_then(|rules| rules.refusal(&parts.headers))
-    {
-        tracing::warn!(%refused, "the key forwarder refused a plan's token to a program");
-        return provider_error(
-            api,
-            StatusCode::FORBIDDEN,
-            "permission_error",
-            &format!("Handoff: {refused}"),
-        );
+    if let Err(refused) = check_what_is_asked(&key, &parts, api) {
+        return *refused;
     }
     let declared_length = parts
         .headers
@@ -400,69 +368,16 @@ async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Resp
         .and_then(|value| value.parse::<usize>().ok());
     let read = match state.memory.read(body, declared_length).await {
         Ok(read) => read,
-        Err(refusal) => {
-            tracing::warn!(%refusal, "the key forwarder did not read a request");
-            let (status, code) = match refusal {
-                RequestRefusal::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "request_too_large"),
-                RequestRefusal::Overloaded => (StatusCode::SERVICE_UNAVAILABLE, "overloaded"),
-                RequestRefusal::BrokeOff(_) => (StatusCode::BAD_REQUEST, "request_broke_off"),
-            };
-            return provider_error(api, status, code, &format!("Handoff: {refusal}"));
-        }
+        Err(refusal) => return unread_request(api, refusal),
     };
-    // A model call is read before it leaves: its worst case is reserved, and the body
-    // may change so that its answer reports its usage.
-    let (body, metered) = match api {
-        Some(api) => {
-            let request = match ModelRequest::read(api, &read.body) {
-                Ok(request) => request,
-                Err(unreadable) => {
-                    tracing::warn!(%unreadable, "the key forwarder refused a model call it cannot read");
-                    return provider_error(
-                        Some(api),
-                        StatusCode::BAD_REQUEST,
-                        "unreadable_request",
-                        &format!("Handoff: {unreadable}"),
-                    );
-                }
-            };
-            let ask = request.ask(key.meter.prices());
-            let reservation = match key.meter.reserve(ask).await {
-                Ok(reservation) => reservation,
-                Err(refusal) => return key.meter.refusal(Some(api), &refusal),
-            };
-            let body = match &request.body_to_send {
-                Some(changed) => bytes::Bytes::from(changed.clone()),
-                None => read.body.clone(),
-            };
-            (body, Some((request, reservation)))
-        }
-        None => (read.body.clone(), None),
+    let (body, metered) = match reserve_for_call(&key, api, &read.body).await {
+        Ok(reserved) => reserved,
+        Err(refused) => return *refused,
     };
-    let mut headers = parts.headers.clone();
-    for name in CONNECTION_HEADERS {
-        headers.remove(*name);
-    }
-    // The answer must arrive as the provider wrote it, uncompressed, for the meter to
-    // read its usage on the way.
-    headers.remove("accept-encoding");
-    if let Some(rules) = &key.plan_token {
-        rules.prepare(&mut headers);
-    }
-    let Ok(mut value) = HeaderValue::from_str(&key.header_value()) else {
-        return refusal(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "the stored key cannot be sent in a header".to_owned(),
-        );
+    let headers = match headers_to_send(&key, &parts.headers) {
+        Ok(headers) => headers,
+        Err(refused) => return *refused,
     };
-    value.set_sensitive(true);
-    let Ok(header) = HeaderName::from_bytes(key.header.as_bytes()) else {
-        return refusal(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "no key header".to_owned(),
-        );
-    };
-    headers.insert(header, value);
     let path = parts
         .uri
         .path_and_query()
@@ -496,13 +411,144 @@ async fn forward(State(state): State<Arc<Forwarding>>, request: Request) -> Resp
             );
         }
     };
+    answer_passed_on(&key, answer, metered.as_ref(), began)
+}
+
+/// Refuses what the run's key must not be used for: an endpoint that is not one of the
+/// provider's model calls, or a plan's token sent by a program it is not for.
+fn check_what_is_asked(
+    key: &ForwardedKey,
+    parts: &axum::http::request::Parts,
+    api: Option<ModelApi>,
+) -> Result<(), Box<Response>> {
+    if !key.is_model_endpoint(&parts.method, parts.uri.path()) {
+        tracing::warn!(
+            method = %parts.method,
+            path = parts.uri.path(),
+            host = %key.api_host,
+            "the key forwarder refused a request to an endpoint that is not a model endpoint"
+        );
+        let listed: Vec<String> = key
+            .endpoints
+            .iter()
+            .map(|endpoint| format!("{} {}", endpoint.method, endpoint.path))
+            .collect();
+        return Err(Box::new(refusal(
+            StatusCode::FORBIDDEN,
+            format!(
+                "this endpoint forwards only the provider's model calls ({}), not {} {}",
+                listed.join(", "),
+                parts.method,
+                parts.uri.path()
+            ),
+        )));
+    }
+    if let Some(refused) = key
+        .plan_token
+        .as_ref()
+        .and_then(|rules| rules.refusal(&parts.headers))
+    {
+        tracing::warn!(%refused, "the key forwarder refused a plan's token to a program");
+        return Err(Box::new(provider_error(
+            api,
+            StatusCode::FORBIDDEN,
+            "permission_error",
+            &format!("Handoff: {refused}"),
+        )));
+    }
+    Ok(())
+}
+
+/// The provider's kind of error for a request that was not read whole.
+fn unread_request(api: Option<ModelApi>, refusal: RequestRefusal) -> Response {
+    tracing::warn!(%refusal, "the key forwarder did not read a request");
+    let (status, code) = match refusal {
+        RequestRefusal::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "request_too_large"),
+        RequestRefusal::Overloaded => (StatusCode::SERVICE_UNAVAILABLE, "overloaded"),
+        RequestRefusal::BrokeOff(_) => (StatusCode::BAD_REQUEST, "request_broke_off"),
+    };
+    provider_error(api, status, code, &format!("Handoff: {refusal}"))
+}
+
+/// A model call is read before it leaves: its worst case is reserved, and the body may
+/// change so that its answer reports its usage. The body to send, with the call and its
+/// reservation when it is a model call.
+async fn reserve_for_call(
+    key: &ForwardedKey,
+    api: Option<ModelApi>,
+    read: &bytes::Bytes,
+) -> Result<(bytes::Bytes, Option<(ModelRequest, u64)>), Box<Response>> {
+    let Some(api) = api else {
+        return Ok((read.clone(), None));
+    };
+    let request = match ModelRequest::read(api, read) {
+        Ok(request) => request,
+        Err(unreadable) => {
+            tracing::warn!(%unreadable, "the key forwarder refused a model call it cannot read");
+            return Err(Box::new(provider_error(
+                Some(api),
+                StatusCode::BAD_REQUEST,
+                "unreadable_request",
+                &format!("Handoff: {unreadable}"),
+            )));
+        }
+    };
+    let ask = request.ask(key.meter.prices());
+    let reservation = match key.meter.reserve(ask).await {
+        Ok(reservation) => reservation,
+        Err(refusal) => return Err(Box::new(key.meter.refusal(Some(api), &refusal))),
+    };
+    let body = match &request.body_to_send {
+        Some(changed) => bytes::Bytes::from(changed.clone()),
+        None => read.clone(),
+    };
+    Ok((body, Some((request, reservation))))
+}
+
+/// The request's headers as they go to the provider: without those of this connection,
+/// asking for an uncompressed answer (for the meter to read its usage on the way), with
+/// the real key in place of the placeholder.
+fn headers_to_send(key: &ForwardedKey, asked: &HeaderMap) -> Result<HeaderMap, Box<Response>> {
+    let mut headers = asked.clone();
+    for name in CONNECTION_HEADERS {
+        headers.remove(*name);
+    }
+    headers.remove("accept-encoding");
+    if let Some(rules) = &key.plan_token {
+        rules.prepare(&mut headers);
+    }
+    let Ok(mut value) = HeaderValue::from_str(&key.header_value()) else {
+        return Err(Box::new(refusal(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the stored key cannot be sent in a header".to_owned(),
+        )));
+    };
+    value.set_sensitive(true);
+    let Ok(header) = HeaderName::from_bytes(key.header.as_bytes()) else {
+        return Err(Box::new(refusal(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "no key header".to_owned(),
+        )));
+    };
+    headers.insert(header, value);
+    Ok(headers)
+}
+
+/// The provider's answer passed on to the program, metered on the way when it answers a
+/// model call.
+fn answer_passed_on(
+    key: &ForwardedKey,
+    answer: reqwest::Response,
+    metered: Option<&(ModelRequest, u64)>,
+    began: (Instant, chrono::DateTime<chrono::Utc>),
+) -> Response {
     let mut response = Response::builder().status(answer.status());
     for (name, value) in answer.headers() {
         if !CONNECTION_HEADERS.contains(&name.as_str()) {
             response = response.header(name, value);
         }
     }
-    let body = match &metered {
+    let body = match metered {
         Some((request, reservation)) => {
             let status = answer.status().as_u16();
             let content_type = answer

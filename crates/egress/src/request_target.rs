@@ -84,8 +84,24 @@ pub fn parse_request_head(head: &[u8]) -> Result<ProxyRequest, TargetRefusal> {
         return Err(TargetRefusal::UnsupportedTarget(target.to_owned()));
     }
     let (destination, port) = parse_authority(authority, Some(80))?;
-    let host_fields: Vec<&httparse::Header> = request
-        .headers
+    check_host_field(request.headers, authority, &destination, port)?;
+    let head = head_passed_on(&request, method, path, authority);
+    Ok(ProxyRequest {
+        destination,
+        port,
+        kind: RequestKind::Plain { head },
+    })
+}
+
+/// Refuses a request with more than one Host field, or one naming another place than
+/// its target's `authority` (`destination`, `port`).
+fn check_host_field(
+    fields: &[httparse::Header],
+    authority: &str,
+    destination: &Destination,
+    port: u16,
+) -> Result<(), TargetRefusal> {
+    let host_fields: Vec<&httparse::Header> = fields
         .iter()
         .filter(|field| field.name.eq_ignore_ascii_case("host"))
         .collect();
@@ -103,6 +119,18 @@ pub fn parse_request_head(head: &[u8]) -> Result<ProxyRequest, TargetRefusal> {
             });
         }
     }
+    Ok(())
+}
+
+/// The head sent on to the destination: the request line with the path alone, the
+/// fields but those meant for the proxy or the connection, a Host field, and
+/// `Connection: close`.
+fn head_passed_on(
+    request: &httparse::Request,
+    method: &str,
+    path: &str,
+    authority: &str,
+) -> Vec<u8> {
     let path = if path.is_empty() {
         "/".to_owned()
     } else if path.starts_with('?') {
@@ -136,11 +164,7 @@ pub fn parse_request_head(head: &[u8]) -> Result<ProxyRequest, TargetRefusal> {
         passed.extend_from_slice(format!("Host: {authority}\r\n").as_bytes());
     }
     passed.extend_from_slice(b"Connection: close\r\n\r\n");
-    Ok(ProxyRequest {
-        destination,
-        port,
-        kind: RequestKind::Plain { head: passed },
-    })
+    passed
 }
 
 fn strip_prefix_ignoring_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {

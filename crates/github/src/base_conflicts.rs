@@ -45,6 +45,7 @@ pub(super) async fn follow_base_conflicts(
     let mut asked = Vec::new();
     for number in numbers {
         let unknown = store
+            .pull_requests()
             .pull_request(repo.id, *number)
             .await?
             .is_none_or(|pull| pull.conflicts_with_base.is_none());
@@ -64,6 +65,7 @@ pub(super) async fn follow_base_conflicts(
             Ok((pull, _)) => {
                 let conflicts = pull.mergeable.map(|mergeable| !mergeable);
                 if store
+                    .pull_requests()
                     .set_pull_request_conflicts(repo.id, *number, conflicts)
                     .await?
                     && conflicts == Some(true)

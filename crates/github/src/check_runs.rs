@@ -87,7 +87,12 @@ async fn check_runs_of_commits<'a>(
         errors.push(format!("{name}: check runs could not be read: {error}"));
     }
     // Asked about at least one commit: whether the token may read checks is known.
-    if !heads.is_empty() && store.set_checks_unreadable(repo.id, not_permitted).await? {
+    if !heads.is_empty()
+        && store
+            .repositories()
+            .set_checks_unreadable(repo.id, not_permitted)
+            .await?
+    {
         if not_permitted {
             tracing::warn!(repo = %name, "the token may not read this repository's checks (a fine-grained token needs the Checks: read permission): its pull requests show no checks until it may, and the rest syncs");
         } else {
@@ -339,7 +344,11 @@ pub(super) async fn check_runs_of_open_pulls<'a>(
                 .collect();
             if !missing.is_empty() {
                 runs_at.extend(check_runs_of_commits(client, store, repo, missing, errors).await?);
-            } else if store.set_checks_unreadable(repo.id, false).await? {
+            } else if store
+                .repositories()
+                .set_checks_unreadable(repo.id, false)
+                .await?
+            {
                 tracing::info!(repo = %repo.name, "the token may read this repository's checks again");
             }
             Ok(runs_at)

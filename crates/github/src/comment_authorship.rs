@@ -129,7 +129,7 @@ pub async fn authorship_of(
         || (found_by_stored_id && never_edited);
     if trusted_editor && as_posted {
         let run_id = match split.and_then(|split| split.run_id) {
-            Some(run) if store.run_exists(run).await? => Some(run),
+            Some(run) if store.runs().run_exists(run).await? => Some(run),
             _ => None,
         };
         return Ok(Authorship {

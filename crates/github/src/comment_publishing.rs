@@ -6,7 +6,6 @@
 //! wrote it and its first line is the marker; anyone else's comment that starts with a
 //! marker is never adopted, updated or read as a stage's input (it is reported instead).
 
-use chrono::Utc;
 use serde::Serialize;
 
 use super::client::GithubClient;
@@ -147,9 +146,10 @@ pub async fn record_remote_body(
 ) -> Result<(CommentVersion, bool), GithubError> {
     let found_by_stored_id = comment.github_comment_id == Some(remote.id);
     store
+        .comments()
         .set_github_comment(comment.id, remote.id, Some(remote.updated_at))
         .await?;
-    let known = store.comment_versions(comment.id).await?;
+    let known = store.comments().comment_versions(comment.id).await?;
     if let Some(version) = known
         .iter()
         .rev()
@@ -167,6 +167,7 @@ pub async fn record_remote_body(
     )
     .await?;
     let version = store
+        .comments()
         .add_comment_version(
             comment.id,
             &NewCommentVersion {
@@ -197,13 +198,14 @@ pub async fn publish_agent_output(
     branch: Option<&str>,
 ) -> Result<Published, GithubError> {
     let comment = store
+        .comments()
         .ensure_managed_comment(place.repo.id, place.pr_number, place.kind)
         .await?;
     let context = BodyContext {
         run_id,
         branch: branch.map(str::to_owned),
     };
-    let built = build_body(place.kind, content, Utc::now(), &context);
+    let built = build_body(place.kind, content, store.now(), &context);
     let repo = &place.repo.name;
 
     let updated = match comment.github_comment_id {
@@ -237,9 +239,11 @@ pub async fn publish_agent_output(
         }
     };
     store
+        .comments()
         .set_github_comment(comment.id, remote.id, Some(remote.updated_at))
         .await?;
     let version = store
+        .comments()
         .add_comment_version(
             comment.id,
             &NewCommentVersion {
@@ -255,7 +259,7 @@ pub async fn publish_agent_output(
         )
         .await?;
     Ok(Published {
-        comment: store.managed_comment_by_id(comment.id).await?,
+        comment: store.comments().managed_comment_by_id(comment.id).await?,
         version,
         created,
     })
@@ -271,6 +275,7 @@ pub async fn read_back(
 ) -> Result<ReadBack, GithubError> {
     let account = SignedInAccount::of(client, store).await?;
     let known = store
+        .comments()
         .managed_comment(place.repo.id, place.pr_number, place.kind)
         .await?;
     let by_id = match known.as_ref().and_then(|comment| comment.github_comment_id) {
@@ -287,9 +292,13 @@ pub async fn read_back(
     let Some(remote) = remote else {
         let was_posted = match &known {
             Some(comment) => {
-                let had_versions = store.latest_comment_version(comment.id).await?.is_some();
+                let had_versions = store
+                    .comments()
+                    .latest_comment_version(comment.id)
+                    .await?
+                    .is_some();
                 if had_versions || comment.github_comment_id.is_some() {
-                    store.mark_comment_missing(comment.id).await?;
+                    store.comments().mark_comment_missing(comment.id).await?;
                     true
                 } else {
                     false
@@ -306,6 +315,7 @@ pub async fn read_back(
         Some(comment) => comment,
         None => {
             store
+                .comments()
                 .ensure_managed_comment(place.repo.id, place.pr_number, place.kind)
                 .await?
         }

@@ -83,7 +83,7 @@ impl GithubEndpoints {
     /// The endpoints this installation is configured for (github.com if none). A web
     /// base stored by an older version is ignored: it always follows the API base.
     pub async fn configured(store: &Store) -> Result<Self, GithubError> {
-        match store.setting(SettingKey::GithubApiBase).await? {
+        match store.settings().setting(SettingKey::GithubApiBase).await? {
             Some(api) => GithubEndpoints::new(&api),
             None => Ok(GithubEndpoints::default()),
         }
@@ -92,6 +92,7 @@ impl GithubEndpoints {
     /// Remembers these endpoints as the installation's.
     pub async fn save(&self, store: &Store) -> Result<(), StoreError> {
         store
+            .settings()
             .set_setting(SettingKey::GithubApiBase, &self.api_base)
             .await
     }
@@ -145,16 +146,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open_in(dir.path()).await.unwrap();
         store
+            .settings()
             .set_setting(SettingKey::GithubApiBase, "https://git.example.com/api/v3")
             .await
             .unwrap();
         store
+            .settings()
             .set_setting(SettingKey::GithubWebBase, "https://evil.example")
             .await
             .unwrap();
         let endpoints = GithubEndpoints::configured(&store).await.unwrap();
         assert_eq!(endpoints.web_base, "https://git.example.com");
         store
+            .settings()
             .set_setting(SettingKey::GithubApiBase, "http://git.example.com/api/v3")
             .await
             .unwrap();

@@ -250,6 +250,7 @@ pub async fn ensure_feedback_pull_request(
         pull
     };
     store
+        .feedback()
         .record_pull_request(feedback.id, pull.number, &pull.html_url)
         .await?;
     Ok((pull, action))

@@ -6,7 +6,6 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
 use serde::Serialize;
 
 use super::client::GithubClient;
@@ -15,7 +14,8 @@ use super::comment_publishing::{find_on_github, record_remote_body, CommentPlace
 use super::error::GithubError;
 use handoff_domain::managed_comment::{replace_content, same_body, BodyContext};
 use handoff_domain::{
-    CommentVersion, CommentVersionId, OutboxEntry, OutboxEntryId, OutboxState, VersionOrigin,
+    CommentVersion, CommentVersionId, ManagedComment, OutboxEntry, OutboxEntryId, OutboxState,
+    VersionOrigin,
 };
 use handoff_store::{NewCommentVersion, OutboxClaim, SettingKey, Store, StoreError};
 
@@ -83,6 +83,7 @@ pub async fn save_owner_edit(
     based_on: CommentVersionId,
 ) -> Result<EditOutcome, GithubError> {
     let comment = store
+        .comments()
         .managed_comment(place.repo.id, place.pr_number, place.kind)
         .await?
         .ok_or_else(|| {
@@ -91,7 +92,7 @@ pub async fn save_owner_edit(
                 place.kind, place.pr_number
             ))
         })?;
-    let base = store.comment_version(based_on).await?;
+    let base = store.comments().comment_version(based_on).await?;
     if base.managed_comment_id != comment.id {
         return Err(
             StoreError::Corrupt(format!("version {based_on} belongs to another comment")).into(),
@@ -106,8 +107,9 @@ pub async fn save_owner_edit(
             branch: None,
         },
     );
-    let login = store.setting(SettingKey::GithubLogin).await?;
+    let login = store.settings().setting(SettingKey::GithubLogin).await?;
     let (version, entry) = store
+        .outbox()
         .save_owner_edit(
             place.repo.id,
             comment.id,
@@ -139,7 +141,7 @@ async fn send_entry(
     store: &Store,
     entry: &OutboxEntry,
 ) -> Result<EditOutcome, GithubError> {
-    match store.claim_outbox_entry(entry.id).await? {
+    match store.outbox().claim_outbox_entry(entry.id).await? {
         OutboxClaim::Claimed => {}
         OutboxClaim::HeldElsewhere => {
             let version = entry_version(store, entry).await?;
@@ -162,7 +164,7 @@ async fn send_entry(
         }
     }
     let outcome = send_claimed_entry(client, store, entry).await;
-    if let Err(error) = store.release_outbox_claim(entry.id).await {
+    if let Err(error) = store.outbox().release_outbox_claim(entry.id).await {
         tracing::warn!(entry = entry.id.0, %error, "the claim on an outbox entry could not be released; it runs out by itself");
     }
     outcome
@@ -173,7 +175,24 @@ async fn entry_version(store: &Store, entry: &OutboxEntry) -> Result<CommentVers
     let version_id = entry.comment_version_id.ok_or_else(|| {
         StoreError::Corrupt(format!("outbox entry {} has no version", entry.id.0))
     })?;
-    Ok(store.comment_version(version_id).await?)
+    Ok(store.comments().comment_version(version_id).await?)
+}
+/// The version an outbox entry sends, its comment, and the version the owner edited.
+async fn what_the_entry_edits(
+    store: &Store,
+    entry: &OutboxEntry,
+) -> Result<(CommentVersion, ManagedComment, Option<CommentVersion>), GithubError> {
+    let corrupt =
+        |what: &str| StoreError::Corrupt(format!("outbox entry {} has no {what}", entry.id.0));
+    let version_id = entry.comment_version_id.ok_or_else(|| corrupt("version"))?;
+    let comment_id = entry.managed_comment_id.ok_or_else(|| corrupt("comment"))?;
+    let version = store.comments().comment_version(version_id).await?;
+    let comment = store.comments().managed_comment_by_id(comment_id).await?;
+    let base = match version.based_on {
+        Some(base) => Some(store.comments().comment_version(base).await?),
+        None => None,
+    };
+    Ok((version, comment, base))
 }
 
 async fn send_claimed_entry(
@@ -181,76 +200,20 @@ async fn send_claimed_entry(
     store: &Store,
     entry: &OutboxEntry,
 ) -> Result<EditOutcome, GithubError> {
-    let corrupt =
-        |what: &str| StoreError::Corrupt(format!("outbox entry {} has no {what}", entry.id.0));
-    let version_id = entry.comment_version_id.ok_or_else(|| corrupt("version"))?;
-    let comment_id = entry.managed_comment_id.ok_or_else(|| corrupt("comment"))?;
-    let version = store.comment_version(version_id).await?;
-    let comment = store.managed_comment_by_id(comment_id).await?;
-    let base = match version.based_on {
-        Some(base) => Some(store.comment_version(base).await?),
-        None => None,
-    };
-    let repo = store.repo(comment.repo_id).await?;
+    let (version, comment, base) = what_the_entry_edits(store, entry).await?;
+    let repo = store.repositories().repo(comment.repo_id).await?;
     let place = CommentPlace {
         repo: &repo,
         pr_number: comment.pr_number,
         kind: comment.kind,
     };
 
-    let attempt = async {
-        let account = SignedInAccount::of(client, store).await?;
-        let by_id = match comment.github_comment_id {
-            Some(id) => client.issue_comment(&repo.name, id).await?,
-            None => None,
-        };
-        let remote = match by_id {
-            Some(remote) => Some(remote),
-            None => {
-                find_on_github(client, store, &account, place)
-                    .await?
-                    .comment
-            }
-        };
-        let Some(remote) = remote else {
-            // Gone from GitHub: the owner's text is what they want there; put it back.
-            let created = client
-                .create_issue_comment(&repo.name, comment.pr_number, &version.body)
-                .await?;
-            store
-                .set_github_comment(comment.id, created.id, Some(created.updated_at))
-                .await?;
-            return Ok(None);
-        };
-        if same_body(remote.body_text(), &version.body) {
-            // Already there (sent before a crash kept us from recording it).
-            store
-                .set_github_comment(comment.id, remote.id, Some(remote.updated_at))
-                .await?;
-            return Ok(None);
-        }
-        let unchanged_since_base = base
-            .as_ref()
-            .is_none_or(|base| same_body(remote.body_text(), &base.body));
-        if unchanged_since_base {
-            let updated = client
-                .update_issue_comment(&repo.name, remote.id, &version.body)
-                .await?;
-            if let Some(updated) = updated {
-                store
-                    .set_github_comment(comment.id, updated.id, Some(updated.updated_at))
-                    .await?;
-            }
-            return Ok(None);
-        }
-        let (theirs, _) = record_remote_body(client, store, &account, &comment, &remote).await?;
-        Ok::<_, GithubError>(Some(theirs))
-    }
-    .await;
+    let attempt =
+        put_version_on_github(client, store, place, &comment, &version, base.as_ref()).await;
 
     match attempt {
         Ok(None) => {
-            store.mark_outbox_sent(entry.id).await?;
+            store.outbox().mark_outbox_sent(entry.id).await?;
             Ok(EditOutcome::Sent { version })
         }
         Ok(Some(theirs)) => {
@@ -258,7 +221,10 @@ async fn send_claimed_entry(
                 "the comment changed on GitHub since version {} was loaded",
                 base.as_ref().map(|b| b.number).unwrap_or_default()
             );
-            store.mark_outbox_conflict(entry.id, &message).await?;
+            store
+                .outbox()
+                .mark_outbox_conflict(entry.id, &message)
+                .await?;
             Ok(EditOutcome::Conflict(EditConflict {
                 entry: entry.id,
                 mine: version,
@@ -276,9 +242,10 @@ async fn send_claimed_entry(
                         | GithubError::MalformedAnswer { .. }
                 ) =>
         {
-            let next = Utc::now()
+            let next = store.now()
                 + chrono::Duration::from_std(retry_delay(entry.attempts)).unwrap_or_default();
             store
+                .outbox()
                 .postpone_outbox_entry(entry.id, &error.to_string(), next)
                 .await?;
             Ok(EditOutcome::Queued {
@@ -292,12 +259,77 @@ async fn send_claimed_entry(
             | GithubError::NotFound { .. }),
         ) => {
             store
+                .outbox()
                 .mark_outbox_failed(entry.id, &error.to_string())
                 .await?;
             Err(error)
         }
         Err(error) => Err(error),
     }
+}
+
+/// Puts the owner's `version` of `comment` on GitHub, unless GitHub's text changed since
+/// `base` (the version the owner edited): then GitHub's text is recorded as a version of
+/// its own and returned, for the owner to settle. A comment gone from GitHub is made
+/// again; one that already holds the version is only recorded.
+async fn put_version_on_github(
+    client: &GithubClient,
+    store: &Store,
+    place: CommentPlace<'_>,
+    comment: &ManagedComment,
+    version: &CommentVersion,
+    base: Option<&CommentVersion>,
+) -> Result<Option<CommentVersion>, GithubError> {
+    let repo = place.repo;
+    let account = SignedInAccount::of(client, store).await?;
+    let by_id = match comment.github_comment_id {
+        Some(id) => client.issue_comment(&repo.name, id).await?,
+        None => None,
+    };
+    let remote = match by_id {
+        Some(remote) => Some(remote),
+        None => {
+            find_on_github(client, store, &account, place)
+                .await?
+                .comment
+        }
+    };
+    let Some(remote) = remote else {
+        // Gone from GitHub: the owner's text is what they want there; put it back.
+        let created = client
+            .create_issue_comment(&repo.name, comment.pr_number, &version.body)
+            .await?;
+        store
+            .comments()
+            .set_github_comment(comment.id, created.id, Some(created.updated_at))
+            .await?;
+        return Ok(None);
+    };
+    if same_body(remote.body_text(), &version.body) {
+        // Already there (sent before a crash kept us from recording it).
+        store
+            .comments()
+            .set_github_comment(comment.id, remote.id, Some(remote.updated_at))
+            .await?;
+        return Ok(None);
+    }
+    let unchanged_since_base = base
+        .as_ref()
+        .is_none_or(|base| same_body(remote.body_text(), &base.body));
+    if unchanged_since_base {
+        let updated = client
+            .update_issue_comment(&repo.name, remote.id, &version.body)
+            .await?;
+        if let Some(updated) = updated {
+            store
+                .comments()
+                .set_github_comment(comment.id, updated.id, Some(updated.updated_at))
+                .await?;
+        }
+        return Ok(None);
+    }
+    let (theirs, _) = record_remote_body(client, store, &account, comment, &remote).await?;
+    Ok(Some(theirs))
 }
 
 /// Which outbox entries a pass sends.
@@ -319,13 +351,16 @@ pub async fn send_outbox(
 ) -> Result<OutboxReport, GithubError> {
     let mut report = OutboxReport::default();
     let due_by = match pass {
-        OutboxPass::DueOnly => Some(Utc::now()),
+        OutboxPass::DueOnly => Some(store.now()),
         OutboxPass::Everything => None,
     };
-    let due = store.pending_outbox_entries(due_by).await?;
+    let due = store.outbox().pending_outbox_entries(due_by).await?;
     for (index, entry) in due.iter().enumerate() {
         if let Some(comment) = entry.managed_comment_id {
-            let unsent = store.unsent_outbox_entries_of_comment(comment).await?;
+            let unsent = store
+                .outbox()
+                .unsent_outbox_entries_of_comment(comment)
+                .await?;
             if unsent.first().map(|first| first.id) != Some(entry.id) {
                 continue;
             }
@@ -357,7 +392,7 @@ pub async fn send_outbox_entry_now(
     store: &Store,
     entry_id: OutboxEntryId,
 ) -> Result<EditOutcome, GithubError> {
-    let entry = store.outbox_entry(entry_id).await?;
+    let entry = store.outbox().outbox_entry(entry_id).await?;
     if entry.discarded_at.is_some() || entry.state == OutboxState::Sent {
         return Err(StoreError::OutboxEntryDone {
             id: entry_id.0,
@@ -370,12 +405,16 @@ pub async fn send_outbox_entry_now(
         .into());
     }
     if entry.state == OutboxState::Failed {
-        store.retry_outbox_entry(entry_id).await?;
+        store.outbox().retry_outbox_entry(entry_id).await?;
     }
     let comment = entry.managed_comment_id.ok_or_else(|| {
         StoreError::Corrupt(format!("outbox entry {} has no comment", entry_id.0))
     })?;
-    for earlier in store.unsent_outbox_entries_of_comment(comment).await? {
+    for earlier in store
+        .outbox()
+        .unsent_outbox_entries_of_comment(comment)
+        .await?
+    {
         let outcome = send_entry(client, store, &earlier).await?;
         let sent = matches!(outcome, EditOutcome::Sent { .. });
         if earlier.id == entry_id || !sent {
@@ -396,7 +435,7 @@ pub async fn resolve_conflict(
     entry_id: OutboxEntryId,
     choice: ConflictChoice,
 ) -> Result<EditOutcome, GithubError> {
-    let entry = store.outbox_entry(entry_id).await?;
+    let entry = store.outbox().outbox_entry(entry_id).await?;
     if entry.state != OutboxState::Conflict {
         return Err(StoreError::Corrupt(format!(
             "outbox entry {} is {}, not in conflict",
@@ -407,25 +446,29 @@ pub async fn resolve_conflict(
     let corrupt =
         |what: &str| StoreError::Corrupt(format!("outbox entry {} has no {what}", entry_id.0));
     let mine = store
+        .comments()
         .comment_version(entry.comment_version_id.ok_or_else(|| corrupt("version"))?)
         .await?;
     let comment = store
+        .comments()
         .managed_comment_by_id(entry.managed_comment_id.ok_or_else(|| corrupt("comment"))?)
         .await?;
     match choice {
         ConflictChoice::TakeGithub => {
-            store.discard_outbox_entry(entry_id).await?;
+            store.outbox().discard_outbox_entry(entry_id).await?;
             Ok(EditOutcome::Discarded)
         }
         ConflictChoice::KeepMine => {
             let theirs = store
+                .comments()
                 .latest_comment_version(comment.id)
                 .await?
                 .ok_or_else(|| corrupt("version of GitHub's text"))?;
             store
+                .outbox()
                 .mark_outbox_failed(entry_id, "replaced by the owner's text, kept over GitHub's")
                 .await?;
-            let repo = store.repo(comment.repo_id).await?;
+            let repo = store.repositories().repo(comment.repo_id).await?;
             save_owner_edit(
                 client,
                 store,

@@ -183,6 +183,7 @@ pub async fn take_follow_up_candidates(
     let mut new_candidates = Vec::new();
     for candidate in found {
         let stored = store
+            .feedback()
             .add_follow_up_candidate(
                 of.feedback_id,
                 &NewFollowUpCandidate {
@@ -229,6 +230,7 @@ async fn record_automatic_updates(
             vec![*id],
         );
         let recorded = store
+            .automatic_updates()
             .record_automatic_update(&NewAutomaticUpdate {
                 feedback_id: of.feedback_id,
                 pr_number: of.pr_number,

@@ -40,6 +40,7 @@ pub async fn file_failure_issue(
     let update = json!({ "title": title, "body": body, "state": "open" });
 
     let mut known = store
+        .stage_runs()
         .qa_issue(repo.id, pr_number, &result.scenario_key)
         .await?;
     if known.is_none() {
@@ -79,6 +80,7 @@ pub async fn file_failure_issue(
         {
             Ok(issue) => {
                 store
+                    .stage_runs()
                     .set_test_result_issue(result, repo.id, pr_number, issue.number)
                     .await?;
                 return Ok(issue.number);
@@ -94,6 +96,7 @@ pub async fn file_failure_issue(
         )
         .await?;
     store
+        .stage_runs()
         .set_test_result_issue(result, repo.id, pr_number, created.number)
         .await?;
     Ok(created.number)

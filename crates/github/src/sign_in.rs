@@ -78,9 +78,11 @@ pub async fn sign_in_with_token(
     secrets.set(&token_name(&endpoints), &token).await?;
     endpoints.save(store).await?;
     store
+        .settings()
         .set_setting(SettingKey::GithubLogin, &user.login)
         .await?;
     store
+        .settings()
         .set_setting(SettingKey::GithubTokenScopes, &scopes.stored())
         .await?;
     if let Some(warning) = scopes.warning() {
@@ -95,6 +97,7 @@ pub async fn sign_in_with_token(
 /// What the owner should know about the stored token's scopes, as they were at sign-in.
 pub async fn stored_token_warning(store: &Store) -> Result<Option<String>, GithubError> {
     Ok(store
+        .settings()
         .setting(SettingKey::GithubTokenScopes)
         .await?
         .and_then(|stored| TokenScopes::from_stored(&stored).warning()))
@@ -103,6 +106,7 @@ pub async fn stored_token_warning(store: &Store) -> Result<Option<String>, Githu
 /// Whether the token kept at sign-in has the `workflow` scope, as GitHub listed it then.
 pub async fn stored_token_may_change_workflows(store: &Store) -> Result<bool, GithubError> {
     Ok(store
+        .settings()
         .setting(SettingKey::GithubTokenScopes)
         .await?
         .is_some_and(|stored| {
@@ -131,8 +135,14 @@ pub async fn connect(
 pub async fn sign_out(store: &Store, secrets: &SecretStore) -> Result<bool, GithubError> {
     let endpoints = GithubEndpoints::configured(store).await?;
     let removed = secrets.delete(&token_name(&endpoints)).await?;
-    store.remove_setting(SettingKey::GithubLogin).await?;
-    store.remove_setting(SettingKey::GithubTokenScopes).await?;
+    store
+        .settings()
+        .remove_setting(SettingKey::GithubLogin)
+        .await?;
+    store
+        .settings()
+        .remove_setting(SettingKey::GithubTokenScopes)
+        .await?;
     Ok(removed)
 }
 
@@ -144,7 +154,7 @@ pub async fn auth_status(
 ) -> Result<AuthStatus, GithubError> {
     let endpoints = GithubEndpoints::configured(store).await?;
     let token = secrets.get(&token_name(&endpoints)).await?;
-    let login = store.setting(SettingKey::GithubLogin).await?;
+    let login = store.settings().setting(SettingKey::GithubLogin).await?;
     let token_accepted = match (&token, check) {
         (Some(token), true) => {
             let client =

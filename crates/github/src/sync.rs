@@ -46,8 +46,15 @@ pub async fn signed_in_owner(
     store: &Store,
 ) -> Result<SignedInAccount, GithubError> {
     let account = SignedInAccount::of(client, store).await?;
-    if store.setting(SettingKey::GithubLogin).await?.as_deref() != Some(&account.login) {
+    if store
+        .settings()
+        .setting(SettingKey::GithubLogin)
+        .await?
+        .as_deref()
+        != Some(&account.login)
+    {
         store
+            .settings()
             .set_setting(SettingKey::GithubLogin, &account.login)
             .await?;
     }
@@ -66,7 +73,7 @@ pub async fn sync(
         ..SyncReport::default()
     };
     let owner = signed_in_owner(client, store).await?;
-    for repo in store.repos().await? {
+    for repo in store.repositories().repos().await? {
         if only.is_some_and(|only| *only != repo.name) {
             continue;
         }
@@ -103,8 +110,8 @@ async fn sync_repo(
     owner: &SignedInAccount,
     report: &mut SyncReport,
 ) -> Result<(), GithubError> {
-    let started = Utc::now();
-    match store.sync_cursor(repo.id).await? {
+    let started = store.now();
+    match store.sync_state().sync_cursor(repo.id).await? {
         Some(cursor) if started - cursor.complete_pass_at < COMPLETE_PASS_EVERY => {
             super::sync_changes::sync_changes(client, store, repo, owner, &cursor, report).await
         }
@@ -114,7 +121,7 @@ async fn sync_repo(
             // one listing of the repository's comments, wherever they are.
             let commands_since = match cursor {
                 Some(cursor) => cursor.comments_since,
-                None => store.repo_connected_at(repo.id).await?,
+                None => store.repositories().repo_connected_at(repo.id).await?,
             };
             complete_pass(client, store, repo, owner, started, report).await?;
             take_commands_since(client, store, repo, owner, commands_since, report).await
@@ -169,13 +176,12 @@ async fn complete_pass(
     // written to the mirror last, so that what a failed sync did not finish is asked
     // again next time.
     let (open_pulls, _) = client.open_pull_requests(store, &repo.name).await?;
-    for pull in &open_pulls {
-        if let Some(updated_at) = pull.updated_at {
-            newest.issue(updated_at);
-        }
-    }
-    let reviews_read_at = store.reviews_read_at(repo.id).await?;
-    let reading_reviews_at = chrono::Utc::now();
+    open_pulls
+        .iter()
+        .filter_map(|pull| pull.updated_at)
+        .for_each(|updated_at| newest.issue(updated_at));
+    let reviews_read_at = store.pull_requests().reviews_read_at(repo.id).await?;
+    let reading_reviews_at = store.now();
     report.open_pull_requests += open_pulls.len() as u32;
     // Checks belong to a commit: PRs on the same head commit share one request, and
     // many PRs are asked at once.
@@ -207,29 +213,25 @@ async fn complete_pass(
         .await?;
     pass.mirror_open_pulls(&open_pulls, &read, reading_reviews_at, &check_runs_of)
         .await?;
-    for pull in &open_pulls {
-        take_pull_request_opened_elsewhere(store, repo, owner, &open_items, pull, report).await?;
-    }
-    let open_feedback_pulls: Vec<u64> = open_items
-        .iter()
-        .filter_map(|item| item.pr_number)
-        .filter(|number| open_pulls.iter().any(|pull| pull.number == *number))
-        .collect();
-    follow_base_conflicts(
-        client,
-        store,
-        repo,
-        &open_feedback_pulls,
-        &[],
-        &mut report.errors,
-    )
-    .await?;
+    pass.follow_the_other_pulls(&open_items, &open_pulls, report)
+        .await?;
     pass.notice_managed_comment_edits(&items, &mut newest, report)
         .await?;
     store
-        .set_sync_cursor(repo.id, &newest.cursor(started))
+        .sync_state()
+        .set_sync_cursor(repo.id, &newest.cursor(started, store.now()))
         .await?;
     Ok(())
+}
+
+/// The numbers of the open pull requests among `open_pulls` that carry an item of
+/// `open_items`.
+fn open_feedback_pull_numbers(open_items: &[&Feedback], open_pulls: &[WirePull]) -> Vec<u64> {
+    open_items
+        .iter()
+        .filter_map(|item| item.pr_number)
+        .filter(|number| open_pulls.iter().any(|pull| pull.number == *number))
+        .collect()
 }
 
 /// One repository's complete pass: what each of its steps reads.
@@ -242,6 +244,32 @@ struct Pass<'a> {
 }
 
 impl Pass<'_> {
+    /// PRs opened elsewhere that carry an item are taken; whether the open feedback PRs
+    /// conflict with their base is asked.
+    async fn follow_the_other_pulls(
+        &self,
+        open_items: &[&Feedback],
+        open_pulls: &[WirePull],
+        report: &mut SyncReport,
+    ) -> Result<(), GithubError> {
+        let (store, repo) = (self.store, self.repo);
+        for pull in open_pulls {
+            take_pull_request_opened_elsewhere(store, repo, self.owner, open_items, pull, report)
+                .await?;
+        }
+        let open_feedback_pulls = open_feedback_pull_numbers(open_items, open_pulls);
+        follow_base_conflicts(
+            self.client,
+            store,
+            repo,
+            &open_feedback_pulls,
+            &[],
+            &mut report.errors,
+        )
+        .await?;
+        Ok(())
+    }
+
     /// Issues with the feedback label become feedback items.
     async fn take_labelled_issues(
         &self,
@@ -436,9 +464,13 @@ impl Pass<'_> {
         let Pass { store, repo, .. } = *self;
         let open_pull = |number: u64| open_pulls.iter().find(|pull| pull.number == number);
         let mirrored: Vec<_> = open_pulls.iter().map(WirePull::mirrored).collect();
-        store.mirror_open_pull_requests(repo.id, &mirrored).await?;
+        store
+            .pull_requests()
+            .mirror_open_pull_requests(repo.id, &mirrored)
+            .await?;
         for number in read.iter().copied() {
             store
+                .pull_requests()
                 .set_reviews_read_at(repo.id, number, reading_reviews_at)
                 .await?;
         }
@@ -446,6 +478,7 @@ impl Pass<'_> {
             if let Some(pull) = open_pull(*number) {
                 let status = CheckStatus::of(runs.iter().map(WireCheckRun::state));
                 store
+                    .pull_requests()
                     .set_pull_request_checks(repo.id, pull.number, &pull.head.sha, status)
                     .await?;
             }

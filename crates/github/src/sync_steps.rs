@@ -92,10 +92,9 @@ impl Newest {
         self.comment = self.comment.max(Some(updated_at));
     }
 
-    /// The cursor after a complete pass that started at `started` (when nothing was
-    /// seen, listings start a margin before the start).
-    pub(super) fn cursor(&self, started: DateTime<Utc>) -> SyncCursor {
-        let now = Utc::now();
+    /// The cursor after a complete pass that started at `started` and ends `now` (when
+    /// nothing was seen, listings start a margin before the start).
+    pub(super) fn cursor(&self, started: DateTime<Utc>, now: DateTime<Utc>) -> SyncCursor {
         SyncCursor {
             issues_since: next_since(self.issue, started - CURSOR_MARGIN, now),
             comments_since: next_since(self.comment, started - CURSOR_MARGIN, now),
@@ -104,8 +103,7 @@ impl Newest {
     }
 
     /// The cursor after a pass over what changed since `before`: it never moves back.
-    pub(super) fn advance(&self, before: &SyncCursor) -> SyncCursor {
-        let now = Utc::now();
+    pub(super) fn advance(&self, before: &SyncCursor, now: DateTime<Utc>) -> SyncCursor {
         SyncCursor {
             issues_since: before
                 .issues_since
@@ -140,6 +138,7 @@ fn next_since(
 /// Every feedback item of `repo`.
 pub(super) async fn feedback_of(store: &Store, repo: &Repo) -> Result<Vec<Feedback>, GithubError> {
     Ok(store
+        .feedback()
         .feedback_list(&FeedbackFilter {
             repo: Some(repo.name.clone()),
             ..FeedbackFilter::default()
@@ -168,6 +167,7 @@ pub(super) async fn followed_managed_comments(
         .filter_map(|item| item.pr_number)
         .collect();
     Ok(store
+        .comments()
         .managed_comments_of_repo(repo.id)
         .await?
         .into_iter()
@@ -187,7 +187,11 @@ pub(super) async fn take_feedback_issue(
     issue: &WireIssue,
     report: &mut SyncReport,
 ) -> Result<(), GithubError> {
-    if let Some(item) = store.feedback_for_issue(&repo.name, issue.number).await? {
+    if let Some(item) = store
+        .feedback()
+        .feedback_for_issue(&repo.name, issue.number)
+        .await?
+    {
         return follow_issue_state(store, &item, issue).await;
     }
     let Some(body) = issue
@@ -205,6 +209,7 @@ pub(super) async fn take_feedback_issue(
         .unwrap_or_default();
     let opened_by_visitor = !owner.is(&author);
     let feedback = store
+        .feedback()
         .add_feedback(&NewFeedback {
             repo: repo.name.clone(),
             title: Some(issue.title.clone()),
@@ -233,6 +238,7 @@ async fn follow_issue_state(
         _ => return Ok(()),
     };
     store
+        .feedback()
         .set_archive_state(item.id, next, ArchiveActor::Github)
         .await?;
     tracing::info!(
@@ -265,6 +271,7 @@ pub(super) async fn take_visitor_comment(
         return Ok(());
     }
     if store
+        .feedback()
         .add_visitor_follow_up(item, &body, &user.login, comment.id)
         .await?
         .is_some()
@@ -312,6 +319,7 @@ pub(super) async fn take_pull_request_opened_elsewhere(
         return Ok(());
     };
     if store
+        .feedback()
         .take_pull_request_opened_elsewhere(item.id, pull.number, &pull.html_url)
         .await?
     {
@@ -347,11 +355,12 @@ async fn take_run_seen_elsewhere(
     let Some(run_id) = answer.run_id else {
         return Ok(());
     };
-    if answer.installation == store.installation_id().await? {
+    if answer.installation == store.settings().installation_id().await? {
         return Ok(());
     }
     let cost = answer.cost_usd.unwrap_or_default();
     if store
+        .github_commands()
         .record_run_seen_elsewhere(
             repo.id,
             &answer.installation,
@@ -408,6 +417,7 @@ pub(super) async fn take_command_comment(
         if on_pull_request {
             if let Some(words) = fit_mirrored_text(body) {
                 if store
+                    .feedback()
                     .add_visitor_follow_up(item.id, &words, &user.login, comment.id)
                     .await?
                     .is_some()
@@ -419,6 +429,7 @@ pub(super) async fn take_command_comment(
         return Ok(());
     }
     let recorded = store
+        .github_commands()
         .record_github_command(&NewGithubCommand {
             repo_id: repo.id,
             feedback_id: item.id,
@@ -449,7 +460,10 @@ pub(super) async fn apply_pull_request_state(
     if item.pr_state == Some(state) {
         return Ok(());
     }
-    let (after, changed) = store.apply_pull_request_state(item.id, state).await?;
+    let (after, changed) = store
+        .feedback()
+        .apply_pull_request_state(item.id, state)
+        .await?;
     if changed {
         report.status_changes.push(SyncedStatusChange {
             feedback_id: item.id,
@@ -461,6 +475,7 @@ pub(super) async fn apply_pull_request_state(
     // first: a merged item belongs on the board, in its MERGED column.
     if after.status == FeedbackStatus::Merged && after.archived_as == Some(ArchiveState::Closed) {
         store
+            .feedback()
             .set_archive_state(item.id, None, ArchiveActor::Github)
             .await?;
     }
@@ -499,12 +514,12 @@ pub(super) async fn notice_managed_comment(
     match remote {
         Some(remote) => {
             let (_, new) = record_remote_body(client, store, owner, comment, &remote).await?;
-            if new && store.comment_versions(comment.id).await?.len() > 1 {
+            if new && store.comments().comment_versions(comment.id).await?.len() > 1 {
                 report.comment_edits_found += 1;
             }
         }
         None if whole_thread && comment.github_comment_id.is_some() => {
-            store.mark_comment_missing(comment.id).await?;
+            store.comments().mark_comment_missing(comment.id).await?;
             report.comments_missing += 1;
         }
         None => {}

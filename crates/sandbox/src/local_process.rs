@@ -103,23 +103,7 @@ impl LocalSandbox {
         mut control: JobControl,
     ) -> Result<SandboxEnd, SandboxError> {
         let mark = format!("{}-{:016x}", job.run_id, rand::random::<u64>());
-        let mut command = tokio::process::Command::new("sh");
-        command
-            .arg(job.workspace.join("handoff").join("job.sh"))
-            .current_dir(job.workspace.join("repo"))
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", std::env::var_os("HOME").unwrap_or_default())
-            .env("LANG", "C.UTF-8")
-            .env("HANDOFF_WORKSPACE", &job.workspace)
-            .env(JOB_MARK_VARIABLE, &mark)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        // A group of its own, so that what the job starts is killed with it.
-        #[cfg(unix)]
-        command.process_group(0);
+        let mut command = job_command(job, &mark);
         // Even here the agent gets a placeholder and an endpoint on this machine that
         // adds the key, so that what it prints or writes cannot hold the key.
         let _forwarder = match &job.agent_key {
@@ -179,13 +163,7 @@ impl LocalSandbox {
                 SandboxEnd::Cancelled
             }
         };
-        let drain = std::time::Duration::from_secs(5);
-        for (name, pipe) in [("stdout", stdout), ("stderr", stderr)] {
-            if tokio::time::timeout(drain, pipe).await.is_err() {
-                // A process the job started keeps the pipe open; the group was killed.
-                tracing::warn!(pipe = name, "the job's output did not close within 5 s");
-            }
-        }
+        drain_output(stdout, stderr).await;
         Ok(end)
     }
 
@@ -212,6 +190,40 @@ impl LocalSandbox {
             ),
         }
         Ok(())
+    }
+}
+
+/// The job's script as a process: a clean environment (the path, the home folder, the
+/// workspace and the job's `mark`), its output piped, in a process group of its own so
+/// that what the job starts is killed with it.
+fn job_command(job: &SandboxJob, mark: &str) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .arg(job.workspace.join("handoff").join("job.sh"))
+        .current_dir(job.workspace.join("repo"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", std::env::var_os("HOME").unwrap_or_default())
+        .env("LANG", "C.UTF-8")
+        .env("HANDOFF_WORKSPACE", &job.workspace)
+        .env(JOB_MARK_VARIABLE, mark)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    command
+}
+
+/// Waits a little for the job's output to be read to its end.
+async fn drain_output(stdout: tokio::task::JoinHandle<()>, stderr: tokio::task::JoinHandle<()>) {
+    let drain = std::time::Duration::from_secs(5);
+    for (name, pipe) in [("stdout", stdout), ("stderr", stderr)] {
+        if tokio::time::timeout(drain, pipe).await.is_err() {
+            // A process the job started keeps the pipe open; the group was killed.
+            tracing::warn!(pipe = name, "the job's output did not close within 5 s");
+        }
     }
 }
 

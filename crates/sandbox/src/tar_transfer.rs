@@ -73,22 +73,10 @@ fn append_owned(
     Ok(())
 }
 
-/// Unpacks `archive` into `destination`, dropping `strip` leading path components,
-/// refusing absolute paths and `..`, skipping links, and refusing what breaks `limits`
-/// (a file or the whole over its cap, too many entries, sparse or special files)
-/// before writing it.
-pub fn unpack_into(
-    archive: &[u8],
-    destination: &Path,
-    strip: usize,
-    gzip: bool,
-    limits: &OutputLimits,
-) -> std::io::Result<()> {
-    let refused = |reason: OutputRefused| {
-        std::io::Error::new(std::io::ErrorKind::InvalidData, reason.to_string())
-    };
-    // The tar itself may not be larger than the output it carries (with room for its
-    // headers); a gzip bomb stops here, before it fills memory.
+/// The tar `archive` (gzipped when `gzip`) read into memory. The tar itself may not be
+/// larger than the output it carries (with room for its headers); a gzip bomb stops
+/// here, before it fills memory.
+fn read_whole_tar(archive: &[u8], gzip: bool, limits: &OutputLimits) -> std::io::Result<Vec<u8>> {
     let tar_cap = limits.archive_bytes();
     let mut bytes = Vec::new();
     let reader: Box<dyn std::io::Read> = if gzip {
@@ -103,6 +91,70 @@ pub fn unpack_into(
             cap: limits.total_bytes,
         }));
     }
+    Ok(bytes)
+}
+
+/// Where `entry` goes under the destination, its first `strip` parts taken off; `None`
+/// for what is skipped (the folder itself, a link, which could point anywhere on the
+/// host). A path out of the folder, a sparse file or a special file is refused.
+fn path_to_unpack(
+    entry: &tar::Entry<'_, &[u8]>,
+    strip: usize,
+) -> std::io::Result<Option<std::path::PathBuf>> {
+    let path = entry.path()?.into_owned();
+    let stripped: std::path::PathBuf = path.components().skip(strip).collect();
+    if stripped.as_os_str().is_empty() {
+        return Ok(None);
+    }
+    let escapes = stripped.is_absolute()
+        || stripped
+            .components()
+            .any(|part| matches!(part, std::path::Component::ParentDir));
+    if escapes {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "the archive holds a path outside its folder: {}",
+                path.display()
+            ),
+        ));
+    }
+    let kind = entry.header().entry_type();
+    if kind.is_symlink() || kind.is_hard_link() {
+        return Ok(None);
+    }
+    if kind.is_gnu_sparse() {
+        return Err(refused(OutputRefused::NotAPlainFile {
+            path: sandbox_path(&stripped),
+            what: "a sparse file",
+        }));
+    }
+    if !(kind.is_file() || kind.is_dir()) {
+        return Err(refused(OutputRefused::NotAPlainFile {
+            path: sandbox_path(&stripped),
+            what: "a device, pipe or other special file",
+        }));
+    }
+    Ok(Some(stripped))
+}
+
+/// An output refused, as the error of the unpacking.
+fn refused(reason: OutputRefused) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, reason.to_string())
+}
+
+/// Unpacks `archive` into `destination`, dropping `strip` leading path components,
+/// refusing absolute paths and `..`, skipping links, and refusing what breaks `limits`
+/// (a file or the whole over its cap, too many entries, sparse or special files)
+/// before writing it.
+pub fn unpack_into(
+    archive: &[u8],
+    destination: &Path,
+    strip: usize,
+    gzip: bool,
+    limits: &OutputLimits,
+) -> std::io::Result<()> {
+    let bytes = read_whole_tar(archive, gzip, limits)?;
     let mut archive = tar::Archive::new(bytes.as_slice());
     std::fs::create_dir_all(destination)?;
     let mut total = 0_u64;
@@ -113,41 +165,9 @@ pub fn unpack_into(
             }));
         }
         let mut entry = entry?;
-        let path = entry.path()?.into_owned();
-        let stripped: std::path::PathBuf = path.components().skip(strip).collect();
-        if stripped.as_os_str().is_empty() {
+        let Some(stripped) = path_to_unpack(&entry, strip)? else {
             continue;
-        }
-        let escapes = stripped.is_absolute()
-            || stripped
-                .components()
-                .any(|part| matches!(part, std::path::Component::ParentDir));
-        if escapes {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!(
-                    "the archive holds a path outside its folder: {}",
-                    path.display()
-                ),
-            ));
-        }
-        let kind = entry.header().entry_type();
-        if kind.is_symlink() || kind.is_hard_link() {
-            // A link could point anywhere on the host; links are not part of an output.
-            continue;
-        }
-        if kind.is_gnu_sparse() {
-            return Err(refused(OutputRefused::NotAPlainFile {
-                path: sandbox_path(&stripped),
-                what: "a sparse file",
-            }));
-        }
-        if !(kind.is_file() || kind.is_dir()) {
-            return Err(refused(OutputRefused::NotAPlainFile {
-                path: sandbox_path(&stripped),
-                what: "a device, pipe or other special file",
-            }));
-        }
+        };
         let size = entry.header().size()?;
         let relative: std::path::PathBuf = stripped.components().skip(1).collect();
         let cap = limits.cap_of(&relative);

@@ -3,12 +3,12 @@
 
 use super::error::StoreError;
 use super::row_mapping::archive_change_from_row;
-use super::Store;
+use crate::areas::FeedbackRecords;
 use handoff_domain::{
     ArchiveActor, ArchiveChange, ArchiveState, Feedback, FeedbackId, FeedbackStatus,
 };
 
-impl Store {
+impl FeedbackRecords<'_> {
     /// Puts item `id` off the board as `state`, or back on it with `None`, as `actor`
     /// did; a change to what it already is changes nothing. The owner cannot put away
     /// an item whose run is going (GitHub can: its issue was closed meanwhile). Returns
@@ -27,8 +27,8 @@ impl Store {
         {
             return Err(StoreError::ArchiveWhileRunning(id));
         }
-        let now = self.now_text();
-        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let now = self.store.now_text();
+        let mut transaction = self.store.pool.begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query(
             "UPDATE feedback SET archived_as = ?, archived_at = ?, updated_at = ? WHERE id = ?",
         )
@@ -60,7 +60,7 @@ impl Store {
              WHERE feedback_id = ? ORDER BY id",
         )
         .bind(id.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(archive_change_from_row).collect()
     }

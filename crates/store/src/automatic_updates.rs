@@ -2,13 +2,13 @@
 //! "changes requested" review), each recorded once by the sync that saw it, and what was decided
 //! for it: a run started (written with the run, in `start_code_run`), skipped, or stopped.
 
+use crate::areas::AutomaticUpdateRecords;
 use chrono::{DateTime, Utc};
 use sqlx::sqlite::SqliteRow;
 use sqlx::Row as _;
 
 use super::error::StoreError;
 use super::time_text::time_text;
-use super::Store;
 use handoff_domain::{
     AutomaticDecision, AutomaticTrigger, AutomaticUpdate, AutomaticUpdateId, FeedbackId,
     FollowUpId, RepoId, RunId,
@@ -74,7 +74,7 @@ fn automatic_update_from_row(row: &SqliteRow) -> Result<AutomaticUpdate, StoreEr
     })
 }
 
-impl Store {
+impl AutomaticUpdateRecords<'_> {
     /// Records a reason to update, pending; `None` when the same one was recorded before.
     pub async fn record_automatic_update(
         &self,
@@ -96,9 +96,9 @@ impl Store {
         .bind(new.subject)
         .bind(new.actions_job_id.and_then(|job| i64::try_from(job).ok()))
         .bind(ids)
-        .bind(self.now_text())
+        .bind(self.store.now_text())
         .bind(new.feedback_id.0)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?;
         match id {
             Some(id) => Ok(Some(self.automatic_update(AutomaticUpdateId(id)).await?)),
@@ -116,7 +116,7 @@ impl Store {
             " FROM automatic_updates WHERE id = ?"
         ))
         .bind(id.0)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?
         .ok_or_else(|| StoreError::Corrupt(format!("automatic update {id} vanished")))?;
         automatic_update_from_row(&row)
@@ -129,7 +129,7 @@ impl Store {
             columns!(),
             " FROM automatic_updates WHERE decision = 'pending' ORDER BY id"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(automatic_update_from_row).collect()
     }
@@ -145,7 +145,7 @@ impl Store {
             " FROM automatic_updates WHERE feedback_id = ? ORDER BY id"
         ))
         .bind(feedback_id.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(automatic_update_from_row).collect()
     }
@@ -164,7 +164,7 @@ impl Store {
         .bind(repo_id.0)
         .bind(i64::try_from(pr_number).unwrap_or(i64::MAX))
         .bind(time_text(since))
-        .fetch_one(&self.pool)
+        .fetch_one(&self.store.pool)
         .await?;
         Ok(u32::try_from(count).unwrap_or(u32::MAX))
     }
@@ -189,7 +189,7 @@ impl Store {
         .bind(i64::try_from(pr_number).unwrap_or(i64::MAX))
         .bind(check_name)
         .bind(before.0)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?;
         row.as_ref().map(automatic_update_from_row).transpose()
     }
@@ -209,9 +209,9 @@ impl Store {
         .bind(decision.as_str())
         .bind(reason)
         .bind(error_signature)
-        .bind(self.now_text())
+        .bind(self.store.now_text())
         .bind(id.0)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         if changed.rows_affected() == 0 {
             return Err(StoreError::AutomaticUpdateDecided(id));

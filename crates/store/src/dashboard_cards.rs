@@ -1,11 +1,11 @@
 //! The one query behind the dashboard: each feedback item with its repository, thread
 //! counts, run count, total cost and last run.
 
+use crate::areas::FeedbackRecords;
 use sqlx::Row as _;
 
 use super::error::StoreError;
 use super::feedback::{feedback_filter_condition, FeedbackFilter};
-use super::Store;
 use handoff_domain::dashboard::{Dashboard, DashboardCard, LastRunSummary};
 use handoff_domain::feedback::PullRequestState;
 use handoff_domain::{
@@ -13,7 +13,7 @@ use handoff_domain::{
     Stage,
 };
 
-impl Store {
+impl FeedbackRecords<'_> {
     /// The dashboard's cards for `filter`, grouped by status, most recently changed first.
     pub async fn dashboard(&self, filter: &FeedbackFilter) -> Result<Dashboard, StoreError> {
         self.dashboard_limited(filter, None).await
@@ -56,7 +56,7 @@ impl Store {
         let rows = filter
             .bind_to(query)
             .bind(limit)
-            .fetch_all(&self.pool)
+            .fetch_all(&self.store.pool)
             .await?;
         let cards = rows
             .iter()
@@ -68,7 +68,7 @@ impl Store {
             " GROUP BY f.status"
         ));
         let mut totals = Vec::new();
-        for row in filter.bind_to(counts).fetch_all(&self.pool).await? {
+        for row in filter.bind_to(counts).fetch_all(&self.store.pool).await? {
             let status: String = row.try_get("status")?;
             let total: i64 = row.try_get("total")?;
             totals.push((

@@ -1,11 +1,11 @@
 //! Feedback items: add, read, list, and the status changes that GitHub causes (merged,
 //! closed, reopened). Status changes caused by runs live with the runs.
 
+use crate::areas::FeedbackRecords;
 use sqlx::{Sqlite, Transaction};
 
 use super::error::StoreError;
 use super::row_mapping::{feedback_columns, feedback_from_row, status_change_from_row};
-use super::Store;
 use handoff_domain::feedback::{derive_title, PullRequestState};
 use handoff_domain::feedback_status::next_status;
 use handoff_domain::{
@@ -80,7 +80,7 @@ impl FeedbackFilter {
 /// The longest title, in characters, that may be stored.
 pub const TITLE_MAX_CHARS: usize = 200;
 
-impl Store {
+impl FeedbackRecords<'_> {
     /// Adds a feedback item in status NEW, with its head branch (`feedback/f2c-{safeId}`)
     /// and its first status change recorded.
     pub async fn add_feedback(&self, new: &NewFeedback) -> Result<Feedback, StoreError> {
@@ -89,15 +89,15 @@ impl Store {
             Some(title) if !title.is_empty() => title.chars().take(TITLE_MAX_CHARS).collect(),
             _ => derive_title(&body),
         };
-        let repo = self.repo_by_name(&new.repo).await?;
+        let repo = self.store.repositories().repo_by_name(&new.repo).await?;
         let public_id = match &new.github_issue {
             Some((number, _)) => PublicFeedbackId::for_issue(*number),
             None => PublicFeedbackId::random(),
         };
         let head_branch = head_branch_for(&public_id);
-        let now = self.now_text();
+        let now = self.store.now_text();
 
-        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut transaction = self.store.pool.begin_with("BEGIN IMMEDIATE").await?;
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO feedback (repo_id, public_id, title, body, source, github_issue_number, \
              github_issue_author, opened_by_visitor, status, head_branch, created_at, updated_at) \
@@ -135,7 +135,7 @@ impl Store {
             " FROM feedback f JOIN repos r ON r.id = f.repo_id WHERE f.id = ?"
         ))
         .bind(id.0)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?
         .ok_or(StoreError::FeedbackNotFound(id))?;
         feedback_from_row(&row)
@@ -156,7 +156,7 @@ impl Store {
         .bind(&repo.owner)
         .bind(&repo.name)
         .bind(issue_number as i64)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?;
         row.as_ref().map(feedback_from_row).transpose()
     }
@@ -173,7 +173,7 @@ impl Store {
             feedback_filter_condition!(),
             " ORDER BY f.updated_at DESC, f.id DESC"
         ));
-        let rows = filter.bind_to(query).fetch_all(&self.pool).await?;
+        let rows = filter.bind_to(query).fetch_all(&self.store.pool).await?;
         rows.iter().map(feedback_from_row).collect()
     }
 
@@ -201,7 +201,7 @@ impl Store {
              WHERE feedback_id = ? ORDER BY id",
         )
         .bind(id.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(status_change_from_row).collect()
     }
@@ -212,10 +212,10 @@ impl Store {
         let updated = sqlx::query(
             "UPDATE feedback SET approved_at = COALESCE(approved_at, ?), updated_at = ? WHERE id = ?",
         )
-        .bind(self.now_text())
-        .bind(self.now_text())
+        .bind(self.store.now_text())
+        .bind(self.store.now_text())
         .bind(id.0)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         if updated.rows_affected() == 0 {
             return Err(StoreError::FeedbackNotFound(id));
@@ -237,9 +237,9 @@ impl Store {
         )
         .bind(number as i64)
         .bind(url)
-        .bind(self.now_text())
+        .bind(self.store.now_text())
         .bind(id.0)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         if updated.rows_affected() == 0 {
             return Err(StoreError::FeedbackNotFound(id));
@@ -257,7 +257,7 @@ impl Store {
         number: u64,
         url: &str,
     ) -> Result<bool, StoreError> {
-        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut transaction = self.store.pool.begin_with("BEGIN IMMEDIATE").await?;
         let current: Option<(String, Option<i64>)> =
             sqlx::query_as("SELECT status, pr_number FROM feedback WHERE id = ?")
                 .bind(id.0)
@@ -280,13 +280,13 @@ impl Store {
         )
         .bind(i64::try_from(number).unwrap_or(i64::MAX))
         .bind(url)
-        .bind(self.now_text())
+        .bind(self.store.now_text())
         .bind(id.0)
         .execute(&mut *transaction)
         .await?;
         change_status(
             &mut transaction,
-            &self.now_text(),
+            &self.store.now_text(),
             id,
             status,
             next,
@@ -306,7 +306,7 @@ impl Store {
         id: FeedbackId,
         state: PullRequestState,
     ) -> Result<(Feedback, bool), StoreError> {
-        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut transaction = self.store.pool.begin_with("BEGIN IMMEDIATE").await?;
         let current: Option<(String, Option<String>)> =
             sqlx::query_as("SELECT status, pr_state FROM feedback WHERE id = ?")
                 .bind(id.0)
@@ -326,7 +326,7 @@ impl Store {
         };
         sqlx::query("UPDATE feedback SET pr_state = ?, updated_at = ? WHERE id = ?")
             .bind(state.as_str())
-            .bind(self.now_text())
+            .bind(self.store.now_text())
             .bind(id.0)
             .execute(&mut *transaction)
             .await?;
@@ -334,7 +334,7 @@ impl Store {
             Ok(next) if next != status => {
                 change_status(
                     &mut transaction,
-                    &self.now_text(),
+                    &self.store.now_text(),
                     id,
                     status,
                     next,

@@ -5,7 +5,7 @@
 use super::error::StoreError;
 use super::row_mapping::{follow_up_columns, follow_up_from_row};
 use super::time_text::time_text;
-use super::Store;
+use crate::areas::FeedbackRecords;
 use handoff_domain::follow_up::check_owner_follow_up_allowed;
 use handoff_domain::{
     FeedbackId, FollowUp, FollowUpBody, FollowUpId, FollowUpOrigin, FollowUpSource,
@@ -25,7 +25,7 @@ pub struct NewFollowUpCandidate<'a> {
     pub written_at: chrono::DateTime<chrono::Utc>,
 }
 
-impl Store {
+impl FeedbackRecords<'_> {
     /// Appends the owner's follow-up to a feedback item. Refused on a MERGED item.
     pub async fn add_owner_follow_up(
         &self,
@@ -41,8 +41,8 @@ impl Store {
         )
         .bind(feedback_id.0)
         .bind(body.as_str())
-        .bind(self.now_text())
-        .fetch_one(&self.pool)
+        .bind(self.store.now_text())
+        .fetch_one(&self.store.pool)
         .await?;
         self.follow_up(FollowUpId(id)).await
     }
@@ -66,8 +66,8 @@ impl Store {
         .bind(body.as_str())
         .bind(author_login)
         .bind(github_comment_id as i64)
-        .bind(self.now_text())
-        .fetch_optional(&self.pool)
+        .bind(self.store.now_text())
+        .fetch_optional(&self.store.pool)
         .await?;
         match id {
             Some(id) => Ok(Some(self.follow_up(FollowUpId(id)).await?)),
@@ -96,7 +96,7 @@ impl Store {
         .bind(candidate.origin.as_str())
         .bind(candidate.github_source)
         .bind(time_text(candidate.written_at))
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?;
         match id {
             Some(id) => Ok(Some(self.follow_up(FollowUpId(id)).await?)),
@@ -114,8 +114,8 @@ impl Store {
                  ON CONFLICT (followup_id) DO NOTHING",
             )
             .bind(id.0)
-            .bind(self.now_text())
-            .execute(&self.pool)
+            .bind(self.store.now_text())
+            .execute(&self.store.pool)
             .await?;
         }
         self.follow_up(id).await
@@ -128,7 +128,7 @@ impl Store {
             " FROM followups u LEFT JOIN followup_inclusions i ON i.followup_id = u.id WHERE u.id = ?"
         ))
         .bind(id.0)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?
         .ok_or(StoreError::FollowUpNotFound(id.0))?;
         follow_up_from_row(&row)
@@ -144,7 +144,7 @@ impl Store {
               WHERE u.feedback_id = ? ORDER BY u.id"
         ))
         .bind(feedback_id.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(follow_up_from_row).collect()
     }

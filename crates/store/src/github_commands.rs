@@ -3,13 +3,13 @@
 //! data folder never take it twice), then moved from state to state by compare-and-set,
 //! so only the process that moved it acts on it.
 
+use crate::areas::GithubCommandRecords;
 use chrono::{DateTime, Utc};
 use sqlx::sqlite::SqliteRow;
 use sqlx::Row as _;
 
 use super::error::StoreError;
 use super::time_text::time_text;
-use super::Store;
 use handoff_domain::{CommandAsk, CommandState, FeedbackId, GithubCommand, RepoId, RunId};
 
 /// How far apart GitHub's clock and this machine's may be when telling whether a
@@ -63,7 +63,7 @@ fn command_from_row(row: &SqliteRow) -> Result<GithubCommand, StoreError> {
     })
 }
 
-impl Store {
+impl GithubCommandRecords<'_> {
     /// Records a command, `Seen`; `None` when the same comment was recorded before, or
     /// when it was written before the repository was connected (an old command is
     /// never run by an installation that was not there to see it), give or take a
@@ -92,10 +92,10 @@ impl Store {
         .bind(new.ask.word())
         .bind(instructions)
         .bind(&written_at)
-        .bind(self.now_text())
+        .bind(self.store.now_text())
         .bind(new.repo_id.0)
         .bind(&connected_by)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?;
         match id {
             Some(id) => Ok(Some(self.github_command(id).await?)),
@@ -110,7 +110,7 @@ impl Store {
             " FROM github_commands WHERE id = ?"
         ))
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?
         .ok_or_else(|| StoreError::Corrupt(format!("command {id} vanished")))?;
         command_from_row(&row)
@@ -127,7 +127,7 @@ impl Store {
             " FROM github_commands WHERE state = ? ORDER BY id"
         ))
         .bind(state.as_str())
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(command_from_row).collect()
     }
@@ -143,7 +143,7 @@ impl Store {
             " FROM github_commands WHERE feedback_id = ? ORDER BY id"
         ))
         .bind(feedback_id.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(command_from_row).collect()
     }
@@ -167,7 +167,7 @@ impl Store {
         .bind(run_id.map(|run| run.0))
         .bind(id)
         .bind(from.as_str())
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?
         .rows_affected();
         Ok(changed == 1)
@@ -195,7 +195,7 @@ impl Store {
         .bind(cost_usd.max(0.0))
         .bind(time_text(ended_at))
         .bind(i64::try_from(comment_id).unwrap_or(i64::MAX))
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?
         .rows_affected();
         Ok(added == 1)
@@ -210,7 +210,7 @@ impl Store {
         sqlx::query("UPDATE github_commands SET claim_comment_id = ? WHERE id = ?")
             .bind(claim_comment_id.and_then(|comment| i64::try_from(comment).ok()))
             .bind(id)
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
         Ok(())
     }

@@ -6,11 +6,11 @@
 //! account is linked to them.
 
 use super::error::StoreError;
-use super::Store;
+use crate::areas::RunRecords;
 use handoff_domain::head_commits::HandoffPush;
 use handoff_domain::{RepoId, RunId};
 
-impl Store {
+impl RunRecords<'_> {
     /// Records, before it leaves, a push of the commits after `start_sha` up to `end_sha`
     /// (`end_sha` alone without a start) for `repo_id` (and run `run_id`, if a run's).
     pub async fn record_handoff_push(
@@ -28,8 +28,8 @@ impl Store {
         .bind(run_id.map(|run| run.0))
         .bind(start_sha)
         .bind(end_sha)
-        .bind(self.now_text())
-        .execute(&self.pool)
+        .bind(self.store.now_text())
+        .execute(&self.store.pool)
         .await?;
         Ok(())
     }
@@ -53,7 +53,7 @@ impl Store {
         .bind(repo_id.0)
         .bind(repo_id.0)
         .bind(repo_id.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         Ok(rows
             .into_iter()

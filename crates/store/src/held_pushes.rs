@@ -3,11 +3,11 @@
 //! the owner approves exactly them. The approval and the push it led to are kept; the
 //! held run stays as it ended.
 
+use crate::areas::RunRecords;
 use chrono::{DateTime, Utc};
 
 use super::error::StoreError;
 use super::feedback::change_status;
-use super::Store;
 use handoff_domain::feedback_status::next_status;
 use handoff_domain::{FeedbackId, RunId, StatusEvent};
 
@@ -21,7 +21,7 @@ pub struct HeldPushApproval {
     pub pr_number: Option<u64>,
 }
 
-impl Store {
+impl RunRecords<'_> {
     /// Records that the owner approved run `run_id`'s commits (up to `end_sha`) before
     /// they are pushed. Approving twice keeps the first approval.
     pub async fn approve_held_push(&self, run_id: RunId, end_sha: &str) -> Result<(), StoreError> {
@@ -31,8 +31,8 @@ impl Store {
         )
         .bind(run_id.0)
         .bind(end_sha)
-        .bind(self.now_text())
-        .execute(&self.pool)
+        .bind(self.store.now_text())
+        .execute(&self.store.pool)
         .await?;
         Ok(())
     }
@@ -47,7 +47,7 @@ impl Store {
              WHERE run_id = ?",
         )
         .bind(run_id.0)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?;
         let Some((end_sha, approved_at, pushed_at, pr_number)) = row else {
             return Ok(None);
@@ -76,7 +76,7 @@ impl Store {
         pr_number: u64,
         pr_url: &str,
     ) -> Result<(), StoreError> {
-        let mut transaction = self.pool.begin().await?;
+        let mut transaction = self.store.pool.begin().await?;
         let status: String = sqlx::query_scalar("SELECT status FROM feedback WHERE id = ?")
             .bind(feedback_id.0)
             .fetch_one(&mut *transaction)
@@ -87,7 +87,7 @@ impl Store {
         let to = next_status(feedback_id, from, StatusEvent::HeldPushApproved)?;
         change_status(
             &mut transaction,
-            &self.now_text(),
+            &self.store.now_text(),
             feedback_id,
             from,
             to,
@@ -102,7 +102,7 @@ impl Store {
             .execute(&mut *transaction)
             .await?;
         sqlx::query("UPDATE held_push_approvals SET pushed_at = ?, pr_number = ? WHERE run_id = ?")
-            .bind(self.now_text())
+            .bind(self.store.now_text())
             .bind(pr_number as i64)
             .bind(run_id.0)
             .execute(&mut *transaction)

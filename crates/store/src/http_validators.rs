@@ -2,7 +2,7 @@
 //! with the body, so the next request can be conditional and a 304 costs nothing.
 
 use super::error::StoreError;
-use super::Store;
+use crate::areas::SyncStateRecords;
 
 /// What was stored of an earlier answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,13 +14,13 @@ pub struct StoredAnswer {
     pub next_page: Option<String>,
 }
 
-impl Store {
+impl SyncStateRecords<'_> {
     pub async fn stored_answer(&self, url: &str) -> Result<Option<StoredAnswer>, StoreError> {
         let row = sqlx::query(
             "SELECT etag, last_modified, body, next_page FROM http_validators WHERE url = ?",
         )
         .bind(url)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?;
         row.map(|row| {
             use sqlx::Row as _;
@@ -46,8 +46,8 @@ impl Store {
         .bind(&answer.last_modified)
         .bind(&answer.body)
         .bind(&answer.next_page)
-        .bind(self.now_text())
-        .execute(&self.pool)
+        .bind(self.store.now_text())
+        .execute(&self.store.pool)
         .await?;
         Ok(())
     }
@@ -56,7 +56,7 @@ impl Store {
     pub async fn forget_answer(&self, url: &str) -> Result<(), StoreError> {
         sqlx::query("DELETE FROM http_validators WHERE url = ?")
             .bind(url)
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
         Ok(())
     }

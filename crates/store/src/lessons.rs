@@ -3,13 +3,14 @@
 //! what the owner decided, which lessons each run carried, and the repository's lesson
 //! settings.
 
+use crate::areas::LessonRecords;
 use chrono::{DateTime, Utc};
 use sqlx::sqlite::SqliteRow;
 use sqlx::Row as _;
 
 use super::row_mapping::{run_columns, run_from_row};
 use super::time_text::time_text;
-use super::{Store, StoreError};
+use super::StoreError;
 use handoff_domain::lesson::{
     lesson_paths, Correction, CorrectionId, CorrectionText, Lesson, LessonId, LessonProposal,
     LessonState,
@@ -100,7 +101,7 @@ fn to_json(list: &[String]) -> String {
     serde_json::Value::from(list.to_vec()).to_string()
 }
 
-impl Store {
+impl LessonRecords<'_> {
     /// The owner's corrections on `repo_id` made after `since` (all of them for `None`),
     /// oldest first:
     /// - each edit of a review, plan or results comment whose text is the owner's (in
@@ -148,7 +149,7 @@ impl Store {
         )
         .bind(repo_id.0)
         .bind(since)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         let mut corrections = Vec::new();
         for row in &edits {
@@ -199,7 +200,7 @@ impl Store {
         )
         .bind(repo_id.0)
         .bind(since)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         for row in &follow_ups {
             let pr_number: Option<i64> = row.try_get("pr_number")?;
@@ -227,7 +228,7 @@ impl Store {
         )
         .bind(repo_id.0)
         .bind(Stage::Lessons.as_str())
-        .fetch_one(&self.pool)
+        .fetch_one(&self.store.pool)
         .await?)
     }
 
@@ -239,7 +240,7 @@ impl Store {
             " FROM runs WHERE repo_id = ? AND stage = 'lessons' ORDER BY id DESC LIMIT 1"
         ))
         .bind(repo_id.0)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?
         .as_ref()
         .map(run_from_row)
@@ -259,8 +260,8 @@ impl Store {
         run_id: RunId,
         proposals: &[LessonProposal],
     ) -> Result<Vec<LessonId>, StoreError> {
-        let now = self.now_text();
-        let mut transaction = self.pool.begin().await?;
+        let now = self.store.now_text();
+        let mut transaction = self.store.pool.begin().await?;
         let mut ids = Vec::new();
         for proposal in proposals {
             let sources: Vec<String> = proposal.sources.iter().map(ToString::to_string).collect();
@@ -291,7 +292,7 @@ impl Store {
             " FROM lessons WHERE repo_id = ? ORDER BY id DESC"
         ))
         .bind(repo_id.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?
         .iter()
         .map(lesson_from_row)
@@ -306,7 +307,7 @@ impl Store {
             " FROM lessons WHERE id = ?"
         ))
         .bind(id.0)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?
         .ok_or(StoreError::LessonNotFound(id))?;
         lesson_from_row(&row)
@@ -320,7 +321,7 @@ impl Store {
         decision: LessonDecision,
     ) -> Result<Lesson, StoreError> {
         let lesson = self.lesson(id).await?;
-        let now = self.now_text();
+        let now = self.store.now_text();
         let query = match decision {
             LessonDecision::Accept => sqlx::query(
                 "UPDATE lessons SET state = 'accepted', enabled = 1, decided_at = ? WHERE id = ?",
@@ -348,7 +349,7 @@ impl Store {
                     .bind(&now)
             }
         };
-        query.bind(id.0).execute(&self.pool).await?;
+        query.bind(id.0).execute(&self.store.pool).await?;
         self.lesson(id).await
     }
 
@@ -369,7 +370,7 @@ impl Store {
         .bind(to_json(&paths))
         .bind(paths_changed)
         .bind(id.0)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         self.lesson(id).await
     }
@@ -384,7 +385,7 @@ impl Store {
         sqlx::query("UPDATE lessons SET missing_paths = ? WHERE id = ?")
             .bind(to_json(paths))
             .bind(id.0)
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
         Ok(())
     }
@@ -395,8 +396,8 @@ impl Store {
         run_id: RunId,
         lessons: &[LessonId],
     ) -> Result<(), StoreError> {
-        let now = self.now_text();
-        let mut transaction = self.pool.begin().await?;
+        let now = self.store.now_text();
+        let mut transaction = self.store.pool.begin().await?;
         for lesson in lessons {
             sqlx::query("INSERT OR IGNORE INTO run_lessons (run_id, lesson_id) VALUES (?, ?)")
                 .bind(run_id.0)
@@ -421,7 +422,7 @@ impl Store {
             " FROM lessons WHERE id IN (SELECT lesson_id FROM run_lessons WHERE run_id = ?) ORDER BY id"
         ))
         .bind(run_id.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?
         .iter()
         .map(lesson_from_row)
@@ -433,7 +434,7 @@ impl Store {
         let row =
             sqlx::query("SELECT lessons_after_corrections, lessons_file FROM repos WHERE id = ?")
                 .bind(repo_id.0)
-                .fetch_one(&self.pool)
+                .fetch_one(&self.store.pool)
                 .await?;
         let after: Option<i64> = row.try_get("lessons_after_corrections")?;
         Ok(LessonSettings {
@@ -464,7 +465,7 @@ impl Store {
         .bind(settings.after_corrections.map(i64::from))
         .bind(&file)
         .bind(repo_id.0)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         Ok(())
     }

@@ -1,11 +1,12 @@
 //! The history of the lessons file's marked section: each time Handoff wrote it (to which
 //! pull request and commit), and each time it was found edited on GitHub.
 
+use crate::areas::LessonRecords;
 use chrono::{DateTime, Utc};
 use sqlx::Row as _;
 
 use super::time_text::time_text;
-use super::{Store, StoreError};
+use super::StoreError;
 use handoff_domain::RepoId;
 
 /// One entry of the section's history.
@@ -21,7 +22,7 @@ pub struct LessonsFileWrite {
     pub written_at: DateTime<Utc>,
 }
 
-impl Store {
+impl LessonRecords<'_> {
     /// Records an entry of `repo_id`'s lessons file history.
     pub async fn record_lessons_file_write(
         &self,
@@ -40,7 +41,7 @@ impl Store {
         .bind(&write.branch)
         .bind(&write.commit_sha)
         .bind(time_text(write.written_at))
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         Ok(())
     }
@@ -58,7 +59,7 @@ impl Store {
         )
         .bind(repo_id.0)
         .bind(by_handoff)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?;
         let Some(row) = row else {
             return Ok(None);

@@ -11,6 +11,7 @@
 //! the exclusive locks across processes that the data folder's users take.
 
 mod archive;
+mod areas;
 
 pub mod data_dir;
 pub mod file_lock;
@@ -52,6 +53,11 @@ use std::path::{Path, PathBuf};
 
 use sqlx::SqlitePool;
 
+pub use areas::{
+    AutomaticUpdateRecords, CommentRecords, FeedbackRecords, GithubCommandRecords, LessonRecords,
+    OutboxRecords, PullRequestRecords, RepositoryRecords, RunQueueRecords, RunRecords,
+    SettingRecords, SpendRecords, StageRunRecords, SyncStateRecords,
+};
 pub use automatic_updates::{AutomaticStart, NewAutomaticUpdate};
 pub use change_watch::{ChangeWatch, MirrorChanges};
 pub use error::StoreError;

@@ -1,13 +1,13 @@
 //! Managed comments and their versions: where each comment lives on GitHub and
 //! every body it has had.
 
+use crate::areas::CommentRecords;
 use chrono::{DateTime, Utc};
 use sqlx::sqlite::SqliteRow;
 use sqlx::Row as _;
 
 use super::error::StoreError;
 use super::time_text::time_text;
-use super::Store;
 use handoff_domain::{
     CommentKind, CommentVersion, CommentVersionId, ManagedComment, ManagedCommentId, RepoId,
     RepoName, RunId, VersionOrigin,
@@ -117,7 +117,7 @@ where
     Ok(CommentVersionId(id))
 }
 
-impl Store {
+impl CommentRecords<'_> {
     /// The managed comment of `kind` on PR `pr_number`, made (with no GitHub id and no
     /// versions) if Handoff has not tracked it before.
     pub async fn ensure_managed_comment(
@@ -133,7 +133,7 @@ impl Store {
         .bind(repo_id.0)
         .bind(pr_number as i64)
         .bind(kind.as_str())
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         self.managed_comment(repo_id, pr_number, kind)
             .await?
@@ -155,7 +155,7 @@ impl Store {
         .bind(repo_id.0)
         .bind(pr_number as i64)
         .bind(kind.as_str())
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?;
         row.as_ref().map(managed_comment_from_row).transpose()
     }
@@ -170,7 +170,7 @@ impl Store {
             " FROM managed_comments m JOIN repos r ON r.id = m.repo_id WHERE m.id = ?"
         ))
         .bind(id.0)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?
         .ok_or_else(|| StoreError::Corrupt(format!("managed comment {} vanished", id.0)))?;
         managed_comment_from_row(&row)
@@ -188,7 +188,7 @@ impl Store {
               WHERE m.repo_id = ? ORDER BY m.pr_number, m.kind"
         ))
         .bind(repo_id.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(managed_comment_from_row).collect()
     }
@@ -207,7 +207,7 @@ impl Store {
         .bind(github_comment_id as i64)
         .bind(remote_updated_at.map(time_text))
         .bind(id.0)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         Ok(())
     }
@@ -218,9 +218,9 @@ impl Store {
             "UPDATE managed_comments SET github_comment_id = NULL, \
              missing_since = COALESCE(missing_since, ?) WHERE id = ?",
         )
-        .bind(self.now_text())
+        .bind(self.store.now_text())
         .bind(id.0)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         Ok(())
     }
@@ -231,7 +231,7 @@ impl Store {
         comment: ManagedCommentId,
         version: &NewCommentVersion,
     ) -> Result<CommentVersion, StoreError> {
-        let id = insert_version(&self.pool, &self.now_text(), comment, version).await?;
+        let id = insert_version(&self.store.pool, &self.store.now_text(), comment, version).await?;
         self.comment_version(id).await
     }
 
@@ -245,7 +245,7 @@ impl Store {
             " FROM comment_versions v WHERE v.id = ?"
         ))
         .bind(id.0)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?
         .ok_or_else(|| StoreError::Corrupt(format!("comment version {id} vanished")))?;
         version_from_row(&row)
@@ -275,7 +275,7 @@ impl Store {
             " FROM comment_versions v WHERE v.managed_comment_id = ? ORDER BY v.id"
         ))
         .bind(comment.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(version_from_row).collect()
     }
@@ -293,8 +293,8 @@ impl Store {
                  VALUES (?, ?) ON CONFLICT (comment_version_id) DO NOTHING",
             )
             .bind(id.0)
-            .bind(self.now_text())
-            .execute(&self.pool)
+            .bind(self.store.now_text())
+            .execute(&self.store.pool)
             .await?;
         }
         self.comment_version(id).await
@@ -311,7 +311,7 @@ impl Store {
             " FROM comment_versions v WHERE v.managed_comment_id = ? ORDER BY v.id DESC LIMIT 1"
         ))
         .bind(comment.0)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?;
         row.as_ref().map(version_from_row).transpose()
     }

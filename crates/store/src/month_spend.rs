@@ -1,13 +1,13 @@
 //! A month's spend, of one repository or of all: per day, the items that cost most, per
 //! model and per stage, for the window's chart and `handoff spend`.
 
+use crate::areas::SpendRecords;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 use sqlx::Row as _;
 
 use super::error::StoreError;
 use super::time_text::{start_of_month, time_text};
-use super::Store;
 use handoff_domain::{FeedbackId, Repo};
 
 /// One day of a month.
@@ -65,6 +65,11 @@ pub struct MonthSpend {
     pub by_stage: Vec<PartSpend>,
 }
 
+/// The runs of one month (and of one repository, or all): the four parameters that
+/// [`in_month`] binds.
+const RUNS_OF_MONTH: &str =
+    "r.created_at >= ? AND r.created_at < ? AND (? IS NULL OR r.repo_id = ?)";
+
 /// `sql` (this file's own text), whose first four parameters are the month's first instant, the next month's,
 /// and the repository (twice; NULL for all), with them bound.
 fn in_month(
@@ -81,7 +86,7 @@ fn in_month(
         .bind(repo_id)
 }
 
-impl Store {
+impl SpendRecords<'_> {
     /// The month (`2026-12`) of `repo` (or of every repository): per day, per item,
     /// per model and per stage.
     pub async fn month_spend(
@@ -94,8 +99,6 @@ impl Store {
         let repo_id = repo.map(|repo| repo.id.0);
         let (from, until) = (time_text(month_start), time_text(next_month));
         let window = |sql| in_month(sql, &from, &until, repo_id);
-        const RUNS_OF_MONTH: &str =
-            "r.created_at >= ? AND r.created_at < ? AND (? IS NULL OR r.repo_id = ?)";
         let totals = window(format!(
             "SELECT COALESCE(SUM(r.llm_cost_usd), 0.0) AS cost, \
                     COALESCE(SUM(COALESCE(r.tokens_in, 0) + COALESCE(r.tokens_out, 0)), 0) AS tokens, \
@@ -104,7 +107,7 @@ impl Store {
                     COUNT(*) AS runs \
              FROM runs r WHERE {RUNS_OF_MONTH} AND r.stage != 'full-auto'"
         ))
-        .fetch_one(&self.pool)
+        .fetch_one(&self.store.pool)
         .await?;
         let by_day = window(format!(
             "SELECT substr(r.created_at, 1, 10) AS day, COALESCE(SUM(r.llm_cost_usd), 0.0) AS cost, \
@@ -112,27 +115,9 @@ impl Store {
                     COUNT(*) AS runs \
              FROM runs r WHERE {RUNS_OF_MONTH} AND r.stage != 'full-auto' GROUP BY day"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
-        let mut days = Vec::new();
-        let mut day = month_start.date_naive();
-        while day < next_month.date_naive() {
-            let text = day.format("%Y-%m-%d").to_string();
-            let found = by_day.iter().find(|row| {
-                row.try_get::<String, _>("day")
-                    .is_ok_and(|stored| stored == text)
-            });
-            days.push(DaySpend {
-                day,
-                cost_usd: found.map_or(Ok(0.0), |row| row.try_get("cost"))?,
-                tokens: found.map_or(Ok(0), |row| row.try_get("tokens"))?,
-                runs: found.map_or(Ok(0), |row| row.try_get("runs"))?,
-            });
-            day = day.succ_opt().unwrap_or(day);
-            if days.len() > 31 {
-                break;
-            }
-        }
+        let days = every_day_of_month(&by_day, month_start, next_month)?;
         let top = window(format!(
             "SELECT p.owner || '/' || p.name AS repo, r.feedback_id, r.pr_number, f.title, \
                     COALESCE(SUM(r.llm_cost_usd), 0.0) AS cost, \
@@ -145,56 +130,12 @@ impl Store {
              HAVING cost > 0 OR tokens > 0 \
              ORDER BY cost DESC, tokens DESC LIMIT 5"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
-        let top_items = top
-            .iter()
-            .map(|row| {
-                let pr_number: Option<i64> = row.try_get("pr_number")?;
-                Ok(ItemSpend {
-                    repo: row.try_get("repo")?,
-                    feedback_id: row
-                        .try_get::<Option<i64>, _>("feedback_id")?
-                        .map(FeedbackId),
-                    pr_number: pr_number.and_then(|number| u64::try_from(number).ok()),
-                    title: row.try_get("title")?,
-                    cost_usd: row.try_get("cost")?,
-                    tokens: row.try_get("tokens")?,
-                    runs: row.try_get("runs")?,
-                })
-            })
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        let parts = |rows: Vec<sqlx::sqlite::SqliteRow>| {
-            rows.iter()
-                .map(|row| {
-                    Ok(PartSpend {
-                        name: row.try_get("name")?,
-                        cost_usd: row.try_get("cost")?,
-                        tokens: row.try_get("tokens")?,
-                    })
-                })
-                .collect::<Result<Vec<_>, StoreError>>()
-        };
-        let by_model = parts(
-            window(format!(
-                "SELECT s.model AS name, COALESCE(SUM(s.cost_usd), 0.0) AS cost, \
-                        SUM(s.input_tokens + s.cache_write_tokens + s.cache_read_tokens + s.output_tokens) AS tokens \
-                 FROM agent_steps s JOIN runs r ON r.id = s.run_id \
-                 WHERE {RUNS_OF_MONTH} GROUP BY s.model ORDER BY cost DESC, tokens DESC"
-            ))
-            .fetch_all(&self.pool)
-            .await?,
-        )?;
-        let by_stage = parts(
-            window(format!(
-                "SELECT r.stage AS name, COALESCE(SUM(r.llm_cost_usd), 0.0) AS cost, \
-                        COALESCE(SUM(COALESCE(r.tokens_in, 0) + COALESCE(r.tokens_out, 0)), 0) AS tokens \
-                 FROM runs r WHERE {RUNS_OF_MONTH} AND r.stage != 'full-auto' \
-                 GROUP BY r.stage HAVING tokens > 0 OR cost > 0 ORDER BY cost DESC, tokens DESC"
-            ))
-            .fetch_all(&self.pool)
-            .await?,
-        )?;
+        let top_items = top.iter().map(item_spend).collect::<Result<Vec<_>, _>>()?;
+        let (by_model, by_stage) = self
+            .parts_by_model_and_stage(&from, &until, repo_id)
+            .await?;
         Ok(MonthSpend {
             month: month_start.format("%Y-%m").to_string(),
             repo: repo.map(|repo| repo.name.full_name()),
@@ -211,4 +152,98 @@ impl Store {
             by_stage,
         })
     }
+
+    /// What each model and each stage spent between `from` and `until` (of `repo_id`, or
+    /// of every repository), most first.
+    async fn parts_by_model_and_stage(
+        &self,
+        from: &str,
+        until: &str,
+        repo_id: Option<i64>,
+    ) -> Result<(Vec<PartSpend>, Vec<PartSpend>), StoreError> {
+        let parts = |rows: Vec<sqlx::sqlite::SqliteRow>| {
+            rows.iter().map(part_spend).collect::<Result<Vec<_>, _>>()
+        };
+        let by_model = in_month(
+            format!(
+                "SELECT s.model AS name, COALESCE(SUM(s.cost_usd), 0.0) AS cost, \
+                        SUM(s.input_tokens + s.cache_write_tokens + s.cache_read_tokens + s.output_tokens) AS tokens \
+                 FROM agent_steps s JOIN runs r ON r.id = s.run_id \
+                 WHERE {RUNS_OF_MONTH} GROUP BY s.model ORDER BY cost DESC, tokens DESC"
+            ),
+            from,
+            until,
+            repo_id,
+        )
+        .fetch_all(&self.store.pool)
+        .await?;
+        let by_stage = in_month(
+            format!(
+                "SELECT r.stage AS name, COALESCE(SUM(r.llm_cost_usd), 0.0) AS cost, \
+                        COALESCE(SUM(COALESCE(r.tokens_in, 0) + COALESCE(r.tokens_out, 0)), 0) AS tokens \
+                 FROM runs r WHERE {RUNS_OF_MONTH} AND r.stage != 'full-auto' \
+                 GROUP BY r.stage HAVING tokens > 0 OR cost > 0 ORDER BY cost DESC, tokens DESC"
+            ),
+            from,
+            until,
+            repo_id,
+        )
+        .fetch_all(&self.store.pool)
+        .await?;
+        Ok((parts(by_model)?, parts(by_stage)?))
+    }
+}
+
+/// Every day from `month_start` to before `next_month`, with what `by_day` (rows of
+/// `day`, `cost`, `tokens`, `runs`) holds for it; a day without runs spent nothing.
+fn every_day_of_month(
+    by_day: &[sqlx::sqlite::SqliteRow],
+    month_start: DateTime<Utc>,
+    next_month: DateTime<Utc>,
+) -> Result<Vec<DaySpend>, StoreError> {
+    let mut days = Vec::new();
+    let mut day = month_start.date_naive();
+    while day < next_month.date_naive() && days.len() <= 31 {
+        let text = day.format("%Y-%m-%d").to_string();
+        let found = by_day.iter().find(|row| {
+            row.try_get::<String, _>("day")
+                .is_ok_and(|stored| stored == text)
+        });
+        days.push(DaySpend {
+            day,
+            cost_usd: found.map_or(Ok(0.0), |row| row.try_get("cost"))?,
+            tokens: found.map_or(Ok(0), |row| row.try_get("tokens"))?,
+            runs: found.map_or(Ok(0), |row| row.try_get("runs"))?,
+        });
+        match day.succ_opt() {
+            Some(next) => day = next,
+            None => break,
+        }
+    }
+    Ok(days)
+}
+
+/// One item of the month's most costly, from its row.
+fn item_spend(row: &sqlx::sqlite::SqliteRow) -> Result<ItemSpend, StoreError> {
+    let pr_number: Option<i64> = row.try_get("pr_number")?;
+    Ok(ItemSpend {
+        repo: row.try_get("repo")?,
+        feedback_id: row
+            .try_get::<Option<i64>, _>("feedback_id")?
+            .map(FeedbackId),
+        pr_number: pr_number.and_then(|number| u64::try_from(number).ok()),
+        title: row.try_get("title")?,
+        cost_usd: row.try_get("cost")?,
+        tokens: row.try_get("tokens")?,
+        runs: row.try_get("runs")?,
+    })
+}
+
+/// One model's or stage's part of the month, from its row.
+fn part_spend(row: &sqlx::sqlite::SqliteRow) -> Result<PartSpend, StoreError> {
+    Ok(PartSpend {
+        name: row.try_get("name")?,
+        cost_usd: row.try_get("cost")?,
+        tokens: row.try_get("tokens")?,
+    })
 }

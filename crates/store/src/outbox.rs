@@ -2,6 +2,7 @@
 //! one transaction, so a crash between "saved locally" and "sent" loses nothing; the
 //! sender takes entries in id order and backs off when GitHub cannot be reached.
 
+use crate::areas::OutboxRecords;
 use chrono::{DateTime, Utc};
 use sqlx::sqlite::SqliteRow;
 use sqlx::Row as _;
@@ -9,7 +10,6 @@ use sqlx::Row as _;
 use super::error::StoreError;
 use super::managed_comments::{insert_version, NewCommentVersion};
 use super::time_text::time_text;
-use super::Store;
 use handoff_domain::{
     CommentVersion, CommentVersionId, ManagedCommentId, OutboxEntry, OutboxEntryId,
     OutboxOperation, OutboxState, RepoId,
@@ -60,7 +60,7 @@ pub enum OutboxClaim {
     Settled(OutboxState),
 }
 
-impl Store {
+impl OutboxRecords<'_> {
     /// Stores the owner's edit of a managed comment as a new version and queues it for
     /// GitHub, in one transaction.
     pub async fn save_owner_edit(
@@ -69,10 +69,10 @@ impl Store {
         comment: ManagedCommentId,
         version: &NewCommentVersion,
     ) -> Result<(CommentVersion, OutboxEntry), StoreError> {
-        let now = self.now_text();
-        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let now = self.store.now_text();
+        let mut transaction = self.store.pool.begin_with("BEGIN IMMEDIATE").await?;
         let version_id =
-            insert_version(&mut *transaction, &self.now_text(), comment, version).await?;
+            insert_version(&mut *transaction, &self.store.now_text(), comment, version).await?;
         let entry_id: i64 = sqlx::query_scalar(
             "INSERT INTO outbox (repo_id, operation, managed_comment_id, comment_version_id, state, \
              next_attempt_at, created_at) VALUES (?, 'update_comment', ?, ?, 'pending', ?, ?) RETURNING id",
@@ -86,7 +86,7 @@ impl Store {
         .await?;
         transaction.commit().await?;
         Ok((
-            self.comment_version(version_id).await?,
+            self.store.comments().comment_version(version_id).await?,
             self.outbox_entry(OutboxEntryId(entry_id)).await?,
         ))
     }
@@ -98,7 +98,7 @@ impl Store {
             " FROM outbox WHERE id = ?"
         ))
         .bind(id.0)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?
         .ok_or(StoreError::OutboxEntryNotFound(id.0))?;
         outbox_entry_from_row(&row)
@@ -115,7 +115,7 @@ impl Store {
             " FROM outbox WHERE state = 'pending' AND (?1 IS NULL OR next_attempt_at <= ?1) ORDER BY id"
         ))
         .bind(due_by.map(time_text))
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(outbox_entry_from_row).collect()
     }
@@ -128,7 +128,7 @@ impl Store {
             outbox_columns!(),
             " FROM outbox WHERE state <> 'sent' AND discarded_at IS NULL ORDER BY id"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(outbox_entry_from_row).collect()
     }
@@ -144,7 +144,7 @@ impl Store {
             " FROM outbox WHERE managed_comment_id = ? AND state IN ('pending', 'conflict') ORDER BY id"
         ))
         .bind(comment.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(outbox_entry_from_row).collect()
     }
@@ -159,9 +159,9 @@ impl Store {
              last_error = 'discarded by the owner' WHERE id = ? AND state <> 'sent' \
              AND discarded_at IS NULL",
         )
-        .bind(self.now_text())
+        .bind(self.store.now_text())
         .bind(id.0)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         Ok(discarded.rows_affected() == 1)
     }
@@ -177,7 +177,7 @@ impl Store {
              AND discarded_at IS NOT NULL AND comment_version_id IS NOT NULL ORDER BY id",
         )
         .bind(comment.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         Ok(ids.into_iter().map(CommentVersionId).collect())
     }
@@ -188,9 +188,9 @@ impl Store {
             "UPDATE outbox SET state = 'pending', next_attempt_at = ? \
              WHERE id = ? AND state = 'failed' AND discarded_at IS NULL",
         )
-        .bind(self.now_text())
+        .bind(self.store.now_text())
         .bind(id.0)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         Ok(())
     }
@@ -198,7 +198,7 @@ impl Store {
     /// Claims pending entry `id` for this process, for [`OUTBOX_CLAIM_LEASE`], unless
     /// another process holds it or it is no longer pending.
     pub async fn claim_outbox_entry(&self, id: OutboxEntryId) -> Result<OutboxClaim, StoreError> {
-        let now = self.now();
+        let now = self.store.now();
         let until = now + chrono::Duration::from_std(OUTBOX_CLAIM_LEASE).unwrap_or_default();
         let claimed = sqlx::query(
             "UPDATE outbox SET claimed_until = ?1 WHERE id = ?2 AND state = 'pending' \
@@ -207,7 +207,7 @@ impl Store {
         .bind(time_text(until))
         .bind(id.0)
         .bind(time_text(now))
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?
         .rows_affected()
             == 1;
@@ -225,7 +225,7 @@ impl Store {
     pub async fn release_outbox_claim(&self, id: OutboxEntryId) -> Result<(), StoreError> {
         sqlx::query("UPDATE outbox SET claimed_until = NULL WHERE id = ?")
             .bind(id.0)
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
         Ok(())
     }
@@ -248,7 +248,7 @@ impl Store {
         .bind(error)
         .bind(time_text(next_attempt_at))
         .bind(id.0)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         Ok(())
     }
@@ -277,7 +277,7 @@ impl Store {
         state: OutboxState,
         message: Option<&str>,
     ) -> Result<(), StoreError> {
-        let sent_at = (state == OutboxState::Sent).then(|| self.now_text());
+        let sent_at = (state == OutboxState::Sent).then(|| self.store.now_text());
         sqlx::query(
             "UPDATE outbox SET state = ?, last_error = COALESCE(?, last_error), sent_at = COALESCE(?, sent_at), \
              attempts = attempts + 1 WHERE id = ?",
@@ -286,7 +286,7 @@ impl Store {
         .bind(message)
         .bind(sent_at)
         .bind(id.0)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         Ok(())
     }

@@ -2,18 +2,24 @@
 //! for (`runs.paid_with`), and how much of its monthly credit those runs have drawn, in
 //! the API-equivalent dollars the ledger charges.
 
+use crate::areas::SpendRecords;
 use chrono::{DateTime, Utc};
 
 use super::error::StoreError;
 use super::time_text::{start_of_month, time_text};
-use super::{SettingKey, Store};
+use super::SettingKey;
 use handoff_domain::claude_plan::{ClaudePlan, PastTheCredit, PlanCredit};
 use handoff_domain::{PaidWith, RunId};
 
-impl Store {
+impl SpendRecords<'_> {
     /// The owner's plan, if one is named.
     pub async fn claude_plan(&self) -> Result<Option<PlanCredit>, StoreError> {
-        let Some(named) = self.setting(SettingKey::ClaudePlan).await? else {
+        let Some(named) = self
+            .store
+            .settings()
+            .setting(SettingKey::ClaudePlan)
+            .await?
+        else {
             return Ok(None);
         };
         let plan = ClaudePlan::parse(named.trim()).ok_or_else(|| StoreError::BadSetting {
@@ -21,7 +27,12 @@ impl Store {
             value: named.clone(),
             reason: "pro, max-5x or max-20x".to_owned(),
         })?;
-        let past_the_credit = match self.setting(SettingKey::ClaudePlanPastCredit).await? {
+        let past_the_credit = match self
+            .store
+            .settings()
+            .setting(SettingKey::ClaudePlanPastCredit)
+            .await?
+        {
             None => PastTheCredit::Stop,
             Some(text) => PastTheCredit::parse(&text).ok_or_else(|| StoreError::BadSetting {
                 key: SettingKey::ClaudePlanPastCredit.as_str().to_owned(),
@@ -44,7 +55,7 @@ impl Store {
         sqlx::query("UPDATE runs SET paid_with = ? WHERE id = ?")
             .bind(paid_with.as_str())
             .bind(id.0)
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
         Ok(())
     }
@@ -53,12 +64,12 @@ impl Store {
     /// of `now` (the month's runs, finished or not), on every repository: the plan's credit is the account's, not a
     /// repository's.
     pub async fn plan_month_charged(&self, now: DateTime<Utc>) -> Result<f64, StoreError> {
-        let mut connection = self.pool.acquire().await?;
+        let mut connection = self.store.pool.acquire().await?;
         plan_month_charged(&mut connection, now).await
     }
 }
 
-/// [`Store::plan_month_charged`] on `connection` (inside a ledger transaction).
+/// [`SpendRecords::plan_month_charged`] on `connection` (inside a ledger transaction).
 pub(super) async fn plan_month_charged(
     connection: &mut sqlx::SqliteConnection,
     now: DateTime<Utc>,

@@ -2,12 +2,12 @@
 //! (the whole list of open PRs at once, so a PR that left it is closed here too) and by
 //! a QA run (the one PR it read), and read by the window's list of pull requests.
 
+use crate::areas::PullRequestRecords;
 use chrono::{DateTime, Utc};
 
 use super::error::StoreError;
 use super::row_mapping::{pull_request_columns, pull_request_from_row};
 use super::time_text::time_text;
-use super::Store;
 use handoff_domain::{CheckStatus, MirroredPullRequest, PullRequest, RepoId};
 
 /// Which mirrored PRs to list: empty fields mean "all".
@@ -33,7 +33,7 @@ const UPSERT: &str = "INSERT INTO pull_requests (repo_id, number, title, author_
      checks = CASE WHEN pull_requests.head_sha = excluded.head_sha THEN pull_requests.checks ELSE 'none' END, \
      github_updated_at = excluded.github_updated_at, synced_at = excluded.synced_at";
 
-impl Store {
+impl PullRequestRecords<'_> {
     /// Mirrors one PR as GitHub just gave it. Its check summary is kept while its head
     /// commit is the same.
     pub async fn mirror_pull_request(
@@ -41,8 +41,8 @@ impl Store {
         repo_id: RepoId,
         pull: &MirroredPullRequest,
     ) -> Result<PullRequest, StoreError> {
-        bind_pull(sqlx::query(UPSERT), repo_id, pull, &self.now_text())
-            .execute(&self.pool)
+        bind_pull(sqlx::query(UPSERT), repo_id, pull, &self.store.now_text())
+            .execute(&self.store.pool)
             .await?;
         self.pull_request(repo_id, pull.number)
             .await?
@@ -56,8 +56,8 @@ impl Store {
         repo_id: RepoId,
         open: &[MirroredPullRequest],
     ) -> Result<(), StoreError> {
-        let now = self.now_text();
-        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let now = self.store.now_text();
+        let mut transaction = self.store.pool.begin_with("BEGIN IMMEDIATE").await?;
         for pull in open {
             bind_pull(sqlx::query(UPSERT), repo_id, pull, &now)
                 .execute(&mut *transaction)
@@ -92,10 +92,10 @@ impl Store {
              WHERE repo_id = ? AND number = ?",
         )
         .bind(time_text(updated_at))
-        .bind(self.now_text())
+        .bind(self.store.now_text())
         .bind(repo_id.0)
         .bind(number as i64)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         Ok(())
     }
@@ -116,7 +116,7 @@ impl Store {
         .bind(repo_id.0)
         .bind(number as i64)
         .bind(head_sha)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         Ok(())
     }
@@ -130,7 +130,7 @@ impl Store {
         number: u64,
         conflicts: Option<bool>,
     ) -> Result<bool, StoreError> {
-        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut transaction = self.store.pool.begin_with("BEGIN IMMEDIATE").await?;
         let changed = sqlx::query(
             "UPDATE pull_requests SET conflicts_with_base = ? WHERE repo_id = ? AND number = ? \
              AND conflicts_with_base IS NOT ?",
@@ -166,7 +166,7 @@ impl Store {
              WHERE repo_id = ? AND reviews_read_at IS NOT NULL",
         )
         .bind(repo_id.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         Ok(rows
             .into_iter()
@@ -187,7 +187,7 @@ impl Store {
         .bind(time_text(read_at))
         .bind(repo_id.0)
         .bind(number as i64)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         Ok(())
     }
@@ -205,7 +205,7 @@ impl Store {
         ))
         .bind(repo_id.0)
         .bind(number as i64)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?;
         row.as_ref().map(pull_request_from_row).transpose()
     }
@@ -226,7 +226,7 @@ impl Store {
         ))
         .bind(filter.repo_id.map(|id| id.0))
         .bind(filter.checks.map(CheckStatus::as_str))
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         let words: Vec<String> = filter
             .search

@@ -1,11 +1,11 @@
 //! Run quota: each run uses one unit of its repository's monthly quota.
 
+use crate::areas::SpendRecords;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::error::StoreError;
 use super::time_text::{start_of_month, time_text};
-use super::Store;
 use handoff_domain::{Repo, RepoId, RunId};
 
 /// A repository's quota this month.
@@ -58,13 +58,13 @@ where
     })
 }
 
-impl Store {
+impl SpendRecords<'_> {
     /// Gives back what a reservation did not use: the run `run_id` used `units`.
     pub async fn settle_quota(&self, run_id: RunId, units: u32) -> Result<(), StoreError> {
         sqlx::query("UPDATE quota_uses SET units = MIN(units, ?) WHERE run_id = ?")
             .bind(i64::from(units))
             .bind(run_id.0)
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
         Ok(())
     }
@@ -72,7 +72,7 @@ impl Store {
     /// Refuses, before anything is recorded, a run of `repo` that needs `units` when
     /// fewer are left this month.
     pub async fn check_quota_left(&self, repo: &Repo, units: u32) -> Result<(), StoreError> {
-        let quota = self.quota_status(repo.id, self.now()).await?;
+        let quota = self.quota_status(repo.id, self.store.now()).await?;
         match (quota.quota, quota.left) {
             (Some(limit), Some(left)) if left < units => Err(StoreError::QuotaExhausted {
                 repo: repo.name.full_name(),
@@ -89,6 +89,6 @@ impl Store {
         repo_id: RepoId,
         now: DateTime<Utc>,
     ) -> Result<QuotaStatus, StoreError> {
-        quota_status_in(&self.pool, repo_id, now).await
+        quota_status_in(&self.store.pool, repo_id, now).await
     }
 }

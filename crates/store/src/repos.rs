@@ -2,7 +2,7 @@
 
 use super::error::StoreError;
 use super::row_mapping::{repo_columns, repo_from_row};
-use super::Store;
+use crate::areas::RepositoryRecords;
 use handoff_domain::repo::check_branch_name;
 use handoff_domain::review_requests::{stored_lines, Reviewer};
 use handoff_domain::{AllowedHost, NetworkMode, NewRepo, Repo, RepoId, RepoName, SandboxBackend};
@@ -42,7 +42,60 @@ pub struct RepoSettingsChange {
     pub push_fork: Option<Option<RepoName>>,
 }
 
-impl Store {
+impl RepoSettingsChange {
+    /// `current` with this change made: each field given replaces its own. A run timeout,
+    /// a run slot count and automatic attempts a day are at least one.
+    fn applied_to(&self, current: Repo) -> Repo {
+        let change = self.clone();
+        Repo {
+            default_branch: change.default_branch.unwrap_or(current.default_branch),
+            feedback_label: change.feedback_label.unwrap_or(current.feedback_label),
+            custom_instructions: change
+                .custom_instructions
+                .unwrap_or(current.custom_instructions),
+            monthly_run_quota: change
+                .monthly_run_quota
+                .unwrap_or(current.monthly_run_quota),
+            sandbox_backend: change.sandbox_backend.unwrap_or(current.sandbox_backend),
+            agent_preset: change.agent_preset.unwrap_or(current.agent_preset),
+            agent_command: change.agent_command.unwrap_or(current.agent_command),
+            docker_image: change.docker_image.unwrap_or(current.docker_image),
+            run_timeout_seconds: change
+                .run_timeout_seconds
+                .unwrap_or(current.run_timeout_seconds)
+                .max(1),
+            e2b_template: change.e2b_template.unwrap_or(current.e2b_template),
+            network_mode: change.network_mode.unwrap_or(current.network_mode),
+            allowed_hosts: change.allowed_hosts.unwrap_or(current.allowed_hosts),
+            draft_pull_requests: change
+                .draft_pull_requests
+                .unwrap_or(current.draft_pull_requests),
+            file_test_issues: change.file_test_issues.unwrap_or(current.file_test_issues),
+            push_fork: change.push_fork.unwrap_or(current.push_fork),
+            run_slots: change
+                .run_slots
+                .unwrap_or(current.run_slots)
+                .map(|slots| slots.max(1)),
+            overflow_to_e2b: change.overflow_to_e2b.unwrap_or(current.overflow_to_e2b),
+            automatic_updates: change
+                .automatic_updates
+                .unwrap_or(current.automatic_updates),
+            automatic_attempts_per_day: change
+                .automatic_attempts_per_day
+                .unwrap_or(current.automatic_attempts_per_day)
+                .max(1),
+            pull_request_labels: change
+                .pull_request_labels
+                .unwrap_or(current.pull_request_labels),
+            pull_request_reviewers: change
+                .pull_request_reviewers
+                .unwrap_or(current.pull_request_reviewers),
+            ..current
+        }
+    }
+}
+
+impl RepositoryRecords<'_> {
     /// Connects a repository. A repository already connected (in any letter case) is
     /// refused; one that was disconnected is connected again, with its settings and
     /// history as they were.
@@ -61,8 +114,8 @@ impl Store {
         .bind(new.monthly_run_quota.map(i64::from))
         .bind(new.sandbox_backend.as_str())
         .bind(&new.agent_preset)
-        .bind(self.now_text())
-        .fetch_one(&self.pool)
+        .bind(self.store.now_text())
+        .fetch_one(&self.store.pool)
         .await;
         match inserted {
             Ok(row) => {
@@ -76,7 +129,7 @@ impl Store {
                 )
                 .bind(&new.name.owner)
                 .bind(&new.name.name)
-                .execute(&self.pool)
+                .execute(&self.store.pool)
                 .await?;
                 if reconnected.rows_affected() == 1 {
                     return self.repo_by_name(&new.name).await;
@@ -94,7 +147,7 @@ impl Store {
             repo_columns!(),
             " FROM repos r WHERE r.disconnected_at IS NULL ORDER BY r.owner, r.name"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(repo_from_row).collect()
     }
@@ -106,7 +159,7 @@ impl Store {
             " FROM repos r WHERE r.id = ?"
         ))
         .bind(id.0)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?
         .ok_or_else(|| StoreError::RepoNotFound(format!("#{id}")))?;
         repo_from_row(&row)
@@ -119,7 +172,7 @@ impl Store {
     ) -> Result<chrono::DateTime<chrono::Utc>, StoreError> {
         sqlx::query_scalar("SELECT created_at FROM repos WHERE id = ?")
             .bind(id.0)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.store.pool)
             .await?
             .ok_or_else(|| StoreError::RepoNotFound(format!("#{id}")))
     }
@@ -133,7 +186,7 @@ impl Store {
         ))
         .bind(&name.owner)
         .bind(&name.name)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?
         .ok_or_else(|| StoreError::RepoNotFound(name.full_name()))?;
         repo_from_row(&row)
@@ -147,15 +200,15 @@ impl Store {
             "SELECT COUNT(*) FROM runs WHERE repo_id = ? AND status IN ('queued', 'running')",
         )
         .bind(id.0)
-        .fetch_one(&self.pool)
+        .fetch_one(&self.store.pool)
         .await?;
         if active > 0 {
             return Err(StoreError::RepoBusy(repo.name.full_name()));
         }
         sqlx::query("UPDATE repos SET disconnected_at = COALESCE(disconnected_at, ?) WHERE id = ?")
-            .bind(self.now_text())
+            .bind(self.store.now_text())
             .bind(id.0)
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
         self.repo(id).await
     }
@@ -164,7 +217,7 @@ impl Store {
     pub async fn repos_with_unreadable_checks(&self) -> Result<Vec<RepoId>, StoreError> {
         let ids: Vec<i64> =
             sqlx::query_scalar("SELECT id FROM repos WHERE checks_unreadable_since IS NOT NULL")
-                .fetch_all(&self.pool)
+                .fetch_all(&self.store.pool)
                 .await?;
         Ok(ids.into_iter().map(RepoId).collect())
     }
@@ -180,10 +233,10 @@ impl Store {
              WHERE id = ? AND (checks_unreadable_since IS NULL) = ?",
         )
         .bind(unreadable)
-        .bind(self.now_text())
+        .bind(self.store.now_text())
         .bind(id.0)
         .bind(unreadable)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         Ok(changed.rows_affected() == 1)
     }
@@ -197,11 +250,7 @@ impl Store {
         if let Some(branch) = &change.default_branch {
             check_branch_name(branch)?;
         }
-        let current = self.repo(id).await?;
-        let quota = change
-            .monthly_run_quota
-            .unwrap_or(current.monthly_run_quota)
-            .map(i64::from);
+        let changed = change.applied_to(self.repo(id).await?);
         sqlx::query(
             "UPDATE repos SET default_branch = ?, feedback_label = ?, custom_instructions = ?, \
              monthly_run_quota = ?, sandbox_backend = ?, agent_preset = ?, agent_command = ?, \
@@ -211,111 +260,36 @@ impl Store {
              automatic_attempts_per_day = ?, pull_request_labels = ?, \
              pull_request_reviewers = ? WHERE id = ?",
         )
+        .bind(&changed.default_branch)
+        .bind(&changed.feedback_label)
+        .bind(&changed.custom_instructions)
+        .bind(changed.monthly_run_quota.map(i64::from))
+        .bind(changed.sandbox_backend.as_str())
+        .bind(&changed.agent_preset)
+        .bind(&changed.agent_command)
+        .bind(&changed.docker_image)
+        .bind(i64::from(changed.run_timeout_seconds))
+        .bind(&changed.e2b_template)
+        .bind(changed.network_mode.as_str())
         .bind(
-            change
-                .default_branch
-                .as_ref()
-                .unwrap_or(&current.default_branch),
-        )
-        .bind(
-            change
-                .feedback_label
-                .as_ref()
-                .unwrap_or(&current.feedback_label),
-        )
-        .bind(
-            change
-                .custom_instructions
-                .as_ref()
-                .unwrap_or(&current.custom_instructions),
-        )
-        .bind(quota)
-        .bind(
-            change
-                .sandbox_backend
-                .unwrap_or(current.sandbox_backend)
-                .as_str(),
-        )
-        .bind(
-            change
-                .agent_preset
-                .as_ref()
-                .unwrap_or(&current.agent_preset),
-        )
-        .bind(
-            change
-                .agent_command
-                .clone()
-                .unwrap_or(current.agent_command),
-        )
-        .bind(change.docker_image.clone().unwrap_or(current.docker_image))
-        .bind(i64::from(
-            change
-                .run_timeout_seconds
-                .unwrap_or(current.run_timeout_seconds)
-                .max(1),
-        ))
-        .bind(change.e2b_template.clone().unwrap_or(current.e2b_template))
-        .bind(change.network_mode.unwrap_or(current.network_mode).as_str())
-        .bind(
-            change
+            changed
                 .allowed_hosts
-                .as_ref()
-                .unwrap_or(&current.allowed_hosts)
                 .iter()
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join("\n"),
         )
-        .bind(i64::from(
-            change
-                .draft_pull_requests
-                .unwrap_or(current.draft_pull_requests),
-        ))
-        .bind(i64::from(
-            change.file_test_issues.unwrap_or(current.file_test_issues),
-        ))
-        .bind(
-            change
-                .push_fork
-                .clone()
-                .unwrap_or(current.push_fork)
-                .map(|fork| fork.full_name()),
-        )
-        .bind(
-            change
-                .run_slots
-                .unwrap_or(current.run_slots)
-                .map(|slots| i64::from(slots.max(1))),
-        )
-        .bind(i64::from(
-            change.overflow_to_e2b.unwrap_or(current.overflow_to_e2b),
-        ))
-        .bind(i64::from(
-            change
-                .automatic_updates
-                .unwrap_or(current.automatic_updates),
-        ))
-        .bind(i64::from(
-            change
-                .automatic_attempts_per_day
-                .unwrap_or(current.automatic_attempts_per_day)
-                .max(1),
-        ))
-        .bind(stored_lines(
-            change
-                .pull_request_labels
-                .as_ref()
-                .unwrap_or(&current.pull_request_labels),
-        ))
-        .bind(stored_lines(
-            change
-                .pull_request_reviewers
-                .as_ref()
-                .unwrap_or(&current.pull_request_reviewers),
-        ))
+        .bind(i64::from(changed.draft_pull_requests))
+        .bind(i64::from(changed.file_test_issues))
+        .bind(changed.push_fork.as_ref().map(RepoName::full_name))
+        .bind(changed.run_slots.map(i64::from))
+        .bind(i64::from(changed.overflow_to_e2b))
+        .bind(i64::from(changed.automatic_updates))
+        .bind(i64::from(changed.automatic_attempts_per_day))
+        .bind(stored_lines(&changed.pull_request_labels))
+        .bind(stored_lines(&changed.pull_request_reviewers))
         .bind(id.0)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         self.repo(id).await
     }

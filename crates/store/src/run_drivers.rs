@@ -66,7 +66,7 @@ impl Store {
     /// their silence, and the log says why.
     pub fn this_driver(&self) -> Option<&RunDriver> {
         self.driver
-            .get_or_init(|| match ThisDriver::take(&self.drivers_folder()) {
+            .get_or_init(|| match ThisDriver::take(&self.drivers_folder(), self.now()) {
                 Ok(driver) => Some(driver),
                 Err(error) => {
                     tracing::warn!(folder = %self.drivers_folder().display(), %error, "no driver's lock could be made; a crash of this process is known only after its runs fall silent");
@@ -184,7 +184,7 @@ impl ThisDriver {
     /// Takes a lock of its own in `folder`. The file is locked under a hidden name and
     /// then renamed, so that a sweep never takes a new driver's file for a gone one; files
     /// of drivers that are gone are swept on the way.
-    fn take(folder: &Path) -> std::io::Result<ThisDriver> {
+    fn take(folder: &Path, now: chrono::DateTime<chrono::Utc>) -> std::io::Result<ThisDriver> {
         fs::create_dir_all(folder)?;
         sweep_gone_drivers(folder);
         let pid = std::process::id();
@@ -198,7 +198,7 @@ impl ThisDriver {
             driver: RunDriver {
                 pid,
                 machine: this_machine(),
-                started_at: chrono::Utc::now(),
+                started_at: now,
                 lock: name,
             },
             _lock: lock,

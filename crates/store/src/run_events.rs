@@ -1,10 +1,10 @@
 //! Run events: what the app turns into notifications. The database keeps "PR
 //! opened" to one per feedback item.
 
+use crate::areas::RunRecords;
 use sqlx::Row as _;
 
 use super::error::StoreError;
-use super::Store;
 use handoff_domain::run_event::{RunEvent, RunEventKind};
 use handoff_domain::{FeedbackId, RunId};
 
@@ -23,7 +23,7 @@ fn event_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<RunEvent, StoreError>
     })
 }
 
-impl Store {
+impl RunRecords<'_> {
     /// Records an event; `None` when it would announce a PR opened a second time.
     pub async fn record_run_event(
         &self,
@@ -40,8 +40,8 @@ impl Store {
         .bind(feedback_id.map(|id| id.0))
         .bind(kind.as_str())
         .bind(message)
-        .bind(self.now_text())
-        .fetch_optional(&self.pool)
+        .bind(self.store.now_text())
+        .fetch_optional(&self.store.pool)
         .await?;
         row.as_ref().map(event_from_row).transpose()
     }
@@ -53,7 +53,7 @@ impl Store {
              WHERE run_id = ? ORDER BY id",
         )
         .bind(run_id.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(event_from_row).collect()
     }
@@ -64,8 +64,8 @@ impl Store {
             "UPDATE run_events SET seen_at = ? WHERE seen_at IS NULL \
              RETURNING id, run_id, feedback_id, kind, message, created_at, seen_at",
         )
-        .bind(self.now_text())
-        .fetch_all(&self.pool)
+        .bind(self.store.now_text())
+        .fetch_all(&self.store.pool)
         .await?;
         let mut events: Vec<RunEvent> =
             rows.iter().map(event_from_row).collect::<Result<_, _>>()?;
@@ -83,7 +83,7 @@ impl Store {
              WHERE feedback_id = ? ORDER BY id",
         )
         .bind(feedback_id.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(event_from_row).collect()
     }

@@ -4,6 +4,7 @@
 //! database never start more runs than the slots allow. A queued run whose process
 //! stopped (a restart) stays queued until another process adopts it.
 
+use crate::areas::RunQueueRecords;
 use serde::Serialize;
 use sqlx::Row as _;
 use sqlx::SqliteConnection;
@@ -11,7 +12,6 @@ use sqlx::SqliteConnection;
 use super::error::StoreError;
 use super::row_mapping::{run_columns, run_from_row};
 use super::settings::SettingKey;
-use super::Store;
 use handoff_domain::run_queue::{queue_turns, QueueTurn, QueuedRun, RunningRun, SlotLimits};
 use handoff_domain::{RepoId, Run, RunId, RunStatus, SandboxBackend};
 
@@ -60,13 +60,18 @@ pub fn parse_slot_count(text: &str, none_allowed: bool) -> Result<Option<u32>, S
     }
 }
 
-impl Store {
+impl RunQueueRecords<'_> {
     /// The installation's and the backends' slots, as set (a setting that does not
     /// read as a number is logged and the default used).
     pub async fn slot_limits(&self) -> Result<SlotLimits, StoreError> {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let mut limits = SlotLimits::for_machine(cores);
-        if let Some(text) = self.setting(SettingKey::QueueSlots).await? {
+        if let Some(text) = self
+            .store
+            .settings()
+            .setting(SettingKey::QueueSlots)
+            .await?
+        {
             match parse_slot_count(&text, false) {
                 Ok(Some(slots)) => limits.installation = slots,
                 Ok(None) => {}
@@ -80,7 +85,7 @@ impl Store {
             (SettingKey::QueueSlotsE2b, &mut limits.e2b),
             (SettingKey::QueueSlotsLocal, &mut limits.local),
         ] {
-            if let Some(text) = self.setting(key).await? {
+            if let Some(text) = self.store.settings().setting(key).await? {
                 match parse_slot_count(&text, true) {
                     Ok(slots) => *slot = slots,
                     Err(refusal) => {
@@ -98,7 +103,7 @@ impl Store {
         e2b_usable: bool,
     ) -> Result<Vec<(RunId, QueueTurn)>, StoreError> {
         let limits = self.slot_limits().await?;
-        let mut connection = self.pool.acquire().await?;
+        let mut connection = self.store.pool.acquire().await?;
         turns_in(&mut connection, limits, e2b_usable).await
     }
 
@@ -109,17 +114,17 @@ impl Store {
         id: RunId,
         e2b_usable: bool,
     ) -> Result<TakenTurn, StoreError> {
-        if self.starts_no_more_runs() {
+        if self.store.starts_no_more_runs() {
             return Ok(TakenTurn::HeldWhileStopping);
         }
         let limits = self.slot_limits().await?;
         // Most asks end in waiting: a plain read decides those without the write lock.
-        let mut connection = self.pool.acquire().await?;
+        let mut connection = self.store.pool.acquire().await?;
         if let Some(taken) = turn_of(&mut connection, id, limits, e2b_usable).await? {
             return Ok(taken);
         }
         drop(connection);
-        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut transaction = self.store.pool.begin_with("BEGIN IMMEDIATE").await?;
         if let Some(taken) = turn_of(&mut transaction, id, limits, e2b_usable).await? {
             return Ok(taken);
         }
@@ -132,8 +137,8 @@ impl Store {
                 "run {id} had a turn that went away inside one transaction"
             )));
         };
-        let now = self.now_text();
-        let driver = self.driver_columns();
+        let now = self.store.now_text();
+        let driver = self.store.driver_columns();
         sqlx::query(
             "UPDATE runs SET status = 'running', started_at = ?, heartbeat_at = ?, backend = ?, \
                driver_pid = ?, driver_machine = ?, driver_started_at = ?, driver_lock = ? \
@@ -180,7 +185,7 @@ impl Store {
                (SELECT f.title FROM feedback f WHERE f.id = runs.feedback_id) AS feedback_title \
              FROM runs WHERE status IN ('queued', 'running') AND parent_run_id IS NULL ORDER BY id"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         let mut going = Vec::new();
         let mut waiting = Vec::new();

@@ -1,6 +1,7 @@
 //! Runs and their logs: starting a code run (status, quota and the one-active-run
 //! rule in one transaction), recording its progress and result, reading it back.
 
+use crate::areas::RunRecords;
 use serde::Serialize;
 use sqlx::Row as _;
 
@@ -9,7 +10,6 @@ use super::error::StoreError;
 use super::feedback::change_status;
 use super::quota::{quota_status_in, QuotaStatus};
 use super::row_mapping::{log_chunk_from_row, run_columns, run_from_row};
-use super::Store;
 use handoff_domain::feedback_status::next_status;
 use handoff_domain::RunFailureCode;
 use handoff_domain::{
@@ -91,7 +91,7 @@ fn active_run_error(
     }
 }
 
-impl Store {
+impl RunRecords<'_> {
     /// Starts a code run: decides its kind by the iterate rules, takes a unit of quota,
     /// stores new instructions as a follow-up, and moves the item to CODING, all in one
     /// transaction. The database refuses a second active run for the item even if two
@@ -103,7 +103,7 @@ impl Store {
         self.start_code_run_as(request, None).await
     }
 
-    /// [`Store::start_code_run`] for an automatic update when `automatic` says so: its
+    /// [`RunRecords::start_code_run`] for an automatic update when `automatic` says so: its
     /// instructions are Handoff's (marked as such), the candidates it names are let into
     /// prompts, the run says why it started, and the reason is decided as started, all in
     /// the run's one transaction.
@@ -118,49 +118,18 @@ impl Store {
             .map(|text| FollowUpBody::parse("follow-up", text))
             .transpose()?;
         let feedback_id = request.feedback_id;
-        let now = self.now();
+        let now = self.store.now();
         let now_text = super::time_text::time_text(now);
-        let driver = self.driver_columns();
+        let driver = self.store.driver_columns();
 
-        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let row = sqlx::query("SELECT repo_id, status, pr_number FROM feedback WHERE id = ?")
-            .bind(feedback_id.0)
-            .fetch_optional(&mut *transaction)
-            .await?
-            .ok_or(StoreError::FeedbackNotFound(feedback_id))?;
-        let repo_id = handoff_domain::RepoId(row.try_get("repo_id")?);
-        let status_text: String = row.try_get("status")?;
-        let status: FeedbackStatus = status_text
-            .parse()
-            .map_err(|_| StoreError::Corrupt(format!("status {status_text:?}")))?;
-        let pr_number: Option<i64> = row.try_get("pr_number")?;
+        let mut transaction = self.store.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let (repo_id, status, pr_number) = item_to_start(&mut transaction, feedback_id).await?;
         let kind = code_run_kind(feedback_id, status)?;
-
-        let quota = quota_status_in(&mut *transaction, repo_id, now).await?;
-        if let (true, Some(limit)) = (quota.is_exhausted(), quota.quota) {
-            let repo: (String, String) =
-                sqlx::query_as("SELECT owner, name FROM repos WHERE id = ?")
-                    .bind(repo_id.0)
-                    .fetch_one(&mut *transaction)
-                    .await?;
-            return Err(StoreError::QuotaExhausted {
-                repo: format!("{}/{}", repo.0, repo.1),
-                quota: limit,
-                used: quota.used,
-            });
-        }
+        let quota = quota_left_to_start(&mut transaction, repo_id, now).await?;
 
         if let Some(body) = &instructions {
-            sqlx::query(
-                "INSERT INTO followups (feedback_id, body, source, created_at, automatic_update_id) \
-                 VALUES (?, ?, 'owner', ?, ?)",
-            )
-            .bind(feedback_id.0)
-            .bind(body.as_str())
-            .bind(&now_text)
-            .bind(automatic.and_then(AutomaticStart::first_update).map(|id| id.0))
-            .execute(&mut *transaction)
-            .await?;
+            let update = automatic.and_then(AutomaticStart::first_update);
+            add_run_instructions(&mut transaction, feedback_id, body, &now_text, update).await?;
         }
 
         let run_id: i64 = sqlx::query_scalar(
@@ -190,17 +159,11 @@ impl Store {
             record_automatic_start(&mut transaction, feedback_id, run_id, start, &now_text).await?;
         }
 
-        sqlx::query("INSERT INTO quota_uses (repo_id, run_id, used_at) VALUES (?, ?, ?)")
-            .bind(repo_id.0)
-            .bind(run_id.0)
-            .bind(&now_text)
-            .execute(&mut *transaction)
-            .await?;
-
+        use_quota(&mut transaction, repo_id, run_id, &now_text).await?;
         let next = next_status(feedback_id, status, StatusEvent::RunStarted)?;
         change_status(
             &mut transaction,
-            &self.now_text(),
+            &self.store.now_text(),
             feedback_id,
             status,
             next,
@@ -233,10 +196,10 @@ impl Store {
             "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, ?), \
              sandbox_id = COALESCE(?, sandbox_id) WHERE id = ? AND status IN ('queued', 'running')",
         )
-        .bind(self.now_text())
+        .bind(self.store.now_text())
         .bind(sandbox_id)
         .bind(id.0)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         if updated.rows_affected() == 0 {
             self.run(id).await?;
@@ -254,7 +217,7 @@ impl Store {
         sqlx::query("UPDATE runs SET end_sha = ? WHERE id = ?")
             .bind(end_sha)
             .bind(id.0)
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
         Ok(())
     }
@@ -263,8 +226,8 @@ impl Store {
     /// WAITING_FOR_REVIEW on success, FAILED otherwise (unless the PR merged meanwhile:
     /// MERGED stays).
     pub async fn finish_run(&self, id: RunId, outcome: &RunOutcome) -> Result<Run, StoreError> {
-        let now = self.now_text();
-        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let now = self.store.now_text();
+        let mut transaction = self.store.pool.begin_with("BEGIN IMMEDIATE").await?;
         let row =
             sqlx::query("SELECT status, stage, feedback_id, parent_run_id FROM runs WHERE id = ?")
                 .bind(id.0)
@@ -279,7 +242,7 @@ impl Store {
         let feedback_id: Option<i64> = row.try_get("feedback_id")?;
         let parent_run_id: Option<i64> = row.try_get("parent_run_id")?;
 
-        // What the run spent is recorded when its agent ends (`Store::record_run_spend`).
+        // What the run spent is recorded when its agent ends (`SpendRecords::record_run_spend`).
         let EndingColumns {
             exit_code,
             end_sha,
@@ -322,7 +285,7 @@ impl Store {
                 let next = next_status(feedback_id, status, event)?;
                 change_status(
                     &mut transaction,
-                    &self.now_text(),
+                    &self.store.now_text(),
                     feedback_id,
                     status,
                     next,
@@ -346,7 +309,7 @@ impl Store {
         .bind(&note)
         .bind(&note)
         .bind(id.0)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         if updated.rows_affected() == 0 {
             return Err(StoreError::RunNotFound(id));
@@ -361,7 +324,7 @@ impl Store {
             " FROM runs WHERE id = ?"
         ))
         .bind(id.0)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?
         .ok_or(StoreError::RunNotFound(id))?;
         run_from_row(&row)
@@ -371,7 +334,7 @@ impl Store {
     pub async fn run_exists(&self, id: RunId) -> Result<bool, StoreError> {
         let found: Option<i64> = sqlx::query_scalar("SELECT id FROM runs WHERE id = ?")
             .bind(id.0)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.store.pool)
             .await?;
         Ok(found.is_some())
     }
@@ -379,7 +342,7 @@ impl Store {
     /// Runs matching `filter`, newest first.
     pub async fn runs(&self, filter: &RunFilter) -> Result<Vec<Run>, StoreError> {
         if let Some(feedback_id) = filter.feedback_id {
-            self.feedback(feedback_id).await?;
+            self.store.feedback().feedback(feedback_id).await?;
         }
         let rows = sqlx::query(concat!(
             "SELECT ",
@@ -391,7 +354,7 @@ impl Store {
         .bind(filter.feedback_id.map(|id| id.0))
         .bind(filter.active_only)
         .bind(filter.limit.map(i64::from).unwrap_or(-1))
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(run_from_row).collect()
     }
@@ -410,9 +373,9 @@ impl Store {
         )
         .bind(run_id.0)
         .bind(stream.as_str())
-        .bind(self.now_text())
+        .bind(self.store.now_text())
         .bind(text)
-        .fetch_one(&self.pool)
+        .fetch_one(&self.store.pool)
         .await
         .map_err(|error| match &error {
             sqlx::Error::Database(database_error) if database_error.is_foreign_key_violation() => {
@@ -436,19 +399,19 @@ impl Store {
         )
         .bind(run_id.0)
         .bind(after_seq)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(log_chunk_from_row).collect()
     }
 }
 
-impl Store {
+impl RunRecords<'_> {
     /// A run's full stage output and prompt, kept apart from [`Run`] because they can be
     /// long.
     pub async fn run_texts(&self, id: RunId) -> Result<RunTexts, StoreError> {
         let row = sqlx::query("SELECT prompt, output FROM runs WHERE id = ?")
             .bind(id.0)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.store.pool)
             .await?
             .ok_or(StoreError::RunNotFound(id))?;
         Ok(RunTexts {
@@ -465,14 +428,14 @@ pub struct RunTexts {
     pub output: Option<String>,
 }
 
-impl Store {
+impl RunRecords<'_> {
     /// Records where a run's sandbox lives, as soon as it exists, so a restart after a
     /// crash can find it.
     pub async fn set_run_sandbox(&self, id: RunId, sandbox_id: &str) -> Result<(), StoreError> {
         sqlx::query("UPDATE runs SET sandbox_id = ? WHERE id = ?")
             .bind(sandbox_id)
             .bind(id.0)
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
         Ok(())
     }
@@ -490,7 +453,7 @@ impl Store {
             .bind(start_sha)
             .bind(prompt)
             .bind(id.0)
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
         Ok(())
     }
@@ -498,19 +461,19 @@ impl Store {
     /// Marks the driving process as alive; returns whether a cancel was asked for.
     pub async fn heartbeat(&self, id: RunId) -> Result<bool, StoreError> {
         // Whoever beats drives it: a run taken over is the new driver's from here.
-        let driver = self.driver_columns();
+        let driver = self.store.driver_columns();
         let cancel: Option<Option<String>> = sqlx::query_scalar(
             "UPDATE runs SET heartbeat_at = ?, driver_pid = ?, driver_machine = ?, \
                driver_started_at = ?, driver_lock = ? \
              WHERE id = ? AND status IN ('queued', 'running') RETURNING cancel_requested_at",
         )
-        .bind(self.now_text())
+        .bind(self.store.now_text())
         .bind(driver.pid)
         .bind(driver.machine)
         .bind(driver.started_at)
         .bind(driver.lock)
         .bind(id.0)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?;
         Ok(matches!(cancel, Some(Some(_))))
     }
@@ -522,9 +485,9 @@ impl Store {
             "UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, ?) \
              WHERE id = ? AND status IN ('queued', 'running')",
         )
-        .bind(self.now_text())
+        .bind(self.store.now_text())
         .bind(id.0)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         if updated.rows_affected() == 0 {
             self.run(id).await?;
@@ -542,7 +505,7 @@ impl Store {
               AND status IN ('queued', 'running') ORDER BY id DESC"
         ))
         .bind(top.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(run_from_row).collect()
     }
@@ -591,4 +554,81 @@ fn ending_columns(outcome: &RunOutcome) -> EndingColumns {
         failure_code,
         failure_message,
     }
+}
+
+/// The repository, status and pull request of the item a code run is to start on.
+async fn item_to_start(
+    transaction: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    feedback_id: FeedbackId,
+) -> Result<(handoff_domain::RepoId, FeedbackStatus, Option<i64>), StoreError> {
+    let row = sqlx::query("SELECT repo_id, status, pr_number FROM feedback WHERE id = ?")
+        .bind(feedback_id.0)
+        .fetch_optional(&mut **transaction)
+        .await?
+        .ok_or(StoreError::FeedbackNotFound(feedback_id))?;
+    let repo_id = handoff_domain::RepoId(row.try_get("repo_id")?);
+    let status_text: String = row.try_get("status")?;
+    let status: FeedbackStatus = status_text
+        .parse()
+        .map_err(|_| StoreError::Corrupt(format!("status {status_text:?}")))?;
+    Ok((repo_id, status, row.try_get("pr_number")?))
+}
+
+/// The repository's quota as a run is about to start; refused when none is left.
+async fn quota_left_to_start(
+    transaction: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    repo_id: handoff_domain::RepoId,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<QuotaStatus, StoreError> {
+    let quota = quota_status_in(&mut **transaction, repo_id, now).await?;
+    if let (true, Some(limit)) = (quota.is_exhausted(), quota.quota) {
+        let repo: (String, String) = sqlx::query_as("SELECT owner, name FROM repos WHERE id = ?")
+            .bind(repo_id.0)
+            .fetch_one(&mut **transaction)
+            .await?;
+        return Err(StoreError::QuotaExhausted {
+            repo: format!("{}/{}", repo.0, repo.1),
+            quota: limit,
+            used: quota.used,
+        });
+    }
+    Ok(quota)
+}
+
+/// The owner's instructions for a run on `feedback_id`, kept as a follow-up of the item
+/// (of the automatic update `update`, when one asked).
+async fn add_run_instructions(
+    transaction: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    feedback_id: FeedbackId,
+    body: &FollowUpBody,
+    now_text: &str,
+    update: Option<handoff_domain::AutomaticUpdateId>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO followups (feedback_id, body, source, created_at, automatic_update_id) \
+         VALUES (?, ?, 'owner', ?, ?)",
+    )
+    .bind(feedback_id.0)
+    .bind(body.as_str())
+    .bind(now_text)
+    .bind(update.map(|id| id.0))
+    .execute(&mut **transaction)
+    .await?;
+    Ok(())
+}
+
+/// One unit of the repository's monthly quota, used by `run_id`.
+async fn use_quota(
+    transaction: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    repo_id: handoff_domain::RepoId,
+    run_id: RunId,
+    now_text: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO quota_uses (repo_id, run_id, used_at) VALUES (?, ?, ?)")
+        .bind(repo_id.0)
+        .bind(run_id.0)
+        .bind(now_text)
+        .execute(&mut **transaction)
+        .await?;
+    Ok(())
 }

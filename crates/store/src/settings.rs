@@ -2,7 +2,7 @@
 //! login, the device-flow client id. (Secrets live in the OS keyring only.)
 
 use super::error::StoreError;
-use super::Store;
+use crate::areas::SettingRecords;
 
 handoff_domain::stored_text_enum! {
     /// The settings there are.
@@ -85,12 +85,12 @@ handoff_domain::stored_text_enum! {
     }
 }
 
-impl Store {
+impl SettingRecords<'_> {
     pub async fn setting(&self, key: SettingKey) -> Result<Option<String>, StoreError> {
         Ok(
             sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
                 .bind(key.as_str())
-                .fetch_optional(&self.pool)
+                .fetch_optional(&self.store.pool)
                 .await?,
         )
     }
@@ -101,7 +101,7 @@ impl Store {
         )
         .bind(key.as_str())
         .bind(value)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         Ok(())
     }
@@ -117,7 +117,7 @@ impl Store {
         sqlx::query("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING")
             .bind(SettingKey::InstallationId.as_str())
             .bind(&made)
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
         Ok(self
             .setting(SettingKey::InstallationId)
@@ -128,7 +128,7 @@ impl Store {
     pub async fn remove_setting(&self, key: SettingKey) -> Result<(), StoreError> {
         sqlx::query("DELETE FROM settings WHERE key = ?")
             .bind(key.as_str())
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
         Ok(())
     }

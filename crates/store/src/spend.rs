@@ -1,6 +1,7 @@
 //! Spend: what runs cost, step by step and in total, the budgets and prices the owner
 //! set, and the 80% notices (a month's figures are [`super::month_spend`]).
 
+use crate::areas::SpendRecords;
 use chrono::{DateTime, Datelike as _, TimeZone as _, Utc};
 use serde::Serialize;
 use sqlx::Row as _;
@@ -8,7 +9,6 @@ use sqlx::Row as _;
 use super::error::StoreError;
 use super::settings::SettingKey;
 use super::time_text::{start_of_month, time_text};
-use super::Store;
 use handoff_domain::agent_step::{AgentStep, ToolCall};
 use handoff_domain::budgets::{
     dollars, reached_share, Budgets, SpendLimit, SpentSoFar, DEFAULT_RUN_BUDGET_USD,
@@ -99,12 +99,16 @@ pub(super) fn start_of_day(time: DateTime<Utc>) -> DateTime<Utc> {
         .unwrap_or(time)
 }
 
-impl Store {
+impl SpendRecords<'_> {
     /// The price table: the defaults, then the lines of [`PRICES_FILE`] in the data
     /// folder, then the owner's `spend.prices` setting, each on top of the one before.
     pub async fn price_table(&self) -> Result<PriceTable, StoreError> {
         let mut table = PriceTable::default();
-        let file = self.path.parent().map(|folder| folder.join(PRICES_FILE));
+        let file = self
+            .store
+            .path
+            .parent()
+            .map(|folder| folder.join(PRICES_FILE));
         if let Some(file) = file.filter(|file| file.is_file()) {
             let text = std::fs::read_to_string(&file).map_err(|error| StoreError::BadSetting {
                 key: file.display().to_string(),
@@ -118,7 +122,11 @@ impl Store {
             })?;
             table.models.extend(lines);
         }
-        let overrides = self.setting(SettingKey::SpendPrices).await?;
+        let overrides = self
+            .store
+            .settings()
+            .setting(SettingKey::SpendPrices)
+            .await?;
         if let Some(overrides) = overrides.as_deref() {
             let lines = PriceTable::parse_lines(overrides).map_err(|error: PriceLineError| {
                 bad_setting(SettingKey::SpendPrices, overrides, &error.to_string())
@@ -138,15 +146,26 @@ impl Store {
         };
         let run_usd = dollars(
             SettingKey::BudgetRunUsd,
-            self.setting(SettingKey::BudgetRunUsd).await?,
+            self.store
+                .settings()
+                .setting(SettingKey::BudgetRunUsd)
+                .await?,
             Some(DEFAULT_RUN_BUDGET_USD),
         )?;
         let day_usd = dollars(
             SettingKey::BudgetDayUsd,
-            self.setting(SettingKey::BudgetDayUsd).await?,
+            self.store
+                .settings()
+                .setting(SettingKey::BudgetDayUsd)
+                .await?,
             None,
         )?;
-        let run_tokens = match self.setting(SettingKey::BudgetRunTokens).await? {
+        let run_tokens = match self
+            .store
+            .settings()
+            .setting(SettingKey::BudgetRunTokens)
+            .await?
+        {
             None => None,
             Some(value) if value.trim().eq_ignore_ascii_case("none") => None,
             Some(value) => Some(value.trim().parse::<u64>().map_err(|_| {
@@ -183,9 +202,9 @@ impl Store {
         sqlx::query("UPDATE repos SET monthly_budget_usd = ? WHERE id = ?")
             .bind(budget_usd)
             .bind(id.0)
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
-        self.repo(id).await
+        self.store.repositories().repo(id).await
     }
 
     /// What the month of `now` and its day have seen spent, for `repo_id`'s budgets.
@@ -194,7 +213,7 @@ impl Store {
         repo_id: RepoId,
         now: DateTime<Utc>,
     ) -> Result<SpentSoFar, StoreError> {
-        let mut connection = self.pool.acquire().await?;
+        let mut connection = self.store.pool.acquire().await?;
         committed_in_periods(&mut connection, repo_id, now, None).await
     }
 
@@ -206,7 +225,7 @@ impl Store {
         now: DateTime<Utc>,
         own_chain: Option<RunId>,
     ) -> Result<SpentSoFar, StoreError> {
-        let mut connection = self.pool.acquire().await?;
+        let mut connection = self.store.pool.acquire().await?;
         committed_in_periods(&mut connection, repo_id, now, Some(own_chain)).await
     }
 
@@ -215,7 +234,7 @@ impl Store {
         sqlx::query("UPDATE runs SET reserved_usd = ? WHERE id = ?")
             .bind(usd)
             .bind(run_id.0)
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
         Ok(())
     }
@@ -223,14 +242,16 @@ impl Store {
     /// Refuses, before anything is recorded, a run of `repo` when its month or the day
     /// has spent its budget, and a full-auto chain of `chain_runs` stages whose run
     /// budgets together the month or the day cannot hold back; what the chain is to
-    /// hold back ([`Store::reserve_budget`]).
+    /// hold back ([`SpendRecords::reserve_budget`]).
     pub async fn check_budget_left(
         &self,
         repo: &Repo,
         chain_runs: Option<u32>,
     ) -> Result<Option<f64>, StoreError> {
         let budgets = self.budgets_for(repo).await?;
-        let spent = self.committed_so_far(repo.id, self.now(), None).await?;
+        let spent = self
+            .committed_so_far(repo.id, self.store.now(), None)
+            .await?;
         let name = repo.name.full_name();
         budgets.check_before_run(&name, spent)?;
         Ok(match chain_runs {
@@ -247,7 +268,7 @@ impl Store {
         steps: &[AgentStep],
     ) -> Result<(), StoreError> {
         // Immediate: the step positions read here are written in the same transaction.
-        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut transaction = self.store.pool.begin_with("BEGIN IMMEDIATE").await?;
         let first: i64 = sqlx::query_scalar(
             "SELECT COALESCE(MAX(position) + 1, 0) FROM agent_steps WHERE run_id = ?",
         )
@@ -301,7 +322,7 @@ impl Store {
 
     /// The steps of run `id`, in order.
     pub async fn agent_steps(&self, id: RunId) -> Result<Vec<AgentStep>, StoreError> {
-        if !self.run_exists(id).await? {
+        if !self.store.runs().run_exists(id).await? {
             return Err(StoreError::RunNotFound(id));
         }
         let rows = sqlx::query(
@@ -310,7 +331,7 @@ impl Store {
              details_left_out, usage_unread FROM agent_steps WHERE run_id = ? ORDER BY position",
         )
         .bind(id.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter()
             .map(|row| {
@@ -398,8 +419,8 @@ impl Store {
         )
         .bind(scope)
         .bind(period)
-        .bind(time_text(self.now()))
-        .execute(&self.pool)
+        .bind(time_text(self.store.now()))
+        .execute(&self.store.pool)
         .await?;
         Ok(inserted.rows_affected() == 1)
     }

@@ -7,12 +7,12 @@
 //! written with no other writer in between, so that two calls (of one run or of two
 //! runs, in this process or another) never both take the last of a budget.
 
+use crate::areas::SpendRecords;
 use chrono::{DateTime, Utc};
 
 use super::error::StoreError;
 use super::spend::committed_in_periods;
 use super::time_text::time_text;
-use super::Store;
 use handoff_domain::call_reservation::{CallAsk, CallBudgets, CallCharge, CallRefusal, Committed};
 use handoff_domain::{RepoId, RunId};
 
@@ -40,7 +40,7 @@ pub struct LedgerRun {
     pub budgets: CallBudgets,
 }
 
-impl Store {
+impl SpendRecords<'_> {
     /// Reserves `ask` for `run`'s call at `now`, when its run, its month and its day
     /// can hold it; the reservation's entry, or which budget refused it.
     pub async fn reserve_model_call(
@@ -49,7 +49,7 @@ impl Store {
         ask: &CallAsk,
         now: DateTime<Utc>,
     ) -> Result<Result<i64, CallRefusal>, StoreError> {
-        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut transaction = self.store.pool.begin_with("BEGIN IMMEDIATE").await?;
         let committed = committed_for(&mut transaction, run, now).await?;
         if let Err(refusal) = run.budgets.check(ask, committed) {
             transaction.rollback().await?;
@@ -82,7 +82,7 @@ impl Store {
         tokens: u64,
         now: DateTime<Utc>,
     ) -> Result<Option<CallRefusal>, StoreError> {
-        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut transaction = self.store.pool.begin_with("BEGIN IMMEDIATE").await?;
         let tokens = i64::try_from(tokens).unwrap_or(i64::MAX);
         sqlx::query(
             "INSERT INTO model_call_ledger (run_id, model, reserved_usd, reserved_tokens, \
@@ -120,7 +120,7 @@ impl Store {
         .bind(charge.unread)
         .bind(time_text(now))
         .bind(entry)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         Ok(())
     }
@@ -139,7 +139,7 @@ impl Store {
         )
         .bind(time_text(now))
         .bind(run_id.0)
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         self.run_ledger(run_id).await
     }
@@ -154,7 +154,7 @@ impl Store {
              FROM model_call_ledger WHERE run_id = ?",
         )
         .bind(run_id.0)
-        .fetch_one(&self.pool)
+        .fetch_one(&self.store.pool)
         .await?;
         let count = |value: i64| u64::try_from(value).unwrap_or(0);
         Ok(RunLedger {

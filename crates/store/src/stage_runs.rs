@@ -2,13 +2,13 @@
 //! active run per PR (and per feedback item) guaranteed by the database, a unit of quota
 //! per stage run taken in the same transaction.
 
+use crate::areas::StageRunRecords;
 use serde::Serialize;
 
 use super::error::StoreError;
 use super::quota::quota_status_in;
 use super::row_mapping::{run_columns, run_from_row};
 use super::time_text::time_text;
-use super::Store;
 use handoff_domain::{FeedbackId, RepoId, Run, RunId, SandboxBackend, ScenarioResult, Stage};
 
 /// A stage run to record.
@@ -27,7 +27,7 @@ pub struct StageRunRequest {
     /// The units of quota this run takes: one for a stage; for a full-auto chain, the
     /// units its stages will need (reserved before any of them starts, its stages then
     /// taking none; what the chain does not use is given back with
-    /// [`Store::settle_quota`]).
+    /// [`SpendRecords::settle_quota`]).
     pub quota_units: u32,
 }
 
@@ -48,13 +48,13 @@ pub struct StoredTestResult {
     pub issue_number: Option<u64>,
 }
 
-impl Store {
+impl StageRunRecords<'_> {
     /// Records a stage run (queued), refusing it when the PR or the item already has an
     /// active run or when the quota is used up.
     pub async fn start_stage_run(&self, request: &StageRunRequest) -> Result<Run, StoreError> {
-        let now = self.now();
-        let driver = self.driver_columns();
-        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let now = self.store.now();
+        let driver = self.store.driver_columns();
+        let mut transaction = self.store.pool.begin_with("BEGIN IMMEDIATE").await?;
         if request.quota_units > 0 {
             let quota = quota_status_in(&mut *transaction, request.repo_id, now).await?;
             if let (Some(limit), Some(left)) = (quota.quota, quota.left) {
@@ -127,7 +127,7 @@ impl Store {
             .await?;
         }
         transaction.commit().await?;
-        self.run(run_id).await
+        self.store.runs().run(run_id).await
     }
 
     /// The feedback item whose PR is `pr_number` of `repo_id`, if any.
@@ -140,7 +140,7 @@ impl Store {
             sqlx::query_scalar("SELECT id FROM feedback WHERE repo_id = ? AND pr_number = ?")
                 .bind(repo_id.0)
                 .bind(pr_number as i64)
-                .fetch_optional(&self.pool)
+                .fetch_optional(&self.store.pool)
                 .await?;
         Ok(id.map(FeedbackId))
     }
@@ -158,7 +158,7 @@ impl Store {
         ))
         .bind(repo_id.0)
         .bind(pr_number as i64)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(run_from_row).collect()
     }
@@ -171,7 +171,7 @@ impl Store {
             " FROM runs WHERE parent_run_id = ? ORDER BY id"
         ))
         .bind(parent.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(run_from_row).collect()
     }
@@ -184,7 +184,7 @@ impl Store {
         pr_number: u64,
         results: &[ScenarioResult],
     ) -> Result<Vec<StoredTestResult>, StoreError> {
-        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut transaction = self.store.pool.begin_with("BEGIN IMMEDIATE").await?;
         for (position, result) in results.iter().enumerate() {
             sqlx::query(
                 "INSERT INTO test_results (run_id, repo_id, pr_number, position, scenario_key, scenario, passed, evidence) \
@@ -214,7 +214,7 @@ impl Store {
              WHERE run_id = ? ORDER BY position",
         )
         .bind(run_id.0)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter()
             .map(|row| {
@@ -246,7 +246,7 @@ impl Store {
         )
         .bind(repo_id.0)
         .bind(pr_number as i64)
-        .fetch_one(&self.pool)
+        .fetch_one(&self.store.pool)
         .await?;
         match run {
             Some(run) => Ok(Some(StageTestResult {
@@ -265,7 +265,7 @@ impl Store {
         pr_number: u64,
         issue_number: u64,
     ) -> Result<(), StoreError> {
-        let mut transaction = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut transaction = self.store.pool.begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query("UPDATE test_results SET issue_number = ? WHERE id = ?")
             .bind(issue_number as i64)
             .bind(result.id)
@@ -298,7 +298,7 @@ impl Store {
         .bind(repo_id.0)
         .bind(pr_number as i64)
         .bind(scenario_key)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?;
         Ok(number.map(|n| n as u64))
     }
@@ -314,7 +314,7 @@ impl Store {
         )
         .bind(repo_id.0)
         .bind(pr_number as i64)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         Ok(rows
             .into_iter()
@@ -333,7 +333,7 @@ impl Store {
         )
         .bind(repo_id.0)
         .bind(stage.as_str())
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?)
     }
 
@@ -353,15 +353,15 @@ impl Store {
                 .bind(repo_id.0)
                 .bind(stage.as_str())
                 .bind(template)
-                .bind(time_text(self.now()))
-                .execute(&self.pool)
+                .bind(time_text(self.store.now()))
+                .execute(&self.store.pool)
                 .await?;
             }
             None => {
                 sqlx::query("DELETE FROM repo_stage_prompts WHERE repo_id = ? AND stage = ?")
                     .bind(repo_id.0)
                     .bind(stage.as_str())
-                    .execute(&self.pool)
+                    .execute(&self.store.pool)
                     .await?;
             }
         }

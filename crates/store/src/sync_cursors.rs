@@ -2,11 +2,11 @@
 //! GitHub for changed issues, pull requests and comments, and when the last complete
 //! pass ran.
 
+use crate::areas::SyncStateRecords;
 use chrono::{DateTime, Utc};
 
 use super::error::StoreError;
 use super::time_text::time_text;
-use super::Store;
 use handoff_domain::RepoId;
 
 /// A repository's sync cursor.
@@ -20,7 +20,7 @@ pub struct SyncCursor {
     pub complete_pass_at: DateTime<Utc>,
 }
 
-impl Store {
+impl SyncStateRecords<'_> {
     /// `repo_id`'s cursor; `None` before its first complete sync.
     pub async fn sync_cursor(&self, repo_id: RepoId) -> Result<Option<SyncCursor>, StoreError> {
         let row: Option<(DateTime<Utc>, DateTime<Utc>, DateTime<Utc>)> = sqlx::query_as(
@@ -28,7 +28,7 @@ impl Store {
              WHERE repo_id = ?",
         )
         .bind(repo_id.0)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?;
         Ok(row.map(
             |(issues_since, comments_since, complete_pass_at)| SyncCursor {
@@ -54,7 +54,7 @@ impl Store {
         .bind(time_text(cursor.issues_since))
         .bind(time_text(cursor.comments_since))
         .bind(time_text(cursor.complete_pass_at))
-        .execute(&self.pool)
+        .execute(&self.store.pool)
         .await?;
         Ok(())
     }

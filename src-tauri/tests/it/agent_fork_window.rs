@@ -101,6 +101,7 @@ async fn the_window_says_ci_runs_with_secrets_and_makes_a_fork_in_one_click() {
     );
     assert_eq!(
         store
+            .repositories()
             .repo(repo.id)
             .await
             .unwrap()
@@ -112,6 +113,7 @@ async fn the_window_says_ci_runs_with_secrets_and_makes_a_fork_in_one_click() {
     // Check setup: another repository, with no fork yet, gets one in one click there.
     fake.create_repo("octocat/second", "main");
     store
+        .repositories()
         .add_repo(&handoff::domain::NewRepo::with_defaults(
             "octocat/second".parse().unwrap(),
         ))

@@ -19,6 +19,7 @@ fn card_shown(feedback_id: i64) -> String {
 /// Why item `feedback_id` is off the board, as the store has it.
 async fn archived_as(store: &Store, feedback_id: i64) -> Option<ArchiveState> {
     store
+        .feedback()
         .feedback(handoff::domain::FeedbackId(feedback_id))
         .await
         .unwrap()
@@ -125,6 +126,7 @@ async fn dismiss_and_archive_take_items_off_the_board_and_a_filter_finds_them() 
     );
     assert_eq!(
         store
+            .feedback()
             .archive_history(handoff::domain::FeedbackId(new))
             .await
             .unwrap()

@@ -30,6 +30,7 @@ async fn runs_ended(
 ) -> Vec<handoff::domain::Run> {
     eventually(&format!("the item's {runs} runs end"), || async {
         let found = store
+            .runs()
             .runs(&RunFilter {
                 feedback_id: Some(feedback_id),
                 ..RunFilter::default()
@@ -60,6 +61,7 @@ async fn a_failing_check_updates_the_pr_by_itself_says_why_and_stops_at_the_same
     assert_eq!(first[0].status, RunStatus::Succeeded, "{first:?}");
     let number = world
         .store
+        .feedback()
         .feedback(item.id)
         .await
         .unwrap()
@@ -80,7 +82,13 @@ async fn a_failing_check_updates_the_pr_by_itself_says_why_and_stops_at_the_same
     )
     .await;
     assert!(
-        !world.store.repo(repo.id).await.unwrap().automatic_updates,
+        !world
+            .store
+            .repositories()
+            .repo(repo.id)
+            .await
+            .unwrap()
+            .automatic_updates,
         "nothing saved"
     );
     app.type_into(".repo-form input[name=automaticAttemptsPerDay]", "3")
@@ -99,7 +107,7 @@ async fn a_failing_check_updates_the_pr_by_itself_says_why_and_stops_at_the_same
     app.click(".save-repo").await;
     app.text_eventually_containing(TOASTS, &format!("Saved {REPO}"))
         .await;
-    let saved = world.store.repo(repo.id).await.unwrap();
+    let saved = world.store.repositories().repo(repo.id).await.unwrap();
     assert!(saved.automatic_updates);
     assert_eq!(saved.automatic_attempts_per_day, 3);
     assert_eq!(saved.pull_request_labels, ["handoff", "needs review"]);
@@ -153,7 +161,12 @@ async fn a_failing_check_updates_the_pr_by_itself_says_why_and_stops_at_the_same
     sync_from_the_window(&app).await;
     app.text_eventually_containing(TOASTS, "Automatic updates stopped")
         .await;
-    let history = world.store.automatic_updates_of(item.id).await.unwrap();
+    let history = world
+        .store
+        .automatic_updates()
+        .automatic_updates_of(item.id)
+        .await
+        .unwrap();
     assert_eq!(
         history
             .iter()
@@ -194,7 +207,13 @@ async fn a_failing_check_updates_the_pr_by_itself_says_why_and_stops_at_the_same
         "{authors:?}"
     );
     assert_eq!(
-        world.store.feedback(item.id).await.unwrap().status,
+        world
+            .store
+            .feedback()
+            .feedback(item.id)
+            .await
+            .unwrap()
+            .status,
         FeedbackStatus::WaitingForReview
     );
 

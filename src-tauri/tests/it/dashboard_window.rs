@@ -268,8 +268,9 @@ async fn a_heartbeat_draws_nothing_and_a_changed_item_draws_only_its_card() {
         .unwrap();
     let run = seed::active_run(&store, coding).await;
     for line in 0..6 {
-        store.heartbeat(run.id).await.unwrap();
+        store.runs().heartbeat(run.id).await.unwrap();
         store
+            .runs()
             .append_run_log(
                 run.id,
                 handoff::domain::LogStream::Stdout,
@@ -285,6 +286,7 @@ async fn a_heartbeat_draws_nothing_and_a_changed_item_draws_only_its_card() {
         .find(|item| item.title == seed::NEW_TITLE)
         .unwrap();
     store
+        .feedback()
         .add_owner_follow_up(new.id, "Also the login page.")
         .await
         .unwrap();

@@ -79,7 +79,7 @@ async fn the_detail_panel_keeps_visitor_text_apart_until_the_owner_includes_it()
         )
         .await;
     assert_eq!(badge, "in the agent's prompt, as untrusted");
-    let follow_ups = store.follow_ups(waiting.id).await.unwrap();
+    let follow_ups = store.feedback().follow_ups(waiting.id).await.unwrap();
     let visitor = follow_ups
         .iter()
         .find(|follow_up| follow_up.author_login.as_deref() == Some("mallory"))
@@ -229,6 +229,7 @@ async fn instructions_being_typed_keep_their_focus_when_the_panel_is_drawn_again
     // Another process writes to the mirror: the panel is drawn again while the owner
     // is in the middle of a sentence.
     store
+        .feedback()
         .add_owner_follow_up(waiting.id, "Written elsewhere meanwhile.")
         .await
         .unwrap();
@@ -369,11 +370,13 @@ async fn a_managed_comment_edited_in_its_pane_reaches_github_and_a_conflict_asks
     fake.create_branch(REPO, "feedback/f2c-fb-1", "main");
     let pr = fake.create_pull(REPO, OWNER, "feedback/f2c-fb-1", "Bigger button");
     let repo = store
+        .repositories()
         .add_repo(&NewRepo::with_defaults(REPO.parse().unwrap()))
         .await
         .unwrap();
     let item = add_feedback(store, "Bigger button", "The button is tiny.").await;
     store
+        .feedback()
         .record_pull_request(
             item.id,
             pr,
@@ -543,6 +546,7 @@ async fn what_someone_else_wrote_waits_for_the_owners_approval_in_the_window() {
     // A visitor's item runs only in a sandbox: this one runs on Docker, and its gate goes
     // when the test ends.
     let repo = store
+        .repositories()
         .change_repo_settings(
             repo.id,
             &handoff::store::RepoSettingsChange {
@@ -553,7 +557,9 @@ async fn what_someone_else_wrote_waits_for_the_owners_approval_in_the_window() {
         )
         .await
         .unwrap();
-    let _gates = support::docker_images::GatesRemovedOnDrop(store.installation_id().await.unwrap());
+    let _gates = support::docker_images::GatesRemovedOnDrop(
+        store.settings().installation_id().await.unwrap(),
+    );
     fake.add_user("mallory");
     fake.add_user("collaborator");
     let issue = fake.create_issue(
@@ -574,6 +580,7 @@ async fn what_someone_else_wrote_waits_for_the_owners_approval_in_the_window() {
         .await
         .unwrap();
     let item = store
+        .feedback()
         .feedback_for_issue(&REPO.parse().unwrap(), issue)
         .await
         .unwrap()
@@ -636,7 +643,13 @@ async fn what_someone_else_wrote_waits_for_the_owners_approval_in_the_window() {
         )
         .await;
     assert_eq!(approved, "true");
-    assert!(store.feedback(item.id).await.unwrap().approved_at.is_some());
+    assert!(store
+        .feedback()
+        .feedback(item.id)
+        .await
+        .unwrap()
+        .approved_at
+        .is_some());
 
     // The run goes; its commits change a workflow, so they wait for the owner.
     let run_button = app
@@ -783,11 +796,13 @@ async fn what_someone_else_wrote_waits_for_the_owners_approval_in_the_window() {
         .await;
     assert_eq!(waiting, "false");
     let comment = store
+        .comments()
         .managed_comment(repo.id, number, CommentKind::Review)
         .await
         .unwrap()
         .unwrap();
     let version = store
+        .comments()
         .latest_comment_version(comment.id)
         .await
         .unwrap()

@@ -31,6 +31,7 @@ async fn a_proposal_shows_its_sources_and_is_accepted_edited_and_turned_off() {
     .await;
     // The owner corrected the agent's review of PR #3 …
     let review = store
+        .comments()
         .ensure_managed_comment(repo.id, 3, CommentKind::Review)
         .await
         .unwrap();
@@ -45,6 +46,7 @@ async fn a_proposal_shows_its_sources_and_is_accepted_edited_and_turned_off() {
         edited_by_other: false,
     };
     store
+        .comments()
         .add_comment_version(
             review.id,
             &version(
@@ -55,6 +57,7 @@ async fn a_proposal_shows_its_sources_and_is_accepted_edited_and_turned_off() {
         .await
         .unwrap();
     store
+        .comments()
         .add_comment_version(
             review.id,
             &version(
@@ -72,6 +75,7 @@ async fn a_proposal_shows_its_sources_and_is_accepted_edited_and_turned_off() {
     store
         .clone()
         .with_clock(Arc::new(clock))
+        .feedback()
         .add_owner_follow_up(item.id, "48px, please: 44px is too small on phones.")
         .await
         .unwrap();
@@ -133,7 +137,7 @@ async fn a_proposal_shows_its_sources_and_is_accepted_edited_and_turned_off() {
         .unwrap();
     app.screenshot("lessons").await;
 
-    let lesson_id = store.lessons_of(repo.id).await.unwrap()[0].id;
+    let lesson_id = store.lessons().lessons_of(repo.id).await.unwrap()[0].id;
     app.click("#lessons .proposed-lessons .accept-lesson").await;
     app.eventually(
         "return document.querySelectorAll('#lessons .accepted-lessons .lesson[data-state=on]').length;",
@@ -141,7 +145,7 @@ async fn a_proposal_shows_its_sources_and_is_accepted_edited_and_turned_off() {
     )
     .await;
     assert_eq!(
-        store.lesson(lesson_id).await.unwrap().state,
+        store.lessons().lesson(lesson_id).await.unwrap().state,
         LessonState::Accepted
     );
 
@@ -207,7 +211,7 @@ async fn a_proposal_shows_its_sources_and_is_accepted_edited_and_turned_off() {
         "needs a rule",
     )
     .await;
-    assert_eq!(store.lesson(lesson_id).await.unwrap().rule, RULE);
+    assert_eq!(store.lessons().lesson(lesson_id).await.unwrap().rule, RULE);
     app.type_into("#lessons .lesson-rule-input", "Buttons are 48px high.")
         .await;
     app.click("#lessons .save-lesson").await;
@@ -216,7 +220,7 @@ async fn a_proposal_shows_its_sources_and_is_accepted_edited_and_turned_off() {
         "Buttons are 48px high.",
     )
     .await;
-    let edited = store.lesson(lesson_id).await.unwrap();
+    let edited = store.lessons().lesson(lesson_id).await.unwrap();
     assert_eq!(edited.rule, "Buttons are 48px high.");
     assert!(edited.edited_by_owner);
     let origin = app.texts("#lessons .accepted-lessons .lesson-facts").await;
@@ -230,7 +234,7 @@ async fn a_proposal_shows_its_sources_and_is_accepted_edited_and_turned_off() {
         |count| count == 1,
     )
     .await;
-    let off = store.lesson(lesson_id).await.unwrap();
+    let off = store.lessons().lesson(lesson_id).await.unwrap();
     assert!(!off.enabled);
     assert!(!off.is_carried());
 }
@@ -249,6 +253,7 @@ async fn a_proposals_hidden_characters_are_shown_before_it_is_accepted() {
     )
     .await;
     let review = store
+        .comments()
         .ensure_managed_comment(repo.id, 3, CommentKind::Review)
         .await
         .unwrap();
@@ -260,6 +265,7 @@ async fn a_proposals_hidden_characters_are_shown_before_it_is_accepted() {
         ),
     ] {
         store
+            .comments()
             .add_comment_version(
                 review.id,
                 &NewCommentVersion {

@@ -132,7 +132,12 @@ async fn a_failed_background_sync_is_in_the_log_and_the_window_shows_and_opens_i
         .unwrap();
     assert_eq!(chosen, Value::String("debug".into()));
     let stored = eventually("the level is stored", || async {
-        world.store.setting(SettingKey::LogLevel).await.unwrap()
+        world
+            .store
+            .settings()
+            .setting(SettingKey::LogLevel)
+            .await
+            .unwrap()
     })
     .await;
     assert_eq!(stored, "debug");

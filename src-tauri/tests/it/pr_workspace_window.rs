@@ -89,11 +89,13 @@ async fn wait_until_done(app: &AppSession, stage: &str, before: serde_json::Valu
 async fn newest_run(world: &GithubWorld, number: u64, stage: Stage) -> handoff::domain::Run {
     let repo = world
         .store
+        .repositories()
         .repo_by_name(&REPO.parse().unwrap())
         .await
         .unwrap();
     world
         .store
+        .stage_runs()
         .runs_of_pull_request(repo.id, number)
         .await
         .unwrap()
@@ -223,6 +225,7 @@ async fn every_stage_is_run_and_steered_from_the_workspace() {
     let plan = newest_run(&world, number, Stage::Plan).await;
     let prompt = world
         .store
+        .runs()
         .run_texts(plan.id)
         .await
         .unwrap()
@@ -433,6 +436,7 @@ async fn a_running_stage_is_cancelled_and_fix_and_full_auto_run_from_the_workspa
     let fix = newest_run(&world, number, Stage::Fix).await;
     let prompt = world
         .store
+        .runs()
         .run_texts(fix.id)
         .await
         .unwrap()
@@ -470,11 +474,13 @@ async fn a_running_stage_is_cancelled_and_fix_and_full_auto_run_from_the_workspa
     assert_eq!(auto.status, RunStatus::Succeeded);
     let repo = world
         .store
+        .repositories()
         .repo_by_name(&REPO.parse().unwrap())
         .await
         .unwrap();
     let mut chain: Vec<(Stage, RunStatus)> = world
         .store
+        .stage_runs()
         .runs_of_pull_request(repo.id, number)
         .await
         .unwrap()
@@ -699,7 +705,7 @@ async fn a_review_comment_becomes_a_candidate_is_included_and_reaches_the_next_u
         github_issue: None,
         opened_by_visitor: false,
     };
-    let item = world.store.add_feedback(&item).await.unwrap();
+    let item = world.store.feedback().add_feedback(&item).await.unwrap();
     let app = world.open_signed_in(item.id.0).await;
     app.click("#detail .update-button").await;
     let status = app
@@ -759,6 +765,7 @@ async fn a_review_comment_becomes_a_candidate_is_included_and_reaches_the_next_u
     );
     let update = world
         .store
+        .runs()
         .runs(&handoff::store::RunFilter {
             feedback_id: Some(item.id),
             ..Default::default()
@@ -775,6 +782,7 @@ async fn a_review_comment_becomes_a_candidate_is_included_and_reaches_the_next_u
         .expect("the update run");
     let prompt = world
         .store
+        .runs()
         .run_texts(update.id)
         .await
         .unwrap()

@@ -37,6 +37,7 @@ async fn picked_cards_wait_in_the_queue_show_their_place_and_can_be_cancelled() 
     let repo = connected_repo(&world.fake, &world.store, "@@sleep 6").await;
     world
         .store
+        .settings()
         .set_setting(SettingKey::QueueSlots, "2")
         .await
         .unwrap();
@@ -136,7 +137,12 @@ async fn picked_cards_wait_in_the_queue_show_their_place_and_can_be_cancelled() 
 
     // Everything queued ends, one PR per item that ran.
     let runs = eventually_within(RUN_LIMIT * 2, "the queue empties", || async {
-        let runs = world.store.runs(&RunFilter::default()).await.unwrap();
+        let runs = world
+            .store
+            .runs()
+            .runs(&RunFilter::default())
+            .await
+            .unwrap();
         (runs.len() == 7 && runs.iter().all(|run| !run.status.is_active())).then_some(runs)
     })
     .await;
@@ -152,6 +158,7 @@ async fn picked_cards_wait_in_the_queue_show_their_place_and_can_be_cancelled() 
     assert_eq!(world.fake.pulls(REPO).len(), 6);
     let cancelled_run = world
         .store
+        .runs()
         .runs(&RunFilter {
             feedback_id: Some(FeedbackId(items[4])),
             ..RunFilter::default()
@@ -173,7 +180,7 @@ async fn picked_cards_wait_in_the_queue_show_their_place_and_can_be_cancelled() 
     app.click(".save-repo").await;
     app.text_eventually_containing(TOASTS, &format!("Saved {REPO}"))
         .await;
-    let saved = world.store.repo(repo.id).await.unwrap();
+    let saved = world.store.repositories().repo(repo.id).await.unwrap();
     assert_eq!(saved.run_slots, Some(1));
     assert!(saved.overflow_to_e2b);
     app.type_into(".repo-form input[name=runSlots]", "0").await;
@@ -184,7 +191,13 @@ async fn picked_cards_wait_in_the_queue_show_their_place_and_can_be_cancelled() 
     )
     .await;
     assert_eq!(
-        world.store.repo(repo.id).await.unwrap().run_slots,
+        world
+            .store
+            .repositories()
+            .repo(repo.id)
+            .await
+            .unwrap()
+            .run_slots,
         Some(1),
         "nothing changed"
     );
@@ -201,7 +214,7 @@ async fn picked_cards_wait_in_the_queue_show_their_place_and_can_be_cancelled() 
     .await;
     let setting = |key| {
         let store = world.store.clone();
-        async move { store.setting(key).await.unwrap() }
+        async move { store.settings().setting(key).await.unwrap() }
     };
     assert_eq!(setting(SettingKey::QueueSlots).await.as_deref(), Some("2"));
     app.type_into(".queue-slots input[name=installation]", "3")

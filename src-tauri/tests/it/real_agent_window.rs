@@ -23,6 +23,7 @@ async fn a_real_claude_code_run_shows_its_steps_and_its_cost_in_the_window() {
     let (fake, store) = (&world.fake, &world.store);
     let repo = connected_repo(fake, store, "").await;
     store
+        .repositories()
         .change_repo_settings(
             repo.id,
             &RepoSettingsChange {
@@ -41,6 +42,7 @@ async fn a_real_claude_code_run_shows_its_steps_and_its_cost_in_the_window() {
     ])
     .await;
     store
+        .settings()
         .set_setting(SettingKey::AnthropicApiBase, &model.api_base())
         .await
         .unwrap();

@@ -63,9 +63,9 @@ async fn a_new_owner_gets_to_a_first_pull_request_in_the_window_alone() {
                 write_stand_in(scratch.path()).display().to_string(),
             ),
         ] {
-            store.set_setting(key, &value).await.unwrap();
+            store.settings().set_setting(key, &value).await.unwrap();
         }
-        let installation = store.installation_id().await.unwrap();
+        let installation = store.settings().installation_id().await.unwrap();
         store.close().await;
         installation
     };
@@ -172,6 +172,7 @@ async fn a_new_owner_gets_to_a_first_pull_request_in_the_window_alone() {
     let mirror = handoff::Store::open_in(data_dir.path()).await.unwrap();
     assert_eq!(
         mirror
+            .repositories()
             .repo_by_name(&REPO.parse().unwrap())
             .await
             .unwrap()
@@ -247,7 +248,11 @@ async fn a_new_owner_gets_to_a_first_pull_request_in_the_window_alone() {
     app.click(".save-repo").await;
     let stored: Vec<String> = eventually("the allowed hosts are stored", || async {
         let mirror = handoff::Store::open_in(data_dir.path()).await.unwrap();
-        let repo = mirror.repo_by_name(&REPO.parse().unwrap()).await.unwrap();
+        let repo = mirror
+            .repositories()
+            .repo_by_name(&REPO.parse().unwrap())
+            .await
+            .unwrap();
         assert_eq!(repo.network_mode, handoff::domain::NetworkMode::Allowlist);
         let stored: Vec<String> = repo.allowed_hosts.iter().map(ToString::to_string).collect();
         Some(stored).filter(|stored| !stored.is_empty())
@@ -428,6 +433,7 @@ async fn signing_in_in_the_browser_can_be_cancelled_and_signing_out_forgets_the_
     {
         let store = Store::open_in(data_dir.path()).await.unwrap();
         store
+            .settings()
             .set_setting(SettingKey::GithubDeviceClientId, CLIENT_ID)
             .await
             .unwrap();
@@ -469,15 +475,35 @@ async fn signing_in_in_the_browser_can_be_cancelled_and_signing_out_forgets_the_
         )
         .await;
     assert_eq!(back, "start");
-    // Approving the cancelled code afterwards signs nobody in.
-    let codes = fake.device_user_codes();
-    fake.approve_device(&codes[0], OWNER);
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // Approving the cancelled code afterwards signs nobody in. The proof that its asking
+    // stopped: a second sign-in, asking at the same interval, asks twice while the
+    // cancelled one is never given its token.
+    let cancelled = fake.device_user_codes();
+    fake.approve_device(&cancelled[0], OWNER);
+    app.click("#device-begin").await;
+    app.wait_for("#device-waiting:not([hidden])").await;
+    let second = eventually("a second device code", || {
+        let new_code = fake
+            .device_user_codes()
+            .into_iter()
+            .find(|code| !cancelled.contains(code));
+        std::future::ready(new_code)
+    })
+    .await;
+    eventually("the second sign-in asked twice", || {
+        let (polls, _) = fake.device_polls(&second);
+        std::future::ready((polls >= 2).then_some(()))
+    })
+    .await;
+    let (_, given) = fake.device_polls(&cancelled[0]);
+    assert_eq!(given, 0, "the cancelled sign-in was not given its token");
     assert_eq!(
         app.texts("#session").await,
         ["Sign in to GitHub"],
         "a cancelled sign-in stays cancelled"
     );
+    app.click("#device-cancel").await;
+    app.wait_for("#device-start:not([hidden])").await;
 
     // A pasted token works too, and one that may change workflows is pointed out; then
     // the account menu signs out.
@@ -554,6 +580,7 @@ async fn a_repository_typed_by_name_is_connected_and_disconnecting_asks_and_keep
     app.wait_for(".repo-form[data-repo=\"octocat/typed-in\"]")
         .await;
     let repo = store
+        .repositories()
         .repo_by_name(&"octocat/typed-in".parse().unwrap())
         .await
         .unwrap();
@@ -573,8 +600,17 @@ async fn a_repository_typed_by_name_is_connected_and_disconnecting_asks_and_keep
         )
         .await;
     assert_eq!(connected, Value::from(0));
-    assert!(store.repo(repo.id).await.unwrap().disconnected_at.is_some());
-    assert_eq!(store.feedback(item.id).await.unwrap().title, "Kept");
+    assert!(store
+        .repositories()
+        .repo(repo.id)
+        .await
+        .unwrap()
+        .disconnected_at
+        .is_some());
+    assert_eq!(
+        store.feedback().feedback(item.id).await.unwrap().title,
+        "Kept"
+    );
     app.close().await;
     store.close().await;
 }

@@ -42,6 +42,7 @@ fn step(tool: &str, input: &str, input_tokens: u64, cost_usd: f64) -> AgentStep 
 /// A finished code run of `feedback_id` that spent `steps`.
 async fn spent_run(store: &Store, feedback_id: FeedbackId, steps: &[AgentStep]) -> RunId {
     let started = store
+        .runs()
         .start_code_run(&CodeRunRequest {
             feedback_id,
             backend: SandboxBackend::Local,
@@ -55,6 +56,7 @@ async fn spent_run(store: &Store, feedback_id: FeedbackId, steps: &[AgentStep]) 
     let tokens_in: u64 = steps.iter().map(|step| step.usage.all_input()).sum();
     let tokens_out: u64 = steps.iter().map(|step| step.usage.output).sum();
     store
+        .spend()
         .record_run_spend(
             run_id,
             &RunSpend {
@@ -69,6 +71,7 @@ async fn spent_run(store: &Store, feedback_id: FeedbackId, steps: &[AgentStep]) 
         .await
         .unwrap();
     store
+        .runs()
         .finish_run(
             run_id,
             &RunOutcome::Failed {
@@ -134,7 +137,15 @@ async fn the_month_is_drawn_with_its_budget_and_a_runs_steps_read_as_a_timeline(
         )
         .await;
     assert!(refused.contains("\"ten\""), "{refused}");
-    assert_eq!(store.repo(repo.id).await.unwrap().monthly_budget_usd, None);
+    assert_eq!(
+        store
+            .repositories()
+            .repo(repo.id)
+            .await
+            .unwrap()
+            .monthly_budget_usd,
+        None
+    );
     app.type_into(".repo-form input[name=monthlyBudget]", "10")
         .await;
     app.click(".save-repo").await;
@@ -144,7 +155,12 @@ async fn the_month_is_drawn_with_its_budget_and_a_runs_steps_read_as_a_timeline(
     )
     .await;
     assert_eq!(
-        store.repo(repo.id).await.unwrap().monthly_budget_usd,
+        store
+            .repositories()
+            .repo(repo.id)
+            .await
+            .unwrap()
+            .monthly_budget_usd,
         Some(10.0)
     );
 
@@ -202,7 +218,14 @@ async fn the_month_is_drawn_with_its_budget_and_a_runs_steps_read_as_a_timeline(
         )
         .await;
     assert!(refused.contains("Your prices"), "{refused}");
-    assert_eq!(store.setting(SettingKey::BudgetRunUsd).await.unwrap(), None);
+    assert_eq!(
+        store
+            .settings()
+            .setting(SettingKey::BudgetRunUsd)
+            .await
+            .unwrap(),
+        None
+    );
     app.type_into("#spend-panel textarea[name=ownPrices]", "my-model 1 2")
         .await;
     app.click("#spend-panel .save-budgets").await;
@@ -213,6 +236,7 @@ async fn the_month_is_drawn_with_its_budget_and_a_runs_steps_read_as_a_timeline(
     .await;
     assert_eq!(
         store
+            .settings()
             .setting(SettingKey::BudgetRunUsd)
             .await
             .unwrap()
@@ -221,6 +245,7 @@ async fn the_month_is_drawn_with_its_budget_and_a_runs_steps_read_as_a_timeline(
     );
     assert_eq!(
         store
+            .settings()
             .setting(SettingKey::BudgetDayUsd)
             .await
             .unwrap()
@@ -280,6 +305,7 @@ async fn a_month_at_eighty_percent_of_its_budget_says_so_once() {
     let repo = connected_repo(&world.fake, &world.store, "").await;
     world
         .store
+        .spend()
         .set_monthly_budget(repo.id, Some(0.10))
         .await
         .unwrap();
@@ -314,6 +340,7 @@ async fn a_month_at_eighty_percent_of_its_budget_says_so_once() {
     let second = seed::add_feedback(&world.store, REPO, "More", "@@write b.txt two").await;
     world
         .store
+        .spend()
         .set_monthly_budget(repo.id, Some(0.09))
         .await
         .unwrap();
@@ -346,7 +373,12 @@ async fn a_month_at_eighty_percent_of_its_budget_says_so_once() {
     // Notices are handed out in the order of their runs' events: once a later run's
     // notice is here, a second budget notice would have come before it.
     app.click("#settings-close").await;
-    world.store.set_monthly_budget(repo.id, None).await.unwrap();
+    world
+        .store
+        .spend()
+        .set_monthly_budget(repo.id, None)
+        .await
+        .unwrap();
     let third = seed::add_feedback(&world.store, REPO, "Last", "@@write c.txt three").await;
     open_card(&app, third.id.0).await;
     app.click("#detail .update-button").await;
@@ -384,6 +416,7 @@ async fn run_paid_with_the_plan(store: &Store, feedback_id: FeedbackId, cost_usd
     )
     .await;
     store
+        .spend()
         .set_run_paid_with(run_id, PaidWith::ClaudePlan)
         .await
         .unwrap();
@@ -430,6 +463,7 @@ async fn the_owners_claude_plan_is_named_and_its_credit_drawn_is_shown() {
     assert!(credit.contains("No plan token is kept"), "{credit}");
     assert_eq!(
         store
+            .settings()
             .setting(SettingKey::ClaudePlan)
             .await
             .unwrap()
@@ -508,6 +542,7 @@ async fn a_runs_row_says_whether_its_spend_was_metered_or_as_the_agent_reported(
     // calls, so its spend is what the agent reported.
     let reported = seed::add_feedback(store, REPO, "Footer links", "Fix them.").await;
     let started = store
+        .runs()
         .start_code_run(&CodeRunRequest {
             feedback_id: reported.id,
             backend: SandboxBackend::E2b,
@@ -517,6 +552,7 @@ async fn a_runs_row_says_whether_its_spend_was_metered_or_as_the_agent_reported(
         .await
         .unwrap();
     store
+        .spend()
         .record_run_spend(
             started.run.id,
             &RunSpend {
@@ -531,6 +567,7 @@ async fn a_runs_row_says_whether_its_spend_was_metered_or_as_the_agent_reported(
         .await
         .unwrap();
     store
+        .runs()
         .finish_run(
             started.run.id,
             &RunOutcome::Failed {

@@ -42,7 +42,12 @@ async fn a_run_whose_process_died_leaves_coding_while_the_window_stays_open() {
     // Its process took its slot in the run queue and started it (a queued run whose
     // process stopped is taken over instead: `run_queue_local`).
     assert_eq!(
-        world.store.take_queue_turn(run.id, false).await.unwrap(),
+        world
+            .store
+            .run_queue()
+            .take_queue_turn(run.id, false)
+            .await
+            .unwrap(),
         handoff::store::TakenTurn::Started {
             backend: handoff::domain::SandboxBackend::Docker
         }
@@ -69,7 +74,7 @@ async fn a_run_whose_process_died_leaves_coding_while_the_window_stays_open() {
         )
         .await;
     assert!(toast.contains(&format!("Run {}", run.id.0)), "{toast}");
-    let ended = world.store.run(run.id).await.unwrap();
+    let ended = world.store.runs().run(run.id).await.unwrap();
     assert_eq!(
         ended.failure_code,
         Some(handoff::domain::RunFailureCode::Abandoned)
@@ -150,13 +155,14 @@ async fn a_killed_queue_driver_is_taken_over_by_the_open_window_at_once() {
         .await;
     assert!(toast.contains(&format!("Run {}", killed.id.0)), "{toast}");
     assert_eq!(world.fake.pulls(repo).len(), 2);
-    let ended = world.store.run(killed.id).await.unwrap();
+    let ended = world.store.runs().run(killed.id).await.unwrap();
     assert_eq!(
         ended.failure_code,
         Some(handoff::domain::RunFailureCode::Abandoned)
     );
     let quota = world
         .store
+        .spend()
         .quota_status(ended.repo_id, chrono::Utc::now())
         .await
         .unwrap();
@@ -173,6 +179,7 @@ async fn first_run_whose_agent_started(
 ) -> handoff::domain::Run {
     eventually("the first run's agent starts", || async {
         let runs = store
+            .runs()
             .runs(&handoff::store::RunFilter {
                 feedback_id: Some(item),
                 active_only: true,
@@ -181,7 +188,7 @@ async fn first_run_whose_agent_started(
             .await
             .unwrap();
         let run = runs.into_iter().next()?;
-        let log = store.run_log(run.id, 0).await.unwrap();
+        let log = store.runs().run_log(run.id, 0).await.unwrap();
         log.iter()
             .any(|chunk| chunk.text.contains("the agent starts"))
             .then_some(run)
@@ -216,6 +223,7 @@ async fn the_window_says_when_it_stops_following_changes_and_catches_up_after() 
         .find(|item| item.title == seed::NEW_TITLE)
         .unwrap();
     store
+        .feedback()
         .add_owner_follow_up(new.id, "Also the login page.")
         .await
         .unwrap();

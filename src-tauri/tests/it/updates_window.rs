@@ -111,6 +111,7 @@ async fn an_update_is_installed_only_with_the_apps_signature() {
     let data_dir = tempfile::tempdir().unwrap();
     let store = Store::open_in(data_dir.path()).await.unwrap();
     store
+        .settings()
         .set_setting(SettingKey::UpdateFeed, &feed.manifest_address())
         .await
         .unwrap();
@@ -203,6 +204,7 @@ async fn the_deb_installation_installs_no_update_not_signed_with_its_key() {
     let data_dir = tempfile::tempdir().unwrap();
     let store = Store::open_in(data_dir.path()).await.unwrap();
     store
+        .settings()
         .set_setting(SettingKey::UpdateFeed, &feed.manifest_address())
         .await
         .unwrap();

@@ -162,6 +162,7 @@ async fn no_payload_of_the_xss_corpus_runs_loads_or_links_anything_in_the_window
     .await;
     seed::run_to_end(&store, &threaded, seed::success(0.1)).await;
     store
+        .feedback()
         .record_pull_request(
             threaded.id,
             7,
@@ -171,6 +172,7 @@ async fn no_payload_of_the_xss_corpus_runs_loads_or_links_anything_in_the_window
         .unwrap();
     for payload in &corpus {
         store
+            .feedback()
             .add_visitor_follow_up(
                 threaded.id,
                 &payload.text,
@@ -180,6 +182,7 @@ async fn no_payload_of_the_xss_corpus_runs_loads_or_links_anything_in_the_window
             .await
             .unwrap();
         store
+            .feedback()
             .add_owner_follow_up(threaded.id, &payload.text)
             .await
             .unwrap();
@@ -193,10 +196,12 @@ async fn no_payload_of_the_xss_corpus_runs_loads_or_links_anything_in_the_window
             .collect::<Vec<_>>()
             .join("\n\n");
         let comment = store
+            .comments()
             .ensure_managed_comment(repo.id, 7, *kind)
             .await
             .unwrap();
         store
+            .comments()
             .add_comment_version(
                 comment.id,
                 &NewCommentVersion {
@@ -243,7 +248,7 @@ async fn no_payload_of_the_xss_corpus_runs_loads_or_links_anything_in_the_window
             payload.number, payload.category
         );
         // Let what the body would load or run have its chance.
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        app.settled().await;
         assert!(
             inspect(&app, &start_location, &shown, &remote).await >= 1,
             "{shown}: nothing rendered"
@@ -273,7 +278,7 @@ async fn no_payload_of_the_xss_corpus_runs_loads_or_links_anything_in_the_window
         kinds.len() as u64,
         "every managed comment is shown"
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    app.settled().await;
     inspect(
         &app,
         &start_location,

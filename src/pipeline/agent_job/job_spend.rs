@@ -5,8 +5,6 @@
 
 use std::path::Path;
 
-use chrono::Utc;
-
 use super::{unfinished_work_ref, AgentJob, Stop, UnfinishedWork, WorkingCopy};
 use crate::domain::agent_step::AgentStep;
 use crate::domain::budgets::{dollars, Budgets};
@@ -58,17 +56,18 @@ impl Pipeline {
     /// before any sandbox starts. Also the job's key, whose meter holds its limit.
     pub(crate) async fn budget_the_job(&self, job: &AgentJob<'_>) -> Result<JobBudget, Stop> {
         let store = &self.store;
-        let repo = store.repo(job.repo.id).await?;
-        let budgets = store.budgets_for(&repo).await?;
+        let repo = store.repositories().repo(job.repo.id).await?;
+        let budgets = store.spend().budgets_for(&repo).await?;
         // A stage of a full-auto chain may use what its chain holds back.
-        let own_chain = store.run(job.run_id).await?.parent_run_id;
+        let own_chain = store.runs().run(job.run_id).await?.parent_run_id;
         let before = store
-            .committed_so_far(repo.id, Utc::now(), own_chain)
+            .spend()
+            .committed_so_far(repo.id, store.now(), own_chain)
             .await?;
         budgets
             .check_before_run(&repo.name.full_name(), before)
             .map_err(|refusal| Stop::failed(RunFailureCode::BudgetSpent, refusal.to_string()))?;
-        let prices = store.price_table().await?;
+        let prices = store.spend().price_table().await?;
         let name = repo.name.full_name();
         let plan_credit = self.plan_credit_of_the_job(job).await?;
         // Every model call is reserved in the ledger every run shares: the run's own
@@ -130,20 +129,22 @@ impl Pipeline {
         let store = &self.store;
         if !key.is_plan_token() {
             store
+                .spend()
                 .set_run_paid_with(job.run_id, PaidWith::ApiKey)
                 .await?;
             return Ok(None);
         }
         store
+            .spend()
             .set_run_paid_with(job.run_id, PaidWith::ClaudePlan)
             .await?;
-        let Some(plan) = store.claude_plan().await? else {
+        let Some(plan) = store.spend().claude_plan().await? else {
             job.log
                 .say("paid with the owner's Claude plan (no plan named: its credit is not counted)")
                 .await?;
             return Ok(None);
         };
-        let drawn = store.plan_month_charged(Utc::now()).await?;
+        let drawn = store.spend().plan_month_charged(store.now()).await?;
         let credit = plan.plan.monthly_credit_usd();
         job.log
             .say(&format!(
@@ -190,7 +191,11 @@ impl Pipeline {
         if let Some(key) = key {
             key.meter.settled().await;
         }
-        let ledger = self.store.close_run_ledger(run_id, Utc::now()).await?;
+        let ledger = self
+            .store
+            .spend()
+            .close_run_ledger(run_id, self.store.now())
+            .await?;
         let metered = key
             .map(|key| (key, key.meter.spend()))
             .filter(|(_, spend)| {
@@ -201,46 +206,19 @@ impl Pipeline {
         let (spend, steps) = match metered {
             Some((key, spend)) => {
                 let steps = scrubbed_steps(key.meter.steps(), &setup.redactor, &key.placeholder);
-                let count = |tokens: u64| Some(i64::try_from(tokens).unwrap_or(i64::MAX));
-                let priced_any = spend.unpriced_tokens < spend.usage.total();
-                let run_spend = RunSpend {
-                    source: Some(SpendSource::Metered),
-                    cost_usd: (priced_any || spend.usage.total() == 0).then_some(spend.cost_usd),
-                    tokens_in: count(spend.usage.all_input()),
-                    tokens_out: count(spend.usage.output),
-                    unpriced_tokens: (spend.unpriced_tokens > 0)
-                        .then(|| count(spend.unpriced_tokens))
-                        .flatten(),
-                };
-                (run_spend, steps)
+                (metered_run_spend(&spend), steps)
             }
             None => {
                 let told = out_readable
                     .then(|| setup.agent_usage(out, run_id))
                     .filter(|usage| usage.is_known());
-                let run_spend = match (told, reported) {
-                    // The agent's own account at its end, when it gave one.
-                    (Some(usage), _) => RunSpend {
-                        source: Some(SpendSource::Reported),
-                        cost_usd: usage.cost_usd,
-                        tokens_in: usage.tokens_in,
-                        tokens_out: usage.tokens_out,
-                        unpriced_tokens: None,
-                    },
-                    // Else what it reported as it ran.
-                    (None, Some(reported)) => RunSpend {
-                        source: Some(SpendSource::Reported),
-                        cost_usd: Some(reported.charged_usd),
-                        tokens_in: None,
-                        tokens_out: None,
-                        unpriced_tokens: None,
-                    },
-                    (None, None) => RunSpend::default(),
-                };
-                (run_spend, Vec::new())
+                (reported_run_spend(told, reported), Vec::new())
             }
         };
-        self.store.record_run_spend(run_id, &spend, &steps).await?;
+        self.store
+            .spend()
+            .record_run_spend(run_id, &spend, &steps)
+            .await?;
         if let Some(cost) = spend.cost_usd {
             log.say(&format!(
                 "spent: ${cost:.4}, {} tokens in, {} out ({})",
@@ -253,17 +231,7 @@ impl Pipeline {
             ))
             .await?;
         }
-        for notice in self
-            .store
-            .budget_notices(job.repo, budgets, Utc::now())
-            .await?
-        {
-            tracing::info!(%notice, "a budget reached 80%");
-            log.say(&format!("notice: {notice}")).await?;
-            self.store
-                .add_run_note(run_id, &format!("{BUDGET_NOTE}{notice}"))
-                .await?;
-        }
+        self.note_budgets_at_eighty_percent(job, budgets).await?;
         if ledger.unread_calls > 0 {
             log.say(&format!(
                 "{} model call(s) whose answer's usage could not be read were charged all \
@@ -273,27 +241,31 @@ impl Pipeline {
             ))
             .await?;
         }
-        if let Some((key, _)) = metered {
-            if let Some(why) = key.meter.lost() {
-                return Err(meter_lost(&why));
-            }
-            if key.meter.budget_reached() {
-                let spend = key.meter.spend();
-                return Err(Stop::failed(
-                    RunFailureCode::BudgetReached,
-                    format!(
-                        "budget reached: {}; {} model call(s) were refused after {} and {} \
-                         tokens; nothing was pushed, and the item's working copy is kept for \
-                         a retry",
-                        key.meter
-                            .last_refusal()
-                            .unwrap_or_else(|| "a budget was spent".to_owned()),
-                        spend.refused_calls,
-                        dollars(spend.charged_usd),
-                        spend.usage.total(),
-                    ),
-                ));
-            }
+        match metered {
+            Some((key, _)) => stop_when_the_meter_says(key),
+            None => Ok(()),
+        }
+    }
+
+    /// A budget the run brought to 80% is said in its log and noted on it (once a
+    /// period; the store keeps which were given).
+    async fn note_budgets_at_eighty_percent(
+        &self,
+        job: &AgentJob<'_>,
+        budgets: &Budgets,
+    ) -> Result<(), Stop> {
+        for notice in self
+            .store
+            .spend()
+            .budget_notices(job.repo, budgets, self.store.now())
+            .await?
+        {
+            tracing::info!(%notice, "a budget reached 80%");
+            job.log.say(&format!("notice: {notice}")).await?;
+            self.store
+                .runs()
+                .add_run_note(job.run_id, &format!("{BUDGET_NOTE}{notice}"))
+                .await?;
         }
         Ok(())
     }
@@ -328,6 +300,7 @@ impl Pipeline {
             return Ok(());
         }
         self.store
+            .runs()
             .record_unfinished_commits(job.run_id, &end_sha)
             .await?;
         job.log
@@ -346,6 +319,7 @@ impl Pipeline {
     ) -> Result<Option<UnfinishedWork>, Stop> {
         let runs = self
             .store
+            .runs()
             .runs(&RunFilter {
                 feedback_id: Some(feedback_id),
                 active_only: false,
@@ -369,6 +343,72 @@ impl Pipeline {
             }),
         )
     }
+}
+
+/// The run's spend as the key forwarder metered it. A cost is given only when some of
+/// the tokens had a price (or there were none).
+fn metered_run_spend(spend: &crate::egress::run_meter::MeteredSpend) -> RunSpend {
+    let count = |tokens: u64| Some(i64::try_from(tokens).unwrap_or(i64::MAX));
+    let priced_any = spend.unpriced_tokens < spend.usage.total();
+    RunSpend {
+        source: Some(SpendSource::Metered),
+        cost_usd: (priced_any || spend.usage.total() == 0).then_some(spend.cost_usd),
+        tokens_in: count(spend.usage.all_input()),
+        tokens_out: count(spend.usage.output),
+        unpriced_tokens: (spend.unpriced_tokens > 0)
+            .then(|| count(spend.unpriced_tokens))
+            .flatten(),
+    }
+}
+
+/// The run's spend where no forwarder metered it: the agent's own account at its end
+/// (`told`), when it gave one, else what it reported as it ran (`reported`).
+fn reported_run_spend(
+    told: Option<crate::pipeline::agent_usage::AgentUsage>,
+    reported: Option<crate::store::spend_ledger::RunLedger>,
+) -> RunSpend {
+    match (told, reported) {
+        (Some(usage), _) => RunSpend {
+            source: Some(SpendSource::Reported),
+            cost_usd: usage.cost_usd,
+            tokens_in: usage.tokens_in,
+            tokens_out: usage.tokens_out,
+            unpriced_tokens: None,
+        },
+        (None, Some(reported)) => RunSpend {
+            source: Some(SpendSource::Reported),
+            cost_usd: Some(reported.charged_usd),
+            tokens_in: None,
+            tokens_out: None,
+            unpriced_tokens: None,
+        },
+        (None, None) => RunSpend::default(),
+    }
+}
+
+/// Stops the run when its meter was lost, or when a budget refused its calls.
+fn stop_when_the_meter_says(key: &ForwardedKey) -> Result<(), Stop> {
+    if let Some(why) = key.meter.lost() {
+        return Err(meter_lost(&why));
+    }
+    if key.meter.budget_reached() {
+        let spend = key.meter.spend();
+        return Err(Stop::failed(
+            RunFailureCode::BudgetReached,
+            format!(
+                "budget reached: {}; {} model call(s) were refused after {} and {} \
+                 tokens; nothing was pushed, and the item's working copy is kept for \
+                 a retry",
+                key.meter
+                    .last_refusal()
+                    .unwrap_or_else(|| "a budget was spent".to_owned()),
+                spend.refused_calls,
+                dollars(spend.charged_usd),
+                spend.usage.total(),
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -276,11 +276,46 @@ impl Pipeline {
             return Err(PipelineError::RepoDisconnected(repo.name.full_name()));
         }
         let agent = AgentChoice::of(&repo.agent_preset, repo.agent_command.as_deref())?;
-        let key_line = setup_check::agent_key(&self.secrets, &self.settings, repo, &agent).await;
+        let agent_key = self.agent_key_for(repo, &agent).await?;
+        let backend = backend.unwrap_or(repo.sandbox_backend);
+        // The local backend is a development choice the owner confirms per repository
+        // (when setting it); a single run cannot choose it for a repository set otherwise.
+        if backend == SandboxBackend::Local && repo.sandbox_backend != SandboxBackend::Local {
+            return Err(PipelineError::LocalNotConfirmed {
+                repo: repo.name.full_name(),
+            });
+        }
+        let sandbox = self.sandbox_for(backend, Some(repo)).await?;
+        self.check_sandbox_ready(repo, &sandbox).await?;
+        sandbox.preflight().await?;
+        let redactor = Redactor::new(
+            agent_key
+                .iter()
+                .map(|key| &key.secret)
+                .chain([self.github.token()])
+                .chain(sandbox.own_secret()),
+        );
+        Ok(AgentSetup {
+            sandbox,
+            agent,
+            agent_key,
+            timeout: timeout.unwrap_or(Duration::from_secs(u64::from(repo.run_timeout_seconds))),
+            redactor,
+        })
+    }
+
+    /// The key `agent` runs with in `repo`, forwarded so that the sandbox holds only a
+    /// placeholder; none for an agent that needs none. Missing or refused, it is a setup
+    /// step to finish.
+    async fn agent_key_for(
+        &self,
+        repo: &Repo,
+        agent: &AgentChoice,
+    ) -> Result<Option<ForwardedKey>, PipelineError> {
+        let key_line = setup_check::agent_key(&self.secrets, &self.settings, repo, agent).await;
         if key_line.status == CheckStatus::Failure {
             return Err(PipelineError::SetupIncomplete(key_line));
         }
-        let mut agent_key = None;
         // Claude Code pays with the owner's Claude plan when a plan token is kept, and
         // with the API key otherwise; no other agent may carry the plan's token.
         let plan_token = match agent.plan_key() {
@@ -323,22 +358,23 @@ impl Pipeline {
                 ModelEndpoint::list(key.model_endpoints),
                 secret,
             );
-            agent_key = Some(if is_plan_token {
+            return Ok(Some(if is_plan_token {
                 forwarded.with_plan_rules(PlanTokenRules::claude_code())
             } else {
                 forwarded
-            });
+            }));
         }
-        let backend = backend.unwrap_or(repo.sandbox_backend);
-        // The local backend is a development choice the owner confirms per repository
-        // (when setting it); a single run cannot choose it for a repository set otherwise.
-        if backend == SandboxBackend::Local && repo.sandbox_backend != SandboxBackend::Local {
-            return Err(PipelineError::LocalNotConfirmed {
-                repo: repo.name.full_name(),
-            });
-        }
-        let sandbox = self.sandbox_for(backend, Some(repo)).await?;
-        match &sandbox {
+        Ok(None)
+    }
+
+    /// Refuses a run whose sandbox is not ready: Docker without its engine, the image or
+    /// (with a network) the egress gate; E2B without a reachable address or its key.
+    async fn check_sandbox_ready(
+        &self,
+        repo: &Repo,
+        sandbox: &Sandbox,
+    ) -> Result<(), PipelineError> {
+        match sandbox {
             Sandbox::Docker(docker) => {
                 let (engine_line, engine) = setup_check::docker_engine().await;
                 let Some(engine) = engine else {
@@ -371,20 +407,6 @@ impl Pipeline {
             }
             Sandbox::Local(_) => {}
         }
-        sandbox.preflight().await?;
-        let redactor = Redactor::new(
-            agent_key
-                .iter()
-                .map(|key| &key.secret)
-                .chain([self.github.token()])
-                .chain(sandbox.own_secret()),
-        );
-        Ok(AgentSetup {
-            sandbox,
-            agent,
-            agent_key,
-            timeout: timeout.unwrap_or(Duration::from_secs(u64::from(repo.run_timeout_seconds))),
-            redactor,
-        })
+        Ok(())
     }
 }

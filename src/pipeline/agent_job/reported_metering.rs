@@ -61,13 +61,8 @@ pub(crate) fn meter_reports(
             {
                 for call in reports.feed(bytes, &prices) {
                     match store
-                        .record_reported_call(
-                            &run,
-                            &call.model,
-                            call.usd,
-                            call.tokens,
-                            chrono::Utc::now(),
-                        )
+                        .spend()
+                        .record_reported_call(&run, &call.model, call.usd, call.tokens, store.now())
                         .await
                     {
                         Ok(Some(refusal)) if reached.is_none() => {

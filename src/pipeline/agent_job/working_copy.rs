@@ -74,173 +74,30 @@ impl Pipeline {
             .update_cache(&self.cache_root(), &repo.name, &pull_heads)
             .await
             .map_err(|error| Stop::failed(RunFailureCode::GitFetch, error.to_string()))?;
-        let (source_ref, branch, how, note) = match start {
-            CopyStart::PullRequestHead { number, branch } => (
-                pull_head_ref(number),
-                branch.to_owned(),
-                format!("the head of PR #{number}"),
-                None,
-            ),
-            CopyStart::Branch {
-                branch,
-                base_for_new,
-                pull_request,
-                in_fork,
-                ..
-            } => {
-                let in_the_fork = match in_fork {
-                    Some(fork) => git
-                        .fetch_branch_of(&cache, fork, branch)
-                        .await
-                        .map_err(|error| Stop::failed(RunFailureCode::GitFetch, error.to_string()))?
-                        .map(|reference| (fork, reference)),
-                    None => None,
-                };
-                if let Some((fork, reference)) = in_the_fork {
-                    (
-                        reference,
-                        branch.to_owned(),
-                        format!("its current tip in the fork {fork}"),
-                        None,
-                    )
-                } else if in_fork.is_none() && git.branch_exists(&cache, branch).await {
-                    (
-                        format!("refs/heads/{branch}"),
-                        branch.to_owned(),
-                        "its current tip".to_owned(),
-                        None,
-                    )
-                } else {
-                    let last_head = match pull_request {
-                        Some(number) => git
-                            .fetch_pull_head(&cache, &repo.name, number)
-                            .await
-                            .map_err(|error| {
-                                Stop::failed(RunFailureCode::GitFetch, error.to_string())
-                            })?
-                            .map(|sha| (number, sha)),
-                        None => None,
-                    };
-                    match (last_head, base_for_new) {
-                        (Some((number, sha)), _) => (
-                            pull_head_ref(number),
-                            branch.to_owned(),
-                            format!("made again from PR #{number}'s last head"),
-                            Some(format!(
-                                "the branch {branch} was gone from GitHub; it was made again from \
-                                 PR #{number}'s last head {}, so the earlier runs' commits are kept",
-                                &sha[..sha.len().min(12)]
-                            )),
-                        ),
-                        (None, Some(base)) if git.branch_exists(&cache, base).await => (
-                            format!("refs/heads/{base}"),
-                            branch.to_owned(),
-                            format!("new, from {base}"),
-                            None,
-                        ),
-                        (None, Some(base)) => {
-                            return Err(Stop::failed(
-                                RunFailureCode::NoBaseBranch,
-                                format!("the base branch {base} does not exist on GitHub"),
-                            ))
-                        }
-                        (None, None) => {
-                            return Err(Stop::failed(
-                                RunFailureCode::NoBranch,
-                                format!("the branch {branch} is not in {}", repo.name),
-                            ))
-                        }
-                    }
-                }
-            }
-        };
-        // Going on from an unfinished run: its last commit is checked out, on top of
-        // the branch's tip it started from (when the branch has not moved since).
-        let mut checkout_ref = source_ref.clone();
-        let mut how = how;
-        let mut note = note;
-        if let CopyStart::Branch {
-            resume: Some(unfinished),
-            ..
-        } = start
-        {
-            let tip = git.resolve(&cache, &source_ref).await.ok();
-            let kept_ref = unfinished_work_ref(unfinished.run_id);
-            let held = git.resolve(&cache, &kept_ref).await.ok();
-            if tip.as_deref() == Some(unfinished.start_sha.as_str())
-                && held.as_deref() == Some(unfinished.end_sha.as_str())
-            {
-                checkout_ref = kept_ref;
-                how = format!(
-                    "{how}, with the commits run {} left when its budget was spent",
-                    unfinished.run_id
-                );
-                note = Some(format!(
-                    "this run goes on from where run {} stopped when its budget was spent \
-                     (its commits up to {})",
-                    unfinished.run_id,
-                    &unfinished.end_sha[..unfinished.end_sha.len().min(12)]
-                ));
-            } else {
-                log.say(&format!(
-                    "note: run {} left unfinished work, but the branch has moved since; this \
-                     run starts from the branch's tip",
-                    unfinished.run_id
-                ))
-                .await?;
-            }
-        }
+        let source = copy_source(&git, &cache, repo, start).await?;
+        let CopySource { branch, .. } = &source;
+        let (checkout_ref, how, note) =
+            resumed_from_unfinished(log, &git, &cache, &source, start).await?;
         let kept = keep_for
             .filter(|_| {
                 backend_keeps_copies(setup.sandbox.backend())
                     && self.kept_copy_retention().is_some()
             })
             .map(|feedback_id| KeptCopy::of(&self.data_dir, feedback_id));
-        let checkout_failed =
-            |error: GitError| Stop::failed(RunFailureCode::GitCheckout, error.to_string());
-        let (checkout_sha, steps) = match &kept {
-            Some(kept) => {
-                self.ready_kept_copy(job, &git, &cache, kept, &checkout_ref, &branch)
-                    .await?
-            }
-            None if setup.sandbox.works_in_place() => (
-                git.make_working_copy(&cache, &workspace.join("repo"), &checkout_ref, &branch)
-                    .await
-                    .map_err(checkout_failed)?,
-                CopySteps::MadeOnHost,
-            ),
-            None => (
-                git.bundle_ref(
-                    &cache,
-                    &checkout_ref,
-                    &workspace.join("handoff/repo.bundle"),
-                )
-                .await
-                .map_err(checkout_failed)?,
-                CopySteps::FromBundle {
-                    bundle_ref: checkout_ref.clone(),
-                },
-            ),
-        };
-        let start_sha = if checkout_ref == source_ref {
+        let (checkout_sha, steps) = self
+            .check_out(job, &git, &cache, kept.as_ref(), &checkout_ref, branch)
+            .await?;
+        let start_sha = if checkout_ref == source.source_ref {
             checkout_sha.clone()
         } else {
-            git.resolve(&cache, &source_ref)
+            git.resolve(&cache, &source.source_ref)
                 .await
-                .map_err(checkout_failed)?
+                .map_err(|error| Stop::failed(RunFailureCode::GitCheckout, error.to_string()))?
         };
         log.say(&format!(
             "working copy of {branch} at {} ({how}; {})",
             &start_sha[..start_sha.len().min(12)],
-            match &steps {
-                CopySteps::MadeOnHost => "made here",
-                CopySteps::FromBundle { .. } => "made in the sandbox from a bundle",
-                CopySteps::RefreshKept { bundle_ref: None } =>
-                    "the item's kept copy, which holds it already",
-                CopySteps::RefreshKept {
-                    bundle_ref: Some(_),
-                } => "the item's kept copy, sent only the commits it lacks",
-            }
+            steps.words()
         ))
         .await?;
         if let Some(note) = &note {
@@ -248,12 +105,48 @@ impl Pipeline {
         }
         Ok(WorkingCopy {
             cache,
-            branch,
+            branch: source.branch,
             start_sha,
             checkout_sha,
             steps,
             kept,
             note,
+        })
+    }
+
+    /// Checks `checkout_ref` out as `branch`: into the item's `kept` copy, here (for a
+    /// sandbox that works in place), or as a bundle the sandbox makes its copy from.
+    async fn check_out(
+        &self,
+        job: &AgentJob<'_>,
+        git: &HostGit,
+        cache: &Path,
+        kept: Option<&KeptCopy>,
+        checkout_ref: &str,
+        branch: &str,
+    ) -> Result<(String, CopySteps), Stop> {
+        let checkout_failed =
+            |error: GitError| Stop::failed(RunFailureCode::GitCheckout, error.to_string());
+        let workspace = job.workspace;
+        Ok(match kept {
+            Some(kept) => {
+                self.ready_kept_copy(job, git, cache, kept, checkout_ref, branch)
+                    .await?
+            }
+            None if job.setup.sandbox.works_in_place() => (
+                git.make_working_copy(cache, &workspace.join("repo"), checkout_ref, branch)
+                    .await
+                    .map_err(checkout_failed)?,
+                CopySteps::MadeOnHost,
+            ),
+            None => (
+                git.bundle_ref(cache, checkout_ref, &workspace.join("handoff/repo.bundle"))
+                    .await
+                    .map_err(checkout_failed)?,
+                CopySteps::FromBundle {
+                    bundle_ref: checkout_ref.to_owned(),
+                },
+            ),
         })
     }
 
@@ -286,20 +179,7 @@ impl Pipeline {
             .await
             .map_err(checkout_failed)?;
         let bundle = workspace.join("handoff/repo.bundle");
-        // The commits the copy holds, and how many of the start's it lacks.
-        let known = match kept.record().filter(|record| record.backend == backend) {
-            Some(record) => match git
-                .commits_lacking(cache, source_ref, &record.commits)
-                .await
-            {
-                Ok(lacking) => Some((record.commits, lacking)),
-                Err(error) => {
-                    tracing::info!(item = %kept.feedback_id, %error, "the kept copy's commits are not in the cache; the copy is made anew");
-                    None
-                }
-            },
-            None => None,
-        };
+        let known = commits_of_kept_copy(git, cache, kept, backend, source_ref).await;
         if backend == SandboxBackend::Local {
             link_kept_copy(&kept.local_repo(), &workspace.join("repo"))
                 .map_err(workspace_failed)?;
@@ -374,4 +254,186 @@ fn directory_link(target: &Path, link: &Path) -> std::io::Result<()> {
 #[cfg(windows)]
 fn directory_link(target: &Path, link: &Path) -> std::io::Result<()> {
     std::os::windows::fs::symlink_dir(target, link)
+}
+
+/// The commits the item's `kept` copy holds, and how many of `source_ref`'s it lacks;
+/// none when there is no copy of `backend`, or its commits are not in the cache.
+async fn commits_of_kept_copy(
+    git: &HostGit,
+    cache: &Path,
+    kept: &KeptCopy,
+    backend: SandboxBackend,
+    source_ref: &str,
+) -> Option<(Vec<String>, u32)> {
+    let record = kept.record().filter(|record| record.backend == backend)?;
+    match git
+        .commits_lacking(cache, source_ref, &record.commits)
+        .await
+    {
+        Ok(lacking) => Some((record.commits, lacking)),
+        Err(error) => {
+            tracing::info!(item = %kept.feedback_id, %error, "the kept copy's commits are not in the cache; the copy is made anew");
+            None
+        }
+    }
+}
+
+/// Where a working copy starts: the reference checked out, the branch it is on, and how
+/// it came to be (with a note for the owner when it was made again).
+#[derive(Debug)]
+struct CopySource {
+    source_ref: String,
+    branch: String,
+    how: String,
+    note: Option<String>,
+}
+
+/// Where the copy of `start` starts, in the repository's `cache`.
+async fn copy_source(
+    git: &HostGit,
+    cache: &Path,
+    repo: &Repo,
+    start: CopyStart<'_>,
+) -> Result<CopySource, Stop> {
+    let fetch_failed = |error: GitError| Stop::failed(RunFailureCode::GitFetch, error.to_string());
+    let (branch, base_for_new, pull_request, in_fork) = match start {
+        CopyStart::PullRequestHead { number, branch } => {
+            return Ok(CopySource {
+                source_ref: pull_head_ref(number),
+                branch: branch.to_owned(),
+                how: format!("the head of PR #{number}"),
+                note: None,
+            })
+        }
+        CopyStart::Branch {
+            branch,
+            base_for_new,
+            pull_request,
+            in_fork,
+            ..
+        } => (branch, base_for_new, pull_request, in_fork),
+    };
+    let in_the_fork = match in_fork {
+        Some(fork) => git
+            .fetch_branch_of(cache, fork, branch)
+            .await
+            .map_err(fetch_failed)?
+            .map(|reference| (fork, reference)),
+        None => None,
+    };
+    let found = |source_ref: String, how: String| CopySource {
+        source_ref,
+        branch: branch.to_owned(),
+        how,
+        note: None,
+    };
+    if let Some((fork, reference)) = in_the_fork {
+        return Ok(found(
+            reference,
+            format!("its current tip in the fork {fork}"),
+        ));
+    }
+    if in_fork.is_none() && git.branch_exists(cache, branch).await {
+        return Ok(found(
+            format!("refs/heads/{branch}"),
+            "its current tip".to_owned(),
+        ));
+    }
+    branch_made_again(git, cache, repo, branch, pull_request, base_for_new).await
+}
+
+/// Where a branch gone from GitHub starts again: from its PR's last head (so the earlier
+/// runs' commits are kept), else from `base_for_new` when given and there.
+async fn branch_made_again(
+    git: &HostGit,
+    cache: &Path,
+    repo: &Repo,
+    branch: &str,
+    pull_request: Option<u64>,
+    base_for_new: Option<&str>,
+) -> Result<CopySource, Stop> {
+    let fetch_failed = |error: GitError| Stop::failed(RunFailureCode::GitFetch, error.to_string());
+    let last_head = match pull_request {
+        Some(number) => git
+            .fetch_pull_head(cache, &repo.name, number)
+            .await
+            .map_err(fetch_failed)?
+            .map(|sha| (number, sha)),
+        None => None,
+    };
+    match (last_head, base_for_new) {
+        (Some((number, sha)), _) => Ok(CopySource {
+            source_ref: pull_head_ref(number),
+            branch: branch.to_owned(),
+            how: format!("made again from PR #{number}'s last head"),
+            note: Some(format!(
+                "the branch {branch} was gone from GitHub; it was made again from \
+                 PR #{number}'s last head {}, so the earlier runs' commits are kept",
+                &sha[..sha.len().min(12)]
+            )),
+        }),
+        (None, Some(base)) if git.branch_exists(cache, base).await => Ok(CopySource {
+            source_ref: format!("refs/heads/{base}"),
+            branch: branch.to_owned(),
+            how: format!("new, from {base}"),
+            note: None,
+        }),
+        (None, Some(base)) => Err(Stop::failed(
+            RunFailureCode::NoBaseBranch,
+            format!("the base branch {base} does not exist on GitHub"),
+        )),
+        (None, None) => Err(Stop::failed(
+            RunFailureCode::NoBranch,
+            format!("the branch {branch} is not in {}", repo.name),
+        )),
+    }
+}
+
+/// Going on from an unfinished run: its last commit is checked out, on top of the
+/// branch's tip it started from (when the branch has not moved since). Returns what is
+/// checked out, how, and the note for the owner.
+async fn resumed_from_unfinished(
+    log: &RunLog,
+    git: &HostGit,
+    cache: &Path,
+    source: &CopySource,
+    start: CopyStart<'_>,
+) -> Result<(String, String, Option<String>), Stop> {
+    let as_found = (
+        source.source_ref.clone(),
+        source.how.clone(),
+        source.note.clone(),
+    );
+    let CopyStart::Branch {
+        resume: Some(unfinished),
+        ..
+    } = start
+    else {
+        return Ok(as_found);
+    };
+    let tip = git.resolve(cache, &source.source_ref).await.ok();
+    let kept_ref = unfinished_work_ref(unfinished.run_id);
+    let held = git.resolve(cache, &kept_ref).await.ok();
+    if tip.as_deref() != Some(unfinished.start_sha.as_str())
+        || held.as_deref() != Some(unfinished.end_sha.as_str())
+    {
+        log.say(&format!(
+            "note: run {} left unfinished work, but the branch has moved since; this \
+             run starts from the branch's tip",
+            unfinished.run_id
+        ))
+        .await?;
+        return Ok(as_found);
+    }
+    let how = format!(
+        "{}, with the commits run {} left when its budget was spent",
+        source.how, unfinished.run_id
+    );
+    let note = format!(
+        "this run goes on from where run {} stopped when its budget was spent \
+         (its commits up to {})",
+        unfinished.run_id,
+        &unfinished.end_sha[..unfinished.end_sha.len().min(12)]
+    );
+    Ok((kept_ref, how, Some(note)))
 }

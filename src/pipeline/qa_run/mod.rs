@@ -165,7 +165,7 @@ impl BegunQa {
                 .await?
             {
                 QueueWaitEnd::Cancelled => Ok(QaReport {
-                    run: store.run(top).await?,
+                    run: store.runs().run(top).await?,
                     stages: vec![QaStageReport {
                         stage: self.plan.stage(),
                         run: None,
@@ -191,7 +191,7 @@ impl BegunQa {
     async fn drive_to_the_end(&self) -> Result<QaReport, PipelineError> {
         let store = self.pipeline.store.clone();
         let top = self.run.id;
-        store.mark_run_running(top, None).await?;
+        store.runs().mark_run_running(top, None).await?;
         let (cancel_sender, cancel) = watch::channel(false);
         let cancel_sender = Arc::new(cancel_sender);
         let interval = self.pipeline.settings.heartbeat_interval;
@@ -202,20 +202,23 @@ impl BegunQa {
                 let result = self.run_stage(top, stage, cancel.clone()).await?;
                 vec![QaStageReport {
                     stage: stage.stage(),
-                    run: Some(store.run(top).await?),
+                    run: Some(store.runs().run(top).await?),
                     result,
                 }]
             }
             QaPlan::FullAuto => {
                 let stages = self.run_chain(top, &cancel, &cancel_sender).await?;
                 let ran = stages.iter().filter(|stage| stage.run.is_some()).count();
-                store.settle_quota(top, ran as u32).await?;
-                store.finish_run(top, &full_auto_outcome(&stages)).await?;
+                store.spend().settle_quota(top, ran as u32).await?;
+                store
+                    .runs()
+                    .finish_run(top, &full_auto_outcome(&stages))
+                    .await?;
                 stages
             }
         };
         Ok(QaReport {
-            run: store.run(top).await?,
+            run: store.runs().run(top).await?,
             stages,
         })
     }
@@ -246,6 +249,7 @@ impl BegunQa {
                 }
             }
             let child = store
+                .stage_runs()
                 .start_stage_run(&StageRunRequest {
                     repo_id: self.repo.id,
                     pr_number: Some(self.pull.number),
@@ -257,7 +261,7 @@ impl BegunQa {
                     quota_units: 0,
                 })
                 .await?;
-            store.mark_run_running(child.id, None).await?;
+            store.runs().mark_run_running(child.id, None).await?;
             let _child_supervision =
                 supervise(store.clone(), child.id, interval, cancel_sender.clone());
             log.say(&format!("{stage}: run {}", child.id)).await?;
@@ -266,7 +270,7 @@ impl BegunQa {
             log.say(&format!("{stage}: {}", describe(&result))).await?;
             stages.push(QaStageReport {
                 stage: stage.stage(),
-                run: Some(store.run(child.id).await?),
+                run: Some(store.runs().run(child.id).await?),
                 result,
             });
             if !ok {
@@ -284,6 +288,7 @@ impl BegunQa {
         let failures = self
             .pipeline
             .store
+            .stage_runs()
             .latest_test_results(self.repo.id, self.pull.number)
             .await?
             .map(|results| results.results.iter().filter(|r| !r.result.passed).count())
@@ -345,7 +350,7 @@ impl BegunQa {
         if let QaResult::Succeeded { detail } = &result {
             log.say(&format!("done: {detail}")).await?;
         }
-        store.finish_run(run_id, &run_outcome).await?;
+        store.runs().finish_run(run_id, &run_outcome).await?;
         let (kind, message) = match &result {
             QaResult::Succeeded { detail } => (
                 RunEventKind::RunSucceeded,
@@ -362,6 +367,7 @@ impl BegunQa {
             QaResult::Skipped { .. } => return Ok(result),
         };
         store
+            .runs()
             .record_run_event(run_id, self.run.feedback_id, kind, &message)
             .await?;
         Ok(result)

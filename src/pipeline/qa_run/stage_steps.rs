@@ -25,6 +25,7 @@ impl BegunQa {
         job.log.say(&format!("note: {note}")).await?;
         self.pipeline
             .store
+            .runs()
             .add_run_note(job.run_id, &job.log.redactor().redact(note))
             .await
     }
@@ -140,6 +141,7 @@ impl BegunQa {
         let template = match self
             .pipeline
             .store
+            .stage_runs()
             .stage_prompt(self.repo.id, stage.stage())
             .await?
         {

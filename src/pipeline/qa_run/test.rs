@@ -10,6 +10,7 @@ use crate::domain::test_results::{parse_test_results, results_summary, SummaryLi
 use crate::domain::RunFailureCode;
 use crate::github::qa_issues::{close_fixed_issue, file_failure_issue};
 use crate::pipeline::agent_job::Stop;
+use crate::store::StoredTestResult;
 
 /// The most issues one test run files: an agent that reports hundreds of failures must
 /// not flood the repository. The rest are in the results comment and stored for fix.
@@ -22,7 +23,6 @@ Make a test plan yourself first, write it to $HANDOFF_OUTPUT_DIR/output.md, then
 impl BegunQa {
     pub(super) async fn test(&self, job: &StageJob<'_>) -> Result<StageDone, Stop> {
         let store = &self.pipeline.store;
-        let github = &self.pipeline.github;
         let pr_number = self.pull.number;
         let run_id = job.run_id;
         let plan = match self.read_input(job).await? {
@@ -61,54 +61,11 @@ impl BegunQa {
             )
         })?;
         let stored = store
+            .stage_runs()
             .record_test_results(run_id, self.repo.id, pr_number, &results)
             .await?;
-        let mut issues = Vec::new();
-        let mut not_filed = 0_usize;
-        // A repository may keep its failures in the results comment alone: then no
-        // issue is filed, and none is closed.
-        let with_issues: &[_] = if self.repo.file_test_issues {
-            &stored
-        } else {
-            &[]
-        };
-        for result in with_issues {
-            if !result.result.passed && issues.len() >= MAX_ISSUES_A_TEST_RUN {
-                not_filed += 1;
-            } else if !result.result.passed {
-                let number =
-                    file_failure_issue(github, store, &self.repo, pr_number, run_id, result)
-                        .await
-                        .map_err(|error| {
-                            Stop::failed(
-                                RunFailureCode::Github,
-                                format!(
-                                    "the issue for \"{}\" could not be filed: {error}",
-                                    result.result.name
-                                ),
-                            )
-                        })?;
-                issues.push(number);
-            } else if let Some(number) = store
-                .qa_issue(self.repo.id, pr_number, &result.scenario_key)
-                .await?
-            {
-                close_fixed_issue(github, &self.repo, number)
-                    .await
-                    .map_err(|error| Stop::failed(RunFailureCode::Github, error.to_string()))?;
-            }
-        }
-        if not_filed > 0 {
-            self.note(
-                job,
-                &format!(
-                    "{not_filed} more failed scenario(s) not filed as issues: at most \
-                     {MAX_ISSUES_A_TEST_RUN} a run (all are in the results comment)"
-                ),
-            )
-            .await?;
-        }
-        let stored = store.test_results_of_run(run_id).await?;
+        let issues = self.file_and_close_issues(job, &stored).await?;
+        let stored = store.stage_runs().test_results_of_run(run_id).await?;
         let lines: Vec<SummaryLine<'_>> = stored
             .iter()
             .map(|result| SummaryLine {
@@ -138,5 +95,63 @@ impl BegunQa {
             output: Some(output),
             end_sha: None,
         })
+    }
+
+    /// An issue for each failed scenario (at most a few a run, the rest said in the log);
+    /// the issue of a scenario that passes now is closed. A repository may keep its
+    /// failures in the results comment alone: then no issue is filed, and none is
+    /// closed. Returns the issues filed.
+    async fn file_and_close_issues(
+        &self,
+        job: &StageJob<'_>,
+        stored: &[StoredTestResult],
+    ) -> Result<Vec<u64>, Stop> {
+        let (store, github) = (&self.pipeline.store, &self.pipeline.github);
+        let (pr_number, run_id) = (self.pull.number, job.run_id);
+        let mut issues = Vec::new();
+        let mut not_filed = 0_usize;
+        let with_issues: &[_] = if self.repo.file_test_issues {
+            stored
+        } else {
+            &[]
+        };
+        for result in with_issues {
+            if !result.result.passed && issues.len() >= MAX_ISSUES_A_TEST_RUN {
+                not_filed += 1;
+            } else if !result.result.passed {
+                let number =
+                    file_failure_issue(github, store, &self.repo, pr_number, run_id, result)
+                        .await
+                        .map_err(|error| {
+                            Stop::failed(
+                                RunFailureCode::Github,
+                                format!(
+                                    "the issue for \"{}\" could not be filed: {error}",
+                                    result.result.name
+                                ),
+                            )
+                        })?;
+                issues.push(number);
+            } else if let Some(number) = store
+                .stage_runs()
+                .qa_issue(self.repo.id, pr_number, &result.scenario_key)
+                .await?
+            {
+                close_fixed_issue(github, &self.repo, number)
+                    .await
+                    .map_err(|error| Stop::failed(RunFailureCode::Github, error.to_string()))?;
+            }
+        }
+        if not_filed > 0 {
+            self.note(
+                job,
+                &format!(
+                    "{not_filed} more failed scenario(s) not filed as issues: at most \
+                     {MAX_ISSUES_A_TEST_RUN} a run (all are in the results comment)"
+                ),
+            )
+            .await?;
+        }
+        Ok(issues)
     }
 }

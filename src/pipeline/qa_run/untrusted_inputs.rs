@@ -80,6 +80,7 @@ impl Pipeline {
         }
         if let Some(item) = self
             .store
+            .stage_runs()
             .feedback_of_pull_request(repo.id, pull.number)
             .await?
         {

@@ -105,6 +105,7 @@ pub async fn open_card(app: &AppSession, feedback_id: i64) {
 pub async fn connected_repo(fake: &FakeGithub, store: &Store, instructions: &str) -> Repo {
     fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
     let added = store
+        .repositories()
         .add_repo(&NewRepo {
             sandbox_backend: SandboxBackend::Local,
             agent_preset: "custom".to_owned(),
@@ -114,6 +115,7 @@ pub async fn connected_repo(fake: &FakeGithub, store: &Store, instructions: &str
         .await
         .unwrap();
     store
+        .repositories()
         .change_repo_settings(
             added.id,
             &RepoSettingsChange {

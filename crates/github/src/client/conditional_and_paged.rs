@@ -21,7 +21,7 @@ impl GithubClient {
     ) -> Result<ConditionalAnswer, GithubError> {
         let path = self.relative_path(path);
         let key = format!("{}{}", self.endpoints.api_base, path);
-        let stored = store.stored_answer(&key).await?;
+        let stored = store.sync_state().stored_answer(&key).await?;
         let mut headers = HeaderMap::new();
         if let Some(stored) = &stored {
             if let Some(etag) = stored
@@ -48,7 +48,7 @@ impl GithubClient {
                 });
             }
             // A 304 for nothing we sent: ask again without validators.
-            store.forget_answer(&key).await?;
+            store.sync_state().forget_answer(&key).await?;
             let answer = self
                 .send(Method::GET, &path, None, HeaderMap::new())
                 .await?;
@@ -79,6 +79,7 @@ impl GithubClient {
         let last_modified = header_text(&answer.headers, "last-modified").map(str::to_owned);
         if etag.is_some() || last_modified.is_some() {
             store
+                .sync_state()
                 .store_answer(
                     key,
                     &StoredAnswer {

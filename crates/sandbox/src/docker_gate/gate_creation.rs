@@ -68,40 +68,7 @@ pub(super) async fn create_gate(
     program: &GateProgram,
 ) -> Result<String, GateCreation> {
     let failed = |detail: String| GateCreation::Failed(unavailable(detail));
-    let mut labels = labels.clone();
-    labels.insert(GATE_PROGRAM_LABEL.to_owned(), program.stamp.clone());
-    let body = ContainerCreateBody {
-        image: Some(image.to_owned()),
-        cmd: Some(vec![
-            format!("{PROGRAM_DIR}/{GATE_PROGRAM}"),
-            "serve".to_owned(),
-            "--control".to_owned(),
-            format!("{CONTROL_DIR}/control.sock"),
-            "--idle-exit".to_owned(),
-            IDLE_EXIT.as_secs().to_string(),
-        ]),
-        entrypoint: Some(Vec::new()),
-        user: Some(GATE_USER.to_owned()),
-        labels: Some(labels),
-        volumes: Some(vec![PROGRAM_DIR.to_owned()]),
-        host_config: Some(HostConfig {
-            memory: Some(256 * 1024 * 1024),
-            memory_swap: Some(256 * 1024 * 1024),
-            pids_limit: Some(256),
-            cap_drop: Some(vec!["ALL".to_owned()]),
-            readonly_rootfs: Some(true),
-            security_opt: Some(vec!["no-new-privileges".to_owned()]),
-            network_mode: Some("bridge".to_owned()),
-            tmpfs: Some(HashMap::from([(
-                CONTROL_DIR.to_owned(),
-                "rw,nosuid,nodev,noexec,size=1m,uid=65534,gid=65534,mode=0700".to_owned(),
-            )])),
-            // A provider stand-in on this machine's loopback is reached through here.
-            extra_hosts: Some(vec!["host.docker.internal:host-gateway".to_owned()]),
-            ..HostConfig::default()
-        }),
-        ..ContainerCreateBody::default()
-    };
+    let body = gate_container(image, labels, program);
     let created = match docker
         .create_container(
             Some(CreateContainerOptionsBuilder::default().name(name).build()),
@@ -115,41 +82,7 @@ pub(super) async fn create_gate(
         }) => return Err(GateCreation::NameTaken),
         Err(error) => return Err(failed(format!("cannot create the egress gate: {error}"))),
     };
-    let made = async {
-        let archive = program_archive(&program.path)
-            .map_err(|error| format!("cannot read the gate's program: {error}"))?;
-        docker
-            .upload_to_container(
-                &created.id,
-                Some(
-                    bollard::query_parameters::UploadToContainerOptionsBuilder::default()
-                        .path(PROGRAM_DIR)
-                        .build(),
-                ),
-                bollard::body_full(archive.into()),
-            )
-            .await
-            .map_err(|error| format!("cannot copy the gate's program in: {error}"))?;
-        docker
-            .connect_network(
-                network,
-                NetworkConnectRequest {
-                    container: created.id.clone(),
-                    endpoint_config: Some(EndpointSettings {
-                        aliases: Some(vec![GATE_ALIAS.to_owned()]),
-                        ..EndpointSettings::default()
-                    }),
-                },
-            )
-            .await
-            .map_err(|error| {
-                format!("cannot put the egress gate on the internal network: {error}")
-            })?;
-        docker
-            .start_container(&created.id, None)
-            .await
-            .map_err(|error| format!("cannot start the egress gate in the image {image}: {error}"))
-    };
+    let made = start_gate(docker, &created.id, network, image, program);
     match made.await {
         Ok(()) => Ok(created.id),
         Err(detail) => {
@@ -218,4 +151,90 @@ pub async fn remove_gates(
         }
     }
     Ok(())
+}
+
+/// The gate's container: the repository's image running the gate's program as an
+/// unprivileged user, on a read-only root with a small control folder, capped in memory
+/// and processes, with `labels` and the program's stamp.
+fn gate_container(
+    image: &str,
+    labels: &HashMap<String, String>,
+    program: &GateProgram,
+) -> ContainerCreateBody {
+    let mut labels = labels.clone();
+    labels.insert(GATE_PROGRAM_LABEL.to_owned(), program.stamp.clone());
+    ContainerCreateBody {
+        image: Some(image.to_owned()),
+        cmd: Some(vec![
+            format!("{PROGRAM_DIR}/{GATE_PROGRAM}"),
+            "serve".to_owned(),
+            "--control".to_owned(),
+            format!("{CONTROL_DIR}/control.sock"),
+            "--idle-exit".to_owned(),
+            IDLE_EXIT.as_secs().to_string(),
+        ]),
+        entrypoint: Some(Vec::new()),
+        user: Some(GATE_USER.to_owned()),
+        labels: Some(labels),
+        volumes: Some(vec![PROGRAM_DIR.to_owned()]),
+        host_config: Some(HostConfig {
+            memory: Some(256 * 1024 * 1024),
+            memory_swap: Some(256 * 1024 * 1024),
+            pids_limit: Some(256),
+            cap_drop: Some(vec!["ALL".to_owned()]),
+            readonly_rootfs: Some(true),
+            security_opt: Some(vec!["no-new-privileges".to_owned()]),
+            network_mode: Some("bridge".to_owned()),
+            tmpfs: Some(HashMap::from([(
+                CONTROL_DIR.to_owned(),
+                "rw,nosuid,nodev,noexec,size=1m,uid=65534,gid=65534,mode=0700".to_owned(),
+            )])),
+            // A provider stand-in on this machine's loopback is reached through here.
+            extra_hosts: Some(vec!["host.docker.internal:host-gateway".to_owned()]),
+            ..HostConfig::default()
+        }),
+        ..ContainerCreateBody::default()
+    }
+}
+
+/// Copies the gate's program into the created container `id`, puts it on the run's
+/// internal `network` under the gate's alias, and starts it.
+async fn start_gate(
+    docker: &Docker,
+    id: &str,
+    network: &str,
+    image: &str,
+    program: &GateProgram,
+) -> Result<(), String> {
+    let archive = program_archive(&program.path)
+        .map_err(|error| format!("cannot read the gate's program: {error}"))?;
+    docker
+        .upload_to_container(
+            id,
+            Some(
+                bollard::query_parameters::UploadToContainerOptionsBuilder::default()
+                    .path(PROGRAM_DIR)
+                    .build(),
+            ),
+            bollard::body_full(archive.into()),
+        )
+        .await
+        .map_err(|error| format!("cannot copy the gate's program in: {error}"))?;
+    docker
+        .connect_network(
+            network,
+            NetworkConnectRequest {
+                container: id.to_owned(),
+                endpoint_config: Some(EndpointSettings {
+                    aliases: Some(vec![GATE_ALIAS.to_owned()]),
+                    ..EndpointSettings::default()
+                }),
+            },
+        )
+        .await
+        .map_err(|error| format!("cannot put the egress gate on the internal network: {error}"))?;
+    docker
+        .start_container(id, None)
+        .await
+        .map_err(|error| format!("cannot start the egress gate in the image {image}: {error}"))
 }

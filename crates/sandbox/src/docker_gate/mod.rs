@@ -112,32 +112,14 @@ impl EgressGate {
         repo: RepoId,
         image: &str,
     ) -> Result<EgressGate, SandboxError> {
-        let architecture = docker
-            .info()
-            .await
-            .map_err(|error| unavailable(format!("the Docker engine does not answer: {error}")))?
-            .architecture
-            .unwrap_or_default();
-        let program = gate_program_for(&architecture).map_err(unavailable)?;
+        let program = gate_program_for_engine(docker).await?;
         let name = format!("handoff-{installation}-gate-{}", repo.0);
         let network = format!("{name}-net");
         let labels = HashMap::from([
             (INSTALLATION_LABEL.to_owned(), installation.to_owned()),
             (GATE_LABEL.to_owned(), repo.0.to_string()),
         ]);
-        // One taker at a time makes or checks the gate (runs that start at once, in this
-        // process or another): the engine lets two networks share a name.
-        let lock_path = std::env::temp_dir()
-            .join("handoff-egress-gates")
-            .join(format!("{name}.lock"));
-        let _made_by_one_at_a_time = handoff_store::file_lock::FileLock::take(&lock_path)
-            .await
-            .map_err(|error| {
-                unavailable(format!(
-                    "cannot take the egress gate's lock {}: {error}",
-                    lock_path.display()
-                ))
-            })?;
+        let _made_by_one_at_a_time = take_gate_lock(&name).await?;
         ensure_network(docker, &network, &labels).await?;
         for _ in 0..3 {
             match docker
@@ -149,38 +131,13 @@ impl EgressGate {
             {
                 Ok(container) => {
                     let id = container.id.clone().unwrap_or_else(|| name.clone());
-                    let stamp = container
-                        .config
-                        .as_ref()
-                        .and_then(|config| config.labels.as_ref())
-                        .and_then(|labels| labels.get(GATE_PROGRAM_LABEL))
-                        .cloned();
-                    let status = container
-                        .state
-                        .as_ref()
-                        .and_then(|state| state.status)
-                        .map(|status| status.to_string());
-                    // Created and never started: its maker stopped half-way (the lock is
-                    // ours), so its program or network may be missing.
-                    if status.as_deref() == Some("created") {
-                        tracing::info!(gate = %name, "the egress gate was left half-made; it is made anew");
-                        remove_container(docker, &id).await;
-                        continue;
-                    }
-                    if stamp.as_deref() != Some(program.stamp.as_str()) {
-                        tracing::info!(gate = %name, "the egress gate runs an older program; it is made anew");
-                        remove_container(docker, &id).await;
-                        continue;
-                    }
-                    // A gate holds on to its image; when the repository's image was built
-                    // again, the gate moves to the new one so the old can go.
                     let current_image = docker
                         .inspect_image(image)
                         .await
                         .ok()
                         .and_then(|inspected| inspected.id);
-                    if current_image.is_some() && current_image != container.image {
-                        tracing::info!(gate = %name, "the repository's image changed; the egress gate is made anew from it");
+                    if let Some(reason) = why_made_anew(&container, &program, current_image) {
+                        tracing::info!(gate = %name, "{reason}; it is made anew");
                         remove_container(docker, &id).await;
                         continue;
                     }
@@ -331,6 +288,65 @@ impl EgressGate {
             said.trim()
         )))
     }
+}
+
+/// One taker at a time makes or checks the gate named `name` (runs that start at once,
+/// in this process or another): the engine lets two networks share a name.
+async fn take_gate_lock(name: &str) -> Result<handoff_store::file_lock::FileLock, SandboxError> {
+    let lock_path = std::env::temp_dir()
+        .join("handoff-egress-gates")
+        .join(format!("{name}.lock"));
+    handoff_store::file_lock::FileLock::take(&lock_path)
+        .await
+        .map_err(|error| {
+            unavailable(format!(
+                "cannot take the egress gate's lock {}: {error}",
+                lock_path.display()
+            ))
+        })
+}
+
+/// Why the gate `container` found must be made anew, if it must: it was created and
+/// never started (its maker stopped half-way while holding the lock, so its program or
+/// network may be missing); it runs an older program than `program`; or the
+/// repository's image was built again (`current_image`) — a gate holds on to its image,
+/// and moves to the new one so the old can go.
+fn why_made_anew(
+    container: &bollard::models::ContainerInspectResponse,
+    program: &GateProgram,
+    current_image: Option<String>,
+) -> Option<&'static str> {
+    let status = container
+        .state
+        .as_ref()
+        .and_then(|state| state.status)
+        .map(|status| status.to_string());
+    if status.as_deref() == Some("created") {
+        return Some("the egress gate was left half-made");
+    }
+    let stamp = container
+        .config
+        .as_ref()
+        .and_then(|config| config.labels.as_ref())
+        .and_then(|labels| labels.get(GATE_PROGRAM_LABEL));
+    if stamp.map(String::as_str) != Some(program.stamp.as_str()) {
+        return Some("the egress gate runs an older program");
+    }
+    if current_image.is_some() && current_image != container.image {
+        return Some("the repository's image changed; the egress gate goes to the new one");
+    }
+    None
+}
+
+/// The gate's program built for the engine's architecture.
+async fn gate_program_for_engine(docker: &Docker) -> Result<GateProgram, SandboxError> {
+    let architecture = docker
+        .info()
+        .await
+        .map_err(|error| unavailable(format!("the Docker engine does not answer: {error}")))?
+        .architecture
+        .unwrap_or_default();
+    gate_program_for(&architecture).map_err(unavailable)
 }
 
 #[cfg(test)]

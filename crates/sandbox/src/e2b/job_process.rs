@@ -57,6 +57,27 @@ impl E2bSandbox {
         mut control: JobControl,
     ) -> Result<SandboxEnd, SandboxError> {
         let name = format!("handoff-run-{}", job.run_id);
+        self.upload_workspace(sandbox, job, &name).await?;
+        self.set_timeout(sandbox, job.timeout.as_secs() + 120)
+            .await?;
+        let response = self.start_job(sandbox, job, &name).await?;
+        let reporter = control.clone();
+        let end = tokio::select! {
+            end = self.follow(response, &reporter) => end?,
+            _ = tokio::time::sleep(job.timeout) => return Ok(SandboxEnd::TimedOut),
+            _ = control.cancelled() => return Ok(SandboxEnd::Cancelled),
+        };
+        self.download_output(sandbox, job, &name).await?;
+        Ok(end)
+    }
+
+    /// Packs the job's workspace and uploads it into the sandbox as `{name}.tar.gz`.
+    async fn upload_workspace(
+        &self,
+        sandbox: &LiveSandbox,
+        job: &SandboxJob,
+        name: &str,
+    ) -> Result<(), SandboxError> {
         let archive = pack_dir(&job.workspace, ".", true).map_err(|error| {
             SandboxError::Transfer(format!("cannot pack the workspace: {error}"))
         })?;
@@ -82,9 +103,16 @@ impl E2bSandbox {
                 upload.status()
             )));
         }
-        self.set_timeout(sandbox, job.timeout.as_secs() + 120)
-            .await?;
+        Ok(())
+    }
 
+    /// Starts the job in the sandbox and returns the stream of its events.
+    async fn start_job(
+        &self,
+        sandbox: &LiveSandbox,
+        job: &SandboxJob,
+        name: &str,
+    ) -> Result<reqwest::Response, SandboxError> {
         // Unpack, run the job, pack out/ — all inside the sandbox, relative to $HOME.
         let script = format!(
             "W=\"$HOME/{name}\"; mkdir -p \"$W\" && tar -xzf \"$HOME/{name}.tar.gz\" -C \"$W\" || exit 96; \
@@ -120,14 +148,17 @@ impl E2bSandbox {
                 self.excerpt(&body)
             )));
         }
+        Ok(response)
+    }
 
-        let reporter = control.clone();
-        let end = tokio::select! {
-            end = self.follow(response, &reporter) => end?,
-            _ = tokio::time::sleep(job.timeout) => return Ok(SandboxEnd::TimedOut),
-            _ = control.cancelled() => return Ok(SandboxEnd::Cancelled),
-        };
-
+    /// Downloads what the job left in out/ (`{name}-out.tar.gz`; none is no error) and
+    /// unpacks it into the workspace, within the job's output limits.
+    async fn download_output(
+        &self,
+        sandbox: &LiveSandbox,
+        job: &SandboxJob,
+        name: &str,
+    ) -> Result<(), SandboxError> {
         let download = self
             .envd_request(
                 sandbox,
@@ -140,7 +171,7 @@ impl E2bSandbox {
                 SandboxError::Transfer(format!("cannot download out/: {}", self.describe(error)))
             })?;
         if download.status() == reqwest::StatusCode::NOT_FOUND {
-            return Ok(end);
+            return Ok(());
         }
         if !download.status().is_success() {
             return Err(SandboxError::Transfer(format!(
@@ -164,8 +195,7 @@ impl E2bSandbox {
             bytes.extend_from_slice(&chunk);
         }
         unpack_into(&bytes, &job.workspace, 0, true, &job.limits.output)
-            .map_err(|error| SandboxError::Transfer(format!("cannot unpack out/: {error}")))?;
-        Ok(end)
+            .map_err(|error| SandboxError::Transfer(format!("cannot unpack out/: {error}")))
     }
 
     /// Reads the process stream to its end; a silence longer than the keepalive timeout
