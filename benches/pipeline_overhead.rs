@@ -174,6 +174,7 @@ async fn timed_run(
     let started = now_nanos();
     let clock = Instant::now();
     let begun = pipeline
+        .code_runs()
         .begin_code_run(
             feedback,
             CodeRunOptions {
@@ -266,7 +267,7 @@ async fn iterate_rounds(
     // The item's copy (a Docker volume of 20,000 files) goes with the benchmark.
     let mut dropping = pipeline.clone();
     dropping.settings.kept_copy_retention = None;
-    if let Err(error) = dropping.prune_kept_copies().await {
+    if let Err(error) = dropping.kept_copies().prune_kept_copies().await {
         eprintln!("the bench's kept copies could not be removed: {error}");
     }
     // And the repository's egress gate, which outlives runs.

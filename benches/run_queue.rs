@@ -64,6 +64,7 @@ async fn measure(slots: u32) -> Measured {
     let mut driving = Vec::new();
     for (item, begun) in world
         .pipeline
+        .code_runs()
         .begin_code_runs(&items, &CodeRunOptions::default())
         .await
     {

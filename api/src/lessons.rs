@@ -324,7 +324,7 @@ pub async fn begin_lessons(
     options: LessonsOptions,
 ) -> Result<LessonsToDrive, CodedError> {
     let pipeline = core.pipeline().await?;
-    let begun = pipeline.begin_lessons(repo, options).await?;
+    let begun = pipeline.lessons().begin_lessons(repo, options).await?;
     Ok(LessonsToDrive::new(begun, &pipeline))
 }
 
@@ -338,6 +338,7 @@ pub async fn write_lessons_file_of(
     Ok(core
         .pipeline()
         .await?
+        .lessons()
         .write_lessons_file(repo, replace_edits)
         .await?)
 }

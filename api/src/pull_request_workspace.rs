@@ -486,7 +486,10 @@ pub async fn begin_qa(
     options: QaOptions,
 ) -> Result<QaToDrive, CodedError> {
     let pipeline = core.pipeline().await?;
-    let begun = pipeline.begin_qa(repo, number, stage, options).await?;
+    let begun = pipeline
+        .qa_runs()
+        .begin_qa(repo, number, stage, options)
+        .await?;
     Ok(QaToDrive::new(begun, &pipeline))
 }
 

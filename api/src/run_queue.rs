@@ -31,7 +31,7 @@ pub async fn runs_going_and_waiting(core: &AppCore) -> Result<(usize, usize), Co
 
 pub async fn queue(core: &AppCore) -> Result<(Vec<QueueEntry>, SlotLimits), CodedError> {
     let entries = match core.pipeline().await {
-        Ok(pipeline) => pipeline.queue().await?,
+        Ok(pipeline) => pipeline.run_queue().queue().await?,
         Err(error) => {
             tracing::debug!(message = %error.message, "the queue is read without the pipeline");
             core.store.run_queue().queue(false).await?
@@ -62,6 +62,7 @@ pub async fn queue_code_runs_to_drive(
     let pipeline = core.pipeline().await?;
     let items: Vec<FeedbackId> = feedback_ids.iter().copied().map(FeedbackId).collect();
     Ok(pipeline
+        .code_runs()
         .begin_code_runs(&items, &CodeRunOptions::default())
         .await
         .into_iter()
@@ -167,6 +168,7 @@ async fn queue_and_drive(pipeline: &Pipeline, items: &[FeedbackId]) -> BulkRunRe
         refused: Vec::new(),
     };
     for (item, begun) in pipeline
+        .code_runs()
         .begin_code_runs(items, &CodeRunOptions::default())
         .await
     {

@@ -53,6 +53,7 @@ pub async fn begin_code_run(
 ) -> Result<CodeRunToDrive, CodedError> {
     let pipeline = core.pipeline().await?;
     let begun = pipeline
+        .code_runs()
         .begin_code_run(FeedbackId(feedback_id), options)
         .await?;
     Ok(CodeRunToDrive::new(begun, &pipeline))
@@ -60,7 +61,12 @@ pub async fn begin_code_run(
 
 /// Ends the runs a crash left behind (their process gone or silent), saying which.
 pub async fn end_runs_left_behind(core: &AppCore) -> Result<Vec<Reconciled>, CodedError> {
-    Ok(core.pipeline().await?.reconcile_silent_runs().await?)
+    Ok(core
+        .pipeline()
+        .await?
+        .left_behind()
+        .reconcile_silent_runs()
+        .await?)
 }
 
 /// Asks run `run_id` to stop; the process driving it ends it.
@@ -82,8 +88,8 @@ pub struct CancelOutcome {
 pub async fn cancel_run(core: &AppCore, run_id: i64) -> Result<CancelOutcome, CodedError> {
     match core.pipeline().await {
         Ok(pipeline) => {
-            let run = pipeline.cancel_run(RunId(run_id)).await?;
-            let runs_ended = pipeline.reconcile_silent_runs().await?;
+            let run = pipeline.run_queue().cancel_run(RunId(run_id)).await?;
+            let runs_ended = pipeline.left_behind().reconcile_silent_runs().await?;
             Ok(CancelOutcome { run, runs_ended })
         }
         Err(error) => {
@@ -203,7 +209,12 @@ pub struct HeldPushRecord {
 
 /// What held run `run_id` would push.
 pub async fn held_commits_of(core: &AppCore, run_id: i64) -> Result<HeldCommits, CodedError> {
-    Ok(core.pipeline().await?.held_commits(RunId(run_id)).await?)
+    Ok(core
+        .pipeline()
+        .await?
+        .held_pushes()
+        .held_commits(RunId(run_id))
+        .await?)
 }
 
 /// What held run `run_id` would push, as the page shows it.
@@ -234,6 +245,7 @@ pub async fn push_held_run(
     Ok(core
         .pipeline()
         .await?
+        .held_pushes()
         .push_held_run(RunId(run_id), end_sha.trim())
         .await?)
 }

@@ -99,6 +99,7 @@ pub async fn sync_with_github(
 pub async fn begin_due_lessons(core: &AppCore) -> Result<Vec<LessonsToDrive>, CodedError> {
     let pipeline = core.pipeline().await?;
     Ok(pipeline
+        .lessons()
         .begin_due_lessons()
         .await?
         .into_iter()
@@ -123,8 +124,8 @@ pub struct WorkFromGithub {
 /// carries out the owner's `@handoff` commands (one installation takes each).
 pub async fn begin_work_from_github(core: &AppCore) -> Result<WorkFromGithub, CodedError> {
     let pipeline = core.pipeline().await?;
-    let automatic = pipeline.begin_automatic_updates().await?;
-    let commands = pipeline.begin_github_commands().await?;
+    let automatic = pipeline.code_runs().begin_automatic_updates().await?;
+    let commands = pipeline.github_commands().begin_github_commands().await?;
     Ok(WorkFromGithub {
         automatic_updates: automatic.decided,
         automatic_runs: automatic
@@ -353,7 +354,7 @@ pub async fn take_run_notices(core: &AppCore) -> Result<Vec<RunNotice>, CodedErr
 /// retention period; returns how many went.
 pub async fn prune_kept_copies(core: &AppCore) -> Result<usize, CodedError> {
     let pipeline = core.pipeline().await?;
-    Ok(pipeline.prune_kept_copies().await?.len())
+    Ok(pipeline.kept_copies().prune_kept_copies().await?.len())
 }
 
 /// What the window did about runs nothing drives any more.
@@ -389,7 +390,10 @@ pub async fn take_over_runs_left_behind(core: &AppCore) -> Result<RunsLeftBehind
         });
     }
     let pipeline = core.pipeline().await?;
-    let picked = pipeline.pick_up_runs_left_behind(stale_before).await?;
+    let picked = pipeline
+        .run_queue()
+        .pick_up_runs_left_behind(stale_before)
+        .await?;
     Ok(RunsLeftBehindHere {
         ended: picked.ended,
         taken_over: picked

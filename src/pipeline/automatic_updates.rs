@@ -4,6 +4,7 @@
 //! guardrail held, or stopped because the same check failed the same way twice in a
 //! row — and every decision says why, in the store, for the window and the CLI.
 
+use crate::pipeline::handles::CodeRuns;
 use std::collections::BTreeMap;
 
 use super::code_run::{BegunCodeRun, CodeRunOptions};
@@ -35,27 +36,6 @@ struct ReadyUpdate {
 }
 
 impl Pipeline {
-    /// Decides every pending reason to update a PR by itself. An item whose run is
-    /// going keeps its reasons pending until the run ends; an item's reasons that pass
-    /// the guardrails are answered by one run together.
-    pub async fn begin_automatic_updates(&self) -> Result<AutomaticUpdatesBegun, PipelineError> {
-        let mut by_item: BTreeMap<FeedbackId, Vec<AutomaticUpdate>> = BTreeMap::new();
-        for update in self
-            .store
-            .automatic_updates()
-            .pending_automatic_updates()
-            .await?
-        {
-            by_item.entry(update.feedback_id).or_default().push(update);
-        }
-        let mut begun = AutomaticUpdatesBegun::default();
-        for (feedback_id, updates) in by_item {
-            self.decide_for_item(feedback_id, updates, &mut begun)
-                .await?;
-        }
-        Ok(begun)
-    }
-
     async fn decide_for_item(
         &self,
         feedback_id: FeedbackId,
@@ -84,7 +64,7 @@ impl Pipeline {
             return Ok(());
         }
         let (options, started_because) = one_run_for(&ready);
-        match self.begin_code_run(feedback_id, options).await {
+        match self.code_runs().begin_code_run(feedback_id, options).await {
             Ok(run) => {
                 tracing::info!(
                     feedback = %feedback_id, run = %run.run_id(), because = %started_because,
@@ -264,6 +244,31 @@ impl Pipeline {
             .await?;
         begun.decided.push(decided);
         Ok(())
+    }
+}
+
+impl CodeRuns<'_> {
+    /// Decides every pending reason to update a PR by itself. An item whose run is
+    /// going keeps its reasons pending until the run ends; an item's reasons that pass
+    /// the guardrails are answered by one run together.
+    pub async fn begin_automatic_updates(&self) -> Result<AutomaticUpdatesBegun, PipelineError> {
+        let mut by_item: BTreeMap<FeedbackId, Vec<AutomaticUpdate>> = BTreeMap::new();
+        for update in self
+            .pipeline
+            .store
+            .automatic_updates()
+            .pending_automatic_updates()
+            .await?
+        {
+            by_item.entry(update.feedback_id).or_default().push(update);
+        }
+        let mut begun = AutomaticUpdatesBegun::default();
+        for (feedback_id, updates) in by_item {
+            self.pipeline
+                .decide_for_item(feedback_id, updates, &mut begun)
+                .await?;
+        }
+        Ok(begun)
     }
 }
 /// Why none of an item's automatic updates may start: updates turned off for its

@@ -8,6 +8,7 @@
 //! end; whatever goes wrong from there is recorded on the run, with the reason and a
 //! pointer to its log, and the item leaves CODING.
 
+use crate::pipeline::handles::CodeRuns;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -97,7 +98,7 @@ struct Pushed {
     summary: Option<String>,
 }
 
-impl Pipeline {
+impl CodeRuns<'_> {
     /// Checks everything that can refuse a run, then records it (status CODING, one unit
     /// of quota). Nothing is spent when this fails.
     pub async fn begin_code_run(
@@ -108,8 +109,13 @@ impl Pipeline {
         if let Some(text) = &options.instructions {
             crate::domain::FollowUpBody::parse("follow-up", text).map_err(StoreError::from)?;
         }
-        let feedback = self.store.feedback().feedback(feedback_id).await?;
-        let repo = self.store.repositories().repo(feedback.repo_id).await?;
+        let feedback = self.pipeline.store.feedback().feedback(feedback_id).await?;
+        let repo = self
+            .pipeline
+            .store
+            .repositories()
+            .repo(feedback.repo_id)
+            .await?;
         code_run_kind(feedback.id, feedback.status).map_err(StoreError::from)?;
         if let Some(state) = feedback.archived_as {
             return Err(StoreError::ItemArchived {
@@ -129,6 +135,7 @@ impl Pipeline {
         // the agent run would run as the owner.
         if options.backend.unwrap_or(repo.sandbox_backend) == SandboxBackend::Local {
             if let Some(why) = self
+                .pipeline
                 .strangers_part_in_code_run(&repo, feedback.id, feedback.pr_number)
                 .await?
             {
@@ -137,13 +144,23 @@ impl Pipeline {
                 });
             }
         }
-        self.store.spend().check_quota_left(&repo, 1).await?;
-        self.store.spend().check_budget_left(&repo, None).await?;
+        self.pipeline
+            .store
+            .spend()
+            .check_quota_left(&repo, 1)
+            .await?;
+        self.pipeline
+            .store
+            .spend()
+            .check_budget_left(&repo, None)
+            .await?;
         let setup = self
+            .pipeline
             .agent_setup(&repo, options.backend, options.timeout)
             .await?;
         let backend = setup.sandbox.backend();
         let started = self
+            .pipeline
             .store
             .runs()
             .start_code_run_as(
@@ -158,7 +175,7 @@ impl Pipeline {
             .await?;
         Ok(BegunCodeRun {
             started,
-            pipeline: self.clone(),
+            pipeline: self.pipeline.clone(),
             repo,
             setup,
         })
@@ -212,7 +229,7 @@ impl BegunCodeRun {
             end_a_run_whose_driving_failed(&store, run_id, feedback_id, error).await;
         }
         // Kept working copies of items merged meanwhile, or unused too long, go.
-        if let Err(error) = pipeline.prune_kept_copies().await {
+        if let Err(error) = pipeline.kept_copies().prune_kept_copies().await {
             tracing::warn!(run = %run_id, %error, "the kept working copies could not be pruned");
         }
         driven

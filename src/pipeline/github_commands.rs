@@ -18,6 +18,7 @@ use crate::github::command_claims::{
     claim_on_thread, post_answer, post_claim, settle_claim, ClaimSettled, TAKEN_REACTION,
 };
 use crate::github::comment_authorship::SignedInAccount;
+use crate::pipeline::handles::GithubCommandWork;
 use crate::store::{this_machine, RunFilter};
 
 /// A run a command began, for the caller to drive.
@@ -54,7 +55,12 @@ impl BegunCommandRun {
                 run.drive().await?;
             }
         }
-        if let Err(error) = self.pipeline.answer_github_commands().await {
+        if let Err(error) = self
+            .pipeline
+            .github_commands()
+            .answer_github_commands()
+            .await
+        {
             tracing::warn!(run = %run_id, %error, "a @handoff command's answer could not be written yet");
         }
         Ok(self.pipeline.store.runs().run(run_id).await?)
@@ -78,34 +84,6 @@ enum Carried {
 }
 
 impl Pipeline {
-    /// Claims and carries out every command the syncs recorded and nobody took yet.
-    pub async fn begin_github_commands(&self) -> Result<GithubCommandsBegun, PipelineError> {
-        let mut begun = GithubCommandsBegun::default();
-        let seen = self
-            .store
-            .github_commands()
-            .github_commands_in(CommandState::Seen)
-            .await?;
-        if seen.is_empty() {
-            // Answers still owed (a run whose process ended before it answered, an
-            // answer GitHub did not take) go out at every sync, new commands or not.
-            self.answer_github_commands().await?;
-            return Ok(begun);
-        }
-        let owner = SignedInAccount::of(&self.github, &self.store).await?;
-        let installation = self.store.settings().installation_id().await?;
-        for command in seen {
-            if self
-                .claim_here(&command, &owner, &installation, &mut begun)
-                .await?
-            {
-                self.take_claimed(&command, &mut begun).await?;
-            }
-        }
-        self.answer_github_commands().await?;
-        Ok(begun)
-    }
-
     /// Claims `command` for this installation. False when it is not this one's to carry
     /// out: claimed already, taken elsewhere (decided so), or not claimable now (tried
     /// again at the next sync).
@@ -309,7 +287,7 @@ impl Pipeline {
         match &command.ask {
             CommandAsk::Stop => match self.active_run_of(item.id).await? {
                 Some(run) => {
-                    self.cancel_run(run.id).await?;
+                    self.run_queue().cancel_run(run.id).await?;
                     Ok(Carried::Done(format!(
                         "Handoff stopped run {} ({}).",
                         run.id, run.stage
@@ -321,6 +299,7 @@ impl Pipeline {
             },
             CommandAsk::Instructions(text) => {
                 let run = self
+                    .code_runs()
                     .begin_code_run(
                         item.id,
                         CodeRunOptions {
@@ -337,83 +316,12 @@ impl Pipeline {
                 };
                 let repo = self.store.repositories().repo(item.repo_id).await?;
                 let run = self
+                    .qa_runs()
                     .begin_qa(&repo.name, pr_number, *stage, QaOptions::default())
                     .await?;
                 Ok(Carried::Run(CommandRun::Qa(Box::new(run))))
             }
         }
-    }
-
-    /// Answers, on their threads, the commands whose run ended and those refused. Each
-    /// answer is written once: the command is moved to answered before it is posted
-    /// (and back, when posting fails, to be tried at the next sync).
-    pub async fn answer_github_commands(&self) -> Result<u32, PipelineError> {
-        let mut answered = 0;
-        let waiting = [CommandState::Taken, CommandState::Refused];
-        let installation = self.store.settings().installation_id().await?;
-        for from in waiting {
-            for command in self
-                .store
-                .github_commands()
-                .github_commands_in(from)
-                .await?
-            {
-                let mut answer = CommandAnswer {
-                    command_comment_id: command.comment_id,
-                    installation: installation.clone(),
-                    run_id: None,
-                    cost_usd: None,
-                };
-                let text = match (from, command.run_id) {
-                    (CommandState::Taken, Some(run_id)) => {
-                        let run = self.store.runs().run(run_id).await?;
-                        if run.status.is_active() {
-                            continue;
-                        }
-                        let (text, cost) = self.run_answer(&run).await?;
-                        answer.run_id = u64::try_from(run.id.0).ok();
-                        answer.cost_usd = Some(cost);
-                        text
-                    }
-                    _ => command.outcome.clone().unwrap_or_default(),
-                };
-                if !self
-                    .store
-                    .github_commands()
-                    .move_github_command(command.id, from, CommandState::Answered, None, None)
-                    .await?
-                {
-                    continue;
-                }
-                let repo = self.store.repositories().repo(command.repo_id).await?;
-                match post_answer(
-                    &self.github,
-                    &repo.name,
-                    &command,
-                    &answer,
-                    &text,
-                    &this_machine(),
-                )
-                .await
-                {
-                    Ok(_) => answered += 1,
-                    Err(error) => {
-                        tracing::warn!(command = command.comment_id, %error, "a @handoff command's answer could not be posted");
-                        self.store
-                            .github_commands()
-                            .move_github_command(
-                                command.id,
-                                CommandState::Answered,
-                                from,
-                                None,
-                                None,
-                            )
-                            .await?;
-                    }
-                }
-            }
-        }
-        Ok(answered)
     }
 
     /// How `run` ended, with its cost, in words for the command's thread; and the cost.
@@ -464,5 +372,123 @@ impl Pipeline {
             format!("{what} (run {}) {how}. Cost: ${cost:.2}.", run.id),
             cost,
         ))
+    }
+}
+
+impl GithubCommandWork<'_> {
+    /// Claims and carries out every command the syncs recorded and nobody took yet.
+    pub async fn begin_github_commands(&self) -> Result<GithubCommandsBegun, PipelineError> {
+        let mut begun = GithubCommandsBegun::default();
+        let seen = self
+            .pipeline
+            .store
+            .github_commands()
+            .github_commands_in(CommandState::Seen)
+            .await?;
+        if seen.is_empty() {
+            // Answers still owed (a run whose process ended before it answered, an
+            // answer GitHub did not take) go out at every sync, new commands or not.
+            self.pipeline
+                .github_commands()
+                .answer_github_commands()
+                .await?;
+            return Ok(begun);
+        }
+        let owner = SignedInAccount::of(&self.pipeline.github, &self.pipeline.store).await?;
+        let installation = self.pipeline.store.settings().installation_id().await?;
+        for command in seen {
+            if self
+                .pipeline
+                .claim_here(&command, &owner, &installation, &mut begun)
+                .await?
+            {
+                self.pipeline.take_claimed(&command, &mut begun).await?;
+            }
+        }
+        self.pipeline
+            .github_commands()
+            .answer_github_commands()
+            .await?;
+        Ok(begun)
+    }
+
+    /// Answers, on their threads, the commands whose run ended and those refused. Each
+    /// answer is written once: the command is moved to answered before it is posted
+    /// (and back, when posting fails, to be tried at the next sync).
+    pub async fn answer_github_commands(&self) -> Result<u32, PipelineError> {
+        let mut answered = 0;
+        let waiting = [CommandState::Taken, CommandState::Refused];
+        let installation = self.pipeline.store.settings().installation_id().await?;
+        for from in waiting {
+            for command in self
+                .pipeline
+                .store
+                .github_commands()
+                .github_commands_in(from)
+                .await?
+            {
+                let mut answer = CommandAnswer {
+                    command_comment_id: command.comment_id,
+                    installation: installation.clone(),
+                    run_id: None,
+                    cost_usd: None,
+                };
+                let text = match (from, command.run_id) {
+                    (CommandState::Taken, Some(run_id)) => {
+                        let run = self.pipeline.store.runs().run(run_id).await?;
+                        if run.status.is_active() {
+                            continue;
+                        }
+                        let (text, cost) = self.pipeline.run_answer(&run).await?;
+                        answer.run_id = u64::try_from(run.id.0).ok();
+                        answer.cost_usd = Some(cost);
+                        text
+                    }
+                    _ => command.outcome.clone().unwrap_or_default(),
+                };
+                if !self
+                    .pipeline
+                    .store
+                    .github_commands()
+                    .move_github_command(command.id, from, CommandState::Answered, None, None)
+                    .await?
+                {
+                    continue;
+                }
+                let repo = self
+                    .pipeline
+                    .store
+                    .repositories()
+                    .repo(command.repo_id)
+                    .await?;
+                match post_answer(
+                    &self.pipeline.github,
+                    &repo.name,
+                    &command,
+                    &answer,
+                    &text,
+                    &this_machine(),
+                )
+                .await
+                {
+                    Ok(_) => answered += 1,
+                    Err(error) => {
+                        tracing::warn!(command = command.comment_id, %error, "a @handoff command's answer could not be posted");
+                        self.pipeline
+                            .store
+                            .github_commands()
+                            .move_github_command(
+                                command.id,
+                                CommandState::Answered,
+                                from,
+                                None,
+                                None,
+                            )
+                            .await?;
+                    }
+                }
+            }
+        }
+        Ok(answered)
     }
 }

@@ -9,6 +9,7 @@
 //! body, and puts the item back to waiting for review. The held run stays as it ended;
 //! the approval and the push are kept beside it.
 
+use crate::pipeline::handles::HeldPushes;
 use serde::Serialize;
 
 use super::{Pipeline, PipelineError};
@@ -98,12 +99,55 @@ impl Pipeline {
         crate::pipeline::host_git::cache_path(&self.cache_root(), &repo.name)
     }
 
+    /// Pushes run `run_id`'s commits (kept under its ref in the repository's cache) to the
+    /// item's branch, with the cache locked and the branch's guard asked first.
+    async fn push_held_commits(
+        &self,
+        run_id: RunId,
+        repo: &Repo,
+        feedback: &Feedback,
+    ) -> Result<(), PipelineError> {
+        let git = self.host_git();
+        let cache = self.cache_of(repo);
+        let run_ref = format!("refs/handoff/runs/{run_id}");
+        let (_lock, _) = CacheLock::acquire(&self.cache_root(), &repo.name, async {})
+            .await
+            .map_err(|error| {
+                not_held(
+                    run_id,
+                    format!("its repository's cache cannot be locked: {error}"),
+                )
+            })?;
+        if let Some(guard) = self
+            .github
+            .branch_guard(&self.store, repo.head_repository(), &feedback.head_branch)
+            .await?
+        {
+            return Err(not_held(
+                run_id,
+                format!("Handoff does not push to {}: {guard}", feedback.head_branch),
+            ));
+        }
+        git.push(
+            &cache,
+            repo.head_repository(),
+            &run_ref,
+            &feedback.head_branch,
+            &[repo.default_branch.as_str()],
+        )
+        .await
+        .map_err(|error| not_held(run_id, error.to_string()))?;
+        Ok(())
+    }
+}
+
+impl HeldPushes<'_> {
     /// What held run `run_id` would push.
     pub async fn held_commits(&self, run_id: RunId) -> Result<HeldCommits, PipelineError> {
-        let (run, feedback, repo) = self.held_run(run_id).await?;
-        let git = self.host_git();
-        let cache = self.cache_of(&repo);
-        let (_lock, _) = CacheLock::acquire(&self.cache_root(), &repo.name, async {})
+        let (run, feedback, repo) = self.pipeline.held_run(run_id).await?;
+        let git = self.pipeline.host_git();
+        let cache = self.pipeline.cache_of(&repo);
+        let (_lock, _) = CacheLock::acquire(&self.pipeline.cache_root(), &repo.name, async {})
             .await
             .map_err(|error| {
                 not_held(
@@ -154,7 +198,7 @@ impl Pipeline {
         run_id: RunId,
         approved_end_sha: &str,
     ) -> Result<HeldPushReport, PipelineError> {
-        let held = self.held_commits(run_id).await?;
+        let held = self.pipeline.held_pushes().held_commits(run_id).await?;
         if held.end_sha != approved_end_sha {
             return Err(not_held(
                 run_id,
@@ -164,29 +208,46 @@ impl Pipeline {
                 ),
             ));
         }
-        let (_, feedback, repo) = self.held_run(run_id).await?;
-        self.store
+        let (_, feedback, repo) = self.pipeline.held_run(run_id).await?;
+        self.pipeline
+            .store
             .runs()
             .approve_held_push(run_id, &held.end_sha)
             .await?;
-        self.push_held_commits(run_id, &repo, &feedback).await?;
+        self.pipeline
+            .push_held_commits(run_id, &repo, &feedback)
+            .await?;
         let ci: Vec<(String, &'static str)> = ci_entry_points(&held.changed_paths);
-        let (pull, action) =
-            ensure_feedback_pull_request(&self.github, &self.store, &repo, &feedback, &ci).await?;
-        self.store
+        let (pull, action) = ensure_feedback_pull_request(
+            &self.pipeline.github,
+            &self.pipeline.store,
+            &repo,
+            &feedback,
+            &ci,
+        )
+        .await?;
+        self.pipeline
+            .store
             .pull_requests()
             .mirror_pull_request(repo.id, &pull.mirrored())
             .await?;
         if action != PullRequestAction::Kept {
-            for note in ask_for_labels_and_reviews(&self.github, &repo, pull.number).await {
-                self.store.runs().add_run_note(run_id, &note).await?;
+            for note in ask_for_labels_and_reviews(&self.pipeline.github, &repo, pull.number).await
+            {
+                self.pipeline
+                    .store
+                    .runs()
+                    .add_run_note(run_id, &note)
+                    .await?;
             }
         }
-        self.store
+        self.pipeline
+            .store
             .runs()
             .finish_held_push(run_id, feedback.id, pull.number, &pull.html_url)
             .await?;
-        self.store
+        self.pipeline
+            .store
             .runs()
             .record_run_event(
                 run_id,
@@ -206,46 +267,5 @@ impl Pipeline {
             pr_url: pull.html_url,
             commits: held.commits,
         })
-    }
-
-    /// Pushes run `run_id`'s commits (kept under its ref in the repository's cache) to the
-    /// item's branch, with the cache locked and the branch's guard asked first.
-    async fn push_held_commits(
-        &self,
-        run_id: RunId,
-        repo: &Repo,
-        feedback: &Feedback,
-    ) -> Result<(), PipelineError> {
-        let git = self.host_git();
-        let cache = self.cache_of(repo);
-        let run_ref = format!("refs/handoff/runs/{run_id}");
-        let (_lock, _) = CacheLock::acquire(&self.cache_root(), &repo.name, async {})
-            .await
-            .map_err(|error| {
-                not_held(
-                    run_id,
-                    format!("its repository's cache cannot be locked: {error}"),
-                )
-            })?;
-        if let Some(guard) = self
-            .github
-            .branch_guard(&self.store, repo.head_repository(), &feedback.head_branch)
-            .await?
-        {
-            return Err(not_held(
-                run_id,
-                format!("Handoff does not push to {}: {guard}", feedback.head_branch),
-            ));
-        }
-        git.push(
-            &cache,
-            repo.head_repository(),
-            &run_ref,
-            &feedback.head_branch,
-            &[repo.default_branch.as_str()],
-        )
-        .await
-        .map_err(|error| not_held(run_id, error.to_string()))?;
-        Ok(())
     }
 }

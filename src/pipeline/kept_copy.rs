@@ -18,6 +18,7 @@
 //!   the retention period (a setting; zero keeps none).
 //! - The GitHub token never enters a copy: it only ever receives bundles.
 
+use crate::pipeline::handles::KeptCopies;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -231,76 +232,6 @@ impl Pipeline {
         docker.remove_kept_copy(kept.feedback_id).await
     }
 
-    /// Drops the kept copies whose item is merged or gone, or that no run used for the
-    /// retention period (every one, when copies are not kept). Returns the items whose
-    /// copies went, with why.
-    pub async fn prune_kept_copies(&self) -> Result<Vec<(FeedbackId, DropReason)>, PipelineError> {
-        let folder = kept_copies_folder(&self.data_dir);
-        let mut dropped = Vec::new();
-        let mut kept_ids = Vec::new();
-        let entries = match std::fs::read_dir(&folder) {
-            Ok(entries) => entries.filter_map(Result::ok).collect::<Vec<_>>(),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(error) => {
-                return Err(PipelineError::Workspace(format!(
-                    "the kept copies in {} cannot be listed: {error}",
-                    folder.display()
-                )))
-            }
-        };
-        for entry in entries {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Some(id) = name
-                .strip_prefix("item-")
-                .and_then(|id| id.parse::<i64>().ok())
-            else {
-                continue;
-            };
-            let kept = KeptCopy::of(&self.data_dir, FeedbackId(id));
-            // A copy its item's run is using (or waits in the queue to use) stays, however
-            // long it sat before: runs of other items end, and prune, while it runs.
-            let in_use = !self
-                .store
-                .runs()
-                .runs(&RunFilter {
-                    feedback_id: Some(kept.feedback_id),
-                    active_only: true,
-                    limit: Some(1),
-                })
-                .await?
-                .is_empty();
-            if in_use {
-                kept_ids.push(kept.feedback_id);
-                continue;
-            }
-            let reason = match self.store.feedback().feedback(kept.feedback_id).await {
-                Ok(item) if item.status == FeedbackStatus::Merged => Some(DropReason::Merged),
-                Ok(_) => match self.kept_copy_retention() {
-                    None => Some(DropReason::NotKept),
-                    Some(retention) => kept
-                        .last_used()
-                        .and_then(|used| used.elapsed().ok())
-                        .is_none_or(|idle| idle > retention)
-                        .then_some(DropReason::Unused),
-                },
-                Err(StoreError::FeedbackNotFound(_)) => Some(DropReason::ItemGone),
-                Err(error) => return Err(error.into()),
-            };
-            match reason {
-                Some(reason) => {
-                    tracing::info!(item = id, %reason, "the item's kept working copy is dropped");
-                    if let Err(error) = self.drop_kept_copy(&kept, None).await {
-                        tracing::debug!(item = id, %error, "the kept copy's volume could not be removed (the engine may be away); it goes once it can be");
-                    }
-                    dropped.push((kept.feedback_id, reason));
-                }
-                None => kept_ids.push(kept.feedback_id),
-            }
-        }
-        self.remove_volumes_without_a_record(&kept_ids).await;
-        Ok(dropped)
-    }
-
     /// Removes the Docker volumes of kept copies whose record is gone (dropped while the
     /// engine was away), leaving those of `kept_ids`.
     async fn remove_volumes_without_a_record(&self, kept_ids: &[FeedbackId]) {
@@ -324,6 +255,87 @@ impl Pipeline {
                 }
             }
         }
+    }
+}
+
+impl KeptCopies<'_> {
+    /// Drops the kept copies whose item is merged or gone, or that no run used for the
+    /// retention period (every one, when copies are not kept). Returns the items whose
+    /// copies went, with why.
+    pub async fn prune_kept_copies(&self) -> Result<Vec<(FeedbackId, DropReason)>, PipelineError> {
+        let folder = kept_copies_folder(&self.pipeline.data_dir);
+        let mut dropped = Vec::new();
+        let mut kept_ids = Vec::new();
+        let entries = match std::fs::read_dir(&folder) {
+            Ok(entries) => entries.filter_map(Result::ok).collect::<Vec<_>>(),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(error) => {
+                return Err(PipelineError::Workspace(format!(
+                    "the kept copies in {} cannot be listed: {error}",
+                    folder.display()
+                )))
+            }
+        };
+        for entry in entries {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(id) = name
+                .strip_prefix("item-")
+                .and_then(|id| id.parse::<i64>().ok())
+            else {
+                continue;
+            };
+            let kept = KeptCopy::of(&self.pipeline.data_dir, FeedbackId(id));
+            // A copy its item's run is using (or waits in the queue to use) stays, however
+            // long it sat before: runs of other items end, and prune, while it runs.
+            let in_use = !self
+                .pipeline
+                .store
+                .runs()
+                .runs(&RunFilter {
+                    feedback_id: Some(kept.feedback_id),
+                    active_only: true,
+                    limit: Some(1),
+                })
+                .await?
+                .is_empty();
+            if in_use {
+                kept_ids.push(kept.feedback_id);
+                continue;
+            }
+            let reason = match self
+                .pipeline
+                .store
+                .feedback()
+                .feedback(kept.feedback_id)
+                .await
+            {
+                Ok(item) if item.status == FeedbackStatus::Merged => Some(DropReason::Merged),
+                Ok(_) => match self.pipeline.kept_copy_retention() {
+                    None => Some(DropReason::NotKept),
+                    Some(retention) => kept
+                        .last_used()
+                        .and_then(|used| used.elapsed().ok())
+                        .is_none_or(|idle| idle > retention)
+                        .then_some(DropReason::Unused),
+                },
+                Err(StoreError::FeedbackNotFound(_)) => Some(DropReason::ItemGone),
+                Err(error) => return Err(error.into()),
+            };
+            match reason {
+                Some(reason) => {
+                    tracing::info!(item = id, %reason, "the item's kept working copy is dropped");
+                    if let Err(error) = self.pipeline.drop_kept_copy(&kept, None).await {
+                        tracing::debug!(item = id, %error, "the kept copy's volume could not be removed (the engine may be away); it goes once it can be");
+                    }
+                    dropped.push((kept.feedback_id, reason));
+                }
+                None => kept_ids.push(kept.feedback_id),
+            }
+        }
+        self.pipeline
+            .remove_volumes_without_a_record(&kept_ids)
+            .await;
+        Ok(dropped)
     }
 }
 

@@ -7,6 +7,7 @@
 //! edited it there, and it is kept (and recorded in the history) unless the owner says
 //! to replace it.
 
+use crate::pipeline::handles::LessonWork;
 use serde::Serialize;
 
 use super::cache_lock::CacheLock;
@@ -50,89 +51,6 @@ fn failed(path: &str, detail: impl std::fmt::Display) -> PipelineError {
 }
 
 impl Pipeline {
-    /// Brings the lessons file of `repo` in step with its accepted lessons (see the
-    /// module's documentation); with `replace_edits`, over an edit of the section made on
-    /// GitHub.
-    pub async fn write_lessons_file(
-        &self,
-        repo: &RepoName,
-        replace_edits: bool,
-    ) -> Result<LessonsFileReport, PipelineError> {
-        let repo = self.store.repositories().repo_by_name(repo).await?;
-        let settings = self.store.lessons().lesson_settings(repo.id).await?;
-        let path = lesson_paths(std::slice::from_ref(&settings.file))
-            .ok()
-            .and_then(|paths| paths.into_iter().next())
-            .ok_or_else(|| failed(&settings.file, "it is not a path inside the repository"))?;
-        let section = lessons_section(&self.store.lessons().lessons_of(repo.id).await?);
-        let last = self
-            .store
-            .lessons()
-            .last_lessons_file_write(repo.id, true)
-            .await?;
-
-        let open_pull = self.pull_request_still_open(&repo, last.as_ref()).await?;
-
-        let git = self.host_git();
-        let cache_root = self.cache_root();
-        let (_lock, _) = CacheLock::acquire(&cache_root, &repo.name, async {})
-            .await
-            .map_err(|error| failed(&path, format!("the repository's cache is locked: {error}")))?;
-        // The open PR's head as GitHub keeps it: its branch may live in the fork the
-        // repository's agent branches go to.
-        let pulls: Vec<u64> = open_pull.iter().map(|pull| pull.number).collect();
-        let cache = git
-            .update_cache(&cache_root, &repo.name, &pulls)
-            .await
-            .map_err(|error| failed(&path, error))?;
-        let (branch, start) = match &open_pull {
-            Some(pull) => (pull.head.name.clone(), pull_head_ref(pull.number)),
-            None => (
-                format!(
-                    "handoff/lessons-{}",
-                    self.store.now().format("%Y%m%d-%H%M%S")
-                ),
-                format!("refs/heads/{}", repo.default_branch),
-            ),
-        };
-        let current = git
-            .file_at(&cache, &start, &path)
-            .await
-            .map_err(|error| failed(&path, error))?;
-
-        // Read back: the section as it is on GitHub against Handoff's last write.
-        let found = current.as_deref().and_then(section_of).map(str::to_owned);
-        let edited = match (&found, &last) {
-            (Some(found), Some(last)) => found.trim() != last.section.trim(),
-            (Some(found), None) => found.trim() != section.trim(),
-            (None, _) => false,
-        };
-        if edited {
-            let found = found.clone().unwrap_or_default();
-            self.keep_owners_section(&repo, &path, found, open_pull.as_ref())
-                .await?;
-            if !replace_edits {
-                return Err(PipelineError::LessonsFileEdited { path });
-            }
-        }
-
-        let new_text = with_section(current.as_deref(), &section);
-        if current.as_deref() == Some(new_text.as_str()) {
-            return Ok(LessonsFileReport {
-                action: LessonsFileAction::InStep,
-                path,
-                pr_number: open_pull.as_ref().map(|pull| pull.number),
-                pr_url: open_pull.map(|pull| pull.html_url),
-                commit: None,
-            });
-        }
-        let commit = self
-            .commit_and_push(&repo, &cache, &start, &branch, &path, &new_text)
-            .await?;
-        self.open_or_update_pull_request(&repo, path, section, branch, commit, open_pull)
-            .await
-    }
-
     /// The lessons PR, opened unless `open_pull` is one already, and Handoff's write
     /// of the file recorded.
     async fn open_or_update_pull_request(
@@ -307,5 +225,107 @@ impl Pipeline {
             tracing::warn!(%error, "the lessons file's working copy could not be removed");
         }
         committed
+    }
+}
+
+impl LessonWork<'_> {
+    /// Brings the lessons file of `repo` in step with its accepted lessons (see the
+    /// module's documentation); with `replace_edits`, over an edit of the section made on
+    /// GitHub.
+    pub async fn write_lessons_file(
+        &self,
+        repo: &RepoName,
+        replace_edits: bool,
+    ) -> Result<LessonsFileReport, PipelineError> {
+        let pipeline = self.pipeline;
+        let repo = pipeline.store.repositories().repo_by_name(repo).await?;
+        let settings = pipeline.store.lessons().lesson_settings(repo.id).await?;
+        let path = lesson_paths(std::slice::from_ref(&settings.file))
+            .ok()
+            .and_then(|paths| paths.into_iter().next())
+            .ok_or_else(|| failed(&settings.file, "it is not a path inside the repository"))?;
+        let section = lessons_section(&pipeline.store.lessons().lessons_of(repo.id).await?);
+        let last = pipeline
+            .store
+            .lessons()
+            .last_lessons_file_write(repo.id, true)
+            .await?;
+
+        let open_pull = pipeline
+            .pull_request_still_open(&repo, last.as_ref())
+            .await?;
+
+        let git = pipeline.host_git();
+        let cache_root = pipeline.cache_root();
+        let (_lock, _) = CacheLock::acquire(&cache_root, &repo.name, async {})
+            .await
+            .map_err(|error| failed(&path, format!("the repository's cache is locked: {error}")))?;
+        // The open PR's head as GitHub keeps it: its branch may live in the fork the
+        // repository's agent branches go to.
+        let pulls: Vec<u64> = open_pull.iter().map(|pull| pull.number).collect();
+        let cache = git
+            .update_cache(&cache_root, &repo.name, &pulls)
+            .await
+            .map_err(|error| failed(&path, error))?;
+        let (branch, start) = branch_and_start(open_pull.as_ref(), &repo, pipeline.store.now());
+        let current = git
+            .file_at(&cache, &start, &path)
+            .await
+            .map_err(|error| failed(&path, error))?;
+
+        // Read back: the section as it is on GitHub against Handoff's last write.
+        let found = current.as_deref().and_then(section_of).map(str::to_owned);
+        if edited_on_github(found.as_deref(), last.as_ref(), &section) {
+            let found = found.clone().unwrap_or_default();
+            pipeline
+                .keep_owners_section(&repo, &path, found, open_pull.as_ref())
+                .await?;
+            if !replace_edits {
+                return Err(PipelineError::LessonsFileEdited { path });
+            }
+        }
+
+        let new_text = with_section(current.as_deref(), &section);
+        if current.as_deref() == Some(new_text.as_str()) {
+            return Ok(LessonsFileReport {
+                action: LessonsFileAction::InStep,
+                path,
+                pr_number: open_pull.as_ref().map(|pull| pull.number),
+                pr_url: open_pull.map(|pull| pull.html_url),
+                commit: None,
+            });
+        }
+        let commit = pipeline
+            .commit_and_push(&repo, &cache, &start, &branch, &path, &new_text)
+            .await?;
+        pipeline
+            .open_or_update_pull_request(&repo, path, section, branch, commit, open_pull)
+            .await
+    }
+}
+
+/// The branch the file goes out on and where it starts: the open lessons PR's own, or a
+/// new branch named for `now` from the base branch.
+fn branch_and_start(
+    open_pull: Option<&WirePull>,
+    repo: &Repo,
+    now: chrono::DateTime<chrono::Utc>,
+) -> (String, String) {
+    match open_pull {
+        Some(pull) => (pull.head.name.clone(), pull_head_ref(pull.number)),
+        None => (
+            format!("handoff/lessons-{}", now.format("%Y%m%d-%H%M%S")),
+            format!("refs/heads/{}", repo.default_branch),
+        ),
+    }
+}
+
+/// Whether the section `found` on GitHub is not what Handoff last wrote (`last`), or,
+/// before Handoff ever wrote it, not the `section` it would write.
+fn edited_on_github(found: Option<&str>, last: Option<&LessonsFileWrite>, section: &str) -> bool {
+    match (found, last) {
+        (Some(found), Some(last)) => found.trim() != last.section.trim(),
+        (Some(found), None) => found.trim() != section.trim(),
+        (None, _) => false,
     }
 }

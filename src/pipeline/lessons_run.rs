@@ -7,6 +7,7 @@
 //! owner accepts it. It takes quota and budget like any stage, and is refused before
 //! anything is spent when there is no new correction.
 
+use crate::pipeline::handles::LessonWork;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,48 +55,6 @@ pub struct BegunLessons {
 }
 
 impl Pipeline {
-    /// Checks everything that can refuse a lessons run on `repo` (a new correction to
-    /// learn from, quota, budget, agent, sandbox), then records it.
-    pub async fn begin_lessons(
-        &self,
-        repo: &RepoName,
-        options: LessonsOptions,
-    ) -> Result<BegunLessons, PipelineError> {
-        let repo = self.store.repositories().repo_by_name(repo).await?;
-        let corrections = self.store.lessons().new_corrections(repo.id).await?;
-        if corrections.is_empty() {
-            return Err(PipelineError::NoNewCorrections {
-                repo: repo.name.full_name(),
-            });
-        }
-        self.store.spend().check_quota_left(&repo, 1).await?;
-        self.store.spend().check_budget_left(&repo, None).await?;
-        let setup = self
-            .agent_setup(&repo, options.backend, options.timeout)
-            .await?;
-        let run = self
-            .store
-            .stage_runs()
-            .start_stage_run(&StageRunRequest {
-                repo_id: repo.id,
-                pr_number: None,
-                feedback_id: None,
-                stage: Stage::Lessons,
-                backend: setup.sandbox.backend(),
-                agent_preset: repo.agent_preset.clone(),
-                parent_run_id: None,
-                quota_units: 1,
-            })
-            .await?;
-        Ok(BegunLessons {
-            pipeline: self.clone(),
-            repo,
-            setup,
-            corrections,
-            run,
-        })
-    }
-
     /// A queued lessons run made again from its record (its process stopped while it
     /// waited).
     pub(crate) async fn resume_lessons(&self, run: Run) -> Result<BegunLessons, PipelineError> {
@@ -110,6 +69,70 @@ impl Pipeline {
             run,
         })
     }
+}
+
+impl LessonWork<'_> {
+    /// Checks everything that can refuse a lessons run on `repo` (a new correction to
+    /// learn from, quota, budget, agent, sandbox), then records it.
+    pub async fn begin_lessons(
+        &self,
+        repo: &RepoName,
+        options: LessonsOptions,
+    ) -> Result<BegunLessons, PipelineError> {
+        let repo = self
+            .pipeline
+            .store
+            .repositories()
+            .repo_by_name(repo)
+            .await?;
+        let corrections = self
+            .pipeline
+            .store
+            .lessons()
+            .new_corrections(repo.id)
+            .await?;
+        if corrections.is_empty() {
+            return Err(PipelineError::NoNewCorrections {
+                repo: repo.name.full_name(),
+            });
+        }
+        self.pipeline
+            .store
+            .spend()
+            .check_quota_left(&repo, 1)
+            .await?;
+        self.pipeline
+            .store
+            .spend()
+            .check_budget_left(&repo, None)
+            .await?;
+        let setup = self
+            .pipeline
+            .agent_setup(&repo, options.backend, options.timeout)
+            .await?;
+        let run = self
+            .pipeline
+            .store
+            .stage_runs()
+            .start_stage_run(&StageRunRequest {
+                repo_id: repo.id,
+                pr_number: None,
+                feedback_id: None,
+                stage: Stage::Lessons,
+                backend: setup.sandbox.backend(),
+                agent_preset: repo.agent_preset.clone(),
+                parent_run_id: None,
+                quota_units: 1,
+            })
+            .await?;
+        Ok(BegunLessons {
+            pipeline: self.pipeline.clone(),
+            repo,
+            setup,
+            corrections,
+            run,
+        })
+    }
 
     /// Lessons runs for the repositories that start them by themselves (after N new
     /// corrections): begun, for the caller to drive. Corrections are counted since the
@@ -118,11 +141,12 @@ impl Pipeline {
     /// is logged and the repository skipped.
     pub async fn begin_due_lessons(&self) -> Result<Vec<BegunLessons>, PipelineError> {
         let mut begun = Vec::new();
-        for repo in self.store.repositories().repos().await? {
+        for repo in self.pipeline.store.repositories().repos().await? {
             if repo.disconnected_at.is_some() {
                 continue;
             }
             let Some(after) = self
+                .pipeline
                 .store
                 .lessons()
                 .lesson_settings(repo.id)
@@ -131,12 +155,18 @@ impl Pipeline {
             else {
                 continue;
             };
-            let latest = self.store.lessons().latest_lessons_run(repo.id).await?;
+            let latest = self
+                .pipeline
+                .store
+                .lessons()
+                .latest_lessons_run(repo.id)
+                .await?;
             if latest.as_ref().is_some_and(|run| run.status.is_active()) {
                 continue;
             }
             let since = latest.map(|run| run.created_at);
             let waiting = self
+                .pipeline
                 .store
                 .lessons()
                 .corrections_of(repo.id, since)
@@ -146,6 +176,8 @@ impl Pipeline {
                 continue;
             }
             match self
+                .pipeline
+                .lessons()
                 .begin_lessons(&repo.name, LessonsOptions::default())
                 .await
             {

@@ -4,6 +4,9 @@
 //! records the result — with the quota, the one-run-per-item rule and the iterate rules
 //! checked before any sandbox starts.
 //!
+//! - `handles`: the pipeline by area (`pipeline.code_runs()`, `qa_runs()`, `lessons()`,
+//!   `github_commands()`, `run_queue()`, `left_behind()`, `held_pushes()`,
+//!   `kept_copies()`), through which the front ends reach each kind of work.
 //! - [`code_run`]: first runs of feedback PRs, and iterates that add commits to the
 //!   same PR.
 //! - [`host_git`]: the repository cache, working copies, bundles and pushes;
@@ -35,6 +38,7 @@ pub mod bulk_runs;
 pub mod cache_lock;
 pub mod code_run;
 pub mod github_commands;
+mod handles;
 pub mod held_push;
 pub mod host_git;
 pub mod job_script;
@@ -66,6 +70,10 @@ use crate::store::{Store, StoreError};
 
 pub use crate::pipeline_settings::PipelineSettings;
 pub use code_run::{BegunCodeRun, CodeRunOptions, CodeRunReport, CodeRunResult};
+pub use handles::{
+    CodeRuns, GithubCommandWork, HeldPushes, KeptCopies, LeftBehindRuns, LessonWork, QaRuns,
+    RunQueue,
+};
 
 /// Everything a run needs from its surroundings.
 #[derive(Debug, Clone)]

@@ -7,6 +7,7 @@
 //! Every kind of run (code, QA stage, lessons) waits here; picking up the runs a gone
 //! process left behind is [`super::run_queue`].
 
+use crate::pipeline::handles::RunQueue;
 use std::time::{Duration, Instant};
 
 use super::agent_job::AgentSetup;
@@ -36,15 +37,6 @@ impl Pipeline {
             api_host: self.settings.e2b.api_host(),
         };
         matches!(self.secrets.get(&key).await, Ok(Some(_)))
-    }
-
-    /// The queue as the owner sees it: the runs going, then the waiting ones by place.
-    pub async fn queue(&self) -> Result<Vec<QueueEntry>, PipelineError> {
-        Ok(self
-            .store
-            .run_queue()
-            .queue(self.e2b_usable().await)
-            .await?)
     }
 
     /// Waits until queued run `run_id` gets a slot (it is then `running`) or is
@@ -130,22 +122,36 @@ impl Pipeline {
         self.store.spend().settle_quota(run_id, 0).await?;
         Ok(run)
     }
+}
+
+impl RunQueue<'_> {
+    /// The queue as the owner sees it: the runs going, then the waiting ones by place.
+    pub async fn queue(&self) -> Result<Vec<QueueEntry>, PipelineError> {
+        Ok(self
+            .pipeline
+            .store
+            .run_queue()
+            .queue(self.pipeline.e2b_usable().await)
+            .await?)
+    }
 
     /// Cancels run `run_id`: a queued run whose process is gone is ended here and now,
     /// any other active run is asked to stop (its process ends it).
     pub async fn cancel_run(&self, run_id: RunId) -> Result<Run, PipelineError> {
-        let run = self.store.runs().request_cancel(run_id).await?;
+        let run = self.pipeline.store.runs().request_cancel(run_id).await?;
         if run.status == RunStatus::Queued && run.parent_run_id.is_none() {
-            let left =
-                RunsLeftBehind::find(&self.store, super::reconcile::silent_since(&self.store))
-                    .await?;
+            let left = RunsLeftBehind::find(
+                &self.pipeline.store,
+                super::reconcile::silent_since(&self.pipeline.store),
+            )
+            .await?;
             if let Some(orphan) = left
                 .orphaned_queued
                 .iter()
                 .find(|orphan| orphan.run.id == run_id)
             {
-                if self.store.take_over_queued_run(orphan).await? {
-                    return self.end_queued_run_cancelled(run_id).await;
+                if self.pipeline.store.take_over_queued_run(orphan).await? {
+                    return self.pipeline.end_queued_run_cancelled(run_id).await;
                 }
             }
         }

@@ -6,6 +6,7 @@
 //! (`run_queue`); and a run whose driving failed (its database or its log could not be
 //! written) is ended where it failed. Nothing stays stuck.
 
+use crate::pipeline::handles::LeftBehindRuns;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -124,100 +125,6 @@ fn why_left_behind(active: &ActiveRun, gone: bool) -> String {
 }
 
 impl Pipeline {
-    /// Ends every run under way whose process is gone, or silent for [`STALE_AFTER`].
-    pub async fn reconcile_silent_runs(&self) -> Result<Vec<Reconciled>, PipelineError> {
-        self.reconcile_abandoned_runs(silent_since(&self.store))
-            .await
-    }
-
-    /// Ends every run under way whose process is gone, or has shown no sign of life
-    /// since `stale_before`.
-    pub async fn reconcile_abandoned_runs(
-        &self,
-        stale_before: DateTime<Utc>,
-    ) -> Result<Vec<Reconciled>, PipelineError> {
-        let left = RunsLeftBehind::find(&self.store, stale_before).await?;
-        self.end_dead_runs(left.dead).await
-    }
-
-    /// Ends each of `dead` with its reason.
-    pub async fn end_dead_runs(
-        &self,
-        dead: Vec<(ActiveRun, String)>,
-    ) -> Result<Vec<Reconciled>, PipelineError> {
-        let mut reconciled = Vec::new();
-        for (active, why) in dead {
-            let ended = self
-                .end_run_left_behind(&active.run, RunFailureCode::Abandoned, &why)
-                .await?;
-            reconciled.extend(ended);
-        }
-        Ok(reconciled)
-    }
-
-    /// Ends `run`, which nothing drives any more, as failed with `code` and `why`: its
-    /// sandbox is removed (the message says whether that worked), and a run event tells
-    /// the owner. `None` when its process finished it meanwhile after all.
-    pub async fn end_run_left_behind(
-        &self,
-        run: &Run,
-        code: RunFailureCode,
-        why: &str,
-    ) -> Result<Option<Reconciled>, PipelineError> {
-        let repo = match self.store.repositories().repo(run.repo_id).await {
-            Ok(repo) => Some(repo),
-            Err(error) => {
-                tracing::warn!(run_id = %run.id, %error, "the run's repository could not be read; its sandbox is looked for with the defaults");
-                None
-            }
-        };
-        let removal = match self.sandbox_for(run.backend, repo.as_ref()).await {
-            Ok(sandbox) => sandbox
-                .remove_leftover(run.id, run.sandbox_id.as_deref())
-                .await
-                .map_err(|error| error.to_string()),
-            Err(error) => Err(error.to_string()),
-        };
-        let message = format!(
-            "{why}; {}",
-            match removal {
-                Ok(()) => "its sandbox was removed".to_owned(),
-                Err(error) => format!("its sandbox could not be removed: {error}"),
-            }
-        );
-        match self
-            .store
-            .runs()
-            .finish_run(
-                run.id,
-                &RunOutcome::Failed {
-                    failure_code: code,
-                    message: message.clone(),
-                    exit_code: None,
-                },
-            )
-            .await
-        {
-            Ok(_) => {}
-            Err(StoreError::RunAlreadyFinished(_)) => return Ok(None),
-            Err(error) => return Err(error.into()),
-        }
-        self.keep_spend_of_run_left_behind(run).await?;
-        self.store
-            .runs()
-            .record_run_event(
-                run.id,
-                run.feedback_id,
-                RunEventKind::RunFailed,
-                &format!("Run {} failed: {message}", run.id),
-            )
-            .await?;
-        Ok(Some(Reconciled {
-            run_id: run.id,
-            message,
-        }))
-    }
-
     /// A run its driver left behind keeps what it spent: every model call was written to
     /// the ledger as it was reserved and settled, so its total is there; a call whose
     /// answer was never settled is charged all it reserved. Steps, kept in the driver's
@@ -247,6 +154,108 @@ impl Pipeline {
             .await?;
         tracing::info!(run_id = %run.id, cost_usd = ledger.charged_usd, calls = ledger.calls, "a run left behind keeps the spend its ledger holds");
         Ok(())
+    }
+}
+
+impl LeftBehindRuns<'_> {
+    /// Ends every run under way whose process is gone, or silent for [`STALE_AFTER`].
+    pub async fn reconcile_silent_runs(&self) -> Result<Vec<Reconciled>, PipelineError> {
+        self.pipeline
+            .left_behind()
+            .reconcile_abandoned_runs(silent_since(&self.pipeline.store))
+            .await
+    }
+
+    /// Ends every run under way whose process is gone, or has shown no sign of life
+    /// since `stale_before`.
+    pub async fn reconcile_abandoned_runs(
+        &self,
+        stale_before: DateTime<Utc>,
+    ) -> Result<Vec<Reconciled>, PipelineError> {
+        let left = RunsLeftBehind::find(&self.pipeline.store, stale_before).await?;
+        self.pipeline.left_behind().end_dead_runs(left.dead).await
+    }
+
+    /// Ends each of `dead` with its reason.
+    pub async fn end_dead_runs(
+        &self,
+        dead: Vec<(ActiveRun, String)>,
+    ) -> Result<Vec<Reconciled>, PipelineError> {
+        let mut reconciled = Vec::new();
+        for (active, why) in dead {
+            let ended = self
+                .pipeline
+                .left_behind()
+                .end_run_left_behind(&active.run, RunFailureCode::Abandoned, &why)
+                .await?;
+            reconciled.extend(ended);
+        }
+        Ok(reconciled)
+    }
+
+    /// Ends `run`, which nothing drives any more, as failed with `code` and `why`: its
+    /// sandbox is removed (the message says whether that worked), and a run event tells
+    /// the owner. `None` when its process finished it meanwhile after all.
+    pub async fn end_run_left_behind(
+        &self,
+        run: &Run,
+        code: RunFailureCode,
+        why: &str,
+    ) -> Result<Option<Reconciled>, PipelineError> {
+        let repo = match self.pipeline.store.repositories().repo(run.repo_id).await {
+            Ok(repo) => Some(repo),
+            Err(error) => {
+                tracing::warn!(run_id = %run.id, %error, "the run's repository could not be read; its sandbox is looked for with the defaults");
+                None
+            }
+        };
+        let removal = match self.pipeline.sandbox_for(run.backend, repo.as_ref()).await {
+            Ok(sandbox) => sandbox
+                .remove_leftover(run.id, run.sandbox_id.as_deref())
+                .await
+                .map_err(|error| error.to_string()),
+            Err(error) => Err(error.to_string()),
+        };
+        let message = format!(
+            "{why}; {}",
+            match removal {
+                Ok(()) => "its sandbox was removed".to_owned(),
+                Err(error) => format!("its sandbox could not be removed: {error}"),
+            }
+        );
+        match self
+            .pipeline
+            .store
+            .runs()
+            .finish_run(
+                run.id,
+                &RunOutcome::Failed {
+                    failure_code: code,
+                    message: message.clone(),
+                    exit_code: None,
+                },
+            )
+            .await
+        {
+            Ok(_) => {}
+            Err(StoreError::RunAlreadyFinished(_)) => return Ok(None),
+            Err(error) => return Err(error.into()),
+        }
+        self.pipeline.keep_spend_of_run_left_behind(run).await?;
+        self.pipeline
+            .store
+            .runs()
+            .record_run_event(
+                run.id,
+                run.feedback_id,
+                RunEventKind::RunFailed,
+                &format!("Run {} failed: {message}", run.id),
+            )
+            .await?;
+        Ok(Some(Reconciled {
+            run_id: run.id,
+            message,
+        }))
     }
 }
 

@@ -7,6 +7,7 @@
 //! runs under way whose process is gone, so that they hold no slot, then makes the
 //! queued ones again from their record and drives them.
 
+use crate::pipeline::handles::RunQueue;
 use tokio::task::JoinHandle;
 
 use super::code_run::BegunCodeRun;
@@ -69,34 +70,6 @@ impl AdoptedRun {
 }
 
 impl Pipeline {
-    /// What a process that looks after the queue does first: ends the runs whose
-    /// process is gone or silent since `stale_before` (so that they hold no slot), then
-    /// takes over the queued runs whose process is gone, made again for the caller to
-    /// drive; and says which queued runs wait for a process that may still live.
-    pub async fn pick_up_runs_left_behind(
-        &self,
-        stale_before: chrono::DateTime<chrono::Utc>,
-    ) -> Result<PickedUpRuns, PipelineError> {
-        let left = RunsLeftBehind::find(&self.store, stale_before).await?;
-        let ended = self.end_dead_runs(left.dead).await?;
-        let taken_over = self.take_over(left.orphaned_queued).await?;
-        Ok(PickedUpRuns {
-            ended,
-            taken_over,
-            waiting_on_others: left.waiting_on_others,
-        })
-    }
-
-    /// Takes over every queued run whose process is gone or silent since
-    /// `stale_before`, and makes each again from its record, for the caller to drive.
-    pub async fn adopt_queued_runs(
-        &self,
-        stale_before: chrono::DateTime<chrono::Utc>,
-    ) -> Result<Vec<AdoptedRun>, PipelineError> {
-        let left = RunsLeftBehind::find(&self.store, stale_before).await?;
-        self.take_over(left.orphaned_queued).await
-    }
-
     /// Takes over each of `orphans` that no other process took meanwhile. One that
     /// cannot be made again (its repository disconnected, its setup broken) is ended as
     /// failed, saying why, and its quota comes back: it never started.
@@ -146,5 +119,35 @@ impl Pipeline {
             }
         }
         Ok(adopted)
+    }
+}
+
+impl RunQueue<'_> {
+    /// What a process that looks after the queue does first: ends the runs whose
+    /// process is gone or silent since `stale_before` (so that they hold no slot), then
+    /// takes over the queued runs whose process is gone, made again for the caller to
+    /// drive; and says which queued runs wait for a process that may still live.
+    pub async fn pick_up_runs_left_behind(
+        &self,
+        stale_before: chrono::DateTime<chrono::Utc>,
+    ) -> Result<PickedUpRuns, PipelineError> {
+        let left = RunsLeftBehind::find(&self.pipeline.store, stale_before).await?;
+        let ended = self.pipeline.left_behind().end_dead_runs(left.dead).await?;
+        let taken_over = self.pipeline.take_over(left.orphaned_queued).await?;
+        Ok(PickedUpRuns {
+            ended,
+            taken_over,
+            waiting_on_others: left.waiting_on_others,
+        })
+    }
+
+    /// Takes over every queued run whose process is gone or silent since
+    /// `stale_before`, and makes each again from its record, for the caller to drive.
+    pub async fn adopt_queued_runs(
+        &self,
+        stale_before: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Vec<AdoptedRun>, PipelineError> {
+        let left = RunsLeftBehind::find(&self.pipeline.store, stale_before).await?;
+        self.pipeline.take_over(left.orphaned_queued).await
     }
 }

@@ -61,6 +61,7 @@ async fn end_the_chain(pipeline: &Pipeline, top: RunId, why: &str) {
     };
     for run in active {
         if let Err(error) = pipeline
+            .left_behind()
             .end_run_left_behind(&run, RunFailureCode::DrivingPanicked, why)
             .await
         {

@@ -170,6 +170,7 @@ impl PipelineWorld {
     pub async fn run(&self, feedback: &Feedback, instructions: Option<&str>) -> CodeRunReport {
         let begun = self
             .pipeline
+            .code_runs()
             .begin_code_run(
                 feedback.id,
                 CodeRunOptions {
@@ -205,6 +206,7 @@ impl PipelineWorld {
     ) {
         let begun = self
             .pipeline
+            .code_runs()
             .begin_code_run(
                 feedback.id,
                 CodeRunOptions {
@@ -487,6 +489,7 @@ impl PipelineWorld {
     ) -> handoff::pipeline::qa_run::QaReport {
         let begun = self
             .pipeline
+            .qa_runs()
             .begin_qa(
                 &REPO.parse().unwrap(),
                 number,
@@ -508,6 +511,7 @@ impl PipelineWorld {
         stage: handoff::domain::Stage,
     ) -> Result<handoff::pipeline::qa_run::BegunQa, PipelineError> {
         self.pipeline
+            .qa_runs()
             .begin_qa(
                 &REPO.parse().unwrap(),
                 number,

@@ -186,6 +186,7 @@ async fn no_run_starts_on_an_item_off_the_board() {
 
     let refused = world
         .pipeline
+        .code_runs()
         .begin_code_run(item.id, CodeRunOptions::default())
         .await
         .unwrap_err();

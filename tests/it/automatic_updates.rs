@@ -78,7 +78,12 @@ async fn sync_and_decide(world: &PipelineWorld) -> AutomaticUpdatesBegun {
         .await
         .unwrap();
     assert!(report.errors.is_empty(), "{:?}", report.errors);
-    world.pipeline.begin_automatic_updates().await.unwrap()
+    world
+        .pipeline
+        .code_runs()
+        .begin_automatic_updates()
+        .await
+        .unwrap()
 }
 
 async fn drive_all(begun: AutomaticUpdatesBegun) -> Vec<CodeRunReport> {

@@ -445,6 +445,7 @@ async fn qa_cell(step: &QaStep, failure: &Failure, fault: Fault) -> String {
         .len();
     let begun = world
         .pipeline
+        .qa_runs()
         .begin_qa(
             &REPO.parse().unwrap(),
             number,

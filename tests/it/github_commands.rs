@@ -23,7 +23,11 @@ use support::pipeline_world::{pr_number, PipelineWorld, QA_DIRECTIVES, REPO};
 pub(crate) async fn sync_and_take(store: &Store, pipeline: &Pipeline) -> GithubCommandsBegun {
     let report = sync(&pipeline.github, store, None).await.unwrap();
     assert!(report.errors.is_empty(), "{:?}", report.errors);
-    pipeline.begin_github_commands().await.unwrap()
+    pipeline
+        .github_commands()
+        .begin_github_commands()
+        .await
+        .unwrap()
 }
 
 /// Drives the one run that `begun` holds to its end.

@@ -90,6 +90,7 @@ async fn a_command_on_a_feedback_issue_runs_once_across_two_installations_of_the
     );
     // Once answered, neither takes it again.
     assert!(winners_pipeline
+        .github_commands()
         .begin_github_commands()
         .await
         .unwrap()

@@ -210,7 +210,12 @@ async fn a_merged_items_kept_copy_is_dropped() {
         .unwrap();
     assert_eq!(world.status(&merged).await, FeedbackStatus::Merged);
 
-    let dropped = world.pipeline.prune_kept_copies().await.unwrap();
+    let dropped = world
+        .pipeline
+        .kept_copies()
+        .prune_kept_copies()
+        .await
+        .unwrap();
     assert_eq!(dropped, [(merged.id, DropReason::Merged)]);
     assert!(!kept_repo(&world, &merged).exists());
     assert!(kept_repo(&world, &open).join(".git").is_dir());
@@ -234,7 +239,12 @@ async fn copies_unused_past_the_retention_go_and_none_are_kept_when_it_is_zero()
         .unwrap()
         .set_modified(std::time::SystemTime::now() - Duration::from_secs(2 * 3600))
         .unwrap();
-    let dropped = world.pipeline.prune_kept_copies().await.unwrap();
+    let dropped = world
+        .pipeline
+        .kept_copies()
+        .prune_kept_copies()
+        .await
+        .unwrap();
     assert_eq!(dropped, [(feedback.id, DropReason::Unused)]);
 
     let mut settings = quick_settings();

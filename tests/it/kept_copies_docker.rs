@@ -90,7 +90,12 @@ async fn each_item_keeps_its_copy_in_a_volume_of_its_own() {
         .apply_pull_request_state(first.id, PullRequestState::Merged)
         .await
         .unwrap();
-    let dropped = world.pipeline.prune_kept_copies().await.unwrap();
+    let dropped = world
+        .pipeline
+        .kept_copies()
+        .prune_kept_copies()
+        .await
+        .unwrap();
     assert_eq!(dropped, [(first.id, DropReason::Merged)]);
     assert_eq!(volumes().await, [second.id]);
     world
@@ -99,6 +104,11 @@ async fn each_item_keeps_its_copy_in_a_volume_of_its_own() {
         .apply_pull_request_state(second.id, PullRequestState::Merged)
         .await
         .unwrap();
-    world.pipeline.prune_kept_copies().await.unwrap();
+    world
+        .pipeline
+        .kept_copies()
+        .prune_kept_copies()
+        .await
+        .unwrap();
     assert_eq!(volumes().await, []);
 }

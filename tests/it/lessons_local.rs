@@ -65,6 +65,7 @@ fn edit_review_as(world: &PipelineWorld, number: u64, login: &str, words: &str) 
 async fn suggest(world: &PipelineWorld) -> Result<LessonsReport, PipelineError> {
     let begun = world
         .pipeline
+        .lessons()
         .begin_lessons(&REPO.parse().unwrap(), LessonsOptions::default())
         .await?;
     Ok(begun.drive().await.expect("the lessons run is recorded"))
@@ -444,6 +445,7 @@ async fn the_lessons_file_pr_keeps_the_owners_text_is_updated_in_place_and_respe
         .unwrap();
     let opened = world
         .pipeline
+        .lessons()
         .write_lessons_file(&repo, false)
         .await
         .unwrap();
@@ -481,6 +483,7 @@ async fn the_lessons_file_pr_keeps_the_owners_text_is_updated_in_place_and_respe
         .unwrap();
     let updated = world
         .pipeline
+        .lessons()
         .write_lessons_file(&repo, false)
         .await
         .unwrap();
@@ -496,6 +499,7 @@ async fn the_lessons_file_pr_keeps_the_owners_text_is_updated_in_place_and_respe
     );
     let again = world
         .pipeline
+        .lessons()
         .write_lessons_file(&repo, false)
         .await
         .unwrap();
@@ -514,6 +518,7 @@ async fn the_lessons_file_pr_keeps_the_owners_text_is_updated_in_place_and_respe
         .unwrap();
     let refused = world
         .pipeline
+        .lessons()
         .write_lessons_file(&repo, false)
         .await
         .unwrap_err();
@@ -541,6 +546,7 @@ async fn the_lessons_file_pr_keeps_the_owners_text_is_updated_in_place_and_respe
 
     let replaced = world
         .pipeline
+        .lessons()
         .write_lessons_file(&repo, true)
         .await
         .unwrap();
@@ -578,7 +584,13 @@ async fn lessons_start_by_themselves_after_the_repositorys_number_of_corrections
         .await
         .unwrap();
     assert!(
-        world.pipeline.begin_due_lessons().await.unwrap().is_empty(),
+        world
+            .pipeline
+            .lessons()
+            .begin_due_lessons()
+            .await
+            .unwrap()
+            .is_empty(),
         "one correction of two"
     );
 
@@ -586,13 +598,19 @@ async fn lessons_start_by_themselves_after_the_repositorys_number_of_corrections
     sync(&world.pipeline.github, &world.store, None)
         .await
         .unwrap();
-    let due = world.pipeline.begin_due_lessons().await.unwrap();
+    let due = world.pipeline.lessons().begin_due_lessons().await.unwrap();
     assert_eq!(due.len(), 1);
     let report = due.into_iter().next().unwrap().drive().await.unwrap();
     assert_eq!(report.run.status, RunStatus::Succeeded, "{:?}", report.run);
     assert_eq!(report.proposed.len(), 1);
     // Nothing new since: no second run on the same corrections.
-    assert!(world.pipeline.begin_due_lessons().await.unwrap().is_empty());
+    assert!(world
+        .pipeline
+        .lessons()
+        .begin_due_lessons()
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 #[tokio::test]
@@ -636,6 +654,7 @@ async fn the_lessons_file_goes_to_the_repositorys_fork_and_never_to_a_guarded_br
     // The branch goes to the fork, and the PR comes from there.
     let opened = world
         .pipeline
+        .lessons()
         .write_lessons_file(&repo, false)
         .await
         .unwrap();
@@ -672,6 +691,7 @@ async fn the_lessons_file_goes_to_the_repositorys_fork_and_never_to_a_guarded_br
         .unwrap();
     let refused = world
         .pipeline
+        .lessons()
         .write_lessons_file(&repo, false)
         .await
         .unwrap_err();

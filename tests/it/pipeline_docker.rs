@@ -134,6 +134,7 @@ async fn the_container_is_removed_after_a_timeout_and_a_cancel() {
         .await;
     let begun = world
         .pipeline
+        .code_runs()
         .begin_code_run(
             slow.id,
             CodeRunOptions {
@@ -187,6 +188,7 @@ async fn a_container_left_by_a_crash_is_found_by_its_label_and_removed() {
 
     let reconciled = world
         .pipeline
+        .left_behind()
         .reconcile_abandoned_runs(chrono::Utc::now() + chrono::Duration::seconds(1))
         .await
         .unwrap();
@@ -221,6 +223,7 @@ async fn a_missing_image_is_refused_before_the_run_is_recorded() {
 
     let refused = world
         .pipeline
+        .code_runs()
         .begin_code_run(feedback.id, CodeRunOptions::default())
         .await
         .unwrap_err();
@@ -261,6 +264,7 @@ async fn a_run_is_refused_before_it_is_recorded_when_the_egress_gate_cannot_run(
 
     let refused = world
         .pipeline
+        .code_runs()
         .begin_code_run(feedback.id, CodeRunOptions::default())
         .await
         .unwrap_err();

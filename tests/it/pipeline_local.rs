@@ -46,6 +46,7 @@ async fn iterate_refused_while_coding() {
         .await;
     let begun = world
         .pipeline
+        .code_runs()
         .begin_code_run(feedback.id, CodeRunOptions::default())
         .await
         .unwrap();
@@ -53,6 +54,7 @@ async fn iterate_refused_while_coding() {
 
     let refused = world
         .pipeline
+        .code_runs()
         .begin_code_run(
             feedback.id,
             CodeRunOptions {
@@ -97,6 +99,7 @@ async fn merged_is_refused_with_submit_new_feedback() {
 
     let refused = world
         .pipeline
+        .code_runs()
         .begin_code_run(feedback.id, CodeRunOptions::default())
         .await
         .unwrap_err();
@@ -192,6 +195,7 @@ async fn an_exhausted_quota_is_refused_before_any_sandbox_starts() {
 
     let refused = world
         .pipeline
+        .code_runs()
         .begin_code_run(
             feedback.id,
             CodeRunOptions {
@@ -285,6 +289,7 @@ async fn a_run_over_its_time_limit_is_stopped() {
         .await;
     let begun = world
         .pipeline
+        .code_runs()
         .begin_code_run(
             feedback.id,
             CodeRunOptions {
@@ -348,6 +353,7 @@ async fn a_push_raced_by_someone_else_is_reported_not_overwritten() {
     pr_number(&world.run(&feedback, None).await);
     let begun = world
         .pipeline
+        .code_runs()
         .begin_code_run(
             feedback.id,
             CodeRunOptions {
@@ -411,6 +417,7 @@ async fn a_run_left_by_a_crash_is_reconciled() {
     // A restart finds it (its heartbeat is stale) and ends it.
     let reconciled = world
         .pipeline
+        .left_behind()
         .reconcile_abandoned_runs(chrono::Utc::now() + chrono::Duration::seconds(1))
         .await
         .unwrap();
@@ -444,6 +451,7 @@ async fn a_run_left_by_a_crash_is_reconciled() {
     // Nothing is stuck: the item takes a new run at once.
     let again = world
         .pipeline
+        .code_runs()
         .begin_code_run(feedback.id, CodeRunOptions::default())
         .await
         .expect("a new run starts");
@@ -595,6 +603,7 @@ async fn a_preset_agent_without_its_key_is_refused_before_the_run() {
 
     let refused = world
         .pipeline
+        .code_runs()
         .begin_code_run(feedback.id, CodeRunOptions::default())
         .await;
 
@@ -642,6 +651,7 @@ async fn a_run_whose_driving_fails_is_ended_as_failed_at_once() {
     .unwrap();
     let begun = world
         .pipeline
+        .code_runs()
         .begin_code_run(feedback.id, CodeRunOptions::default())
         .await
         .unwrap();
@@ -745,6 +755,7 @@ async fn a_single_run_cannot_choose_the_local_backend_for_a_repository_set_other
     let feedback = world.feedback("Local", "@@write l.txt x").await;
     let Err(refused) = world
         .pipeline
+        .code_runs()
         .begin_code_run(
             feedback.id,
             CodeRunOptions {

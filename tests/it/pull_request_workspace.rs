@@ -399,6 +399,7 @@ async fn full_auto_with_three_units_left_is_refused_before_anything_starts() {
 
     let refused = world
         .pipeline
+        .qa_runs()
         .begin_qa(
             &REPO.parse().unwrap(),
             number,

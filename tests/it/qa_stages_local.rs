@@ -127,6 +127,7 @@ async fn rerunning_review_over_an_edited_review_needs_force_and_keeps_the_edit()
 
     let refused = world
         .pipeline
+        .qa_runs()
         .begin_qa(
             &REPO.parse().unwrap(),
             number,

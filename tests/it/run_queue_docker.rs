@@ -135,6 +135,7 @@ async fn ten_items_with_two_slots_never_run_more_than_two_sandboxes_and_all_fini
 
     let begun = world
         .pipeline
+        .code_runs()
         .begin_code_runs(&items, &CodeRunOptions::default())
         .await;
     let mut driving = Vec::new();

@@ -81,7 +81,7 @@ async fn a_begun_run_is_queued_until_its_turn_comes() {
         world.store.runs().run(second_run).await.unwrap().status,
         RunStatus::Queued
     );
-    let queue = world.pipeline.queue().await.unwrap();
+    let queue = world.pipeline.run_queue().queue().await.unwrap();
     let places: Vec<_> = queue
         .iter()
         .map(|entry| (entry.run.id, entry.place))
@@ -94,7 +94,7 @@ async fn a_begun_run_is_queued_until_its_turn_comes() {
     pr_number(&first_report);
     pr_number(&second_report);
     assert_one_at_a_time(&[first_report.run, second_report.run]);
-    assert!(world.pipeline.queue().await.unwrap().is_empty());
+    assert!(world.pipeline.run_queue().queue().await.unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -106,6 +106,7 @@ async fn a_restart_with_runs_queued_starts_them_when_the_queue_next_runs() {
     let mut run_ids = Vec::new();
     for (_, begun) in world
         .pipeline
+        .code_runs()
         .begin_code_runs(&ids, &CodeRunOptions::default())
         .await
     {
@@ -120,6 +121,7 @@ async fn a_restart_with_runs_queued_starts_them_when_the_queue_next_runs() {
     // Nothing adopts runs whose process may still be alive.
     assert!(world
         .pipeline
+        .run_queue()
         .adopt_queued_runs(silent_since(&world.store))
         .await
         .unwrap()
@@ -134,6 +136,7 @@ async fn a_restart_with_runs_queued_starts_them_when_the_queue_next_runs() {
         ..world.pipeline.clone()
     };
     let adopted = restarted
+        .run_queue()
         .adopt_queued_runs(silent_since(&world.store))
         .await
         .unwrap();
@@ -142,6 +145,7 @@ async fn a_restart_with_runs_queued_starts_them_when_the_queue_next_runs() {
     assert_eq!(adopted_ids, run_ids);
     assert!(
         restarted
+            .run_queue()
             .adopt_queued_runs(silent_since(&world.store))
             .await
             .unwrap()
@@ -183,6 +187,7 @@ async fn queued_runs_of_a_process_that_is_gone_are_taken_over_at_once() {
     };
     let mut run_ids = Vec::new();
     for (_, begun) in other
+        .code_runs()
         .begin_code_runs(&ids, &CodeRunOptions::default())
         .await
     {
@@ -191,6 +196,7 @@ async fn queued_runs_of_a_process_that_is_gone_are_taken_over_at_once() {
     // While it lives, its runs are its own, and who holds them is known.
     assert!(world
         .pipeline
+        .run_queue()
         .adopt_queued_runs(silent_since(&world.store))
         .await
         .unwrap()
@@ -217,6 +223,7 @@ async fn queued_runs_of_a_process_that_is_gone_are_taken_over_at_once() {
     drop(other);
     let adopted = world
         .pipeline
+        .run_queue()
         .adopt_queued_runs(silent_since(&world.store))
         .await
         .unwrap();
@@ -252,7 +259,12 @@ async fn cancelling_a_queued_run_ends_it_and_gives_its_quota_back() {
         .used;
     assert_eq!(used_with_both, 2);
 
-    world.pipeline.cancel_run(second_run).await.unwrap();
+    world
+        .pipeline
+        .run_queue()
+        .cancel_run(second_run)
+        .await
+        .unwrap();
     let second_report = tokio::time::timeout(Duration::from_secs(10), second_driving)
         .await
         .expect("a queued run ends as soon as it is cancelled")
@@ -287,6 +299,7 @@ async fn cancelling_a_queued_run_whose_process_stopped_ends_it_at_once() {
     let [item] = <[Feedback; 1]>::try_from(items(&world, 1, "@@sleep 1").await).unwrap();
     let begun = world
         .pipeline
+        .code_runs()
         .begin_code_run(item.id, CodeRunOptions::default())
         .await
         .unwrap();
@@ -294,16 +307,17 @@ async fn cancelling_a_queued_run_whose_process_stopped_ends_it_at_once() {
     drop(begun);
     make_run_silent_for(&world.store, run_id, 5).await;
 
-    let cancelled = world.pipeline.cancel_run(run_id).await.unwrap();
+    let cancelled = world.pipeline.run_queue().cancel_run(run_id).await.unwrap();
 
     assert_eq!(cancelled.status, RunStatus::Cancelled);
     assert!(world
         .pipeline
+        .run_queue()
         .adopt_queued_runs(silent_since(&world.store))
         .await
         .unwrap()
         .is_empty());
-    assert!(world.pipeline.queue().await.unwrap().is_empty());
+    assert!(world.pipeline.run_queue().queue().await.unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -317,6 +331,7 @@ async fn the_slots_hold_across_two_processes_sharing_the_database() {
 
     let (first_run, first_driving) = world.start_in_background(&first).await;
     let second_begun = other_process
+        .code_runs()
         .begin_code_run(second.id, CodeRunOptions::default())
         .await
         .unwrap();

@@ -21,6 +21,7 @@ async fn a_run_whose_driving_panics_is_ended_at_once_with_its_sandbox_removed() 
         .await;
     let begun = world
         .pipeline
+        .code_runs()
         .begin_code_run(feedback.id, CodeRunOptions::default())
         .await
         .unwrap();
@@ -76,6 +77,7 @@ async fn a_run_whose_driving_panics_is_ended_at_once_with_its_sandbox_removed() 
     // Nothing is stuck: the item takes a new run at once.
     world
         .pipeline
+        .code_runs()
         .begin_code_run(feedback.id, CodeRunOptions::default())
         .await
         .expect("a new run starts");

@@ -311,6 +311,7 @@ async fn an_issue_a_visitor_opened_never_runs_on_the_local_backend() {
 
     let refused = world
         .pipeline
+        .code_runs()
         .begin_code_run(item.id, CodeRunOptions::default())
         .await
         .unwrap_err();
@@ -579,6 +580,7 @@ async fn a_new_installation_knows_handoffs_own_comment_and_the_owners_edit() {
     let fresh = world.another_installation().await;
     let begun = fresh
         .pipeline
+        .qa_runs()
         .begin_qa(
             &REPO.parse().unwrap(),
             number,
@@ -598,6 +600,7 @@ async fn a_new_installation_knows_handoffs_own_comment_and_the_owners_edit() {
     let newer = world.another_installation().await;
     let refused = newer
         .pipeline
+        .qa_runs()
         .begin_qa(
             &REPO.parse().unwrap(),
             number,

@@ -83,6 +83,7 @@ async fn an_issue_a_visitor_opened_is_held_for_approval_then_fenced_everywhere()
 
     let refused = world
         .pipeline
+        .code_runs()
         .begin_code_run(item.id, CodeRunOptions::default())
         .await
         .unwrap_err();
@@ -258,7 +259,12 @@ async fn a_visitors_item_whose_commits_change_ci_waits_for_the_owner_to_push_exa
     );
     assert!(world.fake.pulls(REPO).is_empty());
 
-    let held = world.pipeline.held_commits(report.run.id).await.unwrap();
+    let held = world
+        .pipeline
+        .held_pushes()
+        .held_commits(report.run.id)
+        .await
+        .unwrap();
     assert_eq!(held.commits, 1);
     assert_eq!(
         held.ci_entry_points,
@@ -273,6 +279,7 @@ async fn a_visitors_item_whose_commits_change_ci_waits_for_the_owner_to_push_exa
     // Only the commits the owner read are pushed.
     let wrong = world
         .pipeline
+        .held_pushes()
         .push_held_run(report.run.id, "0000000000000000000000000000000000000000")
         .await
         .unwrap_err();
@@ -281,6 +288,7 @@ async fn a_visitors_item_whose_commits_change_ci_waits_for_the_owner_to_push_exa
 
     let pushed = world
         .pipeline
+        .held_pushes()
         .push_held_run(report.run.id, &held.end_sha)
         .await
         .unwrap();
@@ -312,6 +320,7 @@ async fn a_visitors_item_whose_commits_change_ci_waits_for_the_owner_to_push_exa
 
     let again = world
         .pipeline
+        .held_pushes()
         .push_held_run(report.run.id, &held.end_sha)
         .await
         .unwrap_err();

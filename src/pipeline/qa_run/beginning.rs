@@ -7,94 +7,14 @@ use crate::domain::{
     CommentKind, CommentVersion, Repo, RepoName, Run, SandboxBackend, Stage, VersionOrigin,
 };
 use crate::github::comment_publishing::{read_back, CommentPlace, ReadBack};
+use crate::github::wire::WirePull;
+use crate::pipeline::handles::QaRuns;
 use crate::pipeline::{Pipeline, PipelineError};
 use crate::store::StageRunRequest;
 
 use super::*;
 
 impl Pipeline {
-    /// Checks everything that can refuse the QA run (the PR is open, no unforced re-run
-    /// over edits of a stage's own comment, no input edited by someone else waiting for
-    /// approval, fix may push, quota, agent, sandbox), then records it. A full-auto run
-    /// reserves, in the same step, the quota its stages need.
-    pub async fn begin_qa(
-        &self,
-        repo: &RepoName,
-        pr_number: u64,
-        stage: Stage,
-        options: QaOptions,
-    ) -> Result<BegunQa, PipelineError> {
-        let plan = QaPlan::of(stage).ok_or(PipelineError::NotAQaStage)?;
-        let repo = self.store.repositories().repo_by_name(repo).await?;
-        let (pull, _) = self
-            .github
-            .pull_request(&self.store, &repo.name, pr_number)
-            .await?;
-        self.store
-            .pull_requests()
-            .mirror_pull_request(repo.id, &pull.mirrored())
-            .await?;
-        if pull.state() != crate::domain::PullRequestState::Open {
-            return Err(PipelineError::PullRequestNotOpen {
-                number: pr_number,
-                state: pull.state().to_string(),
-            });
-        }
-        let fix_refusal = fix_push_refusal(&pull, &repo);
-        self.check_comments_and_fix(
-            &repo,
-            plan,
-            pr_number,
-            options.force,
-            fix_refusal.as_deref(),
-        )
-        .await?;
-        let whose_work = self.whose_work_on(&repo, &pull).await?;
-        let backend = options.backend.unwrap_or(repo.sandbox_backend);
-        if let Some(refusal) = strangers_code_here(
-            whose_work.strangers_tree.as_deref(),
-            backend,
-            plan,
-            pr_number,
-        ) {
-            return Err(refusal);
-        }
-        // A chain's stages each take a unit; fix is not among them when it cannot push.
-        let quota_units = match plan {
-            QaPlan::One(_) => 1,
-            QaPlan::FullAuto if fix_refusal.is_some() => 3,
-            QaPlan::FullAuto => 4,
-        };
-        self.store
-            .spend()
-            .check_quota_left(&repo, quota_units)
-            .await?;
-        // A chain holds back its stages' run budgets the way it reserves their quota.
-        let reservation = self
-            .store
-            .spend()
-            .check_budget_left(
-                &repo,
-                matches!(plan, QaPlan::FullAuto).then_some(quota_units),
-            )
-            .await?;
-        let setup = self
-            .agent_setup(&repo, options.backend, options.timeout)
-            .await?;
-        let run = self
-            .start_stage_run(&repo, pr_number, plan, &setup, quota_units, reservation)
-            .await?;
-        Ok(BegunQa {
-            pipeline: self.clone(),
-            repo,
-            pull,
-            setup,
-            plan,
-            run,
-            whose_work,
-        })
-    }
-
     /// The QA run, started in the mirror with the quota units it takes, and the budget
     /// a full-auto chain holds back (`reservation`) reserved for it.
     async fn start_stage_run(
@@ -128,6 +48,30 @@ impl Pipeline {
             self.store.spend().reserve_budget(run.id, usd).await?;
         }
         Ok(run)
+    }
+
+    /// Pull request `pr_number` of `repo` as GitHub has it now, mirrored; refused unless
+    /// it is open.
+    async fn open_pull_request(
+        &self,
+        repo: &Repo,
+        pr_number: u64,
+    ) -> Result<WirePull, PipelineError> {
+        let (pull, _) = self
+            .github
+            .pull_request(&self.store, &repo.name, pr_number)
+            .await?;
+        self.store
+            .pull_requests()
+            .mirror_pull_request(repo.id, &pull.mirrored())
+            .await?;
+        if pull.state() != crate::domain::PullRequestState::Open {
+            return Err(PipelineError::PullRequestNotOpen {
+                number: pr_number,
+                state: pull.state().to_string(),
+            });
+        }
+        Ok(pull)
     }
 
     /// Refuses a QA run that would overwrite the owner's edit of a comment its stages
@@ -221,6 +165,80 @@ impl Pipeline {
         Ok(match read_back(&self.github, &self.store, place).await? {
             ReadBack::Present { version, .. } => Some(version),
             ReadBack::Missing { .. } => None,
+        })
+    }
+}
+
+impl QaRuns<'_> {
+    /// Checks everything that can refuse the QA run (the PR is open, no unforced re-run
+    /// over edits of a stage's own comment, no input edited by someone else waiting for
+    /// approval, fix may push, quota, agent, sandbox), then records it. A full-auto run
+    /// reserves, in the same step, the quota its stages need.
+    pub async fn begin_qa(
+        &self,
+        repo: &RepoName,
+        pr_number: u64,
+        stage: Stage,
+        options: QaOptions,
+    ) -> Result<BegunQa, PipelineError> {
+        let pipeline = self.pipeline;
+        let plan = QaPlan::of(stage).ok_or(PipelineError::NotAQaStage)?;
+        let repo = pipeline.store.repositories().repo_by_name(repo).await?;
+        let pull = pipeline.open_pull_request(&repo, pr_number).await?;
+        let fix_refusal = fix_push_refusal(&pull, &repo);
+        pipeline
+            .check_comments_and_fix(
+                &repo,
+                plan,
+                pr_number,
+                options.force,
+                fix_refusal.as_deref(),
+            )
+            .await?;
+        let whose_work = pipeline.whose_work_on(&repo, &pull).await?;
+        let backend = options.backend.unwrap_or(repo.sandbox_backend);
+        if let Some(refusal) = strangers_code_here(
+            whose_work.strangers_tree.as_deref(),
+            backend,
+            plan,
+            pr_number,
+        ) {
+            return Err(refusal);
+        }
+        // A chain's stages each take a unit; fix is not among them when it cannot push.
+        let quota_units = match plan {
+            QaPlan::One(_) => 1,
+            QaPlan::FullAuto if fix_refusal.is_some() => 3,
+            QaPlan::FullAuto => 4,
+        };
+        pipeline
+            .store
+            .spend()
+            .check_quota_left(&repo, quota_units)
+            .await?;
+        // A chain holds back its stages' run budgets the way it reserves their quota.
+        let reservation = pipeline
+            .store
+            .spend()
+            .check_budget_left(
+                &repo,
+                matches!(plan, QaPlan::FullAuto).then_some(quota_units),
+            )
+            .await?;
+        let setup = pipeline
+            .agent_setup(&repo, options.backend, options.timeout)
+            .await?;
+        let run = pipeline
+            .start_stage_run(&repo, pr_number, plan, &setup, quota_units, reservation)
+            .await?;
+        Ok(BegunQa {
+            pipeline: pipeline.clone(),
+            repo,
+            pull,
+            setup,
+            plan,
+            run,
+            whose_work,
         })
     }
 }
