@@ -113,3 +113,87 @@ async fn with_nothing_running_and_nobody_signed_in_the_status_says_so() {
     assert!(!status.token_may_change_workflows);
     assert_eq!(status.connected_repos, 1);
 }
+
+#[tokio::test]
+async fn an_item_put_away_leaves_the_board_is_found_by_the_archive_filter_and_comes_back() {
+    use handoff_api::archive::{archive_item, restore_item};
+    use handoff_api::core_types::ArchiveState;
+
+    let (_dir, core, item) = core_with_an_item().await;
+    let on_the_board = FeedbackFilter {
+        archived: Some(false),
+        ..FeedbackFilter::default()
+    };
+    let refused = archive_item(&core, item, "deleted")
+        .await
+        .expect_err("only dismissed or archived");
+    assert_eq!(refused.code, ErrorCode::InvalidInput);
+    assert_eq!(
+        board(&core, &on_the_board).await.unwrap().total,
+        1,
+        "a refused word changes nothing"
+    );
+
+    let archived = archive_item(&core, item, "archived").await.unwrap();
+    assert_eq!(archived.archived_as, Some(ArchiveState::Archived));
+    assert_eq!(board(&core, &on_the_board).await.unwrap().total, 0);
+    let put_away = FeedbackFilter {
+        archived: Some(true),
+        ..FeedbackFilter::default()
+    };
+    assert_eq!(board(&core, &put_away).await.unwrap().total, 1);
+
+    let back = restore_item(&core, item).await.unwrap();
+    assert_eq!(back.archived_as, None);
+    assert_eq!(board(&core, &on_the_board).await.unwrap().total, 1);
+    let history = item_history(&core, item).await.unwrap();
+    assert_eq!(
+        history.archive_history.len(),
+        2,
+        "both changes are in the item's history: {:?}",
+        history.archive_history
+    );
+}
+
+#[tokio::test]
+async fn the_run_queues_slots_are_saved_together_and_a_bad_number_changes_none() {
+    use handoff_api::queue_slots::{queue_slots, set_queue_slots, QueueSlotsInput};
+
+    let (_dir, core, _) = core_with_an_item().await;
+    let before = queue_slots(&core).await.unwrap();
+    let refused = set_queue_slots(
+        &core,
+        &QueueSlotsInput {
+            installation: "3".to_owned(),
+            docker: "two".to_owned(),
+            e2b: String::new(),
+            local: String::new(),
+        },
+    )
+    .await
+    .expect_err("a word is not a number");
+    assert_eq!(refused.code, ErrorCode::InvalidInput);
+    assert!(refused.message.contains("Docker"), "{}", refused.message);
+    assert_eq!(
+        queue_slots(&core).await.unwrap().installation,
+        before.installation,
+        "the good number before the bad one was not saved either"
+    );
+
+    let saved = set_queue_slots(
+        &core,
+        &QueueSlotsInput {
+            installation: "3".to_owned(),
+            docker: "2".to_owned(),
+            e2b: String::new(),
+            local: "1".to_owned(),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(saved.installation, 3);
+    assert_eq!(saved.docker, Some(2));
+    assert_eq!(saved.e2b, None);
+    assert_eq!(saved.local, Some(1));
+    assert_eq!(queue_slots(&core).await.unwrap().docker, Some(2));
+}
