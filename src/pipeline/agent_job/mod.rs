@@ -262,6 +262,20 @@ impl Pipeline {
         self.data_dir.join("git-cache").join(host)
     }
 
+    /// A single run's checks before it is recorded: a unit of `repo`'s quota and room
+    /// in its budgets left, then [`Pipeline::agent_setup`]. (A full-auto chain checks
+    /// the units and budgets of all its stages instead.)
+    pub(crate) async fn one_runs_setup(
+        &self,
+        repo: &Repo,
+        backend: Option<SandboxBackend>,
+        timeout: Option<Duration>,
+    ) -> Result<AgentSetup, PipelineError> {
+        self.store.spend().check_quota_left(repo, 1).await?;
+        self.store.spend().check_budget_left(repo, None).await?;
+        self.agent_setup(repo, backend, timeout).await
+    }
+
     /// The agent's command and key, and a sandbox that answers: everything that can
     /// refuse a run before it is recorded. A missing key, a Docker engine that does not
     /// answer or an image that is not there refuse the run with the line Check setup

@@ -148,19 +148,9 @@ impl CodeRuns<'_> {
                 });
             }
         }
-        self.pipeline
-            .store
-            .spend()
-            .check_quota_left(&repo, 1)
-            .await?;
-        self.pipeline
-            .store
-            .spend()
-            .check_budget_left(&repo, None)
-            .await?;
         let setup = self
             .pipeline
-            .agent_setup(&repo, options.backend, options.timeout)
+            .one_runs_setup(&repo, options.backend, options.timeout)
             .await?;
         let backend = setup.sandbox.backend();
         let started = self
