@@ -180,9 +180,15 @@ function lessonItem(lesson, view) {
   } else if (lesson.state === "accepted") {
     const toggle = el("input", { class: "lesson-enabled", attrs: { type: "checkbox", "aria-label": `Lesson ${lesson.id} is on` } });
     toggle.checked = lesson.enabled;
-    toggle.addEventListener("change", () => (toggle.checked
-      ? decide("enable", `Lesson ${lesson.id} is on`)
-      : decide("disable", `Lesson ${lesson.id} is off: later runs leave it out`))());
+    // The switch holds still while its decision is on the way: a second flick before
+    // the first is recorded could reach the store first and leave it the other way.
+    toggle.addEventListener("change", async () => {
+      toggle.disabled = true;
+      await (toggle.checked
+        ? decide("enable", `Lesson ${lesson.id} is on`)
+        : decide("disable", `Lesson ${lesson.id} is off: later runs leave it out`))();
+      toggle.disabled = false;
+    });
     actions.append(el("label", { class: "check-field lesson-toggle" }, [toggle, el("span", { text: "On" })]));
     if (lesson.vanishedPaths.length || lesson.asksToKeep) {
       actions.append(button("Keep as it is", decide("keep", `Lesson ${lesson.id} kept`), "button small keep-lesson"));

@@ -285,6 +285,9 @@ impl AppSession {
                             picture.display()
                         );
                     }
+                    // A retry clicks again: said on the test's output, so a click that
+                    // both took effect and answered with an error can be told apart.
+                    eprintln!("click on {css} answered {error:?}; trying again");
                     // Something lies over it (a sticky bar at a scrolling panel's edge), or
                     // WebKit finds it out of reach where the panel scrolls: bring it to the
                     // middle, as a person would scroll to it.
