@@ -1,7 +1,5 @@
 //! No function of the product grows past eighty lines. A long function is split at its
-//! own comments into functions named after what each part does; those not split yet
-//! are listed here, and the list only shrinks: a function that grew past the limit
-//! fails the test, and so does one on the list that is short now (take it off).
+//! own comments into functions named after what each part does.
 //!
 //! Counted: every `fn` of the Rust sources of the programs and their libraries (not
 //! their `#[cfg(test)]` modules, not the tests) and every `function` of the page's
@@ -10,9 +8,6 @@
 use std::path::{Path, PathBuf};
 
 const LONGEST: usize = 80;
-
-/// The functions still over the limit, as `file::name`; only ever shortened.
-const NOT_SPLIT_YET: &[&str] = &["crates/domain/src/fix.rs::fmt"];
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -177,24 +172,12 @@ fn long_functions() -> Vec<(String, usize)> {
 }
 
 #[test]
-fn no_function_grows_past_eighty_lines_and_the_list_of_long_ones_only_shrinks() {
-    let found = long_functions();
-    let grown: Vec<&(String, usize)> = found
-        .iter()
-        .filter(|(name, _)| !NOT_SPLIT_YET.contains(&name.as_str()))
-        .collect();
+fn no_function_grows_past_eighty_lines() {
+    let grown = long_functions();
     assert!(
         grown.is_empty(),
         "over {LONGEST} lines: {grown:?}; split each at its own comments into functions named \
          after what each part does"
-    );
-    let split: Vec<&&str> = NOT_SPLIT_YET
-        .iter()
-        .filter(|listed| !found.iter().any(|(name, _)| name == **listed))
-        .collect();
-    assert!(
-        split.is_empty(),
-        "no longer over {LONGEST} lines (or gone): {split:?}; take them off NOT_SPLIT_YET"
     );
 }
 

@@ -120,6 +120,55 @@ pub enum Fix {
 
 impl std::fmt::Display for Fix {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Every variant is routed to the sentences of its kind; a new variant must be
+        // placed here before it compiles.
+        match self {
+            Fix::ConnectRepository { .. }
+            | Fix::RaiseQuota { .. }
+            | Fix::RaiseMonthlyBudget { .. }
+            | Fix::RaiseDayBudget
+            | Fix::RunStagesOneAtATime { .. } => self.limits_and_connection_sentence(f),
+            Fix::InstallNewerHandoff
+            | Fix::SetDamagedDatabaseAside
+            | Fix::TryAgainLater
+            | Fix::LookUpItems
+            | Fix::LookUpRuns
+            | Fix::LookUpLessons
+            | Fix::SyncPullRequests
+            | Fix::ShowRun { .. } => self.records_sentence(f),
+            Fix::AcceptLesson { .. }
+            | Fix::ApproveFeedback { .. }
+            | Fix::ApproveCommentVersion { .. }
+            | Fix::ReplaceOwnerEdit { .. }
+            | Fix::RunAsCodeRun
+            | Fix::ReplaceLessonsFileEdits
+            | Fix::CorrectTheAgentFirst
+            | Fix::ConfirmLocalBackend { .. }
+            | Fix::UseASandbox => self.owners_decisions_sentence(f),
+            Fix::SignIn
+            | Fix::GetWriteAccess { .. }
+            | Fix::TurnOnIssues { .. }
+            | Fix::GrantTokenPermission { .. }
+            | Fix::MakeAgentFork { .. }
+            | Fix::AddKey { .. }
+            | Fix::AddE2bKey
+            | Fix::ReplaceE2bKey
+            | Fix::UseHttpsForE2b
+            | Fix::UseHttpsForProvider { .. }
+            | Fix::ChooseAnotherAgent { .. } => self.github_and_keys_sentence(f),
+            Fix::StartKeyring
+            | Fix::StartDocker
+            | Fix::BuildImage { .. }
+            | Fix::LoadImage { .. }
+            | Fix::FreeDisk { .. }
+            | Fix::InstallEgressGate => self.this_machine_sentence(f),
+        }
+    }
+}
+
+impl Fix {
+    /// What stops a run from starting: the repository's connection, its quota and its budgets.
+    fn limits_and_connection_sentence(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Fix::ConnectRepository { repo } => write!(f, "Connect {repo} again."),
             Fix::RaiseQuota { repo } => write!(f, "Raise or lift {repo}'s monthly run quota."),
@@ -136,6 +185,14 @@ impl std::fmt::Display for Fix {
                 "Run {repo}'s stages one at a time, lower the budget of a run, or raise the \
                  month's or the day's budget."
             ),
+            // Not reached: `fmt` sends only this kind here.
+            other => write!(f, "{other:?}"),
+        }
+    }
+
+    /// The database and the records in it: another Handoff's, damaged, busy, or a record not there.
+    fn records_sentence(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
             Fix::InstallNewerHandoff => write!(
                 f,
                 "Install the newer Handoff that wrote the database, or use another data folder."
@@ -151,8 +208,17 @@ impl std::fmt::Display for Fix {
             Fix::LookUpItems => write!(f, "Look the item up among the feedback."),
             Fix::LookUpRuns => write!(f, "Look the run up among the runs."),
             Fix::LookUpLessons => write!(f, "Look the lesson up among the repository's lessons."),
-            Fix::AcceptLesson { id } => write!(f, "Accept lesson {id} first."),
             Fix::SyncPullRequests => write!(f, "Sync, to mirror the open PRs."),
+            Fix::ShowRun { run } => write!(f, "Look at how run {run} ended."),
+            // Not reached: `fmt` sends only this kind here.
+            other => write!(f, "{other:?}"),
+        }
+    }
+
+    /// What waits on a decision of the owner's: an approval, a lesson, where a run may run.
+    fn owners_decisions_sentence(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fix::AcceptLesson { id } => write!(f, "Accept lesson {id} first."),
             Fix::ApproveFeedback { feedback_id } => write!(
                 f,
                 "Read feedback {feedback_id} as the agent would get it, then approve it."
@@ -186,7 +252,14 @@ impl std::fmt::Display for Fix {
                 f,
                 "Run it in a sandbox (Docker or E2B), or set the repository's backend to one."
             ),
-            Fix::ShowRun { run } => write!(f, "Look at how run {run} ended."),
+            // Not reached: `fmt` sends only this kind here.
+            other => write!(f, "{other:?}"),
+        }
+    }
+
+    /// What the owner's accounts need: GitHub's sign-in and permissions, a provider's or E2B's key.
+    fn github_and_keys_sentence(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
             Fix::SignIn => write!(f, "Sign in to GitHub again."),
             Fix::GetWriteAccess { repo } => write!(
                 f,
@@ -195,23 +268,6 @@ impl std::fmt::Display for Fix {
             Fix::TurnOnIssues { repo } => {
                 write!(f, "Turn issues on in {repo}'s settings on GitHub.")
             }
-            Fix::StartKeyring => write!(
-                f,
-                "Start a Secret Service (gnome-keyring or KWallet) in your desktop session."
-            ),
-            Fix::StartDocker => write!(
-                f,
-                "Start the Docker engine (or point DOCKER_HOST at one) and check again."
-            ),
-            Fix::BuildImage { preset, image } => {
-                write!(f, "Build the {preset} agent image ({image}).")
-            }
-            Fix::LoadImage { image } => write!(
-                f,
-                "Put the image {image} on this engine yourself (build it where its agent can \
-                 be fetched, then `docker save` and `docker load`), or name another image in \
-                 the repository's settings (empty: Handoff's own)."
-            ),
             Fix::AddKey { provider } => write!(f, "Add an API key for {provider}."),
             Fix::AddE2bKey => write!(f, "Add the E2B API key."),
             Fix::ReplaceE2bKey => write!(f, "Replace the E2B API key with one E2B accepts."),
@@ -228,7 +284,6 @@ impl std::fmt::Display for Fix {
                 f,
                 "Choose claude, codex or opencode for {repo} to run the QA stages."
             ),
-            Fix::FreeDisk { path } => write!(f, "Free some disk space where {path} is."),
             Fix::GrantTokenPermission { permission, repo } => write!(
                 f,
                 "Give the token the \"{permission}\" permission on {repo} (GitHub → Settings → \
@@ -248,12 +303,40 @@ impl std::fmt::Display for Fix {
                  to or a second account of yours (GitHub does not let an account fork its own \
                  repository into itself): its PRs run CI without the repository's secrets."
             ),
+            // Not reached: `fmt` sends only this kind here.
+            other => write!(f, "{other:?}"),
+        }
+    }
+
+    /// What this machine needs: its keyring, the Docker engine and its images, disk space, the egress gate.
+    fn this_machine_sentence(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fix::StartKeyring => write!(
+                f,
+                "Start a Secret Service (gnome-keyring or KWallet) in your desktop session."
+            ),
+            Fix::StartDocker => write!(
+                f,
+                "Start the Docker engine (or point DOCKER_HOST at one) and check again."
+            ),
+            Fix::BuildImage { preset, image } => {
+                write!(f, "Build the {preset} agent image ({image}).")
+            }
+            Fix::LoadImage { image } => write!(
+                f,
+                "Put the image {image} on this engine yourself (build it where its agent can \
+                 be fetched, then `docker save` and `docker load`), or name another image in \
+                 the repository's settings (empty: Handoff's own)."
+            ),
+            Fix::FreeDisk { path } => write!(f, "Free some disk space where {path} is."),
             Fix::InstallEgressGate => write!(
                 f,
                 "Install Handoff's egress gate, handoff-egress, beside Handoff (its package \
                  does), or name a Linux build of it for the engine's machine in \
                  HANDOFF_EGRESS_PROGRAM."
             ),
+            // Not reached: `fmt` sends only this kind here.
+            other => write!(f, "{other:?}"),
         }
     }
 }
