@@ -13,6 +13,7 @@ pub mod eventually;
 pub mod fake_e2b;
 pub mod fake_github;
 pub mod fake_provider;
+pub mod kept_between_runs;
 pub mod model_server;
 pub mod network_link;
 pub mod openapi_schema;

@@ -6,10 +6,14 @@
 //! GitHub, connects a repository on the Docker backend (allow-list network), and a run
 //! opens its PR through the egress gate the command built.
 //!
-//! The build keeps its target folder between runs of the test
-//! (`~/.cache/handoff/fresh-machine-target`), so only the first one builds everything;
-//! the container, its packages and its data folder are new each time. The crates come
-//! from this machine's cache, mounted in, without the network.
+//! The container, its installed packages and its data folder are new each time. What a
+//! person's machine keeps between two tries is kept between runs of the test, under
+//! `~/.cache/handoff/`: the checkout (`fresh-machine-checkout`, brought to this commit
+//! as `git pull` would, so only changed files are new to the build), its target folder
+//! (`fresh-machine-target`) and the Debian package files apt downloaded
+//! (`fresh-machine-debs`; each run still installs every package). Only the first run
+//! downloads and builds everything. The crates come from this machine's cache, mounted
+//! in, without the network.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,14 +21,21 @@ use std::process::Command;
 use handoff_test_support as support;
 
 use support::fake_github::FakeGithub;
+use support::kept_between_runs::{debian_package_files_mount, kept_folder};
 use support::pipeline_world::{REPO, SCRIPTED_AGENT, TEST_IMAGE};
 use support::secret_service::SecretService;
 
 /// What runs in the container: the README's command, then a first PR.
 const IN_THE_CONTAINER: &str = r#"
 set -eu
-git clone -q /source /handoff
-ln -s /fresh-machine-target /handoff/target
+if [ -d /handoff/.git ]; then
+  git -C /handoff fetch -q /source HEAD
+  git -C /handoff reset -q --hard FETCH_HEAD
+  git -C /handoff clean -q -f -d -x -e /target
+else
+  git clone -q /source /handoff
+fi
+ln -sfn /fresh-machine-target /handoff/target
 cd /handoff
 bash scripts/run-app.sh > /out/run-app.log 2>&1 || { tail -n 60 /out/run-app.log; exit 1; }
 handoff=/handoff/target/release/handoff
@@ -66,8 +77,8 @@ fn the_readme_run_command_on_a_clean_debian_builds_what_a_docker_run_needs_and_o
     let keyring = SecretService::start();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let out = tempfile::tempdir().unwrap();
-    let target = home().join(".cache/handoff/fresh-machine-target");
-    std::fs::create_dir_all(&target).unwrap();
+    let target = kept_folder("fresh-machine-target");
+    let checkout = kept_folder("fresh-machine-checkout");
     let (rustup, cargo) = toolchain_folders();
     // The keyring's session bus is a socket in a folder of its own: the container gets
     // that folder, as a desktop session gives its programs the bus.
@@ -82,7 +93,9 @@ fn the_readme_run_command_on_a_clean_debian_builds_what_a_docker_run_needs_and_o
     let ran = Command::new("docker")
         .args(["run", "--rm", "--network", "host"])
         .args(["-v", &mount(&source, "/source", "ro")])
+        .args(["-v", &mount(&checkout, "/handoff", "rw")])
         .args(["-v", &mount(&target, "/fresh-machine-target", "rw")])
+        .args(["-v", &debian_package_files_mount("fresh-machine-debs")])
         .args(["-v", &mount(&rustup, "/root/.rustup", "ro")])
         .args(["-v", &mount(&cargo.join("bin"), "/root/.cargo/bin", "ro")])
         .args([

@@ -2,9 +2,13 @@
 //! (a container from the Debian image the tests build from Debian's packages), with the
 //! app, the `handoff` command line and the egress gate's program; the installed app opens
 //! its window there, under Xvfb; and the AppImage of the same programs starts there too.
+//! The container is new each time; the Debian package files apt downloads are kept in
+//! `~/.cache/handoff/installed-package-debs`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use handoff_test_support::kept_between_runs::debian_package_files_mount;
 
 /// The newest package with `extension` the packaging script made.
 fn built_package(extension: &str) -> PathBuf {
@@ -94,6 +98,10 @@ fn the_package_installs_on_a_clean_debian_and_its_window_opens() {
         .arg(format!("{}:/tmp/handoff.AppImage:ro", appimage.display()))
         .arg("-v")
         .arg(format!("{}:/out", out.path().display()))
+        // The Debian package files apt downloads are kept for the next run (which still
+        // installs every package), as a machine keeps its package cache.
+        .arg("-v")
+        .arg(debian_package_files_mount("installed-package-debs"))
         .arg("handoff-test-agent:bookworm")
         .args(["sh", "-c", IN_THE_CONTAINER])
         .output()
