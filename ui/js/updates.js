@@ -23,7 +23,10 @@ export async function renderUpdates(panel) {
     attrs: { id: "update-feed", name: "update-feed", type: "url", spellcheck: "false", placeholder: "https://…/latest.json" },
   });
   feed.value = settings.feed ?? "";
-  const result = el("div", { class: "update-result", attrs: { id: "update-result", "aria-live": "polite" } });
+  // A check begun on the panel as it was drawn before keeps its place: its answer lands
+  // in the same result, which this drawing carries over.
+  const result = /** @type {HTMLElement | null} */ (panel.querySelector("#update-result"))
+    ?? el("div", { class: "update-result", attrs: { id: "update-result", "aria-live": "polite" } });
   const save = button("Save", async () => {
     try {
       await backend.setUpdateFeed(feed.value);

@@ -3,7 +3,9 @@
 //! the use cases both front ends share.
 
 mod keys;
+mod lessons;
 mod mirror_following;
 mod page_contract;
 mod repository_settings;
+mod spend;
 mod use_cases;

@@ -149,15 +149,20 @@ async fn a_proposal_shows_its_sources_and_is_accepted_edited_and_turned_off() {
         LessonState::Accepted
     );
 
-    // Write to AGENTS.md: a PR of its own carries the accepted lesson.
+    // Write to AGENTS.md: a PR of its own carries the accepted lesson. Like a run, the
+    // write clones, commits and pushes, so it is given a run's time.
     app.click("#lessons .write-lessons-file").await;
     let link = app
-        .text_eventually_containing(
+        .eventually_within(
+            RUN_LIMIT,
             "const l = document.querySelector('#lessons .lessons-file-pr-link'); return l ? l.textContent : '';",
-            "PR #",
+            |text| text.as_str().is_some_and(|text| text.starts_with("PR #")),
         )
         .await;
-    let number: u64 = link.trim_start_matches("PR #").parse().unwrap();
+    let number: u64 = link
+        .as_str()
+        .and_then(|link| link.trim_start_matches("PR #").parse().ok())
+        .unwrap_or_else(|| panic!("no PR link: {link}"));
     let (_, branch, state) = world
         .fake
         .pulls(REPO)

@@ -243,7 +243,23 @@ impl AppSession {
             })
             .await;
         let text = value.as_str().unwrap_or_default().to_owned();
-        assert!(text.contains(needle), "never contained {needle:?}: {value}");
+        if !text.contains(needle) {
+            // What the window said meanwhile (an error comes as a message in the corner)
+            // and a picture of it, to tell a slow answer from a refused one.
+            let messages = self
+                .client
+                .execute(
+                    "return [...document.querySelectorAll('.toast')].map(t => t.textContent).join(' | ');",
+                    vec![],
+                )
+                .await
+                .unwrap_or_default();
+            let picture = self.screenshot("never-contained").await;
+            panic!(
+                "never contained {needle:?}: {value}; the window's messages: {messages}; the window is in {}",
+                picture.display()
+            );
+        }
         text
     }
 
