@@ -4,7 +4,6 @@
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 pub struct SecretService {
     dbus: Child,
@@ -60,8 +59,7 @@ impl SecretService {
     }
 
     fn wait_until_ready(&self) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
+        crate::eventually::eventually_blocking("the Secret Service comes up", || {
             let names = Command::new("dbus-send")
                 .args([
                     "--session",
@@ -74,12 +72,10 @@ impl SecretService {
                 .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
                 .output()
                 .expect("dbus-send runs");
-            if String::from_utf8_lossy(&names.stdout).contains("org.freedesktop.secrets") {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("the Secret Service did not come up");
+            String::from_utf8_lossy(&names.stdout)
+                .contains("org.freedesktop.secrets")
+                .then_some(())
+        });
     }
 
     /// The session bus address a process must be given to reach this keyring.

@@ -57,13 +57,15 @@ export HANDOFF_DATA_DIR=/root/handoff-data
 xvfb-run -a -s "-screen 0 1280x800x24" sh -c '
   handoff-desktop >/out/app.log 2>&1 &
   app=$!
-  for _ in $(seq 1 90); do
-    if xwininfo -root -tree | grep -q "\"Handoff\""; then break; fi
-    sleep 1
+  # The picture is taken once the app says its page painted the board, not after a
+  # guess at how long that takes (asked every fifth of a second, for up to 90 s).
+  for _ in $(seq 1 450); do
+    if grep -qs "the window painted its first board" /root/handoff-data/logs/handoff.log; then break; fi
+    sleep 0.2
   done
-  sleep 4
   xwininfo -root -tree | grep "\"Handoff\"" > /out/windows.txt || true
   import -window root /out/installed.png
+  cp /root/handoff-data/logs/handoff.log /out/handoff.log || true
   kill $app
 '
 # The AppImage, with no FUSE in a container: its runtime extracts it and runs the app.
@@ -122,6 +124,11 @@ fn the_package_installs_on_a_clean_debian_and_its_window_opens() {
         windows.contains("\"Handoff\""),
         "no Handoff window opened; the app said:\n{}",
         std::fs::read_to_string(out.path().join("app.log")).unwrap_or_default()
+    );
+    let log = std::fs::read_to_string(out.path().join("handoff.log")).unwrap_or_default();
+    assert!(
+        log.contains("the window painted its first board"),
+        "the installed app's page never painted its board; its log:\n{log}"
     );
     assert!(printed.contains("/usr/bin/handoff-egress"), "{printed}");
     assert!(
