@@ -32,6 +32,8 @@
 //! - [`setup`]: device-flow sign-in, keys, Check setup, building agent images;
 //! - [`agent_images`]: the agent images on the local engine, built and listed;
 //! - [`repositories`]: connecting repositories and their settings;
+//! - [`environments`]: what a repository's base branch says its agent's environment is
+//!   made of;
 //! - [`repo_settings_input`]: a change of settings as either front end types it, read
 //!   one way for both;
 //! - [`installation_settings`]: this installation's settings, each checked before it is
@@ -54,6 +56,7 @@ pub mod comments;
 pub mod core_types;
 pub mod daemon;
 pub mod daemon_status;
+pub mod environments;
 pub mod feedback_items;
 pub mod feedback_view;
 pub mod installation_settings;

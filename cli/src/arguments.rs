@@ -115,6 +115,9 @@ pub enum Command {
     /// The Docker images agents run in: build one from the recipe Handoff carries.
     #[command(subcommand)]
     AgentImage(AgentImageCommand),
+    /// The agent's environment: what a repository's base branch says it is made of
+    /// (a dev container, .handoff/setup.sh, or the agent image alone).
+    Env(crate::env_command::EnvArguments),
     /// Show what runs cost in a month: per day, the top items, per model and per stage,
     /// against the repository's monthly budget.
     Spend(SpendArguments),
@@ -157,6 +160,7 @@ impl Command {
             Command::Pr(_) => "pr",
             Command::Doctor(_) => "doctor",
             Command::AgentImage(_) => "agent-image",
+            Command::Env(_) => "env",
             Command::Spend(_) => "spend",
             Command::Lessons(_) => "lessons",
             Command::Info(_) => "info",

@@ -13,6 +13,7 @@ mod command_error;
 mod comment_command;
 mod config_command;
 mod doctor_command;
+mod env_command;
 mod feedback_command;
 mod follow_up_command;
 mod foreground_run;
@@ -135,6 +136,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Pr(command) => pr_command::run(&core, command).await,
         Command::Doctor(arguments) => doctor_command::run(&core, arguments).await,
         Command::AgentImage(command) => agent_image_command::run(&core, command).await,
+        Command::Env(arguments) => env_command::run(&core, arguments).await,
         Command::Spend(arguments) => spend_command::run(&core, arguments).await,
         Command::Lessons(arguments) => lessons_command::run(&core, arguments).await,
         Command::Info(arguments) => output::print_info(&core, arguments.json),

@@ -56,7 +56,18 @@ pub struct KeptCopies<'pipeline> {
     pub(crate) pipeline: &'pipeline Pipeline,
 }
 
+/// The repositories' environments: what each base branch says the agent's is made of.
+#[derive(Debug, Clone, Copy)]
+pub struct Environments<'pipeline> {
+    pub(crate) pipeline: &'pipeline Pipeline,
+}
+
 impl Pipeline {
+    /// The repositories' environments.
+    pub fn environments(&self) -> Environments<'_> {
+        Environments { pipeline: self }
+    }
+
     /// Code runs.
     pub fn code_runs(&self) -> CodeRuns<'_> {
         CodeRuns { pipeline: self }

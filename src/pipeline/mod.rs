@@ -37,6 +37,7 @@ pub mod automatic_updates;
 pub mod bulk_runs;
 pub mod cache_lock;
 pub mod code_run;
+pub mod environments;
 pub mod github_commands;
 mod handles;
 pub mod held_push;
@@ -71,8 +72,8 @@ use crate::store::{Store, StoreError};
 pub use crate::pipeline_settings::PipelineSettings;
 pub use code_run::{BegunCodeRun, CodeRunOptions, CodeRunReport, CodeRunResult};
 pub use handles::{
-    CodeRuns, GithubCommandWork, HeldPushes, KeptCopies, LeftBehindRuns, LessonWork, QaRuns,
-    RunQueue,
+    CodeRuns, Environments, GithubCommandWork, HeldPushes, KeptCopies, LeftBehindRuns, LessonWork,
+    QaRuns, RunQueue,
 };
 
 /// Everything a run needs from its surroundings.
@@ -167,6 +168,14 @@ pub enum PipelineError {
     LessonsFileEdited { path: String },
     #[error("{path} could not be brought in step with the lessons: {detail}")]
     LessonsFile { path: String, detail: String },
+    #[error("the base branch of {repo} could not be read: {detail}")]
+    BaseBranchUnread { repo: String, detail: String },
+    #[error("{repo}'s environment cannot be built: {error}")]
+    EnvironmentRecipe {
+        repo: String,
+        #[source]
+        error: crate::domain::dev_container::DevContainerError,
+    },
 }
 
 impl PipelineError {
@@ -193,6 +202,8 @@ impl PipelineError {
             PipelineError::NoNewCorrections { .. } => ErrorCode::NothingToLearn,
             PipelineError::LessonsFileEdited { .. } => ErrorCode::OwnerEdits,
             PipelineError::LessonsFile { .. } => ErrorCode::GithubRefused,
+            PipelineError::BaseBranchUnread { .. } => ErrorCode::GithubRefused,
+            PipelineError::EnvironmentRecipe { .. } => ErrorCode::InvalidInput,
         }
     }
 }

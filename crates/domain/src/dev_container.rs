@@ -96,11 +96,12 @@ pub enum DevContainerError {
     },
 }
 
-/// Reads the dev container `file` (its text is `text`); `read` finds the files it names.
+/// Reads the dev container `file` (its text is `text`); `exists` says whether a file it
+/// names is on the base branch.
 pub fn read_dev_container(
     file: &str,
     text: &str,
-    read: &impl Fn(&str) -> Option<String>,
+    exists: &impl Fn(&str) -> bool,
 ) -> Result<DevContainerRecipe, DevContainerError> {
     let value = parse_jsonc(text).map_err(|error| DevContainerError::BrokenJson {
         file: file.to_owned(),
@@ -112,7 +113,7 @@ pub fn read_dev_container(
             file: file.to_owned(),
         })?;
     let fields = Fields { file, settings };
-    let base = fields.base(read)?;
+    let base = fields.base(exists)?;
     let mut setup_commands = Vec::new();
     for field in [
         "onCreateCommand",
@@ -177,10 +178,7 @@ impl Fields<'_> {
     }
 
     /// Which of the three ways to name the image it uses: exactly one.
-    fn base(
-        &self,
-        read: &impl Fn(&str) -> Option<String>,
-    ) -> Result<DevContainerBase, DevContainerError> {
+    fn base(&self, exists: &impl Fn(&str) -> bool) -> Result<DevContainerBase, DevContainerError> {
         let forms: Vec<&str> = ["image", "build", "dockerComposeFile"]
             .into_iter()
             .filter(|form| {
@@ -193,11 +191,13 @@ impl Fields<'_> {
             [] => Err(DevContainerError::UnknownForm {
                 file: self.file.to_owned(),
             }),
-            ["image"] => Ok(DevContainerBase::Image(
-                self.text("image")?.unwrap_or_default(),
-            )),
-            ["build"] => self.dockerfile_base(read),
-            ["dockerComposeFile"] => self.compose_base(read),
+            ["image"] => self
+                .text("image")?
+                .filter(|image| !image.trim().is_empty())
+                .map(DevContainerBase::Image)
+                .ok_or_else(|| self.bad("image", "the name of an image")),
+            ["build"] => self.dockerfile_base(exists),
+            ["dockerComposeFile"] => self.compose_base(exists),
             _ => Err(DevContainerError::TwoForms {
                 file: self.file.to_owned(),
                 forms: forms.join(", "),
@@ -207,7 +207,7 @@ impl Fields<'_> {
 
     fn dockerfile_base(
         &self,
-        read: &impl Fn(&str) -> Option<String>,
+        exists: &impl Fn(&str) -> bool,
     ) -> Result<DevContainerBase, DevContainerError> {
         let build = self
             .object("build")?
@@ -220,7 +220,7 @@ impl Fields<'_> {
             .text("dockerfile")?
             .ok_or_else(|| self.bad("build.dockerfile", "the Dockerfile's path"))?;
         let dockerfile = self.beside("build.dockerfile", &dockerfile)?;
-        if read(&dockerfile).is_none() {
+        if !exists(&dockerfile) {
             return Err(DevContainerError::MissingDockerfile {
                 file: self.file.to_owned(),
                 dockerfile,
@@ -241,7 +241,7 @@ impl Fields<'_> {
 
     fn compose_base(
         &self,
-        read: &impl Fn(&str) -> Option<String>,
+        exists: &impl Fn(&str) -> bool,
     ) -> Result<DevContainerBase, DevContainerError> {
         let named = match self.settings.get("dockerComposeFile") {
             Some(Value::String(one)) => vec![one.clone()],
@@ -255,7 +255,7 @@ impl Fields<'_> {
         let mut files = Vec::new();
         for compose_file in named {
             let path = self.beside("dockerComposeFile", &compose_file)?;
-            if read(&path).is_none() {
+            if !exists(&path) {
                 return Err(DevContainerError::MissingComposeFile {
                     file: self.file.to_owned(),
                     compose_file: path,
@@ -395,16 +395,7 @@ fn text_map_of(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::environment_recipe::{find_environment, EnvironmentRecipe};
-
-    /// A base branch holding `files`.
-    fn branch(files: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let files: BTreeMap<String, String> = files
-            .iter()
-            .map(|(path, text)| ((*path).to_owned(), (*text).to_owned()))
-            .collect();
-        move |path| files.get(path).cloned()
-    }
+    use crate::environment_recipe::{branch_of, find_environment, EnvironmentRecipe};
 
     #[test]
     fn a_dockerfile_dev_container_is_read_with_its_paths_from_the_repository_root() {
@@ -425,11 +416,11 @@ mod tests {
             "postCreateCommand": { "db": "createdb app", "hooks": ["git", "config", "core.hooksPath", ".hooks"] },
             "postStartCommand": "npm run watch",
         }"#;
-        let files = branch(&[
+        let files = branch_of(&[
             (".devcontainer/devcontainer.json", text),
             (".devcontainer/Dockerfile", "FROM debian:12"),
         ]);
-        let EnvironmentRecipe::DevContainer(recipe) = find_environment(files).unwrap() else {
+        let EnvironmentRecipe::DevContainer(recipe) = find_environment(&files).unwrap() else {
             panic!("a dev container");
         };
         assert_eq!(
@@ -494,12 +485,12 @@ mod tests {
             "service": "app",
             "runServices": ["app", "db"],
         }"#;
-        let files = branch(&[
+        let files = branch_of(&[
             (".devcontainer/devcontainer.json", text),
             (".devcontainer/compose.yml", "services: {}"),
             (".devcontainer/compose.test.yml", "services: {}"),
         ]);
-        let EnvironmentRecipe::DevContainer(recipe) = find_environment(files).unwrap() else {
+        let EnvironmentRecipe::DevContainer(recipe) = find_environment(&files).unwrap() else {
             panic!("a dev container");
         };
         assert_eq!(
@@ -518,7 +509,7 @@ mod tests {
     #[test]
     fn a_dev_container_that_cannot_be_built_is_refused_saying_what_and_where() {
         let refused = |text: &str| {
-            find_environment(branch(&[(".devcontainer/devcontainer.json", text)])).unwrap_err()
+            find_environment(&branch_of(&[(".devcontainer/devcontainer.json", text)])).unwrap_err()
         };
         let broken = refused("{\n  \"image\": \"debian:12\"\n  \"features\": {}\n}");
         assert!(
@@ -572,6 +563,11 @@ mod tests {
         assert!(
             matches!(&bad_command, DevContainerError::BadField { field, .. } if field == "postCreateCommand"),
             "{bad_command}"
+        );
+        let empty_image = refused(r#"{ "image": " " }"#);
+        assert!(
+            matches!(&empty_image, DevContainerError::BadField { field, .. } if field == "image"),
+            "{empty_image}"
         );
         let bad_env = refused(r#"{ "image": "a", "containerEnv": { "PORT": 3000 } }"#);
         assert!(

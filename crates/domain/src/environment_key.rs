@@ -8,7 +8,7 @@
 use sha2::{Digest, Sha256};
 
 use crate::dev_container::DevContainerBase;
-use crate::environment_recipe::{EnvironmentRecipe, SETUP_SCRIPT};
+use crate::environment_recipe::{BaseBranchFiles, EnvironmentRecipe, SETUP_SCRIPT};
 
 /// Lockfiles by name, wherever they are in the tree (`requirements*.txt` too).
 pub const LOCKFILE_NAMES: [&str; 12] = [
@@ -41,12 +41,12 @@ pub fn is_lockfile(path: &str) -> bool {
     LOCKFILE_NAMES.contains(&name) || (name.starts_with("requirements") && name.ends_with(".txt"))
 }
 
-/// The paths of `tree` (every file on the base branch, from the root) the image of
-/// `recipe` is keyed on, sorted; with `owner_named`, the files the owner adds. Empty
-/// for the agent image alone, which is not built per repository.
+/// The paths of the base branch's `files` the image of `recipe` is keyed on, sorted;
+/// with `owner_named`, the files the owner adds. Empty for the agent image alone, which
+/// is not built per repository.
 pub fn key_inputs(
     recipe: &EnvironmentRecipe,
-    tree: &[String],
+    files: &BaseBranchFiles,
     owner_named: &[String],
 ) -> Vec<String> {
     let own_files: Vec<String> = match recipe {
@@ -59,10 +59,10 @@ pub fn key_inputs(
                 .map(|(folder, _)| format!("{folder}/"));
             let mut files: Vec<String> = match &folder {
                 // `.devcontainer/`: everything in it.
-                Some(folder) => tree
-                    .iter()
+                Some(folder) => files
+                    .paths()
                     .filter(|path| path.starts_with(folder.as_str()))
-                    .cloned()
+                    .map(str::to_owned)
                     .collect(),
                 None => vec![dev_container.file.clone()],
             };
@@ -78,13 +78,13 @@ pub fn key_inputs(
     };
     let mut inputs: Vec<String> = own_files
         .into_iter()
-        .chain(tree.iter().filter(|path| is_lockfile(path)).cloned())
         .chain(
-            owner_named
-                .iter()
-                .filter(|path| tree.contains(path))
-                .cloned(),
+            files
+                .paths()
+                .filter(|path| is_lockfile(path))
+                .map(str::to_owned),
         )
+        .chain(owner_named.iter().filter(|path| files.has(path)).cloned())
         .collect();
     inputs.sort();
     inputs.dedup();
@@ -92,7 +92,8 @@ pub fn key_inputs(
 }
 
 /// The key of an environment image: a hash of Handoff's agent layer (`layer`, which
-/// names the preset's program and its version) and of each input's path and content.
+/// names the preset's program and its version) and of each input's path and content
+/// (or git's id of it, which changes exactly when the content does).
 /// The same inputs in any order give the same key.
 pub fn environment_key(layer: &str, inputs: &[(String, Vec<u8>)]) -> String {
     let mut sorted: Vec<&(String, Vec<u8>)> = inputs.iter().collect();
@@ -116,7 +117,7 @@ pub fn environment_key(layer: &str, inputs: &[(String, Vec<u8>)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::environment_recipe::find_environment;
+    use crate::environment_recipe::{branch_of, find_environment};
 
     fn tree(paths: &[&str]) -> Vec<String> {
         paths.iter().map(|path| (*path).to_owned()).collect()
@@ -145,29 +146,19 @@ mod tests {
 
     #[test]
     fn a_dev_containers_key_reads_its_folder_its_dockerfile_and_the_lockfiles() {
-        let files = [
+        let branch = branch_of(&[
             (
                 ".devcontainer/devcontainer.json",
                 r#"{ "build": { "dockerfile": "../docker/dev.Dockerfile", "context": ".." } }"#,
             ),
+            (".devcontainer/setup/db.sql", ""),
             ("docker/dev.Dockerfile", "FROM debian:12"),
-        ];
-        let recipe = find_environment(|path| {
-            files
-                .iter()
-                .find(|(name, _)| *name == path)
-                .map(|(_, text)| (*text).to_owned())
-        })
-        .unwrap();
-        let branch = tree(&[
-            ".devcontainer/devcontainer.json",
-            ".devcontainer/setup/db.sql",
-            "docker/dev.Dockerfile",
-            "src/main.rs",
-            "Cargo.lock",
-            "web/pnpm-lock.yaml",
-            "tools.txt",
+            ("src/main.rs", ""),
+            ("Cargo.lock", ""),
+            ("web/pnpm-lock.yaml", ""),
+            ("tools.txt", ""),
         ]);
+        let recipe = find_environment(&branch).unwrap();
         assert_eq!(
             key_inputs(
                 &recipe,
@@ -186,7 +177,7 @@ mod tests {
         assert_eq!(
             key_inputs(
                 &EnvironmentRecipe::SetupScript,
-                &tree(&[SETUP_SCRIPT, "src/a.py", "uv.lock"]),
+                &branch_of(&[(SETUP_SCRIPT, ""), ("src/a.py", ""), ("uv.lock", "")]),
                 &[]
             ),
             tree(&[SETUP_SCRIPT, "uv.lock"])

@@ -4,6 +4,8 @@
 //! script (`.handoff/setup.sh`, run on top of the agent image), else the agent image
 //! alone.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use crate::dev_container::{read_dev_container, DevContainerError, DevContainerRecipe};
 
 /// Where a dev container is looked for, in order.
@@ -23,63 +25,99 @@ pub enum EnvironmentRecipe {
     AgentImageOnly,
 }
 
-/// The repository's environment, from its base branch: `read(path)` gives a file's text
-/// (a path from the repository's root), or `None` when there is no such file.
-pub fn find_environment(
-    read: impl Fn(&str) -> Option<String>,
-) -> Result<EnvironmentRecipe, DevContainerError> {
+/// The files of the base branch a recipe is found in: every path, and the text of those
+/// a recipe is read from ([`BaseBranchFiles::READ`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BaseBranchFiles {
+    paths: BTreeSet<String>,
+    texts: BTreeMap<String, String>,
+}
+
+impl BaseBranchFiles {
+    /// The files whose text a recipe is read from; the others are only looked for.
+    pub const READ: [&'static str; 3] =
+        [DEV_CONTAINER_FILES[0], DEV_CONTAINER_FILES[1], SETUP_SCRIPT];
+
+    /// `paths` (every file, from the repository's root) and `texts` (of those of
+    /// [`BaseBranchFiles::READ`] that are there).
+    pub fn new(paths: impl IntoIterator<Item = String>, texts: BTreeMap<String, String>) -> Self {
+        BaseBranchFiles {
+            paths: paths.into_iter().collect(),
+            texts,
+        }
+    }
+
+    pub fn has(&self, path: &str) -> bool {
+        self.paths.contains(path)
+    }
+
+    pub fn text(&self, path: &str) -> Option<&str> {
+        self.texts.get(path).map(String::as_str)
+    }
+
+    /// Every path, sorted.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.paths.iter().map(String::as_str)
+    }
+}
+
+/// The repository's environment, from the files of its base branch.
+pub fn find_environment(files: &BaseBranchFiles) -> Result<EnvironmentRecipe, DevContainerError> {
     for file in DEV_CONTAINER_FILES {
-        if let Some(text) = read(file) {
-            return read_dev_container(file, &text, &read)
+        if let Some(text) = files.text(file) {
+            return read_dev_container(file, text, &|path| files.has(path))
                 .map(|recipe| EnvironmentRecipe::DevContainer(Box::new(recipe)));
         }
     }
-    if read(SETUP_SCRIPT).is_some() {
+    if files.has(SETUP_SCRIPT) {
         return Ok(EnvironmentRecipe::SetupScript);
     }
     Ok(EnvironmentRecipe::AgentImageOnly)
+}
+
+/// A base branch holding `files` (path, text), for tests.
+#[cfg(test)]
+pub(crate) fn branch_of(files: &[(&str, &str)]) -> BaseBranchFiles {
+    BaseBranchFiles::new(
+        files.iter().map(|(path, _)| (*path).to_owned()),
+        files
+            .iter()
+            .map(|(path, text)| ((*path).to_owned(), (*text).to_owned()))
+            .collect(),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::dev_container::DevContainerBase;
-    use std::collections::BTreeMap;
-
-    /// A base branch holding `files`.
-    fn branch(files: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let files: BTreeMap<String, String> = files
-            .iter()
-            .map(|(path, text)| ((*path).to_owned(), (*text).to_owned()))
-            .collect();
-        move |path| files.get(path).cloned()
-    }
 
     #[test]
     fn a_dev_container_comes_first_then_the_setup_script_then_the_agent_image_alone() {
-        let both = branch(&[
+        let both = branch_of(&[
             (".devcontainer.json", r#"{ "image": "debian:12" }"#),
             (SETUP_SCRIPT, "apt-get install -y jq"),
         ]);
-        let EnvironmentRecipe::DevContainer(found) = find_environment(both).unwrap() else {
+        let EnvironmentRecipe::DevContainer(found) = find_environment(&both).unwrap() else {
             panic!("the dev container wins");
         };
         assert_eq!(found.file, ".devcontainer.json");
         assert_eq!(found.base, DevContainerBase::Image("debian:12".to_owned()));
-        let folder_first = branch(&[
+        let folder_first = branch_of(&[
             (".devcontainer/devcontainer.json", r#"{ "image": "a" }"#),
             (".devcontainer.json", r#"{ "image": "b" }"#),
         ]);
-        let EnvironmentRecipe::DevContainer(found) = find_environment(folder_first).unwrap() else {
+        let EnvironmentRecipe::DevContainer(found) = find_environment(&folder_first).unwrap()
+        else {
             panic!("a dev container");
         };
         assert_eq!(found.base, DevContainerBase::Image("a".to_owned()));
         assert_eq!(
-            find_environment(branch(&[(SETUP_SCRIPT, "true")])).unwrap(),
+            find_environment(&branch_of(&[(SETUP_SCRIPT, "true")])).unwrap(),
             EnvironmentRecipe::SetupScript
         );
         assert_eq!(
-            find_environment(branch(&[("README.md", "hi")])).unwrap(),
+            find_environment(&branch_of(&[("README.md", "hi")])).unwrap(),
             EnvironmentRecipe::AgentImageOnly
         );
     }

@@ -1,6 +1,7 @@
-//! One file of a branch, read and changed from the host: its text at a commit of the
-//! cache, and a commit in a working copy that changes only it (the lessons file, which
-//! Handoff keeps in step itself, with no agent).
+//! Files of a branch, read and changed from the host: every path of a commit of the
+//! cache (where an environment's recipe is looked for), one file's text at a commit,
+//! and a commit in a working copy that changes only it (the lessons file, which Handoff
+//! keeps in step itself, with no agent).
 
 use std::path::Path;
 
@@ -9,7 +10,41 @@ use super::{GitError, HostGit};
 /// The most of a file read back (a lessons file is a few kilobytes).
 const LARGEST_FILE_BYTES: usize = 1024 * 1024;
 
+/// The most of a tree's listing read (a repository of a million files lists in less).
+const LARGEST_LISTING_BYTES: usize = 64 * 1024 * 1024;
+
 impl HostGit {
+    /// Every file at `reference` in `cache`: its path from the repository's root, and
+    /// git's id of its content (which changes exactly when the content does).
+    pub async fn files_at(
+        &self,
+        cache: &Path,
+        reference: &str,
+    ) -> Result<Vec<(String, String)>, GitError> {
+        let (listing, cut) = self
+            .git_capped(
+                cache,
+                &["ls-tree", "-r", "-z", "--full-tree", reference],
+                LARGEST_LISTING_BYTES,
+            )
+            .await?;
+        if cut {
+            return Err(GitError::Failed {
+                command: format!("git ls-tree -r {reference}"),
+                detail: format!("the listing is larger than {LARGEST_LISTING_BYTES} bytes"),
+            });
+        }
+        // Each entry: `<mode> <type> <id>\t<path>`.
+        Ok(listing
+            .split('\0')
+            .filter_map(|entry| {
+                let (about, path) = entry.split_once('\t')?;
+                let id = about.split(' ').nth(2)?;
+                Some((path.to_owned(), id.to_owned()))
+            })
+            .collect())
+    }
+
     /// The text of `path` at `reference` in `cache`, exactly as committed; `None` when
     /// the commit has no such file.
     pub async fn file_at(

@@ -1,0 +1,98 @@
+//! A repository's environment as its base branch says it: the recipe found there, the
+//! files its image is keyed on, and the key. Read from the repository's cache (one
+//! incremental fetch, under the cache's lock), so nothing is cloned for it. Building,
+//! caching and starting the image are not done here.
+
+use std::collections::BTreeMap;
+
+use super::cache_lock::CacheLock;
+use super::handles::Environments;
+use super::PipelineError;
+use crate::agent_image::recipe_hash;
+use crate::domain::environment_key::{environment_key, key_inputs};
+use crate::domain::environment_recipe::{find_environment, BaseBranchFiles, EnvironmentRecipe};
+use crate::domain::RepoName;
+
+/// What a repository's base branch says its agent's environment is made of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundEnvironment {
+    pub base_branch: String,
+    /// The commit of the base branch it was read at.
+    pub commit: String,
+    pub recipe: EnvironmentRecipe,
+    /// The files its image is keyed on (none for the agent image alone).
+    pub inputs: Vec<String>,
+    /// The image's key, a hash of the inputs and of Handoff's agent layer; none for the
+    /// agent image alone, which is not built per repository.
+    pub key: Option<String>,
+}
+
+impl Environments<'_> {
+    /// `repo`'s environment at the tip of its base branch.
+    pub async fn environment_of(&self, repo: &RepoName) -> Result<FoundEnvironment, PipelineError> {
+        let pipeline = self.pipeline;
+        let repo = pipeline.store.repositories().repo_by_name(repo).await?;
+        let unread = |detail: String| PipelineError::BaseBranchUnread {
+            repo: repo.name.full_name(),
+            detail,
+        };
+        let git = pipeline.host_git();
+        let cache_root = pipeline.cache_root();
+        let (_lock, _) = CacheLock::acquire(&cache_root, &repo.name, async {})
+            .await
+            .map_err(|error| unread(format!("the repository's cache is locked: {error}")))?;
+        let cache = git
+            .update_cache(&cache_root, &repo.name, &[])
+            .await
+            .map_err(|error| unread(error.to_string()))?;
+        let base_ref = format!("refs/heads/{}", repo.default_branch);
+        let commit = git
+            .resolve(&cache, &base_ref)
+            .await
+            .map_err(|error| unread(error.to_string()))?;
+        let entries: BTreeMap<String, String> = git
+            .files_at(&cache, &commit)
+            .await
+            .map_err(|error| unread(error.to_string()))?
+            .into_iter()
+            .collect();
+        let mut texts = BTreeMap::new();
+        for path in BaseBranchFiles::READ {
+            if let Some(text) = git
+                .file_at(&cache, &commit, path)
+                .await
+                .map_err(|error| unread(error.to_string()))?
+            {
+                texts.insert(path.to_owned(), text);
+            }
+        }
+        let files = BaseBranchFiles::new(entries.keys().cloned(), texts);
+        let recipe =
+            find_environment(&files).map_err(|error| PipelineError::EnvironmentRecipe {
+                repo: repo.name.full_name(),
+                error,
+            })?;
+        let inputs = key_inputs(&recipe, &files, &[]);
+        let key = if inputs.is_empty() {
+            None
+        } else {
+            // Each input by git's id of its content: a large lockfile is not read for it.
+            let contents: Vec<(String, Vec<u8>)> = inputs
+                .iter()
+                .map(|path| {
+                    let id = entries.get(path).cloned().unwrap_or_default();
+                    (path.clone(), id.into_bytes())
+                })
+                .collect();
+            let layer = format!("{} {}", repo.agent_preset, recipe_hash());
+            Some(environment_key(&layer, &contents))
+        };
+        Ok(FoundEnvironment {
+            base_branch: repo.default_branch.clone(),
+            commit,
+            recipe,
+            inputs,
+            key,
+        })
+    }
+}
