@@ -3,9 +3,11 @@
 //! Used by the store and CLI tests and by the desktop end-to-end test.
 
 use handoff::domain::feedback::PullRequestState;
-use handoff::domain::{Feedback, FeedbackSource, NewRepo, RepoName, SandboxBackend, SpendSource};
+use handoff::domain::{
+    Feedback, FeedbackSource, NewRepo, RepoId, RepoName, SandboxBackend, SpendSource, Stage,
+};
 use handoff::store::spend::RunSpend;
-use handoff::store::{CodeRunRequest, NewFeedback, RunOutcome};
+use handoff::store::{CodeRunRequest, NewFeedback, RunOutcome, StageRunRequest};
 use handoff::Store;
 
 pub const DEMO_REPO: &str = "octocat/hello-world";
@@ -36,6 +38,20 @@ pub async fn add_feedback(store: &Store, repo: &str, title: &str, body: &str) ->
 }
 
 /// Starts a code run on the item and leaves it queued (the item is CODING).
+/// A lessons run of repository `repo_id` on the local backend, as the store records one.
+pub fn lessons_run(repo_id: RepoId) -> StageRunRequest {
+    StageRunRequest {
+        repo_id,
+        pr_number: None,
+        feedback_id: None,
+        stage: Stage::Lessons,
+        backend: SandboxBackend::Local,
+        agent_preset: "custom".to_owned(),
+        parent_run_id: None,
+        quota_units: 1,
+    }
+}
+
 pub async fn start_run(store: &Store, feedback: &Feedback) {
     store
         .runs()

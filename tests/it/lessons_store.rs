@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use handoff::domain::clock::SettableClock;
 use handoff::domain::lesson::{CorrectionId, LessonProposal, LessonState};
-use handoff::domain::{SandboxBackend, Stage};
-use handoff::store::{LessonDecision, LessonEdit, StageRunRequest, Store, StoreError};
+use handoff::domain::Stage;
+use handoff::store::{LessonDecision, LessonEdit, Store, StoreError};
 use support::seed;
 
 const DEMO_REPO: &str = "octocat/hello-world";
@@ -19,19 +19,6 @@ async fn temp_store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_in(dir.path()).await.unwrap();
     (dir, store)
-}
-
-fn lessons_run(repo_id: handoff::domain::RepoId) -> StageRunRequest {
-    StageRunRequest {
-        repo_id,
-        pr_number: None,
-        feedback_id: None,
-        stage: Stage::Lessons,
-        backend: SandboxBackend::Local,
-        agent_preset: "custom".to_owned(),
-        parent_run_id: None,
-        quota_units: 1,
-    }
 }
 
 #[tokio::test]
@@ -82,13 +69,13 @@ async fn the_owner_accepts_edits_turns_off_and_rejects_lessons_and_bad_moves_are
     let repo = seed::add_repo(&store, DEMO_REPO).await;
     let run = store
         .stage_runs()
-        .start_stage_run(&lessons_run(repo.id))
+        .start_stage_run(&seed::lessons_run(repo.id))
         .await
         .unwrap();
     // One lessons run at a time per repository.
     let second = store
         .stage_runs()
-        .start_stage_run(&lessons_run(repo.id))
+        .start_stage_run(&seed::lessons_run(repo.id))
         .await
         .unwrap_err();
     assert!(
@@ -265,7 +252,7 @@ async fn runs_and_every_row_naming_them_survive_the_lessons_migration() {
     // A lessons run is now a run like any other.
     let lessons = store
         .stage_runs()
-        .start_stage_run(&lessons_run(code.repo_id))
+        .start_stage_run(&seed::lessons_run(code.repo_id))
         .await
         .unwrap();
     assert_eq!(lessons.stage, Stage::Lessons);

@@ -7,9 +7,7 @@ use handoff_test_support as support;
 
 use handoff::domain::fix::Fix;
 use handoff::domain::lesson::LessonProposal;
-use handoff::domain::{SandboxBackend, Stage};
 use handoff::error_code::ErrorCode;
-use handoff::store::StageRunRequest;
 use handoff_api::lessons::{
     decide_lesson, edit_lesson, lessons_view, LessonDecisionWord, LessonEditInput,
 };
@@ -24,16 +22,7 @@ async fn core_with_a_proposal() -> (tempfile::TempDir, AppCore, i64) {
     let repo = seed::add_repo(&store, seed::DEMO_REPO).await;
     let run = store
         .stage_runs()
-        .start_stage_run(&StageRunRequest {
-            repo_id: repo.id,
-            pr_number: None,
-            feedback_id: None,
-            stage: Stage::Lessons,
-            backend: SandboxBackend::Local,
-            agent_preset: "custom".to_owned(),
-            parent_run_id: None,
-            quota_units: 1,
-        })
+        .start_stage_run(&seed::lessons_run(repo.id))
         .await
         .unwrap();
     let ids = store
