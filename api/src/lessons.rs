@@ -241,19 +241,24 @@ pub async fn lessons_view(core: &AppCore, repo: &str) -> Result<LessonsView, Cod
         .repositories()
         .repo_by_name(&repo_name(repo)?)
         .await?;
+    let latest_run = core.store.lessons().latest_lessons_run(repo.id).await?;
+    // The corrections a lessons run still going reads do not wait for the next one: it
+    // may have recorded its proposals already. Should it fail, they wait again.
+    let waiting = match &latest_run {
+        Some(run) if run.status.is_active() => {
+            core.store
+                .lessons()
+                .corrections_of(repo.id, Some(run.created_at))
+                .await?
+        }
+        _ => core.store.lessons().new_corrections(repo.id).await?,
+    };
     let mut view = LessonsView {
         repo: repo.name.full_name(),
         proposals: Vec::new(),
         accepted: Vec::new(),
         rejected: Vec::new(),
-        new_corrections: core
-            .store
-            .lessons()
-            .new_corrections(repo.id)
-            .await?
-            .iter()
-            .map(CorrectionRecord::from)
-            .collect(),
+        new_corrections: waiting.iter().map(CorrectionRecord::from).collect(),
         active_run_id: None,
         last_run_id: None,
         last_run_words: None,
@@ -272,7 +277,7 @@ pub async fn lessons_view(core: &AppCore, repo: &str) -> Result<LessonsView, Cod
             LessonState::Rejected => view.rejected.push(record),
         }
     }
-    if let Some(run) = core.store.lessons().latest_lessons_run(repo.id).await? {
+    if let Some(run) = latest_run {
         if run.status.is_active() {
             view.active_run_id = Some(run.id.0);
         }

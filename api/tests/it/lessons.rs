@@ -5,6 +5,9 @@
 
 use handoff_test_support as support;
 
+use std::sync::Arc;
+
+use handoff::domain::clock::SettableClock;
 use handoff::domain::fix::Fix;
 use handoff::domain::lesson::LessonProposal;
 use handoff::error_code::ErrorCode;
@@ -27,20 +30,20 @@ async fn core_with_a_proposal() -> (tempfile::TempDir, AppCore, i64) {
         .unwrap();
     let ids = store
         .lessons()
-        .record_lesson_proposals(
-            repo.id,
-            run.id,
-            &[LessonProposal {
-                rule: RULE.to_owned(),
-                why: "corrected twice".to_owned(),
-                sources: Vec::new(),
-                paths: vec!["src".to_owned()],
-            }],
-        )
+        .record_lesson_proposals(repo.id, run.id, &[proposal()])
         .await
         .unwrap();
     let core = AppCore::new(store, dir.path());
     (dir, core, ids[0].0)
+}
+
+fn proposal() -> LessonProposal {
+    LessonProposal {
+        rule: RULE.to_owned(),
+        why: "corrected twice".to_owned(),
+        sources: Vec::new(),
+        paths: vec!["src".to_owned()],
+    }
 }
 
 fn new_rule(rule: &str) -> LessonEditInput {
@@ -139,4 +142,57 @@ async fn deciding_about_a_lesson_that_is_not_there_says_where_to_look() {
         .await
         .expect_err("no such lesson");
     assert_eq!(missing_edit.code, ErrorCode::NotFound);
+}
+
+#[tokio::test]
+async fn corrections_a_lessons_run_is_reading_wait_again_only_when_it_fails() {
+    let (dir, store) = temp_store().await;
+    let repo = seed::add_repo(&store, seed::DEMO_REPO).await;
+    let item = seed::add_feedback(&store, seed::DEMO_REPO, "Login button", "Make it bigger").await;
+    seed::run_to_end(&store, &item, seed::success(0.02)).await;
+    let seconds_later = |seconds| {
+        let clock = SettableClock::at(chrono::Utc::now() + chrono::Duration::seconds(seconds));
+        store.clone().with_clock(Arc::new(clock))
+    };
+    // The owner writes after the run ended: a correction.
+    seconds_later(1)
+        .feedback()
+        .add_owner_follow_up(item.id, "48px, please: 44px is too small on phones.")
+        .await
+        .unwrap();
+    let core = AppCore::new(store.clone(), dir.path());
+    let view = lessons_view(&core, seed::DEMO_REPO).await.unwrap();
+    assert_eq!(view.new_corrections.len(), 1);
+
+    // A lessons run reads it and records its proposal before it is marked ended: the
+    // correction no longer waits, whichever the window draws first.
+    let run = seconds_later(2)
+        .stage_runs()
+        .start_stage_run(&seed::lessons_run(repo.id))
+        .await
+        .unwrap();
+    store.runs().mark_run_running(run.id, None).await.unwrap();
+    store
+        .lessons()
+        .record_lesson_proposals(repo.id, run.id, &[proposal()])
+        .await
+        .unwrap();
+    let view = lessons_view(&core, seed::DEMO_REPO).await.unwrap();
+    assert_eq!(view.active_run_id, Some(run.id.0));
+    assert_eq!(view.proposals.len(), 1);
+    assert!(
+        view.new_corrections.is_empty(),
+        "{:?}",
+        view.new_corrections
+    );
+
+    // The run fails: what it read waits for the next one again.
+    store
+        .runs()
+        .finish_run(run.id, &seed::failure("the agent stopped").outcome)
+        .await
+        .unwrap();
+    let view = lessons_view(&core, seed::DEMO_REPO).await.unwrap();
+    assert_eq!(view.active_run_id, None);
+    assert_eq!(view.new_corrections.len(), 1);
 }
