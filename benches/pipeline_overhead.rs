@@ -7,7 +7,9 @@
 //! (b) an iterate on the local backend: from "run" to the agent's first instruction,
 //!     and the whole overhead beyond the agent's own time, with the feedback item's
 //!     working copy kept from its last run (the default) and with a fresh copy each run;
-//! (c) the same on Docker (the kept copy is the item's volume).
+//! (c) the same on Docker (the kept copy is the item's volume);
+//! (d) Docker again with a dev container on the base branch: the first run builds its
+//! environment, the iterates start in the ready image.
 //!
 //! Before each iterate someone pushes a commit that changes five files to the branch,
 //! so the kept copy has something to catch up with, as an iterate after a review would.
@@ -279,6 +281,18 @@ async fn iterate_rounds(
         {
             eprintln!("the bench's egress gate could not be removed: {error}");
         }
+        // And its environment images, when the repository named one.
+        match handoff::sandbox::environment_image::prune_environment_images(
+            &docker,
+            &installation,
+            REPO,
+            "",
+        )
+        .await
+        {
+            Ok(removed) => eprintln!("removed the bench's environment images: {removed:?}"),
+            Err(error) => eprintln!("the bench's environment images could not be removed: {error}"),
+        }
     }
     rounds
 }
@@ -352,6 +366,20 @@ fn main() {
                 iterate_rounds(&fake, backend, kept, network).await,
             ));
         }
+        // (d) Docker with a dev container on the base branch: the first run builds its
+        // environment (the agent image as its base, Handoff's layer, a setup command),
+        // the iterates start in the ready image.
+        fake.push_commit(
+            REPO,
+            "main",
+            "A dev container",
+            &[(
+                ".devcontainer.json",
+                &format!("{{ \"image\": \"{IMAGE}\", \"postCreateCommand\": \"git --version\" }}"),
+            )],
+        );
+        let with_environment =
+            iterate_rounds(&fake, SandboxBackend::Docker, true, NetworkMode::Allowlist).await;
         println!("## Pipeline overhead (median of {ROUNDS} rounds)\n");
         println!("Repository: {FILES} files, {COMMITS} commits, served by the fake GitHub over git HTTP.\n");
         println!("| what | time |");
@@ -378,5 +406,14 @@ fn main() {
                 overhead.as_secs_f64() / shallow.as_secs_f64()
             );
         }
+        let rounds = with_environment;
+        println!("| (d) docker, kept copy, a dev container: first run of the item, building its environment (\"run\" to the agent's first instruction) | {} |", ms(rounds.first_run));
+        println!("| (d) docker, kept copy, a dev container: iterate in the ready environment, \"run\" to the agent's first instruction | {} |", ms(median(rounds.to_first.clone())));
+        let overhead = median(rounds.overhead.clone());
+        println!(
+            "| (d) docker, kept copy, a dev container: **whole iterate beyond the agent's own time** | **{}** ({:.2}× the shallow clone) |",
+            ms(overhead),
+            overhead.as_secs_f64() / shallow.as_secs_f64()
+        );
     });
 }

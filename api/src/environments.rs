@@ -1,20 +1,29 @@
 //! A repository's environment as both front ends show it: what its base branch says the
 //! agent's environment is made of (a dev container, Handoff's setup script, or the agent
-//! image alone), in words, with the files its image is keyed on and the key. A recipe
-//! that cannot be built is refused with what is wrong and where.
+//! image alone), in words, with the files its image is keyed on, the key, and where
+//! its image stands (its last build: ready, building, failed, or built for files that
+//! changed since). Building it (`handoff env build`, the window's Rebuild) and its last
+//! build's log. A recipe that cannot be built is refused with what is wrong and where.
 
 use serde::Serialize;
 
 use handoff::domain::dev_container::{CommandForm, DevContainerBase};
 use handoff::domain::environment_recipe::{EnvironmentRecipe, SETUP_SCRIPT};
 use handoff::domain::RepoName;
-use handoff::error_code::CodedError;
+use handoff::domain::SandboxBackend;
+use handoff::error_code::{CodedError, ErrorCode};
+use handoff::pipeline::environment_build::build_log_path;
 use handoff::pipeline::environments::FoundEnvironment;
+use handoff::sandbox::agent_image::local_engine;
+use handoff::sandbox::environment_image::{environment_image_name, ready_environment};
+use handoff::setup_check::{CheckLine, CheckStatus, Fix};
+use handoff::store::{EnvironmentBuildRecord, EnvironmentBuildState};
 
 use crate::AppCore;
 
 /// A repository's environment, as the owner reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct EnvironmentRecord {
     pub repo: String,
@@ -37,20 +46,251 @@ pub struct EnvironmentRecord {
     /// The files its image is keyed on.
     pub keyed_on: Vec<String>,
     pub key: Option<String>,
+    /// The image runs use for this key; none for the agent image alone.
+    pub image: Option<String>,
+    /// `not_built`, `building`, `ready`, `failed`, or `stale` (the last image was built
+    /// for files that changed since); none for the agent image alone.
+    pub state: Option<String>,
+    pub last_build: Option<EnvironmentBuildView>,
+}
+
+/// One build of an environment, as the owner reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct EnvironmentBuildView {
+    pub id: i64,
+    /// `building`, `ready` or `failed`.
+    pub state: String,
+    pub image: String,
+    pub key: String,
+    pub recipe_file: String,
+    pub commit: String,
+    pub image_bytes: Option<u64>,
+    pub failed_step: Option<String>,
+    pub failure: Option<String>,
+    pub run_id: Option<i64>,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// Where its whole log is kept.
+    pub log_file: String,
+}
+
+/// An environment image ready for runs, as `env build` reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "page-contract", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct EnvironmentBuilt {
+    pub image: String,
+    pub image_bytes: u64,
+    /// Whether this build made it (`false`: it was ready with its key).
+    pub built_now: bool,
 }
 
 /// `repo`'s environment at the tip of its base branch.
-pub async fn environment_of(
-    core: &AppCore,
-    repo: &RepoName,
-) -> Result<EnvironmentRecord, CodedError> {
+pub async fn environment_of(core: &AppCore, repo: &str) -> Result<EnvironmentRecord, CodedError> {
+    let repo = &repo_name(repo)?;
     let found = core
         .pipeline()
         .await?
         .environments()
         .environment_of(repo)
         .await?;
-    Ok(record_of(repo, found))
+    let mut record = record_of(repo, found);
+    let repo_id = core.store.repositories().repo_by_name(repo).await?.id;
+    let last = core
+        .store
+        .environment_builds()
+        .latest_environment_build(repo_id)
+        .await?;
+    if let Some(key) = &record.key {
+        let image = environment_image_name(&repo.full_name(), key);
+        let state = match &last {
+            None => "not_built",
+            Some(build) if build.state == EnvironmentBuildState::Building => "building",
+            Some(build) if build.key != *key => "stale",
+            Some(build) if build.state == EnvironmentBuildState::Ready => {
+                if image_is_gone(&image, key).await {
+                    "not_built"
+                } else {
+                    "ready"
+                }
+            }
+            Some(_) => "failed",
+        };
+        record.image = Some(image);
+        record.state = Some(state.to_owned());
+    }
+    record.last_build = last.map(|build| build_view(core, build));
+    Ok(record)
+}
+
+/// Whether the engine no longer holds `image` with `key` (someone removed it): an
+/// engine that does not answer says nothing either way.
+async fn image_is_gone(image: &str, key: &str) -> bool {
+    let Ok(docker) = local_engine() else {
+        return false;
+    };
+    matches!(ready_environment(&docker, image, key).await, Ok(None))
+}
+
+/// Check setup's line for each Docker repository whose base branch names an
+/// environment: ready, not built yet, out of date, failed, or a recipe that is refused.
+/// A repository whose base branch cannot be read now gets no line (its GitHub line says
+/// why).
+pub async fn environment_check_lines(core: &AppCore) -> Vec<CheckLine> {
+    let repos = match core.store.repositories().repos().await {
+        Ok(repos) => repos,
+        Err(error) => {
+            tracing::warn!(%error, "the repositories could not be read for their environments' check");
+            return Vec::new();
+        }
+    };
+    let mut lines = Vec::new();
+    for repo in repos.iter().filter(|repo| {
+        repo.sandbox_backend == SandboxBackend::Docker && repo.disconnected_at.is_none()
+    }) {
+        let name = repo.name.full_name();
+        match environment_of(core, &name).await {
+            Ok(record) => lines.extend(environment_line(&record)),
+            Err(error) if error.code == ErrorCode::InvalidInput => lines.push(CheckLine::not_ok(
+                CheckStatus::Failure,
+                format!("environment:{name}"),
+                format!("{name}'s environment"),
+                error.message,
+                Fix::BuildEnvironment { repo: name },
+            )),
+            Err(error) => {
+                tracing::info!(repo = %name, error = %error.message, "the environment's check was skipped: its base branch cannot be read");
+            }
+        }
+    }
+    lines
+}
+
+fn environment_line(record: &EnvironmentRecord) -> Option<CheckLine> {
+    let (Some(state), Some(image)) = (&record.state, &record.image) else {
+        return None;
+    };
+    let id = format!("environment:{}", record.repo);
+    let subject = format!("{}'s environment", record.repo);
+    let file = record.file.clone().unwrap_or_default();
+    let fix = Fix::BuildEnvironment {
+        repo: record.repo.clone(),
+    };
+    Some(match state.as_str() {
+        "ready" => CheckLine::ok(id, subject, format!("{image}, from {file}, is ready")),
+        "building" => CheckLine::ok(id, subject, format!("{image} is being built from {file}")),
+        "stale" => CheckLine::not_ok(
+            CheckStatus::Warning,
+            id,
+            subject,
+            format!("a file {image} is keyed on changed on the base branch since it was built: the next run builds it again first"),
+            fix,
+        ),
+        "failed" => {
+            let last = record.last_build.as_ref();
+            CheckLine::not_ok(
+                CheckStatus::Failure,
+                id,
+                subject,
+                format!(
+                    "its last build failed at {}: {}; runs fail before their agent starts",
+                    last.and_then(|build| build.failed_step.clone()).unwrap_or_default(),
+                    last.and_then(|build| build.failure.clone()).unwrap_or_default()
+                ),
+                fix,
+            )
+        }
+        _ => CheckLine::not_ok(
+            CheckStatus::Warning,
+            id,
+            subject,
+            format!("{file} names it, and {image} is not built yet: the next run builds it first"),
+            fix,
+        ),
+    })
+}
+
+fn repo_name(text: &str) -> Result<RepoName, CodedError> {
+    text.parse::<RepoName>()
+        .map_err(|error| CodedError::new(ErrorCode::InvalidInput, error.to_string()))
+}
+
+fn build_view(core: &AppCore, build: EnvironmentBuildRecord) -> EnvironmentBuildView {
+    let state = match build.state {
+        EnvironmentBuildState::Building => "building",
+        EnvironmentBuildState::Ready => "ready",
+        EnvironmentBuildState::Failed => "failed",
+    };
+    EnvironmentBuildView {
+        id: build.id,
+        state: state.to_owned(),
+        image: build.image,
+        key: build.key,
+        recipe_file: build.recipe_file,
+        commit: build.commit_sha,
+        image_bytes: build.image_bytes,
+        failed_step: build.failed_step,
+        failure: build.failure,
+        run_id: build.run_id.map(|run| run.0),
+        started_at: build.started_at.to_rfc3339(),
+        finished_at: build.finished_at.map(|time| time.to_rfc3339()),
+        log_file: build_log_path(&core.data_dir, build.id)
+            .display()
+            .to_string(),
+    }
+}
+
+/// Builds `repo`'s environment unless an image with its key is ready (`force`: builds
+/// it all the same), passing each line of the build to `progress`; `None` when the
+/// repository has no recipe and runs use the agent image.
+pub async fn build_environment(
+    core: &AppCore,
+    repo: &str,
+    force: bool,
+    progress: &mut (dyn FnMut(&str) + Send),
+) -> Result<Option<EnvironmentBuilt>, CodedError> {
+    let repo = &repo_name(repo)?;
+    let ready = core
+        .pipeline()
+        .await?
+        .environments()
+        .build_environment(repo, force, progress)
+        .await?;
+    Ok(ready.map(|ready| EnvironmentBuilt {
+        image: ready.image,
+        image_bytes: ready.bytes,
+        built_now: ready.built_now,
+    }))
+}
+
+/// The whole log of `repo`'s last environment build.
+pub async fn last_build_log(core: &AppCore, repo: &str) -> Result<String, CodedError> {
+    let repo = &repo_name(repo)?;
+    let repo_id = core.store.repositories().repo_by_name(repo).await?.id;
+    let Some(build) = core
+        .store
+        .environment_builds()
+        .latest_environment_build(repo_id)
+        .await?
+    else {
+        return Err(CodedError::new(
+            ErrorCode::NotFound,
+            format!("{} has had no environment build yet", repo.full_name()),
+        ));
+    };
+    let path = build_log_path(&core.data_dir, build.id);
+    std::fs::read_to_string(&path).map_err(|error| {
+        CodedError::new(
+            ErrorCode::NotFound,
+            format!(
+                "the log of environment build {} ({}) cannot be read: {error}",
+                build.id,
+                path.display()
+            ),
+        )
+    })
 }
 
 fn record_of(repo: &RepoName, found: FoundEnvironment) -> EnvironmentRecord {
@@ -67,6 +307,9 @@ fn record_of(repo: &RepoName, found: FoundEnvironment) -> EnvironmentRecord {
         notes: Vec::new(),
         keyed_on: found.inputs,
         key: found.key,
+        image: None,
+        state: None,
+        last_build: None,
     };
     match found.recipe {
         EnvironmentRecipe::AgentImageOnly => {}

@@ -145,6 +145,7 @@ pub enum FixShape {
     StartDocker,
     BuildImage { preset: String, image: String },
     LoadImage { image: String },
+    BuildEnvironment { repo: String },
     AddKey { provider: String },
     AddE2bKey,
     ReplaceE2bKey,
@@ -288,6 +289,8 @@ fn visit_every_root(collector: &mut Collector) {
     collector.visit::<lessons::LessonEditInput>();
     collector.visit::<lessons::LessonSettingsInput>();
     collector.visit::<lessons::LessonsFileRecord>();
+    collector.visit::<environments::EnvironmentRecord>();
+    collector.visit::<environments::EnvironmentBuilt>();
     collector.visit::<ErrorCodeWords>();
     collector.visit::<CodedErrorShape>();
 }

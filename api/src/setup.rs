@@ -338,14 +338,20 @@ pub async fn check_setup(core: &AppCore) -> Result<SetupView, CodedError> {
 /// Check setup: a line per check, each with the step that fixes it when it is not ok.
 pub async fn setup_report(core: &AppCore) -> Result<SetupReport, CodedError> {
     let settings = PipelineSettings::configured(&core.store).await?;
-    Ok(SetupCheck {
+    let mut report = SetupCheck {
         store: &core.store,
         secrets: &core.secrets,
         data_dir: &core.data_dir,
         settings: &settings,
     }
     .run()
-    .await?)
+    .await?;
+    // The environments are read from each repository's base branch, through the
+    // pipeline: a use case above the core's checks.
+    report
+        .lines
+        .extend(crate::environments::environment_check_lines(core).await);
+    Ok(report)
 }
 
 /// Check setup's answer: a line per check.

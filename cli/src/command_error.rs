@@ -148,6 +148,7 @@ pub fn fix_command(fix: &Fix) -> Option<String> {
         Fix::AddKey { provider } => format!("handoff secrets set {provider}"),
         Fix::AddE2bKey | Fix::ReplaceE2bKey => "handoff secrets set e2b".to_owned(),
         Fix::BuildImage { preset, .. } => format!("handoff agent-image build --preset {preset}"),
+        Fix::BuildEnvironment { repo } => format!("handoff env build {repo}"),
         Fix::ChooseAnotherAgent { repo } => format!("handoff repo set {repo} --agent claude"),
         Fix::MakeAgentFork {
             repo,

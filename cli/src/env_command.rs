@@ -1,6 +1,7 @@
-//! `handoff env show`: what a repository's base branch says its agent's environment is
-//! made of (a dev container, `.handoff/setup.sh`, or the agent image alone), and the
-//! files its image is keyed on.
+//! `handoff env show|build|logs`: what a repository's base branch says its agent's
+//! environment is made of (a dev container, `.handoff/setup.sh`, or the agent image
+//! alone), the files its image is keyed on and where its image stands; building it;
+//! and its last build's log.
 
 use clap::{Args, Subcommand};
 
@@ -9,7 +10,9 @@ use super::output::print_json;
 use super::terminal_text::printable;
 use crate::shared_arguments::parse_repo_name;
 use handoff_api::core_types::RepoName;
-use handoff_api::environments::{environment_of, EnvironmentRecord};
+use handoff_api::environments::{
+    build_environment, environment_of, last_build_log, EnvironmentRecord,
+};
 use handoff_api::AppCore;
 
 /// The agent's environment: what a repository's base branch says it is made of
@@ -33,17 +36,61 @@ pub enum EnvAction {
         #[arg(long)]
         json: bool,
     },
+    /// Build the environment's image on this machine's Docker engine: the dev
+    /// container's image or Dockerfile, Handoff's agent layer, then the setup commands
+    /// in a copy of the base branch. Nothing is built when an image with the same key
+    /// is ready; older images of the repository are removed once a new one is built.
+    /// Runs build it themselves when it is missing; this builds it ahead.
+    Build {
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+        /// Build it even when an image with its key is ready.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print the whole log of the repository's last environment build.
+    Logs {
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+    },
 }
 
 pub async fn run(core: &AppCore, arguments: EnvArguments) -> Result<(), CliError> {
     match arguments.action {
         EnvAction::Show { repo, json } => {
-            let environment = environment_of(core, &repo).await?;
+            let environment = environment_of(core, &repo.full_name()).await?;
             if json {
                 print_json(&environment)?;
             } else {
                 print!("{}", described(&environment));
             }
+            Ok(())
+        }
+        EnvAction::Build { repo, force } => {
+            let mut progress = |line: &str| eprintln!("{}", printable(line));
+            match build_environment(core, &repo.full_name(), force, &mut progress).await? {
+                None => println!(
+                    "{} names no environment: its runs use Handoff's agent image",
+                    repo.full_name()
+                ),
+                Some(built) => println!(
+                    "{} {} ({} MB)",
+                    printable(&built.image),
+                    if built.built_now {
+                        "built"
+                    } else {
+                        "is ready: nothing to build"
+                    },
+                    built.image_bytes / 1_000_000
+                ),
+            }
+            Ok(())
+        }
+        EnvAction::Logs { repo } => {
+            print!(
+                "{}",
+                printable(&last_build_log(core, &repo.full_name()).await?)
+            );
             Ok(())
         }
     }
@@ -76,6 +123,31 @@ fn described(environment: &EnvironmentRecord) -> String {
     }
     if let Some(key) = &environment.key {
         lines.push(format!("key:       {}", &key[..key.len().min(16)]));
+    }
+    if let (Some(image), Some(state)) = (&environment.image, &environment.state) {
+        lines.push(format!(
+            "image:     {} ({})",
+            printable(image),
+            state.replace('_', " ")
+        ));
+    }
+    if let Some(build) = &environment.last_build {
+        let size = build
+            .image_bytes
+            .map(|bytes| format!(", {} MB", bytes / 1_000_000))
+            .unwrap_or_default();
+        lines.push(format!(
+            "last build: {} {} at {}{size}",
+            build.id, build.state, build.started_at
+        ));
+        if let (Some(step), Some(failure)) = (&build.failed_step, &build.failure) {
+            lines.push(format!(
+                "failed at: {}: {}",
+                printable(step),
+                printable(failure)
+            ));
+        }
+        lines.push(format!("build log: {}", printable(&build.log_file)));
     }
     lines.join("\n") + "\n"
 }

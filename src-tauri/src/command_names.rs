@@ -81,6 +81,9 @@ macro_rules! with_app_commands {
             edit_lesson,
             set_lesson_settings,
             write_lessons_file,
+            environment_view,
+            rebuild_environment,
+            environment_log,
         }
     };
 }

@@ -5,6 +5,7 @@ use handoff_api::archive;
 use handoff_api::comments::{self, EditPreview, HistoryEntry, SaveResult, VersionComparison};
 use handoff_api::core_types::LogLevel;
 use handoff_api::core_types::{CodedError, ErrorCode};
+use handoff_api::environments::{self, EnvironmentBuilt, EnvironmentRecord};
 use handoff_api::feedback_view::{self, FeedbackDetail, NewFeedbackInput};
 use handoff_api::lessons::{
     self, LessonDecisionWord, LessonEditInput, LessonRecord, LessonSettingsInput,
@@ -638,6 +639,38 @@ pub async fn set_lesson_settings(
     input: LessonSettingsInput,
 ) -> Answer<()> {
     lessons::set_lesson_settings(state.core()?, &repo, &input).await
+}
+
+/// A repository's environment: the recipe its base branch names, what its image is
+/// keyed on, and where its image stands.
+#[tauri::command]
+pub async fn environment_view(
+    state: State<'_, DesktopState>,
+    repo: String,
+) -> Answer<EnvironmentRecord> {
+    environments::environment_of(state.core()?, &repo).await
+}
+
+/// Builds a repository's environment again ("Rebuild"), sending the build's output to
+/// the page line by line.
+#[tauri::command]
+pub async fn rebuild_environment(
+    state: State<'_, DesktopState>,
+    repo: String,
+    on_line: Channel<String>,
+) -> Answer<Option<EnvironmentBuilt>> {
+    environments::build_environment(state.core()?, &repo, true, &mut |line| {
+        if let Err(error) = on_line.send(line.to_owned()) {
+            tracing::debug!(%error, "the page stopped following the environment's build");
+        }
+    })
+    .await
+}
+
+/// The whole log of a repository's last environment build.
+#[tauri::command]
+pub async fn environment_log(state: State<'_, DesktopState>, repo: String) -> Answer<String> {
+    environments::last_build_log(state.core()?, &repo).await
 }
 
 /// Restarts the app (into the version just installed).

@@ -1,7 +1,7 @@
 //! A repository's environment as its base branch says it: the recipe found there, the
 //! files its image is keyed on, and the key. Read from the repository's cache (one
-//! incremental fetch, under the cache's lock), so nothing is cloned for it. Building,
-//! caching and starting the image are not done here.
+//! incremental fetch, under the cache's lock), so nothing is cloned for it. Building
+//! and caching the image are `environment_build`'s.
 
 use std::collections::BTreeMap;
 
@@ -10,8 +10,11 @@ use super::handles::Environments;
 use super::PipelineError;
 use crate::agent_image::recipe_hash;
 use crate::domain::environment_key::{environment_key, key_inputs};
-use crate::domain::environment_recipe::{find_environment, BaseBranchFiles, EnvironmentRecipe};
+use crate::domain::environment_recipe::{
+    find_environment, BaseBranchFiles, EnvironmentRecipe, SETUP_SCRIPT,
+};
 use crate::domain::RepoName;
+use crate::sandbox::environment_image::layer_hash;
 
 /// What a repository's base branch says its agent's environment is made of.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +28,17 @@ pub struct FoundEnvironment {
     /// The image's key, a hash of the inputs and of Handoff's agent layer; none for the
     /// agent image alone, which is not built per repository.
     pub key: Option<String>,
+}
+
+impl FoundEnvironment {
+    /// The file the recipe was found in, or what runs use without one.
+    pub fn recipe_file(&self) -> String {
+        match &self.recipe {
+            EnvironmentRecipe::DevContainer(dev_container) => dev_container.file.clone(),
+            EnvironmentRecipe::SetupScript => SETUP_SCRIPT.to_owned(),
+            EnvironmentRecipe::AgentImageOnly => "the agent image".to_owned(),
+        }
+    }
 }
 
 impl Environments<'_> {
@@ -84,7 +98,14 @@ impl Environments<'_> {
                     (path.clone(), id.into_bytes())
                 })
                 .collect();
-            let layer = format!("{} {}", repo.agent_preset, recipe_hash());
+            // Handoff's agent layer, and the agent image a setup script starts from.
+            let layer = format!(
+                "{} {} {} {}",
+                repo.agent_preset,
+                recipe_hash(),
+                layer_hash(),
+                pipeline.docker_image_of(&repo).0
+            );
             Some(environment_key(&layer, &contents))
         };
         Ok(FoundEnvironment {

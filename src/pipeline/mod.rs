@@ -37,6 +37,7 @@ pub mod automatic_updates;
 pub mod bulk_runs;
 pub mod cache_lock;
 pub mod code_run;
+pub mod environment_build;
 pub mod environments;
 pub mod github_commands;
 mod handles;
@@ -176,6 +177,17 @@ pub enum PipelineError {
         #[source]
         error: crate::domain::dev_container::DevContainerError,
     },
+    #[error("{repo}'s environment was not built: {step} failed: {detail} (the build's log: {})", log.display())]
+    EnvironmentBuild {
+        repo: String,
+        step: String,
+        detail: String,
+        log: std::path::PathBuf,
+    },
+    #[error("{repo}'s environment cannot be built here: {detail}")]
+    EnvironmentEngine { repo: String, detail: String },
+    #[error("{repo}'s environment cannot be built by Handoff yet: {what}")]
+    EnvironmentNotYetBuilt { repo: String, what: String },
 }
 
 impl PipelineError {
@@ -204,6 +216,9 @@ impl PipelineError {
             PipelineError::LessonsFile { .. } => ErrorCode::GithubRefused,
             PipelineError::BaseBranchUnread { .. } => ErrorCode::GithubRefused,
             PipelineError::EnvironmentRecipe { .. } => ErrorCode::InvalidInput,
+            PipelineError::EnvironmentBuild { .. } => ErrorCode::SandboxFailed,
+            PipelineError::EnvironmentEngine { .. } => ErrorCode::SandboxUnavailable,
+            PipelineError::EnvironmentNotYetBuilt { .. } => ErrorCode::InvalidInput,
         }
     }
 }

@@ -15,6 +15,7 @@ use super::reconcile::RunsLeftBehind;
 use super::run_log::RunLog;
 use super::{Pipeline, PipelineError};
 use crate::domain::{Repo, Run, RunId, RunStatus};
+use crate::sandbox::Sandbox;
 use crate::secrets::SecretName;
 use crate::store::{QueueEntry, RunOutcome, StoreError, TakenTurn};
 
@@ -73,6 +74,17 @@ impl Pipeline {
                         *setup = self
                             .agent_setup(repo, Some(backend), Some(setup.timeout))
                             .await?;
+                    }
+                    // A Docker run works in the environment its repository's base branch
+                    // names, built first when it is not ready.
+                    if let Sandbox::Docker(docker) = &setup.sandbox {
+                        if let Some(image) = self
+                            .environments()
+                            .image_for_run(repo, run_id, &log)
+                            .await?
+                        {
+                            setup.sandbox = Sandbox::Docker(docker.clone().with_image(&image));
+                        }
                     }
                     return Ok(QueueWaitEnd::Started);
                 }

@@ -268,9 +268,21 @@ pub(crate) async fn end_a_run_whose_driving_failed(
     feedback_id: Option<FeedbackId>,
     error: &PipelineError,
 ) {
-    let message = format!("the run could not be recorded to its end: {error}");
+    let (failure_code, message) = match error {
+        // Nothing of the run's own went wrong: its environment could not be had.
+        PipelineError::EnvironmentBuild { .. }
+        | PipelineError::EnvironmentEngine { .. }
+        | PipelineError::EnvironmentNotYetBuilt { .. }
+        | PipelineError::EnvironmentRecipe { .. } => {
+            (RunFailureCode::Environment, error.to_string())
+        }
+        _ => (
+            RunFailureCode::Store,
+            format!("the run could not be recorded to its end: {error}"),
+        ),
+    };
     let outcome = RunOutcome::Failed {
-        failure_code: RunFailureCode::Store,
+        failure_code,
         message: message.clone(),
         exit_code: None,
     };

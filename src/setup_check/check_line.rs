@@ -31,7 +31,7 @@ pub struct CheckLine {
 }
 
 impl CheckLine {
-    pub(super) fn ok(
+    pub fn ok(
         id: impl Into<String>,
         subject: impl Into<String>,
         detail: impl Into<String>,
@@ -46,7 +46,7 @@ impl CheckLine {
         }
     }
 
-    pub(super) fn not_ok(
+    pub fn not_ok(
         status: CheckStatus,
         id: impl Into<String>,
         subject: impl Into<String>,

@@ -76,6 +76,53 @@ impl Drop for ImageRemovedOnDrop {
     }
 }
 
+/// Removes, when dropped, every environment image an installation built (a test's
+/// installation is its own, so no other test's image goes with them).
+pub struct EnvironmentImagesRemovedOnDrop(pub String);
+
+impl Drop for EnvironmentImagesRemovedOnDrop {
+    fn drop(&mut self) {
+        let _alone = EngineImagesHold::removing();
+        let listed = std::process::Command::new("docker")
+            .args([
+                "image",
+                "ls",
+                "--quiet",
+                "--filter",
+                &format!("label=dev.handoff.installation={}", self.0),
+                "--filter",
+                "label=dev.handoff.environment-repo",
+            ])
+            .output();
+        let Ok(listed) = listed else { return };
+        let ids: Vec<String> = String::from_utf8_lossy(&listed.stdout)
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        if ids.is_empty() {
+            return;
+        }
+        let removed = std::process::Command::new("docker")
+            .args(["image", "rm", "--force"])
+            .args(&ids)
+            .output();
+        if let Ok(output) = removed {
+            if !output.status.success() {
+                eprintln!(
+                    "could not remove the test's environment images: {}",
+                    String::from_utf8_lossy(&output.stderr)
+                );
+            }
+        }
+    }
+}
+
+/// A word no other test's files hold: written into a repository's recipe, it gives
+/// the environment a key of its own, so that no image of an earlier test run is ready.
+pub fn unique_word() -> String {
+    format!("{}-{}", std::process::id(), rand_suffix())
+}
+
 /// The base every test-built agent image starts from: the Debian image the test setup
 /// builds from Debian's packages (no registry is reachable).
 pub const LOCAL_BASE: &str = "handoff-test-agent:bookworm";

@@ -18,6 +18,8 @@
 #   @@sparse NAME SIZE    make out/NAME a sparse file of SIZE (for example 10G)
 #   @@result NAME|passed|EVIDENCE   add a scenario result (passed or failed) to
 #                         out/results.json
+#   @@check NAME|COMMAND  run COMMAND (a shell line) in the working copy and add a
+#                         scenario result: passed when it exits 0, its output as evidence
 #   @@lesson PATHS|RULE   propose RULE as a lesson drawn from every correction the
 #                         lessons run gave it (in out/lessons.json); PATHS is a
 #                         comma-separated list, or - for none
@@ -167,6 +169,14 @@ while IFS= read -r line; do
       outcome="${rest%%|*}"; evidence="${rest#*|}"
       passed=false; [ "$outcome" = passed ] && passed=true
       printf '{"name": "%s", "passed": %s, "evidence": "%s"}\n' "$name" "$passed" "$evidence" >> "$out/results.jsonl";;
+    @@check)
+      rest="$*"
+      name="${rest%%|*}"; command="${rest#*|}"
+      passed=false
+      said=$(sh -c "$command" 2>&1) && passed=true
+      evidence=$(printf '%s' "$said" | tr '\n"\\' '   ' | cut -c1-300)
+      printf '{"name": "%s", "passed": %s, "evidence": "%s"}\n' "$name" "$passed" "$evidence" >> "$out/results.jsonl"
+      echo "scripted agent: check $name: $passed ($evidence)";;
     @@lesson)
       rest="$*"
       paths="${rest%%|*}"; rule="${rest#*|}"

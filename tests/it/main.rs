@@ -8,6 +8,7 @@ mod automatic_updates;
 mod base_conflicts;
 mod dependency_graph;
 mod egress_gate;
+mod environments_docker;
 mod fake_github_conformance;
 mod fault_matrix;
 mod function_length;

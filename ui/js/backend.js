@@ -189,6 +189,16 @@ export const backend = {
   writeLessonsFile: (repo, replaceEdits) => call("write_lessons_file", { repo, replaceEdits }),
   /** @param {string} repo @param {import("./contract.js").LessonSettingsInput} input @returns {Promise<void>} */
   setLessonSettings: (repo, input) => call("set_lesson_settings", { repo, input }),
+  /** @param {string} repo @returns {Promise<import("./contract.js").EnvironmentRecord>} */
+  environmentView: (repo) => call("environment_view", { repo }),
+  /** @param {string} repo @param {(message: string) => void} onLine @returns {Promise<import("./contract.js").EnvironmentBuilt | null>} */
+  rebuildEnvironment: (repo, onLine) => {
+    const channel = new tauri.core.Channel();
+    channel.onmessage = onLine;
+    return call("rebuild_environment", { repo, onLine: channel });
+  },
+  /** @param {string} repo @returns {Promise<string>} */
+  environmentLog: (repo) => call("environment_log", { repo }),
   /** @returns {Promise<void>} */
   restartApp: () => call("restart_app"),
   /** @param {(payload: import("./contract.js").MirrorChangesRecord) => void} handler @returns {Promise<() => void>} */

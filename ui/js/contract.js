@@ -166,6 +166,21 @@
  */
 
 /**
+ * One build of an environment, as the owner reads it.
+ * @typedef {{ id: number, state: string, image: string, key: string, recipeFile: string, commit: string, imageBytes: number | null, failedStep: string | null, failure: string | null, runId: number | null, startedAt: string, finishedAt: string | null, logFile: string, }} EnvironmentBuildView
+ */
+
+/**
+ * An environment image ready for runs, as `env build` reports it.
+ * @typedef {{ image: string, imageBytes: number, builtNow: boolean, }} EnvironmentBuilt
+ */
+
+/**
+ * A repository's environment, as the owner reads it.
+ * @typedef {{ repo: string, baseBranch: string, commit: string, source: string, file: string | null, base: string, setupCommands: Array<string>, environmentVariables: Array<string>, features: Array<string>, notes: Array<string>, keyedOn: Array<string>, key: string | null, image: string | null, state: string | null, lastBuild: EnvironmentBuildView | null, }} EnvironmentRecord
+ */
+
+/**
  * @typedef {"invalid_input" | "not_found" | "already_exists" | "illegal_transition" | "run_active" | "merged" | "quota_exhausted" | "nothing_to_learn" | "budget_spent" | "data_folder" | "database_from_newer_version" | "database_damaged" | "database" | "database_locked" | "keyring" | "github_auth" | "github_forbidden" | "github_rate_limited" | "github_refused" | "github_unreachable" | "github_malformed_answer" | "owner_edits" | "awaits_approval" | "sandbox_unavailable" | "sandbox_failed" | "setup_incomplete" | "needs_confirmation" | "needs_sandbox" | "needs_client_id" | "agent_fork_refused" | "cancelled" | "update_unavailable" | "update_refused"} ErrorCode
  */
 
@@ -190,7 +205,7 @@
 /**
  * What gets the owner past a check that is not ok or an error (the window makes it a
  * button).
- * @typedef {{ "kind": "sign_in" } | { "kind": "get_write_access", repo: string, } | { "kind": "turn_on_issues", repo: string, } | { "kind": "start_keyring" } | { "kind": "start_docker" } | { "kind": "build_image", preset: string, image: string, } | { "kind": "load_image", image: string, } | { "kind": "add_key", provider: string, } | { "kind": "add_e2b_key" } | { "kind": "replace_e2b_key" } | { "kind": "use_https_for_e2b" } | { "kind": "use_https_for_provider", provider: string, } | { "kind": "choose_another_agent", repo: string, } | { "kind": "free_disk", path: string, } | { "kind": "install_egress_gate" } | { "kind": "grant_token_permission", permission: string, repo: string, } | { "kind": "make_agent_fork", repo: string, place: string | null, } | { "kind": "connect_repository", repo: string, } | { "kind": "raise_quota", repo: string, } | { "kind": "raise_monthly_budget", repo: string, } | { "kind": "raise_day_budget" } | { "kind": "run_stages_one_at_a_time", repo: string, } | { "kind": "install_newer_handoff" } | { "kind": "set_damaged_database_aside" } | { "kind": "try_again_later" } | { "kind": "look_up_items" } | { "kind": "look_up_runs" } | { "kind": "look_up_lessons" } | { "kind": "accept_lesson", id: number, } | { "kind": "sync_pull_requests" } | { "kind": "approve_feedback", feedback_id: number, } | { "kind": "approve_comment_version", comment: string, } | { "kind": "replace_owner_edit", comment: string, } | { "kind": "run_as_code_run" } | { "kind": "replace_lessons_file_edits" } | { "kind": "correct_the_agent_first" } | { "kind": "confirm_local_backend", repo: string, } | { "kind": "use_a_sandbox" } | { "kind": "show_run", run: number, }} Fix
+ * @typedef {{ "kind": "sign_in" } | { "kind": "get_write_access", repo: string, } | { "kind": "turn_on_issues", repo: string, } | { "kind": "start_keyring" } | { "kind": "start_docker" } | { "kind": "build_image", preset: string, image: string, } | { "kind": "load_image", image: string, } | { "kind": "build_environment", repo: string, } | { "kind": "add_key", provider: string, } | { "kind": "add_e2b_key" } | { "kind": "replace_e2b_key" } | { "kind": "use_https_for_e2b" } | { "kind": "use_https_for_provider", provider: string, } | { "kind": "choose_another_agent", repo: string, } | { "kind": "free_disk", path: string, } | { "kind": "install_egress_gate" } | { "kind": "grant_token_permission", permission: string, repo: string, } | { "kind": "make_agent_fork", repo: string, place: string | null, } | { "kind": "connect_repository", repo: string, } | { "kind": "raise_quota", repo: string, } | { "kind": "raise_monthly_budget", repo: string, } | { "kind": "raise_day_budget" } | { "kind": "run_stages_one_at_a_time", repo: string, } | { "kind": "install_newer_handoff" } | { "kind": "set_damaged_database_aside" } | { "kind": "try_again_later" } | { "kind": "look_up_items" } | { "kind": "look_up_runs" } | { "kind": "look_up_lessons" } | { "kind": "accept_lesson", id: number, } | { "kind": "sync_pull_requests" } | { "kind": "approve_feedback", feedback_id: number, } | { "kind": "approve_comment_version", comment: string, } | { "kind": "replace_owner_edit", comment: string, } | { "kind": "run_as_code_run" } | { "kind": "replace_lessons_file_edits" } | { "kind": "correct_the_agent_first" } | { "kind": "confirm_local_backend", repo: string, } | { "kind": "use_a_sandbox" } | { "kind": "show_run", run: number, }} Fix
  */
 
 /**
@@ -470,7 +485,7 @@
  */
 
 /**
- * @typedef {"abandoned" | "driving_panicked" | "stage_failed" | "store" | "github" | "no_base_branch" | "no_branch" | "edit_awaits_approval" | "push_rejected" | "push_refused" | "ci_change_awaits_approval" | "agent_failed" | "budget_reached" | "budget_spent" | "needs_sandbox" | "fix_cannot_push" | "no_changes" | "no_output" | "bad_lessons" | "no_results" | "protected_branch" | "rewritten_history" | "timed_out" | "bad_results" | "bundle" | "git_checkout" | "git_diff" | "git_fetch" | "log" | "pull_request" | "push" | "results" | "sandbox" | "workspace" | "kept_copy_unusable" | "cancelled" | "output_too_large"} RunFailureCode
+ * @typedef {"abandoned" | "driving_panicked" | "stage_failed" | "store" | "github" | "no_base_branch" | "no_branch" | "edit_awaits_approval" | "push_rejected" | "push_refused" | "ci_change_awaits_approval" | "agent_failed" | "budget_reached" | "budget_spent" | "needs_sandbox" | "fix_cannot_push" | "no_changes" | "no_output" | "bad_lessons" | "no_results" | "protected_branch" | "rewritten_history" | "timed_out" | "bad_results" | "bundle" | "git_checkout" | "git_diff" | "git_fetch" | "log" | "pull_request" | "push" | "results" | "sandbox" | "workspace" | "environment" | "kept_copy_unusable" | "cancelled" | "output_too_large"} RunFailureCode
  */
 
 /**

@@ -27,6 +27,8 @@ export function fixAction(fix) {
       return { label: "Sign in", run: () => hooks.signIn() };
     case "connect_repository":
       return { label: "Repositories", run: () => hooks.openSettings("repositories") };
+    case "build_environment":
+      return { label: "Environment", run: () => hooks.openSettings("repositories", { repo: fix.repo, focus: "environment" }) };
     case "raise_quota":
     case "confirm_local_backend":
     case "choose_another_agent":

@@ -1,6 +1,7 @@
 // @ts-check
 // Settings: the connected repositories (connect from the account's list or by name,
-// each one's settings, lessons (lessons.js) and stage prompts, disconnect), the keys (set or not set, never
+// each one's settings, environment (environment.js), lessons (lessons.js) and stage
+// prompts, disconnect), the keys (set or not set, never
 // shown), Spend (spend.js), Check setup (a line per check, with the button that fixes it), the log (its
 // level, its last lines as plain text, and its folder), and updates (updates.js).
 
@@ -10,6 +11,7 @@ import { toast, errorToast } from "./toasts.js";
 import { renderUpdates } from "./updates.js";
 import { renderSpend } from "./spend.js";
 import { renderLessons } from "./lessons.js";
+import { renderEnvironment } from "./environment.js";
 import { renderAgentBranches, forkFixButton } from "./agent_fork.js";
 import { field, input, select } from "./form_fields.js";
 import { repoSettingsForm, stagePromptBoxes } from "./repo_settings_form.js";
@@ -50,7 +52,11 @@ function showTab(tab, options = {}) {
     button.tabIndex = current ? 0 : -1;
   }
   dialog.dataset.tab = tab;
-  if (tab === "repositories") return renderRepositories(options.repo ?? shownRepo).catch(errorToast);
+  if (tab === "repositories") {
+    return renderRepositories(options.repo ?? shownRepo)
+      .then(() => { if (options.focus) document.getElementById(options.focus)?.scrollIntoView({ block: "start" }); })
+      .catch(errorToast);
+  }
   if (tab === "keys") renderKeys(options.focus).catch(errorToast);
   if (tab === "spend") renderSpend(panels.spend, options.repo ?? null).catch(errorToast);
   if (tab === "setup") renderSetup().catch(errorToast);
@@ -221,6 +227,7 @@ async function renderRepoSettings(fullName) {
   for (const row of panels.repositories.querySelectorAll(".repo-row")) row.classList.toggle("selected", row.dataset.repo === fullName);
 
   const lessons = el("section", { class: "lessons", attrs: { id: "lessons", "aria-label": `Lessons of ${fullName}` } });
+  const environment = el("section", { class: "environment", attrs: { id: "environment", "aria-label": `The agent's environment in ${fullName}` } });
   const agentBranches = el("section", { class: "agent-branches", attrs: { id: "agent-branches", "aria-label": `Where ${fullName}'s agent branches go` } });
   detail.replaceChildren(
     el("div", { class: "repo-settings-header" }, [el("h3", { class: "mono", text: fullName }), disconnectControl(fullName)]),
@@ -229,6 +236,7 @@ async function renderRepoSettings(fullName) {
       await renderRepositories(fullName);
       hooks.changed();
     }),
+    environment,
     lessons,
     el("h3", { text: "Stage prompts" }),
     el("p", { class: "hint", text: "What the review, plan, test, fix and lessons stages ask the agent. Placeholders: {{pr_number}} {{pr_title}} {{branch}} {{base}} {{review}} {{plan}} {{failures}} {{instructions}}." }),
@@ -240,6 +248,7 @@ async function renderRepoSettings(fullName) {
       hooks.changed();
     }),
     renderLessons(lessons, fullName),
+    renderEnvironment(environment, fullName),
   ]);
 }
 
@@ -265,6 +274,11 @@ function disconnectControl(fullName) {
   }, "button small quiet danger-text");
   disconnectBox.append(askDisconnect);
   return disconnectBox;
+}
+
+/** Opens a repository's settings at its environment. @param {string} fullName */
+function openEnvironment(fullName) {
+  return showTab("repositories", { repo: fullName, focus: "environment" });
 }
 
 /** Opens a repository's settings at its lessons. @param {string} fullName */
@@ -352,6 +366,8 @@ function fixButton(fix) {
       });
     case "build_image":
       return null; // drawn with its log below
+    case "build_environment":
+      return button("Environment", () => openEnvironment(fix.repo).catch(errorToast), "button small fix-build-environment");
     default:
       return null;
   }

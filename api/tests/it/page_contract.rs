@@ -281,6 +281,7 @@ fn the_shapes_match_what_the_core_serializes() {
             image: text(),
         },
         Fix::LoadImage { image: text() },
+        Fix::BuildEnvironment { repo: text() },
         Fix::AddKey { provider: text() },
         Fix::AddE2bKey,
         Fix::ReplaceE2bKey,
@@ -352,6 +353,7 @@ fn the_shapes_match_what_the_core_serializes() {
             | Fix::StartDocker
             | Fix::BuildImage { .. }
             | Fix::LoadImage { .. }
+            | Fix::BuildEnvironment { .. }
             | Fix::AddKey { .. }
             | Fix::AddE2bKey
             | Fix::ReplaceE2bKey

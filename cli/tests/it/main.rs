@@ -12,6 +12,7 @@ mod cli_agent_key_docker;
 mod cli_archive;
 mod cli_automatic_updates;
 mod cli_env;
+mod cli_env_docker;
 mod cli_github;
 mod cli_lessons;
 mod cli_log;

@@ -89,6 +89,11 @@ pub enum Fix {
     LoadImage {
         image: String,
     },
+    /// Build `repo`'s agent environment (again, once what its last build says is
+    /// mended).
+    BuildEnvironment {
+        repo: String,
+    },
     AddKey {
         provider: String,
     },
@@ -160,6 +165,7 @@ impl std::fmt::Display for Fix {
             | Fix::StartDocker
             | Fix::BuildImage { .. }
             | Fix::LoadImage { .. }
+            | Fix::BuildEnvironment { .. }
             | Fix::FreeDisk { .. }
             | Fix::InstallEgressGate => self.this_machine_sentence(f),
         }
@@ -327,6 +333,11 @@ impl Fix {
                 "Put the image {image} on this engine yourself (build it where its agent can \
                  be fetched, then `docker save` and `docker load`), or name another image in \
                  the repository's settings (empty: Handoff's own)."
+            ),
+            Fix::BuildEnvironment { repo } => write!(
+                f,
+                "Build {repo}'s agent environment now, after mending what its last build's \
+                 log says if it failed."
             ),
             Fix::FreeDisk { path } => write!(f, "Free some disk space where {path} is."),
             Fix::InstallEgressGate => write!(

@@ -131,6 +131,10 @@ crate::stored_text_enum! {
         Sandbox => "sandbox",
         /// The run's workspace could not be prepared.
         Workspace => "workspace",
+        /// The agent's environment, as the repository's base branch names it, could
+        /// not be built (its recipe was refused, or a step of its build failed): no
+        /// agent ran, and the build's log says why.
+        Environment => "environment",
         /// The feedback item's kept working copy could not be brought to the branch's
         /// tip (the agent did not run; a code run then starts once more from a fresh
         /// copy).

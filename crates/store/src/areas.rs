@@ -92,6 +92,12 @@ pub struct AutomaticUpdateRecords<'store> {
     pub(crate) store: &'store Store,
 }
 
+/// The builds of each repository's agent environment (`environment_builds`).
+#[derive(Debug, Clone, Copy)]
+pub struct EnvironmentBuildRecords<'store> {
+    pub(crate) store: &'store Store,
+}
+
 impl Store {
     /// The connected repositories and their settings.
     pub fn repositories(&self) -> RepositoryRecords<'_> {
@@ -156,6 +162,11 @@ impl Store {
     /// Where each sync left off, and GitHub's validators for unchanged answers.
     pub fn sync_state(&self) -> SyncStateRecords<'_> {
         SyncStateRecords { store: self }
+    }
+
+    /// The builds of each repository's agent environment.
+    pub fn environment_builds(&self) -> EnvironmentBuildRecords<'_> {
+        EnvironmentBuildRecords { store: self }
     }
 
     /// Updates Handoff starts by itself when a pull request's checks fail or it conflicts, and the decisions on them.

@@ -20,6 +20,7 @@ pub mod secrets;
 mod automatic_updates;
 mod change_watch;
 mod dashboard_cards;
+mod environment_builds;
 mod error;
 mod feedback;
 mod follow_ups;
@@ -54,12 +55,15 @@ use std::path::{Path, PathBuf};
 use sqlx::SqlitePool;
 
 pub use areas::{
-    AutomaticUpdateRecords, CommentRecords, FeedbackRecords, GithubCommandRecords, LessonRecords,
-    OutboxRecords, PullRequestRecords, RepositoryRecords, RunQueueRecords, RunRecords,
-    SettingRecords, SpendRecords, StageRunRecords, SyncStateRecords,
+    AutomaticUpdateRecords, CommentRecords, EnvironmentBuildRecords, FeedbackRecords,
+    GithubCommandRecords, LessonRecords, OutboxRecords, PullRequestRecords, RepositoryRecords,
+    RunQueueRecords, RunRecords, SettingRecords, SpendRecords, StageRunRecords, SyncStateRecords,
 };
 pub use automatic_updates::{AutomaticStart, NewAutomaticUpdate};
 pub use change_watch::{ChangeWatch, MirrorChanges};
+pub use environment_builds::{
+    EnvironmentBuildEnd, EnvironmentBuildRecord, EnvironmentBuildState, NewEnvironmentBuild,
+};
 pub use error::StoreError;
 pub use feedback::{FeedbackFilter, NewFeedback};
 pub use follow_ups::NewFollowUpCandidate;

@@ -11,6 +11,7 @@ mod archive_window;
 mod automatic_updates_window;
 mod daemon_window;
 mod dashboard_window;
+mod environment_window;
 mod feedback_detail_window;
 mod installed_package;
 mod lessons_window;

@@ -1,5 +1,6 @@
 //! Files of a branch, read and changed from the host: every path of a commit of the
-//! cache (where an environment's recipe is looked for), one file's text at a commit,
+//! cache (where an environment's recipe is looked for), a folder of it as a tar archive
+//! (an environment's build context), one file's text at a commit,
 //! and a commit in a working copy that changes only it (the lessons file, which Handoff
 //! keeps in step itself, with no agent).
 
@@ -71,6 +72,38 @@ impl HostGit {
             });
         }
         Ok(Some(text))
+    }
+
+    /// The files of `folder` (`.` for all) at `reference` in `cache`, as a tar archive
+    /// with paths from that folder: what an environment's build is given.
+    pub async fn archive_at(
+        &self,
+        cache: &Path,
+        reference: &str,
+        folder: &str,
+    ) -> Result<Vec<u8>, GitError> {
+        let folder = folder.trim_matches('/');
+        let tree = if folder.is_empty() || folder == "." {
+            reference.to_owned()
+        } else {
+            format!("{reference}:{folder}")
+        };
+        let arguments = ["archive", "--format=tar", tree.as_str()];
+        let output = self
+            .command(cache, &arguments, false)
+            .output()
+            .await
+            .map_err(|error| GitError::Failed {
+                command: format!("git archive {tree}"),
+                detail: error.to_string(),
+            })?;
+        if !output.status.success() {
+            return Err(GitError::Failed {
+                command: format!("git archive {tree}"),
+                detail: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            });
+        }
+        Ok(output.stdout)
     }
 
     /// Writes `text` to `path` in the working copy `copy` and commits it alone as

@@ -72,6 +72,10 @@ pub struct DockerSandbox {
     network: NetworkPolicy,
     /// The repository whose egress gate the jobs' traffic leaves through.
     repository: Option<RepoId>,
+    /// The image the repository's egress gate runs from, when the jobs run in another
+    /// (a repository's environment): the gate outlives runs, and an environment's image
+    /// changes with its key.
+    gate_image: Option<String>,
 }
 
 fn unavailable(detail: impl Into<String>) -> SandboxError {
@@ -105,6 +109,7 @@ impl DockerSandbox {
             installation: installation.to_owned(),
             network: NetworkPolicy::default(),
             repository: None,
+            gate_image: None,
         })
     }
 
@@ -113,6 +118,14 @@ impl DockerSandbox {
     pub fn for_repository(mut self, repository: RepoId, network: NetworkPolicy) -> Self {
         self.repository = Some(repository);
         self.network = network;
+        self
+    }
+
+    /// The same sandbox, running its jobs in `image` (a repository's environment); its
+    /// egress gate stays on the image it had.
+    pub fn with_image(mut self, image: &str) -> Self {
+        let before = std::mem::replace(&mut self.image, image.to_owned());
+        self.gate_image.get_or_insert(before);
         self
     }
 
@@ -218,6 +231,7 @@ impl DockerSandbox {
         let repository = self.repository.ok_or_else(|| {
             unavailable("a sandbox with a network needs its repository's egress gate")
         })?;
-        EgressGate::ensure(&self.docker, &self.installation, repository, &self.image).await
+        let image = self.gate_image.as_deref().unwrap_or(&self.image);
+        EgressGate::ensure(&self.docker, &self.installation, repository, image).await
     }
 }

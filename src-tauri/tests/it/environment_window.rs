@@ -1,0 +1,103 @@
+//! The agent's environment in a repository's settings: the recipe found on the base
+//! branch, what its image is keyed on and what Handoff leaves out of it; Rebuild, which
+//! builds the image on this machine's Docker engine and follows the build line by line;
+//! the image's state, name and size once ready, and the last build's log; and a recipe
+//! that cannot be built, shown with what is wrong and where.
+
+use handoff_test_support as support;
+
+use support::docker_images::{unique_word, EnvironmentImagesRemovedOnDrop};
+use support::window::github_world::{connected_repo, GithubWorld, REPO, RUN_LIMIT};
+
+const STATE: &str =
+    "const s = document.querySelector('#environment .environment-state'); return s ? s.dataset.state : '';";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repositorys_environment_is_shown_rebuilt_and_its_log_read_in_its_settings() {
+    let world = GithubWorld::new().await;
+    connected_repo(&world.fake, &world.store, "").await;
+    let _images =
+        EnvironmentImagesRemovedOnDrop(world.store.settings().installation_id().await.unwrap());
+    let word = unique_word();
+    world.fake.push_commit(
+        REPO,
+        "main",
+        "A dev container",
+        &[
+            (
+                ".devcontainer/devcontainer.json",
+                &format!(
+                    "// The project's container ({word})\n{{\n  \"image\": \"handoff-test-agent:bookworm\",\n  \
+                     \"initializeCommand\": \"docker login\",\n  \
+                     \"postCreateCommand\": \"git --version > .git-version\",\n}}\n"
+                ),
+            ),
+            ("package-lock.json", "{}\n"),
+        ],
+    );
+    let app = world.open_signed_in_window().await;
+    app.click("#open-settings").await;
+    app.text_eventually_containing(STATE, "not_built").await;
+    assert_eq!(
+        app.texts("#environment .environment-keyed-on li").await,
+        [".devcontainer/devcontainer.json", "package-lock.json"]
+    );
+    let notes = app.texts("#environment .environment-notes li").await;
+    assert!(
+        notes.iter().any(|note| note.contains("initializeCommand")),
+        "{notes:?}"
+    );
+    let setup = app.texts("#environment .environment-setup li").await;
+    assert_eq!(setup, ["postCreateCommand: git --version > .git-version"]);
+
+    // Rebuild follows the build as it goes, then shows the image ready.
+    app.click("#environment .rebuild-environment").await;
+    app.eventually_within(RUN_LIMIT, STATE, |state| state == "ready")
+        .await;
+    let image = app.texts("#environment .environment-image").await;
+    assert!(
+        image.len() == 1 && image[0].starts_with("handoff-env-") && image[0].ends_with(" MB)"),
+        "{image:?}"
+    );
+    app.click("#environment .environment-last-build summary")
+        .await;
+    let log = app
+        .text_eventually_containing(
+            "const l = document.querySelector('#environment .environment-log'); return l ? l.textContent : '';",
+            "postCreateCommand",
+        )
+        .await;
+    assert!(log.contains("Step 1/"), "{log}");
+    app.client
+        .execute(
+            "document.getElementById('environment').scrollIntoView({ block: 'start' });",
+            vec![],
+        )
+        .await
+        .unwrap();
+    app.screenshot("environment").await;
+
+    // A recipe that cannot be built says what and where, and offers no Rebuild.
+    world.fake.push_commit(
+        REPO,
+        "main",
+        "A broken dev container",
+        &[(
+            ".devcontainer/devcontainer.json",
+            "{ \"image\": \"x\",\n  \"build\" }\n",
+        )],
+    );
+    app.click("#settings-close").await;
+    app.click("#open-settings").await;
+    let error = app
+        .text_eventually_containing(
+            "const e = document.querySelector('#environment .environment-error'); return e ? e.textContent : '';",
+            "line 2",
+        )
+        .await;
+    assert!(error.contains("devcontainer.json"), "{error}");
+    assert!(app
+        .texts("#environment .rebuild-environment")
+        .await
+        .is_empty());
+}
