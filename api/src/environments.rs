@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use handoff::domain::dev_container::{CommandForm, DevContainerBase};
 use handoff::domain::environment_recipe::{EnvironmentRecipe, SETUP_SCRIPT};
+use handoff::domain::test_services::{ServiceSource, TestServices, SERVICES_FILE};
 use handoff::domain::RepoName;
 use handoff::domain::SandboxBackend;
 use handoff::error_code::{CodedError, ErrorCode};
@@ -30,7 +31,8 @@ pub struct EnvironmentRecord {
     pub base_branch: String,
     /// The commit of the base branch it was read at.
     pub commit: String,
-    /// `dev_container`, `setup_script` or `agent_image`.
+    /// `dev_container`, `setup_script`, `services` (test services on the agent image) or
+    /// `agent_image`.
     pub source: String,
     /// The file it was found in; none for the agent image alone.
     pub file: Option<String>,
@@ -43,6 +45,8 @@ pub struct EnvironmentRecord {
     pub features: Vec<String>,
     /// What Handoff does not do with it.
     pub notes: Vec<String>,
+    /// The services its tests reach by name, as `name: what it runs`.
+    pub services: Vec<String>,
     /// The files its image is keyed on.
     pub keyed_on: Vec<String>,
     pub key: Option<String>,
@@ -96,6 +100,10 @@ pub async fn environment_of(core: &AppCore, repo: &str) -> Result<EnvironmentRec
         .environments()
         .environment_of(repo)
         .await?;
+    // Test services alone on the agent image: its own image is none, and services that
+    // are all images by name need nothing built.
+    let own_image = found.recipe != EnvironmentRecipe::AgentImageOnly;
+    let nothing_to_build = !own_image && found.built_services().next().is_none();
     let mut record = record_of(repo, found);
     let repo_id = core.store.repositories().repo_by_name(repo).await?.id;
     let last = core
@@ -104,21 +112,19 @@ pub async fn environment_of(core: &AppCore, repo: &str) -> Result<EnvironmentRec
         .latest_environment_build(repo_id)
         .await?;
     if let Some(key) = &record.key {
-        let image = environment_image_name(&repo.full_name(), key);
+        let image = own_image.then(|| environment_image_name(&repo.full_name(), key));
         let state = match &last {
+            _ if nothing_to_build => "ready",
             None => "not_built",
             Some(build) if build.state == EnvironmentBuildState::Building => "building",
             Some(build) if build.key != *key => "stale",
-            Some(build) if build.state == EnvironmentBuildState::Ready => {
-                if image_is_gone(&image, key).await {
-                    "not_built"
-                } else {
-                    "ready"
-                }
-            }
+            Some(build) if build.state == EnvironmentBuildState::Ready => match &image {
+                Some(image) if image_is_gone(image, key).await => "not_built",
+                _ => "ready",
+            },
             Some(_) => "failed",
         };
-        record.image = Some(image);
+        record.image = image;
         record.state = Some(state.to_owned());
     }
     record.last_build = last.map(|build| build_view(core, build));
@@ -169,12 +175,14 @@ pub async fn environment_check_lines(core: &AppCore) -> Vec<CheckLine> {
 }
 
 fn environment_line(record: &EnvironmentRecord) -> Option<CheckLine> {
-    let (Some(state), Some(image)) = (&record.state, &record.image) else {
-        return None;
-    };
+    let state = record.state.as_ref()?;
     let id = format!("environment:{}", record.repo);
     let subject = format!("{}'s environment", record.repo);
     let file = record.file.clone().unwrap_or_default();
+    let image = record
+        .image
+        .clone()
+        .unwrap_or_else(|| "the images of its test services".to_owned());
     let fix = Fix::BuildEnvironment {
         repo: record.repo.clone(),
     };
@@ -293,6 +301,20 @@ pub async fn last_build_log(core: &AppCore, repo: &str) -> Result<String, CodedE
     })
 }
 
+/// Each test service as `name: what it runs`.
+fn service_words(services: &TestServices) -> Vec<String> {
+    services
+        .services
+        .iter()
+        .map(|service| match &service.source {
+            ServiceSource::Image(image) => format!("{}: {image}", service.name),
+            ServiceSource::Build { dockerfile, .. } => {
+                format!("{}: built from {dockerfile}", service.name)
+            }
+        })
+        .collect()
+}
+
 fn record_of(repo: &RepoName, found: FoundEnvironment) -> EnvironmentRecord {
     let mut record = EnvironmentRecord {
         repo: repo.full_name(),
@@ -304,7 +326,8 @@ fn record_of(repo: &RepoName, found: FoundEnvironment) -> EnvironmentRecord {
         setup_commands: Vec::new(),
         environment_variables: Vec::new(),
         features: Vec::new(),
-        notes: Vec::new(),
+        notes: found.services.notes.clone(),
+        services: service_words(&found.services),
         keyed_on: found.inputs,
         key: found.key,
         image: None,
@@ -312,6 +335,10 @@ fn record_of(repo: &RepoName, found: FoundEnvironment) -> EnvironmentRecord {
         last_build: None,
     };
     match found.recipe {
+        EnvironmentRecipe::AgentImageOnly if !record.services.is_empty() => {
+            record.source = "services".to_owned();
+            record.file = Some(SERVICES_FILE.to_owned());
+        }
         EnvironmentRecipe::AgentImageOnly => {}
         EnvironmentRecipe::SetupScript => {
             record.source = "setup_script".to_owned();
@@ -359,7 +386,7 @@ fn record_of(repo: &RepoName, found: FoundEnvironment) -> EnvironmentRecord {
                 .cloned()
                 .collect();
             record.features = dev_container.features;
-            record.notes = dev_container.notes;
+            record.notes.splice(0..0, dev_container.notes);
         }
     }
     record

@@ -111,6 +111,7 @@ fn described(environment: &EnvironmentRecord) -> String {
     lines.push(format!("starts as: {}", printable(&environment.base)));
     let lists = [
         ("setup", &environment.setup_commands),
+        ("service", &environment.services),
         ("variables", &environment.environment_variables),
         ("features", &environment.features),
         ("note", &environment.notes),

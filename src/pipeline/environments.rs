@@ -9,10 +9,11 @@ use super::cache_lock::CacheLock;
 use super::handles::Environments;
 use super::PipelineError;
 use crate::agent_image::recipe_hash;
-use crate::domain::environment_key::{environment_key, key_inputs};
+use crate::domain::environment_key::{environment_key, key_inputs, service_inputs};
 use crate::domain::environment_recipe::{
-    find_environment, BaseBranchFiles, EnvironmentRecipe, SETUP_SCRIPT,
+    find_environment, find_services, BaseBranchFiles, EnvironmentRecipe, SETUP_SCRIPT,
 };
+use crate::domain::test_services::{ServiceSource, TestServices, SERVICES_FILE};
 use crate::domain::RepoName;
 use crate::sandbox::environment_image::layer_hash;
 
@@ -23,19 +24,49 @@ pub struct FoundEnvironment {
     /// The commit of the base branch it was read at.
     pub commit: String,
     pub recipe: EnvironmentRecipe,
-    /// The files its image is keyed on (none for the agent image alone).
+    /// The services its tests reach by name (`.handoff/services.yml`).
+    pub services: TestServices,
+    /// The files its images are keyed on (none for the agent image alone).
     pub inputs: Vec<String>,
     /// The image's key, a hash of the inputs and of Handoff's agent layer; none for the
     /// agent image alone, which is not built per repository.
     pub key: Option<String>,
 }
 
+/// The key of `inputs` with `layer`: none without inputs. Each input counts by git's id
+/// of its content (`entries`), so a large lockfile is not read for it.
+fn key_of(inputs: &[String], entries: &BTreeMap<String, String>, layer: &str) -> Option<String> {
+    if inputs.is_empty() {
+        return None;
+    }
+    let contents: Vec<(String, Vec<u8>)> = inputs
+        .iter()
+        .map(|path| {
+            let id = entries.get(path).cloned().unwrap_or_default();
+            (path.clone(), id.into_bytes())
+        })
+        .collect();
+    Some(environment_key(layer, &contents))
+}
+
 impl FoundEnvironment {
+    /// The names of the services built from a Dockerfile of the repository.
+    pub fn built_services(&self) -> impl Iterator<Item = &str> {
+        self.services
+            .services
+            .iter()
+            .filter(|service| matches!(service.source, ServiceSource::Build { .. }))
+            .map(|service| service.name.as_str())
+    }
+
     /// The file the recipe was found in, or what runs use without one.
     pub fn recipe_file(&self) -> String {
         match &self.recipe {
             EnvironmentRecipe::DevContainer(dev_container) => dev_container.file.clone(),
             EnvironmentRecipe::SetupScript => SETUP_SCRIPT.to_owned(),
+            EnvironmentRecipe::AgentImageOnly if !self.services.services.is_empty() => {
+                SERVICES_FILE.to_owned()
+            }
             EnvironmentRecipe::AgentImageOnly => "the agent image".to_owned(),
         }
     }
@@ -86,32 +117,29 @@ impl Environments<'_> {
                 repo: repo.name.full_name(),
                 error,
             })?;
-        let inputs = key_inputs(&recipe, &files, &[]);
-        let key = if inputs.is_empty() {
-            None
-        } else {
-            // Each input by git's id of its content: a large lockfile is not read for it.
-            let contents: Vec<(String, Vec<u8>)> = inputs
-                .iter()
-                .map(|path| {
-                    let id = entries.get(path).cloned().unwrap_or_default();
-                    (path.clone(), id.into_bytes())
-                })
-                .collect();
-            // Handoff's agent layer, and the agent image a setup script starts from.
-            let layer = format!(
-                "{} {} {} {}",
-                repo.agent_preset,
-                recipe_hash(),
-                layer_hash(),
-                pipeline.docker_image_of(&repo).0
-            );
-            Some(environment_key(&layer, &contents))
-        };
+        let services =
+            find_services(&files).map_err(|error| PipelineError::EnvironmentServices {
+                repo: repo.name.full_name(),
+                error,
+            })?;
+        let mut inputs = key_inputs(&recipe, &files, &[]);
+        inputs.extend(service_inputs(&services));
+        inputs.sort();
+        inputs.dedup();
+        // Handoff's agent layer, and the agent image a setup script starts from.
+        let layer = format!(
+            "{} {} {} {}",
+            repo.agent_preset,
+            recipe_hash(),
+            layer_hash(),
+            pipeline.docker_image_of(&repo).0
+        );
+        let key = key_of(&inputs, &entries, &layer);
         Ok(FoundEnvironment {
             base_branch: repo.default_branch.clone(),
             commit,
             recipe,
+            services,
             inputs,
             key,
         })

@@ -38,6 +38,7 @@ pub mod bulk_runs;
 pub mod cache_lock;
 pub mod code_run;
 pub mod environment_build;
+mod environment_inputs;
 pub mod environments;
 pub mod github_commands;
 mod handles;
@@ -188,6 +189,12 @@ pub enum PipelineError {
     EnvironmentEngine { repo: String, detail: String },
     #[error("{repo}'s environment cannot be built by Handoff yet: {what}")]
     EnvironmentNotYetBuilt { repo: String, what: String },
+    #[error("{repo}'s test services cannot be started: {error}")]
+    EnvironmentServices {
+        repo: String,
+        #[source]
+        error: crate::domain::test_services::ServicesError,
+    },
 }
 
 impl PipelineError {
@@ -219,6 +226,7 @@ impl PipelineError {
             PipelineError::EnvironmentBuild { .. } => ErrorCode::SandboxFailed,
             PipelineError::EnvironmentEngine { .. } => ErrorCode::SandboxUnavailable,
             PipelineError::EnvironmentNotYetBuilt { .. } => ErrorCode::InvalidInput,
+            PipelineError::EnvironmentServices { .. } => ErrorCode::InvalidInput,
         }
     }
 }

@@ -76,14 +76,18 @@ impl Pipeline {
                             .await?;
                     }
                     // A Docker run works in the environment its repository's base branch
-                    // names, built first when it is not ready.
+                    // names (its image, its test services), built first when it is not
+                    // ready.
                     if let Sandbox::Docker(docker) = &setup.sandbox {
-                        if let Some(image) = self
+                        if let Some(ready) = self
                             .environments()
-                            .image_for_run(repo, run_id, &log)
+                            .environment_for_run(repo, run_id, &log)
                             .await?
                         {
-                            setup.sandbox = Sandbox::Docker(docker.clone().with_image(&image));
+                            let image = ready.own_image.then_some(ready.image.as_str());
+                            setup.sandbox = Sandbox::Docker(
+                                docker.clone().with_environment(image, ready.services),
+                            );
                         }
                     }
                     return Ok(QueueWaitEnd::Started);

@@ -273,6 +273,7 @@ pub(crate) async fn end_a_run_whose_driving_failed(
         PipelineError::EnvironmentBuild { .. }
         | PipelineError::EnvironmentEngine { .. }
         | PipelineError::EnvironmentNotYetBuilt { .. }
+        | PipelineError::EnvironmentServices { .. }
         | PipelineError::EnvironmentRecipe { .. } => {
             (RunFailureCode::Environment, error.to_string())
         }

@@ -270,3 +270,70 @@ async fn a_recipe_that_cannot_be_built_fails_the_run_before_any_agent_starts() {
     assert_eq!(latest.state, EnvironmentBuildState::Failed);
     assert_eq!(latest.failed_step.as_deref(), Some(step.as_str()));
 }
+
+/// A small server for the tests, built from the test base image: it tries once to reach
+/// Debian's mirror (which a container on an ordinary network reaches here), keeps what
+/// happened and the variable it was given in a repository, and serves that over git's
+/// own protocol.
+const SERVE: &str = r#"#!/bin/sh
+mkdir -p /srv/probe && cd /srv/probe && git init -q
+said=$(git ls-remote http://deb.debian.org/debian 2>&1)
+case "$said" in
+  *"resolve host"*|*"Failed to connect"*|*"unreachable"*|*"timed out"*) echo "no way out: $said" ;;
+  *) echo "reached out: $said" ;;
+esac > result.txt
+echo "$GREETING" > greeting.txt
+git add . && git -c user.name=service -c user.email=service@example.com commit -qm probe
+exec git daemon --reuseaddr --export-all --base-path=/srv --listen=0.0.0.0 --port=9418 /srv
+"#;
+
+#[tokio::test]
+async fn a_test_service_is_reached_by_name_cannot_reach_out_and_goes_with_the_run() {
+    let word = unique_word();
+    let (world, _images) = world_with(&[
+        (
+            ".handoff/services.yml",
+            "services:\n  web:\n    build: services/web\n    environment:\n      GREETING: hello\n    ports: [\"9418:9418\"]\n",
+        ),
+        (
+            ".handoff/services/web/Dockerfile",
+            &format!("FROM {TEST_IMAGE}\n# {word}\nCOPY serve.sh /serve.sh\nCMD [\"sh\", \"/serve.sh\"]\n"),
+        ),
+        (".handoff/services/web/serve.sh", SERVE),
+    ])
+    .await;
+    let number = world.qa_pull_request().await;
+    world
+        .set_instructions(
+            "@@plan:output 1. Reach the service.\n\
+             @@test:check Reached by name|for i in $(seq 1 40); do git ls-remote git://web/probe >/dev/null 2>&1 && exit 0; sleep 0.5; done; exit 1\n\
+             @@test:check No way out|git clone -q git://web/probe /tmp/probe && grep -q 'no way out' /tmp/probe/result.txt\n\
+             @@test:check Its settings|grep -q hello /tmp/probe/greeting.txt\n",
+        )
+        .await;
+    detail(&world.qa(number, Stage::Plan, false).await);
+    let test = world.qa(number, Stage::Test, false).await;
+    let said = detail(&test);
+    assert!(
+        said.starts_with("3 scenarios: 3 passed, 0 failed"),
+        "{said}\n{}",
+        world.log_of(test.run.id).await
+    );
+    let log = world.log_of(test.run.id).await;
+    assert!(log.contains("services web"), "{log}");
+
+    // The service and its network went with the run.
+    let installation = world.store.settings().installation_id().await.unwrap();
+    let sandbox =
+        handoff::sandbox::docker::DockerSandbox::connect(TEST_IMAGE, &installation).unwrap();
+    assert!(sandbox
+        .containers_of(Some(test.run.id))
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(sandbox
+        .networks_of(Some(test.run.id))
+        .await
+        .unwrap()
+        .is_empty());
+}

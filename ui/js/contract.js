@@ -177,7 +177,7 @@
 
 /**
  * A repository's environment, as the owner reads it.
- * @typedef {{ repo: string, baseBranch: string, commit: string, source: string, file: string | null, base: string, setupCommands: Array<string>, environmentVariables: Array<string>, features: Array<string>, notes: Array<string>, keyedOn: Array<string>, key: string | null, image: string | null, state: string | null, lastBuild: EnvironmentBuildView | null, }} EnvironmentRecord
+ * @typedef {{ repo: string, baseBranch: string, commit: string, source: string, file: string | null, base: string, setupCommands: Array<string>, environmentVariables: Array<string>, features: Array<string>, notes: Array<string>, services: Array<string>, keyedOn: Array<string>, key: string | null, image: string | null, state: string | null, lastBuild: EnvironmentBuildView | null, }} EnvironmentRecord
  */
 
 /**

@@ -2,8 +2,8 @@
 // A repository's environment, in its settings: the recipe its base branch names (a dev
 // container, .handoff/setup.sh, or none: the agent image alone), where its image stands
 // (not built, building, ready, failed at a named step, or built for files that changed
-// since), the image's name and size, the files it is keyed on, its setup commands and
-// what Handoff leaves out of it; the last build's log; and Rebuild, which follows the
+// since), the image's name and size, the files it is keyed on, its setup commands, the
+// services its tests reach by name (.handoff/services.yml) and what Handoff leaves out; the last build's log; and Rebuild, which follows the
 // build line by line. A recipe that cannot be built shows what is wrong and where.
 
 import { backend } from "./backend.js";
@@ -42,7 +42,7 @@ export async function renderEnvironment(container, repo) {
   }
   container.replaceChildren(
     head,
-    el("p", { class: "hint", text: "What the agent works in: the dev container or .handoff/setup.sh on the base branch, with Handoff's agent layer on top, built on this machine's Docker engine once for what it is made of." }),
+    el("p", { class: "hint", text: "What the agent works in: the dev container or .handoff/setup.sh on the base branch, with Handoff's agent layer on top, and the services of .handoff/services.yml beside it; built on this machine's Docker engine once for what it is made of." }),
     facts(view),
     view.lastBuild ? lastBuild(view.lastBuild, repo) : null,
   );
@@ -58,6 +58,7 @@ function facts(view) {
   for (const [label, value] of rows) list.append(el("dt", { text: label }), el("dd", { class: label === "Image" ? "mono environment-image" : undefined, text: value }));
   const lists = [
     ["Setup", "environment-setup", view.setupCommands],
+    ["Services", "environment-services", view.services],
     ["Variables", "environment-variables", view.environmentVariables],
     ["Keyed on", "environment-keyed-on", view.keyedOn],
     ["Left out", "environment-notes", view.notes],

@@ -12,6 +12,7 @@ use serde_json::Value;
 use thiserror::Error;
 
 use crate::jsonc::{parse_jsonc, JsoncError};
+use crate::repository_path::beside_file;
 
 /// A dev container, as Handoff builds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -348,29 +349,10 @@ impl Fields<'_> {
     /// `path`, written relative to the folder the dev container file is in, as a path
     /// from the repository's root; refused when it leaves the repository.
     fn beside(&self, field: &str, path: &str) -> Result<String, DevContainerError> {
-        let folder = self.file.rsplit_once('/').map_or("", |(folder, _)| folder);
-        let outside = || DevContainerError::PathOutsideRepository {
+        beside_file(self.file, path).ok_or_else(|| DevContainerError::PathOutsideRepository {
             file: self.file.to_owned(),
             field: field.to_owned(),
             path: path.to_owned(),
-        };
-        if path.starts_with('/') {
-            return Err(outside());
-        }
-        let mut parts: Vec<&str> = folder.split('/').filter(|part| !part.is_empty()).collect();
-        for part in path.split('/') {
-            match part {
-                "" | "." => {}
-                ".." => {
-                    parts.pop().ok_or_else(outside)?;
-                }
-                name => parts.push(name),
-            }
-        }
-        Ok(if parts.is_empty() {
-            ".".to_owned()
-        } else {
-            parts.join("/")
         })
     }
 }

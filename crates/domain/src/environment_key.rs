@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 
 use crate::dev_container::DevContainerBase;
 use crate::environment_recipe::{BaseBranchFiles, EnvironmentRecipe, SETUP_SCRIPT};
+use crate::test_services::{ServiceSource, TestServices, SERVICES_FILE};
 
 /// Lockfiles by name, wherever they are in the tree (`requirements*.txt` too).
 pub const LOCKFILE_NAMES: [&str; 12] = [
@@ -39,6 +40,25 @@ pub fn is_lockfile(path: &str) -> bool {
         return false;
     }
     LOCKFILE_NAMES.contains(&name) || (name.starts_with("requirements") && name.ends_with(".txt"))
+}
+
+/// The files the test services are keyed on: the services file and the Dockerfiles of
+/// the services built from one; none when there are no services.
+pub fn service_inputs(services: &TestServices) -> Vec<String> {
+    if services.services.is_empty() {
+        return Vec::new();
+    }
+    std::iter::once(SERVICES_FILE.to_owned())
+        .chain(
+            services
+                .services
+                .iter()
+                .filter_map(|service| match &service.source {
+                    ServiceSource::Build { dockerfile, .. } => Some(dockerfile.clone()),
+                    ServiceSource::Image(_) => None,
+                }),
+        )
+        .collect()
 }
 
 /// The paths of the base branch's `files` the image of `recipe` is keyed on, sorted;

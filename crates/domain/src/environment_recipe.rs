@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::dev_container::{read_dev_container, DevContainerError, DevContainerRecipe};
+use crate::test_services::{read_services, ServicesError, TestServices, SERVICES_FILE};
 
 /// Where a dev container is looked for, in order.
 pub const DEV_CONTAINER_FILES: [&str; 2] =
@@ -35,8 +36,12 @@ pub struct BaseBranchFiles {
 
 impl BaseBranchFiles {
     /// The files whose text a recipe is read from; the others are only looked for.
-    pub const READ: [&'static str; 3] =
-        [DEV_CONTAINER_FILES[0], DEV_CONTAINER_FILES[1], SETUP_SCRIPT];
+    pub const READ: [&'static str; 4] = [
+        DEV_CONTAINER_FILES[0],
+        DEV_CONTAINER_FILES[1],
+        SETUP_SCRIPT,
+        SERVICES_FILE,
+    ];
 
     /// `paths` (every file, from the repository's root) and `texts` (of those of
     /// [`BaseBranchFiles::READ`] that are there).
@@ -58,6 +63,15 @@ impl BaseBranchFiles {
     /// Every path, sorted.
     pub fn paths(&self) -> impl Iterator<Item = &str> {
         self.paths.iter().map(String::as_str)
+    }
+}
+
+/// The services the repository's tests need (`.handoff/services.yml`), none when it
+/// names none.
+pub fn find_services(files: &BaseBranchFiles) -> Result<TestServices, ServicesError> {
+    match files.text(SERVICES_FILE) {
+        Some(text) => read_services(SERVICES_FILE, text, |path| files.has(path)),
+        None => Ok(TestServices::default()),
     }
 }
 

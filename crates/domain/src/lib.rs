@@ -43,6 +43,7 @@ pub mod outbox_entry;
 pub mod pull_request;
 pub mod repo;
 pub mod repo_name;
+pub mod repository_path;
 pub mod review_requests;
 pub mod run;
 pub mod run_driver;
@@ -51,6 +52,7 @@ pub mod run_queue;
 pub mod stage_prompts;
 pub mod stored_text;
 pub mod test_results;
+pub mod test_services;
 pub mod untrusted_text;
 
 pub mod dashboard;

@@ -138,6 +138,34 @@ impl EnvironmentBuild {
     }
 }
 
+/// The image name of `repository`'s test service `service` for key `key`.
+pub fn service_image_name(repository: &str, service: &str, key: &str) -> String {
+    let environment = environment_image_name(repository, key);
+    environment
+        .replacen("handoff-env-", "handoff-svc-", 1)
+        .replacen(':', &format!("-{service}:"), 1)
+}
+
+/// A test service to build from the repository's Dockerfile.
+#[derive(Debug, Clone)]
+pub struct ServiceBuild {
+    pub repository: String,
+    pub installation: String,
+    pub key: String,
+    pub service: String,
+    /// The context's files, as a tar archive.
+    pub context: Vec<u8>,
+    /// Where the Dockerfile is in the repository, for messages.
+    pub path: String,
+    pub text: String,
+}
+
+impl ServiceBuild {
+    pub fn image_name(&self) -> String {
+        service_image_name(&self.repository, &self.service, &self.key)
+    }
+}
+
 /// A built environment image.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuiltEnvironment {
@@ -293,6 +321,48 @@ async fn build_owners_base(
         |step: &BuildStep| format!("step {}/{} of {path} ({})", step.number, step.of, step.text);
     engine_build(docker, options.build(), context, &name_of_step, progress).await?;
     Ok(base_image)
+}
+
+/// Builds a test service's image from the repository's Dockerfile, labelled like the
+/// environment's so that it is found ready by its key and pruned with it.
+pub async fn build_service_image(
+    docker: &Docker,
+    build: &ServiceBuild,
+    progress: &mut (dyn FnMut(&str) + Send),
+) -> Result<BuiltEnvironment, EnvironmentBuildError> {
+    let image = build.image_name();
+    let labels: HashMap<&str, String> = HashMap::from([
+        (ENVIRONMENT_REPO_LABEL, build.repository.clone()),
+        (ENVIRONMENT_KEY_LABEL, build.key.clone()),
+        (INSTALLATION_LABEL, build.installation.clone()),
+    ]);
+    let options = BuildImageOptionsBuilder::default()
+        .dockerfile(OWNERS_DOCKERFILE)
+        .t(&image)
+        .rm(true)
+        .forcerm(true)
+        .labels(&labels)
+        .version(BuilderVersion::BuilderV1)
+        .build();
+    progress(&format!(
+        "building the service {} from {}",
+        build.service, build.path
+    ));
+    let (service, path) = (&build.service, &build.path);
+    let name_of_step = |step: &BuildStep| {
+        format!(
+            "step {}/{} of the service {service}'s {path} ({})",
+            step.number, step.of, step.text
+        )
+    };
+    let context = owners_context(&build.context, &build.text)?;
+    engine_build(docker, options, context, &name_of_step, progress).await?;
+    ready_environment(docker, &image, &build.key)
+        .await?
+        .ok_or_else(|| EnvironmentBuildError::Step {
+            step: format!("the service {service}'s image"),
+            detail: format!("the engine does not report {image} with its key after the build"),
+        })
 }
 
 /// Whether `image` on `docker` is Handoff's agent image of `preset` from this build's
@@ -602,6 +672,10 @@ mod tests {
         assert_eq!(
             environment_image_name("Octo-Org/My..App_2", "0123456789abcdef0123"),
             "handoff-env-octo-org-my-app-2:0123456789abcdef"
+        );
+        assert_eq!(
+            service_image_name("octo/app", "db", "0123456789abcdef0123"),
+            "handoff-svc-octo-app-db:0123456789abcdef"
         );
     }
 

@@ -1,5 +1,6 @@
 //! The agent's environment in a repository's settings: the recipe found on the base
-//! branch, what its image is keyed on and what Handoff leaves out of it; Rebuild, which
+//! branch, the test services beside it, what its image is keyed on and what Handoff
+//! leaves out of it; Rebuild, which
 //! builds the image on this machine's Docker engine and follows the build line by line;
 //! the image's state, name and size once ready, and the last build's log; and a recipe
 //! that cannot be built, shown with what is wrong and where.
@@ -33,6 +34,10 @@ async fn a_repositorys_environment_is_shown_rebuilt_and_its_log_read_in_its_sett
                 ),
             ),
             ("package-lock.json", "{}\n"),
+            (
+                ".handoff/services.yml",
+                "services:\n  db:\n    image: handoff-test-agent:bookworm\n    command: sleep infinity\n",
+            ),
         ],
     );
     let app = world.open_signed_in_window().await;
@@ -40,7 +45,15 @@ async fn a_repositorys_environment_is_shown_rebuilt_and_its_log_read_in_its_sett
     app.text_eventually_containing(STATE, "not_built").await;
     assert_eq!(
         app.texts("#environment .environment-keyed-on li").await,
-        [".devcontainer/devcontainer.json", "package-lock.json"]
+        [
+            ".devcontainer/devcontainer.json",
+            ".handoff/services.yml",
+            "package-lock.json"
+        ]
+    );
+    assert_eq!(
+        app.texts("#environment .environment-services li").await,
+        ["db: handoff-test-agent:bookworm"]
     );
     let notes = app.texts("#environment .environment-notes li").await;
     assert!(

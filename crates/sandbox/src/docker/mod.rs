@@ -25,11 +25,16 @@
 //! - this file: [`DockerSandbox`] and a job's run from start to removal;
 //! - [`container_setup`]: the container's network, kept copy and limits;
 //! - [`job_in_container`]: the workspace in, the output followed, the end, `out/` back;
-//! - [`leftovers`]: removing containers, a run's leftovers, and kept copies.
+//! - [`leftovers`]: removing containers, a run's leftovers, and kept copies;
+//! - [`test_services`]: the services a job's tests reach by name, on the run's own
+//!   internal network.
 
 mod container_setup;
 mod job_in_container;
 mod leftovers;
+mod test_services;
+
+pub use test_services::ServiceContainer;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -76,6 +81,8 @@ pub struct DockerSandbox {
     /// (a repository's environment): the gate outlives runs, and an environment's image
     /// changes with its key.
     gate_image: Option<String>,
+    /// The services the jobs' tests reach by name (a repository's environment).
+    services: Vec<ServiceContainer>,
 }
 
 fn unavailable(detail: impl Into<String>) -> SandboxError {
@@ -110,6 +117,7 @@ impl DockerSandbox {
             network: NetworkPolicy::default(),
             repository: None,
             gate_image: None,
+            services: Vec::new(),
         })
     }
 
@@ -121,11 +129,19 @@ impl DockerSandbox {
         self
     }
 
-    /// The same sandbox, running its jobs in `image` (a repository's environment); its
-    /// egress gate stays on the image it had.
-    pub fn with_image(mut self, image: &str) -> Self {
-        let before = std::mem::replace(&mut self.image, image.to_owned());
-        self.gate_image.get_or_insert(before);
+    /// The same sandbox in a repository's environment: its jobs run in `image` when it
+    /// names one (its egress gate stays on the image it had), with `services` beside
+    /// them.
+    pub fn with_environment(
+        mut self,
+        image: Option<&str>,
+        services: Vec<ServiceContainer>,
+    ) -> Self {
+        if let Some(image) = image {
+            let before = std::mem::replace(&mut self.image, image.to_owned());
+            self.gate_image.get_or_insert(before);
+        }
+        self.services = services;
         self
     }
 
@@ -184,7 +200,22 @@ impl DockerSandbox {
         let mut started = Vec::new();
         let mut gate_holds_key: Option<HeldKey> = None;
         let outcome = std::panic::AssertUnwindSafe(async {
-            let (network_mode, environment) = self.network_for(job, &mut gate_holds_key).await?;
+            let services_network = self.start_services(job, &mut started).await?;
+            let (mut network_mode, mut environment) =
+                self.network_for(job, &mut gate_holds_key).await?;
+            // With no network, the job's only one is its services'; with one, the job
+            // joins the services' too, and reaches them past the proxy.
+            let join_services = match services_network {
+                Some(network) if network_mode == "none" => {
+                    network_mode = network;
+                    None
+                }
+                Some(network) => {
+                    self.services_past_the_proxy(&mut environment);
+                    Some(network)
+                }
+                None => None,
+            };
             // A run whose gate stops can no longer be metered: it is stopped too.
             let control = match &gate_holds_key {
                 Some(held) => JobControl {
@@ -205,6 +236,9 @@ impl DockerSandbox {
                 .map_err(|error| failed(format!("cannot create the container: {error}")))?;
             let id = created.id;
             started.push(id.clone());
+            if let Some(network) = &join_services {
+                self.join_services(&id, network).await?;
+            }
             control.report(SandboxEvent::Started {
                 sandbox_id: id.clone(),
             });
@@ -215,6 +249,7 @@ impl DockerSandbox {
         for id in started.iter().rev() {
             self.remove(id).await;
         }
+        self.remove_services_network(job).await;
         // The gate stays for the repository's next run; the run's key does not. What
         // the job's model calls spent reached its meter as they ended.
         if let Some(held) = gate_holds_key {
