@@ -277,6 +277,8 @@ pub(crate) async fn end_a_run_whose_driving_failed(
         | PipelineError::EnvironmentRecipe { .. } => {
             (RunFailureCode::Environment, error.to_string())
         }
+        // The base branch the environment is read from could not be fetched.
+        PipelineError::BaseBranchUnread { .. } => (RunFailureCode::GitFetch, error.to_string()),
         _ => (
             RunFailureCode::Store,
             format!("the run could not be recorded to its end: {error}"),

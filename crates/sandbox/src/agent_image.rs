@@ -21,9 +21,12 @@ use handoff_domain::agent_presets::{
 };
 
 const DOCKERFILE: &str = include_str!("../../../agent-images/Dockerfile");
-const INSTALL_SCRIPT: &str = include_str!("../../../agent-images/install-agent.sh");
-const WHEEL_PROGRAM_SCRIPT: &str = include_str!("../../../agent-images/wheel-program.sh");
-const AIDER_REQUIREMENTS: &str = include_str!("../../../agent-images/aider-requirements.txt");
+/// The scripts that install an agent, which environment images run too.
+pub(crate) const INSTALL_SCRIPT: &str = include_str!("../../../agent-images/install-agent.sh");
+pub(crate) const WHEEL_PROGRAM_SCRIPT: &str =
+    include_str!("../../../agent-images/wheel-program.sh");
+pub(crate) const AIDER_REQUIREMENTS: &str =
+    include_str!("../../../agent-images/aider-requirements.txt");
 
 /// The label holding the hash of the recipe an image was built from.
 pub const RECIPE_LABEL: &str = "dev.handoff.agent-recipe";

@@ -21,13 +21,13 @@ use bollard::Docker;
 use futures::StreamExt as _;
 use sha2::{Digest as _, Sha256};
 
-use crate::agent_image::{recipe_hash, AGENT_USER, PRESET_LABEL, RECIPE_LABEL};
+use crate::agent_image::{
+    recipe_hash, AGENT_USER, AIDER_REQUIREMENTS, INSTALL_SCRIPT, PRESET_LABEL, RECIPE_LABEL,
+    WHEEL_PROGRAM_SCRIPT,
+};
 use crate::docker_labels::{AGENT_USER_LABEL, INSTALLATION_LABEL};
 use handoff_domain::agent_presets::CUSTOM_IMAGE_PRESET;
 
-const INSTALL_SCRIPT: &str = include_str!("../../../agent-images/install-agent.sh");
-const WHEEL_PROGRAM_SCRIPT: &str = include_str!("../../../agent-images/wheel-program.sh");
-const AIDER_REQUIREMENTS: &str = include_str!("../../../agent-images/aider-requirements.txt");
 const LAYER_SCRIPT: &str = include_str!("../../../agent-images/environment-layer.sh");
 
 /// The label naming the repository (`owner/name`) an environment image is for.
@@ -213,6 +213,20 @@ pub async fn ready_environment(
     }
 }
 
+/// The labels every image of an environment carries: its repository, its key and the
+/// installation that prunes it.
+fn environment_labels<'a>(
+    repository: &str,
+    key: &str,
+    installation: &str,
+) -> HashMap<&'a str, String> {
+    HashMap::from([
+        (ENVIRONMENT_REPO_LABEL, repository.to_owned()),
+        (ENVIRONMENT_KEY_LABEL, key.to_owned()),
+        (INSTALLATION_LABEL, installation.to_owned()),
+    ])
+}
+
 /// Builds `build` on `docker`: the owner's Dockerfile first when there is one, then the
 /// agent layer and the setup commands. Each line of the engine's output goes to
 /// `progress` as it comes.
@@ -222,11 +236,7 @@ pub async fn build_environment_image(
     progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<BuiltEnvironment, EnvironmentBuildError> {
     let image = build.image_name();
-    let labels: HashMap<&str, String> = HashMap::from([
-        (ENVIRONMENT_REPO_LABEL, build.repository.clone()),
-        (ENVIRONMENT_KEY_LABEL, build.key.clone()),
-        (INSTALLATION_LABEL, build.installation.clone()),
-    ]);
+    let labels = environment_labels(&build.repository, &build.key, &build.installation);
     let base = match &build.base {
         EnvironmentBase::Image(name) => name.clone(),
         EnvironmentBase::Dockerfile { .. } => {
@@ -331,11 +341,7 @@ pub async fn build_service_image(
     progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<BuiltEnvironment, EnvironmentBuildError> {
     let image = build.image_name();
-    let labels: HashMap<&str, String> = HashMap::from([
-        (ENVIRONMENT_REPO_LABEL, build.repository.clone()),
-        (ENVIRONMENT_KEY_LABEL, build.key.clone()),
-        (INSTALLATION_LABEL, build.installation.clone()),
-    ]);
+    let labels = environment_labels(&build.repository, &build.key, &build.installation);
     let options = BuildImageOptionsBuilder::default()
         .dockerfile(OWNERS_DOCKERFILE)
         .t(&image)
