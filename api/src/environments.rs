@@ -20,6 +20,7 @@ use handoff::sandbox::environment_image::{environment_image_name, ready_environm
 use handoff::setup_check::{CheckLine, CheckStatus, Fix};
 use handoff::store::{EnvironmentBuildRecord, EnvironmentBuildState};
 
+use crate::test_settings::{test_settings_of, TestSettingView};
 use crate::AppCore;
 
 /// A repository's environment, as the owner reads it.
@@ -56,6 +57,8 @@ pub struct EnvironmentRecord {
     /// for files that changed since); none for the agent image alone.
     pub state: Option<String>,
     pub last_build: Option<EnvironmentBuildView>,
+    /// The variables the owner gives its tests in the sandbox, marked test-only.
+    pub test_settings: Vec<TestSettingView>,
 }
 
 /// One build of an environment, as the owner reads it.
@@ -128,6 +131,7 @@ pub async fn environment_of(core: &AppCore, repo: &str) -> Result<EnvironmentRec
         record.state = Some(state.to_owned());
     }
     record.last_build = last.map(|build| build_view(core, build));
+    record.test_settings = test_settings_of(core, &repo.full_name()).await?;
     Ok(record)
 }
 
@@ -315,6 +319,28 @@ fn service_words(services: &TestServices) -> Vec<String> {
         .collect()
 }
 
+/// What an image starts from, in words.
+fn base_words(base: &DevContainerBase) -> String {
+    match base {
+        DevContainerBase::Image(image) => format!("the image {image}"),
+        DevContainerBase::Dockerfile {
+            dockerfile,
+            context,
+            target,
+            ..
+        } => format!(
+            "{dockerfile}, built in {context}{}",
+            target
+                .as_ref()
+                .map(|target| format!(" to its stage {target}"))
+                .unwrap_or_default()
+        ),
+        DevContainerBase::Compose { files, service, .. } => {
+            format!("the service {service} of {}", files.join(", "))
+        }
+    }
+}
+
 fn record_of(repo: &RepoName, found: FoundEnvironment) -> EnvironmentRecord {
     let mut record = EnvironmentRecord {
         repo: repo.full_name(),
@@ -333,6 +359,7 @@ fn record_of(repo: &RepoName, found: FoundEnvironment) -> EnvironmentRecord {
         image: None,
         state: None,
         last_build: None,
+        test_settings: Vec::new(),
     };
     match found.recipe {
         EnvironmentRecipe::AgentImageOnly if !record.services.is_empty() => {
@@ -348,22 +375,13 @@ fn record_of(repo: &RepoName, found: FoundEnvironment) -> EnvironmentRecord {
         EnvironmentRecipe::DevContainer(dev_container) => {
             record.source = "dev_container".to_owned();
             record.file = Some(dev_container.file);
-            record.base = match dev_container.base {
-                DevContainerBase::Image(image) => format!("the image {image}"),
-                DevContainerBase::Dockerfile {
-                    dockerfile,
-                    context,
-                    target,
-                    ..
-                } => format!(
-                    "{dockerfile}, built in {context}{}",
-                    target
-                        .map(|target| format!(" to its stage {target}"))
-                        .unwrap_or_default()
+            record.base = match (&dev_container.base, &found.compose_agent) {
+                (DevContainerBase::Compose { files, service, .. }, Some(agent)) => format!(
+                    "the service {service} of {}: {}",
+                    files.join(", "),
+                    base_words(&agent.base)
                 ),
-                DevContainerBase::Compose { files, service, .. } => {
-                    format!("the service {service} of {}", files.join(", "))
-                }
+                (base, _) => base_words(base),
             };
             record.setup_commands = dev_container
                 .setup_commands
@@ -379,12 +397,16 @@ fn record_of(repo: &RepoName, found: FoundEnvironment) -> EnvironmentRecord {
                     }
                 })
                 .collect();
-            record.environment_variables = dev_container
-                .container_env
-                .keys()
+            record.environment_variables = found
+                .compose_agent
+                .iter()
+                .flat_map(|agent| agent.environment.keys())
+                .chain(dev_container.container_env.keys())
                 .chain(dev_container.remote_env.keys())
                 .cloned()
                 .collect();
+            record.environment_variables.sort();
+            record.environment_variables.dedup();
             record.features = dev_container.features;
             record.notes.splice(0..0, dev_container.notes);
         }

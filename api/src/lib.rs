@@ -78,6 +78,7 @@ pub mod runs_to_drive;
 pub mod session;
 pub mod setup;
 pub mod spend;
+pub mod test_settings;
 pub mod timed_sync;
 pub mod updates;
 

@@ -291,6 +291,7 @@ fn visit_every_root(collector: &mut Collector) {
     collector.visit::<lessons::LessonsFileRecord>();
     collector.visit::<environments::EnvironmentRecord>();
     collector.visit::<environments::EnvironmentBuilt>();
+    collector.visit::<test_settings::TestSettingView>();
     collector.visit::<ErrorCodeWords>();
     collector.visit::<CodedErrorShape>();
 }

@@ -252,7 +252,10 @@ pub async fn key_states(core: &AppCore) -> Result<Vec<KeyState>, CodedError> {
     Ok(states)
 }
 
-async fn key_name(core: &AppCore, name: &str) -> Result<(SecretName, Option<String>), CodedError> {
+pub(crate) async fn key_name(
+    core: &AppCore,
+    name: &str,
+) -> Result<(SecretName, Option<String>), CodedError> {
     match name {
         "e2b" => {
             let host = PipelineSettings::configured(&core.store)

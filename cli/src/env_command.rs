@@ -1,7 +1,7 @@
-//! `handoff env show|build|logs`: what a repository's base branch says its agent's
-//! environment is made of (a dev container, `.handoff/setup.sh`, or the agent image
-//! alone), the files its image is keyed on and where its image stands; building it;
-//! and its last build's log.
+//! `handoff env show|build|logs|set|unset`: what a repository's base branch says its
+//! agent's environment is made of (a dev container, `.handoff/setup.sh`, or the agent
+//! image alone), the files its image is keyed on and where its image stands; building
+//! it; its last build's log; and the test-only settings its tests get in the sandbox.
 
 use clap::{Args, Subcommand};
 
@@ -13,6 +13,7 @@ use handoff_api::core_types::RepoName;
 use handoff_api::environments::{
     build_environment, environment_of, last_build_log, EnvironmentRecord,
 };
+use handoff_api::test_settings::{remove_test_setting, set_test_setting};
 use handoff_api::AppCore;
 
 /// The agent's environment: what a repository's base branch says it is made of
@@ -53,6 +54,31 @@ pub enum EnvAction {
         #[arg(value_parser = parse_repo_name)]
         repo: RepoName,
     },
+    /// Give the repository's tests a test-only setting: a variable set in the agent's
+    /// sandbox (say DATABASE_URL=postgres://postgres:test@db/app for a test service).
+    /// It is no secret: the agent can read it, and a run on someone else's work does
+    /// not get it. A name that carries a credential (GITHUB_TOKEN, ANTHROPIC_API_KEY, …)
+    /// or that Handoff sets itself, and a value that holds a secret Handoff keeps, are
+    /// refused.
+    Set {
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+        /// NAME=value
+        #[arg(value_parser = parse_setting)]
+        setting: (String, String),
+    },
+    /// Remove one of the repository's test-only settings.
+    Unset {
+        #[arg(value_parser = parse_repo_name)]
+        repo: RepoName,
+        name: String,
+    },
+}
+
+fn parse_setting(text: &str) -> Result<(String, String), String> {
+    text.split_once('=')
+        .map(|(name, value)| (name.to_owned(), value.to_owned()))
+        .ok_or_else(|| format!("{text:?} is not NAME=value"))
 }
 
 pub async fn run(core: &AppCore, arguments: EnvArguments) -> Result<(), CliError> {
@@ -84,6 +110,23 @@ pub async fn run(core: &AppCore, arguments: EnvArguments) -> Result<(), CliError
                     built.image_bytes / 1_000_000
                 ),
             }
+            Ok(())
+        }
+        EnvAction::Set {
+            repo,
+            setting: (name, value),
+        } => {
+            set_test_setting(core, &repo.full_name(), &name, &value).await?;
+            println!(
+                "{}: {} is set for its tests (test-only)",
+                repo.full_name(),
+                printable(&name)
+            );
+            Ok(())
+        }
+        EnvAction::Unset { repo, name } => {
+            remove_test_setting(core, &repo.full_name(), &name).await?;
+            println!("{}: {} is removed", repo.full_name(), printable(&name));
             Ok(())
         }
         EnvAction::Logs { repo } => {
@@ -149,6 +192,13 @@ fn described(environment: &EnvironmentRecord) -> String {
             ));
         }
         lines.push(format!("build log: {}", printable(&build.log_file)));
+    }
+    for setting in &environment.test_settings {
+        lines.push(format!(
+            "test-only: {}={}",
+            printable(&setting.name),
+            printable(&setting.value)
+        ));
     }
     lines.join("\n") + "\n"
 }

@@ -84,6 +84,9 @@ macro_rules! with_app_commands {
             environment_view,
             rebuild_environment,
             environment_log,
+            test_settings,
+            set_test_setting,
+            remove_test_setting,
         }
     };
 }

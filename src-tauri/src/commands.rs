@@ -23,6 +23,7 @@ use handoff_api::run_queue::{self, BulkRunRecord, NewItemsRecord};
 use handoff_api::session::{self, SessionStatus};
 use handoff_api::setup::{self, DeviceSignIn, KeyState};
 use handoff_api::spend::{self, AgentStepRecord, BudgetSettingsInput, SpendView};
+use handoff_api::test_settings::{self, TestSettingView};
 use handoff_api::updates::{self, UpdateCheck, UpdateSettings};
 use handoff_api::{runs, AppInfo, DashboardQuery};
 use tauri::ipc::Channel;
@@ -671,6 +672,36 @@ pub async fn rebuild_environment(
 #[tauri::command]
 pub async fn environment_log(state: State<'_, DesktopState>, repo: String) -> Answer<String> {
     environments::last_build_log(state.core()?, &repo).await
+}
+
+/// A repository's test-only settings: the variables its tests get in the sandbox.
+#[tauri::command]
+pub async fn test_settings(
+    state: State<'_, DesktopState>,
+    repo: String,
+) -> Answer<Vec<TestSettingView>> {
+    test_settings::test_settings_of(state.core()?, &repo).await
+}
+
+/// Sets one of a repository's test-only settings; returns them all.
+#[tauri::command]
+pub async fn set_test_setting(
+    state: State<'_, DesktopState>,
+    repo: String,
+    name: String,
+    value: String,
+) -> Answer<Vec<TestSettingView>> {
+    test_settings::set_test_setting(state.core()?, &repo, &name, &value).await
+}
+
+/// Removes one of a repository's test-only settings; returns those left.
+#[tauri::command]
+pub async fn remove_test_setting(
+    state: State<'_, DesktopState>,
+    repo: String,
+    name: String,
+) -> Answer<Vec<TestSettingView>> {
+    test_settings::remove_test_setting(state.core()?, &repo, &name).await
 }
 
 /// Restarts the app (into the version just installed).

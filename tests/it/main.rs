@@ -41,6 +41,7 @@ mod sandbox_network_docker;
 mod spend_ledger;
 mod spend_store;
 mod store_mirror;
+mod test_settings_store;
 mod trust_boundaries;
 mod trust_boundaries_docker;
 mod workflows;

@@ -557,3 +557,36 @@ async fn a_repository_may_keep_test_failures_in_the_results_comment_alone() {
         "the failure is in the results comment, with no issue: {results}"
     );
 }
+
+#[tokio::test]
+async fn a_test_only_setting_reaches_the_projects_tests_and_is_named_in_the_log() {
+    let world = world().await;
+    world
+        .store
+        .test_settings()
+        .set_test_setting(
+            world.repo.id,
+            &handoff::domain::test_setting::TestSetting {
+                name: "DATABASE_URL".to_owned(),
+                value: "postgres://postgres:it's@db/app".to_owned(),
+            },
+        )
+        .await
+        .unwrap();
+    let number = world.qa_pull_request().await;
+    world
+        .set_instructions(
+            "@@plan:output 1. Reach the test database.\n\
+             @@test:check Database address|test \"$DATABASE_URL\" = \"postgres://postgres:it's@db/app\"\n",
+        )
+        .await;
+    detail(&world.qa(number, Stage::Plan, false).await);
+    let test = world.qa(number, Stage::Test, false).await;
+    let said = detail(&test);
+    let log = world.log_of(test.run.id).await;
+    assert!(said.contains("1 passed, 0 failed"), "{said}\n{log}");
+    assert!(
+        log.contains("test-only settings set in the sandbox: DATABASE_URL"),
+        "{log}"
+    );
+}

@@ -156,8 +156,27 @@ async fn a_fork_pr_is_reviewed_on_its_own_head_and_fix_never_pushes_to_the_owner
     world
         .set_instructions(&format!("@@review:echo-inputs\n{QA_DIRECTIVES}"))
         .await;
+    // The owner's test-only settings are not given to a run on the fork's work.
+    world
+        .store
+        .test_settings()
+        .set_test_setting(
+            world.repo.id,
+            &handoff::domain::test_setting::TestSetting {
+                name: "DATABASE_URL".to_owned(),
+                value: "postgres://owner-only@db/app".to_owned(),
+            },
+        )
+        .await
+        .unwrap();
 
     let review = succeeded_stage(&world.qa(number, Stage::Review, false).await);
+    let review_log = world.log_of(review.id).await;
+    assert!(
+        review_log.contains("test-only settings withheld (DATABASE_URL)"),
+        "{review_log}"
+    );
+    assert!(!review_log.contains("owner-only"), "{review_log}");
     let (_, _, body) = world.marked_comments(number, REVIEW_MARKER).remove(0);
     assert!(
         body.contains("+from the fork"),

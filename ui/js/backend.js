@@ -199,6 +199,12 @@ export const backend = {
   },
   /** @param {string} repo @returns {Promise<string>} */
   environmentLog: (repo) => call("environment_log", { repo }),
+  /** @param {string} repo @returns {Promise<import("./contract.js").TestSettingView[]>} */
+  testSettings: (repo) => call("test_settings", { repo }),
+  /** @param {string} repo @param {string} name @param {string} value @returns {Promise<import("./contract.js").TestSettingView[]>} */
+  setTestSetting: (repo, name, value) => call("set_test_setting", { repo, name, value }),
+  /** @param {string} repo @param {string} name @returns {Promise<import("./contract.js").TestSettingView[]>} */
+  removeTestSetting: (repo, name) => call("remove_test_setting", { repo, name }),
   /** @returns {Promise<void>} */
   restartApp: () => call("restart_app"),
   /** @param {(payload: import("./contract.js").MirrorChangesRecord) => void} handler @returns {Promise<() => void>} */

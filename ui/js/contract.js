@@ -177,7 +177,7 @@
 
 /**
  * A repository's environment, as the owner reads it.
- * @typedef {{ repo: string, baseBranch: string, commit: string, source: string, file: string | null, base: string, setupCommands: Array<string>, environmentVariables: Array<string>, features: Array<string>, notes: Array<string>, services: Array<string>, keyedOn: Array<string>, key: string | null, image: string | null, state: string | null, lastBuild: EnvironmentBuildView | null, }} EnvironmentRecord
+ * @typedef {{ repo: string, baseBranch: string, commit: string, source: string, file: string | null, base: string, setupCommands: Array<string>, environmentVariables: Array<string>, features: Array<string>, notes: Array<string>, services: Array<string>, keyedOn: Array<string>, key: string | null, image: string | null, state: string | null, lastBuild: EnvironmentBuildView | null, testSettings: Array<TestSettingView>, }} EnvironmentRecord
  */
 
 /**
@@ -456,12 +456,12 @@
 
 /**
  * A connected (or disconnected) repository and its settings.
- * @typedef {{ id: number, name: RepoName, defaultBranch: string, feedbackLabel: string, customInstructions: string, monthlyRunQuota: number | null, monthlyBudgetUsd: number | null, sandboxBackend: SandboxBackend, agentPreset: string, agentCommand: string | null, dockerImage: string | null, runTimeoutSeconds: number, e2bTemplate: string | null, networkMode: NetworkMode, allowedHosts: Array<string>, draftPullRequests: boolean, fileTestIssues: boolean, runSlots: number | null, overflowToE2b: boolean, automaticUpdates: boolean, automaticAttemptsPerDay: number, pullRequestLabels: Array<string>, pullRequestReviewers: Array<string>, pushFork: string | null, createdAt: string, disconnectedAt: string | null, }} RepoRecord
+ * @typedef {{ id: number, name: RepoName, defaultBranch: string, feedbackLabel: string, customInstructions: string, monthlyRunQuota: number | null, monthlyBudgetUsd: number | null, sandboxBackend: SandboxBackend, agentPreset: string, agentCommand: string | null, dockerImage: string | null, runTimeoutSeconds: number, e2bTemplate: string | null, networkMode: NetworkMode, allowedHosts: Array<string>, draftPullRequests: boolean, fileTestIssues: boolean, runSlots: number | null, overflowToE2b: boolean, automaticUpdates: boolean, automaticAttemptsPerDay: number, pullRequestLabels: Array<string>, pullRequestReviewers: Array<string>, environmentKeyFiles: Array<string>, pushFork: string | null, createdAt: string, disconnectedAt: string | null, }} RepoRecord
  */
 
 /**
  * A change of settings: `None` leaves a setting as it is.
- * @typedef {{ defaultBranch: string | null, feedbackLabel: string | null, customInstructions: string | null, monthlyRunQuota: number | null | null, sandboxBackend: string | null, agentPreset: string | null, agentCommand: string | null, dockerImage: string | null, e2bTemplate: string | null, runTimeoutMinutes: string | null, networkMode: string | null, allowedHosts: string | null, draftPullRequests: boolean | null, fileTestIssues: boolean | null, runSlots: string | null, overflowToE2b: boolean | null, automaticUpdates: boolean | null, automaticAttemptsPerDay: string | null, pullRequestLabels: string | null, pullRequestReviewers: string | null, pushFork: string | null, monthlyBudget: string | null, }} RepoSettingsInput
+ * @typedef {{ defaultBranch: string | null, feedbackLabel: string | null, customInstructions: string | null, monthlyRunQuota: number | null | null, sandboxBackend: string | null, agentPreset: string | null, agentCommand: string | null, dockerImage: string | null, e2bTemplate: string | null, runTimeoutMinutes: string | null, networkMode: string | null, allowedHosts: string | null, draftPullRequests: boolean | null, fileTestIssues: boolean | null, runSlots: string | null, overflowToE2b: boolean | null, automaticUpdates: boolean | null, automaticAttemptsPerDay: string | null, pullRequestLabels: string | null, pullRequestReviewers: string | null, environmentKeyFiles: string | null, pushFork: string | null, monthlyBudget: string | null, }} RepoSettingsInput
  */
 
 /**
@@ -580,6 +580,11 @@
 
 /**
  * @typedef {{ runId: number, passed: number, failed: number, rows: Array<TestResultRow>, }} TestResultsView
+ */
+
+/**
+ * One test-only setting, as the owner reads it.
+ * @typedef {{ name: string, value: string, }} TestSettingView
  */
 
 /**

@@ -3,12 +3,13 @@
 // container, .handoff/setup.sh, or none: the agent image alone), where its image stands
 // (not built, building, ready, failed at a named step, or built for files that changed
 // since), the image's name and size, the files it is keyed on, its setup commands, the
-// services its tests reach by name (.handoff/services.yml) and what Handoff leaves out; the last build's log; and Rebuild, which follows the
-// build line by line. A recipe that cannot be built shows what is wrong and where.
+// services its tests reach by name (.handoff/services.yml) and what Handoff leaves out; the last build's log; Rebuild, which follows the
+// build line by line; and the repository's test-only settings (test_settings.js). A recipe that cannot be built shows what is wrong and where.
 
 import { backend } from "./backend.js";
 import { el, button } from "./dom.js";
 import { toast, errorToast } from "./toasts.js";
+import { testSettingsSection } from "./test_settings.js";
 
 /** How many draws began: a draw whose answer comes after a later one began draws nothing. */
 let draws = 0;
@@ -37,15 +38,17 @@ export async function renderEnvironment(container, repo) {
     view?.key ? rebuildButton(container, repo) : null,
   ]);
   if (!view) {
-    container.replaceChildren(head, el("p", { class: "environment-error", dataset: { code: refusal?.code ?? "internal" }, text: refusal?.message ?? String(refusal) }));
+    container.replaceChildren(head, el("p", { class: "environment-error", dataset: { code: refusal?.code ?? "internal" }, text: refusal?.message ?? String(refusal) }), testSettingsSection(repo));
     return;
   }
-  container.replaceChildren(
+  const parts = [
     head,
-    el("p", { class: "hint", text: "What the agent works in: the dev container or .handoff/setup.sh on the base branch, with Handoff's agent layer on top, and the services of .handoff/services.yml beside it; built on this machine's Docker engine once for what it is made of." }),
+    el("p", { class: "hint", text: "What the agent works in: the dev container or .handoff/setup.sh on the base branch, with Handoff's agent layer on top, and the services of .handoff/services.yml beside it; built on this machine's Docker engine once for what it is made of, on the network its runs get." }),
     facts(view),
     view.lastBuild ? lastBuild(view.lastBuild, repo) : null,
-  );
+    testSettingsSection(repo),
+  ];
+  container.replaceChildren(...parts.filter((part) => part !== null));
 }
 
 function facts(view) {

@@ -84,6 +84,43 @@ async fn the_base_branch_names_the_environment_and_only_what_it_is_made_of_chang
     );
     let after_lockfile = key_of(&ok_stdout(&cli.run(&["env", "show", REPO, "--json"]).await));
     assert_ne!(after_lockfile, first, "a changed lockfile changes the key");
+
+    // A file the owner names counts too, from then on.
+    fake.push_commit(
+        REPO,
+        "main",
+        "Tools",
+        &[("tools/versions.txt", "node 20\n")],
+    );
+    let refused = cli
+        .run(&["repo", "set", REPO, "--environment-key-files", "../outside"])
+        .await;
+    assert!(
+        text(&refused).contains("--environment-key-files: \"../outside\" is not a file's path"),
+        "{}",
+        text(&refused)
+    );
+    ok_stdout(
+        &cli.run(&[
+            "repo",
+            "set",
+            REPO,
+            "--environment-key-files",
+            "./tools/versions.txt",
+        ])
+        .await,
+    );
+    let shown = ok_stdout(&cli.run(&["env", "show", REPO]).await);
+    assert!(shown.contains("keyed on:  tools/versions.txt"), "{shown}");
+    let named = key_of(&ok_stdout(&cli.run(&["env", "show", REPO, "--json"]).await));
+    fake.push_commit(
+        REPO,
+        "main",
+        "Newer tools",
+        &[("tools/versions.txt", "node 22\n")],
+    );
+    let after_named = key_of(&ok_stdout(&cli.run(&["env", "show", REPO, "--json"]).await));
+    assert_ne!(after_named, named, "a file the owner names changes the key");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -133,4 +170,89 @@ async fn a_dev_container_that_cannot_be_built_is_refused_saying_what_and_where()
         "{}",
         text(&broken)
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_test_only_setting_is_shown_marked_and_a_credential_can_never_be_one() {
+    let fake = FakeGithub::start().await;
+    let keyring = SecretService::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data_dir: dir.path(),
+        keyring: &keyring,
+    };
+    fake.create_repo_with_files(REPO, "main", &[(".handoff/agent.sh", SCRIPTED_AGENT)]);
+    cli.connect_scripted_repo(&fake, "local", &[]).await;
+
+    let set = cli
+        .run(&[
+            "env",
+            "set",
+            REPO,
+            "DATABASE_URL=postgres://postgres:test@db/app",
+        ])
+        .await;
+    assert!(ok_stdout(&set).contains("DATABASE_URL is set for its tests (test-only)"));
+    let shown = ok_stdout(&cli.run(&["env", "show", REPO]).await);
+    assert!(
+        shown.contains("test-only: DATABASE_URL=postgres://postgres:test@db/app"),
+        "{shown}"
+    );
+
+    // The GitHub token never becomes one: not by its variable's name, nor as a value
+    // under another name; nothing is kept of either.
+    let by_name = cli
+        .run(&["env", "set", REPO, "GITHUB_TOKEN=anything"])
+        .await;
+    assert!(!by_name.status.success());
+    assert!(
+        text(&by_name).contains("GITHUB_TOKEN carries a credential"),
+        "{}",
+        text(&by_name)
+    );
+    let token = fake.owner_token();
+    let by_value = cli
+        .run(&[
+            "env",
+            "set",
+            REPO,
+            &format!("API_URL=https://x:{token}@api.example/"),
+        ])
+        .await;
+    assert!(!by_value.status.success());
+    assert!(
+        text(&by_value).contains("the value of API_URL holds one of the secrets Handoff keeps"),
+        "{}",
+        text(&by_value)
+    );
+    assert!(
+        !text(&by_value).contains(token),
+        "the refusal never repeats the secret"
+    );
+    let proxy = cli
+        .run(&["env", "set", REPO, "HTTPS_PROXY=http://elsewhere"])
+        .await;
+    assert!(
+        text(&proxy).contains("HTTPS_PROXY is set by Handoff"),
+        "{}",
+        text(&proxy)
+    );
+    let malformed = cli.run(&["env", "set", REPO, "no value"]).await;
+    assert!(!malformed.status.success());
+
+    let json: serde_json::Value =
+        serde_json::from_str(&ok_stdout(&cli.run(&["env", "show", REPO, "--json"]).await)).unwrap();
+    assert_eq!(
+        json["testSettings"],
+        serde_json::json!([{ "name": "DATABASE_URL", "value": "postgres://postgres:test@db/app" }])
+    );
+
+    ok_stdout(&cli.run(&["env", "unset", REPO, "DATABASE_URL"]).await);
+    let gone = cli.run(&["env", "unset", REPO, "DATABASE_URL"]).await;
+    assert!(
+        text(&gone).contains("has no test-only setting DATABASE_URL"),
+        "{}",
+        text(&gone)
+    );
+    assert!(!ok_stdout(&cli.run(&["env", "show", REPO]).await).contains("test-only:"));
 }

@@ -21,6 +21,7 @@ pub mod claude_plan;
 pub mod clock;
 pub mod code_prompt;
 pub mod comment_version;
+pub mod compose_dev_container;
 pub mod dev_container;
 pub mod environment_key;
 pub mod environment_recipe;
@@ -53,6 +54,7 @@ pub mod stage_prompts;
 pub mod stored_text;
 pub mod test_results;
 pub mod test_services;
+pub mod test_setting;
 pub mod untrusted_text;
 
 pub mod dashboard;

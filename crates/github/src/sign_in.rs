@@ -131,6 +131,15 @@ pub async fn connect(
     GithubClient::new(endpoints, token, policy)
 }
 
+/// The GitHub token kept for the configured API address, if one is.
+pub async fn stored_token(
+    store: &Store,
+    secrets: &SecretStore,
+) -> Result<Option<Secret>, GithubError> {
+    let endpoints = GithubEndpoints::configured(store).await?;
+    Ok(secrets.get(&token_name(&endpoints)).await?)
+}
+
 /// Forgets the token (and the login); true if there was a token.
 pub async fn sign_out(store: &Store, secrets: &SecretStore) -> Result<bool, GithubError> {
     let endpoints = GithubEndpoints::configured(store).await?;

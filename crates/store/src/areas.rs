@@ -98,6 +98,12 @@ pub struct EnvironmentBuildRecords<'store> {
     pub(crate) store: &'store Store,
 }
 
+/// Each repository's test-only settings (`test_settings`).
+#[derive(Debug, Clone, Copy)]
+pub struct TestSettingRecords<'store> {
+    pub(crate) store: &'store Store,
+}
+
 impl Store {
     /// The connected repositories and their settings.
     pub fn repositories(&self) -> RepositoryRecords<'_> {
@@ -167,6 +173,11 @@ impl Store {
     /// The builds of each repository's agent environment.
     pub fn environment_builds(&self) -> EnvironmentBuildRecords<'_> {
         EnvironmentBuildRecords { store: self }
+    }
+
+    /// Each repository's test-only settings, given to its tests in the sandbox.
+    pub fn test_settings(&self) -> TestSettingRecords<'_> {
+        TestSettingRecords { store: self }
     }
 
     /// Updates Handoff starts by itself when a pull request's checks fail or it conflicts, and the decisions on them.

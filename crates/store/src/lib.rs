@@ -48,6 +48,7 @@ pub mod spend;
 pub mod spend_ledger;
 mod stage_runs;
 mod sync_cursors;
+mod test_settings;
 pub mod time_text;
 
 use std::path::{Path, PathBuf};
@@ -58,6 +59,7 @@ pub use areas::{
     AutomaticUpdateRecords, CommentRecords, EnvironmentBuildRecords, FeedbackRecords,
     GithubCommandRecords, LessonRecords, OutboxRecords, PullRequestRecords, RepositoryRecords,
     RunQueueRecords, RunRecords, SettingRecords, SpendRecords, StageRunRecords, SyncStateRecords,
+    TestSettingRecords,
 };
 pub use automatic_updates::{AutomaticStart, NewAutomaticUpdate};
 pub use change_watch::{ChangeWatch, MirrorChanges};
@@ -84,6 +86,7 @@ pub use runs::{CodeRunRequest, RunFilter, RunOutcome, RunTexts, StartedCodeRun};
 pub use settings::SettingKey;
 pub use stage_runs::{StageRunRequest, StageTestResult, StoredTestResult};
 pub use sync_cursors::SyncCursor;
+pub use test_settings::SetTestSettingError;
 
 /// The file name of the database inside the data folder.
 pub const DATABASE_FILE_NAME: &str = "handoff.sqlite3";

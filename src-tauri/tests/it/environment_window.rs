@@ -2,12 +2,15 @@
 //! branch, the test services beside it, what its image is keyed on and what Handoff
 //! leaves out of it; Rebuild, which
 //! builds the image on this machine's Docker engine and follows the build line by line;
-//! the image's state, name and size once ready, and the last build's log; and a recipe
-//! that cannot be built, shown with what is wrong and where.
+//! the image's state, name and size once ready, and the last build's log; a test-only
+//! setting added, marked, refused when it would carry the GitHub token, and removed;
+//! and a recipe that cannot be built, shown with what is wrong and where.
 
 use handoff_test_support as support;
 
+use handoff::store::RepoSettingsChange;
 use support::docker_images::{unique_word, EnvironmentImagesRemovedOnDrop};
+use support::pipeline_world::TEST_IMAGE;
 use support::window::github_world::{connected_repo, GithubWorld, REPO, RUN_LIMIT};
 
 const STATE: &str =
@@ -16,7 +19,21 @@ const STATE: &str =
 #[tokio::test(flavor = "multi_thread")]
 async fn a_repositorys_environment_is_shown_rebuilt_and_its_log_read_in_its_settings() {
     let world = GithubWorld::new().await;
-    connected_repo(&world.fake, &world.store, "").await;
+    let repo = connected_repo(&world.fake, &world.store, "").await;
+    // The build's network is the one the repository's Docker runs get, behind its
+    // egress gate, which runs from the repository's agent image.
+    world
+        .store
+        .repositories()
+        .change_repo_settings(
+            repo.id,
+            &RepoSettingsChange {
+                docker_image: Some(Some(TEST_IMAGE.to_owned())),
+                ..RepoSettingsChange::default()
+            },
+        )
+        .await
+        .unwrap();
     let _images =
         EnvironmentImagesRemovedOnDrop(world.store.settings().installation_id().await.unwrap());
     let word = unique_word();
@@ -81,6 +98,34 @@ async fn a_repositorys_environment_is_shown_rebuilt_and_its_log_read_in_its_sett
         )
         .await;
     assert!(log.contains("Step 1/"), "{log}");
+
+    // A test-only setting is added, and shown with its value, marked test-only.
+    app.type_into("#environment input[name=testSettingName]", "DATABASE_URL")
+        .await;
+    app.type_into(
+        "#environment input[name=testSettingValue]",
+        "postgres://postgres:test@db/app",
+    )
+    .await;
+    app.click("#environment .test-setting-form button[type=submit]")
+        .await;
+    app.text_eventually_containing(
+        "const l = document.querySelector('#environment .test-setting-list'); return l ? l.textContent : '';",
+        "DATABASE_URL",
+    )
+    .await;
+    assert_eq!(
+        app.texts("#environment .test-setting .test-setting-value")
+            .await,
+        ["postgres://postgres:test@db/app"]
+    );
+    assert_eq!(
+        app.texts("#environment .test-setting .test-only").await,
+        ["test-only"]
+    );
+    // The picture: the log folded again, the section from its head to the settings.
+    app.click("#environment .environment-last-build summary")
+        .await;
     app.client
         .execute(
             "document.getElementById('environment').scrollIntoView({ block: 'start' });",
@@ -89,6 +134,40 @@ async fn a_repositorys_environment_is_shown_rebuilt_and_its_log_read_in_its_sett
         .await
         .unwrap();
     app.screenshot("environment").await;
+
+    // The GitHub token can never be one: the refusal is shown by the form, with its
+    // code, and nothing is kept.
+    app.type_into("#environment input[name=testSettingName]", "GITHUB_TOKEN")
+        .await;
+    app.type_into("#environment input[name=testSettingValue]", "anything")
+        .await;
+    app.click("#environment .test-setting-form button[type=submit]")
+        .await;
+    let refusal = app
+        .text_eventually_containing(
+            "const r = document.querySelector('#environment .test-setting-refusal'); return r && !r.hidden ? r.dataset.code + ': ' + r.textContent : '';",
+            "GITHUB_TOKEN",
+        )
+        .await;
+    assert!(
+        refusal.starts_with("invalid_input: GITHUB_TOKEN carries a credential"),
+        "{refusal}"
+    );
+    let kept = world
+        .store
+        .test_settings()
+        .test_settings(repo.id)
+        .await
+        .unwrap();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+
+    // Removed, it is gone.
+    app.click("#environment .remove-test-setting").await;
+    app.text_eventually_containing(
+        "const e = document.querySelector('#environment .empty-test-settings'); return e ? e.textContent : '';",
+        "None",
+    )
+    .await;
 
     // A recipe that cannot be built says what and where, and offers no Rebuild.
     world.fake.push_commit(
