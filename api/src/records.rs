@@ -237,6 +237,8 @@ pub struct RepoRecord {
     pub pull_request_labels: Vec<String>,
     /// Who is asked to review them (`login`, or `org/team`).
     pub pull_request_reviewers: Vec<String>,
+    /// Files its environment image is keyed on besides the recipe's and the lockfiles.
+    pub environment_key_files: Vec<String>,
     /// The fork agent branches are pushed to (`owner/name`), if any.
     pub push_fork: Option<String>,
     pub created_at: DateTime<Utc>,
@@ -273,6 +275,7 @@ impl From<Repo> for RepoRecord {
                 .iter()
                 .map(ToString::to_string)
                 .collect(),
+            environment_key_files: repo.environment_key_files,
             push_fork: repo.push_fork.map(|fork| fork.full_name()),
             created_at: repo.created_at,
             disconnected_at: repo.disconnected_at,

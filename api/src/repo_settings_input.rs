@@ -54,6 +54,9 @@ pub struct RepoSettingsInput {
     pub pull_request_labels: Option<String>,
     /// Reviewers to request on them, as typed (logins and `org/team`).
     pub pull_request_reviewers: Option<String>,
+    /// Files its environment image is keyed on besides the recipe's and the usual
+    /// lockfiles, as typed (paths from the root, lines or commas).
+    pub environment_key_files: Option<String>,
     /// The fork (`owner/name`) agent branches are pushed to; empty: the repository.
     pub push_fork: Option<String>,
     /// Dollars its runs may spend per month, as typed; empty (or `none`): no limit.
@@ -89,6 +92,7 @@ pub enum RepoSetting {
     AutomaticAttemptsPerDay,
     PullRequestLabels,
     PullRequestReviewers,
+    EnvironmentKeyFiles,
     PushFork,
     MonthlyBudget,
 }
@@ -107,6 +111,7 @@ impl RepoSetting {
             RepoSetting::AutomaticAttemptsPerDay => "Automatic updates a day",
             RepoSetting::PullRequestLabels => "Labels on its PRs",
             RepoSetting::PullRequestReviewers => "Reviewers to request",
+            RepoSetting::EnvironmentKeyFiles => "Environment also keyed on",
             RepoSetting::PushFork => "Push branches to a fork",
             RepoSetting::MonthlyBudget => "Budget per month",
         }
@@ -203,6 +208,11 @@ pub fn read_settings(input: &RepoSettingsInput) -> Result<ReadSettings, RefusedS
             &input.pull_request_reviewers,
             RepoSetting::PullRequestReviewers,
             parse_reviewers,
+        )?,
+        environment_key_files: read_field(
+            &input.environment_key_files,
+            RepoSetting::EnvironmentKeyFiles,
+            handoff::domain::environment_key::parse_key_files,
         )?,
         push_fork: read_field(&input.push_fork, RepoSetting::PushFork, read_push_fork)?,
     };

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::command_error::CliError;
 use super::output::{dash_if_none, print_json, Table};
+use super::terminal_text::printable;
 use crate::shared_arguments::{agent_presets, parse_repo_name, prompt_stages, words_of, JsonFlag};
 use handoff_api::agent_forks::{fork_places, make_agent_fork};
 use handoff_api::core_types::{CodedError, ErrorCode, NetworkMode, RepoName, Stage};
@@ -201,6 +202,12 @@ async fn show(core: &AppCore, repo: RepoName, output: JsonFlag) -> Result<(), Cl
     if !repo.pull_request_labels.is_empty() {
         println!("  PR labels:     {}", repo.pull_request_labels.join(", "));
     }
+    if !repo.environment_key_files.is_empty() {
+        println!(
+            "  env keyed on:  {}",
+            printable(&repo.environment_key_files.join(", "))
+        );
+    }
     if !repo.pull_request_reviewers.is_empty() {
         let reviewers: Vec<String> = repo
             .pull_request_reviewers
@@ -360,6 +367,7 @@ impl RepoSettingsArguments {
             automatic_attempts_per_day: self.automatic_attempts_per_day,
             pull_request_labels: self.pr_labels,
             pull_request_reviewers: self.pr_reviewers,
+            environment_key_files: self.environment_key_files,
             push_fork: self.push_fork,
             monthly_budget: self.monthly_budget,
         };
@@ -388,6 +396,7 @@ fn flag_of(setting: RepoSetting) -> &'static str {
         RepoSetting::AutomaticAttemptsPerDay => "automatic-attempts-per-day",
         RepoSetting::PullRequestLabels => "pr-labels",
         RepoSetting::PullRequestReviewers => "pr-reviewers",
+        RepoSetting::EnvironmentKeyFiles => "environment-key-files",
         RepoSetting::PushFork => "push-fork",
         RepoSetting::MonthlyBudget => "monthly-budget",
     }
@@ -540,6 +549,11 @@ pub struct RepoSettingsArguments {
     /// opens, comma-separated ("" for none).
     #[arg(long, value_name = "REVIEWERS")]
     pub pr_reviewers: Option<String>,
+    /// Files (paths from the repository's root) its environment image is keyed on
+    /// besides its recipe's and the usual lockfiles, comma-separated ("" for none): a
+    /// change to one on the base branch builds the image again.
+    #[arg(long, value_name = "PATHS")]
+    pub environment_key_files: Option<String>,
     /// Whether a failing check of one of its feedback PRs, or a review of yours
     /// requesting changes, queues an Update PR by itself at the next sync; never for a
     /// fork's PR, a bot's, or a draft you marked [default: false].

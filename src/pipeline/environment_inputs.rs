@@ -86,9 +86,15 @@ impl Environments<'_> {
                 }],
             ),
             EnvironmentRecipe::DevContainer(dev_container) => {
+                // A dev container in a Compose service starts from that service's image.
+                let (agent_base, mut variables) = match &found.compose_agent {
+                    Some(agent) => (&agent.base, agent.environment.clone()),
+                    None => (&dev_container.base, Default::default()),
+                };
                 let base =
-                    dev_container_base(repo, dev_container, git, cache, &found.commit).await?;
-                let mut variables = dev_container.container_env.clone();
+                    dev_container_base(repo, dev_container, agent_base, git, cache, &found.commit)
+                        .await?;
+                variables.extend(dev_container.container_env.clone());
                 variables.extend(dev_container.remote_env.clone());
                 let steps = dev_container
                     .setup_commands
@@ -209,12 +215,13 @@ fn unread(repo: &Repo, detail: String) -> PipelineError {
     }
 }
 
-/// What a dev container's image starts from: its image, or its Dockerfile with the
-/// context's files at `commit`. Features, and a Compose service as the agent's
-/// container, are refused by name, rather than built into an image without them.
+/// What a dev container's image starts from: `base` (its image, or its Dockerfile with
+/// the context's files at `commit`; for one in a Compose service, that service's).
+/// Features are refused by name, rather than built into an image without them.
 async fn dev_container_base(
     repo: &Repo,
     dev_container: &DevContainerRecipe,
+    base: &DevContainerBase,
     git: &HostGit,
     cache: &Path,
     commit: &str,
@@ -228,7 +235,7 @@ async fn dev_container_base(
             ),
         });
     }
-    Ok(match &dev_container.base {
+    Ok(match base {
         DevContainerBase::Image(name) => EnvironmentBase::Image(name.clone()),
         DevContainerBase::Dockerfile {
             dockerfile,
@@ -249,13 +256,12 @@ async fn dev_container_base(
             args: args.clone(),
             target: target.clone(),
         },
+        // Read into the service's own image or Dockerfile when the environment was found.
         DevContainerBase::Compose { files, service, .. } => {
             return Err(PipelineError::EnvironmentNotYetBuilt {
                 repo: repo.name.full_name(),
                 what: format!(
-                    "its dev container runs in the Docker Compose service {service} of {}; \
-                     name an image or a Dockerfile for the agent, and its other services in \
-                     .handoff/services.yml",
+                    "its dev container's Compose service {service} of {} was not read",
                     files.join(", ")
                 ),
             })

@@ -7,8 +7,11 @@ use std::collections::BTreeMap;
 
 use super::cache_lock::CacheLock;
 use super::handles::Environments;
+use super::host_git::HostGit;
 use super::PipelineError;
 use crate::agent_image::recipe_hash;
+use crate::domain::compose_dev_container::{read_compose_dev_container, ComposeAgent};
+use crate::domain::dev_container::DevContainerBase;
 use crate::domain::environment_key::{environment_key, key_inputs, service_inputs};
 use crate::domain::environment_recipe::{
     find_environment, find_services, BaseBranchFiles, EnvironmentRecipe, SETUP_SCRIPT,
@@ -24,8 +27,12 @@ pub struct FoundEnvironment {
     /// The commit of the base branch it was read at.
     pub commit: String,
     pub recipe: EnvironmentRecipe,
-    /// The services its tests reach by name (`.handoff/services.yml`).
+    /// The services its tests reach by name (`.handoff/services.yml`, and those of a
+    /// dev container's Compose files).
     pub services: TestServices,
+    /// For a dev container that runs in a Compose service: what that service gives the
+    /// agent (its image or Dockerfile, its variables).
+    pub compose_agent: Option<ComposeAgent>,
     /// The files its images are keyed on (none for the agent image alone).
     pub inputs: Vec<String>,
     /// The image's key, a hash of the inputs and of Handoff's agent layer; none for the
@@ -47,6 +54,21 @@ fn key_of(inputs: &[String], entries: &BTreeMap<String, String>, layer: &str) ->
         })
         .collect();
     Some(environment_key(layer, &contents))
+}
+
+/// The texts of the base branch's files a recipe is read from, of those that are there.
+async fn recipe_texts(
+    git: &HostGit,
+    cache: &std::path::Path,
+    commit: &str,
+) -> Result<BTreeMap<String, String>, super::host_git::GitError> {
+    let mut texts = BTreeMap::new();
+    for path in BaseBranchFiles::READ {
+        if let Some(text) = git.file_at(cache, commit, path).await? {
+            texts.insert(path.to_owned(), text);
+        }
+    }
+    Ok(texts)
 }
 
 impl FoundEnvironment {
@@ -101,28 +123,35 @@ impl Environments<'_> {
             .map_err(|error| unread(error.to_string()))?
             .into_iter()
             .collect();
-        let mut texts = BTreeMap::new();
-        for path in BaseBranchFiles::READ {
-            if let Some(text) = git
-                .file_at(&cache, &commit, path)
-                .await
-                .map_err(|error| unread(error.to_string()))?
-            {
-                texts.insert(path.to_owned(), text);
-            }
-        }
+        let texts = recipe_texts(&git, &cache, &commit)
+            .await
+            .map_err(|error| unread(error.to_string()))?;
         let files = BaseBranchFiles::new(entries.keys().cloned(), texts);
         let recipe =
             find_environment(&files).map_err(|error| PipelineError::EnvironmentRecipe {
                 repo: repo.name.full_name(),
                 error,
             })?;
-        let services =
+        let mut services =
             find_services(&files).map_err(|error| PipelineError::EnvironmentServices {
                 repo: repo.name.full_name(),
                 error,
             })?;
-        let mut inputs = key_inputs(&recipe, &files, &[]);
+        let mut inputs = key_inputs(&recipe, &files, &repo.environment_key_files);
+        let compose_agent = self
+            .compose_agent_of(
+                &repo.name,
+                &recipe,
+                &files,
+                (&git, &cache, &commit),
+                &mut services,
+            )
+            .await?;
+        if let Some(DevContainerBase::Dockerfile { dockerfile, .. }) =
+            compose_agent.as_ref().map(|agent| &agent.base)
+        {
+            inputs.push(dockerfile.clone());
+        }
         inputs.extend(service_inputs(&services));
         inputs.sort();
         inputs.dedup();
@@ -140,8 +169,55 @@ impl Environments<'_> {
             commit,
             recipe,
             services,
+            compose_agent,
             inputs,
             key,
         })
+    }
+
+    /// For a dev container that runs in a Compose service: what that service gives the
+    /// agent, read from the Compose files at `commit`; its other services join
+    /// `services`. `None` for any other recipe.
+    async fn compose_agent_of(
+        &self,
+        repo: &RepoName,
+        recipe: &EnvironmentRecipe,
+        files: &BaseBranchFiles,
+        (git, cache, commit): (&HostGit, &std::path::Path, &str),
+        services: &mut TestServices,
+    ) -> Result<Option<ComposeAgent>, PipelineError> {
+        let EnvironmentRecipe::DevContainer(dev_container) = recipe else {
+            return Ok(None);
+        };
+        let DevContainerBase::Compose {
+            files: compose_files,
+            service,
+            run_services,
+        } = &dev_container.base
+        else {
+            return Ok(None);
+        };
+        let mut texts = Vec::new();
+        for file in compose_files {
+            let text = git
+                .file_at(cache, commit, file)
+                .await
+                .map_err(|error| PipelineError::BaseBranchUnread {
+                    repo: repo.full_name(),
+                    detail: error.to_string(),
+                })?
+                .unwrap_or_default();
+            texts.push((file.clone(), text));
+        }
+        read_compose_dev_container(&texts, service, run_services, |path| files.has(path))
+            .and_then(|agent| {
+                services.add(agent.services.clone())?;
+                Ok(agent)
+            })
+            .map(Some)
+            .map_err(|error| PipelineError::EnvironmentServices {
+                repo: repo.full_name(),
+                error,
+            })
     }
 }

@@ -100,6 +100,7 @@ function readRepoForm(form, controls) {
     automaticAttemptsPerDay: text("automaticAttemptsPerDay"),
     pullRequestLabels: text("pullRequestLabels"),
     pullRequestReviewers: text("pullRequestReviewers"),
+    environmentKeyFiles: text("environmentKeyFiles"),
     pushFork: text("pushFork"),
     monthlyBudget: text("monthlyBudget"),
   };
@@ -127,13 +128,14 @@ function repoFormGrid(view, c) {
     field("E2B template", input("e2bTemplate", repo.e2bTemplate, { placeholder: "base" })),
     field("Time limit of a run (minutes)", input("runTimeoutMinutes", String(Math.round(repo.runTimeoutSeconds / 60)), { type: "number" }), "(a run still going then is stopped, keeping its spend)"),
     field("Network in the sandbox", c.networkSelect),
-    field("Allowed hosts", c.allowedHosts, "(one per line: host, host:port, *.domain, or an address of your own network)"),
+    field("Allowed hosts", c.allowedHosts, "(one per line: host, host:port, *.domain, an address of your own network, or name=address:port for a mirror there)"),
     el("label", { class: "check-field" }, [c.draft, el("span", { text: "Open PRs as drafts" }), el("span", { class: "hint", text: "so neither people nor CI take the agent's work as ready" })]),
     el("label", { class: "check-field" }, [c.automatic, el("span", { text: "Update PRs by themselves" }), el("span", { class: "hint", text: "when a check of a feedback PR fails; never a fork's, a bot's or a draft you marked (a @handoff comment asks for more)" })]),
     field("Automatic updates a day", input("automaticAttemptsPerDay", repo.automaticAttemptsPerDay, { type: "number" }), "(per PR; the same failure twice in a row stops them)"),
     el("label", { class: "check-field" }, [c.testIssues, el("span", { text: "File an issue per failing test" }), el("span", { class: "hint", text: "off: the test stage's failures stay in its results comment" })]),
     field("Labels on its PRs", input("pullRequestLabels", repo.pullRequestLabels.join(", "), { placeholder: "comma-separated" }), "(put on each PR Handoff opens)"),
     field("Reviewers to request", input("pullRequestReviewers", repo.pullRequestReviewers.join(", "), { placeholder: "login, org/team" }), "(asked to review each PR Handoff opens)"),
+    field("Environment also keyed on", input("environmentKeyFiles", repo.environmentKeyFiles.join(", "), { placeholder: "requirements/dev.in, tools/versions.txt" }), "(besides its recipe and the usual lockfiles: a change to one on the base branch builds the environment again)"),
     field("Push branches to a fork", input("pushFork", repo.pushFork, { placeholder: "owner/name (empty: this repository)" }), "(one you may push to: its PRs run CI without the repository's secrets)"),
   ]);
 }

@@ -30,6 +30,31 @@ pub const LOCKFILE_NAMES: [&str; 12] = [
 /// Folders whose lockfiles are someone else's (vendored or installed packages).
 const NOT_THE_PROJECTS: [&str; 4] = ["node_modules", "vendor", ".git", "target"];
 
+/// The most files an owner names for the key.
+pub const MOST_KEY_FILES: usize = 20;
+
+/// The files the owner names for the key, as typed (one a line, or comma-separated):
+/// paths from the repository's root, none climbing out; duplicates dropped.
+pub fn parse_key_files(text: &str) -> Result<Vec<String>, String> {
+    let mut files: Vec<String> = Vec::new();
+    for typed in text
+        .split(['\n', ','])
+        .map(str::trim)
+        .filter(|path| !path.is_empty())
+    {
+        let path = crate::repository_path::beside_file("", typed.trim_start_matches("./"))
+            .filter(|path| path != ".")
+            .ok_or_else(|| format!("{typed:?} is not a file's path from the repository's root"))?;
+        if !files.contains(&path) {
+            files.push(path);
+        }
+    }
+    if files.len() > MOST_KEY_FILES {
+        return Err(format!("at most {MOST_KEY_FILES} files"));
+    }
+    Ok(files)
+}
+
 /// Whether `path` (from the repository's root) is a lockfile the key counts.
 pub fn is_lockfile(path: &str) -> bool {
     let mut parts = path.split('/').collect::<Vec<_>>();

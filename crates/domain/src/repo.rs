@@ -57,6 +57,9 @@ pub struct Repo {
     pub automatic_attempts_per_day: u32,
     /// Labels put on the PRs Handoff opens for it.
     pub pull_request_labels: Vec<String>,
+    /// Files (from its root) its environment image is keyed on besides the recipe's
+    /// and the usual lockfiles.
+    pub environment_key_files: Vec<String>,
     /// Who is asked to review the PRs Handoff opens for it.
     pub pull_request_reviewers: Vec<super::review_requests::Reviewer>,
     /// A fork the owner controls that its agent branches are pushed to, so that CI

@@ -49,6 +49,33 @@ pub struct TestServices {
     pub notes: Vec<String>,
 }
 
+impl TestServices {
+    /// Adds `more` (the services of a dev container's Compose files) to these (the
+    /// services file's); refused when both name one service, or when together they are
+    /// more than a run starts.
+    pub fn add(&mut self, more: TestServices) -> Result<(), ServicesError> {
+        if let Some(twice) = more
+            .services
+            .iter()
+            .find(|service| self.services.iter().any(|mine| mine.name == service.name))
+        {
+            return Err(ServicesError::NamedTwice {
+                name: twice.name.clone(),
+            });
+        }
+        let count = self.services.len() + more.services.len();
+        if count > MOST_SERVICES {
+            return Err(ServicesError::TooMany {
+                file: format!("{SERVICES_FILE} with the dev container's Compose files"),
+                count,
+            });
+        }
+        self.services.extend(more.services);
+        self.notes.extend(more.notes);
+        Ok(())
+    }
+}
+
 /// Why a services file cannot be used. No run starts on a refused one.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ServicesError {
@@ -78,6 +105,13 @@ pub enum ServicesError {
         name: String,
         path: String,
     },
+    #[error(
+        "the service {name} is named both in {SERVICES_FILE} and in the dev container's \
+         Compose files: keep one"
+    )]
+    NamedTwice { name: String },
+    #[error("{files} names no service {name}")]
+    NoSuchService { files: String, name: String },
     #[error("{file}: the service {name} names {path}, which is outside the repository")]
     PathOutsideRepository {
         file: String,
@@ -341,5 +375,23 @@ mod tests {
         );
         assert!(refused("services:\n  web:\n    image: x\n    command: 3\n")
             .contains("\"command\" must be"));
+    }
+
+    #[test]
+    fn a_service_named_both_in_the_services_file_and_a_compose_file_is_refused() {
+        let read = |text: &str| read_services(SERVICES_FILE, text, |_| false).unwrap();
+        let mut mine = read("services:\n  db:\n    image: postgres:16\n");
+        let refused = mine
+            .add(read("services:\n  db:\n    image: postgres:15\n"))
+            .unwrap_err();
+        assert_eq!(
+            refused,
+            ServicesError::NamedTwice {
+                name: "db".to_owned()
+            }
+        );
+        mine.add(read("services:\n  cache:\n    image: redis:7\n"))
+            .unwrap();
+        assert_eq!(mine.services.len(), 2);
     }
 }

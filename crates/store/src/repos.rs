@@ -37,6 +37,8 @@ pub struct RepoSettingsChange {
     /// Replaces the whole list.
     pub pull_request_labels: Option<Vec<String>>,
     /// Replaces the whole list.
+    pub environment_key_files: Option<Vec<String>>,
+    /// Replaces the whole list.
     pub pull_request_reviewers: Option<Vec<Reviewer>>,
     /// `Some(None)`: push to the repository itself.
     pub push_fork: Option<Option<RepoName>>,
@@ -90,6 +92,10 @@ impl RepoSettingsChange {
             pull_request_reviewers: change
                 .pull_request_reviewers
                 .unwrap_or(current.pull_request_reviewers),
+            environment_key_files: change
+                .environment_key_files
+                .clone()
+                .unwrap_or(current.environment_key_files),
             ..current
         }
     }
@@ -258,7 +264,7 @@ impl RepositoryRecords<'_> {
              allowed_hosts = ?, draft_pull_requests = ?, file_test_issues = ?, push_fork = ?, \
              run_slots = ?, overflow_to_e2b = ?, automatic_updates = ?, \
              automatic_attempts_per_day = ?, pull_request_labels = ?, \
-             pull_request_reviewers = ? WHERE id = ?",
+             pull_request_reviewers = ?, environment_key_files = ? WHERE id = ?",
         )
         .bind(&changed.default_branch)
         .bind(&changed.feedback_label)
@@ -288,6 +294,7 @@ impl RepositoryRecords<'_> {
         .bind(i64::from(changed.automatic_attempts_per_day))
         .bind(stored_lines(&changed.pull_request_labels))
         .bind(stored_lines(&changed.pull_request_reviewers))
+        .bind(stored_lines(&changed.environment_key_files))
         .bind(id.0)
         .execute(&self.store.pool)
         .await?;

@@ -25,7 +25,7 @@ macro_rules! repo_columns {
          r.monthly_run_quota, r.sandbox_backend, r.agent_preset, r.agent_command, r.docker_image, \
          r.run_timeout_seconds, r.e2b_template, r.network_mode, r.allowed_hosts, r.draft_pull_requests, r.file_test_issues, \
          r.run_slots, r.overflow_to_e2b, r.automatic_updates, r.automatic_attempts_per_day, \
-         r.pull_request_labels, r.pull_request_reviewers, \
+         r.pull_request_labels, r.pull_request_reviewers, r.environment_key_files, \
          r.push_fork, r.monthly_budget_usd, r.checks_unreadable_since, r.created_at, \
          r.disconnected_at"
     };
@@ -153,6 +153,10 @@ pub fn repo_from_row(row: &SqliteRow) -> Result<Repo, StoreError> {
             .map_or(1, |attempts| u32::try_from(attempts).unwrap_or(u32::MAX)),
         pull_request_labels: parse_labels(&row.try_get::<String, _>("pull_request_labels")?)
             .map_err(StoreError::Corrupt)?,
+        environment_key_files: handoff_domain::environment_key::parse_key_files(
+            &row.try_get::<String, _>("environment_key_files")?,
+        )
+        .map_err(StoreError::Corrupt)?,
         pull_request_reviewers: parse_reviewers(
             &row.try_get::<String, _>("pull_request_reviewers")?,
         )
