@@ -15,13 +15,15 @@ use super::handles::Environments;
 use super::run_log::RunLog;
 use super::PipelineError;
 use crate::domain::environment_recipe::EnvironmentRecipe;
-use crate::domain::{Repo, RepoName, RunId};
+use crate::domain::{Repo, RepoName, RunId, SandboxBackend};
 use crate::sandbox::agent_image::local_engine;
+use crate::sandbox::build_network::BuildNetwork;
 use crate::sandbox::docker::ServiceContainer;
 use crate::sandbox::environment_image::{
     build_environment_image, build_service_image, environment_image_name, prune_environment_images,
     ready_environment, service_image_name, EnvironmentBuild, EnvironmentBuildError, ServiceBuild,
 };
+use crate::sandbox::Sandbox;
 use crate::store::file_lock::FileLock;
 use crate::store::{EnvironmentBuildEnd, NewEnvironmentBuild};
 
@@ -66,6 +68,40 @@ impl Environments<'_> {
         self.ensure_built(&repo, &found, force, None, progress)
             .await
             .map(Some)
+    }
+
+    /// Says in the log of a run of `repo` on `backend` (not Docker) that the environment
+    /// its base branch names is not used there: environments are built on this
+    /// machine's Docker engine, and test services start beside Docker runs only. A base
+    /// branch that cannot be read now says nothing here (the run itself says why).
+    pub(crate) async fn say_environment_unused(
+        &self,
+        repo: &Repo,
+        backend: crate::domain::SandboxBackend,
+        log: &RunLog,
+    ) -> Result<(), PipelineError> {
+        let found = match self.environment_of(&repo.name).await {
+            Ok(found) => found,
+            Err(error) => {
+                tracing::info!(repo = %repo.name.full_name(), %error, "the environment was not read for a run that does not use it");
+                return Ok(());
+            }
+        };
+        if found.key.is_none() {
+            return Ok(());
+        }
+        let services = if found.services.services.is_empty() {
+            ""
+        } else {
+            ", and its test services are not started"
+        };
+        log.say(&format!(
+            "the environment of {} ({}) is built for Docker runs only: this {backend} run works without it{services}",
+            repo.name.full_name(),
+            found.recipe_file()
+        ))
+        .await?;
+        Ok(())
     }
 
     /// What a Docker run of `repo` works in when its base branch names an environment
@@ -223,6 +259,7 @@ impl Environments<'_> {
             .service_builds_of(repo, found, &key, &base_branch)
             .await?;
         drop(base_branch);
+        let network = self.build_network_of(repo).await?;
         let store = &self.pipeline.store;
         let image = match &own {
             Some(build) => build.image_name(),
@@ -251,7 +288,8 @@ impl Environments<'_> {
             }
             progress(line);
         };
-        let built = build_images(docker, own.as_ref(), &services, &mut both).await;
+        both(&format!("the build's network: {}", network.words));
+        let built = build_images(docker, own.as_ref(), &services, &network, &mut both).await;
         let (step, detail) = match built {
             Ok(bytes) => {
                 let ready = EnvironmentBuildEnd::Ready { image_bytes: bytes };
@@ -282,6 +320,25 @@ impl Environments<'_> {
         })
     }
 
+    /// The network `repo`'s environment is built on: its Docker runs' own (none, or
+    /// its allow-list or open mode through its egress gate).
+    async fn build_network_of(&self, repo: &Repo) -> Result<BuildNetwork, PipelineError> {
+        let sandbox = self
+            .pipeline
+            .sandbox_for(SandboxBackend::Docker, Some(repo))
+            .await?;
+        let Sandbox::Docker(docker) = sandbox else {
+            return Ok(BuildNetwork::default());
+        };
+        docker
+            .build_network()
+            .await
+            .map_err(|error| PipelineError::EnvironmentEngine {
+                repo: repo.name.full_name(),
+                detail: format!("the build's network cannot be set up: {error}"),
+            })
+    }
+
     /// Removes the repository's images of other keys, saying each in the build's log.
     async fn prune_older(
         &self,
@@ -310,14 +367,17 @@ async fn build_images(
     docker: &bollard::Docker,
     own: Option<&EnvironmentBuild>,
     services: &[ServiceBuild],
+    network: &BuildNetwork,
     log: &mut (dyn FnMut(&str) + Send),
 ) -> Result<u64, EnvironmentBuildError> {
     let mut bytes = 0;
     if let Some(build) = own {
-        bytes = build_environment_image(docker, build, log).await?.bytes;
+        bytes = build_environment_image(docker, build, network, log)
+            .await?
+            .bytes;
     }
     for build in services {
-        build_service_image(docker, build, log).await?;
+        build_service_image(docker, build, network, log).await?;
     }
     Ok(bytes)
 }

@@ -14,7 +14,7 @@ use super::agent_job::AgentSetup;
 use super::reconcile::RunsLeftBehind;
 use super::run_log::RunLog;
 use super::{Pipeline, PipelineError};
-use crate::domain::{Repo, Run, RunId, RunStatus};
+use crate::domain::{Repo, Run, RunId, RunStatus, SandboxBackend};
 use crate::sandbox::Sandbox;
 use crate::secrets::SecretName;
 use crate::store::{QueueEntry, RunOutcome, StoreError, TakenTurn};
@@ -75,21 +75,8 @@ impl Pipeline {
                             .agent_setup(repo, Some(backend), Some(setup.timeout))
                             .await?;
                     }
-                    // A Docker run works in the environment its repository's base branch
-                    // names (its image, its test services), built first when it is not
-                    // ready.
-                    if let Sandbox::Docker(docker) = &setup.sandbox {
-                        if let Some(ready) = self
-                            .environments()
-                            .environment_for_run(repo, run_id, &log)
-                            .await?
-                        {
-                            let image = ready.own_image.then_some(ready.image.as_str());
-                            setup.sandbox = Sandbox::Docker(
-                                docker.clone().with_environment(image, ready.services),
-                            );
-                        }
-                    }
+                    self.put_in_its_environment(repo, run_id, setup, &log)
+                        .await?;
                     return Ok(QueueWaitEnd::Started);
                 }
                 TakenTurn::Waiting { place } => {
@@ -137,6 +124,34 @@ impl Pipeline {
             .await?;
         self.store.spend().settle_quota(run_id, 0).await?;
         Ok(run)
+    }
+
+    /// A Docker run works in the environment its repository's base branch names (its
+    /// image, its test services), built first when it is not ready; an E2B run says in
+    /// its log that it works without it.
+    async fn put_in_its_environment(
+        &self,
+        repo: &Repo,
+        run_id: RunId,
+        setup: &mut AgentSetup,
+        log: &RunLog,
+    ) -> Result<(), PipelineError> {
+        if let Sandbox::Docker(docker) = &setup.sandbox {
+            if let Some(ready) = self
+                .environments()
+                .environment_for_run(repo, run_id, log)
+                .await?
+            {
+                let image = ready.own_image.then_some(ready.image.as_str());
+                setup.sandbox =
+                    Sandbox::Docker(docker.clone().with_environment(image, ready.services));
+            }
+        } else if setup.sandbox.backend() == SandboxBackend::E2b {
+            self.environments()
+                .say_environment_unused(repo, setup.sandbox.backend(), log)
+                .await?;
+        }
+        Ok(())
     }
 }
 

@@ -19,6 +19,7 @@ pub fn network_policy_of(repo: &Repo) -> NetworkPolicy {
             allowed.push(AllowedHost {
                 host: key.api_host.to_owned(),
                 port: Some(443),
+                pinned: None,
             });
         }
     }

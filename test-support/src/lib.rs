@@ -7,6 +7,7 @@
 #![allow(missing_debug_implementations)]
 
 pub mod cli_process;
+pub mod debian_mirror;
 pub mod docker_images;
 pub mod egress_corpus;
 pub mod eventually;

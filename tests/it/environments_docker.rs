@@ -2,8 +2,10 @@
 //! repository's dev container (a Dockerfile that installs a tool from Debian's packages,
 //! a setup command, a variable) becomes the image its runs use, with Handoff's agent
 //! layer on top; it is built once per key, and again only when a file it is keyed on
-//! changes on the base branch; a recipe that cannot be built fails the run before any
-//! agent starts, saying what and where, with the build's log kept.
+//! changes on the base branch; its steps reach only the repository's allow-list; a
+//! recipe that cannot be built fails the run before any agent starts, saying what and
+//! where, with the build's log kept; a dev container in a Compose service gives the
+//! agent that service's image, and the file's other services start beside it.
 
 use handoff_test_support as support;
 
@@ -11,7 +13,8 @@ use handoff::domain::{RunFailureCode, RunStatus, SandboxBackend, Stage};
 use handoff::pipeline::environment_build::ReadyEnvironment;
 use handoff::pipeline::qa_run::QaResult;
 use handoff::pipeline::PipelineError;
-use handoff::store::EnvironmentBuildState;
+use handoff::store::{EnvironmentBuildState, RepoSettingsChange};
+use support::debian_mirror::debian_mirror_allowed_hosts;
 use support::docker_images::{unique_word, EnvironmentImagesRemovedOnDrop};
 use support::pipeline_world::{PipelineWorld, REPO, TEST_IMAGE};
 
@@ -30,16 +33,37 @@ fn dev_container(word: &str) -> String {
     )
 }
 
-/// The tool the project's tests need, which the agent image lacks.
+/// The tool the project's tests need, which the agent image lacks, from Debian's
+/// mirror (on the repository's allow-list); and what a step that reaches for a host
+/// off the list (PyPI, which this machine reaches) was told.
 const DOCKERFILE: &str = "FROM handoff-test-agent:bookworm\n\
      RUN apt-get update && apt-get install -y --no-install-recommends jq \
-     && rm -rf /var/lib/apt/lists/*\n";
+     && rm -rf /var/lib/apt/lists/*\n\
+     RUN (git ls-remote https://pypi.org/simple/ 2>&1 || true) > /opt/off-the-list.txt\n";
 
 /// One of the project's tests: it reads JSON with jq, and fails (the button is 20px).
 const HEIGHT_TEST: &str = "#!/bin/sh\necho '{\"height\": 20}' | jq -e '.height == 48'\n";
 
 async fn world_with(files: &[(&str, &str)]) -> (PipelineWorld, EnvironmentImagesRemovedOnDrop) {
     let world = PipelineWorld::new(SandboxBackend::Docker).await;
+    // The build's network is the repository's allow-list: Debian's mirror is on it.
+    world
+        .store
+        .repositories()
+        .change_repo_settings(
+            world.repo.id,
+            &RepoSettingsChange {
+                allowed_hosts: Some(
+                    debian_mirror_allowed_hosts()
+                        .iter()
+                        .map(|entry| entry.parse().unwrap())
+                        .collect(),
+                ),
+                ..RepoSettingsChange::default()
+            },
+        )
+        .await
+        .unwrap();
     let installation = world.store.settings().installation_id().await.unwrap();
     world
         .fake
@@ -83,6 +107,7 @@ async fn the_test_stage_runs_the_projects_tests_with_the_tool_its_dockerfile_ins
              @@test:check Tool present|jq --version\n\
              @@test:check Setup ran|cat /opt/handoff/prepared/.tool-version\n\
              @@test:check Variable set|test \"$GREETING\" = hello\n\
+             @@test:check Build network|grep -q 403 /opt/off-the-list.txt\n\
              @@test:check Button height|sh tests/height.sh\n",
         )
         .await;
@@ -96,13 +121,29 @@ async fn the_test_stage_runs_the_projects_tests_with_the_tool_its_dockerfile_ins
         plan_log.contains("environment: Step"),
         "the build's steps are in the run's log: {plan_log}"
     );
+    let build_log = std::fs::read_to_string(handoff::pipeline::environment_build::build_log_path(
+        world.data.path(),
+        world
+            .store
+            .environment_builds()
+            .latest_environment_build(world.repo.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .id,
+    ))
+    .unwrap();
+    assert!(
+        build_log.contains("the build's network: the repository's allow-list (deb.debian.org"),
+        "{build_log}"
+    );
 
     // The test stage runs the project's tests for real in it: the tool is there, the
     // setup command ran, the variable is set, and the failing test becomes an issue.
     let test = world.qa(number, Stage::Test, false).await;
     let said = detail(&test);
     assert!(
-        said.starts_with("4 scenarios: 3 passed, 1 failed; issues #"),
+        said.starts_with("5 scenarios: 4 passed, 1 failed; issues #"),
         "{said}\n{}",
         world.log_of(test.run.id).await
     );
@@ -336,4 +377,62 @@ async fn a_test_service_is_reached_by_name_cannot_reach_out_and_goes_with_the_ru
         .await
         .unwrap()
         .is_empty());
+}
+
+#[tokio::test]
+async fn a_dev_container_in_a_compose_service_gives_the_agent_its_image_and_the_rest_beside_it() {
+    let word = unique_word();
+    let (world, _images) = world_with(&[
+        (
+            ".devcontainer/devcontainer.json",
+            r#"{ "dockerComposeFile": ["compose.yml"], "service": "app", "runServices": ["web"] }"#,
+        ),
+        (
+            ".devcontainer/compose.yml",
+            "services:\n  app:\n    build:\n      context: .\n      args:\n        FLAVOUR: compose\n    environment:\n      DATABASE_URL: git://web/probe\n    command: sleep infinity\n  web:\n    build: web\n    environment:\n      GREETING: hello\n  unused:\n    image: postgres:16\n",
+        ),
+        (
+            ".devcontainer/Dockerfile",
+            &format!("FROM {TEST_IMAGE}\n# {word}\nARG FLAVOUR\nENV FLAVOUR=$FLAVOUR\n"),
+        ),
+        (
+            ".devcontainer/web/Dockerfile",
+            &format!("FROM {TEST_IMAGE}\n# {word}\nCOPY serve.sh /serve.sh\nCMD [\"sh\", \"/serve.sh\"]\n"),
+        ),
+        (".devcontainer/web/serve.sh", SERVE),
+    ])
+    .await;
+    let found = world
+        .pipeline
+        .environments()
+        .environment_of(&REPO.parse().unwrap())
+        .await
+        .unwrap();
+    let started: Vec<&str> = found
+        .services
+        .services
+        .iter()
+        .map(|service| service.name.as_str())
+        .collect();
+    assert_eq!(started, ["web"], "runServices names which start");
+    assert!(found
+        .inputs
+        .contains(&".devcontainer/compose.yml".to_owned()));
+    let number = world.qa_pull_request().await;
+    world
+        .set_instructions(
+            "@@plan:output 1. Reach the service the dev container names.\n\
+             @@test:check Built from its service|test \"$FLAVOUR\" = compose\n\
+             @@test:check Reached by name|for i in $(seq 1 40); do git ls-remote \"$DATABASE_URL\" >/dev/null 2>&1 && exit 0; sleep 0.5; done; exit 1\n\
+             @@test:check Its settings|git clone -q \"$DATABASE_URL\" /tmp/probe && grep -q hello /tmp/probe/greeting.txt && grep -q 'no way out' /tmp/probe/result.txt\n",
+        )
+        .await;
+    detail(&world.qa(number, Stage::Plan, false).await);
+    let test = world.qa(number, Stage::Test, false).await;
+    let said = detail(&test);
+    assert!(
+        said.starts_with("3 scenarios: 3 passed, 0 failed"),
+        "{said}\n{}",
+        world.log_of(test.run.id).await
+    );
 }

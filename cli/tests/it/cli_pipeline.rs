@@ -159,6 +159,14 @@ async fn the_journey_on_e2b_from_the_command_line() {
     );
 
     fake.push_commit(REPO, &branch, "By hand", &[("HAND.md", "mine\n")]);
+    // An environment on the base branch is built for Docker runs: an E2B run says it
+    // works without it.
+    fake.push_commit(
+        REPO,
+        "main",
+        "An environment",
+        &[(".handoff/setup.sh", "apt-get install -y jq\n")],
+    );
     let second = ok_text(
         &cli.run(&[
             "iterate",
@@ -170,6 +178,12 @@ async fn the_journey_on_e2b_from_the_command_line() {
     );
     assert!(second.contains("iterate of feedback"), "{second}");
     assert!(second.contains("PR #1 updated"), "{second}");
+    assert!(
+        second.contains(
+            "(.handoff/setup.sh) is built for Docker runs only: this e2b run works without it"
+        ),
+        "{second}"
+    );
     assert_eq!(fake.pulls(REPO).len(), 1);
     assert_eq!(
         fake.file_on_branch(REPO, &branch, "src/button.css")

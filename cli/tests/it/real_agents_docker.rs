@@ -73,6 +73,17 @@ async fn claude_code_runs_the_projects_tests_in_the_environment_its_dev_containe
     .await;
     super::real_agent_journeys::connect(&fake, &cli, RealAgent::Claude, Backend::Docker, &model)
         .await;
+    // The environment's build reaches Debian's mirror: it is on the repository's list.
+    ok_text(
+        &cli.run(&[
+            "repo",
+            "set",
+            REPO,
+            "--allowed-hosts",
+            &support::debian_mirror::debian_mirror_allowed_hosts().join(","),
+        ])
+        .await,
+    );
     let agent_image = RealAgent::Claude.image_built_by(&cli).await;
     let installation = handoff::Store::open_in(dir.path())
         .await

@@ -31,13 +31,17 @@ crate::stored_text_enum! {
     }
 }
 
-/// One entry of a list: `host`, `host:port` or `*.domain[:port]`.
+/// One entry of a list: `host`, `host:port` or `*.domain[:port]`; or a name pinned to an
+/// address of the owner's own network, `name=address[:port]` (a package mirror there).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AllowedHost {
     /// Lower case; `*.` in front for a domain and every name under it.
     pub host: String,
     /// `None`: the web ports, 443 and 80.
     pub port: Option<u16>,
+    /// For a name pinned to an address: that address, the one place the name may lead
+    /// even when it is not public.
+    pub pinned: Option<IpAddr>,
 }
 
 /// Why an entry of the list was refused.
@@ -49,6 +53,8 @@ pub enum AllowedHostError {
     BadPort(String),
     #[error("{0:?} names this machine, the link-local range or any address: never allowed")]
     Forbidden(String),
+    #[error("{0:?} pins a name to something that is not an address (name=10.0.0.5:80)")]
+    BadPin(String),
 }
 
 impl serde::Serialize for AllowedHost {
@@ -59,9 +65,15 @@ impl serde::Serialize for AllowedHost {
 
 impl std::fmt::Display for AllowedHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.host)?;
+        match self.pinned {
+            Some(IpAddr::V6(v6)) => write!(f, "=[{v6}]")?,
+            Some(IpAddr::V4(v4)) => write!(f, "={v4}")?,
+            None => {}
+        }
         match self.port {
-            Some(port) => write!(f, "{}:{port}", self.host),
-            None => f.write_str(&self.host),
+            Some(port) => write!(f, ":{port}"),
+            None => Ok(()),
         }
     }
 }
@@ -77,6 +89,9 @@ impl std::str::FromStr for AllowedHost {
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let entry = text.trim().to_ascii_lowercase();
+        if let Some((name, place)) = entry.split_once('=') {
+            return pinned_entry(text, name, place);
+        }
         let (host, port) = match entry.rsplit_once(':') {
             Some((host, port)) if !host.contains(':') => {
                 let port: u16 = port
@@ -92,7 +107,11 @@ impl std::str::FromStr for AllowedHost {
             if is_forbidden_address(address) {
                 return Err(AllowedHostError::Forbidden(text.to_owned()));
             }
-            return Ok(AllowedHost { host, port });
+            return Ok(AllowedHost {
+                host,
+                port,
+                pinned: None,
+            });
         }
         if host == "localhost" || host.ends_with(".localhost") {
             return Err(AllowedHostError::Forbidden(text.to_owned()));
@@ -110,8 +129,46 @@ impl std::str::FromStr for AllowedHost {
         if !well_formed {
             return Err(AllowedHostError::NotAHostName(text.to_owned()));
         }
-        Ok(AllowedHost { host, port })
+        Ok(AllowedHost {
+            host,
+            port,
+            pinned: None,
+        })
     }
+}
+
+/// `name=address[:port]`: a host name (no wildcard) pinned to an address that may be
+/// reached (not this machine, the metadata range or any address).
+fn pinned_entry(text: &str, name: &str, place: &str) -> Result<AllowedHost, AllowedHostError> {
+    let (address, port) = match place.strip_prefix('[') {
+        Some(bracketed) => {
+            let (address, rest) = bracketed
+                .split_once(']')
+                .ok_or_else(|| AllowedHostError::BadPin(text.to_owned()))?;
+            (address, rest.strip_prefix(':'))
+        }
+        None => match place.split_once(':') {
+            Some((address, port)) => (address, Some(port)),
+            None => (place, None),
+        },
+    };
+    let address: IpAddr = address
+        .parse()
+        .map_err(|_| AllowedHostError::BadPin(text.to_owned()))?;
+    if is_forbidden_address(address) {
+        return Err(AllowedHostError::Forbidden(text.to_owned()));
+    }
+    let named: AllowedHost = match port {
+        Some(port) => format!("{name}:{port}").parse()?,
+        None => name.parse()?,
+    };
+    if named.host.starts_with("*.") || named.host.parse::<IpAddr>().is_ok() {
+        return Err(AllowedHostError::BadPin(text.to_owned()));
+    }
+    Ok(AllowedHost {
+        pinned: Some(address),
+        ..named
+    })
 }
 
 impl AllowedHost {
@@ -262,12 +319,23 @@ impl NetworkPolicy {
         if let AddressReach::Never(kind) = reach {
             return Err(EgressRefusal::NeverReached { address, kind });
         }
-        // The owner named this very address: a private one of theirs may be reached.
-        let listed_by_address = matches!(destination, Destination::Address(asked) if canonical(*asked) == address)
-            && self
-                .allowed
-                .iter()
-                .any(|entry| entry.names_address(address, port));
+        // The owner named this very address: a private one of theirs may be reached,
+        // asked for by that address, or by a name the owner pinned to it.
+        let listed_by_address = match destination {
+            Destination::Address(asked) => {
+                canonical(*asked) == address
+                    && self
+                        .allowed
+                        .iter()
+                        .any(|entry| entry.names_address(address, port))
+            }
+            Destination::Name(name) => self.allowed.iter().any(|entry| {
+                entry.admits(name, port)
+                    && entry
+                        .pinned
+                        .is_some_and(|pinned| canonical(pinned) == address)
+            }),
+        };
         if listed_by_address {
             return Ok(());
         }
@@ -413,6 +481,59 @@ mod tests {
             policy.admits_destination(&asked, 8443),
             Err(EgressRefusal::NotListed { .. })
         ));
+    }
+
+    #[test]
+    fn a_name_pinned_to_an_address_of_the_owners_network_reaches_it_and_nothing_else() {
+        let policy = allowlist("mirror.internal=10.0.0.5:80\napi.example.org:443");
+        let mirror = name("mirror.internal");
+        assert_eq!(
+            policy.admits_address(&mirror, 80, "10.0.0.5".parse().unwrap(), &[]),
+            Ok(())
+        );
+        // Resolving anywhere else inward, or asked for at another port, it is refused;
+        // an unpinned listed name still never leads inward.
+        assert!(matches!(
+            policy.admits_address(&mirror, 80, "10.0.0.6".parse().unwrap(), &[]),
+            Err(EgressRefusal::NameLeadsInward { .. })
+        ));
+        assert!(matches!(
+            policy.admits_destination(&mirror, 443),
+            Err(EgressRefusal::NotListed { .. })
+        ));
+        assert!(matches!(
+            policy.admits_address(
+                &name("api.example.org"),
+                443,
+                "10.0.0.5".parse().unwrap(),
+                &[]
+            ),
+            Err(EgressRefusal::NameLeadsInward { .. })
+        ));
+        // The entry reads back as written; IPv6 in brackets.
+        let entries =
+            parse_allowed_hosts("Mirror.Internal=10.0.0.5:80\nm6.internal=[fd00::5]:8080").unwrap();
+        assert_eq!(entries[0].to_string(), "mirror.internal=10.0.0.5:80");
+        assert_eq!(entries[1].to_string(), "m6.internal=[fd00::5]:8080");
+        assert_eq!(
+            entries[1].to_string().parse::<AllowedHost>().unwrap(),
+            entries[1]
+        );
+    }
+
+    #[test]
+    fn a_pin_to_no_address_a_wildcard_or_a_never_reached_address_is_refused() {
+        for (entry, expected) in [
+            ("mirror.internal=mirror2.internal", "pins a name"),
+            ("*.internal=10.0.0.5", "pins a name"),
+            ("10.0.0.4=10.0.0.5", "pins a name"),
+            ("cloud.internal=169.254.169.254:80", "never allowed"),
+            ("self.internal=127.0.0.1", "never allowed"),
+            ("mirror.internal=10.0.0.5:0", "not a number"),
+        ] {
+            let refused = entry.parse::<AllowedHost>().unwrap_err().to_string();
+            assert!(refused.contains(expected), "{entry}: {refused}");
+        }
     }
 
     #[test]

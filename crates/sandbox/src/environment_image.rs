@@ -6,7 +6,8 @@
 //! Each image is labelled with its repository and its key (a hash of what it is made
 //! of, worked out by the caller), so a ready image is found by its name and the older
 //! images of the same repository are pruned once a new one is built. The build gets no
-//! secret: no build argument or file of it comes from the keyring.
+//! secret: no build argument or file of it comes from the keyring. Its steps run on
+//! the network the caller gives ([`crate::build_network`]): the repository's runs' own.
 //!
 //! A failed build names its step: a step of the owner's Dockerfile (`step 3/5 of
 //! .devcontainer/Dockerfile: RUN apt-get install …`), Handoff's agent layer, or a setup
@@ -25,6 +26,7 @@ use crate::agent_image::{
     recipe_hash, AGENT_USER, AIDER_REQUIREMENTS, INSTALL_SCRIPT, PRESET_LABEL, RECIPE_LABEL,
     WHEEL_PROGRAM_SCRIPT,
 };
+use crate::build_network::BuildNetwork;
 use crate::docker_labels::{AGENT_USER_LABEL, INSTALLATION_LABEL};
 use handoff_domain::agent_presets::CUSTOM_IMAGE_PRESET;
 
@@ -233,6 +235,7 @@ fn environment_labels<'a>(
 pub async fn build_environment_image(
     docker: &Docker,
     build: &EnvironmentBuild,
+    network: &BuildNetwork,
     progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<BuiltEnvironment, EnvironmentBuildError> {
     let image = build.image_name();
@@ -240,7 +243,7 @@ pub async fn build_environment_image(
     let base = match &build.base {
         EnvironmentBase::Image(name) => name.clone(),
         EnvironmentBase::Dockerfile { .. } => {
-            build_owners_base(docker, build, &image, &labels, progress).await?
+            build_owners_base(docker, build, &image, &labels, network, progress).await?
         }
     };
     // A base that is Handoff's own agent image of this preset and recipe (a Dockerfile
@@ -281,7 +284,14 @@ pub async fn build_environment_image(
             .cloned()
             .unwrap_or_else(|| format!("step {}/{} ({})", step.number, step.of, step.text))
     };
-    engine_build(docker, options, context, &name_of_step, progress).await?;
+    engine_build(
+        docker,
+        network.applied_to(options),
+        context,
+        &name_of_step,
+        progress,
+    )
+    .await?;
     ready_environment(docker, &image, &build.key)
         .await?
         .ok_or_else(|| EnvironmentBuildError::Step {
@@ -297,6 +307,7 @@ async fn build_owners_base(
     build: &EnvironmentBuild,
     image: &str,
     labels: &HashMap<&str, String>,
+    network: &BuildNetwork,
     progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<String, EnvironmentBuildError> {
     let EnvironmentBase::Dockerfile {
@@ -329,7 +340,14 @@ async fn build_owners_base(
     progress(&format!("building the base image from {path}"));
     let name_of_step =
         |step: &BuildStep| format!("step {}/{} of {path} ({})", step.number, step.of, step.text);
-    engine_build(docker, options.build(), context, &name_of_step, progress).await?;
+    engine_build(
+        docker,
+        network.applied_to(options.build()),
+        context,
+        &name_of_step,
+        progress,
+    )
+    .await?;
     Ok(base_image)
 }
 
@@ -338,6 +356,7 @@ async fn build_owners_base(
 pub async fn build_service_image(
     docker: &Docker,
     build: &ServiceBuild,
+    network: &BuildNetwork,
     progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<BuiltEnvironment, EnvironmentBuildError> {
     let image = build.image_name();
@@ -362,7 +381,14 @@ pub async fn build_service_image(
         )
     };
     let context = owners_context(&build.context, &build.text)?;
-    engine_build(docker, options, context, &name_of_step, progress).await?;
+    engine_build(
+        docker,
+        network.applied_to(options),
+        context,
+        &name_of_step,
+        progress,
+    )
+    .await?;
     ready_environment(docker, &image, &build.key)
         .await?
         .ok_or_else(|| EnvironmentBuildError::Step {

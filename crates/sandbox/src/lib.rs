@@ -16,6 +16,7 @@
 //! - [`e2b`]: a cloud sandbox through E2B's REST API and its in-sandbox API.
 
 pub mod agent_image;
+pub mod build_network;
 pub mod connect_stream;
 pub mod docker;
 pub mod docker_engine;

@@ -16,6 +16,7 @@ use crate::store::spend_ledger::LedgerRun;
 use crate::store::Store;
 
 use crate::domain::agent_presets::{AgentChoice, TreeOwner};
+use crate::domain::test_setting::TestSetting;
 use crate::domain::RunFailureCode;
 use crate::domain::SandboxBackend;
 use crate::pipeline::agent_failure::agent_error_of;
@@ -121,7 +122,8 @@ impl Pipeline {
         copy: &WorkingCopy,
         files: JobFiles<'_>,
     ) -> Result<JobBudget, Stop> {
-        let job_script = self.job_script(job, copy);
+        let test_settings = self.test_settings_of(job).await?;
+        let job_script = self.job_script(job, copy, &test_settings);
         let budget = self.budget_the_job(job).await?;
         let prompt = self.with_standing_lessons(job, copy, files.prompt).await?;
         write_job_files(&job.workspace.join("handoff"), &prompt, &files, &job_script)?;
@@ -130,6 +132,38 @@ impl Pipeline {
             .record_run_start(job.run_id, &copy.branch, &copy.start_sha, &prompt)
             .await?;
         Ok(budget)
+    }
+
+    /// The repository's test-only settings the job's sandbox is given, said by name in
+    /// the log: none when the tree holds what someone other than the owner wrote, which
+    /// could carry them off.
+    async fn test_settings_of(&self, job: &AgentJob<'_>) -> Result<Vec<TestSetting>, Stop> {
+        let settings = self
+            .store
+            .test_settings()
+            .test_settings(job.repo.id)
+            .await?;
+        if settings.is_empty() {
+            return Ok(settings);
+        }
+        let names = settings
+            .iter()
+            .map(|setting| setting.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        if let Some(why) = job.strangers_work {
+            job.log
+                .say(&format!(
+                    "test-only settings withheld ({names}): the tree holds what someone \
+                     other than the owner wrote ({why})"
+                ))
+                .await?;
+            return Ok(Vec::new());
+        }
+        job.log
+            .say(&format!("test-only settings set in the sandbox: {names}"))
+            .await?;
+        Ok(settings)
     }
 
     /// The job the sandbox runs: the workspace, the item's kept copy, the key, the
@@ -153,14 +187,24 @@ impl Pipeline {
     /// The job's script: what the sandbox runs, from the working copy to the agent's
     /// commits. The agent's own configuration in the tree is switched off when the tree
     /// holds someone else's work.
-    fn job_script(&self, job: &AgentJob<'_>, copy: &WorkingCopy) -> String {
+    fn job_script(
+        &self,
+        job: &AgentJob<'_>,
+        copy: &WorkingCopy,
+        test_settings: &[TestSetting],
+    ) -> String {
         let setup = job.setup;
         let tree = match job.strangers_work {
             Some(_) => TreeOwner::Stranger,
             None => TreeOwner::Owner,
         };
         let agent_command = setup.agent.command_in(job.stage, tree);
-        let agent_environment = setup.agent.environment_in(tree);
+        // The test-only settings first: the preset's own switches come after and win.
+        let agent_environment: Vec<(&str, &str)> = test_settings
+            .iter()
+            .map(|setting| (setting.name.as_str(), setting.value.as_str()))
+            .chain(setup.agent.environment_in(tree))
+            .collect();
         JobScript {
             run_id: job.run_id,
             copy_steps: &copy.steps,

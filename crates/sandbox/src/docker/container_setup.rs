@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType, ResourcesUlimits};
 
 use super::*;
+use crate::build_network::BuildNetwork;
 
 impl DockerSandbox {
     /// The network mode of `job`'s container and its environment. With a network, the
@@ -68,6 +69,44 @@ impl DockerSandbox {
             }
         };
         Ok((network_mode, environment))
+    }
+
+    /// The network an environment's image for this repository is built on: what its
+    /// runs get (none, or its internal network behind its egress gate, told the same
+    /// rules as a run), with no key.
+    pub async fn build_network(&self) -> Result<BuildNetwork, SandboxError> {
+        Ok(match self.network.mode {
+            NetworkMode::None => BuildNetwork::none(),
+            NetworkMode::Open | NetworkMode::Allowlist => {
+                let gate = self.gate().await?;
+                gate.configure(&[set_rules(
+                    &self.network,
+                    docker_gate::this_machines_addresses(),
+                )])
+                .await?;
+                let words = match self.network.mode {
+                    NetworkMode::Allowlist if self.network.allowed.is_empty() => {
+                        "the repository's allow-list, which is empty: nothing is reached".to_owned()
+                    }
+                    NetworkMode::Allowlist => format!(
+                        "the repository's allow-list ({}), through its egress gate",
+                        self.network
+                            .allowed
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    _ => "any public address, through the repository's egress gate".to_owned(),
+                };
+                BuildNetwork::behind_gate(
+                    gate.network(),
+                    &docker_gate::proxy_address(),
+                    docker_gate::GATE_ALIAS,
+                    words,
+                )
+            }
+        })
     }
 
     /// The item's kept working copy: a volume of its own, mounted as `repo/`.
