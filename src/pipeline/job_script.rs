@@ -17,6 +17,22 @@ pub const AGENT_OUTPUT_TAIL: &str = "agent-output-tail.txt";
 /// How much of the end of the agent's output is kept in [`AGENT_OUTPUT_TAIL`].
 pub const AGENT_OUTPUT_TAIL_BYTES: u32 = 64 * 1024;
 
+/// Lines of the job script, run in the working copy before the agent: what an
+/// environment's setup commands made in its copy of the base branch (listed at build
+/// time in `/opt/handoff/prepared.products`: `node_modules`, `.venv`, …) is copied in
+/// when the working copy lacks it and git ignores it, so that the agent's tests find
+/// the project's dependencies and nothing of it is ever committed. Outside an
+/// environment image there is no list, and nothing happens.
+const CARRY_SETUP_PRODUCTS: &str = r#"if [ -f /opt/handoff/prepared.products ]; then
+  while IFS= read -r made; do
+    [ -n "$made" ] && [ ! -e "$made" ] && [ ! -L "$made" ] || continue
+    git -c safe.directory='*' check-ignore -q -- "$made" 2>/dev/null || continue
+    cp -a "/opt/handoff/prepared/$made" "$made" \
+      && echo "handoff: $made comes from the environment's setup" >&2
+  done < /opt/handoff/prepared.products
+fi
+"#;
+
 /// What a job script needs.
 #[derive(Debug, Clone)]
 pub struct JobScript<'a> {
@@ -68,7 +84,7 @@ sed -i -e "s|\\\$HANDOFF_OUTPUT_DIR|$output_dir_in_sed|g" \
   -e "s|\\\$HANDOFF_INPUT_DIR|$input_dir_in_sed|g" "$HANDOFF_PROMPT_FILE" \
   || echo "handoff: the input and output folders could not be named in the prompt" >&2
 {clone}cd "$W/repo" || {{ echo "handoff: no working copy at $W/repo" >&2; exit 97; }}
-echo "handoff: the agent starts" >&2
+{carry}echo "handoff: the agent starts" >&2
 # What the agent prints (both streams) goes to the log as it comes and to a file whose
 # end is kept: agents report their tokens and cost at the end of their output.
 {{ {environment}sh -c {agent} 2>&1; echo $? > "$W/handoff/agent-status"; }} \
@@ -106,6 +122,7 @@ exit $agent_status
             email = shell_quote(self.git_email),
             start = shell_quote(self.start_sha),
             clone = self.copy_script(),
+            carry = CARRY_SETUP_PRODUCTS,
         )
     }
 }

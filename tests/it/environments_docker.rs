@@ -98,6 +98,7 @@ async fn the_test_stage_runs_the_projects_tests_with_the_tool_its_dockerfile_ins
         (".devcontainer/devcontainer.json", &dev_container(&word)),
         (".devcontainer/Dockerfile", DOCKERFILE),
         ("tests/height.sh", HEIGHT_TEST),
+        (".gitignore", ".tool-version\n"),
     ])
     .await;
     let number = world.qa_pull_request().await;
@@ -106,6 +107,7 @@ async fn the_test_stage_runs_the_projects_tests_with_the_tool_its_dockerfile_ins
             "@@plan:output 1. Check the button's height.\n\
              @@test:check Tool present|jq --version\n\
              @@test:check Setup ran|cat /opt/handoff/prepared/.tool-version\n\
+             @@test:check Setup carried in|grep -q jq .tool-version && test -z \"$(git status --porcelain)\"\n\
              @@test:check Variable set|test \"$GREETING\" = hello\n\
              @@test:check Build network|grep -q 403 /opt/off-the-list.txt\n\
              @@test:check Button height|sh tests/height.sh\n",
@@ -143,7 +145,7 @@ async fn the_test_stage_runs_the_projects_tests_with_the_tool_its_dockerfile_ins
     let test = world.qa(number, Stage::Test, false).await;
     let said = detail(&test);
     assert!(
-        said.starts_with("5 scenarios: 4 passed, 1 failed; issues #"),
+        said.starts_with("6 scenarios: 5 passed, 1 failed; issues #"),
         "{said}\n{}",
         world.log_of(test.run.id).await
     );

@@ -35,7 +35,9 @@ async fn env_build_builds_once_and_show_and_logs_say_how_it_went() {
             ),
         ],
     );
-    cli.connect_scripted_repo(&fake, "docker", &[]).await;
+    // Its runs' image, from which its egress gate (the build's way out) runs.
+    cli.connect_scripted_repo(&fake, "docker", &["--docker-image", LOCAL_BASE])
+        .await;
     let installation = Store::open_in(dir.path())
         .await
         .unwrap()

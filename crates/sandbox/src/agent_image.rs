@@ -16,6 +16,7 @@ use serde::Serialize;
 use sha2::{Digest as _, Sha256};
 
 use crate::docker_labels::AGENT_USER_LABEL;
+use crate::tar_transfer::append_file;
 use handoff_domain::agent_presets::{
     default_image, default_image_base, preset_named, CUSTOM_IMAGE_PRESET,
 };
@@ -149,13 +150,7 @@ pub async fn image_state(docker: &Docker, tag: &str) -> Result<ImageState, Agent
 fn build_context(build: &ImageBuild) -> Result<Vec<u8>, AgentImageError> {
     let mut archive = tar::Builder::new(Vec::new());
     let mut add = |path: &str, bytes: &[u8], mode: u32| {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(bytes.len() as u64);
-        header.set_mode(mode);
-        header.set_mtime(0);
-        header.set_cksum();
-        archive
-            .append_data(&mut header, path, bytes)
+        append_file(&mut archive, path, bytes, mode)
             .map_err(|error| AgentImageError::Pack(error.to_string()))
     };
     add("Dockerfile", DOCKERFILE.as_bytes(), 0o644)?;

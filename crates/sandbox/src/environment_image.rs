@@ -28,6 +28,7 @@ use crate::agent_image::{
 };
 use crate::build_network::BuildNetwork;
 use crate::docker_labels::{AGENT_USER_LABEL, INSTALLATION_LABEL};
+use crate::tar_transfer::append_file;
 use handoff_domain::agent_presets::CUSTOM_IMAGE_PRESET;
 
 const LAYER_SCRIPT: &str = include_str!("../../../agent-images/environment-layer.sh");
@@ -65,7 +66,7 @@ pub fn layer_hash() -> String {
 }
 
 /// Changed whenever [`layer_dockerfile`] writes a different image.
-const LAYER_TEMPLATE_VERSION: &str = "environment layer 1";
+const LAYER_TEMPLATE_VERSION: &str = "environment layer 2: lists what the setup made";
 
 /// The image name of `repository`'s environment with key `key`: Docker's rules for a
 /// name (lower case letters, digits and single separators), the key's first 16 digits
@@ -445,12 +446,24 @@ fn layer_dockerfile(build: &EnvironmentBuild, preset: &str, base: &str) -> (Stri
         "copying the base branch in".to_owned(),
     ));
     lines.push((format!("WORKDIR {PREPARED_COPY}"), layer.clone()));
+    // What the setup commands make at the copy's top (node_modules, .venv) is listed,
+    // for the job script to carry into each run's working copy.
+    lines.push((
+        format!("RUN ls -A {PREPARED_COPY} > {PREPARED_COPY}.before"),
+        layer.clone(),
+    ));
     for step in &build.setup_steps {
         lines.push((
             format!("RUN [\"/bin/sh\", \"-c\", {}]", quoted(&step.shell_line)),
             step.name.clone(),
         ));
     }
+    lines.push((
+        format!(
+            "RUN ls -A {PREPARED_COPY} | grep -vxF -f {PREPARED_COPY}.before > {PREPARED_COPY}.products; rm {PREPARED_COPY}.before"
+        ),
+        layer.clone(),
+    ));
     lines.extend([
         (
             format!("RUN chown -R agent:agent {PREPARED_COPY}"),
@@ -483,13 +496,7 @@ fn layer_context(
 ) -> Result<Vec<u8>, EnvironmentBuildError> {
     let mut archive = tar::Builder::new(Vec::new());
     let add = |archive: &mut tar::Builder<Vec<u8>>, path: &str, bytes: &[u8], mode: u32| {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(bytes.len() as u64);
-        header.set_mode(mode);
-        header.set_mtime(0);
-        header.set_cksum();
-        archive
-            .append_data(&mut header, path, bytes)
+        append_file(archive, path, bytes, mode)
             .map_err(|error| EnvironmentBuildError::Pack(error.to_string()))
     };
     add(&mut archive, "Dockerfile", dockerfile.as_bytes(), 0o644)?;
@@ -525,14 +532,13 @@ fn layer_context(
 fn owners_context(context: &[u8], dockerfile: &str) -> Result<Vec<u8>, EnvironmentBuildError> {
     let mut archive = tar::Builder::new(Vec::new());
     add_entries(&mut archive, context, "")?;
-    let mut header = tar::Header::new_gnu();
-    header.set_size(dockerfile.len() as u64);
-    header.set_mode(0o644);
-    header.set_mtime(0);
-    header.set_cksum();
-    archive
-        .append_data(&mut header, OWNERS_DOCKERFILE, dockerfile.as_bytes())
-        .map_err(|error| EnvironmentBuildError::Pack(error.to_string()))?;
+    append_file(
+        &mut archive,
+        OWNERS_DOCKERFILE,
+        dockerfile.as_bytes(),
+        0o644,
+    )
+    .map_err(|error| EnvironmentBuildError::Pack(error.to_string()))?;
     archive
         .into_inner()
         .map_err(|error| EnvironmentBuildError::Pack(error.to_string()))

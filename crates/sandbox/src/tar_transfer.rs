@@ -11,6 +11,23 @@ use flate2::Compression;
 
 use super::output_limits::{sandbox_path, OutputLimits, OutputRefused};
 
+/// Adds a file of `bytes` at `path` with `mode` to `archive`, dated 0, so that the same
+/// files always pack to the same archive (an image build's context, cached by the
+/// engine).
+pub fn append_file(
+    archive: &mut tar::Builder<Vec<u8>>,
+    path: &str,
+    bytes: &[u8],
+    mode: u32,
+) -> std::io::Result<()> {
+    let mut header = tar::Header::new_gnu();
+    header.set_size(bytes.len() as u64);
+    header.set_mode(mode);
+    header.set_mtime(0);
+    header.set_cksum();
+    archive.append_data(&mut header, path, bytes)
+}
+
 /// Packs the contents of `dir` under `prefix` (for example `workspace`), gzipped or not.
 pub fn pack_dir(dir: &Path, prefix: &str, gzip: bool) -> std::io::Result<Vec<u8>> {
     pack_dir_owned_by(dir, prefix, gzip, None)
