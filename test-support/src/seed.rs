@@ -22,6 +22,21 @@ pub async fn add_repo(store: &Store, name: &str) -> handoff::domain::Repo {
         .expect("repository added")
 }
 
+/// Gives repository `repo` the test-only setting `name=value`.
+pub async fn set_test_setting(store: &Store, repo: RepoId, name: &str, value: &str) {
+    store
+        .test_settings()
+        .set_test_setting(
+            repo,
+            &handoff::domain::test_setting::TestSetting {
+                name: name.to_owned(),
+                value: value.to_owned(),
+            },
+        )
+        .await
+        .expect("the test-only setting kept");
+}
+
 pub async fn add_feedback(store: &Store, repo: &str, title: &str, body: &str) -> Feedback {
     store
         .feedback()

@@ -561,18 +561,13 @@ async fn a_repository_may_keep_test_failures_in_the_results_comment_alone() {
 #[tokio::test]
 async fn a_test_only_setting_reaches_the_projects_tests_and_is_named_in_the_log() {
     let world = world().await;
-    world
-        .store
-        .test_settings()
-        .set_test_setting(
-            world.repo.id,
-            &handoff::domain::test_setting::TestSetting {
-                name: "DATABASE_URL".to_owned(),
-                value: "postgres://postgres:it's@db/app".to_owned(),
-            },
-        )
-        .await
-        .unwrap();
+    support::seed::set_test_setting(
+        &world.store,
+        world.repo.id,
+        "DATABASE_URL",
+        "postgres://postgres:it's@db/app",
+    )
+    .await;
     let number = world.qa_pull_request().await;
     world
         .set_instructions(

@@ -157,18 +157,13 @@ async fn a_fork_pr_is_reviewed_on_its_own_head_and_fix_never_pushes_to_the_owner
         .set_instructions(&format!("@@review:echo-inputs\n{QA_DIRECTIVES}"))
         .await;
     // The owner's test-only settings are not given to a run on the fork's work.
-    world
-        .store
-        .test_settings()
-        .set_test_setting(
-            world.repo.id,
-            &handoff::domain::test_setting::TestSetting {
-                name: "DATABASE_URL".to_owned(),
-                value: "postgres://owner-only@db/app".to_owned(),
-            },
-        )
-        .await
-        .unwrap();
+    support::seed::set_test_setting(
+        &world.store,
+        world.repo.id,
+        "DATABASE_URL",
+        "postgres://owner-only@db/app",
+    )
+    .await;
 
     let review = succeeded_stage(&world.qa(number, Stage::Review, false).await);
     let review_log = world.log_of(review.id).await;

@@ -3,7 +3,7 @@
 // error object {code, message, fix}; the page acts on codes and fixes, never on message
 // text.
 //
-// Written by src-tauri/tests/it/page_backend.rs from src-tauri/src/commands.rs and
+// Written by src-tauri/tests/it/page_backend.rs from src-tauri/src/commands/ and
 // src-tauri/src/page_events.rs: do not edit; change those and run the test.
 
 const tauri = window.__TAURI__;
@@ -163,32 +163,12 @@ export const backend = {
   setLogLevel: (level) => call("set_log_level", { level }),
   /** @returns {Promise<void>} */
   openLogFolder: () => call("open_log_folder"),
-  /** @returns {Promise<import("./contract.js").UpdateSettings>} */
-  updateSettings: () => call("update_settings"),
-  /** @param {string} address @returns {Promise<import("./contract.js").UpdateSettings>} */
-  setUpdateFeed: (address) => call("set_update_feed", { address }),
-  /** @returns {Promise<import("./contract.js").UpdateCheck>} */
-  checkForUpdate: () => call("check_for_update"),
-  /** @param {string} version @returns {Promise<void>} */
-  installUpdate: (version) => call("install_update", { version }),
   /** @param {string | null} repo @returns {Promise<import("./contract.js").SpendView>} */
   spendView: (repo) => call("spend_view", { repo }),
   /** @param {import("./contract.js").BudgetSettingsInput} input @param {string | null} repo @returns {Promise<import("./contract.js").SpendView>} */
   saveBudgetSettings: (input, repo) => call("save_budget_settings", { input, repo }),
   /** @param {number} runId @returns {Promise<import("./contract.js").AgentStepRecord[]>} */
   runSteps: (runId) => call("run_steps", { runId }),
-  /** @param {string} repo @returns {Promise<import("./contract.js").LessonsView>} */
-  lessonsView: (repo) => call("lessons_view", { repo }),
-  /** @param {string} repo @returns {Promise<number>} */
-  suggestLessons: (repo) => call("suggest_lessons", { repo }),
-  /** @param {number} id @param {import("./contract.js").LessonDecisionWord} decision @returns {Promise<import("./contract.js").LessonRecord>} */
-  decideLesson: (id, decision) => call("decide_lesson", { id, decision }),
-  /** @param {number} id @param {import("./contract.js").LessonEditInput} input @returns {Promise<import("./contract.js").LessonRecord>} */
-  editLesson: (id, input) => call("edit_lesson", { id, input }),
-  /** @param {string} repo @param {boolean} replaceEdits @returns {Promise<import("./contract.js").LessonsFileRecord>} */
-  writeLessonsFile: (repo, replaceEdits) => call("write_lessons_file", { repo, replaceEdits }),
-  /** @param {string} repo @param {import("./contract.js").LessonSettingsInput} input @returns {Promise<void>} */
-  setLessonSettings: (repo, input) => call("set_lesson_settings", { repo, input }),
   /** @param {string} repo @returns {Promise<import("./contract.js").EnvironmentRecord>} */
   environmentView: (repo) => call("environment_view", { repo }),
   /** @param {string} repo @param {(message: string) => void} onLine @returns {Promise<import("./contract.js").EnvironmentBuilt | null>} */
@@ -205,6 +185,26 @@ export const backend = {
   setTestSetting: (repo, name, value) => call("set_test_setting", { repo, name, value }),
   /** @param {string} repo @param {string} name @returns {Promise<import("./contract.js").TestSettingView[]>} */
   removeTestSetting: (repo, name) => call("remove_test_setting", { repo, name }),
+  /** @param {string} repo @returns {Promise<import("./contract.js").LessonsView>} */
+  lessonsView: (repo) => call("lessons_view", { repo }),
+  /** @param {string} repo @returns {Promise<number>} */
+  suggestLessons: (repo) => call("suggest_lessons", { repo }),
+  /** @param {number} id @param {import("./contract.js").LessonDecisionWord} decision @returns {Promise<import("./contract.js").LessonRecord>} */
+  decideLesson: (id, decision) => call("decide_lesson", { id, decision }),
+  /** @param {number} id @param {import("./contract.js").LessonEditInput} input @returns {Promise<import("./contract.js").LessonRecord>} */
+  editLesson: (id, input) => call("edit_lesson", { id, input }),
+  /** @param {string} repo @param {boolean} replaceEdits @returns {Promise<import("./contract.js").LessonsFileRecord>} */
+  writeLessonsFile: (repo, replaceEdits) => call("write_lessons_file", { repo, replaceEdits }),
+  /** @param {string} repo @param {import("./contract.js").LessonSettingsInput} input @returns {Promise<void>} */
+  setLessonSettings: (repo, input) => call("set_lesson_settings", { repo, input }),
+  /** @returns {Promise<import("./contract.js").UpdateSettings>} */
+  updateSettings: () => call("update_settings"),
+  /** @param {string} address @returns {Promise<import("./contract.js").UpdateSettings>} */
+  setUpdateFeed: (address) => call("set_update_feed", { address }),
+  /** @returns {Promise<import("./contract.js").UpdateCheck>} */
+  checkForUpdate: () => call("check_for_update"),
+  /** @param {string} version @returns {Promise<void>} */
+  installUpdate: (version) => call("install_update", { version }),
   /** @returns {Promise<void>} */
   restartApp: () => call("restart_app"),
   /** @param {(payload: import("./contract.js").MirrorChangesRecord) => void} handler @returns {Promise<() => void>} */

@@ -1,9 +1,9 @@
 //! `ui/js/backend.js`, the page's one door to the shell, is written from Rust: a call for
-//! every `#[tauri::command]` in `src/commands.rs`, with the argument keys Tauri expects
+//! every `#[tauri::command]` in `src/commands/`, with the argument keys Tauri expects
 //! (the parameters' names in camelCase), their types and the return type as JSDoc
 //! against `contract.js`, and a listener for every event in `src/page_events.rs`. The
 //! test writes the file; when the one in the repository differs, it is rewritten and the
-//! test fails, so a stale page boundary never passes. `commands.rs` is read as rustfmt
+//! test fails, so a stale page boundary never passes. The commands are read as rustfmt
 //! writes it; a type the reading does not know fails the test by name.
 
 #[path = "../../src/page_events.rs"]
@@ -36,7 +36,7 @@ const HEADER: &str = r#"// @ts-check
 // error object {code, message, fix}; the page acts on codes and fixes, never on message
 // text.
 //
-// Written by src-tauri/tests/it/page_backend.rs from src-tauri/src/commands.rs and
+// Written by src-tauri/tests/it/page_backend.rs from src-tauri/src/commands/ and
 // src-tauri/src/page_events.rs: do not edit; change those and run the test.
 
 const tauri = window.__TAURI__;
@@ -196,10 +196,21 @@ fn passed_by_the_shell(rust: &str) -> bool {
     matches!(name, "State" | "AppHandle" | "Window" | "WebviewWindow")
 }
 
-/// The `#[tauri::command]`s of `src/commands.rs`, in the file's order (the file is
-/// rustfmt's: a command's signature runs from `fn` to the `{` that opens its body).
+/// The `#[tauri::command]`s of `src/commands/`, `mod.rs` first and then its other files
+/// by name, each in its order (the files are rustfmt's: a command's signature runs from
+/// `fn` to the `{` that opens its body).
 fn commands(records: &mut BTreeSet<String>) -> Vec<Command> {
-    let source = std::fs::read_to_string(desktop_folder().join("src/commands.rs")).unwrap();
+    let folder = desktop_folder().join("src/commands");
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "rs"))
+        .collect();
+    files.sort_by_key(|path| (!path.ends_with("mod.rs"), path.clone()));
+    let source: String = files
+        .iter()
+        .map(|path| std::fs::read_to_string(path).unwrap())
+        .collect();
     let mut commands = Vec::new();
     for marked in source.split("#[tauri::command]").skip(1) {
         let signature_start = marked.find("fn ").expect("a command is a function") + 3;
@@ -350,7 +361,7 @@ fn backend_js_is_written_from_the_commands_and_the_events() {
     registered.sort();
     assert_eq!(
         called, registered,
-        "src/commands.rs against src/command_names.rs"
+        "src/commands/ against src/command_names.rs"
     );
 
     // Every record a call takes or returns, and every event carries, is in the contract.

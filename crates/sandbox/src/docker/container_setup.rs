@@ -35,12 +35,7 @@ impl DockerSandbox {
                 "none".to_owned()
             }
             NetworkMode::Open | NetworkMode::Allowlist => {
-                let gate = self.gate().await?;
-                gate.configure(&[set_rules(
-                    &self.network,
-                    docker_gate::this_machines_addresses(),
-                )])
-                .await?;
+                let gate = self.configured_gate().await?;
                 // The agent's key stays outside: its provider calls go to the gate's
                 // key forwarder, which adds it and reserves each call through the link
                 // it holds the key on.
@@ -78,12 +73,7 @@ impl DockerSandbox {
         Ok(match self.network.mode {
             NetworkMode::None => BuildNetwork::none(),
             NetworkMode::Open | NetworkMode::Allowlist => {
-                let gate = self.gate().await?;
-                gate.configure(&[set_rules(
-                    &self.network,
-                    docker_gate::this_machines_addresses(),
-                )])
-                .await?;
+                let gate = self.configured_gate().await?;
                 let words = match self.network.mode {
                     NetworkMode::Allowlist if self.network.allowed.is_empty() => {
                         "the repository's allow-list, which is empty: nothing is reached".to_owned()

@@ -269,4 +269,15 @@ impl DockerSandbox {
         let image = self.gate_image.as_deref().unwrap_or(&self.image);
         EgressGate::ensure(&self.docker, &self.installation, repository, image).await
     }
+
+    /// The repository's egress gate, running, told this sandbox's network rules.
+    async fn configured_gate(&self) -> Result<EgressGate, SandboxError> {
+        let gate = self.gate().await?;
+        gate.configure(&[set_rules(
+            &self.network,
+            docker_gate::this_machines_addresses(),
+        )])
+        .await?;
+        Ok(gate)
+    }
 }

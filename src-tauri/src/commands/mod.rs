@@ -1,16 +1,20 @@
-//! The commands the page may invoke: each one a call into `handoff_api`.
+//! The commands the page may invoke: each one a call into `handoff_api`. This file
+//! holds the board's, the items', the runs' and the settings' own; the environment's,
+//! the lessons' and the updates' are beside it.
+
+mod environment;
+mod lessons;
+mod updates;
+pub use environment::*;
+pub use lessons::*;
+pub use updates::*;
 
 use handoff_api::agent_forks::{self, ForkPlacesView};
 use handoff_api::archive;
 use handoff_api::comments::{self, EditPreview, HistoryEntry, SaveResult, VersionComparison};
 use handoff_api::core_types::LogLevel;
 use handoff_api::core_types::{CodedError, ErrorCode};
-use handoff_api::environments::{self, EnvironmentBuilt, EnvironmentRecord};
 use handoff_api::feedback_view::{self, FeedbackDetail, NewFeedbackInput};
-use handoff_api::lessons::{
-    self, LessonDecisionWord, LessonEditInput, LessonRecord, LessonSettingsInput,
-    LessonsFileRecord, LessonsView,
-};
 use handoff_api::log::log_folder;
 use handoff_api::log::{self as log_commands, LogView};
 use handoff_api::outbox::{self, OutboxItem};
@@ -23,17 +27,14 @@ use handoff_api::run_queue::{self, BulkRunRecord, NewItemsRecord};
 use handoff_api::session::{self, SessionStatus};
 use handoff_api::setup::{self, DeviceSignIn, KeyState};
 use handoff_api::spend::{self, AgentStepRecord, BudgetSettingsInput, SpendView};
-use handoff_api::test_settings::{self, TestSettingView};
-use handoff_api::updates::{self, UpdateCheck, UpdateSettings};
 use handoff_api::{runs, AppInfo, DashboardQuery};
 use tauri::ipc::Channel;
 use tauri::State;
 use tauri_plugin_opener::OpenerExt as _;
 
 use crate::desktop_state::DesktopState;
-use crate::updates::{installed_as, PendingUpdate};
 
-type Answer<T> = Result<T, CodedError>;
+pub(crate) type Answer<T> = Result<T, CodedError>;
 
 #[tauri::command]
 pub fn app_info(state: State<'_, DesktopState>) -> AppInfo {
@@ -525,44 +526,6 @@ pub fn open_log_folder(app: tauri::AppHandle, state: State<'_, DesktopState>) ->
         })
 }
 
-/// The Updates tab: this version, how it was installed, the feed.
-#[tauri::command]
-pub async fn update_settings(state: State<'_, DesktopState>) -> Answer<UpdateSettings> {
-    updates::update_settings(
-        state.core()?,
-        env!("CARGO_PKG_VERSION"),
-        installed_as(),
-        crate::updates::UPDATE_PUBLIC_KEY,
-    )
-    .await
-}
-
-/// Sets the update feed (or unsets it, given nothing).
-#[tauri::command]
-pub async fn set_update_feed(
-    state: State<'_, DesktopState>,
-    address: String,
-) -> Answer<UpdateSettings> {
-    updates::set_update_feed(state.core()?, &address).await?;
-    update_settings(state).await
-}
-
-/// Asks the feed for a newer version.
-#[tauri::command]
-pub async fn check_for_update(
-    app: tauri::AppHandle,
-    state: State<'_, DesktopState>,
-    pending: State<'_, PendingUpdate>,
-) -> Answer<UpdateCheck> {
-    crate::updates::check(&app, &pending, updates::update_feed(state.core()?).await?).await
-}
-
-/// Installs `version`, which the last check found, once its signature checks out.
-#[tauri::command]
-pub async fn install_update(pending: State<'_, PendingUpdate>, version: String) -> Answer<()> {
-    crate::updates::install(&pending, &version).await
-}
-
 /// The Spend tab: the month of `repo` (every repository when empty), the budgets and
 /// the prices.
 #[tauri::command]
@@ -587,125 +550,4 @@ pub async fn run_steps(
     run_id: i64,
 ) -> Answer<Vec<AgentStepRecord>> {
     spend::run_steps(state.core()?, run_id).await
-}
-
-/// A repository's lessons: proposals with their sources, accepted and rejected ones,
-/// and the corrections waiting for the next lessons run.
-#[tauri::command]
-pub async fn lessons_view(state: State<'_, DesktopState>, repo: String) -> Answer<LessonsView> {
-    lessons::lessons_view(state.core()?, &repo).await
-}
-
-/// Starts a lessons run on the repository ("Suggest lessons"); returns its id.
-#[tauri::command]
-pub async fn suggest_lessons(state: State<'_, DesktopState>, repo: String) -> Answer<i64> {
-    lessons::suggest_lessons(state.core()?, &repo).await
-}
-
-/// Accepts, rejects, turns on or off, or keeps a lesson.
-#[tauri::command]
-pub async fn decide_lesson(
-    state: State<'_, DesktopState>,
-    id: i64,
-    decision: LessonDecisionWord,
-) -> Answer<LessonRecord> {
-    lessons::decide_lesson(state.core()?, id, decision).await
-}
-
-/// Saves the owner's words for a lesson.
-#[tauri::command]
-pub async fn edit_lesson(
-    state: State<'_, DesktopState>,
-    id: i64,
-    input: LessonEditInput,
-) -> Answer<LessonRecord> {
-    lessons::edit_lesson(state.core()?, id, &input).await
-}
-
-/// "Write to AGENTS.md": the lessons file brought in step through a PR.
-#[tauri::command]
-pub async fn write_lessons_file(
-    state: State<'_, DesktopState>,
-    repo: String,
-    replace_edits: bool,
-) -> Answer<LessonsFileRecord> {
-    lessons::write_lessons_file(state.core()?, &repo, replace_edits).await
-}
-
-/// Saves a repository's lesson settings.
-#[tauri::command]
-pub async fn set_lesson_settings(
-    state: State<'_, DesktopState>,
-    repo: String,
-    input: LessonSettingsInput,
-) -> Answer<()> {
-    lessons::set_lesson_settings(state.core()?, &repo, &input).await
-}
-
-/// A repository's environment: the recipe its base branch names, what its image is
-/// keyed on, and where its image stands.
-#[tauri::command]
-pub async fn environment_view(
-    state: State<'_, DesktopState>,
-    repo: String,
-) -> Answer<EnvironmentRecord> {
-    environments::environment_of(state.core()?, &repo).await
-}
-
-/// Builds a repository's environment again ("Rebuild"), sending the build's output to
-/// the page line by line.
-#[tauri::command]
-pub async fn rebuild_environment(
-    state: State<'_, DesktopState>,
-    repo: String,
-    on_line: Channel<String>,
-) -> Answer<Option<EnvironmentBuilt>> {
-    environments::build_environment(state.core()?, &repo, true, &mut |line| {
-        if let Err(error) = on_line.send(line.to_owned()) {
-            tracing::debug!(%error, "the page stopped following the environment's build");
-        }
-    })
-    .await
-}
-
-/// The whole log of a repository's last environment build.
-#[tauri::command]
-pub async fn environment_log(state: State<'_, DesktopState>, repo: String) -> Answer<String> {
-    environments::last_build_log(state.core()?, &repo).await
-}
-
-/// A repository's test-only settings: the variables its tests get in the sandbox.
-#[tauri::command]
-pub async fn test_settings(
-    state: State<'_, DesktopState>,
-    repo: String,
-) -> Answer<Vec<TestSettingView>> {
-    test_settings::test_settings_of(state.core()?, &repo).await
-}
-
-/// Sets one of a repository's test-only settings; returns them all.
-#[tauri::command]
-pub async fn set_test_setting(
-    state: State<'_, DesktopState>,
-    repo: String,
-    name: String,
-    value: String,
-) -> Answer<Vec<TestSettingView>> {
-    test_settings::set_test_setting(state.core()?, &repo, &name, &value).await
-}
-
-/// Removes one of a repository's test-only settings; returns those left.
-#[tauri::command]
-pub async fn remove_test_setting(
-    state: State<'_, DesktopState>,
-    repo: String,
-    name: String,
-) -> Answer<Vec<TestSettingView>> {
-    test_settings::remove_test_setting(state.core()?, &repo, &name).await
-}
-
-/// Restarts the app (into the version just installed).
-#[tauri::command]
-pub fn restart_app(app: tauri::AppHandle) {
-    app.restart();
 }
