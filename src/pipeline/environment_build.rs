@@ -70,40 +70,6 @@ impl Environments<'_> {
             .map(Some)
     }
 
-    /// Says in the log of a run of `repo` on `backend` (not Docker) that the environment
-    /// its base branch names is not used there: environments are built on this
-    /// machine's Docker engine, and test services start beside Docker runs only. A base
-    /// branch that cannot be read now says nothing here (the run itself says why).
-    pub(crate) async fn say_environment_unused(
-        &self,
-        repo: &Repo,
-        backend: crate::domain::SandboxBackend,
-        log: &RunLog,
-    ) -> Result<(), PipelineError> {
-        let found = match self.environment_of(&repo.name).await {
-            Ok(found) => found,
-            Err(error) => {
-                tracing::info!(repo = %repo.name.full_name(), %error, "the environment was not read for a run that does not use it");
-                return Ok(());
-            }
-        };
-        if found.key.is_none() {
-            return Ok(());
-        }
-        let services = if found.services.services.is_empty() {
-            ""
-        } else {
-            ", and its test services are not started"
-        };
-        log.say(&format!(
-            "the environment of {} ({}) is built for Docker runs only: this {backend} run works without it{services}",
-            repo.name.full_name(),
-            found.recipe_file()
-        ))
-        .await?;
-        Ok(())
-    }
-
     /// What a Docker run of `repo` works in when its base branch names an environment
     /// (built first when it is not ready, its steps said in the run's log); `None`:
     /// the agent image alone.
@@ -117,38 +83,12 @@ impl Environments<'_> {
         if found.key.is_none() {
             return Ok(None);
         }
-        let (lines, mut said) = tokio::sync::mpsc::unbounded_channel::<String>();
-        let run_log = log.clone();
-        let saying = tokio::spawn(async move {
-            while let Some(line) = said.recv().await {
-                if let Err(error) = run_log.say(&line).await {
-                    tracing::warn!(%error, "a line of the environment's build did not reach the run's log");
-                }
-            }
-        });
-        // The run's log gets the build's steps; the build's own log gets every line.
-        let mut progress = |line: &str| {
-            let a_step = [
-                "Step ",
-                " : ",
-                "building ",
-                "adding ",
-                "failed: ",
-                "removed ",
-            ]
-            .iter()
-            .any(|start| line.starts_with(start));
-            if a_step && lines.send(format!("environment: {line}")).is_err() {
-                tracing::debug!("the run's log stopped taking the environment's build lines");
-            }
-        };
+        let feed = BuildLinesToRunLog::start(log);
+        let mut progress = |line: &str| feed.offer(line);
         let ready = self
             .ensure_built(repo, &found, false, Some(run_id), &mut progress)
             .await;
-        drop(lines);
-        if let Err(error) = saying.await {
-            tracing::warn!(%error, "the environment's build lines stopped reaching the run's log");
-        }
+        feed.finish().await;
         let ready = ready?;
         let services: Vec<&str> = ready
             .services
@@ -193,13 +133,7 @@ impl Environments<'_> {
             repo: name.clone(),
             detail: error.to_string(),
         })?;
-        let folder = self.pipeline.data_dir.join(ENVIRONMENT_BUILDS_FOLDER);
-        std::fs::create_dir_all(&folder)
-            .map_err(|error| PipelineError::Workspace(error.to_string()))?;
-        let lock_path = folder.join(format!("{}.lock", name.replace('/', "+")));
-        let _lock = FileLock::take(&lock_path)
-            .await
-            .map_err(|error| PipelineError::Workspace(error.to_string()))?;
+        let _lock = self.build_lock(&name).await?;
         let mut ready = ReadyEnvironment {
             image: self.pipeline.docker_image_of(repo).0,
             own_image: found.recipe != EnvironmentRecipe::AgentImageOnly,
@@ -320,6 +254,18 @@ impl Environments<'_> {
         })
     }
 
+    /// The lock that keeps two builds of `repository`'s environment (an image, a
+    /// template) from running at once, taken.
+    pub(super) async fn build_lock(&self, repository: &str) -> Result<FileLock, PipelineError> {
+        let folder = self.pipeline.data_dir.join(ENVIRONMENT_BUILDS_FOLDER);
+        std::fs::create_dir_all(&folder)
+            .map_err(|error| PipelineError::Workspace(error.to_string()))?;
+        let lock_path = folder.join(format!("{}.lock", repository.replace('/', "+")));
+        FileLock::take(&lock_path)
+            .await
+            .map_err(|error| PipelineError::Workspace(error.to_string()))
+    }
+
     /// The network `repo`'s environment is built on: its Docker runs' own (none, or
     /// its allow-list or open mode through its egress gate).
     async fn build_network_of(&self, repo: &Repo) -> Result<BuildNetwork, PipelineError> {
@@ -330,6 +276,20 @@ impl Environments<'_> {
         let Sandbox::Docker(docker) = sandbox else {
             return Ok(BuildNetwork::default());
         };
+        // The egress gate runs from the repository's agent image: a missing one is named
+        // as Check setup names it, with how to build it.
+        if repo.network_mode != crate::domain::NetworkMode::None {
+            let (engine_line, engine) = crate::setup_check::docker_engine().await;
+            let Some(engine) = engine else {
+                return Err(PipelineError::SetupIncomplete(engine_line));
+            };
+            let (image, preset) = self.pipeline.docker_image_of(repo);
+            let image_line =
+                crate::setup_check::docker_image(&engine, &image, preset.as_deref()).await;
+            if image_line.status == crate::setup_check::CheckStatus::Failure {
+                return Err(PipelineError::SetupIncomplete(image_line));
+            }
+        }
         docker
             .build_network()
             .await
@@ -358,6 +318,56 @@ impl Environments<'_> {
             log(&format!("removed the older environment image {old}"));
         }
         Ok(())
+    }
+}
+
+/// The lines of an environment's build that a run's log gets: its steps, not every
+/// line of their output (the build's own log has those).
+pub(super) struct BuildLinesToRunLog {
+    lines: tokio::sync::mpsc::UnboundedSender<String>,
+    saying: tokio::task::JoinHandle<()>,
+}
+
+impl BuildLinesToRunLog {
+    pub(super) fn start(log: &RunLog) -> Self {
+        let (lines, mut said) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let run_log = log.clone();
+        let saying = tokio::spawn(async move {
+            while let Some(line) = said.recv().await {
+                if let Err(error) = run_log.say(&line).await {
+                    tracing::warn!(%error, "a line of the environment's build did not reach the run's log");
+                }
+            }
+        });
+        BuildLinesToRunLog { lines, saying }
+    }
+
+    /// Passes `line` on when it is a step of the build.
+    pub(super) fn offer(&self, line: &str) {
+        let a_step = [
+            "Step ",
+            " : ",
+            "building ",
+            "adding ",
+            "failed: ",
+            "removed ",
+            "note: ",
+            "starting the build",
+            "uploaded files",
+        ]
+        .iter()
+        .any(|start| line.starts_with(start));
+        if a_step && self.lines.send(format!("environment: {line}")).is_err() {
+            tracing::debug!("the run's log stopped taking the environment's build lines");
+        }
+    }
+
+    /// Waits until every line offered is in the run's log.
+    pub(super) async fn finish(self) {
+        drop(self.lines);
+        if let Err(error) = self.saying.await {
+            tracing::warn!(%error, "the environment's build lines stopped reaching the run's log");
+        }
     }
 }
 

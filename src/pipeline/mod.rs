@@ -39,6 +39,7 @@ pub mod cache_lock;
 pub mod code_run;
 pub mod environment_build;
 mod environment_inputs;
+mod environment_template;
 pub mod environments;
 pub mod github_commands;
 mod handles;

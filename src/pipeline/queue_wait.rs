@@ -14,7 +14,7 @@ use super::agent_job::AgentSetup;
 use super::reconcile::RunsLeftBehind;
 use super::run_log::RunLog;
 use super::{Pipeline, PipelineError};
-use crate::domain::{Repo, Run, RunId, RunStatus, SandboxBackend};
+use crate::domain::{Repo, Run, RunId, RunStatus};
 use crate::sandbox::Sandbox;
 use crate::secrets::SecretName;
 use crate::store::{QueueEntry, RunOutcome, StoreError, TakenTurn};
@@ -126,9 +126,9 @@ impl Pipeline {
         Ok(run)
     }
 
-    /// A Docker run works in the environment its repository's base branch names (its
-    /// image, its test services), built first when it is not ready; an E2B run says in
-    /// its log that it works without it.
+    /// A run works in the environment its repository's base branch names: a Docker run
+    /// in its image with its test services, an E2B run from its template; each built
+    /// first when it is not ready.
     async fn put_in_its_environment(
         &self,
         repo: &Repo,
@@ -136,20 +136,25 @@ impl Pipeline {
         setup: &mut AgentSetup,
         log: &RunLog,
     ) -> Result<(), PipelineError> {
-        if let Sandbox::Docker(docker) = &setup.sandbox {
-            if let Some(ready) = self
-                .environments()
-                .environment_for_run(repo, run_id, log)
-                .await?
-            {
-                let image = ready.own_image.then_some(ready.image.as_str());
-                setup.sandbox =
-                    Sandbox::Docker(docker.clone().with_environment(image, ready.services));
+        match &setup.sandbox {
+            Sandbox::Docker(docker) => {
+                if let Some(ready) = self
+                    .environments()
+                    .environment_for_run(repo, run_id, log)
+                    .await?
+                {
+                    let image = ready.own_image.then_some(ready.image.as_str());
+                    setup.sandbox =
+                        Sandbox::Docker(docker.clone().with_environment(image, ready.services));
+                }
             }
-        } else if setup.sandbox.backend() == SandboxBackend::E2b {
-            self.environments()
-                .say_environment_unused(repo, setup.sandbox.backend(), log)
-                .await?;
+            Sandbox::E2b(e2b) => {
+                if let Some(template) = self.environments().template_for_run(repo, e2b, log).await?
+                {
+                    setup.sandbox = Sandbox::E2b(e2b.clone().with_template(&template));
+                }
+            }
+            Sandbox::Local(_) => {}
         }
         Ok(())
     }

@@ -7,6 +7,7 @@ mod archived_items;
 mod automatic_updates;
 mod base_conflicts;
 mod dependency_graph;
+mod e2b_templates;
 mod egress_gate;
 mod environments_docker;
 mod fake_github_conformance;

@@ -3,7 +3,7 @@
 //! the second builds nothing, `env show` says where the image stands and `env logs`
 //! prints the whole last build; a setup command that fails is named, with its log kept,
 //! and Check setup (`handoff doctor`) names the environment with the command that builds
-//! it again.
+//! it again; a build whose runs' image (its egress gate's) is missing names the image.
 
 use handoff_test_support as support;
 
@@ -103,4 +103,20 @@ async fn env_build_builds_once_and_show_and_logs_say_how_it_went() {
         doctor.contains("handoff env build octocat/hello-world"),
         "{doctor}"
     );
+
+    // The build's egress gate runs from the repository's runs' image: a missing one is
+    // named, as Check setup names it, before anything is built.
+    let missing = format!("handoff-test-missing-{word}:1");
+    ok_stdout(
+        &cli.run(&["repo", "set", REPO, "--docker-image", &missing])
+            .await,
+    );
+    let refused = cli.run(&["env", "build", REPO]).await;
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused).contains(&format!("Image {missing}")),
+        "{}",
+        text(&refused)
+    );
+    assert!(!text(&refused).contains("Step 1/"), "{}", text(&refused));
 }

@@ -159,8 +159,8 @@ async fn the_journey_on_e2b_from_the_command_line() {
     );
 
     fake.push_commit(REPO, &branch, "By hand", &[("HAND.md", "mine\n")]);
-    // An environment on the base branch is built for Docker runs: an E2B run says it
-    // works without it.
+    // An environment on the base branch becomes an E2B template: its setup script runs
+    // on E2B's base template, and the next run starts from what it made.
     fake.push_commit(
         REPO,
         "main",
@@ -178,11 +178,35 @@ async fn the_journey_on_e2b_from_the_command_line() {
     );
     assert!(second.contains("iterate of feedback"), "{second}");
     assert!(second.contains("PR #1 updated"), "{second}");
+    let prefix = handoff::sandbox::e2b::template_recipe::template_prefix(REPO);
+    let templates = e2b.templates();
+    assert_eq!(templates.len(), 1, "{templates:?}");
+    let template = &templates[0];
+    assert!(template.name.starts_with(&prefix), "{}", template.name);
     assert!(
-        second.contains(
-            "(.handoff/setup.sh) is built for Docker runs only: this e2b run works without it"
-        ),
+        second.contains(&format!(
+            "environment: the E2B template {} (.handoff/setup.sh, built for this run)",
+            template.name
+        )),
         "{second}"
+    );
+    let start = template.builds[0].start.clone().expect("the build started");
+    assert_eq!(start["fromTemplate"], "base");
+    assert!(
+        start["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|step| step["args"][0] == "/bin/sh -c 'sh .handoff/setup.sh'"),
+        "the setup script is a step: {start}"
+    );
+    assert_eq!(
+        e2b.sandboxes()
+            .iter()
+            .filter(|sandbox| sandbox.template == template.name)
+            .count(),
+        1,
+        "the second run started from the template"
     );
     assert_eq!(fake.pulls(REPO).len(), 1);
     assert_eq!(

@@ -28,6 +28,7 @@ use crate::agent_image::{
 };
 use crate::build_network::BuildNetwork;
 use crate::docker_labels::{AGENT_USER_LABEL, INSTALLATION_LABEL};
+use crate::environment_layer::{dockerfile_line, layer_instructions, LayerInputs, RuntimeUser};
 use crate::tar_transfer::append_file;
 use handoff_domain::agent_presets::CUSTOM_IMAGE_PRESET;
 
@@ -139,6 +140,14 @@ impl EnvironmentBuild {
     pub fn image_name(&self) -> String {
         environment_image_name(&self.repository, &self.key)
     }
+
+    /// The setup commands as the layer takes them: what each is called, and its line.
+    pub fn setup_step_lines(&self) -> Vec<(String, String)> {
+        self.setup_steps
+            .iter()
+            .map(|step| (step.name.clone(), step.shell_line.clone()))
+            .collect()
+    }
 }
 
 /// The image name of `repository`'s test service `service` for key `key`.
@@ -185,6 +194,8 @@ pub enum EnvironmentBuildError {
     Step { step: String, detail: String },
     #[error("cannot pack the build's files: {0}")]
     Pack(String),
+    #[error("E2B could not build the template: {0}")]
+    Service(String),
 }
 
 /// The environment image `image` when it is on `docker` with key `key`: its size.
@@ -266,14 +277,7 @@ pub async fn build_environment_image(
         AGENT_USER_LABEL,
         format!("{}:{}", AGENT_USER.0, AGENT_USER.1),
     );
-    let options = BuildImageOptionsBuilder::default()
-        .dockerfile("Dockerfile")
-        .t(&image)
-        .rm(true)
-        .forcerm(true)
-        .labels(&layer_labels)
-        .version(BuilderVersion::BuilderV1)
-        .build();
+    let options = classic_build("Dockerfile", &image, &layer_labels).build();
     progress(&format!(
         "adding Handoff's agent layer ({}) and {} setup command(s) on {base}",
         build.preset,
@@ -299,6 +303,23 @@ pub async fn build_environment_image(
             step: "the finished image".to_owned(),
             detail: format!("the engine does not report {image} with its key after the build"),
         })
+}
+
+/// The options every build here shares: the classic builder (whose steps are named in
+/// its output), `dockerfile` in the context, the image `tag` with `labels`, and no
+/// intermediate container left behind.
+fn classic_build(
+    dockerfile: &str,
+    tag: &str,
+    labels: &HashMap<&str, String>,
+) -> BuildImageOptionsBuilder {
+    BuildImageOptionsBuilder::default()
+        .dockerfile(dockerfile)
+        .t(tag)
+        .rm(true)
+        .forcerm(true)
+        .labels(labels)
+        .version(BuilderVersion::BuilderV1)
 }
 
 /// The owner's Dockerfile built with its context, under a name of its own so that the
@@ -327,14 +348,7 @@ async fn build_owners_base(
         .iter()
         .map(|(name, value)| (name.as_str(), value.as_str()))
         .collect();
-    let mut options = BuildImageOptionsBuilder::default()
-        .dockerfile(OWNERS_DOCKERFILE)
-        .t(&base_image)
-        .rm(true)
-        .forcerm(true)
-        .buildargs(&args)
-        .labels(labels)
-        .version(BuilderVersion::BuilderV1);
+    let mut options = classic_build(OWNERS_DOCKERFILE, &base_image, labels).buildargs(&args);
     if let Some(target) = target {
         options = options.target(target);
     }
@@ -362,14 +376,7 @@ pub async fn build_service_image(
 ) -> Result<BuiltEnvironment, EnvironmentBuildError> {
     let image = build.image_name();
     let labels = environment_labels(&build.repository, &build.key, &build.installation);
-    let options = BuildImageOptionsBuilder::default()
-        .dockerfile(OWNERS_DOCKERFILE)
-        .t(&image)
-        .rm(true)
-        .forcerm(true)
-        .labels(&labels)
-        .version(BuilderVersion::BuilderV1)
-        .build();
+    let options = classic_build(OWNERS_DOCKERFILE, &image, &labels).build();
     progress(&format!(
         "building the service {} from {}",
         build.service, build.path
@@ -417,115 +424,74 @@ async fn carries_the_agent(docker: &Docker, image: &str, preset: &str) -> bool {
 /// The generated Dockerfile of the layer, and what each of its steps is called in a
 /// failure (step N is the N-th instruction).
 fn layer_dockerfile(build: &EnvironmentBuild, preset: &str, base: &str) -> (String, Vec<String>) {
-    let layer = "Handoff's agent layer".to_owned();
-    let mut lines = vec![
-        (format!("FROM {base}"), format!("the base image {base}")),
-        ("USER root".to_owned(), layer.clone()),
-        ("COPY handoff/ /opt/handoff/".to_owned(), layer.clone()),
-        (
-            format!(
-                "RUN PRESET={preset} STAND_IN={} sh /opt/handoff/environment-layer.sh",
-                u8::from(build.stand_in.is_some() && preset != CUSTOM_IMAGE_PRESET)
-            ),
-            layer.clone(),
-        ),
-    ];
-    if !build.variables.is_empty() {
-        let pairs: Vec<String> = build
-            .variables
-            .iter()
-            .map(|(name, value)| format!("{name}={}", quoted(value)))
-            .collect();
-        lines.push((
-            format!("ENV {}", pairs.join(" ")),
-            "the dev container's variables".to_owned(),
-        ));
+    let setup_steps = build.setup_step_lines();
+    let instructions = layer_instructions(&LayerInputs {
+        preset,
+        stand_in: build.stand_in.is_some() && preset != CUSTOM_IMAGE_PRESET,
+        variables: &build.variables,
+        setup_steps: &setup_steps,
+        runtime_user: RuntimeUser::DOCKER,
+    });
+    let mut text = format!("FROM {base}\n");
+    let mut names = vec![format!("the base image {base}")];
+    for line in instructions {
+        text.push_str(&dockerfile_line(&line.instruction));
+        text.push('\n');
+        names.push(line.name);
     }
-    lines.push((
-        format!("COPY working-copy/ {PREPARED_COPY}/"),
-        "copying the base branch in".to_owned(),
-    ));
-    lines.push((format!("WORKDIR {PREPARED_COPY}"), layer.clone()));
-    // What the setup commands make at the copy's top (node_modules, .venv) is listed,
-    // for the job script to carry into each run's working copy.
-    lines.push((
-        format!("RUN ls -A {PREPARED_COPY} > {PREPARED_COPY}.before"),
-        layer.clone(),
-    ));
-    for step in &build.setup_steps {
-        lines.push((
-            format!("RUN [\"/bin/sh\", \"-c\", {}]", quoted(&step.shell_line)),
-            step.name.clone(),
-        ));
-    }
-    lines.push((
-        format!(
-            "RUN ls -A {PREPARED_COPY} | grep -vxF -f {PREPARED_COPY}.before > {PREPARED_COPY}.products; rm {PREPARED_COPY}.before"
-        ),
-        layer.clone(),
-    ));
-    lines.extend([
-        (
-            format!("RUN chown -R agent:agent {PREPARED_COPY}"),
-            layer.clone(),
-        ),
-        ("USER agent".to_owned(), layer.clone()),
-        ("WORKDIR /home/agent".to_owned(), layer.clone()),
-        ("ENV HOME=/home/agent".to_owned(), layer),
-    ]);
-    let text = lines
-        .iter()
-        .map(|(line, _)| line.as_str())
-        .collect::<Vec<_>>()
-        .join("\n");
-    (
-        text + "\n",
-        lines.into_iter().map(|(_, name)| name).collect(),
-    )
+    (text, names)
 }
 
-/// `text` as a double-quoted string that a Dockerfile and JSON both read back as it is.
-fn quoted(text: &str) -> String {
-    serde_json::Value::String(text.to_owned()).to_string()
-}
-
-/// The layer's build context: Handoff's scripts, the stand-in, the working copy.
+/// The layer's build context: its Dockerfile and [`layer_files`].
 fn layer_context(
     build: &EnvironmentBuild,
     dockerfile: &str,
 ) -> Result<Vec<u8>, EnvironmentBuildError> {
     let mut archive = tar::Builder::new(Vec::new());
+    append_file(&mut archive, "Dockerfile", dockerfile.as_bytes(), 0o644)
+        .map_err(|error| EnvironmentBuildError::Pack(error.to_string()))?;
+    append_layer_files(&mut archive, build)?;
+    archive
+        .into_inner()
+        .map_err(|error| EnvironmentBuildError::Pack(error.to_string()))
+}
+
+/// What the layer copies in, as a tar archive: Handoff's scripts and the stand-in
+/// under `handoff/`, the base branch's files under `working-copy/`.
+pub fn layer_files(build: &EnvironmentBuild) -> Result<Vec<u8>, EnvironmentBuildError> {
+    let mut archive = tar::Builder::new(Vec::new());
+    append_layer_files(&mut archive, build)?;
+    archive
+        .into_inner()
+        .map_err(|error| EnvironmentBuildError::Pack(error.to_string()))
+}
+
+fn append_layer_files(
+    archive: &mut tar::Builder<Vec<u8>>,
+    build: &EnvironmentBuild,
+) -> Result<(), EnvironmentBuildError> {
     let add = |archive: &mut tar::Builder<Vec<u8>>, path: &str, bytes: &[u8], mode: u32| {
         append_file(archive, path, bytes, mode)
             .map_err(|error| EnvironmentBuildError::Pack(error.to_string()))
     };
-    add(&mut archive, "Dockerfile", dockerfile.as_bytes(), 0o644)?;
     for (name, text) in [
         ("environment-layer.sh", LAYER_SCRIPT),
         ("install-agent.sh", INSTALL_SCRIPT),
         ("wheel-program.sh", WHEEL_PROGRAM_SCRIPT),
         ("aider-requirements.txt", AIDER_REQUIREMENTS),
     ] {
-        add(
-            &mut archive,
-            &format!("handoff/{name}"),
-            text.as_bytes(),
-            0o755,
-        )?;
+        add(archive, &format!("handoff/{name}"), text.as_bytes(), 0o755)?;
     }
     match &build.stand_in {
-        Some(program) => add(&mut archive, "handoff/stand-in/agent", program, 0o755)?,
+        Some(program) => add(archive, "handoff/stand-in/agent", program, 0o755)?,
         None => add(
-            &mut archive,
+            archive,
             "handoff/stand-in/README",
             b"Empty: the agent is installed from its package.\n",
             0o644,
         )?,
     }
-    add_entries(&mut archive, &build.working_copy, "working-copy/")?;
-    archive
-        .into_inner()
-        .map_err(|error| EnvironmentBuildError::Pack(error.to_string()))
+    add_entries(archive, &build.working_copy, "working-copy/")
 }
 
 /// The owner's context with their Dockerfile beside its files, under a name of its own.

@@ -24,6 +24,7 @@ pub mod docker_gate;
 pub mod docker_labels;
 pub mod e2b;
 pub mod environment_image;
+pub mod environment_layer;
 pub mod local_process;
 pub mod output_limits;
 pub mod tar_transfer;

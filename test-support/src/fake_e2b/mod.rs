@@ -2,7 +2,11 @@
 //! sandbox) and each sandbox's envd (health, file upload and download, and
 //! `process.Process/Start` streamed with Connect framing and keepalives), following the
 //! descriptions in test-support/specs/e2b. A sandbox is a folder; the commands it is given
-//! really run (locally, with that folder as `$HOME`).
+//! really run (locally, with that folder as `$HOME`). Templates are built as E2B's
+//! template build API says ([`templates`]).
+
+mod templates;
+pub use templates::{FakeTemplate, FakeTemplateBuild};
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -56,6 +60,7 @@ struct Shared {
     ignores_secure: Mutex<bool>,
     /// The body the next creation is refused with (status 500), if set.
     refuse_next_creation: Mutex<Option<String>>,
+    templates: Mutex<templates::TemplateState>,
 }
 
 pub struct FakeE2b {
@@ -133,6 +138,7 @@ impl FakeE2b {
             hang_next_process: Mutex::new(false),
             ignores_secure: Mutex::new(false),
             refuse_next_creation: Mutex::new(None),
+            templates: Mutex::new(Default::default()),
         });
         let app = axum::Router::new().fallback({
             let shared = shared.clone();
@@ -246,6 +252,30 @@ impl FakeE2b {
         *self.shared.refuse_next_creation.lock().expect("setting") = Some(body.to_owned());
     }
 
+    /// The templates asked for, each with its builds.
+    pub fn templates(&self) -> Vec<FakeTemplate> {
+        self.shared.templates.lock().expect("templates").templates()
+    }
+
+    /// How many file uploads came with an API key (the upload address is E2B's
+    /// storage, which is to get none).
+    pub fn uploads_with_a_key(&self) -> usize {
+        self.shared
+            .templates
+            .lock()
+            .expect("templates")
+            .uploads_with_a_key()
+    }
+
+    /// From now on, a template build whose `RUN` step holds `text` fails at that step.
+    pub fn fail_template_steps_holding(&self, text: &str) {
+        self.shared
+            .templates
+            .lock()
+            .expect("templates")
+            .fail_step_holding(text);
+    }
+
     /// From now on, answers as an E2B that does not make secured sandboxes: a sandbox
     /// asked for as secured comes without an access token.
     pub fn ignore_secure(&self) {
@@ -302,9 +332,24 @@ async fn route(
     if segments.first() == Some(&"envd") {
         return envd(shared, method, &segments[1..], query, headers, body).await;
     }
+    if let ("PUT", ["uploads", rest @ ..]) = (method.as_str(), segments.as_slice()) {
+        return templates::upload(shared, rest, headers, &body);
+    }
     let key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
     if key != Some(shared.api_key.as_str()) {
         return error(StatusCode::UNAUTHORIZED, "Invalid API key");
+    }
+    let api_base = format!(
+        "http://{}",
+        headers
+            .get("host")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+    );
+    if let Some(answer) =
+        templates::route(shared, &api_base, method.as_str(), &segments, query, &body)
+    {
+        return answer;
     }
     match (method.as_str(), segments.as_slice()) {
         ("POST", ["sandboxes"]) => {
@@ -319,6 +364,17 @@ async fn route(
             let Some(template) = request.get("templateID").and_then(Value::as_str) else {
                 return error(StatusCode::BAD_REQUEST, "templateID is required");
             };
+            if !shared
+                .templates
+                .lock()
+                .expect("templates")
+                .startable(template)
+            {
+                return error(
+                    StatusCode::NOT_FOUND,
+                    &format!("template '{template}' with a ready build not found"),
+                );
+            }
             let number = {
                 let mut next = shared.next.lock().expect("counter");
                 *next += 1;

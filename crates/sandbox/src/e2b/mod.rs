@@ -8,10 +8,17 @@
 //! - this file: the settings, [`E2bSandbox`], its key and what leaves it;
 //! - [`sandbox_lifecycle`]: creating a sandbox with its network rules, its timeout,
 //!   killing it;
-//! - [`job_process`]: the job run as a streamed process, the workspace in, `out/` back.
+//! - [`job_process`]: the job run as a streamed process, the workspace in, `out/` back;
+//! - [`template_recipe`]: a repository's environment as a template build, reading an
+//!   owner's Dockerfile through [`dockerfile_steps`];
+//! - [`template_build`]: building that template through E2B's API, finding it ready,
+//!   pruning the older ones.
 
+pub mod dockerfile_steps;
 mod job_process;
 mod sandbox_lifecycle;
+mod template_build;
+pub mod template_recipe;
 use self::sandbox_lifecycle::LiveSandbox;
 pub use sandbox_lifecycle::network_settings;
 
