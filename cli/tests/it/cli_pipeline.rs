@@ -222,6 +222,33 @@ async fn the_journey_on_e2b_from_the_command_line() {
     assert!(e2b.live_sandboxes().is_empty(), "every sandbox was killed");
     let shown = ok_text(&cli.run(&["feedback", "show", &feedback]).await);
     assert!(shown.contains("WAITING_FOR_REVIEW"), "{shown}");
+
+    // The next run finds the template ready: nothing is built again.
+    let third = ok_text(
+        &cli.run(&[
+            "iterate",
+            &feedback,
+            "-m",
+            "Wider.\n@@write src/button.css height: 44px; width: 80px",
+        ])
+        .await,
+    );
+    assert!(
+        third.contains(&format!(
+            "environment: the E2B template {} (.handoff/setup.sh, ready, nothing built)",
+            template.name
+        )),
+        "{third}"
+    );
+    let templates = e2b.templates();
+    assert_eq!(templates.len(), 1);
+    assert_eq!(templates[0].builds.len(), 1, "built once: {templates:?}");
+    assert_eq!(e2b.sandboxes().len(), 3);
+    assert_eq!(
+        fake.file_on_branch(REPO, &branch, "src/button.css")
+            .as_deref(),
+        Some("height: 44px; width: 80px\n")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
