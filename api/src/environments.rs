@@ -8,6 +8,7 @@
 use serde::Serialize;
 
 use handoff::domain::dev_container::{CommandForm, DevContainerBase};
+use handoff::domain::dev_container_feature::FeatureRequest;
 use handoff::domain::environment_recipe::{EnvironmentRecipe, SETUP_SCRIPT};
 use handoff::domain::test_services::{ServiceSource, TestServices, SERVICES_FILE};
 use handoff::domain::RepoName;
@@ -43,6 +44,7 @@ pub struct EnvironmentRecord {
     pub setup_commands: Vec<String>,
     /// The names of the variables it sets in the container.
     pub environment_variables: Vec<String>,
+    /// The dev container's features, each with its options (`ref (name=value, …)`).
     pub features: Vec<String>,
     /// What Handoff does not do with it.
     pub notes: Vec<String>,
@@ -341,6 +343,21 @@ fn base_words(base: &DevContainerBase) -> String {
     }
 }
 
+/// A feature as the owner reads it: its reference, then its options
+/// (`ghcr.io/devcontainers/features/node:1 (version=20)`).
+fn feature_words(feature: &FeatureRequest) -> String {
+    let options: Vec<String> = feature
+        .options
+        .iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    if options.is_empty() {
+        feature.reference.clone()
+    } else {
+        format!("{} ({})", feature.reference, options.join(", "))
+    }
+}
+
 fn record_of(repo: &RepoName, found: FoundEnvironment) -> EnvironmentRecord {
     let mut record = EnvironmentRecord {
         repo: repo.full_name(),
@@ -407,7 +424,7 @@ fn record_of(repo: &RepoName, found: FoundEnvironment) -> EnvironmentRecord {
                 .collect();
             record.environment_variables.sort();
             record.environment_variables.dedup();
-            record.features = dev_container.features;
+            record.features = dev_container.features.iter().map(feature_words).collect();
             record.notes.splice(0..0, dev_container.notes);
         }
     }

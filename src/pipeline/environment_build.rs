@@ -214,14 +214,7 @@ impl Environments<'_> {
             })
             .await?;
         let log_path = build_log_path(&self.pipeline.data_dir, id);
-        let mut log_file = std::fs::File::create(&log_path)
-            .map_err(|error| PipelineError::Workspace(error.to_string()))?;
-        let mut both = |line: &str| {
-            if let Err(error) = writeln!(log_file, "{line}") {
-                tracing::warn!(%error, "a line of the environment's build log was not written");
-            }
-            progress(line);
-        };
+        let mut both = logged_progress(&log_path, progress).map_err(PipelineError::Workspace)?;
         both(&format!("the build's network: {}", network.words));
         let built = build_images(docker, own.as_ref(), &services, &network, &mut both).await;
         let (step, detail) = match built {
@@ -354,6 +347,8 @@ impl BuildLinesToRunLog {
             "note: ",
             "starting the build",
             "uploaded files",
+            "fetching the feature ",
+            "the feature ",
         ]
         .iter()
         .any(|start| line.starts_with(start));
@@ -393,6 +388,23 @@ async fn build_images(
 }
 
 /// Where build `id`'s log is kept.
+/// `progress`, with each line also written to a new log file at `log_path`; an error
+/// says the file cannot be made.
+pub(super) fn logged_progress<'a>(
+    log_path: &std::path::Path,
+    progress: &'a mut (dyn FnMut(&str) + Send),
+) -> Result<impl FnMut(&str) + Send + 'a, String> {
+    let mut log_file = std::fs::File::create(log_path)
+        .map_err(|error| format!("cannot make {}: {error}", log_path.display()))?;
+    let log_path = log_path.to_owned();
+    Ok(move |line: &str| {
+        if let Err(error) = writeln!(log_file, "{line}") {
+            tracing::warn!(%error, log = %log_path.display(), "a line of a build's log was not written");
+        }
+        progress(line);
+    })
+}
+
 pub fn build_log_path(data_dir: &std::path::Path, id: i64) -> PathBuf {
     data_dir
         .join(ENVIRONMENT_BUILDS_FOLDER)

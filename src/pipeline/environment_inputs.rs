@@ -15,9 +15,11 @@ use crate::domain::agent_presets::{AgentChoice, CUSTOM_IMAGE_PRESET};
 use crate::domain::dev_container::{
     CommandForm, DevContainerBase, DevContainerRecipe, SetupCommand,
 };
+use crate::domain::dev_container_feature::{feature_source, FeatureSource};
 use crate::domain::environment_recipe::{EnvironmentRecipe, SETUP_SCRIPT};
 use crate::domain::test_services::ServiceSource;
 use crate::domain::Repo;
+use crate::sandbox::dev_container_features::FeaturesToFetch;
 use crate::sandbox::docker::ServiceContainer;
 use crate::sandbox::environment_image::{
     service_image_name, EnvironmentBase, EnvironmentBuild, ServiceBuild, SetupStep,
@@ -73,6 +75,7 @@ impl Environments<'_> {
         let image_preset = AgentChoice::of(&repo.agent_preset, repo.agent_command.as_deref())
             .map(|agent| agent.image_preset())
             .unwrap_or(CUSTOM_IMAGE_PRESET);
+        let mut features = FeaturesToFetch::default();
         let (base, preset, variables, setup_steps) = match &found.recipe {
             EnvironmentRecipe::AgentImageOnly => return Ok(None),
             // The agent image already carries the agent: the layer only checks it.
@@ -91,9 +94,8 @@ impl Environments<'_> {
                     Some(agent) => (&agent.base, agent.environment.clone()),
                     None => (&dev_container.base, Default::default()),
                 };
-                let base =
-                    dev_container_base(repo, dev_container, agent_base, git, cache, &found.commit)
-                        .await?;
+                let base = dev_container_base(repo, agent_base, git, cache, &found.commit).await?;
+                features = features_of(repo, dev_container, git, cache, &found.commit).await?;
                 variables.extend(dev_container.container_env.clone());
                 variables.extend(dev_container.remote_env.clone());
                 let steps = dev_container
@@ -117,6 +119,7 @@ impl Environments<'_> {
             preset,
             variables,
             setup_steps,
+            features,
             working_copy,
         }))
     }
@@ -215,26 +218,50 @@ fn unread(repo: &Repo, detail: String) -> PipelineError {
     }
 }
 
-/// What a dev container's image starts from: `base` (its image, or its Dockerfile with
-/// the context's files at `commit`; for one in a Compose service, that service's).
-/// Features are refused by name, rather than built into an image without them.
-async fn dev_container_base(
+/// The features `dev_container` asks for, as the build fetches them: a local feature's
+/// folder read at `commit`, and the owner's install order by the features' identities.
+async fn features_of(
     repo: &Repo,
     dev_container: &DevContainerRecipe,
+    git: &HostGit,
+    cache: &Path,
+    commit: &str,
+) -> Result<FeaturesToFetch, PipelineError> {
+    let mut features = FeaturesToFetch {
+        requests: dev_container.features.clone(),
+        ..FeaturesToFetch::default()
+    };
+    for request in &dev_container.features {
+        if let FeatureSource::Local(path) = &request.source {
+            let files = git
+                .archive_at(cache, commit, path)
+                .await
+                .map_err(|error| unread(repo, error.to_string()))?;
+            features.local_files.insert(path.clone(), files);
+        }
+    }
+    features.first = dev_container
+        .feature_install_order
+        .iter()
+        .map(
+            |reference| match feature_source(reference, &dev_container.file) {
+                Ok(source) => source.identity(),
+                Err(_) => reference.clone(),
+            },
+        )
+        .collect();
+    Ok(features)
+}
+
+/// What a dev container's image starts from: `base` (its image, or its Dockerfile with
+/// the context's files at `commit`; for one in a Compose service, that service's).
+async fn dev_container_base(
+    repo: &Repo,
     base: &DevContainerBase,
     git: &HostGit,
     cache: &Path,
     commit: &str,
 ) -> Result<EnvironmentBase, PipelineError> {
-    if !dev_container.features.is_empty() {
-        return Err(PipelineError::EnvironmentNotYetBuilt {
-            repo: repo.name.full_name(),
-            what: format!(
-                "its dev container asks for features ({}); install what they add in its Dockerfile instead",
-                dev_container.features.join(", ")
-            ),
-        });
-    }
     Ok(match base {
         DevContainerBase::Image(name) => EnvironmentBase::Image(name.clone()),
         DevContainerBase::Dockerfile {

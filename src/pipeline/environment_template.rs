@@ -9,15 +9,14 @@
 //! only, and E2B builds templates on its own network (the repository's allow-list holds
 //! for its runs, not for E2B's builds).
 
-use std::io::Write as _;
-
-use super::environment_build::{BuildLinesToRunLog, ENVIRONMENT_BUILDS_FOLDER};
+use super::environment_build::{logged_progress, BuildLinesToRunLog, ENVIRONMENT_BUILDS_FOLDER};
 use super::environments::FoundEnvironment;
 use super::handles::Environments;
 use super::run_log::RunLog;
 use super::PipelineError;
 use crate::domain::environment_recipe::EnvironmentRecipe;
 use crate::domain::Repo;
+use crate::sandbox::dev_container_features::fetch_features;
 use crate::sandbox::e2b::template_recipe::{template_name, template_recipe};
 use crate::sandbox::e2b::{E2bSandbox, DEFAULT_TEMPLATE};
 use crate::sandbox::environment_image::EnvironmentBuildError;
@@ -107,18 +106,14 @@ impl Environments<'_> {
         });
         let folder = self.pipeline.data_dir.join(ENVIRONMENT_BUILDS_FOLDER);
         let log_path = folder.join(format!("e2b-{}.log", template_name(&repository, &key)));
-        let mut log_file = std::fs::File::create(&log_path)
-            .map_err(|error| PipelineError::Workspace(error.to_string()))?;
-        let mut both = |line: &str| {
-            if let Err(error) = writeln!(log_file, "{line}") {
-                tracing::warn!(%error, "a line of the template's build log was not written");
-            }
-            progress(line);
-        };
+        let mut both = logged_progress(&log_path, progress).map_err(PipelineError::Workspace)?;
         both("the build's network: E2B's own (the repository's allow-list holds for its runs, not for E2B's builds)");
-        let built = match template_recipe(&build, from_template.as_deref()) {
-            Ok(recipe) => e2b.build_template(&recipe, &mut both).await,
-            Err(refused) => Err(refused),
+        let built = match fetch_features(&build.features, &mut both).await {
+            Ok(features) => match template_recipe(&build, &features, from_template.as_deref()) {
+                Ok(recipe) => e2b.build_template(&recipe, &mut both).await,
+                Err(refused) => Err(refused),
+            },
+            Err(failed) => Err(failed),
         };
         let (step, detail) = match built {
             Ok(()) => {

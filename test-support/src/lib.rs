@@ -12,6 +12,7 @@ pub mod docker_images;
 pub mod egress_corpus;
 pub mod eventually;
 pub mod fake_e2b;
+pub mod fake_feature_registry;
 pub mod fake_github;
 pub mod fake_provider;
 pub mod kept_between_runs;

@@ -61,6 +61,7 @@ fn node_environment(key: &str) -> EnvironmentBuild {
             name: "postCreateCommand \"deps\" (npm ci)".to_owned(),
             shell_line: "npm ci".to_owned(),
         }],
+        features: Default::default(),
         working_copy: archive(&[("package.json", "{}"), ("package-lock.json", "{}")]),
     }
 }
@@ -76,7 +77,7 @@ fn schema(description: &serde_json::Value, name: &str) -> serde_json::Value {
 async fn an_environment_is_built_as_a_template_and_a_run_starts_from_it() {
     let fake = FakeE2b::start(KEY).await;
     let e2b = sandbox(&fake);
-    let recipe = template_recipe(&node_environment("aaaaaaaaaaaaaaaa1111"), None).unwrap();
+    let recipe = template_recipe(&node_environment("aaaaaaaaaaaaaaaa1111"), &[], None).unwrap();
     assert!(
         !e2b.template_is_ready(&recipe.name).await.unwrap(),
         "nothing is built yet"
@@ -183,7 +184,7 @@ async fn a_failed_step_is_named_as_the_recipe_names_it_and_the_template_is_not_r
     let fake = FakeE2b::start(KEY).await;
     let e2b = sandbox(&fake);
     fake.fail_template_steps_holding("npm ci");
-    let recipe = template_recipe(&node_environment("bbbbbbbbbbbbbbbb2222"), None).unwrap();
+    let recipe = template_recipe(&node_environment("bbbbbbbbbbbbbbbb2222"), &[], None).unwrap();
 
     let failed = e2b
         .build_template(&recipe, &mut |_: &str| {})
@@ -204,11 +205,11 @@ async fn a_failed_step_is_named_as_the_recipe_names_it_and_the_template_is_not_r
 async fn the_repositorys_older_templates_go_once_a_new_one_is_ready() {
     let fake = FakeE2b::start(KEY).await;
     let e2b = sandbox(&fake);
-    let old = template_recipe(&node_environment("cccccccccccccccc3333"), None).unwrap();
-    let new = template_recipe(&node_environment("dddddddddddddddd4444"), None).unwrap();
+    let old = template_recipe(&node_environment("cccccccccccccccc3333"), &[], None).unwrap();
+    let new = template_recipe(&node_environment("dddddddddddddddd4444"), &[], None).unwrap();
     let mut other_repository = node_environment("cccccccccccccccc3333");
     other_repository.repository = "octo/app-two".to_owned();
-    let other = template_recipe(&other_repository, None).unwrap();
+    let other = template_recipe(&other_repository, &[], None).unwrap();
     for recipe in [&old, &new, &other] {
         e2b.build_template(recipe, &mut |_: &str| {}).await.unwrap();
     }

@@ -60,6 +60,7 @@ function facts(view) {
   const list = el("dl", { class: "environment-facts" });
   for (const [label, value] of rows) list.append(el("dt", { text: label }), el("dd", { class: label === "Image" ? "mono environment-image" : undefined, text: value }));
   const lists = [
+    ["Features", "environment-features", view.features],
     ["Setup", "environment-setup", view.setupCommands],
     ["Services", "environment-services", view.services],
     ["Variables", "environment-variables", view.environmentVariables],

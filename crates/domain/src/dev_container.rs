@@ -11,6 +11,9 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use thiserror::Error;
 
+use crate::dev_container_feature::{
+    feature_options, feature_source, FeatureRequest, FeatureSource,
+};
 use crate::jsonc::{parse_jsonc, JsoncError};
 use crate::repository_path::beside_file;
 
@@ -24,8 +27,12 @@ pub struct DevContainerRecipe {
     pub remote_env: BTreeMap<String, String>,
     /// `onCreateCommand`, `updateContentCommand` and `postCreateCommand`, in that order.
     pub setup_commands: Vec<SetupCommand>,
-    /// The features it asks for, by reference (`ghcr.io/devcontainers/features/node:1`).
-    pub features: Vec<String>,
+    /// The features it asks for, with their options, by reference (JSON's objects keep
+    /// no order: the install order comes from the features themselves and the owner's
+    /// `overrideFeatureInstallOrder`).
+    pub features: Vec<FeatureRequest>,
+    /// `overrideFeatureInstallOrder`: the features installed first, in this order.
+    pub feature_install_order: Vec<String>,
     /// What Handoff does not do with it, in words for the owner.
     pub notes: Vec<String>,
 }
@@ -89,6 +96,18 @@ pub enum DevContainerError {
         field: String,
         expected: &'static str,
     },
+    #[error("{file} asks for the feature {feature}, which Handoff cannot fetch: {reason}")]
+    BadFeature {
+        file: String,
+        feature: String,
+        reason: String,
+    },
+    #[error("{file} asks for the feature {feature}, but {path}/devcontainer-feature.json is not on the base branch")]
+    MissingFeature {
+        file: String,
+        feature: String,
+        path: String,
+    },
     #[error("{file}: \"{field}\" names {path}, which is outside the repository")]
     PathOutsideRepository {
         file: String,
@@ -129,10 +148,8 @@ pub fn read_dev_container(
         container_env: fields.text_map("containerEnv")?,
         remote_env: fields.text_map("remoteEnv")?,
         setup_commands,
-        features: fields
-            .object("features")?
-            .map(|features| features.keys().cloned().collect())
-            .unwrap_or_default(),
+        features: fields.features(exists)?,
+        feature_install_order: fields.texts("overrideFeatureInstallOrder")?,
         notes: fields.notes(),
     })
 }
@@ -149,6 +166,53 @@ impl Fields<'_> {
             file: self.file.to_owned(),
             field: field.to_owned(),
             expected,
+        }
+    }
+
+    /// `features`: each reference with its options; a local one must be there.
+    fn features(
+        &self,
+        exists: &impl Fn(&str) -> bool,
+    ) -> Result<Vec<FeatureRequest>, DevContainerError> {
+        let mut features = Vec::new();
+        for (reference, value) in self.object("features")?.into_iter().flatten() {
+            let bad = |reason: String| DevContainerError::BadFeature {
+                file: self.file.to_owned(),
+                feature: reference.clone(),
+                reason,
+            };
+            let source = feature_source(reference, self.file).map_err(bad)?;
+            let options = feature_options(value).ok_or_else(|| {
+                bad("its options must be an object of texts, numbers and true or false, or a text naming its version".to_owned())
+            })?;
+            if let FeatureSource::Local(path) = &source {
+                if !exists(&format!("{path}/devcontainer-feature.json")) {
+                    return Err(DevContainerError::MissingFeature {
+                        file: self.file.to_owned(),
+                        feature: reference.clone(),
+                        path: path.clone(),
+                    });
+                }
+            }
+            features.push(FeatureRequest {
+                reference: reference.clone(),
+                source,
+                options,
+            });
+        }
+        Ok(features)
+    }
+
+    /// A list of strings; empty when it is not there.
+    fn texts(&self, field: &str) -> Result<Vec<String>, DevContainerError> {
+        match self.settings.get(field) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| item.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| self.bad(field, "a list of strings")),
+            Some(_) => Err(self.bad(field, "a list of strings")),
         }
     }
 
@@ -416,7 +480,12 @@ mod tests {
         );
         assert_eq!(recipe.container_env["CI"], "true");
         assert_eq!(recipe.remote_env["PATH"], "${containerEnv:PATH}:/opt/bin");
-        assert_eq!(recipe.features, ["ghcr.io/devcontainers/features/node:1"]);
+        let features: Vec<&str> = recipe
+            .features
+            .iter()
+            .map(|feature| feature.reference.as_str())
+            .collect();
+        assert_eq!(features, ["ghcr.io/devcontainers/features/node:1"]);
         let commands: Vec<(&str, Option<&str>, &CommandForm)> = recipe
             .setup_commands
             .iter()
@@ -556,5 +625,47 @@ mod tests {
             matches!(&bad_env, DevContainerError::BadField { field, .. } if field == "containerEnv"),
             "{bad_env}"
         );
+        let old_feature = refused(r#"{ "image": "a", "features": { "node": "lts" } }"#);
+        assert!(
+            matches!(&old_feature, DevContainerError::BadFeature { feature, .. } if feature == "node"),
+            "{old_feature}"
+        );
+        let bad_options = refused(r#"{ "image": "a", "features": { "ghcr.io/o/f/x:1": [1] } }"#);
+        assert!(
+            matches!(&bad_options, DevContainerError::BadFeature { .. }),
+            "{bad_options}"
+        );
+        let missing_local = refused(r#"{ "image": "a", "features": { "./tools": {} } }"#);
+        assert_eq!(
+            missing_local.to_string(),
+            ".devcontainer/devcontainer.json asks for the feature ./tools, but .devcontainer/tools/devcontainer-feature.json is not on the base branch"
+        );
+    }
+
+    #[test]
+    fn features_keep_their_options_and_the_owners_install_order() {
+        let text = r#"{
+            "image": "debian:12",
+            "features": {
+                "ghcr.io/devcontainers/features/node:1": { "version": "20", "pnpm": true },
+                "./tools": "2",
+            },
+            "overrideFeatureInstallOrder": ["./tools"],
+        }"#;
+        let files = branch_of(&[
+            (".devcontainer/devcontainer.json", text),
+            (".devcontainer/tools/devcontainer-feature.json", "{}"),
+        ]);
+        let EnvironmentRecipe::DevContainer(recipe) = find_environment(&files).unwrap() else {
+            panic!("a dev container");
+        };
+        assert_eq!(recipe.features.len(), 2);
+        assert_eq!(
+            recipe.features[0].source,
+            FeatureSource::Local(".devcontainer/tools".into())
+        );
+        assert_eq!(recipe.features[0].options["version"], "2");
+        assert_eq!(recipe.features[1].options["pnpm"], "true");
+        assert_eq!(recipe.feature_install_order, ["./tools"]);
     }
 }

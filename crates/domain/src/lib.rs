@@ -23,6 +23,7 @@ pub mod code_prompt;
 pub mod comment_version;
 pub mod compose_dev_container;
 pub mod dev_container;
+pub mod dev_container_feature;
 pub mod environment_key;
 pub mod environment_recipe;
 pub mod feedback;

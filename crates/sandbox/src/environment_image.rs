@@ -1,5 +1,6 @@
 //! Environment images: a repository's own base (an image its dev container names, or its
-//! Dockerfile built with its context) with Handoff's agent layer on top, and the
+//! Dockerfile built with its context) with Handoff's agent layer and the dev
+//! container's features (fetched when the image is built) on top, and the
 //! repository's setup commands run at build time in a copy of its base branch, built
 //! through the Docker engine.
 //!
@@ -27,6 +28,9 @@ use crate::agent_image::{
     WHEEL_PROGRAM_SCRIPT,
 };
 use crate::build_network::BuildNetwork;
+use crate::dev_container_features::{
+    append_feature_files, feature_installs, fetch_features, FeaturesToFetch, FetchedFeature,
+};
 use crate::docker_labels::{AGENT_USER_LABEL, INSTALLATION_LABEL};
 use crate::environment_layer::{dockerfile_line, layer_instructions, LayerInputs, RuntimeUser};
 use crate::tar_transfer::append_file;
@@ -132,6 +136,8 @@ pub struct EnvironmentBuild {
     /// Variables every process of the image gets (`containerEnv`, `remoteEnv`).
     pub variables: BTreeMap<String, String>,
     pub setup_steps: Vec<SetupStep>,
+    /// The dev container's features, fetched when the image is built.
+    pub features: FeaturesToFetch,
     /// The base branch's files at the commit the key was made at, as a tar archive.
     pub working_copy: Vec<u8>,
 }
@@ -252,6 +258,7 @@ pub async fn build_environment_image(
 ) -> Result<BuiltEnvironment, EnvironmentBuildError> {
     let image = build.image_name();
     let labels = environment_labels(&build.repository, &build.key, &build.installation);
+    let features = fetch_features(&build.features, progress).await?;
     let base = match &build.base {
         EnvironmentBase::Image(name) => name.clone(),
         EnvironmentBase::Dockerfile { .. } => {
@@ -269,8 +276,8 @@ pub async fn build_environment_image(
     } else {
         build.preset.as_str()
     };
-    let (dockerfile, names) = layer_dockerfile(build, preset, &base);
-    let context = layer_context(build, &dockerfile)?;
+    let (dockerfile, names) = layer_dockerfile(build, &features, preset, &base);
+    let context = layer_context(build, &features, &dockerfile)?;
     let mut layer_labels = labels.clone();
     layer_labels.insert(PRESET_LABEL, build.preset.clone());
     layer_labels.insert(
@@ -279,8 +286,9 @@ pub async fn build_environment_image(
     );
     let options = classic_build("Dockerfile", &image, &layer_labels).build();
     progress(&format!(
-        "adding Handoff's agent layer ({}) and {} setup command(s) on {base}",
+        "adding Handoff's agent layer ({}), {} feature(s) and {} setup command(s) on {base}",
         build.preset,
+        features.len(),
         build.setup_steps.len()
     ));
     let name_of_step = |step: &BuildStep| {
@@ -423,13 +431,20 @@ async fn carries_the_agent(docker: &Docker, image: &str, preset: &str) -> bool {
 
 /// The generated Dockerfile of the layer, and what each of its steps is called in a
 /// failure (step N is the N-th instruction).
-fn layer_dockerfile(build: &EnvironmentBuild, preset: &str, base: &str) -> (String, Vec<String>) {
+fn layer_dockerfile(
+    build: &EnvironmentBuild,
+    features: &[FetchedFeature],
+    preset: &str,
+    base: &str,
+) -> (String, Vec<String>) {
     let setup_steps = build.setup_step_lines();
+    let feature_installs = feature_installs(features);
     let instructions = layer_instructions(&LayerInputs {
         preset,
         stand_in: build.stand_in.is_some() && preset != CUSTOM_IMAGE_PRESET,
         variables: &build.variables,
         setup_steps: &setup_steps,
+        features: &feature_installs,
         runtime_user: RuntimeUser::DOCKER,
     });
     let mut text = format!("FROM {base}\n");
@@ -445,22 +460,27 @@ fn layer_dockerfile(build: &EnvironmentBuild, preset: &str, base: &str) -> (Stri
 /// The layer's build context: its Dockerfile and [`layer_files`].
 fn layer_context(
     build: &EnvironmentBuild,
+    features: &[FetchedFeature],
     dockerfile: &str,
 ) -> Result<Vec<u8>, EnvironmentBuildError> {
     let mut archive = tar::Builder::new(Vec::new());
     append_file(&mut archive, "Dockerfile", dockerfile.as_bytes(), 0o644)
         .map_err(|error| EnvironmentBuildError::Pack(error.to_string()))?;
-    append_layer_files(&mut archive, build)?;
+    append_layer_files(&mut archive, build, features)?;
     archive
         .into_inner()
         .map_err(|error| EnvironmentBuildError::Pack(error.to_string()))
 }
 
 /// What the layer copies in, as a tar archive: Handoff's scripts and the stand-in
-/// under `handoff/`, the base branch's files under `working-copy/`.
-pub fn layer_files(build: &EnvironmentBuild) -> Result<Vec<u8>, EnvironmentBuildError> {
+/// under `handoff/`, the features under `features/`, the base branch's files under
+/// `working-copy/`.
+pub fn layer_files(
+    build: &EnvironmentBuild,
+    features: &[FetchedFeature],
+) -> Result<Vec<u8>, EnvironmentBuildError> {
     let mut archive = tar::Builder::new(Vec::new());
-    append_layer_files(&mut archive, build)?;
+    append_layer_files(&mut archive, build, features)?;
     archive
         .into_inner()
         .map_err(|error| EnvironmentBuildError::Pack(error.to_string()))
@@ -469,6 +489,7 @@ pub fn layer_files(build: &EnvironmentBuild) -> Result<Vec<u8>, EnvironmentBuild
 fn append_layer_files(
     archive: &mut tar::Builder<Vec<u8>>,
     build: &EnvironmentBuild,
+    features: &[FetchedFeature],
 ) -> Result<(), EnvironmentBuildError> {
     let add = |archive: &mut tar::Builder<Vec<u8>>, path: &str, bytes: &[u8], mode: u32| {
         append_file(archive, path, bytes, mode)
@@ -491,6 +512,7 @@ fn append_layer_files(
             0o644,
         )?,
     }
+    append_feature_files(archive, features)?;
     add_entries(archive, &build.working_copy, "working-copy/")
 }
 
@@ -697,9 +719,10 @@ mod tests {
                 name: "postCreateCommand \"npm ci\"".to_owned(),
                 shell_line: "npm ci && echo \"done\"".to_owned(),
             }],
+            features: FeaturesToFetch::default(),
             working_copy: Vec::new(),
         };
-        let (dockerfile, names) = layer_dockerfile(&build, "base", "debian:bookworm");
+        let (dockerfile, names) = layer_dockerfile(&build, &[], "base", "debian:bookworm");
         let lines: Vec<&str> = dockerfile.lines().collect();
         assert_eq!(lines.len(), names.len());
         let setup = lines

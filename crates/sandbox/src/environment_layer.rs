@@ -4,7 +4,8 @@
 //! ([`crate::e2b::template_recipe`]).
 //!
 //! The layer, on any base: as root, Handoff's scripts in `/opt/handoff/`, the check that
-//! the base can carry the agent and the agent installed, the dev container's variables,
+//! the base can carry the agent and the agent installed, the dev container's features
+//! (each one's `install.sh`, as root), the dev container's variables,
 //! a copy of the base branch in `/opt/handoff/prepared` where the setup commands run
 //! (what they make at its top listed for the job script), then the user runs start as,
 //! in its home.
@@ -58,6 +59,19 @@ impl RuntimeUser {
     };
 }
 
+/// A dev container's feature as the layer installs it: its files at `folder` in the
+/// build's context (with `handoff-feature.env`, its options), what its failure is
+/// called, and the variables it sets once installed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeatureInstall {
+    pub folder: String,
+    pub name: String,
+    pub container_env: Vec<(String, String)>,
+}
+
+/// Where the features' files are copied to in the image.
+pub const FEATURES_FOLDER: &str = "/opt/handoff/features";
+
 /// What the layer is made for.
 #[derive(Debug, Clone, Copy)]
 pub struct LayerInputs<'a> {
@@ -69,6 +83,8 @@ pub struct LayerInputs<'a> {
     pub variables: &'a BTreeMap<String, String>,
     /// The setup commands: what the owner calls each, and its line.
     pub setup_steps: &'a [(String, String)],
+    /// The dev container's features, in their install order.
+    pub features: &'a [FeatureInstall],
     pub runtime_user: RuntimeUser,
 }
 
@@ -94,6 +110,7 @@ pub fn layer_instructions(inputs: &LayerInputs<'_>) -> Vec<NamedInstruction> {
             layer,
         ),
     ];
+    lines.extend(feature_instructions(inputs.features, inputs.runtime_user));
     if !inputs.variables.is_empty() {
         lines.push(named(
             LayerInstruction::Env(
@@ -128,6 +145,43 @@ pub fn layer_instructions(inputs: &LayerInputs<'_>) -> Vec<NamedInstruction> {
         lines.push(named(LayerInstruction::RunCommand(line.clone()), name));
     }
     lines.extend(layer_end(inputs.runtime_user));
+    lines
+}
+
+/// The features installed as the dev container specification says: as root, each in
+/// its folder, its options as variables and the user runs start as named to it, after
+/// Handoff's part (so that user is there), each one's variables set after it.
+fn feature_instructions(features: &[FeatureInstall], user: RuntimeUser) -> Vec<NamedInstruction> {
+    if features.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![named(
+        LayerInstruction::Copy {
+            from: "features/".to_owned(),
+            to: format!("{FEATURES_FOLDER}/"),
+            owner: None,
+        },
+        "copying the dev container's features in",
+    )];
+    let user_variables = format!(
+        "_REMOTE_USER={0} _REMOTE_USER_HOME={1} _CONTAINER_USER={0} _CONTAINER_USER_HOME={1}",
+        user.name, user.home
+    );
+    for feature in features {
+        let folder = feature.folder.trim_start_matches("features/");
+        lines.push(named(
+            LayerInstruction::Run(format!(
+                "cd {FEATURES_FOLDER}/{folder} && chmod +x install.sh && set -a && . ./handoff-feature.env && set +a && {user_variables} ./install.sh"
+            )),
+            &feature.name,
+        ));
+        if !feature.container_env.is_empty() {
+            lines.push(named(
+                LayerInstruction::Env(feature.container_env.clone()),
+                &feature.name,
+            ));
+        }
+    }
     lines
 }
 
@@ -206,6 +260,7 @@ mod tests {
             stand_in: false,
             variables,
             setup_steps,
+            features: &[],
             runtime_user,
         }
     }
@@ -237,5 +292,45 @@ mod tests {
                 .expect("the setup command");
             assert_eq!(setup.name, "postCreateCommand");
         }
+    }
+
+    #[test]
+    fn features_install_as_root_after_handoffs_part_with_the_user_runs_start_as() {
+        let variables = BTreeMap::new();
+        let features = [FeatureInstall {
+            folder: "features/1-node".to_owned(),
+            name: "the feature ghcr.io/devcontainers/features/node:1".to_owned(),
+            container_env: vec![("NVM_DIR".to_owned(), "/usr/local/share/nvm".to_owned())],
+        }];
+        let lines = layer_instructions(&LayerInputs {
+            features: &features,
+            ..inputs(&variables, &[], RuntimeUser::E2B)
+        });
+        let texts: Vec<String> = lines
+            .iter()
+            .map(|line| dockerfile_line(&line.instruction))
+            .collect();
+        let layer_script = texts
+            .iter()
+            .position(|text| text.contains("environment-layer.sh"))
+            .unwrap();
+        assert_eq!(
+            texts[layer_script + 1],
+            "COPY features/ /opt/handoff/features/"
+        );
+        let install = &texts[layer_script + 2];
+        assert!(
+            install.starts_with("RUN cd /opt/handoff/features/1-node && "),
+            "{install}"
+        );
+        assert!(install.ends_with("_REMOTE_USER=user _REMOTE_USER_HOME=/home/user _CONTAINER_USER=user _CONTAINER_USER_HOME=/home/user ./install.sh"), "{install}");
+        assert_eq!(lines[layer_script + 2].name, features[0].name);
+        assert_eq!(
+            texts[layer_script + 3],
+            "ENV NVM_DIR=\"/usr/local/share/nvm\""
+        );
+        assert!(texts[..layer_script]
+            .iter()
+            .all(|text| !text.contains("features")));
     }
 }

@@ -18,6 +18,7 @@
 pub mod agent_image;
 pub mod build_network;
 pub mod connect_stream;
+pub mod dev_container_features;
 pub mod docker;
 pub mod docker_engine;
 pub mod docker_gate;
@@ -25,6 +26,7 @@ pub mod docker_labels;
 pub mod e2b;
 pub mod environment_image;
 pub mod environment_layer;
+pub mod feature_registry;
 pub mod local_process;
 pub mod output_limits;
 pub mod tar_transfer;

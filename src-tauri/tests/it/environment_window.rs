@@ -1,5 +1,5 @@
 //! The agent's environment in a repository's settings: the recipe found on the base
-//! branch, the test services beside it, what its image is keyed on and what Handoff
+//! branch with its features, the test services beside it, what its image is keyed on and what Handoff
 //! leaves out of it; Rebuild, which
 //! builds the image on this machine's Docker engine and follows the build line by line;
 //! the image's state, name and size once ready, and the last build's log; a test-only
@@ -46,9 +46,18 @@ async fn a_repositorys_environment_is_shown_rebuilt_and_its_log_read_in_its_sett
                 ".devcontainer/devcontainer.json",
                 &format!(
                     "// The project's container ({word})\n{{\n  \"image\": \"handoff-test-agent:bookworm\",\n  \
+                     \"features\": {{ \"./tools\": {{ \"flavour\": \"mild\" }} }},\n  \
                      \"initializeCommand\": \"docker login\",\n  \
                      \"postCreateCommand\": \"git --version > .git-version\",\n}}\n"
                 ),
+            ),
+            (
+                ".devcontainer/tools/devcontainer-feature.json",
+                "{ \"id\": \"tools\", \"version\": \"1.0.0\" }\n",
+            ),
+            (
+                ".devcontainer/tools/install.sh",
+                "#!/bin/sh\necho \"tools ($FLAVOUR) for $_REMOTE_USER\" > /opt/tools.txt\n",
             ),
             ("package-lock.json", "{}\n"),
             (
@@ -64,6 +73,8 @@ async fn a_repositorys_environment_is_shown_rebuilt_and_its_log_read_in_its_sett
         app.texts("#environment .environment-keyed-on li").await,
         [
             ".devcontainer/devcontainer.json",
+            ".devcontainer/tools/devcontainer-feature.json",
+            ".devcontainer/tools/install.sh",
             ".handoff/services.yml",
             "package-lock.json"
         ]
@@ -79,6 +90,10 @@ async fn a_repositorys_environment_is_shown_rebuilt_and_its_log_read_in_its_sett
     );
     let setup = app.texts("#environment .environment-setup li").await;
     assert_eq!(setup, ["postCreateCommand: git --version > .git-version"]);
+    assert_eq!(
+        app.texts("#environment .environment-features li").await,
+        ["./tools (flavour=mild)"]
+    );
 
     // Rebuild follows the build as it goes, then shows the image ready.
     app.click("#environment .rebuild-environment").await;
@@ -98,6 +113,7 @@ async fn a_repositorys_environment_is_shown_rebuilt_and_its_log_read_in_its_sett
         )
         .await;
     assert!(log.contains("Step 1/"), "{log}");
+    assert!(log.contains("the feature ./tools is tools 1.0.0"), "{log}");
 
     // A test-only setting is added, and shown with its value, marked test-only.
     app.type_into("#environment input[name=testSettingName]", "DATABASE_URL")

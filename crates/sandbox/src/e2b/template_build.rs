@@ -109,24 +109,23 @@ impl E2bSandbox {
     /// Whether the template `name` is there with a ready build.
     pub async fn template_is_ready(&self, name: &str) -> Result<bool, SandboxError> {
         let answer = self
-            .api_call(reqwest::Method::GET, &format!("/templates/aliases/{name}"))?
-            .send()
-            .await
-            .map_err(|error| unavailable(format!("cannot reach E2B: {}", self.describe(error))))?;
+            .send_to_e2b(
+                reqwest::Method::GET,
+                &format!("/templates/aliases/{name}"),
+                None,
+            )
+            .await?;
         if answer.status() == reqwest::StatusCode::NOT_FOUND {
             return Ok(false);
         }
         let known: AliasAnswer = self.answer_of(answer, "looking the template up").await?;
-        let answer = self
-            .api_call(
+        let builds: TemplateBuilds = self
+            .ask_e2b(
                 reqwest::Method::GET,
                 &format!("/templates/{}", known.template_id),
-            )?
-            .send()
-            .await
-            .map_err(|error| unavailable(format!("cannot reach E2B: {}", self.describe(error))))?;
-        let builds: TemplateBuilds = self
-            .answer_of(answer, "listing the template's builds")
+                None,
+                "listing the template's builds",
+            )
             .await?;
         Ok(builds.builds.iter().any(|build| build.status == "ready"))
     }
@@ -142,15 +141,13 @@ impl E2bSandbox {
             progress(&format!("note: {note}"));
         }
         progress(&format!("building the E2B template {}", recipe.name));
-        let answer = self
-            .api_call(reqwest::Method::POST, "/v3/templates")
-            .map_err(service)?
-            .json(&serde_json::json!({ "name": recipe.name }))
-            .send()
-            .await
-            .map_err(|error| EnvironmentBuildError::Service(self.describe(error)))?;
         let requested: RequestedBuild = self
-            .answer_of(answer, "asking for the template")
+            .ask_e2b(
+                reqwest::Method::POST,
+                "/v3/templates",
+                Some(&serde_json::json!({ "name": recipe.name })),
+                "asking for the template",
+            )
             .await
             .map_err(service)?;
         for (hash, files) in &recipe.uploads {
@@ -162,22 +159,17 @@ impl E2bSandbox {
             recipe.step_names.len(),
             recipe.base
         ));
-        let answer = self
-            .api_call(
-                reqwest::Method::POST,
-                &format!(
-                    "/v2/templates/{}/builds/{}",
-                    requested.template_id, requested.build_id
-                ),
-            )
-            .map_err(service)?
-            .json(&recipe.start)
-            .send()
-            .await
-            .map_err(|error| EnvironmentBuildError::Service(self.describe(error)))?;
-        self.answer_of::<serde::de::IgnoredAny>(answer, "starting the build")
-            .await
-            .map_err(service)?;
+        self.ask_e2b::<serde::de::IgnoredAny>(
+            reqwest::Method::POST,
+            &format!(
+                "/v2/templates/{}/builds/{}",
+                requested.template_id, requested.build_id
+            ),
+            Some(&recipe.start),
+            "starting the build",
+        )
+        .await
+        .map_err(service)?;
         self.follow_build(recipe, &requested, progress).await
     }
 
@@ -187,12 +179,14 @@ impl E2bSandbox {
         repository: &str,
         keep: &str,
     ) -> Result<Vec<String>, SandboxError> {
-        let answer = self
-            .api_call(reqwest::Method::GET, "/v2/templates?limit=100")?
-            .send()
-            .await
-            .map_err(|error| unavailable(format!("cannot reach E2B: {}", self.describe(error))))?;
-        let listed: Vec<ListedTemplate> = self.answer_of(answer, "listing the templates").await?;
+        let listed: Vec<ListedTemplate> = self
+            .ask_e2b(
+                reqwest::Method::GET,
+                "/v2/templates?limit=100",
+                None,
+                "listing the templates",
+            )
+            .await?;
         let mut removed = Vec::new();
         for template in listed {
             let mut names = template.names.iter().chain(&template.aliases);
@@ -202,18 +196,13 @@ impl E2bSandbox {
             let Some(name) = names.find(|name| is_template_of(name, repository)) else {
                 continue;
             };
-            let answer = self
-                .api_call(
-                    reqwest::Method::DELETE,
-                    &format!("/templates/{}", template.template_id),
-                )?
-                .send()
-                .await
-                .map_err(|error| {
-                    unavailable(format!("cannot reach E2B: {}", self.describe(error)))
-                })?;
-            self.answer_of::<serde::de::IgnoredAny>(answer, "deleting an older template")
-                .await?;
+            self.ask_e2b::<serde::de::IgnoredAny>(
+                reqwest::Method::DELETE,
+                &format!("/templates/{}", template.template_id),
+                None,
+                "deleting an older template",
+            )
+            .await?;
             removed.push(name.clone());
         }
         Ok(removed)
@@ -228,17 +217,13 @@ impl E2bSandbox {
         files: &[u8],
         progress: &mut (dyn FnMut(&str) + Send),
     ) -> Result<(), EnvironmentBuildError> {
-        let answer = self
-            .api_call(
+        let upload: FileUpload = self
+            .ask_e2b(
                 reqwest::Method::GET,
                 &format!("/templates/{template_id}/files/{hash}"),
+                None,
+                "asking where the files go",
             )
-            .map_err(service)?
-            .send()
-            .await
-            .map_err(|error| EnvironmentBuildError::Service(self.describe(error)))?;
-        let upload: FileUpload = self
-            .answer_of(answer, "asking where the files go")
             .await
             .map_err(service)?;
         let short: String = hash.chars().take(12).collect();
@@ -284,20 +269,16 @@ impl E2bSandbox {
         let started = std::time::Instant::now();
         let mut offset = 0;
         loop {
-            let answer = self
-                .api_call(
+            let info: BuildInfo = self
+                .ask_e2b(
                     reqwest::Method::GET,
                     &format!(
                         "/templates/{}/builds/{}/status?logsOffset={offset}",
                         requested.template_id, requested.build_id
                     ),
+                    None,
+                    "asking for the build's state",
                 )
-                .map_err(service)?
-                .send()
-                .await
-                .map_err(|error| EnvironmentBuildError::Service(self.describe(error)))?;
-            let info: BuildInfo = self
-                .answer_of(answer, "asking for the build's state")
                 .await
                 .map_err(service)?;
             offset += info.log_entries.len();
@@ -338,6 +319,35 @@ impl E2bSandbox {
             .http
             .request(method, format!("{}{path}", self.settings.api_base))
             .header("X-API-Key", key.expose()))
+    }
+
+    /// Sends a request to E2B's API, with `body` as its JSON when there is one.
+    async fn send_to_e2b(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<reqwest::Response, SandboxError> {
+        let mut request = self.api_call(method, path)?;
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        request
+            .send()
+            .await
+            .map_err(|error| unavailable(format!("cannot reach E2B: {}", self.describe(error))))
+    }
+
+    /// A request to E2B's API and its answer's body as `T` ([`Self::answer_of`]).
+    async fn ask_e2b<T: serde::de::DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+        doing: &str,
+    ) -> Result<T, SandboxError> {
+        let answer = self.send_to_e2b(method, path, body).await?;
+        self.answer_of(answer, doing).await
     }
 
     /// The answer's body as `T`, or what E2B said (cut and scrubbed).

@@ -11,6 +11,7 @@
 use sha2::{Digest as _, Sha256};
 
 use super::dockerfile_steps::{dockerfile_steps, shell_quoted};
+use crate::dev_container_features::{feature_installs, FetchedFeature};
 use crate::environment_image::{
     environment_image_name, layer_files, EnvironmentBase, EnvironmentBuild, EnvironmentBuildError,
 };
@@ -60,12 +61,64 @@ pub fn is_template_of(name: &str, repository: &str) -> bool {
 /// image of its own.
 pub fn template_recipe(
     build: &EnvironmentBuild,
+    features: &[FetchedFeature],
     from_template: Option<&str>,
 ) -> Result<TemplateRecipe, EnvironmentBuildError> {
     let mut start = serde_json::json!({ "force": false });
     let mut steps: Vec<(NamedInstruction, Option<Vec<u8>>)> = Vec::new();
     let mut notes = Vec::new();
-    let base = match (&build.base, from_template) {
+    let base = template_base(build, from_template, &mut start, &mut steps, &mut notes)?;
+    let setup_steps = build.setup_step_lines();
+    let feature_installs = feature_installs(features);
+    let layer = layer_instructions(&LayerInputs {
+        preset: &build.preset,
+        stand_in: build.stand_in.is_some() && build.preset != CUSTOM_IMAGE_PRESET,
+        variables: &build.variables,
+        setup_steps: &setup_steps,
+        features: &feature_installs,
+        runtime_user: RuntimeUser::E2B,
+    });
+    let layer_context = layer_files(build, features)?;
+    for step in layer {
+        let files = copied_files(&step, &layer_context)?;
+        steps.push((step, files));
+    }
+    let mut uploads = Vec::new();
+    let mut step_names = Vec::new();
+    let mut step_bodies = Vec::new();
+    for (step, files) in steps {
+        let mut body = step_body(&step.instruction);
+        if let Some(files) = files {
+            let hash = files_hash(&body, &files);
+            body["filesHash"] = hash.as_str().into();
+            if !uploads.iter().any(|(known, _)| *known == hash) {
+                uploads.push((hash, files));
+            }
+        }
+        step_bodies.push(body);
+        step_names.push(step.name);
+    }
+    start["steps"] = serde_json::Value::Array(step_bodies);
+    Ok(TemplateRecipe {
+        name: template_name(&build.repository, &build.key),
+        start,
+        step_names,
+        base,
+        uploads,
+        notes,
+    })
+}
+
+/// Where the template starts (set in `start`), with the owner's Dockerfile's steps
+/// added to `steps` and what E2B does not use of it to `notes`; returns it in words.
+fn template_base(
+    build: &EnvironmentBuild,
+    from_template: Option<&str>,
+    start: &mut serde_json::Value,
+    steps: &mut Vec<(NamedInstruction, Option<Vec<u8>>)>,
+    notes: &mut Vec<String>,
+) -> Result<String, EnvironmentBuildError> {
+    Ok(match (&build.base, from_template) {
         (_, Some(template)) => {
             start["fromTemplate"] = template.into();
             format!("the E2B template {template}")
@@ -99,43 +152,6 @@ pub fn template_recipe(
             }
             format!("the base image {} ({path})", owners.from_image)
         }
-    };
-    let setup_steps = build.setup_step_lines();
-    let layer = layer_instructions(&LayerInputs {
-        preset: &build.preset,
-        stand_in: build.stand_in.is_some() && build.preset != CUSTOM_IMAGE_PRESET,
-        variables: &build.variables,
-        setup_steps: &setup_steps,
-        runtime_user: RuntimeUser::E2B,
-    });
-    let layer_context = layer_files(build)?;
-    for step in layer {
-        let files = copied_files(&step, &layer_context)?;
-        steps.push((step, files));
-    }
-    let mut uploads = Vec::new();
-    let mut step_names = Vec::new();
-    let mut step_bodies = Vec::new();
-    for (step, files) in steps {
-        let mut body = step_body(&step.instruction);
-        if let Some(files) = files {
-            let hash = files_hash(&body, &files);
-            body["filesHash"] = hash.as_str().into();
-            if !uploads.iter().any(|(known, _)| *known == hash) {
-                uploads.push((hash, files));
-            }
-        }
-        step_bodies.push(body);
-        step_names.push(step.name);
-    }
-    start["steps"] = serde_json::Value::Array(step_bodies);
-    Ok(TemplateRecipe {
-        name: template_name(&build.repository, &build.key),
-        start,
-        step_names,
-        base,
-        uploads,
-        notes,
     })
 }
 
@@ -251,6 +267,7 @@ mod tests {
                 name: "postCreateCommand \"deps\" (npm ci)".into(),
                 shell_line: "npm ci".into(),
             }],
+            features: Default::default(),
             working_copy: archive(&[("package.json", "{}")]),
         }
     }
@@ -258,7 +275,7 @@ mod tests {
     #[test]
     fn an_image_base_starts_the_template_and_the_layer_follows() {
         let recipe =
-            template_recipe(&build(EnvironmentBase::Image("node:22".into())), None).unwrap();
+            template_recipe(&build(EnvironmentBase::Image("node:22".into())), &[], None).unwrap();
         assert_eq!(recipe.name, "handoff-env-octo-app-0123456789abcdef");
         assert!(recipe.name.starts_with(&template_prefix("Octo/App")));
         assert!(is_template_of(&recipe.name, "Octo/App"));
@@ -292,6 +309,75 @@ mod tests {
     }
 
     #[test]
+    fn features_go_up_with_their_options_and_install_as_root_on_e2b() {
+        let feature = FetchedFeature {
+            reference: "ghcr.io/devcontainers/features/node:1".into(),
+            metadata: handoff_domain::dev_container_feature::FeatureMetadata {
+                id: "node".into(),
+                container_env: [("NVM_DIR".to_owned(), "/usr/local/share/nvm".to_owned())].into(),
+                ..Default::default()
+            },
+            files: archive(&[
+                ("./install.sh", "#!/bin/sh\n"),
+                ("./devcontainer-feature.json", "{}"),
+            ]),
+            variables: vec![("VERSION".into(), "20".into())],
+        };
+        let recipe = template_recipe(
+            &build(EnvironmentBase::Image("node:22".into())),
+            std::slice::from_ref(&feature),
+            None,
+        )
+        .unwrap();
+        let steps = recipe.start["steps"].as_array().unwrap();
+        let install = steps
+            .iter()
+            .position(|step| {
+                step["args"][0]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("./install.sh")
+            })
+            .expect("the feature's install");
+        assert_eq!(
+            recipe.step_names[install],
+            "the feature ghcr.io/devcontainers/features/node:1"
+        );
+        assert!(steps[install]["args"][0]
+            .as_str()
+            .unwrap()
+            .contains("_REMOTE_USER=user "));
+        assert_eq!(
+            steps[install + 1]["args"],
+            serde_json::json!(["NVM_DIR", "/usr/local/share/nvm"])
+        );
+        let copy = steps
+            .iter()
+            .find(|step| step["type"] == "COPY" && step["args"][0] == "features/")
+            .expect("the features' copy");
+        let (_, files) = recipe
+            .uploads
+            .iter()
+            .find(|(hash, _)| copy["filesHash"] == hash.as_str())
+            .expect("its files go up");
+        let mut paths = Vec::new();
+        let mut options = String::new();
+        for entry in tar::Archive::new(files.as_slice()).entries().unwrap() {
+            let mut entry = entry.unwrap();
+            let path = entry.path().unwrap().to_string_lossy().into_owned();
+            if path.ends_with("handoff-feature.env") {
+                std::io::Read::read_to_string(&mut entry, &mut options).unwrap();
+            }
+            paths.push(path);
+        }
+        assert!(
+            paths.contains(&"features/1-node/install.sh".to_owned()),
+            "{paths:?}"
+        );
+        assert_eq!(options, "VERSION='20'\n");
+    }
+
+    #[test]
     fn a_dockerfile_base_brings_its_steps_and_their_files() {
         let base = EnvironmentBase::Dockerfile {
             context: archive(&[("tools/a.sh", "echo a"), ("other.txt", "x")]),
@@ -300,7 +386,7 @@ mod tests {
             args: Default::default(),
             target: None,
         };
-        let recipe = template_recipe(&build(base), None).unwrap();
+        let recipe = template_recipe(&build(base), &[], None).unwrap();
         assert_eq!(recipe.start["fromImage"], "debian:12");
         let first = &recipe.start["steps"][0];
         assert_eq!(first["type"], "COPY");
@@ -324,7 +410,7 @@ mod tests {
             args: Default::default(),
             target: None,
         };
-        let refused = template_recipe(&build(missing), None).unwrap_err();
+        let refused = template_recipe(&build(missing), &[], None).unwrap_err();
         assert!(
             refused
                 .to_string()
@@ -337,6 +423,7 @@ mod tests {
     fn a_setup_script_runs_on_the_repositorys_template() {
         let recipe = template_recipe(
             &build(EnvironmentBase::Image("handoff-agent-base:1".into())),
+            &[],
             Some("my-template"),
         )
         .unwrap();
