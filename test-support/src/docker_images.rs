@@ -213,16 +213,20 @@ pub fn kill_gates_of(installation: &str) {
 
 pub fn remove_gates_of(installation: &str) {
     let label = format!("label=dev.handoff.installation={installation}");
-    for (kind, remove) in [("ps", "rm"), ("network", "rm")] {
+    // The containers made ahead for items' next runs first: they are on the gates'
+    // networks.
+    for (kind, remove, of) in [
+        ("ps", "rm", "label=dev.handoff.ready-for"),
+        ("ps", "rm", "label=dev.handoff.gate"),
+        ("network", "rm", "label=dev.handoff.gate"),
+    ] {
         let mut listing = std::process::Command::new("docker");
         if kind == "ps" {
             listing.args(["ps", "-aq"]);
         } else {
             listing.args(["network", "ls", "-q"]);
         }
-        let listed = listing
-            .args(["--filter", &label, "--filter", "label=dev.handoff.gate"])
-            .output();
+        let listed = listing.args(["--filter", &label, "--filter", of]).output();
         let Ok(listed) = listed else { return };
         let ids: Vec<String> = String::from_utf8_lossy(&listed.stdout)
             .split_whitespace()

@@ -1,6 +1,7 @@
 //! Each feedback item's working copy kept between its runs on the real Docker engine: a
 //! volume of the item's own, mounted only into that item's containers, brought to the
-//! branch's tip by the next run, and removed when the item is merged.
+//! branch's tip by the next run, and removed when the item is merged; and the fresh
+//! container made ahead for the item's next run, which an iterate starts in.
 
 use handoff_test_support as support;
 
@@ -84,24 +85,22 @@ async fn each_item_keeps_its_copy_in_a_volume_of_its_own() {
     );
 
     // Merged: the first item's volume goes, the second's stays.
-    world
-        .store
-        .feedback()
-        .apply_pull_request_state(first.id, PullRequestState::Merged)
-        .await
-        .unwrap();
-    let dropped = world
-        .pipeline
-        .kept_copies()
-        .prune_kept_copies()
-        .await
-        .unwrap();
+    let dropped = merge_and_prune(&world, first.id).await;
     assert_eq!(dropped, [(first.id, DropReason::Merged)]);
     assert_eq!(volumes().await, [second.id]);
+    merge_and_prune(&world, second.id).await;
+    assert_eq!(volumes().await, []);
+}
+
+/// Marks `item` merged and prunes the kept copies; returns those dropped.
+async fn merge_and_prune(
+    world: &PipelineWorld,
+    item: handoff::domain::FeedbackId,
+) -> Vec<(handoff::domain::FeedbackId, DropReason)> {
     world
         .store
         .feedback()
-        .apply_pull_request_state(second.id, PullRequestState::Merged)
+        .apply_pull_request_state(item, PullRequestState::Merged)
         .await
         .unwrap();
     world
@@ -109,6 +108,97 @@ async fn each_item_keeps_its_copy_in_a_volume_of_its_own() {
         .kept_copies()
         .prune_kept_copies()
         .await
+        .unwrap()
+}
+
+/// The container made ahead for `item`'s next run: its id, when there is one running.
+fn ready_container_of(docker: &DockerSandbox, item: handoff::domain::FeedbackId) -> Option<String> {
+    let inspected = std::process::Command::new("docker")
+        .args([
+            "inspect",
+            "--format",
+            "{{.Id}} {{.State.Running}} {{index .Config.Labels \"dev.handoff.ready-for\"}}",
+            &docker.ready_container_name(item),
+        ])
+        .output()
         .unwrap();
-    assert_eq!(volumes().await, []);
+    let said = String::from_utf8_lossy(&inspected.stdout).trim().to_owned();
+    let words: Vec<&str> = said.split(' ').collect();
+    match words.as_slice() {
+        [id, "true", labelled] if *labelled == item.0.to_string() => Some((*id).to_owned()),
+        _ => None,
+    }
+}
+
+/// Whether the container `id` is still on the engine.
+fn exists(id: &str) -> bool {
+    std::process::Command::new("docker")
+        .args(["inspect", id])
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+#[tokio::test]
+async fn an_iterate_starts_in_a_fresh_container_made_ahead_for_it() {
+    let world = PipelineWorld::new(SandboxBackend::Docker).await;
+    let installation = world.store.settings().installation_id().await.unwrap();
+    let docker = DockerSandbox::connect(TEST_IMAGE, &installation).unwrap();
+    let item = world.feedback("Ahead", "@@write a.txt a").await;
+    let first = world.run(&item, None).await;
+    assert!(
+        matches!(first.result, CodeRunResult::Succeeded { .. }),
+        "{}",
+        world.log_text(&first).await
+    );
+    let sandbox_of = |report: &handoff::pipeline::CodeRunReport| {
+        let runs = world.store.runs();
+        let id = report.run.id;
+        async move { runs.run(id).await.unwrap().sandbox_id.unwrap() }
+    };
+    let first_container = sandbox_of(&first).await;
+    assert!(
+        !exists(&first_container),
+        "a run's container goes at its end"
+    );
+    let ready = support::eventually::eventually("a container made ahead for the item", || async {
+        ready_container_of(&docker, item.id)
+    })
+    .await;
+    assert_ne!(ready, first_container);
+
+    // The iterate starts in it (a container no run used before), with its own
+    // variables.
+    let second = world.run(&item, Some("@@write b.txt b\n@@scan")).await;
+    let log = world.log_text(&second).await;
+    assert!(
+        matches!(second.result, CodeRunResult::Succeeded { .. }),
+        "{log}"
+    );
+    assert_eq!(
+        sandbox_of(&second).await,
+        ready,
+        "the iterate ran in the ready container"
+    );
+    assert!(
+        log.contains("HANDOFF_WORKSPACE=/sandbox/workspace"),
+        "{log}"
+    );
+    // The run's own variables, which the container made ahead did not have.
+    assert!(log.contains("HTTPS_PROXY=http://"), "{log}");
+    assert!(!exists(&ready), "the used container goes at the run's end");
+    let next = support::eventually::eventually("the next container made ahead", || async {
+        ready_container_of(&docker, item.id)
+    })
+    .await;
+    assert_ne!(next, ready);
+
+    // It goes with the item's kept copy.
+    merge_and_prune(&world, item.id).await;
+    assert!(
+        !exists(&next),
+        "the container made ahead goes with the kept copy"
+    );
+    assert_eq!(docker.kept_copies().await.unwrap(), []);
 }

@@ -244,7 +244,7 @@ impl Sandbox {
     ) -> Result<(), SandboxError> {
         match self {
             Sandbox::Local(sandbox) => sandbox.remove_leftover(sandbox_id).await,
-            Sandbox::Docker(sandbox) => sandbox.remove_leftover(run_id).await,
+            Sandbox::Docker(sandbox) => sandbox.remove_leftover(run_id, sandbox_id).await,
             Sandbox::E2b(sandbox) => sandbox.remove_leftover(sandbox_id).await,
         }
     }

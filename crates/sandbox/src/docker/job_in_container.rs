@@ -14,7 +14,7 @@ impl DockerSandbox {
         &self,
         id: &str,
         job: &SandboxJob,
-        mut control: JobControl,
+        control: JobControl,
         owner: (u64, u64),
     ) -> Result<SandboxEnd, SandboxError> {
         self.copy_workspace_in(id, job, owner).await?;
@@ -22,7 +22,17 @@ impl DockerSandbox {
             .start_container(id, None)
             .await
             .map_err(|error| failed(format!("cannot start the container: {error}")))?;
+        self.follow_to_the_end(id, job, control).await
+    }
 
+    /// The started job's output followed into the run's log until its end, then
+    /// `out/` brought back.
+    pub(super) async fn follow_to_the_end(
+        &self,
+        id: &str,
+        job: &SandboxJob,
+        mut control: JobControl,
+    ) -> Result<SandboxEnd, SandboxError> {
         let logs = self.follow_output(id, control.clone());
         let end = self.wait_for_end(id, job, &mut control).await?;
         if tokio::time::timeout(Duration::from_secs(10), logs)
@@ -40,7 +50,7 @@ impl DockerSandbox {
 
     /// The workspace, packed as owned by `owner`, into the container's volume (its root
     /// is read-only).
-    async fn copy_workspace_in(
+    pub(super) async fn copy_workspace_in(
         &self,
         id: &str,
         job: &SandboxJob,

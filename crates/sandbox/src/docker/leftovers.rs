@@ -1,6 +1,7 @@
 //! What a sandbox leaves in the engine, and taking it away: a container killed and
-//! removed, a run's leftovers found by their labels after a crash, the networks of
-//! earlier versions, and each feedback item's kept working copy (a volume).
+//! removed, a run's leftovers found by their labels (or the id it reported) after a
+//! crash, the networks of earlier versions, and each feedback item's kept working copy
+//! (a volume), with the container made ahead for its next run.
 
 use bollard::query_parameters::{
     KillContainerOptionsBuilder, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
@@ -45,10 +46,28 @@ impl DockerSandbox {
         }
     }
 
-    /// Removes every container of run `run_id` (found by its label).
-    pub async fn remove_leftover(&self, run_id: RunId) -> Result<(), SandboxError> {
+    /// Removes every container of run `run_id`: those found by its label, and the one
+    /// it reported (`sandbox_id`: a container made ahead, which no run's label names)
+    /// when it is this installation's.
+    pub async fn remove_leftover(
+        &self,
+        run_id: RunId,
+        sandbox_id: Option<&str>,
+    ) -> Result<(), SandboxError> {
         for id in self.containers_of(Some(run_id)).await? {
             self.remove(&id).await;
+        }
+        if let Some(id) = sandbox_id {
+            if let Ok(inspected) = self.docker.inspect_container(id, None).await {
+                let ours = inspected
+                    .config
+                    .and_then(|config| config.labels)
+                    .and_then(|labels| labels.get(INSTALLATION_LABEL).cloned())
+                    .is_some_and(|installation| installation == self.installation);
+                if ours {
+                    self.remove(id).await;
+                }
+            }
         }
         // Networks of their own that runs of earlier versions made.
         for network in self.networks_of(Some(run_id)).await? {
@@ -115,6 +134,8 @@ impl DockerSandbox {
 
     /// Removes `item`'s kept-copy volume; nothing to do when there is none.
     pub async fn remove_kept_copy(&self, item: FeedbackId) -> Result<(), SandboxError> {
+        // The container made ahead for the item's next run mounts it.
+        self.remove_ready_container(item).await;
         let name = self.kept_copy_volume(item);
         match self
             .docker

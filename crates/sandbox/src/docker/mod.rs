@@ -26,13 +26,18 @@
 //! - [`container_setup`]: the container's network, kept copy and limits;
 //! - [`job_in_container`]: the workspace in, the output followed, the end, `out/` back;
 //! - [`leftovers`]: removing containers, a run's leftovers, and kept copies;
+//! - [`ready_container`]: the container made ahead for an item's next run, which an
+//!   iterate starts in instead of making its own;
 //! - [`test_services`]: the services a job's tests reach by name, on the run's own
 //!   internal network.
 
 mod container_setup;
 mod job_in_container;
 mod leftovers;
+mod ready_container;
 mod test_services;
+
+pub use ready_container::READY_LABEL;
 
 pub use test_services::ServiceContainer;
 
@@ -199,6 +204,7 @@ impl DockerSandbox {
         // Whatever happens from here — an error, a panic — the containers go.
         let mut started = Vec::new();
         let mut gate_holds_key: Option<HeldKey> = None;
+        let mut next_ready = None;
         let outcome = std::panic::AssertUnwindSafe(async {
             let services_network = self.start_services(job, &mut started).await?;
             let (mut network_mode, mut environment) =
@@ -225,16 +231,9 @@ impl DockerSandbox {
                 None => control,
             };
             let mounts = self.kept_copy_mount(job).await?;
-            let body = self.container_body(job, owner, network_mode, environment, mounts);
-            let created = self
-                .docker
-                .create_container(
-                    Some(CreateContainerOptionsBuilder::default().name(&name).build()),
-                    body,
-                )
-                .await
-                .map_err(|error| failed(format!("cannot create the container: {error}")))?;
-            let id = created.id;
+            let body = self.container_body(job, owner, network_mode, environment.clone(), mounts);
+            let (id, taken, ready) = self.container_for(job, &name, body).await?;
+            next_ready = ready;
             started.push(id.clone());
             if let Some(network) = &join_services {
                 self.join_services(&id, network).await?;
@@ -242,7 +241,12 @@ impl DockerSandbox {
             control.report(SandboxEvent::Started {
                 sandbox_id: id.clone(),
             });
-            self.run_in(&id, job, control, owner).await
+            if taken {
+                self.run_in_ready(&id, job, control, owner, &environment)
+                    .await
+            } else {
+                self.run_in(&id, job, control, owner).await
+            }
         })
         .catch_unwind()
         .await;
@@ -250,6 +254,9 @@ impl DockerSandbox {
             self.remove(id).await;
         }
         self.remove_services_network(job).await;
+        if let Some((item, ready)) = next_ready {
+            self.make_ready_later(item, ready);
+        }
         // The gate stays for the repository's next run; the run's key does not. What
         // the job's model calls spent reached its meter as they ended.
         if let Some(held) = gate_holds_key {
@@ -259,6 +266,42 @@ impl DockerSandbox {
             Ok(result) => result,
             Err(panic) => std::panic::resume_unwind(panic),
         }
+    }
+
+    /// The container `job` runs in (made as `body`): the one made ahead for its item
+    /// when it is running and made the same way (then `true`), else a new one named
+    /// `name`; with the container to make ahead for the item's next run.
+    async fn container_for(
+        &self,
+        job: &SandboxJob,
+        name: &str,
+        body: bollard::models::ContainerCreateBody,
+    ) -> Result<
+        (
+            String,
+            bool,
+            Option<(FeedbackId, ready_container::ReadyContainer)>,
+        ),
+        SandboxError,
+    > {
+        let ready = match job.kept_copy {
+            Some(item) => Some((item, self.ready_container_like(item, &body).await)),
+            None => None,
+        };
+        if let Some((item, wanted)) = &ready {
+            if let Some(id) = self.take_ready(*item, wanted).await {
+                return Ok((id, true, ready));
+            }
+        }
+        let created = self
+            .docker
+            .create_container(
+                Some(CreateContainerOptionsBuilder::default().name(name).build()),
+                body,
+            )
+            .await
+            .map_err(|error| failed(format!("cannot create the container: {error}")))?;
+        Ok((created.id, false, ready))
     }
 
     /// The repository's egress gate, running.
