@@ -223,6 +223,16 @@ impl PipelineWorld {
         self.log_of(report.run.id).await
     }
 
+    /// The latest build of the repository's environment, which there must be.
+    pub async fn latest_environment_build(&self) -> handoff::store::EnvironmentBuildRecord {
+        self.store
+            .environment_builds()
+            .latest_environment_build(self.repo.id)
+            .await
+            .unwrap()
+            .expect("an environment build")
+    }
+
     /// The stored log of run `run_id`, as one text.
     pub async fn log_of(&self, run_id: RunId) -> String {
         self.store

@@ -231,13 +231,7 @@ async fn a_feature_that_cannot_be_fetched_fails_the_build_by_name_and_no_agent_r
         "no run starts without its features"
     );
     assert!(!world.log_of(run_id).await.contains("scripted agent:"));
-    let latest = world
-        .store
-        .environment_builds()
-        .latest_environment_build(world.repo.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let latest = world.latest_environment_build().await;
     assert_eq!(latest.state, EnvironmentBuildState::Failed);
     assert_eq!(latest.failed_step.as_deref(), Some(step.as_str()));
 }

@@ -125,14 +125,7 @@ async fn the_test_stage_runs_the_projects_tests_with_the_tool_its_dockerfile_ins
     );
     let build_log = std::fs::read_to_string(handoff::pipeline::environment_build::build_log_path(
         world.data.path(),
-        world
-            .store
-            .environment_builds()
-            .latest_environment_build(world.repo.id)
-            .await
-            .unwrap()
-            .unwrap()
-            .id,
+        world.latest_environment_build().await.id,
     ))
     .unwrap();
     assert!(
@@ -175,13 +168,7 @@ async fn the_test_stage_runs_the_projects_tests_with_the_tool_its_dockerfile_ins
     // The second run built nothing: one build for the key.
     let test_log = world.log_of(test.run.id).await;
     assert!(test_log.contains("ready, nothing built"), "{test_log}");
-    let latest = world
-        .store
-        .environment_builds()
-        .latest_environment_build(world.repo.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let latest = world.latest_environment_build().await;
     assert_eq!(latest.state, EnvironmentBuildState::Ready);
     assert_eq!(latest.run_id, Some(plan.run.id));
     assert_eq!(
@@ -303,13 +290,7 @@ async fn a_recipe_that_cannot_be_built_fails_the_run_before_any_agent_starts() {
         run.sandbox_id.is_none(),
         "no run starts on a half-built image"
     );
-    let latest = world
-        .store
-        .environment_builds()
-        .latest_environment_build(world.repo.id)
-        .await
-        .unwrap()
-        .unwrap();
+    let latest = world.latest_environment_build().await;
     assert_eq!(latest.state, EnvironmentBuildState::Failed);
     assert_eq!(latest.failed_step.as_deref(), Some(step.as_str()));
 }

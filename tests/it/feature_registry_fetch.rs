@@ -24,6 +24,27 @@ const FILES: [(&str, &str, u32); 2] = [
     ("install.sh", "#!/bin/sh\necho hello\n", 0o755),
 ];
 
+/// The anonymous pull token the registry's token service gives for `repository`.
+async fn anonymous_token(
+    http: &reqwest::Client,
+    registry: &FakeFeatureRegistry,
+    repository: &str,
+) -> String {
+    let address = format!(
+        "http://{0}/token?service={0}&scope=repository:{repository}:pull",
+        registry.host()
+    );
+    let answer: serde_json::Value = http
+        .get(address)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    answer["token"].as_str().unwrap().to_owned()
+}
+
 #[tokio::test]
 async fn the_fake_registry_refuses_what_ghcr_refuses() {
     let registry = FakeFeatureRegistry::start().await;
@@ -49,24 +70,10 @@ async fn the_fake_registry_refuses_what_ghcr_refuses() {
     let body: serde_json::Value = anonymous.json().await.unwrap();
     assert_eq!(body["errors"][0]["code"], "UNAUTHORIZED");
 
-    let token_for = |repository: &str| {
-        format!(
-            "http://{0}/token?service={0}&scope=repository:{repository}:pull",
-            registry.host()
-        )
-    };
-    let other: serde_json::Value = http
-        .get(token_for("features/other"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let other_token = other["token"].as_str().unwrap();
+    let other_token = anonymous_token(&http, &registry, "features/other").await;
     let wrong_repository = http
         .get(&manifest)
-        .bearer_auth(other_token)
+        .bearer_auth(&other_token)
         .header("accept", OCI_MANIFEST_MEDIA_TYPE)
         .send()
         .await
@@ -77,15 +84,8 @@ async fn the_fake_registry_refuses_what_ghcr_refuses() {
         "a token serves its own repository only"
     );
 
-    let own: serde_json::Value = http
-        .get(token_for("features/hello"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let token = own["token"].as_str().unwrap();
+    let token = anonymous_token(&http, &registry, "features/hello").await;
+    let token = token.as_str();
     let no_accept = http.get(&manifest).bearer_auth(token).send().await.unwrap();
     assert_eq!(
         no_accept.status(),
