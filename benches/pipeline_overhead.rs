@@ -16,6 +16,11 @@
 //!
 //! Run: `cargo bench --bench pipeline_overhead` (needs the test image:
 //! scripts/build-test-image.sh). Figures: benches/results/pipeline_overhead.md.
+//!
+//! To look into one row: `PIPELINE_BENCH_ROWS` names the iterate rows to run (a comma
+//! list of `local-kept`, `local-fresh`, `docker-kept`, `docker-kept-no-network`,
+//! `docker-fresh`, `docker-environment`; all by default), and `RUST_LOG` (say
+//! `handoff=debug`) prints Handoff's own log, timed, on the standard error.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -297,7 +302,22 @@ async fn iterate_rounds(
     rounds
 }
 
+/// Whether the iterate row `row` is one `PIPELINE_BENCH_ROWS` asks for (all are, by
+/// default).
+fn row_wanted(row: &str) -> bool {
+    match std::env::var("PIPELINE_BENCH_ROWS") {
+        Ok(rows) if !rows.trim().is_empty() => rows.split(',').any(|wanted| wanted.trim() == row),
+        _ => true,
+    }
+}
+
 fn main() {
+    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_default_env() {
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -352,13 +372,16 @@ fn main() {
         // one more Docker row without a network shows what the gate costs.
         use handoff::domain::NetworkMode;
         let mut iterates = Vec::new();
-        for (backend, kept, network) in [
-            (SandboxBackend::Local, true, NetworkMode::Allowlist),
-            (SandboxBackend::Local, false, NetworkMode::Allowlist),
-            (SandboxBackend::Docker, true, NetworkMode::Allowlist),
-            (SandboxBackend::Docker, true, NetworkMode::None),
-            (SandboxBackend::Docker, false, NetworkMode::Allowlist),
+        for (row, backend, kept, network) in [
+            ("local-kept", SandboxBackend::Local, true, NetworkMode::Allowlist),
+            ("local-fresh", SandboxBackend::Local, false, NetworkMode::Allowlist),
+            ("docker-kept", SandboxBackend::Docker, true, NetworkMode::Allowlist),
+            ("docker-kept-no-network", SandboxBackend::Docker, true, NetworkMode::None),
+            ("docker-fresh", SandboxBackend::Docker, false, NetworkMode::Allowlist),
         ] {
+            if !row_wanted(row) {
+                continue;
+            }
             iterates.push((
                 backend,
                 kept,
@@ -369,17 +392,20 @@ fn main() {
         // (d) Docker with a dev container on the base branch: the first run builds its
         // environment (the agent image as its base, Handoff's layer, a setup command),
         // the iterates start in the ready image.
-        fake.push_commit(
-            REPO,
-            "main",
-            "A dev container",
-            &[(
-                ".devcontainer.json",
-                &format!("{{ \"image\": \"{IMAGE}\", \"postCreateCommand\": \"git --version\" }}"),
-            )],
-        );
-        let with_environment =
-            iterate_rounds(&fake, SandboxBackend::Docker, true, NetworkMode::Allowlist).await;
+        let with_environment = if row_wanted("docker-environment") {
+            fake.push_commit(
+                REPO,
+                "main",
+                "A dev container",
+                &[(
+                    ".devcontainer.json",
+                    &format!("{{ \"image\": \"{IMAGE}\", \"postCreateCommand\": \"git --version\" }}"),
+                )],
+            );
+            Some(iterate_rounds(&fake, SandboxBackend::Docker, true, NetworkMode::Allowlist).await)
+        } else {
+            None
+        };
         println!("## Pipeline overhead (median of {ROUNDS} rounds)\n");
         println!("Repository: {FILES} files, {COMMITS} commits, served by the fake GitHub over git HTTP.\n");
         println!("| what | time |");
@@ -406,7 +432,9 @@ fn main() {
                 overhead.as_secs_f64() / shallow.as_secs_f64()
             );
         }
-        let rounds = with_environment;
+        let Some(rounds) = with_environment else {
+            return;
+        };
         println!("| (d) docker, kept copy, a dev container: first run of the item, building its environment (\"run\" to the agent's first instruction) | {} |", ms(rounds.first_run));
         println!("| (d) docker, kept copy, a dev container: iterate in the ready environment, \"run\" to the agent's first instruction | {} |", ms(median(rounds.to_first.clone())));
         let overhead = median(rounds.overhead.clone());

@@ -3,7 +3,8 @@
 //! incremental fetch, under the cache's lock), so nothing is cloned for it. Building
 //! and caching the image are `environment_build`'s.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{LazyLock, Mutex};
 
 use super::cache_lock::CacheLock;
 use super::handles::Environments;
@@ -17,7 +18,7 @@ use crate::domain::environment_recipe::{
     find_environment, find_services, BaseBranchFiles, EnvironmentRecipe, SETUP_SCRIPT,
 };
 use crate::domain::test_services::{ServiceSource, TestServices, SERVICES_FILE};
-use crate::domain::RepoName;
+use crate::domain::{Repo, RepoName};
 use crate::sandbox::environment_image::layer_hash;
 
 /// What a repository's base branch says its agent's environment is made of.
@@ -94,6 +95,46 @@ impl FoundEnvironment {
     }
 }
 
+/// The environments read in this process, by what they were read from: the
+/// repository's name, its base branch's commit, and the settings that go into the
+/// reading (the preset, the files the owner keys on, the agent image). The latest of
+/// each repository is kept.
+static READ_ENVIRONMENTS: LazyLock<Mutex<HashMap<String, (String, FoundEnvironment)>>> =
+    LazyLock::new(Mutex::default);
+
+/// What the environment of `repo` at `commit` is remembered by.
+fn found_memo_key(repo: &Repo, commit: &str, agent_image: &str) -> String {
+    format!(
+        "{} {commit} {} {} {:?} {agent_image} {} {}",
+        repo.name.full_name(),
+        repo.default_branch,
+        repo.agent_preset,
+        repo.environment_key_files,
+        recipe_hash(),
+        layer_hash()
+    )
+}
+
+fn remembered_environment(memo_key: &str) -> Option<FoundEnvironment> {
+    let (repository, _) = memo_key.split_once(' ')?;
+    READ_ENVIRONMENTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(repository)
+        .filter(|(remembered, _)| remembered == memo_key)
+        .map(|(_, found)| found.clone())
+}
+
+fn remember_environment(memo_key: String, found: &FoundEnvironment) {
+    let Some((repository, _)) = memo_key.split_once(' ') else {
+        return;
+    };
+    READ_ENVIRONMENTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(repository.to_owned(), (memo_key.clone(), found.clone()));
+}
+
 impl Environments<'_> {
     /// `repo`'s environment at the tip of its base branch.
     pub async fn environment_of(&self, repo: &RepoName) -> Result<FoundEnvironment, PipelineError> {
@@ -117,6 +158,11 @@ impl Environments<'_> {
             .resolve(&cache, &base_ref)
             .await
             .map_err(|error| unread(error.to_string()))?;
+        // What a commit says is fixed: a base branch that did not move is not read again.
+        let memo_key = found_memo_key(&repo, &commit, &pipeline.docker_image_of(&repo).0);
+        if let Some(found) = remembered_environment(&memo_key) {
+            return Ok(found);
+        }
         let entries: BTreeMap<String, String> = git
             .files_at(&cache, &commit)
             .await
@@ -164,7 +210,7 @@ impl Environments<'_> {
             pipeline.docker_image_of(&repo).0
         );
         let key = key_of(&inputs, &entries, &layer);
-        Ok(FoundEnvironment {
+        let found = FoundEnvironment {
             base_branch: repo.default_branch.clone(),
             commit,
             recipe,
@@ -172,7 +218,9 @@ impl Environments<'_> {
             compose_agent,
             inputs,
             key,
-        })
+        };
+        remember_environment(memo_key, &found);
+        Ok(found)
     }
 
     /// For a dev container that runs in a Compose service: what that service gives the

@@ -367,6 +367,48 @@ async fn a_repositorys_gate_outlives_its_runs_and_takes_a_new_list_in_place() {
     );
 }
 
+#[tokio::test]
+async fn a_gate_started_again_is_told_its_rules_again() {
+    let listed = MachineService::start("listed").await;
+    let machine = machine_address_for_containers().await;
+    let world = world_with_network(
+        NetworkMode::Allowlist,
+        &format!("{machine}:{}", listed.port),
+    )
+    .await;
+    let directives = format!(
+        "@@fetch http://{machine}:{port}/\n@@write n.txt done",
+        port = listed.port
+    );
+    // The same rules on every run: the second run's gate is not told them again, the
+    // third's (its gate stopped between the runs, so its program forgot them) is.
+    for (round, stop_the_gate_first) in [(1, false), (2, false), (3, true)] {
+        if stop_the_gate_first {
+            let docker = Docker::connect_with_defaults().unwrap();
+            for (id, _) in gate_containers(&world.installation).await {
+                docker
+                    .stop_container(&id, None::<bollard::query_parameters::StopContainerOptions>)
+                    .await
+                    .unwrap();
+            }
+            assert!(
+                gate_containers(&world.installation)
+                    .await
+                    .iter()
+                    .all(|(_, running)| !running),
+                "the gate is stopped"
+            );
+        }
+        let feedback = world.feedback(&format!("Round {round}"), &directives).await;
+        let report = world.run(&feedback, None).await;
+        let log = world.log_text(&report).await;
+        assert!(
+            line_of(&log, &format!(":{}/", listed.port)).ends_with("listed"),
+            "round {round}: the listed service is reached: {log}"
+        );
+    }
+}
+
 /// This installation's gate containers: (id, running).
 async fn gate_containers(installation: &str) -> Vec<(String, bool)> {
     let docker = Docker::connect_with_defaults().unwrap();

@@ -42,7 +42,15 @@ impl DockerSandbox {
             )
             .await
         {
-            tracing::warn!(container = id, %error, "the container could not be removed");
+            match error {
+                // Gone already (a container made ahead that was never made, say).
+                bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                } => {}
+                error => {
+                    tracing::warn!(container = id, %error, "the container could not be removed")
+                }
+            }
         }
     }
 

@@ -316,10 +316,10 @@ impl DockerSandbox {
     /// The repository's egress gate, running, told this sandbox's network rules.
     async fn configured_gate(&self) -> Result<EgressGate, SandboxError> {
         let gate = self.gate().await?;
-        gate.configure(&[set_rules(
+        gate.tell_rules(set_rules(
             &self.network,
             docker_gate::this_machines_addresses(),
-        )])
+        ))
         .await?;
         Ok(gate)
     }

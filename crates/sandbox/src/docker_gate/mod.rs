@@ -29,12 +29,15 @@
 //!   never reach on this machine;
 //! - [`gate_creation`]: the network and the gate's container made, and gates removed;
 //! - [`held_key`]: a run's key held by the gate on a link of its own, through which
-//!   the gate reserves each of the run's model calls in Handoff's spend ledger.
+//!   the gate reserves each of the run's model calls in Handoff's spend ledger;
+//! - [`told_rules`]: the rules a gate was last told, so that the same rules are not
+//!   told again on every run's path.
 
 mod gate_addresses;
 mod gate_creation;
 mod gate_program;
 mod held_key;
+mod told_rules;
 use self::gate_creation::{create_gate, ensure_network, remove_container, GateCreation};
 use self::gate_program::program_archive;
 pub use gate_addresses::{
@@ -98,7 +101,12 @@ fn unavailable(detail: impl Into<String>) -> SandboxError {
 #[derive(Debug, Clone)]
 pub struct EgressGate {
     docker: Docker,
+    /// The gate's container name.
+    name: String,
     id: String,
+    /// When the gate's program started, when the gate was found running; `None` when it
+    /// was started or made just now.
+    started_at: Option<String>,
     network: String,
     program: GateProgram,
 }
@@ -143,16 +151,24 @@ impl EgressGate {
                     }
                     let running = container
                         .state
+                        .as_ref()
                         .and_then(|state| state.running)
                         .unwrap_or(false);
+                    let mut started_at = container
+                        .state
+                        .and_then(|state| state.started_at)
+                        .filter(|_| running);
                     if !running {
                         docker.start_container(&id, None).await.map_err(|error| {
                             unavailable(format!("cannot start the egress gate again: {error}"))
                         })?;
+                        started_at = None;
                     }
                     return Ok(EgressGate {
                         docker: docker.clone(),
+                        name,
                         id,
+                        started_at,
                         network,
                         program,
                     });
@@ -164,7 +180,9 @@ impl EgressGate {
                         Ok(id) => {
                             return Ok(EgressGate {
                                 docker: docker.clone(),
+                                name,
                                 id,
+                                started_at: None,
                                 network,
                                 program,
                             })
