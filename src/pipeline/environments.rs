@@ -163,13 +163,31 @@ impl Environments<'_> {
         if let Some(found) = remembered_environment(&memo_key) {
             return Ok(found);
         }
+        let found = self.environment_at(&repo, &git, &cache, commit).await?;
+        remember_environment(memo_key, &found);
+        Ok(found)
+    }
+
+    /// `repo`'s environment as its base branch's `commit` in `cache` says it.
+    async fn environment_at(
+        &self,
+        repo: &Repo,
+        git: &HostGit,
+        cache: &std::path::Path,
+        commit: String,
+    ) -> Result<FoundEnvironment, PipelineError> {
+        let pipeline = self.pipeline;
+        let unread = |detail: String| PipelineError::BaseBranchUnread {
+            repo: repo.name.full_name(),
+            detail,
+        };
         let entries: BTreeMap<String, String> = git
-            .files_at(&cache, &commit)
+            .files_at(cache, &commit)
             .await
             .map_err(|error| unread(error.to_string()))?
             .into_iter()
             .collect();
-        let texts = recipe_texts(&git, &cache, &commit)
+        let texts = recipe_texts(git, cache, &commit)
             .await
             .map_err(|error| unread(error.to_string()))?;
         let files = BaseBranchFiles::new(entries.keys().cloned(), texts);
@@ -189,7 +207,7 @@ impl Environments<'_> {
                 &repo.name,
                 &recipe,
                 &files,
-                (&git, &cache, &commit),
+                (git, cache, &commit),
                 &mut services,
             )
             .await?;
@@ -207,10 +225,10 @@ impl Environments<'_> {
             repo.agent_preset,
             recipe_hash(),
             layer_hash(),
-            pipeline.docker_image_of(&repo).0
+            pipeline.docker_image_of(repo).0
         );
         let key = key_of(&inputs, &entries, &layer);
-        let found = FoundEnvironment {
+        Ok(FoundEnvironment {
             base_branch: repo.default_branch.clone(),
             commit,
             recipe,
@@ -218,9 +236,7 @@ impl Environments<'_> {
             compose_agent,
             inputs,
             key,
-        };
-        remember_environment(memo_key, &found);
-        Ok(found)
+        })
     }
 
     /// For a dev container that runs in a Compose service: what that service gives the

@@ -149,21 +149,7 @@ impl EgressGate {
                         remove_container(docker, &id).await;
                         continue;
                     }
-                    let running = container
-                        .state
-                        .as_ref()
-                        .and_then(|state| state.running)
-                        .unwrap_or(false);
-                    let mut started_at = container
-                        .state
-                        .and_then(|state| state.started_at)
-                        .filter(|_| running);
-                    if !running {
-                        docker.start_container(&id, None).await.map_err(|error| {
-                            unavailable(format!("cannot start the egress gate again: {error}"))
-                        })?;
-                        started_at = None;
-                    }
+                    let started_at = started_unless_stopped(docker, &id, container).await?;
                     return Ok(EgressGate {
                         docker: docker.clone(),
                         name,
@@ -306,6 +292,24 @@ impl EgressGate {
             said.trim()
         )))
     }
+}
+
+/// When the gate `container` (whose id is `id`) found running started; a stopped one is
+/// started again, and then `None`: its program has just started.
+async fn started_unless_stopped(
+    docker: &Docker,
+    id: &str,
+    container: bollard::models::ContainerInspectResponse,
+) -> Result<Option<String>, SandboxError> {
+    let state = container.state.unwrap_or_default();
+    if state.running == Some(true) {
+        return Ok(state.started_at);
+    }
+    docker
+        .start_container(id, None)
+        .await
+        .map_err(|error| unavailable(format!("cannot start the egress gate again: {error}")))?;
+    Ok(None)
 }
 
 /// One taker at a time makes or checks the gate named `name` (runs that start at once,
