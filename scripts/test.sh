@@ -51,6 +51,9 @@ export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 # Handoff's run label; the items' kept copies of the tests' data folders are volumes.
 remove_leftover_containers() {
   docker ps -aq --filter label=dev.handoff.run | xargs -r docker rm -f >/dev/null 2>&1 || true
+  # Containers made ahead for an item's next run carry no run's label; they hold the
+  # items' kept copies, so they go before those.
+  docker ps -aq --filter label=dev.handoff.ready-for | xargs -r docker rm -f -v >/dev/null 2>&1 || true
   docker network ls -q --filter label=dev.handoff.run | xargs -r docker network rm >/dev/null 2>&1 || true
   # Repositories' egress gates outlive runs; the tests' go with them.
   docker ps -aq --filter label=dev.handoff.gate | xargs -r docker rm -f -v >/dev/null 2>&1 || true
