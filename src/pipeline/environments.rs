@@ -95,44 +95,34 @@ impl FoundEnvironment {
     }
 }
 
-/// The environments read in this process, by what they were read from: the
-/// repository's name, its base branch's commit, and the settings that go into the
-/// reading (the preset, the files the owner keys on, the agent image). The latest of
-/// each repository is kept.
+/// The environments read in this process, by repository: the latest reading of each,
+/// with what it was read from (the base branch's commit and the settings that go into
+/// the reading).
 static READ_ENVIRONMENTS: LazyLock<Mutex<HashMap<String, (String, FoundEnvironment)>>> =
     LazyLock::new(Mutex::default);
 
-/// What the environment of `repo` at `commit` is remembered by.
-fn found_memo_key(repo: &Repo, commit: &str, agent_image: &str) -> String {
+/// What a reading of `repo`'s environment at `commit` was made from.
+fn read_from(repo: &Repo, commit: &str, agent_image: &str) -> String {
     format!(
-        "{} {commit} {} {} {:?} {agent_image} {} {}",
-        repo.name.full_name(),
-        repo.default_branch,
-        repo.agent_preset,
-        repo.environment_key_files,
-        recipe_hash(),
-        layer_hash()
+        "{commit} {} {} {:?} {agent_image}",
+        repo.default_branch, repo.agent_preset, repo.environment_key_files,
     )
 }
 
-fn remembered_environment(memo_key: &str) -> Option<FoundEnvironment> {
-    let (repository, _) = memo_key.split_once(' ')?;
+fn remembered_environment(repository: &str, from: &str) -> Option<FoundEnvironment> {
     READ_ENVIRONMENTS
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .get(repository)
-        .filter(|(remembered, _)| remembered == memo_key)
+        .filter(|(remembered, _)| remembered == from)
         .map(|(_, found)| found.clone())
 }
 
-fn remember_environment(memo_key: String, found: &FoundEnvironment) {
-    let Some((repository, _)) = memo_key.split_once(' ') else {
-        return;
-    };
+fn remember_environment(repository: String, from: String, found: &FoundEnvironment) {
     READ_ENVIRONMENTS
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .insert(repository.to_owned(), (memo_key.clone(), found.clone()));
+        .insert(repository, (from, found.clone()));
 }
 
 impl Environments<'_> {
@@ -159,12 +149,13 @@ impl Environments<'_> {
             .await
             .map_err(|error| unread(error.to_string()))?;
         // What a commit says is fixed: a base branch that did not move is not read again.
-        let memo_key = found_memo_key(&repo, &commit, &pipeline.docker_image_of(&repo).0);
-        if let Some(found) = remembered_environment(&memo_key) {
+        let repository = repo.name.full_name();
+        let from = read_from(&repo, &commit, &pipeline.docker_image_of(&repo).0);
+        if let Some(found) = remembered_environment(&repository, &from) {
             return Ok(found);
         }
         let found = self.environment_at(&repo, &git, &cache, commit).await?;
-        remember_environment(memo_key, &found);
+        remember_environment(repository, from, &found);
         Ok(found)
     }
 

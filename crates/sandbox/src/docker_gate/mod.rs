@@ -312,12 +312,15 @@ async fn started_unless_stopped(
     Ok(None)
 }
 
+/// Where this machine keeps its gates' lock files and what it told them.
+fn gate_files_folder() -> std::path::PathBuf {
+    std::env::temp_dir().join("handoff-egress-gates")
+}
+
 /// One taker at a time makes or checks the gate named `name` (runs that start at once,
 /// in this process or another): the engine lets two networks share a name.
 async fn take_gate_lock(name: &str) -> Result<handoff_store::file_lock::FileLock, SandboxError> {
-    let lock_path = std::env::temp_dir()
-        .join("handoff-egress-gates")
-        .join(format!("{name}.lock"));
+    let lock_path = gate_files_folder().join(format!("{name}.lock"));
     handoff_store::file_lock::FileLock::take(&lock_path)
         .await
         .map_err(|error| {

@@ -11,13 +11,13 @@ use std::path::PathBuf;
 
 use sha2::{Digest as _, Sha256};
 
-use super::{unavailable, EgressGate};
+use super::{gate_files_folder, unavailable, EgressGate};
 use crate::SandboxError;
 use handoff_egress::gate_control::GateCommand;
 
 /// What remembers the rules of the gate `name`, and the lock held while they are told.
 fn told_rules_paths(name: &str) -> (PathBuf, PathBuf) {
-    let folder = std::env::temp_dir().join("handoff-egress-gates");
+    let folder = gate_files_folder();
     (
         folder.join(format!("{name}.rules")),
         folder.join(format!("{name}.rules.lock")),
