@@ -69,6 +69,10 @@ impl JobScript<'_> {
 # Written by Handoff for run {run}. Runs the agent, then commits what it left changed
 # and bundles the new commits for Handoff to fetch. Nothing here pushes.
 W="${{HANDOFF_WORKSPACE:?}}"
+# A container made ahead hands out/ back on its standard error, after a line that names
+# this boundary (see {out_variable} in the Docker backend).
+out_boundary="${{{out_variable}:-}}"
+unset {out_variable}
 export HANDOFF_PROMPT_FILE="$W/handoff/prompt.md"
 export HANDOFF_INPUT_DIR="$W/handoff/inputs"
 export HANDOFF_OUTPUT_DIR="$W/out"
@@ -102,15 +106,25 @@ git_safe() {{
 # What the agent keeps for itself in the working copy (caches, history) stays out.
 printf '%s\n' {scratch} > "$W/handoff/agent-scratch"
 git_safe -c core.excludesFile="$W/handoff/agent-scratch" add -A >/dev/null 2>&1
-if ! git_safe diff --cached --quiet >/dev/null 2>&1; then
-  git_safe commit -q -F "$W/handoff/commit-message.txt" || echo "handoff: committing failed" >&2
+# A commit when the tree differs from HEAD's, made from the index as it stands (git's
+# plumbing: no second pass over every file, as `git commit` makes for its status).
+tree=$(git_safe write-tree 2>/dev/null) || echo "handoff: the index cannot be written as a tree" >&2
+if [ -n "$tree" ] && [ "$tree" != "$(git_safe rev-parse -q --verify 'HEAD^{{tree}}' 2>/dev/null)" ]; then
+  commit=$(git_safe stripspace < "$W/handoff/commit-message.txt" | git_safe commit-tree "$tree" -p HEAD) \
+    && git_safe update-ref -m "handoff: the agent's changes" HEAD "$commit" \
+    || echo "handoff: committing failed" >&2
 fi
 if [ "$(git_safe rev-parse HEAD)" != {start} ]; then
   git_safe bundle create "$HANDOFF_OUTPUT_DIR/changes.bundle" {start}..HEAD >/dev/null 2>&1 \
     || echo "handoff: bundling the commits failed" >&2
 fi
+if [ -n "$out_boundary" ]; then
+  printf '\036%s\036\n' "$out_boundary" >&2
+  {{ tar -c -f - -C "$W" out 2>/dev/null; }} >&2
+fi
 exit $agent_status
 "#,
+            out_variable = crate::sandbox::OUT_BOUNDARY_VARIABLE,
             run = self.run_id,
             stage = shell_quote(self.stage.as_str()),
             agent = shell_quote(self.agent_command),
@@ -190,8 +204,9 @@ impl JobScript<'_> {
                      [ -d \"$W/repo/.git\" ] || kept_copy_unusable \"it is not there\"\n\
                      # What an earlier run may have planted in the copy's git folder goes before\n\
                      # git reads it: its config (filters, includes, aliases), attributes, hooks,\n\
-                     # alternates and replacements.\n\
-                     printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfilemode = true\\n\\tbare = false\\n' > \"$W/repo/.git/config\" \\\n  \
+                     # alternates and replacements. The untracked cache it keeps lets git skip the\n\
+                     # folders that did not change on its later passes over the files.\n\
+                     printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfilemode = true\\n\\tbare = false\\n\\tuntrackedCache = true\\n' > \"$W/repo/.git/config\" \\\n  \
                      || kept_copy_unusable \"its git config cannot be reset\"\n\
                      rm -rf \"$W/repo/.git/hooks\" \"$W/repo/.git/info/attributes\" \"$W/repo/.git/objects/info/alternates\" \\\n  \
                      \"$W/repo/.git/refs/replace\" \"$W/repo/.git/info/grafts\"\n\

@@ -130,6 +130,33 @@ fn ready_container_of(docker: &DockerSandbox, item: handoff::domain::FeedbackId)
     }
 }
 
+/// What the engine did to container `id` since `since` (seconds since the epoch), by
+/// its events' names (`archive-path` is a copy out of it, `extract-to-dir` one into it).
+fn engine_actions_since(id: &str, since: f64) -> Vec<String> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let events = std::process::Command::new("docker")
+        .args([
+            "events",
+            "--since",
+            &format!("{since:.3}"),
+            "--until",
+            &format!("{now:.3}"),
+            "--filter",
+            &format!("container={id}"),
+            "--format",
+            "{{.Action}}",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&events.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Whether the container `id` is still on the engine.
 fn exists(id: &str) -> bool {
     std::process::Command::new("docker")
@@ -170,6 +197,11 @@ async fn an_iterate_starts_in_a_fresh_container_made_ahead_for_it() {
 
     // The iterate starts in it (a container no run used before), with its own
     // variables.
+    let before_iterate = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        - 1.0;
     let second = world.run(&item, Some("@@write b.txt b\n@@scan")).await;
     let log = world.log_text(&second).await;
     assert!(
@@ -188,6 +220,25 @@ async fn an_iterate_starts_in_a_fresh_container_made_ahead_for_it() {
     // The run's own variables, which the container made ahead did not have.
     assert!(log.contains("HTTPS_PROXY=http://"), "{log}");
     assert!(!exists(&ready), "the used container goes at the run's end");
+    // Its files went in, and out/ came back, through the container's own streams: once
+    // the run attached to it, the engine made no archive copy in or out of it (the one
+    // copy in before, if seen, is its workspace folder given to the agent's user when
+    // it was made).
+    let actions = engine_actions_since(&ready, before_iterate);
+    let run_part: Vec<&String> = actions
+        .iter()
+        .skip_while(|action| *action != "attach")
+        .collect();
+    assert!(
+        run_part.iter().any(|action| *action == "die"),
+        "the engine's events of the run are read: {actions:?}"
+    );
+    assert!(
+        !run_part
+            .iter()
+            .any(|action| *action == "archive-path" || *action == "extract-to-dir"),
+        "{actions:?}"
+    );
     let next = support::eventually::eventually("the next container made ahead", || async {
         ready_container_of(&docker, item.id)
     })

@@ -49,6 +49,11 @@ use handoff_domain::error_code::ErrorCode;
 use handoff_domain::secret::Secret;
 use handoff_domain::{FeedbackId, RunId, SandboxBackend};
 
+/// The variable that, when set for a job script, asks it to end by writing a line of
+/// `\x1e{boundary}\x1e` then a plain tar of `out/` on its standard error: how a container
+/// made ahead hands `out/` back without the engine's slower archive copy.
+pub const OUT_BOUNDARY_VARIABLE: &str = "HANDOFF_OUT_BOUNDARY";
+
 /// Resource limits of a sandbox (enforced by Docker; E2B sizes come from its template).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ResourceLimits {

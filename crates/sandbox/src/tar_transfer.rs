@@ -171,6 +171,40 @@ pub fn unpack_into(
     gzip: bool,
     limits: &OutputLimits,
 ) -> std::io::Result<()> {
+    unpack_checked(archive, destination, (strip, None), gzip, limits)
+}
+
+/// [`unpack_into`] for a plain archive of one folder (`out/`, say) that the sandbox
+/// made itself: an entry anywhere else is refused as well.
+pub fn unpack_folder_into(
+    archive: &[u8],
+    destination: &Path,
+    folder: &str,
+    limits: &OutputLimits,
+) -> std::io::Result<()> {
+    unpack_checked(archive, destination, (0, Some(folder)), false, limits)
+}
+
+/// Packs the folders `folders` of `dir` (each under its own name), as plain tar.
+pub fn pack_folders(dir: &Path, folders: &[&str]) -> std::io::Result<Vec<u8>> {
+    let mut builder = tar::Builder::new(Vec::new());
+    builder.follow_symlinks(false);
+    builder.mode(tar::HeaderMode::Complete);
+    for folder in folders {
+        builder.append_dir_all(folder, dir.join(folder))?;
+    }
+    builder.into_inner()
+}
+
+/// [`unpack_into`], with `strip` parts taken off each path and, when `only_under` names
+/// a folder, every entry outside it refused.
+fn unpack_checked(
+    archive: &[u8],
+    destination: &Path,
+    (strip, only_under): (usize, Option<&str>),
+    gzip: bool,
+    limits: &OutputLimits,
+) -> std::io::Result<()> {
     let bytes = read_whole_tar(archive, gzip, limits)?;
     let mut archive = tar::Archive::new(bytes.as_slice());
     std::fs::create_dir_all(destination)?;
@@ -185,6 +219,17 @@ pub fn unpack_into(
         let Some(stripped) = path_to_unpack(&entry, strip)? else {
             continue;
         };
+        if let Some(folder) = only_under {
+            if stripped.components().next() != Some(std::path::Component::Normal(folder.as_ref())) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "the archive holds a path outside {folder}/: {}",
+                        stripped.display()
+                    ),
+                ));
+            }
+        }
         let size = entry.header().size()?;
         let relative: std::path::PathBuf = stripped.components().skip(1).collect();
         let cap = limits.cap_of(&relative);
@@ -232,6 +277,52 @@ mod tests {
         .unwrap();
         assert_eq!(
             std::fs::read_to_string(destination.path().join("out/nested/a.txt")).unwrap(),
+            "hello"
+        );
+    }
+
+    #[test]
+    fn named_folders_pack_alone_and_unpack_back() {
+        let source = tempfile::tempdir().unwrap();
+        for (path, text) in [
+            ("handoff/job.sh", "echo hi"),
+            ("out/nested/a.txt", "hello"),
+            ("repo/secret.txt", "not packed"),
+        ] {
+            let path = source.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let archive = pack_folders(source.path(), &["handoff", "out"]).unwrap();
+        let destination = tempfile::tempdir().unwrap();
+        unpack_into(
+            &archive,
+            destination.path(),
+            0,
+            false,
+            &OutputLimits::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(destination.path().join("handoff/job.sh")).unwrap(),
+            "echo hi"
+        );
+        assert!(!destination.path().join("repo").exists());
+
+        let only_out = tempfile::tempdir().unwrap();
+        let error = unpack_folder_into(&archive, only_out.path(), "out", &OutputLimits::default())
+            .unwrap_err();
+        assert!(error.to_string().contains("outside out/"), "{error}");
+        let out_archive = pack_folders(source.path(), &["out"]).unwrap();
+        unpack_folder_into(
+            &out_archive,
+            only_out.path(),
+            "out",
+            &OutputLimits::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(only_out.path().join("out/nested/a.txt")).unwrap(),
             "hello"
         );
     }

@@ -123,7 +123,7 @@ impl DockerSandbox {
 
     /// Waits for the job's end: its exit, its time limit (then it is killed), or the
     /// owner's cancel (likewise).
-    async fn wait_for_end(
+    pub(super) async fn wait_for_end(
         &self,
         id: &str,
         job: &SandboxJob,
@@ -159,7 +159,7 @@ impl DockerSandbox {
 
     /// `out/` copied back into the host's workspace, within the output caps; `end` as
     /// the result (also when the job never made an `out/`).
-    async fn copy_out_back(
+    pub(super) async fn copy_out_back(
         &self,
         id: &str,
         job: &SandboxJob,

@@ -28,6 +28,8 @@
 //! - [`leftovers`]: removing containers, a run's leftovers, and kept copies;
 //! - [`ready_container`]: the container made ahead for an item's next run, which an
 //!   iterate starts in instead of making its own;
+//! - [`ready_streams`]: a run in such a container, its files in and `out/` back through
+//!   the container's standard streams;
 //! - [`test_services`]: the services a job's tests reach by name, on the run's own
 //!   internal network.
 
@@ -35,6 +37,7 @@ mod container_setup;
 mod job_in_container;
 mod leftovers;
 mod ready_container;
+mod ready_streams;
 mod test_services;
 
 pub use ready_container::READY_LABEL;
@@ -232,7 +235,7 @@ impl DockerSandbox {
             };
             let mounts = self.kept_copy_mount(job).await?;
             let body = self.container_body(job, owner, network_mode, environment.clone(), mounts);
-            let (id, taken, ready) = self.container_for(job, &name, body).await?;
+            let (id, taken, ready) = self.container_for(job, &name, body, owner).await?;
             next_ready = ready;
             started.push(id.clone());
             if let Some(network) = &join_services {
@@ -242,8 +245,7 @@ impl DockerSandbox {
                 sandbox_id: id.clone(),
             });
             if taken {
-                self.run_in_ready(&id, job, control, owner, &environment)
-                    .await
+                self.run_in_ready(&id, job, control, &environment).await
             } else {
                 self.run_in(&id, job, control, owner).await
             }
@@ -276,6 +278,7 @@ impl DockerSandbox {
         job: &SandboxJob,
         name: &str,
         body: bollard::models::ContainerCreateBody,
+        owner: (u64, u64),
     ) -> Result<
         (
             String,
@@ -285,7 +288,7 @@ impl DockerSandbox {
         SandboxError,
     > {
         let ready = match job.kept_copy {
-            Some(item) => Some((item, self.ready_container_like(item, &body).await)),
+            Some(item) => Some((item, self.ready_container_like(item, &body, owner).await)),
             None => None,
         };
         if let Some((item, wanted)) = &ready {

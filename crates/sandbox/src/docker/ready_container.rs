@@ -2,8 +2,9 @@
 //! wait for one to be made and started. When a run of an item with a kept working copy
 //! ends, a fresh container is made and started for the item's next run, exactly as that
 //! run's would be (the same image, user, limits, network and kept copy), except that it
-//! waits: its only process reads one line from its standard input, then reads the run's
-//! variables from the workspace and runs the job. Nothing of the run before it is in it.
+//! waits: its workspace folder is given to the agent's user, and its only process waits
+//! for the run's files on its standard input, then runs the job (see
+//! [`super::ready_streams`]). Nothing of the run before it is in it.
 //!
 //! The next run takes it only when it is running and was made from the same settings
 //! (a hash of them is one of its labels; the image's id is part of it); otherwise it is
@@ -15,9 +16,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use bollard::models::ContainerCreateBody;
-use bollard::query_parameters::{AttachContainerOptionsBuilder, CreateContainerOptionsBuilder};
+use bollard::query_parameters::{CreateContainerOptionsBuilder, UploadToContainerOptionsBuilder};
 use sha2::{Digest as _, Sha256};
-use tokio::io::AsyncWriteExt as _;
 
 use super::*;
 
@@ -25,9 +25,6 @@ use super::*;
 pub const READY_LABEL: &str = "dev.handoff.ready-for";
 /// The label holding the hash of the settings a ready container was made with.
 const READY_SETTINGS_LABEL: &str = "dev.handoff.ready-settings";
-/// The file in the workspace's `handoff/` the waiting process reads the run's
-/// variables from.
-const RUN_VARIABLES: &str = "handoff/sandbox.env";
 
 /// The makings of ready containers under way in this process, by container name: a run
 /// that wants one waits for its making to end.
@@ -48,6 +45,8 @@ fn making_lock(name: &str) -> Arc<tokio::sync::Mutex<()>> {
 pub(super) struct ReadyContainer {
     body: ContainerCreateBody,
     settings: String,
+    /// The user (uid, gid) its job runs as, who is given the workspace's folder.
+    owner: (u64, u64),
 }
 
 impl DockerSandbox {
@@ -63,6 +62,7 @@ impl DockerSandbox {
         &self,
         item: FeedbackId,
         body: &ContainerCreateBody,
+        owner: (u64, u64),
     ) -> ReadyContainer {
         let mut ready = body.clone();
         ready.env = body.env.as_ref().map(|variables| {
@@ -77,9 +77,7 @@ impl DockerSandbox {
         ready.cmd = Some(vec![
             "sh".to_owned(),
             "-c".to_owned(),
-            format!(
-                "IFS= read -r go || exit 0; set -a; . {WORKSPACE}/{RUN_VARIABLES}; set +a; mkdir -p \"$HOME\" && exec sh {WORKSPACE}/handoff/job.sh"
-            ),
+            super::ready_streams::waiting_command(),
         ]);
         ready.open_stdin = Some(true);
         ready.stdin_once = Some(true);
@@ -112,6 +110,7 @@ impl DockerSandbox {
         ReadyContainer {
             body: ready,
             settings,
+            owner,
         }
     }
 
@@ -166,7 +165,7 @@ impl DockerSandbox {
                 )
                 .await;
             let started = match made {
-                Ok(created) => sandbox.docker.start_container(&created.id, None).await,
+                Ok(created) => sandbox.workspace_folder_for(&created.id, ready.owner).await,
                 Err(error) => Err(error),
             };
             if let Err(error) = started {
@@ -186,50 +185,35 @@ impl DockerSandbox {
         }
     }
 
-    /// Runs `job` in the ready container `id`: the workspace in with the run's
-    /// `variables`, the waiting process told to go, then as any run's container.
-    pub(super) async fn run_in_ready(
+    /// Gives the workspace's folder of the created container `id` to `owner`, then
+    /// starts it: its waiting process unpacks the run's files there as that user.
+    async fn workspace_folder_for(
         &self,
         id: &str,
-        job: &SandboxJob,
-        control: JobControl,
-        owner: (u64, u64),
-        variables: &[String],
-    ) -> Result<SandboxEnd, SandboxError> {
-        let text: String = variables
-            .iter()
-            .filter_map(|variable| variable.split_once('='))
-            .map(|(name, value)| format!("{name}='{}'\n", value.replace('\'', r"'\''")))
-            .collect();
-        std::fs::write(job.workspace.join(RUN_VARIABLES), text).map_err(|error| {
-            SandboxError::Transfer(format!("cannot write the run's variables: {error}"))
-        })?;
-        self.copy_workspace_in(id, job, owner).await?;
-        let attached = self
-            .docker
-            .attach_container(
+        (uid, gid): (u64, u64),
+    ) -> Result<(), bollard::errors::Error> {
+        let mut folder = tar::Header::new_gnu();
+        folder.set_entry_type(tar::EntryType::Directory);
+        folder.set_mode(0o755);
+        folder.set_uid(uid);
+        folder.set_gid(gid);
+        folder.set_size(0);
+        let mut archive = tar::Builder::new(Vec::new());
+        let packed = archive
+            .append_data(&mut folder, "workspace/", std::io::empty())
+            .and_then(|()| archive.into_inner());
+        let archive = packed.map_err(bollard::errors::Error::from)?;
+        self.docker
+            .upload_to_container(
                 id,
                 Some(
-                    AttachContainerOptionsBuilder::default()
-                        .stdin(true)
-                        .stream(true)
+                    UploadToContainerOptionsBuilder::default()
+                        .path(VOLUME)
                         .build(),
                 ),
+                bollard::body_full(archive.into()),
             )
-            .await
-            .map_err(|error| failed(format!("cannot reach the container made ahead: {error}")))?;
-        let mut input = attached.input;
-        let told = async {
-            input.write_all(b"go\n").await?;
-            input.flush().await?;
-            input.shutdown().await
-        }
-        .await;
-        if let Err(error) = told {
-            return Err(failed(format!(
-                "cannot start the job in the container made ahead: {error}"
-            )));
-        }
-        self.follow_to_the_end(id, job, control).await
+            .await?;
+        self.docker.start_container(id, None).await
     }
 }
