@@ -79,7 +79,7 @@ impl Environments<'_> {
         run_id: RunId,
         log: &RunLog,
     ) -> Result<Option<ReadyEnvironment>, PipelineError> {
-        let found = self.environment_of(&repo.name).await?;
+        let found = self.environment_of_for(&repo.name, Some(run_id)).await?;
         if found.key.is_none() {
             return Ok(None);
         }

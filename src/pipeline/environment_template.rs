@@ -31,7 +31,9 @@ impl Environments<'_> {
         e2b: &E2bSandbox,
         log: &RunLog,
     ) -> Result<Option<String>, PipelineError> {
-        let found = self.environment_of(&repo.name).await?;
+        let found = self
+            .environment_of_for(&repo.name, Some(log.run_id()))
+            .await?;
         if found.key.is_none() {
             return Ok(None);
         }

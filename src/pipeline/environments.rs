@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{LazyLock, Mutex};
 
+use super::cache_fetched_for_run::note_fetched_for_run;
 use super::cache_lock::CacheLock;
 use super::handles::Environments;
 use super::host_git::HostGit;
@@ -18,7 +19,7 @@ use crate::domain::environment_recipe::{
     find_environment, find_services, BaseBranchFiles, EnvironmentRecipe, SETUP_SCRIPT,
 };
 use crate::domain::test_services::{ServiceSource, TestServices, SERVICES_FILE};
-use crate::domain::{Repo, RepoName};
+use crate::domain::{Repo, RepoName, RunId};
 use crate::sandbox::environment_image::layer_hash;
 
 /// What a repository's base branch says its agent's environment is made of.
@@ -128,6 +129,16 @@ fn remember_environment(repository: String, from: String, found: &FoundEnvironme
 impl Environments<'_> {
     /// `repo`'s environment at the tip of its base branch.
     pub async fn environment_of(&self, repo: &RepoName) -> Result<FoundEnvironment, PipelineError> {
+        self.environment_of_for(repo, None).await
+    }
+
+    /// [`Self::environment_of`], read for `run` when given: its working copy then uses
+    /// this fetch of the cache instead of making its own.
+    pub(crate) async fn environment_of_for(
+        &self,
+        repo: &RepoName,
+        run: Option<RunId>,
+    ) -> Result<FoundEnvironment, PipelineError> {
         let pipeline = self.pipeline;
         let repo = pipeline.store.repositories().repo_by_name(repo).await?;
         let unread = |detail: String| PipelineError::BaseBranchUnread {
@@ -143,6 +154,9 @@ impl Environments<'_> {
             .update_cache(&cache_root, &repo.name, &[])
             .await
             .map_err(|error| unread(error.to_string()))?;
+        if let Some(run) = run {
+            note_fetched_for_run(&cache, run);
+        }
         let base_ref = format!("refs/heads/{}", repo.default_branch);
         let commit = git
             .resolve(&cache, &base_ref)

@@ -35,6 +35,7 @@ pub mod agent_push;
 pub mod agent_usage;
 pub mod automatic_updates;
 pub mod bulk_runs;
+mod cache_fetched_for_run;
 pub mod cache_lock;
 pub mod code_run;
 pub mod environment_build;

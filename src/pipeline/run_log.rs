@@ -53,6 +53,11 @@ impl RunLog {
             .map(|_| ())
     }
 
+    /// The run whose log this is.
+    pub fn run_id(&self) -> RunId {
+        self.run_id
+    }
+
     pub fn redactor(&self) -> &Redactor {
         &self.redactor
     }

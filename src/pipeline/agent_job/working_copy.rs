@@ -7,8 +7,9 @@ use std::path::Path;
 use crate::data_dir::create_private_folder;
 use crate::domain::RunFailureCode;
 use crate::domain::{FeedbackId, Repo, SandboxBackend};
+use crate::pipeline::cache_fetched_for_run::take_fetched_for_run;
 use crate::pipeline::cache_lock::CacheLock;
-use crate::pipeline::host_git::{pull_head_ref, GitError, HostGit};
+use crate::pipeline::host_git::{cache_path, pull_head_ref, GitError, HostGit};
 use crate::pipeline::kept_copy::{backend_keeps_copies, CopySteps, KeptCopy};
 use crate::pipeline::run_log::RunLog;
 use crate::pipeline::Pipeline;
@@ -64,16 +65,18 @@ impl Pipeline {
             .map_err(|error| Stop::failed(RunFailureCode::Workspace, error.to_string()))?;
         let git = self.host_git();
         let _cache_lock = self.lock_cache(log, repo).await?;
-        log.say(&format!("fetching {} into the cache", repo.name))
-            .await?;
         let pull_heads: Vec<u64> = match start {
             CopyStart::PullRequestHead { number, .. } => vec![number],
             CopyStart::Branch { .. } => Vec::new(),
         };
-        let cache = git
-            .update_cache(&self.cache_root(), &repo.name, &pull_heads)
-            .await
-            .map_err(|error| Stop::failed(RunFailureCode::GitFetch, error.to_string()))?;
+        let cache = cache_path(&self.cache_root(), &repo.name);
+        if !(pull_heads.is_empty() && take_fetched_for_run(&cache, job.run_id)) {
+            log.say(&format!("fetching {} into the cache", repo.name))
+                .await?;
+            git.update_cache(&self.cache_root(), &repo.name, &pull_heads)
+                .await
+                .map_err(|error| Stop::failed(RunFailureCode::GitFetch, error.to_string()))?;
+        }
         let source = copy_source(&git, &cache, repo, start).await?;
         let CopySource { branch, .. } = &source;
         let (checkout_ref, how, note) =
