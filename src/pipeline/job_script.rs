@@ -180,12 +180,14 @@ impl JobScript<'_> {
                 bundle_ref = shell_quote(bundle_ref),
             ),
             CopySteps::RefreshKept { bundle_ref } => {
+                // The bundle is the host's own: its objects go in as they are (a fetch
+                // would walk the old and new trees in full to check them again), and
+                // the packs it leaves are gathered as a fetch's are, in the background.
                 let fetch = match bundle_ref {
-                    Some(bundle_ref) => format!(
-                        "git_kept fetch --quiet --no-tags \"$W/handoff/repo.bundle\" {} >&2 \\\n  \
-                         || kept_copy_unusable \"the commits it lacks do not apply to it\"\n",
-                        shell_quote(bundle_ref)
-                    ),
+                    Some(_) => "git_kept bundle unbundle \"$W/handoff/repo.bundle\" >/dev/null \\\n  \
+                         || kept_copy_unusable \"the commits it lacks do not apply to it\"\n\
+                         git_kept gc --auto --quiet >&2 || echo \"handoff: git could not tidy the kept copy\" >&2\n"
+                        .to_owned(),
                     None => String::new(),
                 };
                 format!(

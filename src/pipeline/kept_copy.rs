@@ -130,8 +130,8 @@ pub enum CopySteps {
     MadeOnHost,
     /// The sandbox makes it from the whole history in `handoff/repo.bundle`.
     FromBundle { bundle_ref: String },
-    /// `repo/` is the item's kept copy: the sandbox brings it to the start, fetching
-    /// `bundle_ref` from `handoff/repo.bundle` first when the copy lacks commits.
+    /// `repo/` is the item's kept copy: the sandbox brings it to the start, taking the
+    /// commits it lacks from `handoff/repo.bundle` (which holds `bundle_ref`) first.
     RefreshKept { bundle_ref: Option<String> },
 }
 

@@ -750,50 +750,69 @@ async fn host_git_ignores_the_users_git_setup_and_tracing() {
     );
 }
 
+/// Runs git in `directory` (with `stdin` as its input), and what it printed.
+fn git_in(directory: &std::path::Path, arguments: &[&str], stdin: Option<&[u8]>) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new("git")
+        .arg("-C")
+        .arg(directory)
+        .args(arguments)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(bytes) = stdin {
+        input.write_all(bytes).unwrap();
+    }
+    drop(input);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "git {arguments:?}");
+    output.stdout
+}
+
+/// [`git_in`], its output as trimmed text.
+fn git_text(directory: &std::path::Path, arguments: &[&str], stdin: Option<&str>) -> String {
+    let output = git_in(directory, arguments, stdin.map(str::as_bytes));
+    String::from_utf8_lossy(&output).trim().to_owned()
+}
+
+/// An empty bare repository at `scratch/cache.git`, as the host's cache, and host git.
+fn empty_cache(
+    scratch: &std::path::Path,
+) -> (std::path::PathBuf, handoff::pipeline::host_git::HostGit) {
+    let cache = scratch.join("cache.git");
+    std::fs::create_dir(&cache).unwrap();
+    git_text(&cache, &["init", "--quiet", "--bare"], None);
+    let host = handoff::pipeline::host_git::HostGit::new(
+        "https://github.com",
+        handoff::secrets::Secret::new("ghp_not_used_here"),
+    );
+    (cache, host)
+}
+
 #[tokio::test]
 async fn a_bundle_with_a_malformed_object_is_refused() {
     let scratch = tempfile::tempdir().unwrap();
-    let git = |directory: &std::path::Path, arguments: &[&str], stdin: Option<&str>| {
-        use std::io::Write as _;
-        let mut child = std::process::Command::new("git")
-            .arg("-C")
-            .arg(directory)
-            .args(arguments)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        if let Some(text) = stdin {
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(text.as_bytes())
-                .unwrap();
-        }
-        let output = child.wait_with_output().unwrap();
-        assert!(output.status.success(), "git {arguments:?}");
-        String::from_utf8_lossy(&output.stdout).trim().to_owned()
-    };
     let source = scratch.path().join("source");
     std::fs::create_dir(&source).unwrap();
-    git(&source, &["init", "--quiet"], None);
-    let tree = git(
+    git_text(&source, &["init", "--quiet"], None);
+    let tree = git_text(
         &source,
         &["hash-object", "-t", "tree", "-w", "--stdin"],
         Some(""),
     );
-    let commit = git(
+    let commit = git_text(
         &source,
         &["hash-object", "-t", "commit", "--literally", "-w", "--stdin"],
         Some(&format!(
             "tree {tree}\nauthor An Agent no-email 1700000000 +0000\ncommitter X <x@y> 1700000000 +0000\n\nodd\n"
         )),
     );
-    git(&source, &["update-ref", "refs/heads/main", &commit], None);
-    git(&source, &["symbolic-ref", "HEAD", "refs/heads/main"], None);
+    git_text(&source, &["update-ref", "refs/heads/main", &commit], None);
+    git_text(&source, &["symbolic-ref", "HEAD", "refs/heads/main"], None);
     let bundle = scratch.path().join("changes.bundle");
-    git(
+    git_text(
         &source,
         &[
             "bundle",
@@ -804,13 +823,7 @@ async fn a_bundle_with_a_malformed_object_is_refused() {
         ],
         None,
     );
-    let cache = scratch.path().join("cache.git");
-    std::fs::create_dir(&cache).unwrap();
-    git(&cache, &["init", "--quiet", "--bare"], None);
-    let host = handoff::pipeline::host_git::HostGit::new(
-        "https://github.com",
-        handoff::secrets::Secret::new("ghp_not_used_here"),
-    );
+    let (cache, host) = empty_cache(scratch.path());
 
     let imported = host
         .import_bundle(&cache, &bundle, "refs/handoff/runs/1")
@@ -818,6 +831,55 @@ async fn a_bundle_with_a_malformed_object_is_refused() {
 
     let error = imported.expect_err("the malformed commit was taken in");
     assert!(error.to_string().contains("fsck"), "{error}");
+}
+
+#[tokio::test]
+async fn a_bundle_whose_commit_lacks_its_tree_is_refused() {
+    let scratch = tempfile::tempdir().unwrap();
+    let source = scratch.path().join("source");
+    std::fs::create_dir(&source).unwrap();
+    git_text(&source, &["init", "--quiet"], None);
+    std::fs::write(source.join("a.txt"), "a\n").unwrap();
+    git_text(&source, &["add", "a.txt"], None);
+    git_text(
+        &source,
+        &[
+            "-c",
+            "user.name=A",
+            "-c",
+            "user.email=a@b",
+            "commit",
+            "--quiet",
+            "-m",
+            "a",
+        ],
+        None,
+    );
+    let commit = git_text(&source, &["rev-parse", "HEAD"], None);
+    // A bundle whose pack holds the commit alone: its tree and file are nowhere.
+    let pack = git_in(
+        &source,
+        &["pack-objects", "--stdout", "--quiet"],
+        Some(format!("{commit}\n").as_bytes()),
+    );
+    let mut bytes = format!("# v2 git bundle\n{commit} HEAD\n\n").into_bytes();
+    bytes.extend_from_slice(&pack);
+    let bundle = scratch.path().join("changes.bundle");
+    std::fs::write(&bundle, bytes).unwrap();
+    let (cache, host) = empty_cache(scratch.path());
+
+    let imported = host
+        .import_bundle(&cache, &bundle, "refs/handoff/runs/1")
+        .await;
+
+    imported.expect_err("a commit without its tree was taken in");
+    let reference = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&cache)
+        .args(["rev-parse", "--verify", "--quiet", "refs/handoff/runs/1"])
+        .output()
+        .unwrap();
+    assert!(!reference.status.success(), "the run's reference was made");
 }
 
 #[cfg(unix)]

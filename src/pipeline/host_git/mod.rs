@@ -7,7 +7,8 @@
 //! Host git runs with nothing of the user's setup: no global or system config (an
 //! `insteadOf` there could send the token elsewhere), no inherited `GIT_*` variables
 //! (a `GIT_TRACE_CURL` would write the token's header to a file), hooks off, and every
-//! object fetched from a sandbox's bundle checked (`fsckObjects`).
+//! object taken from a sandbox's bundle checked, with all it links to (`index-pack
+//! --strict`).
 //!
 //! - this file: [`HostGit`] and how every git process is started;
 //! - [`git_error`]: a git command that failed, and why GitHub refused a push;
@@ -101,6 +102,48 @@ impl HostGit {
             command: described,
             detail,
         })
+    }
+
+    /// Runs a local git command with `input` on its standard input.
+    async fn git_with_input(
+        &self,
+        directory: &Path,
+        arguments: &[&str],
+        input: Vec<u8>,
+    ) -> Result<String, GitError> {
+        use tokio::io::AsyncWriteExt as _;
+        let described = format!("git {}", arguments.join(" "));
+        let failed = |detail: String| GitError::Failed {
+            command: described.clone(),
+            detail,
+        };
+        let mut command = self.command(directory, arguments, false);
+        command.stdin(Stdio::piped());
+        let mut child = command.spawn().map_err(|error| failed(error.to_string()))?;
+        let mut stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| failed("no input".to_owned()))?;
+        // Written while its output is read, so that neither side waits on the other.
+        let writing = tokio::spawn(async move {
+            let written = stdin.write_all(&input).await;
+            drop(stdin);
+            written
+        });
+        let output = match tokio::time::timeout(LOCAL_GIT_LIMIT, child.wait_with_output()).await {
+            Ok(output) => output.map_err(|error| failed(error.to_string()))?,
+            Err(_) => return Err(failed("it took too long and was stopped".to_owned())),
+        };
+        let written = writing
+            .await
+            .map_err(|error| failed(format!("its input could not be written: {error}")))?;
+        if !output.status.success() {
+            return Err(failed(
+                String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            ));
+        }
+        written.map_err(|error| failed(format!("its input could not be written: {error}")))?;
+        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
     }
 
     /// Runs a local git command and keeps at most `cap` bytes of what it prints; the
