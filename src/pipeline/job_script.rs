@@ -70,7 +70,7 @@ impl JobScript<'_> {
 # and bundles the new commits for Handoff to fetch. Nothing here pushes.
 W="${{HANDOFF_WORKSPACE:?}}"
 # A container made ahead hands out/ back on its standard error, after a line that names
-# this boundary (see {out_variable} in the Docker backend).
+# this boundary and the exit status (see {out_variable} in the Docker backend).
 out_boundary="${{{out_variable}:-}}"
 unset {out_variable}
 export HANDOFF_PROMPT_FILE="$W/handoff/prompt.md"
@@ -119,7 +119,7 @@ if [ "$(git_safe rev-parse HEAD)" != {start} ]; then
     || echo "handoff: bundling the commits failed" >&2
 fi
 if [ -n "$out_boundary" ]; then
-  printf '\036%s\036\n' "$out_boundary" >&2
+  printf '\036%s\036%s\n' "$out_boundary" "$agent_status" >&2
   {{ tar -c -f - -C "$W" out 2>/dev/null; }} >&2
 fi
 exit $agent_status

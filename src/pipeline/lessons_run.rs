@@ -273,6 +273,7 @@ impl BegunLessons {
                 (outcome, (RunEventKind::RunFailed, message), Vec::new())
             }
         };
+        self.setup.sandbox.teardown_done(run_id).await;
         store.runs().finish_run(run_id, &outcome).await?;
         store
             .runs()

@@ -50,8 +50,9 @@ use handoff_domain::secret::Secret;
 use handoff_domain::{FeedbackId, RunId, SandboxBackend};
 
 /// The variable that, when set for a job script, asks it to end by writing a line of
-/// `\x1e{boundary}\x1e` then a plain tar of `out/` on its standard error: how a container
-/// made ahead hands `out/` back without the engine's slower archive copy.
+/// `\x1e{boundary}\x1e{exit status}` then a plain tar of `out/` on its standard error: how
+/// a container made ahead hands `out/` back without the engine's slower archive copy,
+/// and says its end before the engine does.
 pub const OUT_BOUNDARY_VARIABLE: &str = "HANDOFF_OUT_BOUNDARY";
 
 /// Resource limits of a sandbox (enforced by Docker; E2B sizes come from its template).
@@ -227,8 +228,9 @@ impl Sandbox {
         }
     }
 
-    /// Runs `job` to its end; `out/` is in the host workspace afterwards and the sandbox
-    /// is gone, whatever happened.
+    /// Runs `job` to its end; `out/` is in the host workspace afterwards and the
+    /// sandbox is gone, whatever happened, once [`Sandbox::teardown_done`] returns (a
+    /// Docker container may still be on its way out when this does).
     pub async fn run(
         &self,
         job: &SandboxJob,
@@ -238,6 +240,15 @@ impl Sandbox {
             Sandbox::Local(sandbox) => sandbox.run(job, control).await,
             Sandbox::Docker(sandbox) => sandbox.run(job, control).await,
             Sandbox::E2b(sandbox) => sandbox.run(job, control).await,
+        }
+    }
+
+    /// Waits until what run `run_id`'s jobs left in the sandbox is gone: a run awaits it
+    /// before it ends.
+    pub async fn teardown_done(&self, run_id: RunId) {
+        match self {
+            Sandbox::Docker(sandbox) => sandbox.teardown_done(run_id).await,
+            Sandbox::Local(_) | Sandbox::E2b(_) => {}
         }
     }
 

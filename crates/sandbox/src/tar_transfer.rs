@@ -256,9 +256,95 @@ fn unpack_checked(
     Ok(())
 }
 
+/// The length of the whole plain tar archive at the start of `bytes`, up to and with
+/// its end (two empty blocks), or `None` while it has not all come: how an archive read
+/// from a stream is known to be whole before the stream ends. Only the headers are read
+/// (each entry's size says where the next header is); a header whose size cannot be
+/// read ends nothing, and the archive is then never whole.
+pub fn whole_archive_length(bytes: &[u8]) -> Option<usize> {
+    const BLOCK: usize = 512;
+    let mut offset = 0usize;
+    loop {
+        let header = bytes.get(offset..offset + BLOCK)?;
+        if header.iter().all(|byte| *byte == 0) {
+            let second = bytes.get(offset + BLOCK..offset + 2 * BLOCK)?;
+            return second
+                .iter()
+                .all(|byte| *byte == 0)
+                .then_some(offset + 2 * BLOCK);
+        }
+        let size = entry_size(&header[124..136])?;
+        let blocks = size.checked_add(BLOCK as u64 - 1)? / BLOCK as u64;
+        offset = offset
+            .checked_add(BLOCK)?
+            .checked_add(usize::try_from(blocks.checked_mul(BLOCK as u64)?).ok()?)?;
+    }
+}
+
+/// A tar header's size field: octal digits (ending in a space or NUL), or a big-endian
+/// binary number after a first byte with its high bit set.
+fn entry_size(field: &[u8]) -> Option<u64> {
+    if field[0] & 0x80 != 0 {
+        return field[1..]
+            .iter()
+            .try_fold(u64::from(field[0] & 0x7f), |size, byte| {
+                size.checked_mul(256)?.checked_add(u64::from(*byte))
+            });
+    }
+    let digits = std::str::from_utf8(field)
+        .ok()?
+        .trim_matches(|character: char| character == ' ' || character == '\0');
+    if digits.is_empty() {
+        return Some(0);
+    }
+    u64::from_str_radix(digits, 8).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A plain archive of `out/` holding `files` (name, size), as `tar -c` writes it:
+    /// padded to whole records after its end.
+    fn padded_archive_of(files: &[(&str, usize)]) -> Vec<u8> {
+        let entries: Vec<_> = files
+            .iter()
+            .map(|(name, size)| {
+                (
+                    format!("out/{name}"),
+                    tar::EntryType::Regular,
+                    vec![b'x'; *size],
+                )
+            })
+            .collect();
+        let borrowed: Vec<_> = entries
+            .iter()
+            .map(|(name, kind, data)| (name.as_str(), *kind, data.clone()))
+            .collect();
+        let mut bytes = archive_of(&borrowed);
+        bytes.resize(bytes.len().div_ceil(10240) * 10240, 0);
+        bytes
+    }
+
+    #[test]
+    fn an_archive_is_whole_only_once_its_end_has_come() {
+        let long_name = "n".repeat(150);
+        let bytes = padded_archive_of(&[("a.txt", 3), ("empty", 0), (&long_name, 513)]);
+        let whole = whole_archive_length(&bytes).expect("the whole archive");
+        assert!(whole <= bytes.len());
+        assert!(bytes[whole..].iter().all(|byte| *byte == 0));
+        for cut in [0, 511, 512, 1000, whole - 1] {
+            assert_eq!(whole_archive_length(&bytes[..cut]), None, "cut at {cut}");
+        }
+        assert_eq!(whole_archive_length(&bytes[..whole]), Some(whole));
+    }
+
+    #[test]
+    fn a_header_with_an_unreadable_size_never_makes_an_archive_whole() {
+        let mut bytes = padded_archive_of(&[("a.txt", 3)]);
+        bytes[124..136].copy_from_slice(b"not a size!\0");
+        assert_eq!(whole_archive_length(&bytes), None);
+    }
 
     #[test]
     fn a_folder_survives_the_round_trip() {

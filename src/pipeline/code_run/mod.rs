@@ -256,6 +256,7 @@ impl BegunCodeRun {
         let workspace = self.pipeline.workspace_of(run_id);
 
         let outcome = self.execute(&log, &workspace, cancel).await;
+        self.setup.sandbox.teardown_done(run_id).await;
         drop(supervision);
         if !self.pipeline.settings.keep_workspaces {
             if let Err(error) = std::fs::remove_dir_all(&workspace) {

@@ -350,6 +350,7 @@ impl BegunQa {
         if let QaResult::Succeeded { detail } = &result {
             log.say(&format!("done: {detail}")).await?;
         }
+        self.setup.sandbox.teardown_done(run_id).await;
         store.runs().finish_run(run_id, &run_outcome).await?;
         let (kind, message) = match &result {
             QaResult::Succeeded { detail } => (

@@ -1,7 +1,8 @@
 //! The `docker` backend: a container on a real Docker engine — the local socket,
 //! or a remote engine through `DOCKER_HOST` — so nothing is bind-mounted: the workspace
 //! goes in and `out/` comes back as tar archives. It is removed in every outcome, panics
-//! included, and carries labels that let a restart find it.
+//! included (after `run` returns, before the run ends: see [`teardown`]), and carries
+//! labels that let a restart find it.
 //!
 //! The container is the boundary, so it gets as little as the job can work with:
 //! - an unprivileged user (the image's agent user, or `nobody`), no capabilities, no new
@@ -30,6 +31,8 @@
 //!   iterate starts in instead of making its own;
 //! - [`ready_streams`]: a run in such a container, its files in and `out/` back through
 //!   the container's standard streams;
+//! - [`teardown`]: the run's containers removed once it has what it needs, while the
+//!   host pushes;
 //! - [`test_services`]: the services a job's tests reach by name, on the run's own
 //!   internal network.
 
@@ -38,6 +41,7 @@ mod job_in_container;
 mod leftovers;
 mod ready_container;
 mod ready_streams;
+mod teardown;
 mod test_services;
 
 pub use ready_container::READY_LABEL;
@@ -252,18 +256,20 @@ impl DockerSandbox {
         })
         .catch_unwind()
         .await;
-        for id in started.iter().rev() {
-            self.remove(id).await;
-        }
-        self.remove_services_network(job).await;
-        if let Some((item, ready)) = next_ready {
-            self.make_ready_later(item, ready);
-        }
         // The gate stays for the repository's next run; the run's key does not. What
-        // the job's model calls spent reached its meter as they ended.
+        // the job's model calls spent reached its meter as they ended. The key goes
+        // back before the run returns, the containers after (see `teardown`).
         if let Some(held) = gate_holds_key {
             held.release().await;
         }
+        self.tear_down_later(
+            job.run_id,
+            teardown::RunLeftovers {
+                containers: started,
+                services_network: (!self.services.is_empty()).then(|| self.services_network(job)),
+                next_ready,
+            },
+        );
         match outcome {
             Ok(result) => result,
             Err(panic) => std::panic::resume_unwind(panic),

@@ -103,17 +103,6 @@ impl DockerSandbox {
             })
     }
 
-    /// Removes the run's services network (its containers are gone first).
-    pub(super) async fn remove_services_network(&self, job: &SandboxJob) {
-        if self.services.is_empty() {
-            return;
-        }
-        let network = self.services_network(job);
-        if let Err(error) = self.docker.remove_network(&network).await {
-            tracing::warn!(%network, %error, "the run's services network could not be removed");
-        }
-    }
-
     /// Lets the job reach its services without the proxy, as it reaches the gate.
     pub(super) fn services_past_the_proxy(&self, environment: &mut [String]) {
         let past = std::iter::once(docker_gate::GATE_ALIAS)
