@@ -253,3 +253,71 @@ async fn an_iterate_starts_in_a_fresh_container_made_ahead_for_it() {
     );
     assert_eq!(docker.kept_copies().await.unwrap(), []);
 }
+
+#[tokio::test]
+async fn a_damaged_kept_copy_in_its_volume_is_made_anew_in_the_same_run() {
+    let world = PipelineWorld::new(SandboxBackend::Docker).await;
+    let installation = world.store.settings().installation_id().await.unwrap();
+    let docker = DockerSandbox::connect(TEST_IMAGE, &installation).unwrap();
+    let feedback = world
+        .feedback("Signup", "@@write src/button.css .signup {}")
+        .await;
+    let first = world.run(&feedback, None).await;
+    let log = world.log_text(&first).await;
+    assert!(
+        matches!(first.result, CodeRunResult::Succeeded { .. }),
+        "{log}"
+    );
+    // The copy's history is damaged: its objects are gone.
+    let volume = docker.kept_copy_volume(feedback.id);
+    let damaged = std::process::Command::new("docker")
+        .args(["run", "--rm", "--user", "0", "--network", "none", "-v"])
+        .arg(format!("{volume}:/kept"))
+        .args([
+            TEST_IMAGE,
+            "sh",
+            "-c",
+            "rm -rf /kept/.git/objects && mkdir /kept/.git/objects",
+        ])
+        .status()
+        .unwrap();
+    assert!(damaged.success());
+    world.fake.push_commit(
+        REPO,
+        &feedback.head_branch,
+        "Owner's note",
+        &[("NOTES.md", "by hand\n")],
+    );
+
+    let second = world
+        .run(&feedback, Some("@@write src/form.css .form {}"))
+        .await;
+
+    let log = world.log_text(&second).await;
+    assert!(
+        matches!(second.result, CodeRunResult::Succeeded { .. }),
+        "{log}"
+    );
+    assert!(
+        log.contains("the kept working copy cannot be used"),
+        "{log}"
+    );
+    assert!(
+        second
+            .run
+            .notes
+            .iter()
+            .any(|note| note.contains("started again from a fresh copy")),
+        "{:?}",
+        second.run.notes
+    );
+    let branch = &feedback.head_branch;
+    assert_eq!(
+        world
+            .fake
+            .file_on_branch(REPO, branch, "NOTES.md")
+            .as_deref(),
+        Some("by hand\n")
+    );
+    assert_eq!(world.fake.commits_ahead(REPO, branch, "main").len(), 3);
+}

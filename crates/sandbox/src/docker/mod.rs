@@ -204,6 +204,9 @@ impl DockerSandbox {
         control: JobControl,
     ) -> Result<SandboxEnd, SandboxError> {
         let name = format!("handoff-{}-run-{}", self.installation, job.run_id);
+        // A run whose job starts again (its kept copy could not be used) makes a
+        // container of the same name: the first one is gone before.
+        self.teardown_done(job.run_id).await;
         // In an image Handoff built, the agent runs as its own user; in any other, as
         // nobody. The workspace is handed to that user.
         let owner = self.agent_user().await.unwrap_or(NOBODY);
