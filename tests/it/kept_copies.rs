@@ -156,40 +156,7 @@ async fn a_kept_copy_that_cannot_be_brought_to_the_tip_is_made_anew_in_the_same_
     let kept = kept_repo(&world, &feedback);
     std::fs::remove_dir_all(kept.join(".git/objects")).unwrap();
     std::fs::create_dir_all(kept.join(".git/objects")).unwrap();
-    world.fake.push_commit(
-        REPO,
-        &feedback.head_branch,
-        "Owner's note",
-        &[("NOTES.md", "by hand\n")],
-    );
-
-    let second = world
-        .run(&feedback, Some("@@write src/form.css .form {}"))
-        .await;
-    let log = world.log_text(&second).await;
-    assert_succeeded(&second, &log);
-    assert!(
-        log.contains("the kept working copy cannot be used"),
-        "{log}"
-    );
-    assert!(
-        second
-            .run
-            .notes
-            .iter()
-            .any(|note| note.contains("started again from a fresh copy")),
-        "{:?}",
-        second.run.notes
-    );
-    let branch = &feedback.head_branch;
-    assert_eq!(
-        world
-            .fake
-            .file_on_branch(REPO, branch, "NOTES.md")
-            .as_deref(),
-        Some("by hand\n")
-    );
-    assert_eq!(world.fake.commits_ahead(REPO, branch, "main").len(), 3);
+    iterate_after_the_owners_note_starts_from_a_fresh_copy(&world, &feedback).await;
     assert!(kept.join(".git/HEAD").is_file(), "the new copy is kept");
 }
 
@@ -334,4 +301,47 @@ async fn a_copy_its_items_run_is_using_stays_while_other_runs_end_and_prune() {
 
     let long_report = driving.await.unwrap().unwrap();
     assert_succeeded(&long_report, &world.log_text(&long_report).await);
+}
+
+/// The owner pushes a note to `feedback`'s branch, then an iterate of it, whose kept
+/// copy was damaged, starts again from a fresh copy in the same run and pushes on top
+/// of the note.
+pub(crate) async fn iterate_after_the_owners_note_starts_from_a_fresh_copy(
+    world: &PipelineWorld,
+    feedback: &Feedback,
+) {
+    world.fake.push_commit(
+        REPO,
+        &feedback.head_branch,
+        "Owner's note",
+        &[("NOTES.md", "by hand\n")],
+    );
+
+    let second = world
+        .run(feedback, Some("@@write src/form.css .form {}"))
+        .await;
+    let log = world.log_text(&second).await;
+    assert_succeeded(&second, &log);
+    assert!(
+        log.contains("the kept working copy cannot be used"),
+        "{log}"
+    );
+    assert!(
+        second
+            .run
+            .notes
+            .iter()
+            .any(|note| note.contains("started again from a fresh copy")),
+        "{:?}",
+        second.run.notes
+    );
+    let branch = &feedback.head_branch;
+    assert_eq!(
+        world
+            .fake
+            .file_on_branch(REPO, branch, "NOTES.md")
+            .as_deref(),
+        Some("by hand\n")
+    );
+    assert_eq!(world.fake.commits_ahead(REPO, branch, "main").len(), 3);
 }

@@ -282,42 +282,7 @@ async fn a_damaged_kept_copy_in_its_volume_is_made_anew_in_the_same_run() {
         .status()
         .unwrap();
     assert!(damaged.success());
-    world.fake.push_commit(
-        REPO,
-        &feedback.head_branch,
-        "Owner's note",
-        &[("NOTES.md", "by hand\n")],
-    );
 
-    let second = world
-        .run(&feedback, Some("@@write src/form.css .form {}"))
+    crate::kept_copies::iterate_after_the_owners_note_starts_from_a_fresh_copy(&world, &feedback)
         .await;
-
-    let log = world.log_text(&second).await;
-    assert!(
-        matches!(second.result, CodeRunResult::Succeeded { .. }),
-        "{log}"
-    );
-    assert!(
-        log.contains("the kept working copy cannot be used"),
-        "{log}"
-    );
-    assert!(
-        second
-            .run
-            .notes
-            .iter()
-            .any(|note| note.contains("started again from a fresh copy")),
-        "{:?}",
-        second.run.notes
-    );
-    let branch = &feedback.head_branch;
-    assert_eq!(
-        world
-            .fake
-            .file_on_branch(REPO, branch, "NOTES.md")
-            .as_deref(),
-        Some("by hand\n")
-    );
-    assert_eq!(world.fake.commits_ahead(REPO, branch, "main").len(), 3);
 }
